@@ -117,6 +117,7 @@ def main():
     os.makedirs(workdir, exist_ok=True)
 
     print("zero-opt: %s" % zopt)
+    print("load average at start: %.2f %.2f %.2f" % os.getloadavg())
     print("model: GPT-2, %s; pipeline: %s; best of %d runs"
           % (" ".join(MODEL), " ".join(PIPELINE), args.repeat))
     results = []
@@ -174,6 +175,15 @@ def main():
         verdict = "linear" if growth < 1.5 else "NOT linear"
         print("\n(b) CPU marginal cost, last interval / first interval: %.2f -> %s"
               % (growth, verdict))
+    # Whole-pipeline growth between the two largest sizes, against the
+    # growth of the depth (4x from 48 to 192 layers).
+    if len(results) >= 2:
+        r1, r2 = results[-2], results[-1]
+        print("(b) time at %d layers / time at %d layers: wall %.2f, CPU %.2f "
+              "(depth ratio %.2f)"
+              % (r2["layers"], r1["layers"], r2["b"]["wall"] / r1["b"]["wall"],
+                 r2["b"]["cpu"] / r1["b"]["cpu"], r2["layers"] / r1["layers"]))
+    print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
 
     if any(r["passes"] for r in results):
         names = []

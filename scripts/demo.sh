@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# The main job: install what is missing, build, generate a GPT-2 training
-# step with zero-model, and check and print it with zero-opt.
+# The main job: install what is missing, build, generate a small GPT-2
+# training step with zero-model, compile it with ZeRO-3 for 2 ranks, and train
+# it with zero-run on 2 MPI ranks on a text shipped in data/.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
@@ -11,51 +12,59 @@ out=${ZERO_DEMO_DIR:-$build/demo}
 mkdir -p "$out"
 bin=$build/bin
 
-# A small GPT-2: 4 layers, hidden 128, 4 heads, 64 positions, 65 characters.
+# The text to learn: the GNU GPL v3, shipped in data/, as character tokens.
+vocab=$(/usr/bin/python3 "$root/scripts/prepare_text.py" "$root/data/gpl-3.0.txt" \
+  --out-dir "$out" 2>/dev/null)
+steps=${ZERO_DEMO_STEPS:-300}
+
+# A small GPT-2: 4 layers, hidden 128, 4 heads, 64 positions, one token per
+# character; 8 rows of 64 characters per rank and step.
 gpt=(gpt --num-layers 4 --hidden-size 128 --num-attention-heads 4
-     --seq-length 64 --batch-size 8 --vocab-size 65)
+     --seq-length 64 --batch-size 8 --vocab-size "$vocab")
 
 echo "== zero-model ${gpt[*]}"
 "$bin/zero-model" "${gpt[@]}" --print-num-params
 "$bin/zero-model" "${gpt[@]}" -o "$out/gpt.mlir"
-echo "wrote $out/gpt.mlir ($(wc -l < "$out/gpt.mlir") lines)"
 
-echo "== zero-opt --zero-verify-train-step"
-"$bin/zero-opt" "$out/gpt.mlir" --zero-verify-train-step -o "$out/gpt.checked.mlir"
-echo "the training-step contract holds. Arguments:"
-args=$(grep -m1 'func.func @train_step' "$out/gpt.checked.mlir" |
-  grep -oE 'tensor<[^>]*> \{zero\.(param|data) = "[^"]*"\}' |
-  sed -E 's/(tensor<[^>]*>) \{zero\.(param|data) = "([^"]*)"\}/  \2 \3: \1/')
-echo "$args" | grep ' param ' | sed -n '1,4p'
-echo "  ... $(echo "$args" | grep -c ' param ') parameters in all"
-echo "$args" | grep ' data '
-echo "results: 1 loss and $(grep -c 'zero.grad = ' <(grep -m1 -A200 'func.func @train_step' "$out/gpt.checked.mlir" | grep -m1 -- '->' | tr ',' '\n')) gradients"
-echo "ops in the step:"
-grep -oE '(linalg|tensor)\.[a-z_]+' "$out/gpt.checked.mlir" | grep -v linalg.yield |
-  sort | uniq -c | sort -rn | head -8
-
-echo "== zero-opt --zero-stage=3 --zero-world-size=2 (one rank's optimizer step)"
-# Small buckets and no reuse, so that the small model shows the mechanics:
-# gathers before each use, releases after, reduce-scatters during backward.
+echo "== zero-opt --zero-stage=3 --zero-world-size=2 --zero-emit-schedule"
+# ZeRO-3 with small buckets and no persistence, so that even this small model
+# gathers each layer's parameters before use and frees them after, and
+# reduce-scatters gradients during the backward pass. AdamW at lr 3e-3.
 "$bin/zero-opt" "$out/gpt.mlir" --zero-stage=3 --zero-world-size=2 \
   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
   --zero-set=zero_optimization.stage3_prefetch_bucket_size=100000 \
-  --zero-set=zero_optimization.stage3_max_reuse_distance=0 \
   --zero-set=zero_optimization.reduce_bucket_size=200000 \
-  --zero-set=zero_optimization.overlap_comm=true \
-  --zero-report="$out/gpt.zero3.json" -o "$out/gpt.zero3.mlir"
-echo "wrote $out/gpt.zero3.mlir; collectives in the step:"
-grep -oE 'zero\.(all_gather_start|reduce_scatter_start|all_reduce_start|release|adam)' \
-  "$out/gpt.zero3.mlir" | sort | uniq -c
-echo "per-rank memory and communication ($out/gpt.zero3.json):"
-/usr/bin/python3 - "$out/gpt.zero3.json" <<'PY'
+  --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=3e-3 \
+  --zero-report="$out/gpt.zero3.report.json" \
+  --zero-emit-schedule="$out/gpt.zero3.json" -o "$out/gpt.zero3.mlir"
+/usr/bin/python3 - "$out/gpt.zero3.report.json" "$out/gpt.zero3.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
+s = json.load(open(sys.argv[2]))
 b, c = r["per_rank_bytes"], r["communication_bytes_per_step"]
-print(f"  parameters {r['num_parameters']}, stage {r['stage']}, {r['world_size']} ranks")
-for key in ("parameters", "gradients", "optimizer_states", "model_states",
-            "activations_peak", "communication_buffers_peak", "peak"):
-    print(f"  {key:28s} {b[key]:>10,d} bytes")
-print(f"  all-gather {c['all_gather']:,d} B, reduce-scatter {c['reduce_scatter']:,d} B"
-      f" per step ({c['ratio_to_parameter_bytes']:.2f}x the parameter bytes)")
+ops = [i["op"] for i in s["instructions"]["comm"] if i["op"] not in ("wait", "record")]
+print(f"  {r['num_parameters']:,d} parameters; per rank: model states "
+      f"{b['model_states']:,d} B, planned peak {b['peak']:,d} B")
+print(f"  schedule: {len(s['instructions']['compute'])} compute instructions, "
+      + ", ".join(f"{ops.count(o)} {o}" for o in sorted(set(ops)))
+      + f"; {c['sent']:,d} bytes sent per rank and step")
 PY
+
+echo "== zero-run --nproc 2 --steps $steps (ZeRO-3 on 2 MPI ranks, host backend)"
+"$bin/zero-run" "$out/gpt.zero3.json" --nproc 2 --steps "$steps" \
+  --data "$out/gpl-3.0.bin" --print-every 25 \
+  --metrics "$out/metrics.jsonl" --export "$out/gpt.trained.safetensors"
+/usr/bin/python3 - "$out/metrics.jsonl" "$steps" <<'PY'
+import json, sys
+m = [json.loads(l) for l in open(sys.argv[1])]
+loss = {}
+for r in m:
+    loss.setdefault(r["step"], []).append(r["loss"])
+steps = sorted(loss)
+first, last = steps[0], steps[-1]
+avg = lambda s: sum(loss[s]) / len(loss[s])
+tail = steps[-10:]
+print(f"loss: {avg(first):.3f} at step {first} -> "
+      f"{sum(avg(s) for s in tail) / len(tail):.3f} (mean of the last {len(tail)} steps)")
+PY
+echo "trained weights: $out/gpt.trained.safetensors"

@@ -20,6 +20,13 @@ config.substitutions.append(("%zero_src_root", config.zero_src_root))
 # python3 comes first on PATH.
 config.substitutions.append(("%host_python", config.host_python))
 config.substitutions.append(("%mlir_lib_dir", config.llvm_lib_dir))
+config.substitutions.append(("%zero_bin", config.zero_tools_dir))
+# Multi-rank runs share this machine's cores; Open MPI refuses root unless
+# told.
+mpirun = "mpirun --oversubscribe"
+if os.geteuid() == 0:
+    mpirun += " --allow-run-as-root"
+config.substitutions.append(("%mpirun", mpirun))
 
 llvm_config.with_system_environment(["HOME", "INCLUDE", "LIB", "TMP", "TEMP"])
 llvm_config.use_default_substitutions()
@@ -28,6 +35,8 @@ tool_dirs = [config.zero_tools_dir, config.llvm_tools_dir]
 tools = [
     "zero-opt",
     "zero-model",
+    "zero-translate",
+    "zero-run",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]

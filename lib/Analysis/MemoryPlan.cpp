@@ -7,9 +7,10 @@
 //      updated residents, gradient accumulations and destination-style
 //      results written in place reuse an existing buffer; everything else
 //      gets a new one;
-//   3. contiguous gradient regions group the operands of each reduction;
+//   3. contiguous gradient regions group the operands of each reduction, and
+//      collectives whose bucket needs a flat buffer get a staging buffer;
 //   4. offsets per memory space: residents packed first, then transients by
-//      the best-fit interval allocator.
+//      the interval allocator (best fit in program order).
 //
 //===----------------------------------------------------------------------===//
 
@@ -38,6 +39,7 @@ static constexpr llvm::StringLiteral kMemoryPlanAttrName = "zero.memory_plan";
 static constexpr llvm::StringLiteral kOffsetAttrName = "zero.offset";
 static constexpr llvm::StringLiteral kOffsetsAttrName = "zero.offsets";
 static constexpr llvm::StringLiteral kSpaceAttrName = "zero.space";
+static constexpr llvm::StringLiteral kStagingAttrName = "zero.staging";
 
 static constexpr MemorySpace kSpaces[] = {MemorySpace::Device,
                                           MemorySpace::Host, MemorySpace::Nvme};
@@ -112,6 +114,52 @@ static std::string describeOp(Operation *op) {
       .str();
 }
 
+/// Bytes of one element of `value`'s tensor type; 0 if it cannot be sized.
+static int64_t getElementBytes(Value value) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  if (!type)
+    return 0;
+  FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
+  return succeeded(width) ? *width : 0;
+}
+
+/// Bytes of the flat buffer of a collective start (docs/ScheduleFormat.md,
+/// "Collectives"), or nullopt when the runtime can hand its single, unpadded
+/// operand to MPI as it is: an all-gather or reduce-scatter holds every
+/// rank's padded shards, an all-reduce its operands packed.
+static std::optional<int64_t> getStagingBytes(Operation *op) {
+  ArrayAttr layouts;
+  if (auto gather = dyn_cast<AllGatherStartOp>(op))
+    layouts = gather.getLayouts();
+  else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op))
+    layouts = scatter.getLayouts();
+  else if (!isa<AllReduceStartOp>(op))
+    return std::nullopt;
+
+  if (!layouts) {
+    if (op->getNumOperands() <= 1)
+      return std::nullopt;
+    int64_t bytes = 0;
+    for (Value tensor : op->getOperands()) {
+      auto type = cast<RankedTensorType>(tensor.getType());
+      bytes += type.getNumElements() * getElementBytes(tensor);
+    }
+    return bytes;
+  }
+
+  bool padded = false;
+  int64_t bytes = 0;
+  for (auto [tensor, attr] : llvm::zip_equal(op->getOperands(), layouts)) {
+    auto layout = cast<LayoutAttr>(attr);
+    padded |= layout.getPaddedNumel() != layout.getNumel();
+    bytes += layout.getWorldSize() * layout.getShardNumel() *
+             getElementBytes(tensor);
+  }
+  if (op->getNumOperands() <= 1 && !padded)
+    return std::nullopt;
+  return bytes;
+}
+
 //===----------------------------------------------------------------------===//
 // Building the plan
 //===----------------------------------------------------------------------===//
@@ -145,6 +193,7 @@ private:
   void assignBuffers();
   void classifyTransients();
   void formGradientRegions();
+  void addStagingBuffers();
   void allocate();
 
   unsigned addBuffer(BufferCategory category, std::string name, Value root,
@@ -216,10 +265,18 @@ LogicalResult MemoryPlanBuilder::collectValues() {
   for (BlockArgument arg : block->getArguments())
     if (failed(addValue(arg, 0, arg.getLoc())))
       return failure();
-  for (Operation *op : plan.program)
+  for (Operation *op : plan.program) {
+    // A collective writes its results on the comm stream from its start op
+    // on, not only from the wait: they are reserved from the start.
+    int64_t def = pointOf[op];
+    if (auto wait = dyn_cast<WaitOp>(op))
+      if (Operation *start = wait.getHandle().getDefiningOp())
+        if (start->getBlock() == block)
+          def = pointOf.lookup(start);
     for (Value result : op->getResults())
-      if (failed(addValue(result, pointOf[op], op->getLoc())))
+      if (failed(addValue(result, def, op->getLoc())))
         return failure();
+  }
 
   // Views share their source's buffer and extend its lifetime.
   for (auto &[value, info] : values) {
@@ -495,6 +552,37 @@ void MemoryPlanBuilder::formGradientRegions() {
   }
 }
 
+void MemoryPlanBuilder::addStagingBuffers() {
+  for (Operation *op : plan.program) {
+    std::optional<int64_t> bytes = getStagingBytes(op);
+    if (!bytes)
+      continue;
+    // Reserved while the collective runs: from the start to its wait.
+    int64_t point = pointOf[op], end = point;
+    for (Operation *user : op->getResult(0).getUsers())
+      if (Operation *wait = block->findAncestorOpInBlock(*user))
+        end = std::max(end, pointOf.lookup(wait));
+    // Collectives with layouts read device tensors; an all-reduce stages
+    // where its operands live.
+    MemorySpace space = MemorySpace::Device;
+    auto it = values.find(op->getOperand(0));
+    if (it != values.end())
+      space = it->second.space;
+
+    PlannedBuffer buffer(op->getLoc());
+    buffer.name = "staging " + describeOp(op);
+    buffer.category = BufferCategory::Communication;
+    buffer.role = "staging";
+    buffer.space = space;
+    buffer.size = *bytes;
+    buffer.start = point;
+    buffer.end = end;
+    buffer.op = op;
+    plan.stagingOf[op] = plan.buffers.size();
+    plan.buffers.push_back(std::move(buffer));
+  }
+}
+
 void MemoryPlanBuilder::allocate() {
   int64_t alignment = plan.options.alignment;
   for (MemorySpace space : kSpaces) {
@@ -553,6 +641,7 @@ LogicalResult MemoryPlanBuilder::build() {
   assignBuffers();
   classifyTransients();
   formGradientRegions();
+  addStagingBuffers();
   allocate();
   return success();
 }
@@ -575,6 +664,11 @@ FailureOr<MemoryPlan> MemoryPlan::compute(func::FuncOp func,
 const PlannedBuffer *MemoryPlan::lookup(Value value) const {
   auto it = bufferOf.find(value);
   return it == bufferOf.end() ? nullptr : &buffers[it->second];
+}
+
+const PlannedBuffer *MemoryPlan::getStagingBuffer(Operation *startOp) const {
+  auto it = stagingOf.find(startOp);
+  return it == stagingOf.end() ? nullptr : &buffers[it->second];
 }
 
 static bool matches(const PlannedBuffer &buffer,
@@ -652,21 +746,32 @@ void MemoryPlan::annotate() const {
                              builder.getI64IntegerAttr(getArenaSize(space))));
   func->setAttr(kMemoryPlanAttrName, builder.getDictionaryAttr(arenas));
 
+  // All argument attributes at once: setArgAttr copies the attributes of
+  // every argument, which is quadratic over a step's thousands of arguments.
+  SmallVector<DictionaryAttr> argAttrs;
   for (BlockArgument arg : func.getArguments()) {
-    const PlannedBuffer *buffer = lookup(arg);
-    if (!buffer)
-      continue;
     unsigned i = arg.getArgNumber();
-    func.setArgAttr(i, kOffsetAttrName,
-                    builder.getI64IntegerAttr(buffer->offset));
-    if (buffer->space == MemorySpace::Device)
-      func.removeArgAttr(i, kSpaceAttrName);
-    else
-      func.setArgAttr(i, kSpaceAttrName,
-                      MemorySpaceAttr::get(ctx, buffer->space));
+    NamedAttrList attrs(func.getArgAttrDict(i));
+    if (const PlannedBuffer *buffer = lookup(arg)) {
+      attrs.set(kOffsetAttrName, builder.getI64IntegerAttr(buffer->offset));
+      if (buffer->space == MemorySpace::Device)
+        attrs.erase(kSpaceAttrName);
+      else
+        attrs.set(kSpaceAttrName, MemorySpaceAttr::get(ctx, buffer->space));
+    }
+    argAttrs.push_back(attrs.getDictionary(ctx));
   }
+  func.setAllArgAttrs(argAttrs);
 
   for (Operation *op : program) {
+    if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
+      if (const PlannedBuffer *staging = getStagingBuffer(op))
+        op->setAttr(kStagingAttrName, builder.getDenseI64ArrayAttr(
+                                          {staging->offset, staging->size}));
+      else
+        op->removeAttr(kStagingAttrName);
+    }
+
     SmallVector<int64_t> offsets;
     SmallVector<Attribute> spaces;
     bool planned = false, offDevice = false;
@@ -695,8 +800,25 @@ void MemoryPlan::annotate() const {
 // Report and budget
 //===----------------------------------------------------------------------===//
 
-CommunicationVolume zero::computeCommunicationVolume(func::FuncOp func) {
+CommunicationVolume zero::computeCommunicationVolume(func::FuncOp func,
+                                                     int64_t worldSize) {
   CommunicationVolume volume;
+  // A ring moves (N-1)/N of the padded bucket through every rank.
+  auto addRing = [&](int64_t paddedBytes, int64_t ranks, int64_t passes) {
+    int64_t bytes = passes * (ranks - 1) * (paddedBytes / ranks);
+    volume.sent += bytes;
+    volume.received += bytes;
+  };
+  auto paddedBytesOf = [](ValueRange tensors, ArrayAttr layouts) {
+    int64_t bytes = 0;
+    for (auto [tensor, attr] : llvm::zip(tensors, layouts))
+      bytes +=
+          cast<LayoutAttr>(attr).getPaddedNumel() * getElementBytes(tensor);
+    return bytes;
+  };
+  auto ranksOf = [](ArrayAttr layouts) {
+    return layouts.empty() ? 1 : cast<LayoutAttr>(layouts[0]).getWorldSize();
+  };
   auto bytesOf = [](Value value) -> int64_t {
     auto type = dyn_cast<RankedTensorType>(value.getType());
     FailureOr<int64_t> size =
@@ -713,13 +835,23 @@ CommunicationVolume zero::computeCommunicationVolume(func::FuncOp func) {
         if (succeeded(width))
           volume.allGather += cast<LayoutAttr>(layout).getNumel() * *width;
       }
+      addRing(paddedBytesOf(gather.getShards(), gather.getLayouts()),
+              ranksOf(gather.getLayouts()), 1);
     } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
       for (Value tensor : scatter.getTensors())
         volume.reduceScatter += bytesOf(tensor);
+      addRing(paddedBytesOf(scatter.getTensors(), scatter.getLayouts()),
+              ranksOf(scatter.getLayouts()), 1);
     } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
       // A reduce-scatter followed by an all-gather.
+      int64_t bytes = 0;
       for (Value tensor : reduce.getTensors())
-        volume.allReduce += 2 * bytesOf(tensor);
+        bytes += bytesOf(tensor);
+      volume.allReduce += 2 * bytes;
+      // The ring cuts the bucket into N equal chunks: P rounded up to a
+      // multiple of N.
+      int64_t ranks = std::max<int64_t>(worldSize, 1);
+      addRing(llvm::divideCeil(bytes, ranks) * ranks, ranks, 2);
     } else if (auto swapOut = dyn_cast<SwapOutStartOp>(op)) {
       for (Value tensor : swapOut.getTensors())
         volume.swapOut += bytesOf(tensor);
@@ -882,7 +1014,7 @@ void MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
                                  : getResidentBytes(Category::Gradient);
   int64_t states = getResidentBytes(Category::OptimizerState);
   Peak devicePeak = getMaxLive(MemorySpace::Device);
-  CommunicationVolume volume = computeCommunicationVolume(func);
+  CommunicationVolume volume = computeCommunicationVolume(func, worldSize);
   int64_t fullParameterBytes = getFullParameterBytes(func);
 
   llvm::json::OStream json(os, /*IndentSize=*/2);
@@ -914,6 +1046,8 @@ void MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       json.attribute("reduce_scatter", volume.reduceScatter);
       json.attribute("all_reduce", volume.allReduce);
       json.attribute("total", volume.getCollectiveTotal());
+      json.attribute("sent", volume.sent);
+      json.attribute("received", volume.received);
       json.attribute("full_parameter_bytes", fullParameterBytes);
       if (fullParameterBytes > 0)
         json.attribute("ratio_to_parameter_bytes",

@@ -10,12 +10,15 @@
 // Device residents: w 512 @0, x 512 @512, w.grad 128 @1024 (end 1152).
 // Device transients from 1152:
 //   L 4 [2,17] (the loss), R = gw 512 [3,7] (the bucket), N 128 [14,16]
-//   (the new shard, swapped in, read by the all-gather until its wait).
-//   R @1152; N @1152 (R is dead); L over R and N: @1664, end 1668.
+//   (the new shard, swapped in, read by the all-gather until its wait). No
+//   staging buffer: each collective has one operand, without padding.
+//   In program order: L @1152; R @1216 (the next multiple of 64), end 1728
+//   = the device arena; N @1216 (R is dead).
 // Host residents: w.master, w.exp_avg, w.exp_avg_sq 256 @0/256/512 (end 768).
 // Host transients from 768: the swapped-out gradient shard 128 [9,11] and
 // the new fp16 shard 128 [12,14]: both @768 (never live together), end 896.
 // Max live: device 1152 + R + L = 1668 (point 3); host 768 + 128 = 896.
+// The device arena is 60 bytes larger: alignment below R.
 
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: {zero.layout = #zero.layout<shape = [16, 16], world_size = 4>, zero.offset = 0 : i64, zero.param = "w"}
@@ -23,18 +26,21 @@
 // CHECK-SAME: {zero.offset = 256 : i64, zero.param = "w", zero.space = #zero.memory_space<host>, zero.state = "exp_avg"}
 // CHECK-SAME: {zero.offset = 512 : i64, zero.param = "w", zero.space = #zero.memory_space<host>, zero.state = "exp_avg_sq"}
 // CHECK-SAME: {zero.data = "x", zero.offset = 512 : i64}
-// CHECK-SAME: zero.memory_plan = {device = 1668 : i64, host = 896 : i64, nvme = 0 : i64}
-// CHECK: tensor.from_elements {{.*}} {zero.offsets = array<i64: 1664>}
-// CHECK: linalg.matmul {zero.offsets = array<i64: 1152>}
+// CHECK-SAME: zero.memory_plan = {device = 1728 : i64, host = 896 : i64, nvme = 0 : i64}
+// CHECK: tensor.from_elements {{.*}} {zero.offsets = array<i64: 1152>}
+// CHECK: linalg.matmul {zero.offsets = array<i64: 1216>}
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1024>} : tensor<64xf16>
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 768>, zero.space = #zero.memory_space<host>}
 // CHECK: zero.adam {{.*}} {zero.offsets = array<i64: 0, 256, 512>, zero.space = #zero.memory_space<host>}
 // CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 768>, zero.space = #zero.memory_space<host>}
-// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1152>} : tensor<64xf16>
+// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1216>} : tensor<64xf16>
+// CHECK-NOT: zero.staging
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 0>} : tensor<16x16xf16>
 
 // Model states 512 + 128 + 768 = 1408 = 2 Psi + 14 Psi / 4, of which only
 // 640 bytes are on the device.
+// Reduce-scatter and all-gather of 512 bytes: 2 x 3/4 x 512 = 768 bytes sent
+// and received per rank on the ring.
 // REPORT:      "per_rank_bytes": {
 // REPORT-NEXT:   "parameters": 512,
 // REPORT-NEXT:   "gradients": 128,
@@ -44,13 +50,15 @@
 // REPORT-NEXT:   "activations_peak": 4,
 // REPORT-NEXT:   "communication_buffers_peak": 512,
 // REPORT-NEXT:   "max_live": 1668,
-// REPORT-NEXT:   "peak": 1668
+// REPORT-NEXT:   "peak": 1728
 // REPORT-NEXT: },
 // REPORT-NEXT: "communication_bytes_per_step": {
 // REPORT-NEXT:   "all_gather": 512,
 // REPORT-NEXT:   "reduce_scatter": 512,
 // REPORT-NEXT:   "all_reduce": 0,
 // REPORT-NEXT:   "total": 1024,
+// REPORT-NEXT:   "sent": 768,
+// REPORT-NEXT:   "received": 768,
 // REPORT-NEXT:   "full_parameter_bytes": 512,
 // REPORT-NEXT:   "ratio_to_parameter_bytes": 2
 // REPORT-NEXT: },
@@ -60,7 +68,7 @@
 // REPORT-NEXT: },
 // REPORT-NEXT: "memory_spaces": {
 // REPORT-NEXT:   "device": {
-// REPORT-NEXT:     "arena": 1668,
+// REPORT-NEXT:     "arena": 1728,
 // REPORT-NEXT:     "parameters": 512,
 // REPORT-NEXT:     "gradients": 128,
 // REPORT-NEXT:     "optimizer_states": 0,

@@ -18,32 +18,44 @@
 //
 // Transients from 2368:
 //   A 256 [0,14], B 4 [4,26], C 256 [6,11], R = gw 512 + gb 32 [8,16],
+//   S 544 [15,16] (the all-reduce's staging buffer: two operands),
 //   G 128 [17,20] and H 8 [18,21] (the gradient shards),
-//   I 128 [22,25] and J 8 [23,25] (the new fp16 shards, all-gathered).
-// R @2368; A @2944 (2912 aligned); C @3200; G @2368 (nothing else live);
-// I @2368; H over G @2496; J over I @2496; B over R, A, C: @3456, end 3460.
-// Max live at point 8: 2160 + A + B + C + R = 3220.
+//   I 128 [22,25] and J 8 [23,25] (the new fp16 shards, all-gathered),
+//   T 544 [24,25] (the all-gather's staging buffer: 4 x (64 + 4) x 2).
+// In program order: A @2368; B @2624; C @2688; R @2944 (end 3488); at 15
+// the holes of A and C hold 256 aligned bytes each: S @3520, end 4064 = the
+// device arena. At 17 R and S are dead and the top comes down to B's end
+// (2628). G goes into A's hole [2368,2624), at its top: B above is freed
+// after 26, closer to G's 20 than what lies below the base (the end of the
+// step, 27): @2496; H (ends 21) at the top of the rest, next to G (20):
+// 2496 - 8 aligned down, @2432. At 22 they are dead: I @2496 and J @2432 the
+// same way; T finds no hole of 544 bytes: @2688.
+// Max live at point 15: 2160 + B + R + S = 3252 (point 8: 3220).
 
 // CHECK-LABEL: func.func @stage1(
-// CHECK-SAME: zero.memory_plan = {device = 3460 : i64, host = 0 : i64, nvme = 0 : i64}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2944>} : tensor<8x16xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 3456>} : tensor<f32>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 3200>} : tensor<16x8xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2368>} : tensor<16x16xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2880>} : tensor<16xf16>
+// CHECK-SAME: zero.memory_plan = {device = 4064 : i64, host = 0 : i64, nvme = 0 : i64}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2368>} : tensor<8x16xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2624>} : tensor<f32>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2688>} : tensor<16x8xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2944>} : tensor<16x16xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 3456>} : tensor<16xf16>
+// CHECK: zero.all_reduce_start {{.*}} {zero.grads = ["w", "b"], zero.staging = array<i64: 3520, 544>}
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1792, 2304>}
-// CHECK: zero.local_shard {{.*}} {zero.offsets = array<i64: 2368>}
 // CHECK: zero.local_shard {{.*}} {zero.offsets = array<i64: 2496>}
+// CHECK: zero.local_shard {{.*}} {zero.offsets = array<i64: 2432>}
 // CHECK: zero.adam {{.*}} {zero.offsets = array<i64: 576, 832, 1088>}
 // CHECK: zero.adam {{.*}} {zero.offsets = array<i64: 1344, 1408, 1472>}
-// CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2368>}
 // CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2496>}
+// CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2432>}
+// CHECK: zero.all_gather_start {{.*}} {zero.staging = array<i64: 2688, 544>}
 // The gathered parameters are written into the old ones.
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 0, 512>}
 
 // All-reduce (2 x 544) and all-gather (544): 3x the parameter bytes, the
 // price of DeepSpeed's all-reduce at stage 1 (the ZeRO paper's 2x needs a
-// reduce-scatter, as at stage 2 below).
+// reduce-scatter, as at stage 2 below). On the ring each rank sends (and
+// receives) 3/4 of each padded bucket, twice for the all-reduce:
+// 2 x 408 + 408 = 1224.
 // STAGE1-REPORT:      "stage": 1,
 // STAGE1-REPORT-NEXT: "world_size": 4,
 // STAGE1-REPORT-NEXT: "num_parameters": 272,
@@ -54,15 +66,17 @@
 // STAGE1-REPORT-NEXT:   "model_states": 1904,
 // STAGE1-REPORT-NEXT:   "inputs": 256,
 // STAGE1-REPORT-NEXT:   "activations_peak": 516,
-// STAGE1-REPORT-NEXT:   "communication_buffers_peak": 544,
-// STAGE1-REPORT-NEXT:   "max_live": 3220,
-// STAGE1-REPORT-NEXT:   "peak": 3460
+// STAGE1-REPORT-NEXT:   "communication_buffers_peak": 1088,
+// STAGE1-REPORT-NEXT:   "max_live": 3252,
+// STAGE1-REPORT-NEXT:   "peak": 4064
 // STAGE1-REPORT-NEXT: },
 // STAGE1-REPORT-NEXT: "communication_bytes_per_step": {
 // STAGE1-REPORT-NEXT:   "all_gather": 544,
 // STAGE1-REPORT-NEXT:   "reduce_scatter": 0,
 // STAGE1-REPORT-NEXT:   "all_reduce": 1088,
 // STAGE1-REPORT-NEXT:   "total": 1632,
+// STAGE1-REPORT-NEXT:   "sent": 1224,
+// STAGE1-REPORT-NEXT:   "received": 1224,
 // STAGE1-REPORT-NEXT:   "full_parameter_bytes": 544,
 // STAGE1-REPORT-NEXT:   "ratio_to_parameter_bytes": 3
 // STAGE1-REPORT-NEXT: },
@@ -141,21 +155,28 @@ func.func @stage1(
 // Model states: 544 + 136 + 816 = 1496 = 2 Psi + 14 Psi / 4.
 //
 // Transients from 1984: A 256 [0,14], B 4 [4,24], C 256 [6,11],
-// R = gw 512 + gb 32 [8,16], I 128 [20,23], J 8 [21,23].
-// R @1984 (end 2528); A @2560; C @2816; I @1984; J over I @2112;
-// B over R, A, C, I, J: @3072, end 3076.
-// Max live at point 8: 1752 + A + B + C + R = 2812.
+// R = gw 512 + gb 32 [8,16], S 544 [15,16] (the reduce-scatter's staging
+// buffer: 4 x (64 + 4) x 2), I 128 [20,23], J 8 [21,23], T 544 [22,23] (the
+// all-gather's).
+// In program order: A @1984; B @2240; C @2304; R @2560 (end 3104); S finds
+// no hole of 544 bytes: @3136, end 3680 = the device arena. At 20, R and S
+// are dead: I takes the top of A's hole [1984,2240), next to B (freed after
+// 24, the end of the step 25 below the base): @2112; J the top of the rest,
+// next to I: @2048; T @2304 (above B).
+// Max live at point 15: 1752 + B + R + S = 2844 (point 8: 2812).
 
 // CHECK-LABEL: func.func @stage2(
-// CHECK-SAME: zero.memory_plan = {device = 3076 : i64, host = 0 : i64, nvme = 0 : i64}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2560>} : tensor<8x16xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 3072>} : tensor<f32>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2816>} : tensor<16x8xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 1984>} : tensor<16x16xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2496>} : tensor<16xf16>
+// CHECK-SAME: zero.memory_plan = {device = 3680 : i64, host = 0 : i64, nvme = 0 : i64}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 1984>} : tensor<8x16xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2240>} : tensor<f32>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2304>} : tensor<16x8xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2560>} : tensor<16x16xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 3072>} : tensor<16xf16>
+// CHECK: zero.reduce_scatter_start {{.*}} zero.staging = array<i64: 3136, 544>
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1792, 1920>} : tensor<64xf16>, tensor<4xf16>
-// CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 1984>}
 // CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2112>}
+// CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2048>}
+// CHECK: zero.all_gather_start {{.*}} {zero.staging = array<i64: 2304, 544>}
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 0, 512>}
 
 func.func @stage2(
@@ -233,10 +254,12 @@ func.func @stage2(
 // Transients from 2432:
 //   X0 512 [1,4], G0 512 [2,6], X1 512 [7,10], G1 512 [8,12] (each gradient
 //   alone in its bucket), S1 128 [12,13] (the second shard), ACC 128
-//   [13,15], L 4 [16,19] (the loss), W 128 [17,19] (the new shard).
-// Largest first (ties: earlier start): X0 @2432; G0 over X0 @2944; X1
-// @2432 (X0 is dead); G1 over X1 @2944; S1 over G1 @2432; ACC over S1
-// @2560; W @2432; L over W @2560. The arena ends with G0 and G1 at 3456.
+//   [13,15], L 4 [17,21] (the loss), W 128 [18,20] (the new shard). No
+//   staging buffer: each collective has one operand, without padding.
+// In program order: X0 @2432; G0 @2944; X1 @2432 (X0 and G0 are dead); G1
+// @2944; S1 at the top of X1's hole, next to G1 (freed after 12; the base
+// after 21): @2816; ACC at the top of the rest, next to S1: @2688; at 17 all
+// are dead: L @2432, W @2496. The arena ends with G0 and G1 at 3456.
 // Max live at points 2-4 and 8-10: 2432 + 1024 = 3456. Communication
 // buffers peak at point 12: G1 + S1 = 640.
 
@@ -247,10 +270,11 @@ func.func @stage2(
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 2304>}
 // CHECK: tensor.extract_slice {{.*}} {zero.offsets = array<i64: 2432>}
 // CHECK: linalg.matmul {zero.offsets = array<i64: 2944>}
-// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 2432>}
-// CHECK: arith.addf {{.*}} {zero.offsets = array<i64: 2560>}
-// CHECK: tensor.from_elements {{.*}} {zero.offsets = array<i64: 2560>}
-// CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2432>}
+// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 2816>}
+// CHECK: arith.addf {{.*}} {zero.offsets = array<i64: 2688>}
+// CHECK: tensor.from_elements {{.*}} {zero.offsets = array<i64: 2432>}
+// CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 2496>}
+// CHECK-NOT: zero.staging
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 0>}
 
 // GAS-REPORT:      "per_rank_bytes": {
@@ -267,10 +291,13 @@ func.func @stage2(
 // GAS-REPORT-NEXT: "communication_bytes_per_step": {
 // GAS-REPORT-NEXT:   "all_gather": 512,
 // One reduce-scatter per micro-step (as DeepSpeed does at stage 2) and one
-// all-gather: 3 x 512 bytes.
+// all-gather: 3 x 512 bytes; on the ring, 3 x 3/4 x 512 = 1152 sent and
+// received.
 // GAS-REPORT-NEXT:   "reduce_scatter": 1024,
 // GAS-REPORT-NEXT:   "all_reduce": 0,
 // GAS-REPORT-NEXT:   "total": 1536,
+// GAS-REPORT-NEXT:   "sent": 1152,
+// GAS-REPORT-NEXT:   "received": 1152,
 // GAS-REPORT-NEXT:   "full_parameter_bytes": 512,
 // GAS-REPORT-NEXT:   "ratio_to_parameter_bytes": 3
 // GAS-REPORT:      "peak_at": {

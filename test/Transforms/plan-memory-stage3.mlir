@@ -11,41 +11,59 @@
 // Model states: 136 + 136 + 816 = 1088 = 16 Psi / 4.
 //
 // Transients from 1600 (program points on the ops):
+//   S0 544 [0,1]                  staging of the forward all-gather: two
+//                                 operands, 4 ranks x (64 + 4) x 2 bytes
 //   W1 512 [1,5], B1 32 [1,5]     gathered for the forward, until the release
 //   A 256 [2,13]                  %z (broadcast and matmul in place)
 //   L 4 [7,32]                    the loss
+//   S1 544 [9,10]                 staging of the backward all-gather
 //   W2 512 [10,14], B2 32 [10,14] gathered for the backward
 //   C 256 [11,24]                 %dz, kept alive by its view %dz3 until 24
 //   D 256 [16,21]                 the transposed x
 //   R = gw 512 + gb 32 [19,26]    the reduce-scatter bucket
-// Largest first, best fit:
-//   R @1600 (end 2144); W1 @1600 and W2 @1600 (no overlap with R or each
-//   other); A over W1, W2: @2112; C over R, W2, A: @2368; D over R, C: the
-//   192-byte hole between R and C is too small, @2624; B1 over W1, A: @2368;
-//   B2 over W2, A, C: @2624; L over everything from 7 on: @2880, end 2884.
-// Max live: at point 11, 1344 + W2 + B2 + A + L + C = 2404.
+//   S2 544 [25,26]                staging of the reduce-scatter
+// In program order, best fit; in a hole, next to the neighbour freed closer
+// in time to the buffer's end (below the base: the end of the step, 33):
+//   0: S0 @1600 (end 2144); 1: W1 @2176, B1 @2688 (end 2720).
+//   2: S0 is dead: A (ends 13) at the top of [1600,2176), next to W1 (5):
+//      @1920.
+//   7: W1 and B1 are dead: the top comes down to 2176. L (ends 32) at the
+//      bottom of [1600,1920), next to the base: @1600.
+//   9: S1 finds no hole of 544 bytes: @2176. 10: W2 @2752, end 3264 = the
+//      device arena; B2 (ends 14) at the top of [1604,1920), next to A
+//      (13): 1888 aligned down, @1856.
+//   11: S1 is dead: C (ends 24) at the top of [2176,2752), next to W2 (14)
+//      rather than A (13): @2496.
+//   16: A, W2, B2 are dead: one hole [1604,2496) below C, and the top at
+//      2752. D (ends 21) next to C: @2240.
+//   19: R (ends 26) at the top of [1604,2240), next to D (21) rather than L
+//      (32): 1696 aligned down, @1664.
+//   25: D and C are dead, the top comes down to 2208: S2 @2240.
+// Max live: at point 10, 1344 + A + L + S1 + W2 + B2 = 2692.
 
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: zero.offset = 0 : i64, zero.param = "w"
 // CHECK-SAME: zero.offset = 128 : i64, zero.param = "b"
 // CHECK-SAME: zero.offset = 192 : i64, zero.param = "w", zero.state = "master"
 // CHECK-SAME: {zero.data = "x", zero.offset = 1152 : i64}
-// CHECK-SAME: zero.memory_plan = {device = 2884 : i64, host = 0 : i64, nvme = 0 : i64}
-// CHECK: zero.all_gather_start
-// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1600, 2368>}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2112>}
+// CHECK-SAME: zero.memory_plan = {device = 3264 : i64, host = 0 : i64, nvme = 0 : i64}
+// CHECK: zero.all_gather_start {{.*}} {zero.staging = array<i64: 1600, 544>}
+// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 2176, 2688>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 1920>}
 // CHECK: zero.release
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2880>} : tensor<f32>
-// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1600, 2624>}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2368>}
-// CHECK: linalg.broadcast {{.*}} {zero.offsets = array<i64: 2368>}
-// CHECK: linalg.matmul {zero.offsets = array<i64: 2368>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 1600>} : tensor<f32>
+// CHECK: zero.all_gather_start {{.*}} {zero.staging = array<i64: 2176, 544>}
+// CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 2752, 1856>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2496>}
+// CHECK: linalg.broadcast {{.*}} {zero.offsets = array<i64: 2496>}
+// CHECK: linalg.matmul {zero.offsets = array<i64: 2496>}
 // CHECK: zero.release
 // A view has the offset of its source.
-// CHECK: tensor.expand_shape {{.*}} {zero.offsets = array<i64: 2368>}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2624>} : tensor<16x8xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 1600>} : tensor<16x16xf16>
-// CHECK: tensor.empty() {zero.offsets = array<i64: 2112>} : tensor<16xf16>
+// CHECK: tensor.expand_shape {{.*}} {zero.offsets = array<i64: 2496>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2240>} : tensor<16x8xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 1664>} : tensor<16x16xf16>
+// CHECK: tensor.empty() {zero.offsets = array<i64: 2176>} : tensor<16xf16>
+// CHECK: zero.reduce_scatter_start {{.*}} zero.staging = array<i64: 2240, 544>
 // CHECK: zero.wait {{.*}} {zero.offsets = array<i64: 1408, 1536>} : tensor<64xf16>, tensor<4xf16>
 // CHECK: zero.adam {{.*}} {zero.offsets = array<i64: 192, 448, 704>}
 // CHECK: zero.adam {{.*}} {zero.offsets = array<i64: 960, 1024, 1088>}
@@ -53,9 +71,10 @@
 // CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 0>}
 // CHECK: arith.truncf {{.*}} {zero.offsets = array<i64: 128>}
 
-// Gathered parameters are communication buffers: 544 bytes at a time.
-// All-gather twice (2 x 544) and reduce-scatter once (544): 3x the
-// parameter bytes.
+// Gathered parameters are communication buffers: 544 bytes at a time, plus
+// the staging buffer of their gather (points 1 and 10: 1088). All-gather
+// twice (2 x 544) and reduce-scatter once (544): 3x the parameter bytes; on
+// the ring each rank sends and receives 3 x 3/4 x 544 = 1224 bytes.
 // REPORT:      "stage": 3,
 // REPORT-NEXT: "world_size": 4,
 // REPORT-NEXT: "num_parameters": 272,
@@ -66,28 +85,37 @@
 // REPORT-NEXT:   "model_states": 1088,
 // REPORT-NEXT:   "inputs": 256,
 // REPORT-NEXT:   "activations_peak": 516,
-// REPORT-NEXT:   "communication_buffers_peak": 544,
-// REPORT-NEXT:   "max_live": 2404,
-// REPORT-NEXT:   "peak": 2884
+// REPORT-NEXT:   "communication_buffers_peak": 1088,
+// REPORT-NEXT:   "max_live": 2692,
+// REPORT-NEXT:   "peak": 3264
 // REPORT-NEXT: },
 // REPORT-NEXT: "communication_bytes_per_step": {
 // REPORT-NEXT:   "all_gather": 1088,
 // REPORT-NEXT:   "reduce_scatter": 544,
 // REPORT-NEXT:   "all_reduce": 0,
 // REPORT-NEXT:   "total": 1632,
+// REPORT-NEXT:   "sent": 1224,
+// REPORT-NEXT:   "received": 1224,
 // REPORT-NEXT:   "full_parameter_bytes": 544,
 // REPORT-NEXT:   "ratio_to_parameter_bytes": 3
 // REPORT-NEXT: },
 // REPORT:      "peak_at": {
-// REPORT-NEXT:   "point": 11,
-// REPORT-NEXT:   "op": "tensor.empty",
+// REPORT-NEXT:   "point": 9,
+// REPORT-NEXT:   "op": "zero.all_gather_start",
 // REPORT:      "live_at_peak": [
+// REPORT-NEXT:   {
+// REPORT-NEXT:     "name": "staging zero.all_gather_start at {{.*}}plan-memory-stage3.mlir:[[#@LINE+48]]:9",
+// REPORT-NEXT:     "category": "communication buffers",
+// REPORT-NEXT:     "role": "staging",
+// REPORT-NEXT:     "bytes": 544,
+// REPORT-NEXT:     "offset": 2176
+// REPORT-NEXT:   },
 // REPORT-NEXT:   {
 // REPORT-NEXT:     "name": "gathered w",
 // REPORT-NEXT:     "category": "communication buffers",
 // REPORT-NEXT:     "role": "gathered",
 // REPORT-NEXT:     "bytes": 512,
-// REPORT-NEXT:     "offset": 1600
+// REPORT-NEXT:     "offset": 2752
 // REPORT-NEXT:   },
 
 func.func @step(

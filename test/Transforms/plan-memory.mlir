@@ -23,11 +23,15 @@
 //   C  256 [6,11]  the transposed x
 //   D  512 [8,16]  %gw (fill and matmul in place), read by the all-reduce
 //   E   32 [12,16] %gb
+//   S  544 [15,16] the staging buffer of the all-reduce: two operands, packed
 // With contiguous gradients, D and E form one region R of 544 bytes, reserved
-// over [8,16] with E right after D. Largest first, best fit:
-//   R @4672 (end 5216); A overlaps R: @5248; C overlaps R, A: @5504;
-//   B overlaps all: @5760, end 5764 = the device arena.
-// Max live: at point 8, residents 4608 + A + B + C + R = 5668.
+// over [8,16] with E right after D. In program order, best fit (a block's
+// top or bottom: next to the neighbour freed closer in time):
+//   0: A @4672; 4: B @4928; 6: C @4992 (the next multiple of 64 past B);
+//   8: R @5248 (end 5792); 15: C and A are dead, leaving holes of 256
+//   aligned bytes at 4672 and 4992; S does not fit: @5824 (the next multiple
+//   of 64 past R), end 6368 = the device arena.
+// Max live: at point 15, residents 4608 + B + R + S = 5700 (point 8: 5668).
 
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: zero.offset = 0 : i64, zero.param = "w"
@@ -40,25 +44,27 @@
 // CHECK-SAME: zero.offset = 3776 : i64, zero.param = "b", zero.state = "exp_avg_sq"
 // CHECK-SAME: %{{.*}}: i64 {zero.step}
 // CHECK-SAME: {zero.data = "x", zero.offset = 3840 : i64}
-// CHECK-SAME: zero.memory_plan = {device = 5764 : i64, host = 0 : i64, nvme = 0 : i64}
+// CHECK-SAME: zero.memory_plan = {device = 6368 : i64, host = 0 : i64, nvme = 0 : i64}
 // CHECK-NOT: zero.space
-// CHECK: tensor.empty() {zero.offsets = array<i64: 5248>} : tensor<8x16xf16>
-// CHECK: linalg.broadcast {{.*}} {zero.offsets = array<i64: 5248>}
-// CHECK: linalg.matmul {zero.offsets = array<i64: 5248>}
-// CHECK: arith.constant 0.000000e+00 : f32
-// CHECK: tensor.empty() {zero.offsets = array<i64: 5760>} : tensor<f32>
-// CHECK: linalg.fill {zero.offsets = array<i64: 5760>}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 5504>} : tensor<16x8xf16>
-// CHECK: linalg.transpose {{.*}} {zero.offsets = array<i64: 5504>}
-// CHECK: tensor.empty() {zero.offsets = array<i64: 4672>} : tensor<16x16xf16>
-// CHECK: linalg.fill {zero.offsets = array<i64: 4672>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 4672>} : tensor<8x16xf16>
+// CHECK: linalg.broadcast {{.*}} {zero.offsets = array<i64: 4672>}
 // CHECK: linalg.matmul {zero.offsets = array<i64: 4672>}
-// The bias gradient follows the weight gradient in the bucket: 4672 + 512.
-// CHECK: tensor.empty() {zero.offsets = array<i64: 5184>} : tensor<16xf16>
-// CHECK: linalg.fill {zero.offsets = array<i64: 5184>}
-// CHECK: linalg.reduce {{.*}} {zero.offsets = array<i64: 5184>}
+// CHECK: arith.constant 0.000000e+00 : f32
+// CHECK: tensor.empty() {zero.offsets = array<i64: 4928>} : tensor<f32>
+// CHECK: linalg.fill {zero.offsets = array<i64: 4928>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 4992>} : tensor<16x8xf16>
+// CHECK: linalg.transpose {{.*}} {zero.offsets = array<i64: 4992>}
+// CHECK: tensor.empty() {zero.offsets = array<i64: 5248>} : tensor<16x16xf16>
+// CHECK: linalg.fill {zero.offsets = array<i64: 5248>}
+// CHECK: linalg.matmul {zero.offsets = array<i64: 5248>}
+// The bias gradient follows the weight gradient in the bucket: 5248 + 512.
+// CHECK: tensor.empty() {zero.offsets = array<i64: 5760>} : tensor<16xf16>
+// CHECK: linalg.fill {zero.offsets = array<i64: 5760>}
+// CHECK: linalg.reduce {{.*}} {zero.offsets = array<i64: 5760>}
+// The start has no result to place; its staging buffer is `offset, bytes`.
 // CHECK: zero.all_reduce_start
 // CHECK-NOT: zero.offsets
+// CHECK-SAME: zero.staging = array<i64: 5824, 544>
 // CHECK-SAME: : tensor<16x16xf16>, tensor<16xf16>
 // CHECK: zero.wait %{{.*}} {zero.offsets = array<i64: 4096, 4608>}
 // The optimizer updates the states in place and the casts write the new
@@ -69,8 +75,9 @@
 // CHECK: arith.truncf %{{.*}} {zero.offsets = array<i64: 512>}
 
 // Model states 4352 = 16 Psi; activations peak A + B + C = 516 (points
-// 6-11); communication buffers peak R = 544; all-reduce 2 x 544 bytes = 2x
-// the parameter bytes.
+// 6-11); communication buffers peak R + S = 1088 (points 15-16); all-reduce
+// 2 x 544 bytes = 2x the parameter bytes. On the ring, each rank sends and
+// receives 2 x (4-1)/4 x 544 = 816 bytes.
 // REPORT:      "stage": 0,
 // REPORT-NEXT: "world_size": 4,
 // REPORT-NEXT: "num_parameters": 272,
@@ -81,22 +88,24 @@
 // REPORT-NEXT:   "model_states": 4352,
 // REPORT-NEXT:   "inputs": 256,
 // REPORT-NEXT:   "activations_peak": 516,
-// REPORT-NEXT:   "communication_buffers_peak": 544,
-// REPORT-NEXT:   "max_live": 5668,
-// REPORT-NEXT:   "peak": 5764
+// REPORT-NEXT:   "communication_buffers_peak": 1088,
+// REPORT-NEXT:   "max_live": 5700,
+// REPORT-NEXT:   "peak": 6368
 // REPORT-NEXT: },
 // REPORT-NEXT: "communication_bytes_per_step": {
 // REPORT-NEXT:   "all_gather": 0,
 // REPORT-NEXT:   "reduce_scatter": 0,
 // REPORT-NEXT:   "all_reduce": 1088,
 // REPORT-NEXT:   "total": 1088,
+// REPORT-NEXT:   "sent": 816,
+// REPORT-NEXT:   "received": 816,
 // REPORT-NEXT:   "full_parameter_bytes": 544,
 // REPORT-NEXT:   "ratio_to_parameter_bytes": 2
 // REPORT-NEXT: },
 // REPORT:      "peak_at": {
-// REPORT-NEXT:   "point": 8,
-// REPORT-NEXT:   "op": "tensor.empty",
-// REPORT-NEXT:   "loc": "{{.*}}plan-memory.mlir:[[#@LINE+79]]:9"
+// REPORT-NEXT:   "point": 15,
+// REPORT-NEXT:   "op": "zero.all_reduce_start",
+// REPORT-NEXT:   "loc": "{{.*}}plan-memory.mlir:[[#@LINE+99]]:8"
 // REPORT-NEXT: },
 // REPORT-NEXT: "live_at_peak": [
 // REPORT-NEXT:   {
@@ -105,16 +114,21 @@
 // REPORT-NEXT:     "bytes": 1024,
 // REPORT-NEXT:     "offset": 576
 // REPORT-NEXT:   },
-// REPORT:          "name": "linalg.matmul at {{.*}}plan-memory.mlir:[[#@LINE+73]]:9",
+// REPORT:          "name": "staging zero.all_reduce_start at {{.*}}plan-memory.mlir:[[#@LINE+90]]:8",
+// REPORT-NEXT:     "category": "communication buffers",
+// REPORT-NEXT:     "role": "staging",
+// REPORT-NEXT:     "bytes": 544,
+// REPORT-NEXT:     "offset": 5824
+// REPORT:          "name": "linalg.matmul at {{.*}}plan-memory.mlir:[[#@LINE+76]]:9",
 // REPORT-NEXT:     "category": "communication buffers",
 // REPORT-NEXT:     "role": "in flight",
 // REPORT-NEXT:     "bytes": 512,
-// REPORT-NEXT:     "offset": 4672
+// REPORT-NEXT:     "offset": 5248
 // REPORT:      "contiguous_gradient_buckets": [
 // REPORT-NEXT:   {
 // REPORT-NEXT:     "op": "zero.all_reduce_start at {{.*}}",
 // REPORT-NEXT:     "space": "device",
-// REPORT-NEXT:     "offset": 4672,
+// REPORT-NEXT:     "offset": 5248,
 // REPORT-NEXT:     "bytes": 544,
 // REPORT-NEXT:     "first_point": 8,
 // REPORT-NEXT:     "last_point": 16
@@ -127,19 +141,22 @@
 
 // Without contiguous gradients, D and E are placed on their own: E lives
 // over [12,16] only and takes C's place once C is dead.
-//   D @4672 (end 5184); A @5184; C @5440; E overlaps D and A only: @5440;
-//   B overlaps D, A, C, E: @5696, end 5700.
-// Max live at point 8: 4608 + A + B + C + D = 5636.
-// OFF: zero.memory_plan = {device = 5700 : i64, host = 0 : i64, nvme = 0 : i64}
-// OFF: tensor.empty() {zero.offsets = array<i64: 5184>} : tensor<8x16xf16>
-// OFF: tensor.empty() {zero.offsets = array<i64: 5696>} : tensor<f32>
-// OFF: tensor.empty() {zero.offsets = array<i64: 5440>} : tensor<16x8xf16>
-// OFF: tensor.empty() {zero.offsets = array<i64: 4672>} : tensor<16x16xf16>
-// OFF: tensor.empty() {zero.offsets = array<i64: 5440>} : tensor<16xf16>
-// OFF: linalg.reduce {{.*}} {zero.offsets = array<i64: 5440>}
-// REPORT-OFF:      "communication_buffers_peak": 544,
-// REPORT-OFF-NEXT: "max_live": 5636,
-// REPORT-OFF-NEXT: "peak": 5700
+//   0: A @4672; 4: B @4928; 6: C @4992; 8: D @5248 (end 5760);
+//   12: C is dead: E goes into its hole [4932,5248), at its top next to D
+//   (both freed after 16; B, below, after 22): 5248 - 32 = 5216, aligned
+//   down to 5184; 15: S @5760, end 6304.
+// Max live at point 15: 4608 + B + D + E + S = 5700.
+// OFF: zero.memory_plan = {device = 6304 : i64, host = 0 : i64, nvme = 0 : i64}
+// OFF: tensor.empty() {zero.offsets = array<i64: 4672>} : tensor<8x16xf16>
+// OFF: tensor.empty() {zero.offsets = array<i64: 4928>} : tensor<f32>
+// OFF: tensor.empty() {zero.offsets = array<i64: 4992>} : tensor<16x8xf16>
+// OFF: tensor.empty() {zero.offsets = array<i64: 5248>} : tensor<16x16xf16>
+// OFF: tensor.empty() {zero.offsets = array<i64: 5184>} : tensor<16xf16>
+// OFF: linalg.reduce {{.*}} {zero.offsets = array<i64: 5184>}
+// OFF: zero.all_reduce_start {{.*}} zero.staging = array<i64: 5760, 544>
+// REPORT-OFF:      "communication_buffers_peak": 1088,
+// REPORT-OFF-NEXT: "max_live": 5700,
+// REPORT-OFF-NEXT: "peak": 6304
 // REPORT-OFF:      "contiguous_gradient_buckets": [],
 // REPORT-OFF-NEXT: "options": {
 // REPORT-OFF-NEXT:   "contiguous_gradients": false,

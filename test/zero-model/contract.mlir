@@ -21,7 +21,7 @@
 
 // GPT-LABEL: func.func @train_step(
 // GPT-SAME:    tensor<32x16xf32> {zero.param = "wte.weight"}
-// GPT-SAME:    tensor<2x8xi32> {zero.data = "targets"})
+// GPT-SAME:    tensor<2x8xi32> {zero.data = "targets", zero.data_bound = 32 : i64})
 // GPT-SAME:    tensor<16xf32> {zero.grad = "ln_f.bias"})
 
 // GPT64-LABEL: func.func @train_step(

@@ -40,8 +40,8 @@
 // CHECK-SAME:   %arg25: tensor<8xf32> {zero.param = "h.1.mlp.c_proj.bias"},
 // CHECK-SAME:   %arg26: tensor<8xf32> {zero.param = "ln_f.weight"},
 // CHECK-SAME:   %arg27: tensor<8xf32> {zero.param = "ln_f.bias"},
-// CHECK-SAME:   %[[TOKENS:arg28]]: tensor<2x4xi32> {zero.data = "tokens"},
-// CHECK-SAME:   %[[TARGETS:arg29]]: tensor<2x4xi32> {zero.data = "targets"})
+// CHECK-SAME:   %[[TOKENS:arg28]]: tensor<2x4xi32> {zero.data = "tokens", zero.data_bound = 11 : i64},
+// CHECK-SAME:   %[[TARGETS:arg29]]: tensor<2x4xi32> {zero.data = "targets", zero.data_bound = 11 : i64})
 // CHECK-SAME: -> (tensor<f32> {zero.loss},
 // CHECK-SAME:   tensor<11x8xf32> {zero.grad = "wte.weight"},
 // CHECK-SAME:   tensor<4x8xf32> {zero.grad = "wpe.weight"},
@@ -160,6 +160,6 @@
 
 // F64-LABEL: func.func @train_step(
 // F64-SAME:    tensor<11x8xf64> {zero.param = "wte.weight"}
-// F64-SAME:    tensor<2x4xi32> {zero.data = "tokens"}
+// F64-SAME:    tensor<2x4xi32> {zero.data = "tokens", zero.data_bound = 11 : i64}
 // F64-SAME:    -> (tensor<f64> {zero.loss}, tensor<11x8xf64> {zero.grad = "wte.weight"}
 // F64-NOT:     f32

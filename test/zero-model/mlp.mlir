@@ -10,7 +10,7 @@
 // CHECK-SAME:    %[[W1:arg2]]: tensor<4x4xf32> {zero.param = "fc1.weight"},
 // CHECK-SAME:    %[[B1:arg3]]: tensor<4xf32> {zero.param = "fc1.bias"},
 // CHECK-SAME:    %[[X:arg4]]: tensor<2x4xf32> {zero.data = "inputs"},
-// CHECK-SAME:    %[[LABELS:arg5]]: tensor<2xi32> {zero.data = "labels"})
+// CHECK-SAME:    %[[LABELS:arg5]]: tensor<2xi32> {zero.data = "labels", zero.data_bound = 4 : i64})
 // CHECK-SAME: -> (tensor<f32> {zero.loss},
 // CHECK-SAME:    tensor<4x4xf32> {zero.grad = "fc0.weight"},
 // CHECK-SAME:    tensor<4xf32> {zero.grad = "fc0.bias"},
@@ -56,6 +56,6 @@
 
 // F64-LABEL: func.func @train_step(
 // F64-SAME:    tensor<4x4xf64> {zero.param = "fc0.weight"}
-// F64-SAME:    tensor<2x4xf64> {zero.data = "inputs"}, %arg5: tensor<2xi32> {zero.data = "labels"})
+// F64-SAME:    tensor<2x4xf64> {zero.data = "inputs"}, %arg5: tensor<2xi32> {zero.data = "labels", zero.data_bound = 4 : i64})
 // F64-SAME:    -> (tensor<f64> {zero.loss}, tensor<4x4xf64> {zero.grad = "fc0.weight"}
 // F64-NOT:     f32

@@ -24,6 +24,6 @@
 // XLIR:      %arg0: tensor<50257x1600xf32> {zero.param = "wte.weight"}
 // XLIR-SAME: %arg574: tensor<1600x6400xf32> {zero.param = "h.47.mlp.c_fc.weight"}
 // XLIR-SAME: %arg579: tensor<1600xf32> {zero.param = "ln_f.bias"}
-// XLIR-SAME: %arg580: tensor<1x1024xi32> {zero.data = "tokens"}
+// XLIR-SAME: %arg580: tensor<1x1024xi32> {zero.data = "tokens", zero.data_bound = 50257 : i64}
 // XLIR-SAME: tensor<1600xf32> {zero.grad = "ln_f.bias"})
 // XLIR-NOT:  dense<

@@ -33,15 +33,17 @@
 // RUN: not diff %t.contiguous.mlir %t.scattered.mlir > /dev/null
 
 // The defaults (5e8-element buckets): one reduce-scatter of every gradient,
-// one all-gather of every updated parameter.
-// DEFAULT:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias", "fc0.weight", "fc0.bias"]}
+// one all-gather of every updated parameter. The bucket's staging buffer
+// holds 2 ranks x (8 + 2 + 8 + 2) shard elements x 4 bytes = 160 bytes.
+// DEFAULT:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias", "fc0.weight", "fc0.bias"], zero.staging = array<i64: {{[0-9]+}}, 160>}
 // DEFAULT-NOT: zero.reduce_scatter_start
 // DEFAULT:     zero.all_gather_start %param_out, %param_out_{{[0-9]+}}, %param_out_{{[0-9]+}}, %param_out_{{[0-9]+}} layouts
 // DEFAULT-NOT: zero.all_gather_start
 
-// reduce_bucket_size = 2e1 (written as 2e1): one bucket per layer.
-// BUCKETS:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"]}
-// BUCKETS:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc0.weight", "fc0.bias"]}
+// reduce_bucket_size = 2e1 (written as 2e1): one bucket per layer, staged in
+// 2 x (8 + 2) x 4 = 80 bytes.
+// BUCKETS:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
+// BUCKETS:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc0.weight", "fc0.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
 // BUCKETS-NOT: zero.reduce_scatter_start
 
 // reduce_scatter = false: every gradient is all-reduced and the rank keeps

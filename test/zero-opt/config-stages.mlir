@@ -21,12 +21,13 @@
 // RUN:   | FileCheck %s --check-prefix=STAGE2
 
 // Stage 0: plain data parallelism. Full optimizer states, gradients
-// all-reduced, no shard anywhere.
+// all-reduced (packed in a 160-byte staging buffer: 40 f32), no shard
+// anywhere.
 // STAGE0-LABEL: func.func @train_step(
 // STAGE0-SAME:    %arg4: tensor<4x4xf32> {{[^}]*}}zero.param = "fc0.weight", zero.state = "exp_avg"}
 // STAGE0-SAME:    zero.stage = 0 : i64
 // STAGE0-NOT:     zero.reduce_scatter_start
-// STAGE0:         zero.all_reduce_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias", "fc0.weight", "fc0.bias"]}
+// STAGE0:         zero.all_reduce_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias", "fc0.weight", "fc0.bias"], zero.staging = array<i64: {{[0-9]+}}, 160>}
 // STAGE0-NOT:     zero.local_shard
 // STAGE0:         zero.adam %arg0, {{.*}} : tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>, tensor<4x4xf32>
 // STAGE0-NOT:     zero.all_gather_start
@@ -58,20 +59,21 @@
 // STAGE3-SAME:    zero.stage = 3 : i64
 // STAGE3:         zero.reduce_scatter_start avg
 
-// The three matmuls of the backward pass come first, then both buckets.
+// The three matmuls of the backward pass come first, then both buckets (each
+// staged in 2 ranks x (8 + 2) x 4 = 80 bytes).
 // BUCKETS1:     linalg.matmul {{.*}}ins(%transposed,
 // BUCKETS1-NOT: zero.reduce_scatter_start
 // BUCKETS1:     linalg.matmul
 // BUCKETS1-NOT: zero.reduce_scatter_start
 // BUCKETS1:     linalg.matmul
 // BUCKETS1-NOT: linalg.matmul
-// BUCKETS1:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc0.weight", "fc0.bias"]}
-// BUCKETS1:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"]}
+// BUCKETS1:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc0.weight", "fc0.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
+// BUCKETS1:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
 
 // fc1's gradients are reduced before the backward pass goes on.
 // BUCKETS2:     linalg.matmul {{.*}}ins(%transposed,
 // BUCKETS2-NOT: linalg.matmul
-// BUCKETS2:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"]}
+// BUCKETS2:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
 // BUCKETS2:     linalg.matmul
 // BUCKETS2:     linalg.matmul
-// BUCKETS2:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc0.weight", "fc0.bias"]}
+// BUCKETS2:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc0.weight", "fc0.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}

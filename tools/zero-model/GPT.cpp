@@ -43,8 +43,10 @@ void zero_model::declareGPT(const GPTConfig &config, TrainStep &step) {
   step.addParam("ln_f.bias", {h});
 
   Type i32 = IntegerType::get(step.getFloatType().getContext(), 32);
-  step.addData("tokens", {config.batchSize, config.seqLength}, i32);
-  step.addData("targets", {config.batchSize, config.seqLength}, i32);
+  step.addData("tokens", {config.batchSize, config.seqLength}, i32,
+               config.vocabSize);
+  step.addData("targets", {config.batchSize, config.seqLength}, i32,
+               config.vocabSize);
 }
 
 namespace {

@@ -22,7 +22,7 @@ void zero_model::declareMLP(const MLPConfig &config, TrainStep &step) {
   }
   Type i32 = IntegerType::get(step.getFloatType().getContext(), 32);
   step.addData("inputs", {config.batchSize, h}, step.getFloatType());
-  step.addData("labels", {config.batchSize}, i32);
+  step.addData("labels", {config.batchSize}, i32, /*bound=*/h);
 }
 
 Value zero_model::buildMLP(const MLPConfig &config, TrainStep &step,

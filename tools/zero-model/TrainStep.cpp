@@ -19,9 +19,10 @@ void TrainStep::addParam(StringRef name, ArrayRef<int64_t> shape) {
 }
 
 void TrainStep::addData(StringRef name, ArrayRef<int64_t> shape,
-                        Type elementType) {
+                        Type elementType, std::optional<int64_t> bound) {
   dataIndex.try_emplace(name, dataArgs.size());
-  dataArgs.push_back({name.str(), RankedTensorType::get(shape, elementType)});
+  dataArgs.push_back(
+      {name.str(), RankedTensorType::get(shape, elementType), bound});
 }
 
 int64_t TrainStep::getNumParamElements() const {
@@ -51,9 +52,14 @@ func::FuncOp TrainStep::create(OpBuilder &b, ModuleOp module, Location loc) {
     func.setResultAttr(i + 1, ZeroDialect::getGradAttrName(),
                        b.getStringAttr(param.name));
   }
-  for (auto [i, data] : llvm::enumerate(dataArgs))
+  for (auto [i, data] : llvm::enumerate(dataArgs)) {
     func.setArgAttr(numParams + i, ZeroDialect::getDataAttrName(),
                     b.getStringAttr(data.name));
+    // The runtime draws synthetic ids below it and checks real ones.
+    if (data.bound)
+      func.setArgAttr(numParams + i, "zero.data_bound",
+                      b.getI64IntegerAttr(*data.bound));
+  }
   func.setResultAttr(0, ZeroDialect::getLossAttrName(), b.getUnitAttr());
 
   // Name the block arguments' locations after the parameters and data, for

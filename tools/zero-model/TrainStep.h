@@ -15,6 +15,7 @@
 #include "mlir/IR/BuiltinTypes.h"
 #include "llvm/ADT/StringMap.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -29,7 +30,10 @@ public:
   /// Declares the next parameter, of the float type.
   void addParam(StringRef name, ArrayRef<int64_t> shape);
   /// Declares the next data argument; all data follows all parameters.
-  void addData(StringRef name, ArrayRef<int64_t> shape, Type elementType);
+  /// `bound`, for integer data, is the exclusive upper bound of its values
+  /// (`zero.data_bound`: the vocabulary, the classes).
+  void addData(StringRef name, ArrayRef<int64_t> shape, Type elementType,
+               std::optional<int64_t> bound = std::nullopt);
 
   /// Number of scalars in all parameters.
   int64_t getNumParamElements() const;
@@ -52,6 +56,7 @@ private:
   struct Arg {
     std::string name;
     RankedTensorType type;
+    std::optional<int64_t> bound;
   };
 
   FloatType floatType;

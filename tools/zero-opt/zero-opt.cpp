@@ -36,6 +36,7 @@
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Pipeline.h"
 #include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
+#include "zero/Target/Schedule/Passes.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
@@ -95,6 +96,12 @@ llvm::cl::opt<std::string>
                               "(JSON) of the ZeRO pipeline here"),
                llvm::cl::value_desc("FILE"), llvm::cl::init(""),
                llvm::cl::cat(zeroCategory));
+llvm::cl::opt<std::string> zeroEmitSchedule(
+    "zero-emit-schedule",
+    llvm::cl::desc("Write the schedule of the compiled step "
+                   "(docs/ScheduleFormat.md) here, after all passes"),
+    llvm::cl::value_desc("FILE"), llvm::cl::init(""),
+    llvm::cl::cat(zeroCategory));
 llvm::cl::opt<std::string> zeroDeviceMemory(
     "zero-device-memory",
     llvm::cl::desc("Device memory budget of the plan, e.g. 80GiB"),
@@ -419,6 +426,10 @@ int main(int argc, char **argv) {
       mlir::zero::buildZeroPipeline(pm, *pipelineOptions);
     if (failed(cliPipeline.setupPassPipeline(pm)))
       return failure();
+    // Last, so the schedule is that of the IR zero-opt prints.
+    if (!zeroEmitSchedule.empty())
+      pm.addPass(mlir::zero::createZeroEmitSchedulePass(
+          {/*entry=*/"", /*file=*/zeroEmitSchedule}));
     if (pipelineOptions && llvm::count_if(pm.getPasses(), [](Pass &pass) {
                              return pass.getArgument() == "zero-partition";
                            }) > 1) {

@@ -35,13 +35,19 @@ struct IntervalAllocation {
   int64_t size = 0;
 };
 
-/// Offline best-fit allocation ("greedy by size"): intervals are placed
-/// largest first (ties: earlier start, then input order). Each one goes into
-/// the smallest gap, between the buffers already placed that overlap it in
-/// time, that fits it; the lowest such gap on ties, or above all of them if
-/// none fits. Offsets are at least `base` and multiples of `alignment` (a
-/// power of two). Deterministic: the result depends only on the input.
-/// Empty intervals get `base` and occupy nothing.
+/// Best fit in program order: a heap simulated from the first point to the
+/// last. At each point, the intervals that ended before it are freed (merged
+/// with free neighbours), then those starting there are placed, largest
+/// first (ties: input order). Each goes into the free block with the fewest
+/// bytes at an aligned offset that holds it (the lowest block on ties), at
+/// the block's top if the live interval just above it ends closer in time to
+/// its own end than the one just below (what lies below `base` counts as
+/// living to the end of the step), else at the block's first aligned offset;
+/// if no block holds it, above the highest live interval. Offsets are at
+/// least `base` (>= 0) and multiples of `alignment` (a power of two).
+/// O(n log n) in the number of intervals, independent of how many overlap.
+/// Deterministic: the result depends only on the input. Empty intervals get
+/// `base` and occupy nothing.
 IntervalAllocation allocateIntervals(llvm::ArrayRef<LiveInterval> intervals,
                                      int64_t alignment = 1, int64_t base = 0);
 

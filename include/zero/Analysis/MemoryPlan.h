@@ -66,7 +66,8 @@ struct PlannedBuffer {
   std::string name;
   BufferCategory category;
   /// For communication buffers: "in flight" (an operand of a start op),
-  /// "gathered", "reduced" or "swapped" (a wait result). Empty otherwise.
+  /// "gathered", "reduced" or "swapped" (a wait result), "staging" (the flat
+  /// buffer of a collective, see getStagingBuffer). Empty otherwise.
   llvm::StringRef role;
   MemorySpace space;
   /// Bytes: element count times element byte width.
@@ -80,7 +81,8 @@ struct PlannedBuffer {
   bool resident = false;
   /// Index of the contiguous gradient region holding it, or -1.
   int region = -1;
-  /// The op defining the buffer's first value; null for arguments.
+  /// The op defining the buffer's first value (for staging buffers, the start
+  /// op); null for arguments.
   Operation *op = nullptr;
   Location loc;
 };
@@ -104,6 +106,13 @@ struct CommunicationVolume {
   int64_t allGather = 0;
   int64_t reduceScatter = 0;
   int64_t allReduce = 0;
+  /// Bytes one rank sends and receives with a bandwidth-optimal (ring)
+  /// algorithm (docs/ScheduleFormat.md, "Collectives"): for a bucket of P
+  /// padded bytes on N ranks, (N-1)*P/N for an all-gather or a
+  /// reduce-scatter, twice that for an all-reduce (P rounded up to a multiple
+  /// of N). Sent and received are equal.
+  int64_t sent = 0;
+  int64_t received = 0;
   /// Bytes moved off the device and back by swaps.
   int64_t swapOut = 0;
   int64_t swapIn = 0;
@@ -133,6 +142,10 @@ public:
   /// The buffer of a tensor value of the body (arguments and results of the
   /// top-level ops), or null for a value the plan does not track.
   const PlannedBuffer *lookup(Value value) const;
+
+  /// The staging region of a collective start op (docs/ScheduleFormat.md,
+  /// "Collectives"), or null when its bucket needs none.
+  const PlannedBuffer *getStagingBuffer(Operation *startOp) const;
 
   /// The arena size of `space`: the end of its highest buffer.
   int64_t getArenaSize(MemorySpace space) const {
@@ -164,7 +177,8 @@ public:
 
   /// Records the plan on the function: `zero.memory_plan` (arena sizes),
   /// `zero.offset` on planned arguments, `zero.offsets` on ops with tensor
-  /// results, `zero.space` where not on the device.
+  /// results, `zero.space` where not on the device, `zero.staging =
+  /// array<i64: offset, bytes>` on collective starts with a staging buffer.
   void annotate() const;
 
   /// Writes the JSON report (docs/passes/plan-memory.md).
@@ -187,6 +201,7 @@ private:
   llvm::SmallVector<PlannedBuffer> buffers;
   llvm::SmallVector<GradientRegion> regions;
   llvm::DenseMap<Value, unsigned> bufferOf;
+  llvm::DenseMap<Operation *, unsigned> stagingOf;
   int64_t arenaSizes[kNumMemorySpaces] = {0, 0, 0};
 
   friend class MemoryPlanBuilder;
@@ -199,8 +214,10 @@ FailureOr<int64_t> getElementByteWidth(Type elementType);
 /// Bytes of a statically shaped tensor, or failure.
 FailureOr<int64_t> getTensorByteSize(RankedTensorType type);
 
-/// The communication volume of the collectives and swaps of `func`.
-CommunicationVolume computeCommunicationVolume(func::FuncOp func);
+/// The communication volume of the collectives and swaps of `func`, whose
+/// all-reduces run on `worldSize` ranks.
+CommunicationVolume computeCommunicationVolume(func::FuncOp func,
+                                               int64_t worldSize);
 
 /// The model's parameter count: the elements of the full shapes of the
 /// parameter arguments (their `zero.layout`, else their type).

@@ -451,13 +451,21 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   // State arguments go after the parameters: per parameter its master
   // weights and optimizer states, then the step counter. The loss scale,
   // after the parameters, thus comes after the step counter; a dynamic
-  // scale's states follow it.
-  unsigned insertAt = lastParamArg + 1;
-  auto addArg = [&](Type type, ArrayRef<NamedAttribute> argAttrs) {
-    (void)func.insertArgument(insertAt, type, attrs.getDictionaryAttr(argAttrs),
-                              func.getLoc());
-    return func.getArgument(insertAt++);
+  // scale's states follow it. They are inserted at once: one insertion per
+  // argument copies the whole signature each time, quadratic in depth.
+  SmallVector<unsigned> newIndices;
+  SmallVector<Type> newTypes;
+  SmallVector<DictionaryAttr> newAttrs;
+  // Returns the new argument's ordinal; see `getNewArg` below.
+  auto addArg = [&](unsigned index, Type type,
+                    ArrayRef<NamedAttribute> argAttrs) -> unsigned {
+    newIndices.push_back(index);
+    newTypes.push_back(type);
+    newAttrs.push_back(attrs.getDictionaryAttr(argAttrs));
+    return newIndices.size() - 1;
   };
+  unsigned insertAt = lastParamArg + 1;
+  SmallVector<SmallVector<unsigned>> stateOrdinals;
   SmallVector<StringRef> kinds = stateKinds(*kind, momentum);
   for (TrainableParam &tp : trainable) {
     auto nameAttr = attrs.getNamedAttr(ZeroDialect::getParamAttrName(),
@@ -466,28 +474,61 @@ void ZeroInsertOptimizerPass::runOnOperation() {
     if (tp.hasMaster)
       names.push_back("master");
     names.append(kinds);
+    SmallVector<unsigned> &ordinals = stateOrdinals.emplace_back();
     for (StringRef stateKind : names)
-      tp.states.push_back(addArg(
-          tp.partitionType,
+      ordinals.push_back(addArg(
+          insertAt, tp.partitionType,
           {nameAttr, attrs.getNamedAttr(ZeroDialect::getStateAttrName(),
                                         attrs.getStringAttr(stateKind))}));
   }
-  BlockArgument stepArg =
-      addArg(RankedTensorType::get({}, attrs.getI64Type()),
+  unsigned stepOrdinal =
+      addArg(insertAt, RankedTensorType::get({}, attrs.getI64Type()),
              {attrs.getNamedAttr(ZeroDialect::getStepAttrName(),
                                  attrs.getUnitAttr())});
+  unsigned hysteresisOrdinal = 0, goodStepsOrdinal = 0;
   if (scaling.dynamic) {
     auto i64Scalar = RankedTensorType::get({}, attrs.getI64Type());
+    unsigned afterScale = scaling.scale.getArgNumber() + 1;
     auto stateArg = [&](StringRef stateKind, int64_t initial) {
-      return addArg(i64Scalar,
+      return addArg(afterScale, i64Scalar,
                     {attrs.getNamedAttr(ZeroDialect::getStateAttrName(),
                                         attrs.getStringAttr(stateKind)),
                      attrs.getNamedAttr(kInitialValueAttr,
                                         attrs.getI64IntegerAttr(initial))});
     };
-    insertAt = scaling.scale.getArgNumber() + 1;
-    scaling.hysteresis = stateArg(kHysteresisState, hysteresis);
-    scaling.goodSteps = stateArg(kGoodStepsState, 0);
+    hysteresisOrdinal = stateArg(kHysteresisState, hysteresis);
+    goodStepsOrdinal = stateArg(kGoodStepsState, 0);
+  }
+
+  // insertArguments takes indices into the old signature, sorted; arguments
+  // at one index keep their order.
+  auto allOrdinals = llvm::seq<unsigned>(0, newIndices.size());
+  SmallVector<unsigned> order(allOrdinals.begin(), allOrdinals.end());
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    return newIndices[a] < newIndices[b];
+  });
+  SmallVector<unsigned> sortedIndices;
+  SmallVector<Type> sortedTypes;
+  SmallVector<DictionaryAttr> sortedAttrs;
+  SmallVector<unsigned> newPosition(newIndices.size());
+  for (auto [position, ordinal] : llvm::enumerate(order)) {
+    sortedIndices.push_back(newIndices[ordinal]);
+    sortedTypes.push_back(newTypes[ordinal]);
+    sortedAttrs.push_back(newAttrs[ordinal]);
+    newPosition[ordinal] = newIndices[ordinal] + position;
+  }
+  SmallVector<Location> newLocs(newIndices.size(), func.getLoc());
+  (void)func.insertArguments(sortedIndices, sortedTypes, sortedAttrs, newLocs);
+  auto getNewArg = [&](unsigned ordinal) {
+    return func.getArgument(newPosition[ordinal]);
+  };
+  for (auto [tp, ordinals] : llvm::zip_equal(trainable, stateOrdinals))
+    for (unsigned ordinal : ordinals)
+      tp.states.push_back(getNewArg(ordinal));
+  BlockArgument stepArg = getNewArg(stepOrdinal);
+  if (scaling.dynamic) {
+    scaling.hysteresis = getNewArg(hysteresisOrdinal);
+    scaling.goodSteps = getNewArg(goodStepsOrdinal);
   }
 
   // The step is appended at the end of the body, after the backward pass.

@@ -58,23 +58,26 @@ struct ZeroPartitionPass
 
     // DeepSpeed marks parameters persistent in module order while their
     // total stays within the model threshold; arguments are in model order.
+    // All argument attributes at once: setArgAttr copies every argument's
+    // attributes, quadratic in the number of parameters.
     int64_t persistentNumel = 0;
+    SmallVector<DictionaryAttr> argAttrs;
     for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      if (!func.getArgAttr(i, ZeroDialect::getParamAttrName()))
-        continue;
-      auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-      auto layout = LayoutAttr::get(ctx, type.getShape(), worldSize);
-      func.setArgAttr(i, ZeroDialect::getLayoutAttrName(), layout);
-      if (stage != 3)
-        continue;
-      int64_t numel = layout.getNumel();
-      if (numel <= paramPersistenceThreshold &&
-          numel <= modelPersistenceThreshold - persistentNumel) {
-        persistentNumel += numel;
-        func.setArgAttr(i, ZeroDialect::getPersistentAttrName(),
-                        b.getUnitAttr());
+      NamedAttrList attrs(func.getArgAttrDict(i));
+      if (attrs.get(ZeroDialect::getParamAttrName())) {
+        auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
+        auto layout = LayoutAttr::get(ctx, type.getShape(), worldSize);
+        attrs.set(ZeroDialect::getLayoutAttrName(), layout);
+        int64_t numel = layout.getNumel();
+        if (stage == 3 && numel <= paramPersistenceThreshold &&
+            numel <= modelPersistenceThreshold - persistentNumel) {
+          persistentNumel += numel;
+          attrs.set(ZeroDialect::getPersistentAttrName(), b.getUnitAttr());
+        }
       }
+      argAttrs.push_back(attrs.getDictionary(ctx));
     }
+    func.setAllArgAttrs(argAttrs);
   }
 };
 } // namespace

@@ -1,0 +1,1133 @@
+//===- ScheduleEmitter.cpp - rank step to schedule JSON -------------------===//
+//
+// Translates a rank step into the schedule of docs/ScheduleFormat.md:
+//   1. the memory plan (zero::MemoryPlan, the plan zero-plan-memory recorded
+//      on the IR, checked against those annotations) gives the buffers, the
+//      program points and the buffer of every tensor;
+//   2. every value gets an id (arguments, then the ops in program order, each
+//      op's results before the values of its body);
+//   3. the ops become instructions: compute ops, scalar ops, frees and
+//      synchronization on the `compute` stream, collectives on `comm`, with
+//      one event for "operands ready" and one for "collective done" each.
+// Anything outside the format is an error at the op, argument or function
+// that needs it, and nothing is written then.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Target/Schedule/ScheduleEmitter.h"
+
+#include "zero/Analysis/MemoryPlan.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Dialect/Zero/Transforms/TrainStep.h"
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/AsmState.h"
+#include "mlir/IR/BuiltinAttributes.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/TypeSwitch.h"
+#include "llvm/Support/FormatVariadic.h"
+
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <map>
+#include <tuple>
+
+using namespace mlir;
+using namespace mlir::zero;
+
+using json = nlohmann::ordered_json;
+
+static constexpr llvm::StringLiteral kMemoryPlanAttrName = "zero.memory_plan";
+static constexpr llvm::StringLiteral kOffsetAttrName = "zero.offset";
+static constexpr llvm::StringLiteral kOffsetsAttrName = "zero.offsets";
+static constexpr llvm::StringLiteral kStagingAttrName = "zero.staging";
+static constexpr llvm::StringLiteral kInitialValueAttrName =
+    "zero.initial_value";
+static constexpr llvm::StringLiteral kInitAttrName = "zero.init";
+static constexpr llvm::StringLiteral kDataBoundAttrName = "zero.data_bound";
+
+static constexpr MemorySpace kSpaces[] = {MemorySpace::Device,
+                                          MemorySpace::Host, MemorySpace::Nvme};
+
+//===----------------------------------------------------------------------===//
+// Helpers
+//===----------------------------------------------------------------------===//
+
+/// "file:line:col" of the first file location in `loc`, else the name of a
+/// NameLoc, else "unknown".
+static std::string formatLoc(Location loc) {
+  if (auto file = loc->findInstanceOf<FileLineColLoc>())
+    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
+            Twine(file.getColumn()))
+        .str();
+  if (auto name = loc->findInstanceOf<NameLoc>())
+    return name.getName().str();
+  return "unknown";
+}
+
+/// The schedule's name of an element type, or empty.
+static StringRef getDtypeName(Type type) {
+  if (type.isF32())
+    return "f32";
+  if (type.isF64())
+    return "f64";
+  if (type.isBF16())
+    return "bf16";
+  if (type.isF16())
+    return "f16";
+  if (type.isIndex())
+    return "index";
+  if (type.isSignlessInteger(64))
+    return "i64";
+  if (type.isSignlessInteger(32))
+    return "i32";
+  if (type.isSignlessInteger(1))
+    return "i1";
+  return "";
+}
+
+static bool isScalarType(Type type) { return !getDtypeName(type).empty(); }
+
+static StringRef getCategoryName(BufferCategory category) {
+  switch (category) {
+  case BufferCategory::Parameter:
+    return "parameter";
+  case BufferCategory::Gradient:
+    return "gradient";
+  case BufferCategory::OptimizerState:
+    return "optimizer_state";
+  case BufferCategory::Input:
+    return "input";
+  case BufferCategory::Activation:
+    return "activation";
+  case BufferCategory::Communication:
+    return "communication";
+  }
+  llvm_unreachable("unknown buffer category");
+}
+
+/// A float as a JSON number; "inf", "-inf" and "nan" as strings, which JSON
+/// has no numbers for.
+static json getFloatJson(const APFloat &value) {
+  if (value.isNaN())
+    return "nan";
+  if (value.isInfinity())
+    return value.isNegative() ? "-inf" : "inf";
+  // f16, bf16 and f32 convert to double exactly.
+  APFloat wide = value;
+  bool losesInfo = false;
+  wide.convert(APFloat::IEEEdouble(), APFloat::rmNearestTiesToEven, &losesInfo);
+  return wide.convertToDouble();
+}
+
+static json getIntJson(const APInt &value) {
+  // i1 true is 1, not -1.
+  if (value.getBitWidth() == 1)
+    return static_cast<int64_t>(value.getZExtValue());
+  return value.getSExtValue();
+}
+
+static json getLayoutJson(LayoutAttr layout) {
+  json result;
+  result["shape"] = layout.getShape().vec();
+  result["world_size"] = layout.getWorldSize();
+  result["shard_numel"] = layout.getShardNumel();
+  result["padded_numel"] = layout.getPaddedNumel();
+  return result;
+}
+
+/// The scalar ops of the format (docs/ScheduleFormat.md, "Scalar ops").
+static bool isScheduleScalarOpName(StringRef name) {
+  static const llvm::StringSet<> names = [] {
+    llvm::StringSet<> set;
+    for (StringRef op :
+         {"constant", "addf",     "subf",   "mulf",       "divf",   "negf",
+          "maximumf", "minimumf", "remf",   "addi",       "subi",   "muli",
+          "divsi",    "divui",    "remsi",  "remui",      "maxsi",  "minsi",
+          "andi",     "ori",      "xori",   "shli",       "shrsi",  "shrui",
+          "cmpf",     "cmpi",     "select", "extf",       "truncf", "sitofp",
+          "uitofp",   "fptosi",   "fptoui", "index_cast", "extsi",  "extui",
+          "trunci",   "bitcast"})
+      set.insert(("arith." + op).str());
+    for (StringRef op :
+         {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "tanh",
+          "absf", "erf", "powf", "sin", "cos", "floor", "ceil"})
+      set.insert(("math." + op).str());
+    return set;
+  }();
+  return names.contains(name);
+}
+
+/// A scalar op of the format: a listed op on scalars only.
+static bool isScheduleScalarOp(Operation *op) {
+  return isScheduleScalarOpName(op->getName().getStringRef()) &&
+         op->getNumRegions() == 0 &&
+         llvm::all_of(op->getOperandTypes(), isScalarType) &&
+         llvm::all_of(op->getResultTypes(), isScalarType);
+}
+
+/// `{"kind": ...}` for a parameter's `zero.init` string, or failure.
+static FailureOr<json> parseInit(StringRef text) {
+  json init;
+  if (text == "zeros" || text == "ones") {
+    init["kind"] = text.str();
+    return init;
+  }
+  StringRef std = text;
+  double value;
+  if (!std.consume_front("normal(") || !std.consume_back(")") ||
+      std.trim().getAsDouble(value) || !(value > 0) || !std::isfinite(value))
+    return failure();
+  init["kind"] = "normal";
+  init["std"] = value;
+  return init;
+}
+
+/// GPT-2's initialization by name: biases zeros, LayerNorm weights ones,
+/// everything else normal(0, 0.02).
+static json getDefaultInit(StringRef name) {
+  json init;
+  StringRef last = name.rsplit('.').second;
+  StringRef module = name.rsplit('.').first.rsplit('.').second;
+  if (name == "bias" || last == "bias") {
+    init["kind"] = "zeros";
+  } else if (last == "weight" && module.starts_with("ln_")) {
+    init["kind"] = "ones";
+  } else {
+    init["kind"] = "normal";
+    init["std"] = 0.02;
+  }
+  return init;
+}
+
+//===----------------------------------------------------------------------===//
+// The plan recorded on the IR
+//===----------------------------------------------------------------------===//
+
+namespace {
+/// Where a computed plan differs from the annotations of zero-plan-memory.
+struct PlanMismatch {
+  Location loc;
+  std::string message;
+};
+} // namespace
+
+static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
+                                                    const MemoryPlan &plan) {
+  auto arenas = func->getAttrOfType<DictionaryAttr>(kMemoryPlanAttrName);
+  for (MemorySpace space : kSpaces) {
+    StringRef name = getMemorySpaceName(space);
+    auto recorded = arenas.getAs<IntegerAttr>(name);
+    int64_t planned = plan.getArenaSize(space);
+    if (!recorded || recorded.getInt() != planned)
+      return PlanMismatch{
+          func.getLoc(),
+          ("the " + name + " arena is " + Twine(planned) + " bytes, recorded " +
+           (recorded ? Twine(recorded.getInt()) : Twine("none")))
+              .str()};
+  }
+  for (BlockArgument arg : func.getArguments()) {
+    auto recorded =
+        func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttrName);
+    const PlannedBuffer *buffer = plan.lookup(arg);
+    if (recorded && buffer && recorded.getInt() != buffer->offset)
+      return PlanMismatch{arg.getLoc(),
+                          ("argument #" + Twine(arg.getArgNumber()) +
+                           " is planned at offset " + Twine(buffer->offset) +
+                           ", recorded " + Twine(recorded.getInt()))
+                              .str()};
+  }
+  for (Operation *op : plan.getProgram()) {
+    if (auto recorded =
+            op->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttrName)) {
+      for (OpResult result : op->getResults()) {
+        int64_t i = result.getResultNumber();
+        const PlannedBuffer *buffer = plan.lookup(result);
+        int64_t planned = buffer ? buffer->offset : -1;
+        if (i >= recorded.size() || recorded[i] != planned)
+          return PlanMismatch{
+              op->getLoc(),
+              ("result #" + Twine(i) + " of '" + op->getName().getStringRef() +
+               "' is planned at offset " + Twine(planned) + ", recorded " +
+               (i < recorded.size() ? Twine(recorded[i]) : Twine("none")))
+                  .str()};
+      }
+    }
+    if (!isa<AsyncStartOpInterface>(op))
+      continue;
+    auto recorded = op->getAttrOfType<DenseI64ArrayAttr>(kStagingAttrName);
+    const PlannedBuffer *staging = plan.getStagingBuffer(op);
+    auto describe = [](std::optional<std::pair<int64_t, int64_t>> region) {
+      return region ? llvm::formatv("{0} bytes at offset {1}", region->second,
+                                    region->first)
+                          .str()
+                    : std::string("none");
+    };
+    std::optional<std::pair<int64_t, int64_t>> planned, annotated;
+    if (staging)
+      planned = {staging->offset, staging->size};
+    if (recorded && recorded.size() == 2)
+      annotated = {recorded[0], recorded[1]};
+    if (planned != annotated || (recorded && recorded.size() != 2))
+      return PlanMismatch{op->getLoc(), "the staging buffer of '" +
+                                            op->getName().getStringRef().str() +
+                                            "' is " + describe(planned) +
+                                            ", recorded " +
+                                            describe(annotated)};
+  }
+  return std::nullopt;
+}
+
+/// The plan of `func` with the options zero-plan-memory used, which the IR
+/// does not record: the one whose offsets are those on the IR.
+static FailureOr<MemoryPlan> computeRecordedPlan(func::FuncOp func) {
+  std::optional<PlanMismatch> firstMismatch;
+  for (bool contiguousGradients : {true, false}) {
+    MemoryPlanOptions options;
+    options.contiguousGradients = contiguousGradients;
+    FailureOr<MemoryPlan> plan = MemoryPlan::compute(func, options);
+    if (failed(plan))
+      return failure();
+    std::optional<PlanMismatch> mismatch = findPlanMismatch(func, *plan);
+    if (!mismatch)
+      return plan;
+    if (!firstMismatch)
+      firstMismatch = std::move(mismatch);
+  }
+  emitError(firstMismatch->loc)
+      << "the memory plan recorded on the IR does not match the plan of the "
+         "function: "
+      << firstMismatch->message
+      << "; was the step changed after zero-plan-memory? Run the pipeline "
+         "(or --zero-plan-memory) again";
+  return failure();
+}
+
+//===----------------------------------------------------------------------===//
+// The emitter
+//===----------------------------------------------------------------------===//
+
+namespace {
+class ScheduleEmitter {
+public:
+  ScheduleEmitter(func::FuncOp func, const MemoryPlan &plan, int64_t stage,
+                  int64_t worldSize)
+      : func(func), plan(plan), stage(stage), worldSize(worldSize),
+        asmState(func) {}
+
+  FailureOr<json> emit();
+
+private:
+  LogicalResult numberValues();
+  LogicalResult addValue(Value value, bool inBody);
+
+  json getBuffers() const;
+  FailureOr<json> getArguments();
+  FailureOr<json> getResults();
+  LogicalResult emitInstructions(json &compute, json &comm);
+  FailureOr<json> translateComputeOp(Operation *op, json inst);
+  FailureOr<json> translateBody(Operation *owner);
+  LogicalResult addScalarOpFields(Operation *op, json &inst);
+
+  json getIds(ValueRange values) const {
+    json ids = json::array();
+    for (Value value : values)
+      ids.push_back(valueIds.lookup(value));
+    return ids;
+  }
+  int64_t getBufferId(const PlannedBuffer *buffer) const {
+    return buffer - plan.getBuffers().data();
+  }
+  static json getSync(StringRef kind, int64_t point, Operation *op,
+                      int64_t event) {
+    json inst;
+    inst["op"] = kind.str();
+    inst["point"] = point;
+    inst["loc"] = formatLoc(op->getLoc());
+    inst["event"] = event;
+    return inst;
+  }
+
+  func::FuncOp func;
+  const MemoryPlan &plan;
+  int64_t stage;
+  int64_t worldSize;
+  AsmState asmState;
+
+  llvm::DenseMap<Value, int64_t> valueIds;
+  json values = json::array();
+  int64_t numEvents = 0;
+};
+} // namespace
+
+/// Ops that may appear in the body of the function.
+static bool isTopLevelOp(Operation *op) {
+  if (isScheduleScalarOp(op))
+    return true;
+  if (isa<linalg::MapOp, linalg::ReduceOp, linalg::GenericOp, linalg::MatmulOp,
+          linalg::BatchMatmulOp, linalg::TransposeOp, linalg::BroadcastOp,
+          linalg::FillOp, linalg::CopyOp>(op))
+    return true;
+  // A tensor constant is data for a buffer; scalar constants are registers.
+  if (auto constant = dyn_cast<arith::ConstantOp>(op))
+    return isa<DenseElementsAttr>(constant.getValue()) &&
+           isa<RankedTensorType>(constant.getType());
+  return isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::InsertSliceOp,
+             tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ExtractOp,
+             tensor::FromElementsOp, tensor::SplatOp, AllGatherStartOp,
+             ReduceScatterStartOp, AllReduceStartOp, WaitOp, ReleaseOp,
+             LocalShardOp, AdamOp, SgdOp, func::ReturnOp>(op);
+}
+
+static LogicalResult checkBody(Operation *owner) {
+  Region &region = owner->getRegion(0);
+  if (!region.hasOneBlock())
+    return owner->emitOpError("has a body of ")
+           << region.getBlocks().size()
+           << " blocks; the schedule's bodies have one";
+  for (Operation &op : region.front()) {
+    if (isa<linalg::YieldOp>(op))
+      continue;
+    if (isScheduleScalarOp(&op) || isa<linalg::IndexOp>(op))
+      continue;
+    if (auto extract = dyn_cast<tensor::ExtractOp>(op);
+        extract && extract.getTensor().getParentRegion() != &region)
+      continue;
+    return op.emitOpError("is not supported in the body of '")
+           << owner->getName()
+           << "' by the schedule: a body holds scalar arith and math ops, "
+              "linalg.index and tensor.extract of a tensor defined outside "
+              "it (docs/ScheduleFormat.md)";
+  }
+  return success();
+}
+
+/// Fails with an error at the first op the format cannot express.
+static LogicalResult checkOps(func::FuncOp func) {
+  for (Operation &each : func.front()) {
+    Operation *op = &each;
+    if (!isTopLevelOp(op)) {
+      bool onTensors = isScheduleScalarOpName(op->getName().getStringRef());
+      InFlightDiagnostic diag =
+          op->emitOpError("is not supported by the schedule");
+      if (onTensors)
+        diag << ": it takes scalars only; elementwise math on tensors is a "
+                "linalg.map";
+      else if (isa<SwapOutStartOp, SwapInStartOp>(op))
+        diag << ": version 1 of the format has no swaps";
+      else
+        diag << " (docs/ScheduleFormat.md lists the ops the runtime "
+                "executes)";
+      return failure();
+    }
+    if (isa<linalg::MapOp, linalg::ReduceOp, linalg::GenericOp>(op) &&
+        failed(checkBody(op)))
+      return failure();
+  }
+  return success();
+}
+
+LogicalResult ScheduleEmitter::addValue(Value value, bool inBody) {
+  Type type = value.getType();
+  if (isa<HandleType>(type))
+    return success();
+  Location loc = value.getLoc();
+  json entry;
+  entry["id"] = static_cast<int64_t>(valueIds.size());
+  if (auto tensor = dyn_cast<RankedTensorType>(type);
+      tensor && !inBody && tensor.hasStaticShape() &&
+      isScalarType(tensor.getElementType())) {
+    const PlannedBuffer *buffer = plan.lookup(value);
+    if (!buffer)
+      return emitError(loc, "the memory plan has no buffer for this value");
+    entry["kind"] = "tensor";
+    entry["dtype"] = getDtypeName(tensor.getElementType()).str();
+    entry["shape"] = tensor.getShape().vec();
+    entry["buffer"] = getBufferId(buffer);
+  } else if (isScalarType(type)) {
+    entry["kind"] = "scalar";
+    entry["dtype"] = getDtypeName(type).str();
+  } else {
+    return emitError(loc, "the schedule cannot hold a value of type ")
+           << type
+           << (inBody ? " in a body, which holds scalars only"
+                      : ": tensors have static shapes and scalars are f32, "
+                        "f64, bf16, f16, i64, i32, i1 or index");
+  }
+  std::string name;
+  llvm::raw_string_ostream os(name);
+  value.printAsOperand(os, asmState);
+  entry["name"] = name;
+  valueIds[value] = entry["id"].get<int64_t>();
+  values.push_back(std::move(entry));
+  return success();
+}
+
+LogicalResult ScheduleEmitter::numberValues() {
+  for (BlockArgument arg : func.getArguments())
+    if (failed(addValue(arg, /*inBody=*/false)))
+      return failure();
+  for (Operation *op : plan.getProgram()) {
+    for (Value result : op->getResults())
+      if (failed(addValue(result, /*inBody=*/false)))
+        return failure();
+    // Named linalg ops have implicit bodies; only these are translated.
+    if (!isa<linalg::MapOp, linalg::ReduceOp, linalg::GenericOp>(op))
+      continue;
+    Block &body = op->getRegion(0).front();
+    for (BlockArgument arg : body.getArguments())
+      if (failed(addValue(arg, /*inBody=*/true)))
+        return failure();
+    for (Operation &nested : body)
+      for (Value result : nested.getResults())
+        if (failed(addValue(result, /*inBody=*/true)))
+          return failure();
+  }
+  return success();
+}
+
+json ScheduleEmitter::getBuffers() const {
+  json buffers = json::array();
+  for (auto [i, buffer] : llvm::enumerate(plan.getBuffers())) {
+    json entry;
+    entry["id"] = static_cast<int64_t>(i);
+    entry["name"] = buffer.name;
+    entry["category"] = getCategoryName(buffer.category).str();
+    entry["role"] = buffer.role.str();
+    entry["space"] = getMemorySpaceName(buffer.space).str();
+    entry["offset"] = buffer.offset;
+    entry["bytes"] = buffer.size;
+    entry["live"] = {buffer.start, buffer.end};
+    buffers.push_back(std::move(entry));
+  }
+  return buffers;
+}
+
+FailureOr<json> ScheduleEmitter::getArguments() {
+  json arguments = json::array();
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    auto param =
+        func.getArgAttrOfType<StringAttr>(i, ZeroDialect::getParamAttrName());
+    auto state =
+        func.getArgAttrOfType<StringAttr>(i, ZeroDialect::getStateAttrName());
+    auto data =
+        func.getArgAttrOfType<StringAttr>(i, ZeroDialect::getDataAttrName());
+    bool step = func.getArgAttr(i, ZeroDialect::getStepAttrName()) != nullptr;
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      return emitError(arg.getLoc(), "argument #")
+             << i << " is not a tensor; the schedule's arguments are buffers";
+
+    json entry;
+    entry["value"] = valueIds.lookup(arg);
+    if (state) {
+      entry["kind"] = "state";
+      entry["state"] = state.str();
+      if (param)
+        entry["param"] = param.str();
+      json init;
+      Attribute initial = func.getArgAttr(i, kInitialValueAttrName);
+      if (auto value = dyn_cast_or_null<FloatAttr>(initial)) {
+        init["kind"] = "value";
+        init["value"] = getFloatJson(value.getValue());
+      } else if (auto value = dyn_cast_or_null<IntegerAttr>(initial)) {
+        init["kind"] = "value";
+        init["value"] = getIntJson(value.getValue());
+      } else if (initial) {
+        return emitError(arg.getLoc(), "argument #")
+               << i << " (state '" << state.getValue()
+               << "'): 'zero.initial_value' must be a number, got " << initial;
+      } else if (state.getValue() == "master" && param) {
+        init["kind"] = "param";
+      } else if (param && llvm::is_contained(
+                              {"exp_avg", "exp_avg_sq", "momentum_buffer"},
+                              state.getValue())) {
+        init["kind"] = "zeros";
+      } else {
+        return emitError(arg.getLoc(), "argument #")
+               << i << ": the schedule does not know how to initialize state '"
+               << state.getValue()
+               << "' (master and the moments of a parameter start from it "
+                  "and zeros; other states need 'zero.initial_value')";
+      }
+      entry["init"] = std::move(init);
+    } else if (param) {
+      auto layout = func.getArgAttrOfType<LayoutAttr>(
+          i, ZeroDialect::getLayoutAttrName());
+      if (!layout)
+        return emitError(arg.getLoc(), "parameter '")
+               << param.getValue() << "' (argument #" << i
+               << ") has no 'zero.layout'; run the ZeRO pipeline first";
+      bool sharded = type.getShape() != layout.getShape();
+      RankedTensorType expected =
+          sharded ? layout.getShardType(type.getElementType())
+                  : layout.getFullType(type.getElementType());
+      if (type != expected)
+        return emitError(arg.getLoc(), "parameter '")
+               << param.getValue() << "' (argument #" << i << ") has type "
+               << type << ", which is neither its shard nor its full tensor "
+               << "under " << layout;
+      entry["kind"] = "param";
+      entry["name"] = param.str();
+      entry["layout"] = getLayoutJson(layout);
+      entry["sharded"] = sharded;
+      entry["persistent"] =
+          func.getArgAttr(i, ZeroDialect::getPersistentAttrName()) != nullptr;
+      if (Attribute attr = func.getArgAttr(i, kInitAttrName)) {
+        auto text = dyn_cast<StringAttr>(attr);
+        FailureOr<json> init =
+            text ? parseInit(text.getValue()) : FailureOr<json>(failure());
+        if (failed(init))
+          return emitError(arg.getLoc(), "parameter '")
+                 << param.getValue() << "' (argument #" << i
+                 << "): 'zero.init' must be \"zeros\", \"ones\" or "
+                    "\"normal(STD)\" with STD > 0, got "
+                 << attr;
+        entry["init"] = std::move(*init);
+      } else {
+        entry["init"] = getDefaultInit(param.getValue());
+      }
+    } else if (step) {
+      entry["kind"] = "step";
+      entry["init"] = {{"kind", "value"}, {"value", 0}};
+    } else if (data) {
+      entry["kind"] = "data";
+      entry["name"] = data.str();
+      if (Attribute attr = func.getArgAttr(i, kDataBoundAttrName)) {
+        auto bound = dyn_cast<IntegerAttr>(attr);
+        if (!bound || bound.getInt() < 1 ||
+            !type.getElementType().isSignlessInteger())
+          return emitError(arg.getLoc(), "data argument '")
+                 << data.getValue() << "' (argument #" << i
+                 << "): 'zero.data_bound' must be a positive integer on "
+                    "integer data, got "
+                 << attr << " on " << type;
+        entry["bound"] = bound.getInt();
+      } else if (type.getElementType().isSignlessInteger()) {
+        return emitError(arg.getLoc(), "data argument '")
+               << data.getValue() << "' (argument #" << i
+               << ") is integer data without 'zero.data_bound': the runtime "
+                  "needs the exclusive upper bound of its values (the "
+                  "vocabulary, the classes)";
+      }
+    } else {
+      return emitError(arg.getLoc(), "argument #")
+             << i
+             << " is neither a parameter, an optimizer state, the step nor "
+                "data ('zero.param', 'zero.state', 'zero.step', 'zero.data')";
+    }
+    arguments.push_back(std::move(entry));
+  }
+  return arguments;
+}
+
+FailureOr<json> ScheduleEmitter::getResults() {
+  // What an argument holds, so that a result can name the argument it
+  // updates: (state, parameter, step).
+  auto getKey = [](DictionaryAttr attrs) {
+    auto param = attrs
+                     ? attrs.getAs<StringAttr>(ZeroDialect::getParamAttrName())
+                     : StringAttr();
+    auto state = attrs
+                     ? attrs.getAs<StringAttr>(ZeroDialect::getStateAttrName())
+                     : StringAttr();
+    bool step = attrs && attrs.get(ZeroDialect::getStepAttrName());
+    return std::make_tuple(state ? state.str() : std::string(),
+                           param ? param.str() : std::string(), step);
+  };
+  std::map<std::tuple<std::string, std::string, bool>, unsigned> arguments;
+  for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i)
+    arguments.try_emplace(getKey(func.getArgAttrDict(i)), i);
+
+  Operation *terminator = func.front().getTerminator();
+  json results = json::array();
+  for (auto [i, operand] : llvm::enumerate(terminator->getOperands())) {
+    if (!isa<RankedTensorType>(operand.getType()))
+      return terminator->emitOpError("result #")
+             << i << " is not a tensor; the schedule's results are buffers";
+    json entry;
+    entry["value"] = valueIds.lookup(operand);
+    DictionaryAttr attrs = func.getResultAttrDict(i);
+    auto key = getKey(attrs);
+    if (attrs && attrs.get(ZeroDialect::getLossAttrName())) {
+      entry["kind"] = "loss";
+    } else if (auto it = arguments.find(key);
+               it != arguments.end() &&
+               (!std::get<0>(key).empty() || !std::get<1>(key).empty() ||
+                std::get<2>(key))) {
+      entry["kind"] = "update";
+      entry["argument"] = it->second;
+    } else {
+      return func.emitOpError("result #")
+             << i
+             << " is neither the loss ('zero.loss') nor the update of an "
+                "argument (the argument's 'zero.param', 'zero.state' or "
+                "'zero.step')";
+    }
+    results.push_back(std::move(entry));
+  }
+  return results;
+}
+
+LogicalResult ScheduleEmitter::addScalarOpFields(Operation *op, json &inst) {
+  if (auto constant = dyn_cast<arith::ConstantOp>(op)) {
+    Attribute value = constant.getValue();
+    if (auto floatAttr = dyn_cast<FloatAttr>(value)) {
+      inst["value"] = getFloatJson(floatAttr.getValue());
+      return success();
+    }
+    if (auto intAttr = dyn_cast<IntegerAttr>(value)) {
+      inst["value"] = getIntJson(intAttr.getValue());
+      return success();
+    }
+    auto dense = dyn_cast<DenseElementsAttr>(value);
+    if (!dense)
+      return op->emitOpError("has a value the schedule cannot hold: ") << value;
+    bool isFloat = isa<FloatType>(dense.getElementType());
+    auto getElement = [&](int64_t i) -> json {
+      return isFloat ? getFloatJson(dense.getValues<APFloat>()[i])
+                     : getIntJson(dense.getValues<APInt>()[i]);
+    };
+    if (dense.isSplat()) {
+      inst["value"] = {{"splat", getElement(0)}};
+      return success();
+    }
+    json data = json::array();
+    for (int64_t i = 0, e = dense.getNumElements(); i < e; ++i)
+      data.push_back(getElement(i));
+    inst["value"] = {{"data", std::move(data)}};
+    return success();
+  }
+  if (auto cmp = dyn_cast<arith::CmpFOp>(op))
+    inst["predicate"] = arith::stringifyCmpFPredicate(cmp.getPredicate()).str();
+  else if (auto cmp = dyn_cast<arith::CmpIOp>(op))
+    inst["predicate"] = arith::stringifyCmpIPredicate(cmp.getPredicate()).str();
+  return success();
+}
+
+FailureOr<json> ScheduleEmitter::translateBody(Operation *owner) {
+  Block &block = owner->getRegion(0).front();
+  json ops = json::array();
+  for (Operation &op : block.without_terminator()) {
+    json inst;
+    inst["op"] = op.getName().getStringRef().str();
+    inst["operands"] = getIds(op.getOperands());
+    inst["results"] = getIds(op.getResults());
+    if (auto index = dyn_cast<linalg::IndexOp>(op))
+      inst["dim"] = index.getDim();
+    else if (failed(addScalarOpFields(&op, inst)))
+      return failure();
+    ops.push_back(std::move(inst));
+  }
+  json body;
+  body["arguments"] = getIds(block.getArguments());
+  body["ops"] = std::move(ops);
+  body["yield"] = getIds(block.getTerminator()->getOperands());
+  return body;
+}
+
+/// Fails with an error naming `what` unless `values` is empty: the format
+/// takes static sizes and offsets only.
+static LogicalResult checkStatic(Operation *op, ValueRange values,
+                                 StringRef what) {
+  if (values.empty())
+    return success();
+  return op->emitOpError("has dynamic ")
+         << what << "; the schedule takes static ones only";
+}
+
+FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
+  inst["operands"] = getIds(op->getOperands());
+  inst["results"] = getIds(op->getResults());
+
+  // Linalg ops on other indexing maps or casts than the format's.
+  if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
+      linalgOp && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op)) {
+    if (linalgOp.hasUserDefinedMaps())
+      return op->emitOpError("with user-defined indexing maps is not "
+                             "supported by the schedule");
+    linalg::TypeFn castFn = isa<linalg::MatmulOp>(op)
+                                ? cast<linalg::MatmulOp>(op).getCast()
+                                : cast<linalg::BatchMatmulOp>(op).getCast();
+    if (castFn != linalg::TypeFn::cast_signed)
+      return op->emitOpError("with cast '")
+             << linalg::stringifyTypeFn(castFn)
+             << "' is not supported by the schedule";
+  }
+
+  LogicalResult result =
+      llvm::TypeSwitch<Operation *, LogicalResult>(op)
+          .Case([&](linalg::TransposeOp transpose) {
+            inst["permutation"] = transpose.getPermutation().vec();
+            return success();
+          })
+          .Case([&](linalg::BroadcastOp broadcast) {
+            inst["dimensions"] = broadcast.getDimensions().vec();
+            return success();
+          })
+          .Case([&](linalg::MapOp map) {
+            FailureOr<json> body = translateBody(map);
+            if (failed(body))
+              return failure();
+            inst["body"] = std::move(*body);
+            return success();
+          })
+          .Case([&](linalg::ReduceOp reduce) {
+            inst["dimensions"] = reduce.getDimensions().vec();
+            FailureOr<json> body = translateBody(reduce);
+            if (failed(body))
+              return failure();
+            inst["body"] = std::move(*body);
+            return success();
+          })
+          .Case([&](linalg::GenericOp generic) -> LogicalResult {
+            if (generic.getLibraryCallAttr())
+              return generic.emitOpError(
+                  "with a library call is not supported by the schedule");
+            json maps = json::array();
+            for (AffineMap map : generic.getIndexingMapsArray()) {
+              if (map.getNumSymbols() != 0 || !map.isProjectedPermutation())
+                return generic.emitOpError("has indexing map ")
+                       << AffineMapAttr::get(map)
+                       << ", which is not a projected permutation; the "
+                          "schedule takes only those";
+              json dims = json::array();
+              for (AffineExpr expr : map.getResults())
+                dims.push_back(cast<AffineDimExpr>(expr).getPosition());
+              maps.push_back(std::move(dims));
+            }
+            inst["indexing_maps"] = std::move(maps);
+            json iterators = json::array();
+            for (utils::IteratorType type : generic.getIteratorTypesArray())
+              iterators.push_back(utils::stringifyIteratorType(type).str());
+            inst["iterator_types"] = std::move(iterators);
+            FailureOr<json> body = translateBody(generic);
+            if (failed(body))
+              return failure();
+            inst["body"] = std::move(*body);
+            return success();
+          })
+          .Case([&](tensor::ExtractSliceOp slice) -> LogicalResult {
+            if (failed(checkStatic(slice, slice.getOffsets(), "offsets")) ||
+                failed(checkStatic(slice, slice.getSizes(), "sizes")) ||
+                failed(checkStatic(slice, slice.getStrides(), "strides")))
+              return failure();
+            inst["offsets"] = slice.getStaticOffsets().vec();
+            inst["sizes"] = slice.getStaticSizes().vec();
+            inst["strides"] = slice.getStaticStrides().vec();
+            return success();
+          })
+          .Case([&](tensor::InsertSliceOp slice) -> LogicalResult {
+            if (failed(checkStatic(slice, slice.getOffsets(), "offsets")) ||
+                failed(checkStatic(slice, slice.getSizes(), "sizes")) ||
+                failed(checkStatic(slice, slice.getStrides(), "strides")))
+              return failure();
+            inst["offsets"] = slice.getStaticOffsets().vec();
+            inst["sizes"] = slice.getStaticSizes().vec();
+            inst["strides"] = slice.getStaticStrides().vec();
+            return success();
+          })
+          .Case<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
+              [&](auto reshape) -> LogicalResult {
+                if (reshape->getNumOperands() != 1)
+                  return reshape.emitOpError(
+                      "has a dynamic output shape; the schedule takes static "
+                      "ones only");
+                json reassociation = json::array();
+                for (const ReassociationIndices &group :
+                     reshape.getReassociationIndices())
+                  reassociation.push_back(
+                      std::vector<int64_t>(group.begin(), group.end()));
+                inst["reassociation"] = std::move(reassociation);
+                return success();
+              })
+          .Case([&](tensor::SplatOp splat) {
+            return checkStatic(splat, splat.getDynamicSizes(), "sizes");
+          })
+          .Case([&](LocalShardOp shard) {
+            inst["layout"] = getLayoutJson(shard.getLayout());
+            return success();
+          })
+          .Case([&](AdamOp adam) {
+            inst["beta1"] = adam.getBeta1().convertToDouble();
+            inst["beta2"] = adam.getBeta2().convertToDouble();
+            inst["eps"] = adam.getEps().convertToDouble();
+            inst["weight_decay"] = adam.getWeightDecay().convertToDouble();
+            inst["mode"] = stringifyAdamMode(adam.getMode()).str();
+            inst["bias_correction"] = adam.getBiasCorrection();
+            return success();
+          })
+          .Case([&](SgdOp sgd) {
+            inst["momentum"] = sgd.getMomentum().convertToDouble();
+            inst["dampening"] = sgd.getDampening().convertToDouble();
+            inst["weight_decay"] = sgd.getWeightDecay().convertToDouble();
+            inst["nesterov"] = sgd.getNesterov();
+            return success();
+          })
+          .Default(
+              [&](Operation *other) { return addScalarOpFields(other, inst); });
+  if (failed(result))
+    return failure();
+  return inst;
+}
+
+LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
+  // The "collective done" event of each start op, waited for at its wait.
+  llvm::DenseMap<Operation *, int64_t> doneEvents;
+  for (auto [index, op] : llvm::enumerate(plan.getProgram())) {
+    int64_t point = index;
+    if (isa<tensor::EmptyOp, func::ReturnOp>(op))
+      continue;
+    // A view needs no work when it shares its source's buffer range.
+    if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
+        plan.lookup(op->getResult(0)) == plan.lookup(op->getOperand(0)))
+      continue;
+
+    json inst;
+    inst["op"] = op->getName().getStringRef().str();
+    inst["point"] = point;
+    inst["loc"] = formatLoc(op->getLoc());
+
+    if (auto wait = dyn_cast<WaitOp>(op)) {
+      Operation *start = wait.getHandle().getDefiningOp();
+      auto it = doneEvents.find(start);
+      if (it == doneEvents.end())
+        return wait.emitOpError("waits on a handle that no collective of the "
+                                "function started");
+      compute.push_back(getSync("wait", point, op, it->second));
+      continue;
+    }
+    if (auto release = dyn_cast<ReleaseOp>(op)) {
+      json free;
+      free["op"] = "free";
+      free["point"] = point;
+      free["loc"] = inst["loc"];
+      free["values"] = getIds(release.getTensors());
+      compute.push_back(std::move(free));
+      continue;
+    }
+    if (auto start = dyn_cast<AsyncStartOpInterface>(op)) {
+      auto handleUsers = start.getAsyncHandle().getUsers();
+      auto wait = handleUsers.empty() ? WaitOp()
+                                      : dyn_cast<WaitOp>(*handleUsers.begin());
+      if (!wait)
+        return op->emitOpError("has no 'zero.wait'");
+      int64_t ready = numEvents++;
+      int64_t done = numEvents++;
+      doneEvents[op] = done;
+
+      json collective;
+      collective["op"] =
+          llvm::TypeSwitch<Operation *, std::string>(op)
+              .Case([](AllGatherStartOp) { return "all_gather"; })
+              .Case([](ReduceScatterStartOp) { return "reduce_scatter"; })
+              .Default([](Operation *) { return "all_reduce"; });
+      collective["point"] = point;
+      collective["loc"] = inst["loc"];
+      collective["operands"] = getIds(op->getOperands());
+      collective["results"] = getIds(wait.getResults());
+      ArrayAttr layouts;
+      if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
+        layouts = gather.getLayouts();
+      } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
+        collective["reduction"] =
+            stringifyReductionKind(scatter.getReduction()).str();
+        layouts = scatter.getLayouts();
+      } else {
+        collective["reduction"] =
+            stringifyReductionKind(cast<AllReduceStartOp>(op).getReduction())
+                .str();
+      }
+      if (layouts) {
+        json layoutList = json::array();
+        for (auto layout : layouts.getAsRange<LayoutAttr>())
+          layoutList.push_back(getLayoutJson(layout));
+        collective["layouts"] = std::move(layoutList);
+      }
+      if (const PlannedBuffer *staging = plan.getStagingBuffer(op)) {
+        json region;
+        region["space"] = getMemorySpaceName(staging->space).str();
+        region["offset"] = staging->offset;
+        region["bytes"] = staging->size;
+        collective["staging"] = std::move(region);
+      }
+
+      compute.push_back(getSync("record", point, op, ready));
+      comm.push_back(getSync("wait", point, op, ready));
+      comm.push_back(std::move(collective));
+      comm.push_back(getSync("record", point, op, done));
+      continue;
+    }
+
+    FailureOr<json> translated = translateComputeOp(op, std::move(inst));
+    if (failed(translated))
+      return failure();
+    compute.push_back(std::move(*translated));
+  }
+  return success();
+}
+
+FailureOr<json> ScheduleEmitter::emit() {
+  json compute = json::array();
+  json comm = json::array();
+  if (failed(numberValues()) || failed(emitInstructions(compute, comm)))
+    return failure();
+  FailureOr<json> arguments = getArguments();
+  if (failed(arguments))
+    return failure();
+  FailureOr<json> results = getResults();
+  if (failed(results))
+    return failure();
+
+  json schedule;
+  schedule["format"] = "zero-schedule";
+  schedule["version"] = kScheduleFormatVersion;
+  schedule["producer"] = "zero-opt";
+  std::string source = "unknown";
+  if (auto file = func.getLoc()->findInstanceOf<FileLineColLoc>())
+    source = file.getFilename().str();
+  schedule["source"] = source;
+  schedule["function"] = func.getSymName().str();
+  schedule["stage"] = stage;
+  schedule["world_size"] = worldSize;
+  schedule["topology"] = {{"grid", json::array({worldSize})}};
+  json arenas;
+  for (MemorySpace space : kSpaces)
+    arenas[getMemorySpaceName(space).str()] = plan.getArenaSize(space);
+  schedule["memory"] = {{"alignment", plan.getOptions().alignment},
+                        {"arenas", std::move(arenas)}};
+  schedule["buffers"] = getBuffers();
+  schedule["values"] = std::move(values);
+  schedule["arguments"] = std::move(*arguments);
+  schedule["results"] = std::move(*results);
+  schedule["streams"] = json::array({"compute", "comm"});
+  schedule["events"] = numEvents;
+  schedule["instructions"] = {{"compute", std::move(compute)},
+                              {"comm", std::move(comm)}};
+  return schedule;
+}
+
+//===----------------------------------------------------------------------===//
+// Printing
+//===----------------------------------------------------------------------===//
+
+/// One line per element of the lists of records (buffers, values,
+/// instructions, ...), everything else on one line: readable, diffable and
+/// easy to FileCheck, and the same bytes for the same IR.
+static bool isRecordList(const json &value) {
+  return value.is_array() && !value.empty() &&
+         llvm::all_of(value, [](const json &e) { return e.is_object(); });
+}
+
+static bool holdsRecordList(const json &value) {
+  return value.is_object() &&
+         llvm::any_of(value, [](const json &e) { return isRecordList(e); });
+}
+
+static void printCompact(llvm::raw_ostream &os, const json &value) {
+  if (value.is_object()) {
+    os << '{';
+    llvm::ListSeparator separator;
+    for (const auto &item : value.items()) {
+      os << separator << json(item.key()).dump() << ": ";
+      printCompact(os, item.value());
+    }
+    os << '}';
+    return;
+  }
+  if (value.is_array()) {
+    os << '[';
+    llvm::ListSeparator separator;
+    for (const json &element : value) {
+      os << separator;
+      printCompact(os, element);
+    }
+    os << ']';
+    return;
+  }
+  os << value.dump(-1, ' ', false, json::error_handler_t::replace);
+}
+
+/// Prints an object member by member and a record list record by record,
+/// one level of `indent` (one space) deeper.
+static void printExpanded(llvm::raw_ostream &os, const json &value,
+                          unsigned indent) {
+  bool object = value.is_object();
+  os << (object ? "{\n" : "[\n");
+  llvm::ListSeparator separator(",\n");
+  for (const auto &item : value.items()) {
+    os << separator;
+    os.indent(indent + 1);
+    if (!object) {
+      printCompact(os, item.value());
+      continue;
+    }
+    os << json(item.key()).dump() << ": ";
+    if (isRecordList(item.value()) || holdsRecordList(item.value()))
+      printExpanded(os, item.value(), indent + 1);
+    else
+      printCompact(os, item.value());
+  }
+  os << '\n';
+  os.indent(indent);
+  os << (object ? '}' : ']');
+}
+
+//===----------------------------------------------------------------------===//
+// Entry points
+//===----------------------------------------------------------------------===//
+
+LogicalResult zero::translateToSchedule(func::FuncOp func,
+                                        llvm::raw_ostream &os) {
+  if (func.isExternal() || !func.getBody().hasOneBlock())
+    return func.emitOpError("'@")
+           << func.getSymName()
+           << "' is not a rank step: the schedule needs a function with one "
+              "block";
+  auto stage =
+      func->getAttrOfType<IntegerAttr>(ZeroDialect::getStageAttrName());
+  auto worldSize =
+      func->getAttrOfType<IntegerAttr>(ZeroDialect::getWorldSizeAttrName());
+  auto arenas = func->getAttrOfType<DictionaryAttr>(kMemoryPlanAttrName);
+  if (!stage || !worldSize || !arenas)
+    return func.emitOpError("'@")
+           << func.getSymName()
+           << "' has not been through the ZeRO pipeline: the schedule needs "
+              "the '"
+           << (!stage       ? ZeroDialect::getStageAttrName()
+               : !worldSize ? ZeroDialect::getWorldSizeAttrName()
+                            : kMemoryPlanAttrName)
+           << "' attribute; compile it with zero-opt --zero-stage=N (or "
+              "--zero-pipeline) first";
+  if (worldSize.getInt() < 1)
+    return func.emitOpError("has 'zero.world_size' ")
+           << worldSize.getInt() << "; it must be at least 1";
+
+  if (failed(checkOps(func)))
+    return failure();
+  FailureOr<MemoryPlan> plan = computeRecordedPlan(func);
+  if (failed(plan))
+    return failure();
+  ScheduleEmitter emitter(func, *plan, stage.getInt(), worldSize.getInt());
+  FailureOr<json> schedule = emitter.emit();
+  if (failed(schedule))
+    return failure();
+  printExpanded(os, *schedule, 0);
+  os << '\n';
+  return success();
+}
+
+LogicalResult zero::translateModuleToSchedule(ModuleOp module,
+                                              llvm::raw_ostream &os,
+                                              StringRef entry) {
+  FailureOr<func::FuncOp> func = lookupTrainStep(module, entry);
+  if (failed(func))
+    return failure();
+  return translateToSchedule(*func, os);
+}

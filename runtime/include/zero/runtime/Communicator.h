@@ -1,0 +1,123 @@
+//===- Communicator.h - collectives between the ranks -----------*- C++ -*-===//
+//
+// The data-parallel group as the executor sees it: the collectives of a
+// schedule (one call per bucket) and the few the tools need (averaging the
+// loss for printing, gathering traces and metrics to rank 0). Two
+// implementations: MPI (Open MPI, any number of processes) and a
+// single-process one for world size 1.
+//
+// Each call counts the bytes a bandwidth-optimal ring algorithm moves for it,
+// as the compiler's report does (docs/ScheduleFormat.md, end): with P the
+// bytes of the padded flat bucket on N ranks, (N-1)*P/N sent and received by
+// an all-gather or a reduce-scatter, twice that by an all-reduce (P rounded
+// up to a multiple of N).
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_COMMUNICATOR_H
+#define ZERO_RUNTIME_COMMUNICATOR_H
+
+#include "zero/runtime/Program.h"
+#include "zero/runtime/Schedule.h"
+#include "zero/runtime/Status.h"
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zero::runtime {
+
+/// What a call is, for messages ("all_gather of bucket at model.mlir:12:3
+/// (step 3)"), and a flag that abandons it early (another stream failed).
+struct CollectiveContext {
+  std::string what;
+  const std::atomic<bool> *cancel = nullptr;
+};
+
+struct CommunicationCounters {
+  int64_t bytesSent = 0;
+  int64_t bytesReceived = 0;
+  int64_t calls = 0;
+};
+
+/// Collectives over `size()` ranks. The element types are f32, f64, bf16,
+/// f16, i64, i32 and index; avg sums and then divides by size() in the
+/// element type. Buffers may be the same for the in-place forms noted below;
+/// otherwise they must not overlap. Calls are not thread-safe: one thread at
+/// a time (the executor's comm stream during a step, the caller between
+/// steps).
+class Communicator {
+public:
+  virtual ~Communicator() = default;
+
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  /// "MPI (Open MPI v4.1.4)" or "self".
+  virtual std::string describe() const = 0;
+
+  /// recv[r * count, (r + 1) * count) = rank r's send[0, count). send may be
+  /// recv + rank() * count (in place).
+  virtual Status allGather(const void *send, void *recv, int64_t count,
+                           DType type, const CollectiveContext &context) = 0;
+  /// recv[0, count) = the reduction over ranks of send[rank() * count,
+  /// (rank() + 1) * count). send may be recv (in place: send holds size() *
+  /// count elements, the result lands at its start).
+  virtual Status reduceScatter(const void *send, void *recv, int64_t count,
+                               DType type, ReduceOp op,
+                               const CollectiveContext &context) = 0;
+  /// recv[0, count) = the reduction over ranks of send[0, count). send may
+  /// be recv.
+  virtual Status allReduce(const void *send, void *recv, int64_t count,
+                           DType type, ReduceOp op,
+                           const CollectiveContext &context) = 0;
+  virtual Status barrier(const CollectiveContext &context) = 0;
+  /// Every rank's `bytes`, in rank order, on rank 0; an empty list elsewhere.
+  virtual StatusOr<std::vector<std::string>>
+  gatherBytes(const std::string &bytes, const CollectiveContext &context) = 0;
+
+  /// Totals of the ring volume over all calls so far.
+  CommunicationCounters counters() const {
+    return {sent_.load(), received_.load(), calls_.load()};
+  }
+
+protected:
+  void count(int64_t sent, int64_t received) {
+    sent_ += sent;
+    received_ += received;
+    ++calls_;
+  }
+
+private:
+  std::atomic<int64_t> sent_{0};
+  std::atomic<int64_t> received_{0};
+  std::atomic<int64_t> calls_{0};
+};
+
+/// World size 1: the collectives are copies (and avg a division by one).
+std::unique_ptr<Communicator> createSelfCommunicator();
+
+/// Whether this process was started by an MPI launcher (mpirun sets
+/// OMPI_COMM_WORLD_SIZE, PMIx launchers PMIX_RANK).
+bool isLaunchedByMpi();
+
+struct MpiOptions {
+  /// A collective that does not complete within this many seconds fails
+  /// (a peer rank stopped) instead of hanging.
+  double timeoutSeconds = 60;
+};
+
+/// Initializes MPI (MPI_Init_thread, MPI_THREAD_SERIALIZED) on
+/// MPI_COMM_WORLD, with errors returned rather than fatal. The communicator
+/// finalizes MPI when destroyed, unless abort() ended the job.
+StatusOr<std::unique_ptr<Communicator>>
+createMpiCommunicator(const MpiOptions &options);
+
+/// Ends every rank of the job (MPI_Abort) after an error that leaves peers
+/// waiting in a collective; a no-op when `communicator` is not MPI.
+void abortJob(Communicator &communicator, int exitCode);
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_COMMUNICATOR_H

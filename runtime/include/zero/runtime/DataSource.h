@@ -1,0 +1,62 @@
+//===- DataSource.h - what the data arguments hold each step ----*- C++ -*-===//
+//
+// The data rule (docs/Runtime.md, "Data"): integer data arguments named
+// `tokens` and `targets` are windows of a token stream (a nanoGPT train.bin
+// file, or a synthetic stream), `targets` shifted by one; every other data
+// argument is synthetic (Init.h). Each rank reads the rows of the global
+// batch that are its own, so the data of the whole job depends only on the
+// global row, not on the world size.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_DATASOURCE_H
+#define ZERO_RUNTIME_DATASOURCE_H
+
+#include "zero/runtime/Executor.h"
+#include "zero/runtime/Schedule.h"
+#include "zero/runtime/Status.h"
+#include "zero/runtime/TokenData.h"
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace zero::runtime {
+
+struct DataOptions {
+  uint64_t seed = 0;
+  /// A token file (little-endian uint16 ids); empty: synthetic data.
+  std::string tokenFile;
+};
+
+class DataSource {
+public:
+  /// Checks the data arguments' shapes and opens the token file. Errors name
+  /// the argument or the file.
+  static StatusOr<DataSource> create(const Schedule &schedule,
+                                     const DataOptions &options, int rank,
+                                     int worldSize);
+
+  /// Writes data argument `argument` for 0-based step `step`.
+  Status fill(const ArgumentInfo &argument, int64_t step,
+              TensorRef tensor) const;
+  /// fill, as the executor's callback (this must outlive it).
+  DataFiller filler() const;
+
+  /// Tokens this rank consumes per step (the elements of `tokens`), or
+  /// samples (rows of the first data argument) for models without tokens.
+  int64_t tokensPerStep() const { return tokensPerStep_; }
+
+private:
+  DataSource() = default;
+
+  uint64_t seed_ = 0;
+  int rank_ = 0;
+  int worldSize_ = 1;
+  std::optional<TokenStream> tokens_;
+  int64_t tokensPerStep_ = 0;
+};
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_DATASOURCE_H

@@ -1,0 +1,50 @@
+//===- Safetensors.h - fp32 tensors in the safetensors format ---*- C++ -*-===//
+//
+// The safetensors format (huggingface/safetensors): an 8-byte little-endian
+// header length N, N bytes of JSON header, then the raw tensor data. The
+// header maps each tensor name to {"dtype", "shape", "data_offsets": [begin,
+// end]} (offsets relative to the start of the data) and may hold a
+// "__metadata__" object of strings. The runtime reads and writes "F32" only:
+// parameters, master weights and optimizer states are fp32 checkpoints.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_SAFETENSORS_H
+#define ZERO_RUNTIME_SAFETENSORS_H
+
+#include "zero/runtime/Status.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace zero::runtime {
+
+struct NamedTensor {
+  std::string name;
+  std::vector<int64_t> shape;
+  std::vector<float> data;
+};
+
+/// Reads every tensor, in the order of their data in the file. Errors name
+/// the file and the tensor or field: a malformed header, a dtype other than
+/// F32, data offsets out of range or disagreeing with the shape, a truncated
+/// file. `metadata`, when given, receives the "__metadata__" entries.
+StatusOr<std::vector<NamedTensor>>
+readSafetensors(const std::string &path,
+                std::map<std::string, std::string> *metadata = nullptr);
+
+/// Writes `tensors` with their data in the given order; the header's keys
+/// are sorted and it is padded with spaces to a multiple of 8 bytes, as the
+/// format's own writers do. Errors: a duplicate or empty name, data that
+/// disagrees with the shape, an unwritable path, a full disk (every write
+/// and the close are checked).
+Status
+writeSafetensors(const std::string &path,
+                 const std::vector<NamedTensor> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_SAFETENSORS_H

@@ -1,0 +1,213 @@
+//===- Schedule.h - a loaded, validated schedule ----------------*- C++ -*-===//
+//
+// The schedule (docs/ScheduleFormat.md, version 1) is the only contract
+// between the compiler and the runtime. Schedule::load reads it and checks
+// every field before anything runs: a malformed schedule is an error that
+// names the file and the JSON path of the offending field, never a crash or a
+// wrong result in the middle of a run. The checks that need the launch (the
+// MPI world size, the memory available) are in checkLaunch.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_SCHEDULE_H
+#define ZERO_RUNTIME_SCHEDULE_H
+
+#include "zero/runtime/Program.h"
+#include "zero/runtime/Status.h"
+
+#include <nlohmann/json.hpp>
+
+#include <array>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace zero::runtime {
+
+/// The memory spaces of the plan. The host backend keeps all three in host
+/// memory.
+enum class MemorySpace { Device = 0, Host = 1, Nvme = 2 };
+constexpr int kNumMemorySpaces = 3;
+const char *getMemorySpaceName(MemorySpace space);
+
+/// A buffer of the memory plan.
+struct BufferInfo {
+  int64_t id = -1;
+  std::string name;
+  std::string category;
+  std::string role;
+  MemorySpace space = MemorySpace::Device;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+  int64_t liveBegin = 0; // program points, both included
+  int64_t liveEnd = 0;
+};
+
+/// `#zero.layout`: a tensor flattened, padded with zeros to `paddedNumel` and
+/// cut into `worldSize` shards of `shardNumel` elements.
+struct LayoutInfo {
+  std::vector<int64_t> shape;
+  int64_t numel = 1;
+  int64_t worldSize = 1;
+  int64_t shardNumel = 0;
+  int64_t paddedNumel = 0;
+};
+
+/// How an argument starts before the first step.
+struct InitSpec {
+  enum class Kind { Normal, Zeros, Ones, Param, Value };
+  Kind kind = Kind::Zeros;
+  double std = 0;   // Normal
+  double value = 0; // Value
+};
+
+struct ArgumentInfo {
+  enum class Kind { Param, State, Step, Data };
+  Kind kind = Kind::Data;
+  int64_t value = -1;
+  /// Param: the parameter's name; Data: the data argument's name; State:
+  /// empty.
+  std::string name;
+  /// State: its kind (master, exp_avg, ..., loss_scale) and, for per-
+  /// parameter states, the parameter's name and argument index.
+  std::string state;
+  std::string param;
+  int64_t paramArgument = -1;
+  /// Param: its layout, whether the argument is the rank's shard.
+  LayoutInfo layout;
+  bool sharded = false;
+  bool persistent = false;
+  InitSpec init;
+  /// Data: the exclusive upper bound of integer data, 0 when absent.
+  int64_t bound = 0;
+};
+
+struct ResultInfo {
+  enum class Kind { Loss, Update };
+  Kind kind = Kind::Loss;
+  int64_t value = -1;
+  int64_t argument = -1; // Update
+};
+
+enum class ReduceOp { Sum, Avg, Max, Min };
+const char *getReduceOpName(ReduceOp op);
+
+/// A region of an arena.
+struct Region {
+  MemorySpace space = MemorySpace::Device;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+/// One instruction of a stream.
+struct Instruction {
+  enum class Kind {
+    Compute,
+    Record,
+    Wait,
+    Free,
+    AllGather,
+    ReduceScatter,
+    AllReduce
+  };
+  Kind kind = Kind::Compute;
+  std::string op;
+  /// "instructions.compute[12]", for messages.
+  std::string path;
+  int64_t point = 0;
+  std::string loc;
+  std::vector<int64_t> operands;
+  std::vector<int64_t> results;
+  int64_t event = -1;          // Record, Wait
+  std::vector<int64_t> values; // Free
+  // Collectives.
+  std::vector<LayoutInfo> layouts;
+  ReduceOp reduction = ReduceOp::Sum;
+  std::optional<Region> staging;
+  /// Elements of one rank's block of the flat bucket (all-gather,
+  /// reduce-scatter: the sum of the shards) or of the whole bucket
+  /// (all-reduce).
+  int64_t bucketNumel = 0;
+  DType dtype = DType::F32;
+  /// Compute: the op prepared by prepareComputeOp.
+  std::shared_ptr<ComputeOp> compute;
+
+  bool isCollective() const {
+    return kind == Kind::AllGather || kind == Kind::ReduceScatter ||
+           kind == Kind::AllReduce;
+  }
+  /// "instructions.comm[3] (all_gather at model.mlir:12:3)".
+  std::string describe() const;
+};
+
+struct Stream {
+  std::string name;
+  std::vector<Instruction> instructions;
+};
+
+class Schedule {
+public:
+  /// Reads and validates the schedule at `path`; errors start with `path`.
+  static StatusOr<Schedule> load(const std::string &path);
+  /// Validates the schedule text `text`; errors start with `name`.
+  static StatusOr<Schedule> parse(const std::string &text,
+                                  const std::string &name);
+
+  /// The checks that need the launch: the MPI world size, and the bytes the
+  /// plan needs in memory against `memoryLimit` (0: unlimited).
+  Status checkLaunch(int worldSize, int64_t memoryLimit) const;
+
+  /// The file name given to load/parse, for messages.
+  const std::string &name() const { return name_; }
+  const std::string &source() const { return source_; }
+  const std::string &function() const { return function_; }
+  int64_t stage() const { return stage_; }
+  int64_t worldSize() const { return worldSize_; }
+  int64_t alignment() const { return alignment_; }
+  int64_t arenaBytes(MemorySpace space) const {
+    return arenas_[static_cast<int>(space)];
+  }
+  /// The bytes the host backend allocates: the device and host arenas.
+  int64_t memoryBytes() const {
+    return arenaBytes(MemorySpace::Device) + arenaBytes(MemorySpace::Host);
+  }
+  const std::vector<BufferInfo> &buffers() const { return buffers_; }
+  const ValueTable &values() const { return values_; }
+  const std::vector<ArgumentInfo> &arguments() const { return arguments_; }
+  const std::vector<ResultInfo> &results() const { return results_; }
+  /// Streams in the order of `streams`; "compute" is always the first.
+  const std::vector<Stream> &streams() const { return streams_; }
+  int64_t numEvents() const { return numEvents_; }
+  /// Index of the loss result's value, -1 without one.
+  int64_t lossValue() const { return lossValue_; }
+
+  /// The buffer of tensor value `id`.
+  const BufferInfo &bufferOf(int64_t id) const {
+    return buffers_[values_.values[id].buffer];
+  }
+  /// "value 17 (%x)", for messages.
+  std::string describeValue(int64_t id) const;
+
+private:
+  friend class ScheduleParser;
+  std::string name_;
+  std::string source_;
+  std::string function_;
+  int64_t stage_ = 0;
+  int64_t worldSize_ = 1;
+  int64_t alignment_ = 64;
+  std::array<int64_t, kNumMemorySpaces> arenas_{};
+  std::vector<BufferInfo> buffers_;
+  ValueTable values_;
+  std::vector<ArgumentInfo> arguments_;
+  std::vector<ResultInfo> results_;
+  std::vector<Stream> streams_;
+  int64_t numEvents_ = 0;
+  int64_t lossValue_ = -1;
+};
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_SCHEDULE_H

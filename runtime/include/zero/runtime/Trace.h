@@ -1,0 +1,46 @@
+//===- Trace.h - Chrome/Perfetto traces of a run ----------------*- C++ -*-===//
+//
+// Each rank records what its streams did as complete events; rank 0 gathers
+// them (serializeTraceEvents / deserializeTraceEvents carry them over the
+// communicator) and writes one trace in Chrome's JSON object format, which
+// chrome://tracing and ui.perfetto.dev open.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_TRACE_H
+#define ZERO_RUNTIME_TRACE_H
+
+#include "zero/runtime/Status.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace zero::runtime {
+
+struct TraceEvent {
+  std::string name;
+  std::string category;
+  int rank = 0;
+  std::string stream;
+  double startUs = 0;
+  double durationUs = 0;
+  nlohmann::json args; // null: none
+};
+
+/// Writes {"traceEvents": [...], "displayTimeUnit": "ms"}: one process (pid)
+/// per rank named "rank N", one thread (tid) per stream named after it (tids
+/// by sorted stream name, the same on every rank), and a "ph": "X" event per
+/// TraceEvent. Error on an unwritable path or a failed write.
+Status writeChromeTrace(const std::string &path,
+                        const std::vector<TraceEvent> &events);
+
+/// Events to bytes and back, so that ranks can send theirs to rank 0.
+std::string serializeTraceEvents(const std::vector<TraceEvent> &events);
+StatusOr<std::vector<TraceEvent>>
+deserializeTraceEvents(const std::string &bytes);
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_TRACE_H

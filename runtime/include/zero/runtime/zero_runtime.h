@@ -1,0 +1,88 @@
+/*===- zero_runtime.h - the runtime's C API ------------------------*- C -*-===*
+ *
+ * Embeds the runtime in a program of any language with a C FFI: load a
+ * schedule, create a runtime for it (world size 1, or every rank of an MPI
+ * job started by mpirun), run steps and read the loss.
+ *
+ * Every function that can fail returns NULL on success and an error message
+ * otherwise. The message belongs to the library and stays valid until the
+ * next call of this API on the same thread.
+ *
+ *   zero_schedule *schedule;
+ *   zero_runtime *runtime;
+ *   zero_runtime_options options;
+ *   zero_runtime_options_init(&options);
+ *   const char *error = zero_runtime_load("step.json", &schedule);
+ *   if (!error)
+ *     error = zero_runtime_create(schedule, &options, &runtime);
+ *   for (int i = 0; !error && i < 10; ++i)
+ *     if (!(error = zero_runtime_step(runtime)))
+ *       printf("loss %f\n", zero_runtime_get_loss(runtime));
+ *
+ *===----------------------------------------------------------------------===*/
+
+#ifndef ZERO_RUNTIME_ZERO_RUNTIME_H
+#define ZERO_RUNTIME_ZERO_RUNTIME_H
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct zero_schedule zero_schedule;
+typedef struct zero_runtime zero_runtime;
+
+typedef struct zero_runtime_options {
+  /* Keys the initialization and the synthetic data. */
+  uint64_t seed;
+  /* A token file (uint16 ids) for the tokens/targets arguments; NULL:
+   * synthetic data. */
+  const char *data;
+  /* A safetensors file of full fp32 parameters by name; NULL: the built-in
+   * initialization. */
+  const char *init_from;
+  /* Nonzero: one rank of the MPI job (MPI is initialized if it is not yet);
+   * zero: a world of one process. */
+  int use_mpi;
+  /* Seconds after which a collective that does not complete fails. */
+  double comm_timeout;
+  /* Bytes of memory the plan may use; 0: no limit. */
+  int64_t memory_limit;
+} zero_runtime_options;
+
+/* seed 0, synthetic data, built-in initialization, no MPI, 60 s, no limit. */
+void zero_runtime_options_init(zero_runtime_options *options);
+
+/* Reads and validates the schedule at `path`. */
+const char *zero_runtime_load(const char *path, zero_schedule **schedule);
+void zero_schedule_destroy(zero_schedule *schedule);
+
+/* Allocates the schedule's memory and initializes its arguments. The
+ * schedule must outlive the runtime. */
+const char *zero_runtime_create(const zero_schedule *schedule,
+                                const zero_runtime_options *options,
+                                zero_runtime **runtime);
+
+/* Runs one step with the next data. */
+const char *zero_runtime_step(zero_runtime *runtime);
+
+/* The loss of the last step averaged over the ranks; NaN before the first
+ * step or without a loss result. */
+double zero_runtime_get_loss(const zero_runtime *runtime);
+/* The number of steps run. */
+int64_t zero_runtime_get_steps(const zero_runtime *runtime);
+int zero_runtime_get_rank(const zero_runtime *runtime);
+int zero_runtime_get_world_size(const zero_runtime *runtime);
+
+/* Writes every parameter as full fp32 to a safetensors file (rank 0 writes;
+ * every rank must call it). */
+const char *zero_runtime_export(zero_runtime *runtime, const char *path);
+
+void zero_runtime_destroy(zero_runtime *runtime);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ZERO_RUNTIME_ZERO_RUNTIME_H */

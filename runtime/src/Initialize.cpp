@@ -1,0 +1,234 @@
+//===- Initialize.cpp - the arguments' first values, and their export -----===//
+//
+// Every rank generates the full parameter with a counter-based generator
+// keyed by (seed, name, element) and keeps the part it owns, so the initial
+// model is the same for every world size and stage (docs/Runtime.md,
+// "Initialization"). Export goes the other way: the owned parts are
+// all-gathered back into full fp32 tensors.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Executor.h"
+#include "zero/runtime/Init.h"
+
+#include "comm/ElementOps.h"
+
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+namespace zero::runtime {
+
+namespace {
+
+std::string joinShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// dst[offset + i] = values[i] in the tensor's element type.
+void storeFloats(const float *values, int64_t count, TensorRef dst,
+                 int64_t offset = 0) {
+  for (int64_t i = 0; i < count; ++i) {
+    float v = values[i];
+    switch (dst.dtype) {
+    case DType::F32:
+      static_cast<float *>(dst.data)[offset + i] = v;
+      break;
+    case DType::F64:
+      static_cast<double *>(dst.data)[offset + i] = v;
+      break;
+    case DType::BF16:
+      static_cast<uint16_t *>(dst.data)[offset + i] = comm::floatToBf16(v);
+      break;
+    case DType::F16:
+      static_cast<uint16_t *>(dst.data)[offset + i] = comm::floatToF16(v);
+      break;
+    default:
+      break; // parameters and states are floats (Schedule checks it)
+    }
+  }
+}
+
+/// The tensor's first `count` elements as fp32.
+std::vector<float> loadFloats(TensorRef src, int64_t count) {
+  std::vector<float> out(static_cast<size_t>(count));
+  for (int64_t i = 0; i < count; ++i) {
+    switch (src.dtype) {
+    case DType::F32:
+      out[i] = static_cast<const float *>(src.data)[i];
+      break;
+    case DType::F64:
+      out[i] = static_cast<float>(static_cast<const double *>(src.data)[i]);
+      break;
+    case DType::BF16:
+      out[i] = comm::bf16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
+      break;
+    case DType::F16:
+      out[i] = comm::f16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
+      break;
+    default:
+      out[i] = 0;
+    }
+  }
+  return out;
+}
+
+/// Every element of `dst` set to `value`.
+void storeValue(double value, TensorRef dst) {
+  for (int64_t i = 0; i < dst.numel; ++i) {
+    switch (dst.dtype) {
+    case DType::F32:
+      static_cast<float *>(dst.data)[i] = static_cast<float>(value);
+      break;
+    case DType::F64:
+      static_cast<double *>(dst.data)[i] = value;
+      break;
+    case DType::BF16:
+      static_cast<uint16_t *>(dst.data)[i] = comm::doubleToBf16(value);
+      break;
+    case DType::F16:
+      static_cast<uint16_t *>(dst.data)[i] = comm::doubleToF16(value);
+      break;
+    case DType::I64:
+    case DType::Index:
+      static_cast<int64_t *>(dst.data)[i] = static_cast<int64_t>(value);
+      break;
+    case DType::I32:
+      static_cast<int32_t *>(dst.data)[i] = static_cast<int32_t>(value);
+      break;
+    case DType::I1:
+      static_cast<uint8_t *>(dst.data)[i] = value != 0;
+      break;
+    }
+  }
+}
+
+} // namespace
+
+Status Executor::initialize(const InitOptions &options) {
+  const Schedule &s = *schedule_;
+  const int64_t rank = communicator_.rank();
+  std::map<std::string, const NamedTensor *> given;
+  if (options.parameters)
+    for (const NamedTensor &tensor : *options.parameters)
+      given.emplace(tensor.name, &tensor);
+
+  // Elements [begin, begin + count) of parameter `param`'s initial value in
+  // fp32 (begin + count <= numel).
+  auto initialValues = [&](const ArgumentInfo &param, int64_t begin,
+                           int64_t count, std::vector<float> &out) -> Status {
+    out.assign(static_cast<size_t>(count), 0.0f);
+    if (options.parameters) {
+      auto it = given.find(param.name);
+      if (it == given.end())
+        return ZERO_ERROR(kNotFound, options.parametersFile + ": no tensor '" +
+                                         param.name + "', a parameter of " +
+                                         s.name());
+      const NamedTensor &tensor = *it->second;
+      if (tensor.shape != param.layout.shape)
+        return ZERO_ERROR(kInvalidArgument,
+                          options.parametersFile + ": tensor '" + param.name +
+                              "' has shape " + joinShape(tensor.shape) +
+                              ", but the parameter of " + s.name() +
+                              " has shape " + joinShape(param.layout.shape));
+      std::copy_n(tensor.data.begin() + begin, count, out.begin());
+      return Status::ok();
+    }
+    switch (param.init.kind) {
+    case InitSpec::Kind::Normal:
+      fillNormal(options.seed, param.name, begin, count,
+                 static_cast<float>(param.init.std), out.data());
+      break;
+    case InitSpec::Kind::Ones:
+      std::fill(out.begin(), out.end(), 1.0f);
+      break;
+    default:
+      break;
+    }
+    return Status::ok();
+  };
+
+  // The part of `param` that a tensor of `numel` elements holds: the whole
+  // parameter, or this rank's shard of the flattened, zero-padded one.
+  auto fillPart = [&](const ArgumentInfo &param, bool shard,
+                      TensorRef dst) -> Status {
+    const LayoutInfo &layout = param.layout;
+    int64_t begin = shard ? rank * layout.shardNumel : 0;
+    int64_t count = shard ? std::max<int64_t>(0, std::min(layout.shardNumel,
+                                                          layout.numel - begin))
+                          : layout.numel;
+    std::vector<float> values;
+    ZERO_RETURN_IF_ERROR(initialValues(param, begin, count, values));
+    storeValue(0, dst); // the padding
+    storeFloats(values.data(), count, dst);
+    return Status::ok();
+  };
+
+  for (size_t i = 0; i < s.arguments().size(); ++i) {
+    const ArgumentInfo &arg = s.arguments()[i];
+    TensorRef dst = argumentData(i);
+    switch (arg.kind) {
+    case ArgumentInfo::Kind::Param:
+      ZERO_RETURN_IF_ERROR(fillPart(arg, arg.sharded, dst));
+      break;
+    case ArgumentInfo::Kind::State:
+      if (arg.state == "master")
+        ZERO_RETURN_IF_ERROR(
+            fillPart(s.arguments()[arg.paramArgument], s.stage() >= 1, dst));
+      else
+        storeValue(
+            arg.init.kind == InitSpec::Kind::Value ? arg.init.value : 0.0, dst);
+      break;
+    case ArgumentInfo::Kind::Step:
+      storeValue(arg.init.value, dst);
+      break;
+    case ArgumentInfo::Kind::Data:
+      break;
+    }
+  }
+  return Status::ok();
+}
+
+StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
+  const Schedule &s = *schedule_;
+  std::map<int64_t, size_t> master; // param argument -> its master state
+  for (size_t i = 0; i < s.arguments().size(); ++i)
+    if (s.arguments()[i].kind == ArgumentInfo::Kind::State &&
+        s.arguments()[i].state == "master")
+      master[s.arguments()[i].paramArgument] = i;
+
+  std::vector<NamedTensor> tensors;
+  for (size_t i = 0; i < s.arguments().size(); ++i) {
+    const ArgumentInfo &param = s.arguments()[i];
+    if (param.kind != ArgumentInfo::Kind::Param)
+      continue;
+    const LayoutInfo &layout = param.layout;
+    auto it = master.find(static_cast<int64_t>(i));
+    bool fromMaster = it != master.end();
+    TensorRef src = argumentData(fromMaster ? it->second : i);
+    bool shard = fromMaster ? s.stage() >= 1 : param.sharded;
+    NamedTensor tensor;
+    tensor.name = param.name;
+    tensor.shape = layout.shape;
+    if (!shard) {
+      tensor.data = loadFloats(src, layout.numel);
+    } else {
+      std::vector<float> part = loadFloats(src, layout.shardNumel);
+      std::vector<float> full(static_cast<size_t>(layout.paddedNumel));
+      CollectiveContext context{
+          "all_gather of '" + param.name + "' for the export", nullptr};
+      ZERO_RETURN_IF_ERROR(communicator_.allGather(
+          part.data(), full.data(), layout.shardNumel, DType::F32, context));
+      full.resize(static_cast<size_t>(layout.numel));
+      tensor.data = std::move(full);
+    }
+    if (communicator_.rank() == 0)
+      tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+} // namespace zero::runtime

@@ -1,0 +1,1381 @@
+//===- Schedule.cpp - reading and validating a schedule -------------------===//
+//
+// Every check of docs/ScheduleFormat.md that does not need the launch. The
+// parser reads the document top-down and stops at the first error, which
+// names the file and the JSON path of the field.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Schedule.h"
+
+#include <algorithm>
+#include <fstream>
+#include <limits>
+#include <map>
+#include <queue>
+#include <sstream>
+#include <unordered_map>
+
+using nlohmann::json;
+
+namespace zero::runtime {
+
+const char *getMemorySpaceName(MemorySpace space) {
+  switch (space) {
+  case MemorySpace::Device:
+    return "device";
+  case MemorySpace::Host:
+    return "host";
+  case MemorySpace::Nvme:
+    return "nvme";
+  }
+  return "?";
+}
+
+const char *getReduceOpName(ReduceOp op) {
+  switch (op) {
+  case ReduceOp::Sum:
+    return "sum";
+  case ReduceOp::Avg:
+    return "avg";
+  case ReduceOp::Max:
+    return "max";
+  case ReduceOp::Min:
+    return "min";
+  }
+  return "?";
+}
+
+std::string Instruction::describe() const {
+  std::string text = path + " (" + op;
+  if (!loc.empty())
+    text += " at " + loc;
+  return text + ")";
+}
+
+std::string Schedule::describeValue(int64_t id) const {
+  std::string text = "value " + std::to_string(id);
+  if (const ValueInfo *info = values_.lookup(id))
+    if (!info->name.empty())
+      text += " (" + info->name + ")";
+  return text;
+}
+
+namespace {
+
+std::string joinShape(const std::vector<int64_t> &shape) {
+  std::string text = "[";
+  for (size_t i = 0; i < shape.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(shape[i]);
+  return text + "]";
+}
+
+/// Fields each compute op may carry besides op, point, loc, operands and
+/// results (docs/ScheduleFormat.md, "Compute ops").
+const std::map<std::string, std::vector<std::string>> &getComputeOpFields() {
+  static const std::map<std::string, std::vector<std::string>> fields = {
+      {"linalg.matmul", {}},
+      {"linalg.batch_matmul", {}},
+      {"linalg.transpose", {"permutation"}},
+      {"linalg.broadcast", {"dimensions"}},
+      {"linalg.fill", {}},
+      {"linalg.copy", {}},
+      {"linalg.map", {"body"}},
+      {"linalg.reduce", {"dimensions", "body"}},
+      {"linalg.generic", {"indexing_maps", "iterator_types", "body"}},
+      {"tensor.extract_slice", {"offsets", "sizes", "strides"}},
+      {"tensor.insert_slice", {"offsets", "sizes", "strides"}},
+      {"tensor.collapse_shape", {"reassociation"}},
+      {"tensor.expand_shape", {"reassociation"}},
+      {"tensor.extract", {}},
+      {"tensor.from_elements", {}},
+      {"tensor.splat", {}},
+      {"arith.constant", {"value"}},
+      {"arith.cmpf", {"predicate"}},
+      {"arith.cmpi", {"predicate"}},
+      {"zero.local_shard", {"layout"}},
+      {"zero.adam",
+       {"beta1", "beta2", "eps", "weight_decay", "mode", "bias_correction"}},
+      {"zero.sgd", {"momentum", "dampening", "weight_decay", "nesterov"}},
+  };
+  return fields;
+}
+
+struct Edge {
+  size_t stream;
+  size_t index;
+};
+
+} // namespace
+
+/// Reads the document top-down; every method returns the first error.
+class ScheduleParser {
+public:
+  ScheduleParser(Schedule &schedule) : s(schedule) {}
+
+  Status parse(const json &root);
+
+private:
+  Status error(const std::string &path, const std::string &message) const {
+    return ZERO_ERROR(kInvalidArgument, s.name_ + ": " + path + ": " + message);
+  }
+
+  Status checkKeys(const json &object, const std::string &path,
+                   std::initializer_list<const char *> required,
+                   std::initializer_list<const char *> optional,
+                   const std::vector<std::string> &extra = {}) const;
+  Status getObject(const json &object, const char *key, const std::string &path,
+                   const json *&out) const;
+  Status getArray(const json &object, const char *key, const std::string &path,
+                  const json *&out) const;
+  Status getInt(const json &object, const char *key, const std::string &path,
+                int64_t &out, int64_t min = 0,
+                int64_t max = std::numeric_limits<int64_t>::max()) const;
+  Status getNumber(const json &object, const char *key, const std::string &path,
+                   double &out) const;
+  Status getString(const json &object, const char *key, const std::string &path,
+                   std::string &out) const;
+  Status getBool(const json &object, const char *key, const std::string &path,
+                 bool &out) const;
+  Status getIntList(const json &object, const char *key,
+                    const std::string &path, std::vector<int64_t> &out,
+                    int64_t min = 0) const;
+  Status getSpace(const json &object, const std::string &path,
+                  MemorySpace &out) const;
+
+  Status parseMemory(const json &root);
+  Status parseBuffers(const json &root);
+  Status checkBufferOverlaps() const;
+  Status parseValues(const json &root);
+  Status parseLayout(const json &object, const std::string &path,
+                     LayoutInfo &out) const;
+  Status parseInit(const json &object, const std::string &path,
+                   InitSpec &out) const;
+  Status parseArguments(const json &root);
+  Status checkArgument(ArgumentInfo &arg, const std::string &path);
+  Status parseResults(const json &root);
+  Status parseStreams(const json &root);
+  Status parseInstruction(const json &object, const std::string &path,
+                          const std::string &stream, Instruction &inst);
+  Status checkValueIds(const std::vector<int64_t> &ids, const std::string &path,
+                       bool tensorsOnly) const;
+  Status parseCollective(const json &object, Instruction &inst);
+  Status checkEvents() const;
+
+  /// Bytes of tensor value `id`.
+  int64_t tensorBytes(int64_t id) const {
+    const ValueInfo &info = s.values_.values[id];
+    return info.numel * getDTypeWidth(info.dtype);
+  }
+
+  Schedule &s;
+  std::unordered_map<int64_t, size_t> bufferIndex;
+  std::vector<std::string> bufferPaths;
+};
+
+Status ScheduleParser::checkKeys(const json &object, const std::string &path,
+                                 std::initializer_list<const char *> required,
+                                 std::initializer_list<const char *> optional,
+                                 const std::vector<std::string> &extra) const {
+  if (!object.is_object())
+    return error(path, "expected an object");
+  for (const char *key : required)
+    if (!object.contains(key))
+      return error(path, std::string("missing key '") + key + "'");
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const std::string &key = it.key();
+    auto matches = [&](const auto &list) {
+      return std::any_of(list.begin(), list.end(),
+                         [&](const auto &name) { return key == name; });
+    };
+    if (!matches(required) && !matches(optional) && !matches(extra))
+      return error(path, "unknown key '" + key + "'");
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::getObject(const json &object, const char *key,
+                                 const std::string &path,
+                                 const json *&out) const {
+  const json &value = object.at(key);
+  if (!value.is_object())
+    return error(path + "." + key, "expected an object");
+  out = &value;
+  return Status::ok();
+}
+
+Status ScheduleParser::getArray(const json &object, const char *key,
+                                const std::string &path,
+                                const json *&out) const {
+  const json &value = object.at(key);
+  if (!value.is_array())
+    return error(path + "." + key, "expected an array");
+  out = &value;
+  return Status::ok();
+}
+
+Status ScheduleParser::getInt(const json &object, const char *key,
+                              const std::string &path, int64_t &out,
+                              int64_t min, int64_t max) const {
+  const json &value = object.at(key);
+  std::string field = path.empty() ? key : path + "." + key;
+  if (!value.is_number_integer() ||
+      (value.is_number_unsigned() &&
+       value.get<uint64_t>() >
+           static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+    return error(field, "expected an integer, got " + value.dump());
+  out = value.get<int64_t>();
+  if (out < min || out > max)
+    return error(field, std::to_string(out) + " is out of range [" +
+                            std::to_string(min) + ", " +
+                            (max == std::numeric_limits<int64_t>::max()
+                                 ? std::string("...")
+                                 : std::to_string(max)) +
+                            "]");
+  return Status::ok();
+}
+
+Status ScheduleParser::getNumber(const json &object, const char *key,
+                                 const std::string &path, double &out) const {
+  const json &value = object.at(key);
+  if (!value.is_number())
+    return error(path + "." + key, "expected a number, got " + value.dump());
+  out = value.get<double>();
+  return Status::ok();
+}
+
+Status ScheduleParser::getString(const json &object, const char *key,
+                                 const std::string &path,
+                                 std::string &out) const {
+  const json &value = object.at(key);
+  if (!value.is_string())
+    return error(path.empty() ? key : path + "." + key,
+                 "expected a string, got " + value.dump());
+  out = value.get<std::string>();
+  return Status::ok();
+}
+
+Status ScheduleParser::getBool(const json &object, const char *key,
+                               const std::string &path, bool &out) const {
+  const json &value = object.at(key);
+  if (!value.is_boolean())
+    return error(path + "." + key,
+                 "expected true or false, got " + value.dump());
+  out = value.get<bool>();
+  return Status::ok();
+}
+
+Status ScheduleParser::getIntList(const json &object, const char *key,
+                                  const std::string &path,
+                                  std::vector<int64_t> &out,
+                                  int64_t min) const {
+  const json *array;
+  ZERO_RETURN_IF_ERROR(getArray(object, key, path, array));
+  out.clear();
+  for (size_t i = 0; i < array->size(); ++i) {
+    const json &item = (*array)[i];
+    std::string field = path + "." + key + "[" + std::to_string(i) + "]";
+    if (!item.is_number_integer() ||
+        (item.is_number_unsigned() &&
+         item.get<uint64_t>() >
+             static_cast<uint64_t>(std::numeric_limits<int64_t>::max())))
+      return error(field, "expected an integer, got " + item.dump());
+    int64_t v = item.get<int64_t>();
+    if (v < min)
+      return error(field, std::to_string(v) + " is out of range (at least " +
+                              std::to_string(min) + ")");
+    out.push_back(v);
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::getSpace(const json &object, const std::string &path,
+                                MemorySpace &out) const {
+  std::string name;
+  ZERO_RETURN_IF_ERROR(getString(object, "space", path, name));
+  for (int i = 0; i < kNumMemorySpaces; ++i)
+    if (name == getMemorySpaceName(static_cast<MemorySpace>(i))) {
+      out = static_cast<MemorySpace>(i);
+      return Status::ok();
+    }
+  return error(path + ".space", "unknown memory space '" + name +
+                                    "' (expected device, host or nvme)");
+}
+
+Status ScheduleParser::parse(const json &root) {
+  if (!root.is_object())
+    return error("(top level)", "expected a JSON object");
+  // Format and version first: a later version may have other keys.
+  if (!root.contains("format"))
+    return error("format", "missing: not a zero schedule");
+  std::string format;
+  ZERO_RETURN_IF_ERROR(getString(root, "format", "", format));
+  if (format != "zero-schedule")
+    return error("format", "'" + format + "' is not 'zero-schedule'");
+  if (!root.contains("version"))
+    return error("version", "missing");
+  int64_t version;
+  ZERO_RETURN_IF_ERROR(getInt(root, "version", "", version,
+                              std::numeric_limits<int64_t>::min()));
+  if (version != 1)
+    return error("version", "version " + std::to_string(version) +
+                                " is not supported: this runtime reads "
+                                "version 1");
+  ZERO_RETURN_IF_ERROR(checkKeys(
+      root, "(top level)",
+      {"format", "version", "world_size", "memory", "buffers", "values",
+       "arguments", "results", "streams", "events", "instructions"},
+      {"producer", "source", "function", "stage", "topology"}));
+  for (const char *key : {"producer", "source", "function"})
+    if (root.contains(key)) {
+      std::string text;
+      ZERO_RETURN_IF_ERROR(getString(root, key, "", text));
+      if (std::string(key) == "source")
+        s.source_ = text;
+      else if (std::string(key) == "function")
+        s.function_ = text;
+    }
+  if (root.contains("stage"))
+    ZERO_RETURN_IF_ERROR(getInt(root, "stage", "", s.stage_, 0, 3));
+  ZERO_RETURN_IF_ERROR(
+      getInt(root, "world_size", "", s.worldSize_, 1, 1 << 24));
+  if (root.contains("topology")) {
+    const json *topology;
+    ZERO_RETURN_IF_ERROR(getObject(root, "topology", "", topology));
+    ZERO_RETURN_IF_ERROR(checkKeys(*topology, "topology", {"grid"}, {}));
+    std::vector<int64_t> grid;
+    ZERO_RETURN_IF_ERROR(getIntList(*topology, "grid", "topology", grid, 1));
+    if (grid != std::vector<int64_t>{s.worldSize_})
+      return error("topology.grid",
+                   joinShape(grid) + " is not [world_size] = [" +
+                       std::to_string(s.worldSize_) +
+                       "]: version 1 has one data-parallel dimension");
+  }
+  ZERO_RETURN_IF_ERROR(parseMemory(root));
+  ZERO_RETURN_IF_ERROR(parseBuffers(root));
+  ZERO_RETURN_IF_ERROR(parseValues(root));
+  ZERO_RETURN_IF_ERROR(parseArguments(root));
+  ZERO_RETURN_IF_ERROR(parseResults(root));
+  ZERO_RETURN_IF_ERROR(parseStreams(root));
+  return checkEvents();
+}
+
+Status ScheduleParser::parseMemory(const json &root) {
+  const json *memory;
+  ZERO_RETURN_IF_ERROR(getObject(root, "memory", "", memory));
+  ZERO_RETURN_IF_ERROR(
+      checkKeys(*memory, "memory", {"alignment", "arenas"}, {}));
+  ZERO_RETURN_IF_ERROR(
+      getInt(*memory, "alignment", "memory", s.alignment_, 1, 1 << 20));
+  if ((s.alignment_ & (s.alignment_ - 1)) != 0)
+    return error("memory.alignment",
+                 std::to_string(s.alignment_) + " is not a power of two");
+  const json *arenas;
+  ZERO_RETURN_IF_ERROR(getObject(*memory, "arenas", "memory", arenas));
+  ZERO_RETURN_IF_ERROR(
+      checkKeys(*arenas, "memory.arenas", {}, {"device", "host", "nvme"}));
+  for (int i = 0; i < kNumMemorySpaces; ++i) {
+    const char *space = getMemorySpaceName(static_cast<MemorySpace>(i));
+    if (arenas->contains(space))
+      ZERO_RETURN_IF_ERROR(getInt(*arenas, space, "memory.arenas", s.arenas_[i],
+                                  0, int64_t(1) << 50));
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseBuffers(const json &root) {
+  static const char *kCategories[] = {"parameter",       "gradient",
+                                      "optimizer_state", "input",
+                                      "activation",      "communication"};
+  static const char *kRoles[] = {"in flight", "gathered", "reduced", "swapped",
+                                 "staging"};
+  const json *buffers;
+  ZERO_RETURN_IF_ERROR(getArray(root, "buffers", "", buffers));
+  for (size_t i = 0; i < buffers->size(); ++i) {
+    const json &entry = (*buffers)[i];
+    std::string path = "buffers[" + std::to_string(i) + "]";
+    ZERO_RETURN_IF_ERROR(checkKeys(entry, path,
+                                   {"id", "space", "offset", "bytes", "live"},
+                                   {"name", "category", "role"}));
+    BufferInfo buffer;
+    ZERO_RETURN_IF_ERROR(getInt(entry, "id", path, buffer.id));
+    if (!bufferIndex.emplace(buffer.id, i).second)
+      return error(path + ".id", "buffer " + std::to_string(buffer.id) +
+                                     " is defined twice (first at " +
+                                     bufferPaths[bufferIndex[buffer.id]] + ")");
+    if (entry.contains("name"))
+      ZERO_RETURN_IF_ERROR(getString(entry, "name", path, buffer.name));
+    if (entry.contains("category")) {
+      ZERO_RETURN_IF_ERROR(getString(entry, "category", path, buffer.category));
+      if (std::none_of(std::begin(kCategories), std::end(kCategories),
+                       [&](const char *c) { return buffer.category == c; }))
+        return error(path + ".category",
+                     "unknown category '" + buffer.category +
+                         "' (expected parameter, gradient, optimizer_state, "
+                         "input, activation or communication)");
+    }
+    if (entry.contains("role")) {
+      ZERO_RETURN_IF_ERROR(getString(entry, "role", path, buffer.role));
+      if (!buffer.role.empty() &&
+          std::none_of(std::begin(kRoles), std::end(kRoles),
+                       [&](const char *r) { return buffer.role == r; }))
+        return error(path + ".role",
+                     "unknown role '" + buffer.role +
+                         "' (expected 'in flight', gathered, reduced, "
+                         "swapped, staging or empty)");
+    }
+    ZERO_RETURN_IF_ERROR(getSpace(entry, path, buffer.space));
+    ZERO_RETURN_IF_ERROR(getInt(entry, "offset", path, buffer.offset));
+    ZERO_RETURN_IF_ERROR(getInt(entry, "bytes", path, buffer.bytes));
+    if (buffer.offset % s.alignment_ != 0)
+      return error(path + ".offset",
+                   std::to_string(buffer.offset) +
+                       " is not a multiple of memory.alignment (" +
+                       std::to_string(s.alignment_) + ")");
+    int64_t arena = s.arenaBytes(buffer.space);
+    if (buffer.offset > arena || buffer.bytes > arena - buffer.offset)
+      return error(
+          path, "buffer " + std::to_string(buffer.id) + " '" + buffer.name +
+                    "' (bytes [" + std::to_string(buffer.offset) + ", " +
+                    std::to_string(buffer.offset + buffer.bytes) +
+                    ")) lies outside the " + getMemorySpaceName(buffer.space) +
+                    " arena of " + std::to_string(arena) + " bytes");
+    std::vector<int64_t> live;
+    ZERO_RETURN_IF_ERROR(getIntList(entry, "live", path, live));
+    if (live.size() != 2 || live[0] > live[1])
+      return error(path + ".live", joinShape(live) +
+                                       " is not a range [first, last] of "
+                                       "program points");
+    buffer.liveBegin = live[0];
+    buffer.liveEnd = live[1];
+    s.buffers_.push_back(std::move(buffer));
+    bufferPaths.push_back(path);
+  }
+  return checkBufferOverlaps();
+}
+
+Status ScheduleParser::checkBufferOverlaps() const {
+  // A sweep over program points per space: the buffers live at the current
+  // point are disjoint (else we stopped), so a new one need only be compared
+  // with its neighbours by offset.
+  for (int space = 0; space < kNumMemorySpaces; ++space) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < s.buffers_.size(); ++i)
+      if (static_cast<int>(s.buffers_[i].space) == space &&
+          s.buffers_[i].bytes > 0)
+        order.push_back(i);
+    std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+      return s.buffers_[a].liveBegin < s.buffers_[b].liveBegin;
+    });
+    std::map<int64_t, size_t> live; // offset -> buffer
+    using Expiry = std::pair<int64_t, size_t>;
+    std::priority_queue<Expiry, std::vector<Expiry>, std::greater<Expiry>>
+        expiries;
+    for (size_t index : order) {
+      const BufferInfo &buffer = s.buffers_[index];
+      while (!expiries.empty() && expiries.top().first < buffer.liveBegin) {
+        const BufferInfo &old = s.buffers_[expiries.top().second];
+        auto it = live.find(old.offset);
+        if (it != live.end() && it->second == expiries.top().second)
+          live.erase(it);
+        expiries.pop();
+      }
+      auto overlapping = [&](size_t other) -> Status {
+        const BufferInfo &o = s.buffers_[other];
+        auto range = [](const BufferInfo &b) {
+          return "bytes [" + std::to_string(b.offset) + ", " +
+                 std::to_string(b.offset + b.bytes) + "), live [" +
+                 std::to_string(b.liveBegin) + ", " +
+                 std::to_string(b.liveEnd) + "]";
+        };
+        return error(bufferPaths[index],
+                     "buffer " + std::to_string(buffer.id) + " '" +
+                         buffer.name + "' (" + range(buffer) +
+                         ") overlaps buffer " + std::to_string(o.id) + " '" +
+                         o.name + "' (" + bufferPaths[other] + ", " + range(o) +
+                         ") in the " + getMemorySpaceName(buffer.space) +
+                         " arena while both are live");
+      };
+      auto next = live.lower_bound(buffer.offset);
+      if (next != live.end() && next->first < buffer.offset + buffer.bytes)
+        return overlapping(next->second);
+      if (next != live.begin()) {
+        auto prev = std::prev(next);
+        const BufferInfo &p = s.buffers_[prev->second];
+        if (p.offset + p.bytes > buffer.offset)
+          return overlapping(prev->second);
+      }
+      live.emplace(buffer.offset, index);
+      expiries.emplace(buffer.liveEnd, index);
+    }
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseValues(const json &root) {
+  const json *values;
+  ZERO_RETURN_IF_ERROR(getArray(root, "values", "", values));
+  int64_t count = static_cast<int64_t>(values->size());
+  s.values_.values.assign(count, ValueInfo());
+  std::vector<size_t> firstPath(count, 0);
+  for (size_t i = 0; i < values->size(); ++i) {
+    const json &entry = (*values)[i];
+    std::string path = "values[" + std::to_string(i) + "]";
+    ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"id", "kind", "dtype"},
+                                   {"shape", "buffer", "name"}));
+    int64_t id;
+    ZERO_RETURN_IF_ERROR(getInt(entry, "id", path, id));
+    if (id >= count)
+      return error(path + ".id", "value id " + std::to_string(id) +
+                                     " is out of range: ids are dense, 0 .. " +
+                                     std::to_string(count - 1));
+    ValueInfo &info = s.values_.values[id];
+    if (info.id == id)
+      return error(path + ".id", "value " + std::to_string(id) +
+                                     " is defined twice (first at values[" +
+                                     std::to_string(firstPath[id]) + "])");
+    firstPath[id] = i;
+    info.id = id;
+    std::string kind, dtype;
+    ZERO_RETURN_IF_ERROR(getString(entry, "kind", path, kind));
+    ZERO_RETURN_IF_ERROR(getString(entry, "dtype", path, dtype));
+    StatusOr<DType> type = parseDType(dtype, s.name_ + ": " + path + ".dtype");
+    if (!type.isOk())
+      return type.status();
+    info.dtype = *type;
+    if (entry.contains("name"))
+      ZERO_RETURN_IF_ERROR(getString(entry, "name", path, info.name));
+    if (kind == "scalar") {
+      for (const char *key : {"shape", "buffer"})
+        if (entry.contains(key))
+          return error(path + "." + key, "a scalar has no " + std::string(key) +
+                                             ": it lives in a register");
+      continue;
+    }
+    if (kind != "tensor")
+      return error(path + ".kind",
+                   "unknown kind '" + kind + "' (expected tensor or scalar)");
+    info.isTensor = true;
+    if (!entry.contains("shape"))
+      return error(path, "missing key 'shape'");
+    ZERO_RETURN_IF_ERROR(getIntList(entry, "shape", path, info.shape));
+    info.numel = 1;
+    for (int64_t dim : info.shape) {
+      if (dim != 0 && info.numel > (int64_t(1) << 50) / dim)
+        return error(path + ".shape", joinShape(info.shape) + " is too large");
+      info.numel *= dim;
+    }
+    if (!entry.contains("buffer"))
+      return error(path,
+                   "tensor value " + std::to_string(id) + " has no buffer");
+    int64_t buffer;
+    ZERO_RETURN_IF_ERROR(getInt(entry, "buffer", path, buffer,
+                                std::numeric_limits<int64_t>::min()));
+    auto it = bufferIndex.find(buffer);
+    if (it == bufferIndex.end())
+      return error(path + ".buffer", "buffer " + std::to_string(buffer) +
+                                         " of value " + std::to_string(id) +
+                                         " is not defined");
+    info.buffer = static_cast<int64_t>(it->second);
+    const BufferInfo &b = s.buffers_[it->second];
+    int64_t bytes = info.numel * getDTypeWidth(info.dtype);
+    if (bytes > b.bytes)
+      return error(path, "tensor value " + std::to_string(id) + " " +
+                             joinShape(info.shape) + " x " + dtype + " (" +
+                             std::to_string(bytes) +
+                             " bytes) is larger than its buffer " +
+                             std::to_string(b.id) + " '" + b.name + "' (" +
+                             std::to_string(b.bytes) + " bytes)");
+  }
+  for (int64_t id = 0; id < count; ++id)
+    if (s.values_.values[id].id != id)
+      return error("values", "value id " + std::to_string(id) +
+                                 " is missing: ids are dense, 0 .. " +
+                                 std::to_string(count - 1));
+  return Status::ok();
+}
+
+Status ScheduleParser::parseLayout(const json &object, const std::string &path,
+                                   LayoutInfo &out) const {
+  ZERO_RETURN_IF_ERROR(
+      checkKeys(object, path,
+                {"shape", "world_size", "shard_numel", "padded_numel"}, {}));
+  ZERO_RETURN_IF_ERROR(getIntList(object, "shape", path, out.shape));
+  ZERO_RETURN_IF_ERROR(getInt(object, "world_size", path, out.worldSize, 1));
+  ZERO_RETURN_IF_ERROR(getInt(object, "shard_numel", path, out.shardNumel));
+  ZERO_RETURN_IF_ERROR(getInt(object, "padded_numel", path, out.paddedNumel));
+  out.numel = 1;
+  for (int64_t dim : out.shape) {
+    if (dim != 0 && out.numel > (int64_t(1) << 50) / dim)
+      return error(path + ".shape", joinShape(out.shape) + " is too large");
+    out.numel *= dim;
+  }
+  if (out.worldSize != s.worldSize_)
+    return error(path + ".world_size",
+                 std::to_string(out.worldSize) +
+                     " differs from the schedule's world_size " +
+                     std::to_string(s.worldSize_));
+  int64_t shard = (out.numel + out.worldSize - 1) / out.worldSize;
+  if (out.shardNumel != shard)
+    return error(path + ".shard_numel", std::to_string(out.shardNumel) +
+                                            " is not ceil(" +
+                                            std::to_string(out.numel) + " / " +
+                                            std::to_string(out.worldSize) +
+                                            ") = " + std::to_string(shard));
+  if (out.paddedNumel != shard * out.worldSize)
+    return error(path + ".padded_numel",
+                 std::to_string(out.paddedNumel) + " is not shard_numel * " +
+                     "world_size = " + std::to_string(shard * out.worldSize));
+  return Status::ok();
+}
+
+Status ScheduleParser::parseInit(const json &object, const std::string &path,
+                                 InitSpec &out) const {
+  if (!object.is_object())
+    return error(path, "expected an object");
+  if (!object.contains("kind"))
+    return error(path, "missing key 'kind'");
+  std::string kind;
+  ZERO_RETURN_IF_ERROR(getString(object, "kind", path, kind));
+  if (kind == "normal") {
+    ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"kind", "std"}, {}));
+    out.kind = InitSpec::Kind::Normal;
+    ZERO_RETURN_IF_ERROR(getNumber(object, "std", path, out.std));
+    if (!(out.std >= 0))
+      return error(path + ".std", "must be at least 0");
+  } else if (kind == "zeros" || kind == "ones" || kind == "param") {
+    ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"kind"}, {}));
+    out.kind = kind == "zeros"  ? InitSpec::Kind::Zeros
+               : kind == "ones" ? InitSpec::Kind::Ones
+                                : InitSpec::Kind::Param;
+  } else if (kind == "value") {
+    ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"kind", "value"}, {}));
+    out.kind = InitSpec::Kind::Value;
+    ZERO_RETURN_IF_ERROR(getNumber(object, "value", path, out.value));
+  } else {
+    return error(path + ".kind", "unknown init kind '" + kind +
+                                     "' (expected normal, zeros, ones, "
+                                     "param or value)");
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseArguments(const json &root) {
+  const json *arguments;
+  ZERO_RETURN_IF_ERROR(getArray(root, "arguments", "", arguments));
+  std::map<int64_t, size_t> argumentOfValue;
+  std::map<std::string, size_t> params, data;
+  for (size_t i = 0; i < arguments->size(); ++i) {
+    const json &entry = (*arguments)[i];
+    std::string path = "arguments[" + std::to_string(i) + "]";
+    if (!entry.is_object())
+      return error(path, "expected an object");
+    if (!entry.contains("kind"))
+      return error(path, "missing key 'kind'");
+    ArgumentInfo arg;
+    std::string kind;
+    ZERO_RETURN_IF_ERROR(getString(entry, "kind", path, kind));
+    if (kind == "param") {
+      arg.kind = ArgumentInfo::Kind::Param;
+      ZERO_RETURN_IF_ERROR(checkKeys(entry, path,
+                                     {"value", "kind", "name", "layout"},
+                                     {"sharded", "persistent", "init"}));
+      ZERO_RETURN_IF_ERROR(getString(entry, "name", path, arg.name));
+      if (arg.name.empty())
+        return error(path + ".name", "a parameter needs a name");
+      if (!params.emplace(arg.name, i).second)
+        return error(path + ".name",
+                     "parameter '" + arg.name +
+                         "' is named twice (first at arguments[" +
+                         std::to_string(params[arg.name]) + "])");
+      const json *layout;
+      ZERO_RETURN_IF_ERROR(getObject(entry, "layout", path, layout));
+      ZERO_RETURN_IF_ERROR(parseLayout(*layout, path + ".layout", arg.layout));
+      if (entry.contains("sharded"))
+        ZERO_RETURN_IF_ERROR(getBool(entry, "sharded", path, arg.sharded));
+      if (entry.contains("persistent"))
+        ZERO_RETURN_IF_ERROR(
+            getBool(entry, "persistent", path, arg.persistent));
+      arg.init.kind = InitSpec::Kind::Normal;
+      arg.init.std = 0.02;
+      if (entry.contains("init")) {
+        ZERO_RETURN_IF_ERROR(
+            parseInit(entry["init"], path + ".init", arg.init));
+        if (arg.init.kind == InitSpec::Kind::Param ||
+            arg.init.kind == InitSpec::Kind::Value)
+          return error(path + ".init.kind",
+                       "a parameter starts as normal, zeros or ones");
+      }
+    } else if (kind == "state") {
+      arg.kind = ArgumentInfo::Kind::State;
+      ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"value", "kind", "state"},
+                                     {"param", "init"}));
+      ZERO_RETURN_IF_ERROR(getString(entry, "state", path, arg.state));
+      static const char *kPerParam[] = {"master", "exp_avg", "exp_avg_sq",
+                                        "momentum_buffer"};
+      static const char *kStepLevel[] = {"loss_scale", "loss_scale_hysteresis",
+                                         "good_steps"};
+      bool perParam =
+          std::any_of(std::begin(kPerParam), std::end(kPerParam),
+                      [&](const char *k) { return arg.state == k; });
+      bool stepLevel =
+          std::any_of(std::begin(kStepLevel), std::end(kStepLevel),
+                      [&](const char *k) { return arg.state == k; });
+      if (!perParam && !stepLevel)
+        return error(path + ".state",
+                     "unknown state '" + arg.state +
+                         "' (expected master, exp_avg, exp_avg_sq, "
+                         "momentum_buffer, loss_scale, loss_scale_hysteresis "
+                         "or good_steps)");
+      if (perParam) {
+        if (!entry.contains("param"))
+          return error(path, "state '" + arg.state +
+                                 "' needs the key 'param' naming its "
+                                 "parameter");
+        ZERO_RETURN_IF_ERROR(getString(entry, "param", path, arg.param));
+        auto it = params.find(arg.param);
+        if (it == params.end())
+          return error(path + ".param",
+                       "'" + arg.param +
+                           "' is not a parameter argument before it");
+        arg.paramArgument = static_cast<int64_t>(it->second);
+        arg.init.kind = arg.state == "master" ? InitSpec::Kind::Param
+                                              : InitSpec::Kind::Zeros;
+      } else {
+        if (entry.contains("param"))
+          return error(path + ".param", "state '" + arg.state +
+                                            "' belongs to the step, not to "
+                                            "a parameter");
+        if (!entry.contains("init"))
+          return error(path, "state '" + arg.state +
+                                 "' needs an init {\"kind\": \"value\", "
+                                 "\"value\": ...}");
+      }
+      if (entry.contains("init")) {
+        ZERO_RETURN_IF_ERROR(
+            parseInit(entry["init"], path + ".init", arg.init));
+        InitSpec::Kind expected = !perParam ? InitSpec::Kind::Value
+                                  : arg.state == "master"
+                                      ? InitSpec::Kind::Param
+                                      : InitSpec::Kind::Zeros;
+        if (arg.init.kind != expected)
+          return error(path + ".init.kind",
+                       "state '" + arg.state + "' starts as " +
+                           (expected == InitSpec::Kind::Value   ? "'value'"
+                            : expected == InitSpec::Kind::Param ? "'param'"
+                                                                : "'zeros'"));
+      }
+    } else if (kind == "step") {
+      arg.kind = ArgumentInfo::Kind::Step;
+      ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"value", "kind"}, {"init"}));
+      arg.init.kind = InitSpec::Kind::Value;
+      if (entry.contains("init")) {
+        ZERO_RETURN_IF_ERROR(
+            parseInit(entry["init"], path + ".init", arg.init));
+        if (arg.init.kind != InitSpec::Kind::Value)
+          return error(path + ".init.kind", "the step count starts as 'value'");
+      }
+    } else if (kind == "data") {
+      arg.kind = ArgumentInfo::Kind::Data;
+      ZERO_RETURN_IF_ERROR(
+          checkKeys(entry, path, {"value", "kind", "name"}, {"bound"}));
+      ZERO_RETURN_IF_ERROR(getString(entry, "name", path, arg.name));
+      if (arg.name.empty())
+        return error(path + ".name", "a data argument needs a name");
+      if (!data.emplace(arg.name, i).second)
+        return error(path + ".name",
+                     "data argument '" + arg.name +
+                         "' is named twice (first at arguments[" +
+                         std::to_string(data[arg.name]) + "])");
+      if (entry.contains("bound"))
+        ZERO_RETURN_IF_ERROR(getInt(entry, "bound", path, arg.bound, 1));
+    } else {
+      return error(path + ".kind", "unknown argument kind '" + kind +
+                                       "' (expected param, state, step or "
+                                       "data)");
+    }
+    ZERO_RETURN_IF_ERROR(getInt(entry, "value", path, arg.value,
+                                std::numeric_limits<int64_t>::min()));
+    if (!s.values_.lookup(arg.value))
+      return error(path + ".value",
+                   "value " + std::to_string(arg.value) + " is not defined");
+    auto [it, inserted] = argumentOfValue.emplace(arg.value, i);
+    if (!inserted)
+      return error(path + ".value", "value " + std::to_string(arg.value) +
+                                        " is already arguments[" +
+                                        std::to_string(it->second) + "]");
+    ZERO_RETURN_IF_ERROR(checkArgument(arg, path));
+    s.arguments_.push_back(std::move(arg));
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::checkArgument(ArgumentInfo &arg,
+                                     const std::string &path) {
+  const ValueInfo &value = s.values_.values[arg.value];
+  std::string what = s.describeValue(arg.value);
+  if (!value.isTensor)
+    return error(path + ".value", what + " is a scalar; arguments are "
+                                         "tensors");
+  auto shapeError = [&](const std::string &expected) {
+    return error(path + ".value",
+                 what + " has shape " + joinShape(value.shape) + " x " +
+                     getDTypeName(value.dtype) + ", but " + expected);
+  };
+  switch (arg.kind) {
+  case ArgumentInfo::Kind::Param: {
+    if (!isFloat(value.dtype))
+      return shapeError("a parameter is a floating-point tensor");
+    if (arg.sharded) {
+      if (value.numel != arg.layout.shardNumel)
+        return shapeError("the shard of '" + arg.name + "' has " +
+                          std::to_string(arg.layout.shardNumel) + " elements");
+    } else if (value.shape != arg.layout.shape) {
+      return shapeError("parameter '" + arg.name + "' has the shape " +
+                        joinShape(arg.layout.shape));
+    }
+    break;
+  }
+  case ArgumentInfo::Kind::State: {
+    if (arg.paramArgument < 0) {
+      if (value.numel != 1)
+        return shapeError("state '" + arg.state + "' is one element");
+      break;
+    }
+    const ArgumentInfo &param = s.arguments_[arg.paramArgument];
+    if (!isFloat(value.dtype))
+      return shapeError("an optimizer state is a floating-point tensor");
+    if (arg.state == "master" && value.dtype != DType::F32)
+      return shapeError("master weights are f32");
+    // Stages 1-3 keep the rank's shard of every state, stage 0 the whole.
+    if (s.stage_ >= 1) {
+      if (value.numel != param.layout.shardNumel)
+        return shapeError("at stage " + std::to_string(s.stage_) +
+                          " the state is the rank's shard of '" + arg.param +
+                          "', " + std::to_string(param.layout.shardNumel) +
+                          " elements");
+    } else if (value.numel != param.layout.numel) {
+      return shapeError("at stage 0 the state is the whole '" + arg.param +
+                        "', " + std::to_string(param.layout.numel) +
+                        " elements");
+    }
+    break;
+  }
+  case ArgumentInfo::Kind::Step:
+    if (value.numel != 1 || isFloat(value.dtype))
+      return shapeError("the step count is one integer");
+    break;
+  case ArgumentInfo::Kind::Data:
+    if (!isFloat(value.dtype) && arg.bound == 0)
+      return error(path, "integer data argument '" + arg.name +
+                             "' needs a 'bound' (the vocabulary, the "
+                             "classes)");
+    break;
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseResults(const json &root) {
+  const json *results;
+  ZERO_RETURN_IF_ERROR(getArray(root, "results", "", results));
+  std::map<int64_t, size_t> updated;
+  for (size_t i = 0; i < results->size(); ++i) {
+    const json &entry = (*results)[i];
+    std::string path = "results[" + std::to_string(i) + "]";
+    if (!entry.is_object())
+      return error(path, "expected an object");
+    if (!entry.contains("kind"))
+      return error(path, "missing key 'kind'");
+    ResultInfo result;
+    std::string kind;
+    ZERO_RETURN_IF_ERROR(getString(entry, "kind", path, kind));
+    if (kind == "loss") {
+      ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"value", "kind"}, {}));
+      result.kind = ResultInfo::Kind::Loss;
+    } else if (kind == "update") {
+      ZERO_RETURN_IF_ERROR(
+          checkKeys(entry, path, {"value", "kind", "argument"}, {}));
+      result.kind = ResultInfo::Kind::Update;
+      ZERO_RETURN_IF_ERROR(getInt(entry, "argument", path, result.argument));
+      if (result.argument >= static_cast<int64_t>(s.arguments_.size()))
+        return error(path + ".argument",
+                     "argument " + std::to_string(result.argument) +
+                         " does not exist (the schedule has " +
+                         std::to_string(s.arguments_.size()) + ")");
+      auto [it, inserted] = updated.emplace(result.argument, i);
+      if (!inserted)
+        return error(path + ".argument", "argument " +
+                                             std::to_string(result.argument) +
+                                             " is already updated by results[" +
+                                             std::to_string(it->second) + "]");
+    } else {
+      return error(path + ".kind", "unknown result kind '" + kind +
+                                       "' (expected loss or update)");
+    }
+    ZERO_RETURN_IF_ERROR(getInt(entry, "value", path, result.value,
+                                std::numeric_limits<int64_t>::min()));
+    const ValueInfo *value = s.values_.lookup(result.value);
+    if (!value)
+      return error(path + ".value",
+                   "value " + std::to_string(result.value) + " is not defined");
+    if (result.kind == ResultInfo::Kind::Loss) {
+      if (s.lossValue_ >= 0)
+        return error(path, "a second loss result");
+      if (value->numel != 1 || !isFloat(value->dtype))
+        return error(path + ".value", s.describeValue(result.value) +
+                                          " is not one floating-point "
+                                          "element: the loss is a scalar");
+      s.lossValue_ = result.value;
+    } else {
+      const ValueInfo &target =
+          s.values_.values[s.arguments_[result.argument].value];
+      if (!value->isTensor || value->dtype != target.dtype ||
+          value->numel != target.numel)
+        return error(
+            path + ".value",
+            s.describeValue(result.value) + " (" + joinShape(value->shape) +
+                " x " + getDTypeName(value->dtype) +
+                ") does not fit argument " + std::to_string(result.argument) +
+                " (" + joinShape(target.shape) + " x " +
+                getDTypeName(target.dtype) + ")");
+    }
+    s.results_.push_back(result);
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::checkValueIds(const std::vector<int64_t> &ids,
+                                     const std::string &path,
+                                     bool tensorsOnly) const {
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const ValueInfo *info = s.values_.lookup(ids[i]);
+    std::string field = path + "[" + std::to_string(i) + "]";
+    if (!info)
+      return error(field,
+                   "value " + std::to_string(ids[i]) + " is not defined");
+    if (tensorsOnly && !info->isTensor)
+      return error(field, s.describeValue(ids[i]) + " is a scalar, not a "
+                                                    "tensor");
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseStreams(const json &root) {
+  const json *streams;
+  ZERO_RETURN_IF_ERROR(getArray(root, "streams", "", streams));
+  std::vector<std::string> names;
+  for (size_t i = 0; i < streams->size(); ++i) {
+    std::string path = "streams[" + std::to_string(i) + "]";
+    const json &name = (*streams)[i];
+    if (!name.is_string())
+      return error(path, "expected a stream name");
+    std::string text = name.get<std::string>();
+    if (text != "compute" && text != "comm")
+      return error(path, "unknown stream '" + text +
+                             "' (version 1 has compute and comm)");
+    if (std::find(names.begin(), names.end(), text) != names.end())
+      return error(path, "stream '" + text + "' is listed twice");
+    names.push_back(text);
+  }
+  if (std::find(names.begin(), names.end(), "compute") == names.end())
+    return error("streams", "the stream 'compute' is missing");
+  // The compute stream first: it runs on the caller's thread.
+  std::stable_partition(names.begin(), names.end(),
+                        [](const std::string &n) { return n == "compute"; });
+  ZERO_RETURN_IF_ERROR(
+      getInt(root, "events", "", s.numEvents_, 0, int64_t(1) << 30));
+  const json *instructions;
+  ZERO_RETURN_IF_ERROR(getObject(root, "instructions", "", instructions));
+  for (auto it = instructions->begin(); it != instructions->end(); ++it)
+    if (std::find(names.begin(), names.end(), it.key()) == names.end())
+      return error("instructions." + it.key(),
+                   "stream '" + it.key() + "' is not listed in 'streams'");
+  for (const std::string &name : names) {
+    std::string path = "instructions." + name;
+    if (!instructions->contains(name))
+      return error("instructions",
+                   "missing the instructions of stream '" + name + "'");
+    const json *list;
+    ZERO_RETURN_IF_ERROR(
+        getArray(*instructions, name.c_str(), "instructions", list));
+    Stream stream;
+    stream.name = name;
+    stream.instructions.resize(list->size());
+    for (size_t i = 0; i < list->size(); ++i)
+      ZERO_RETURN_IF_ERROR(
+          parseInstruction((*list)[i], path + "[" + std::to_string(i) + "]",
+                           name, stream.instructions[i]));
+    s.streams_.push_back(std::move(stream));
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseInstruction(const json &object,
+                                        const std::string &path,
+                                        const std::string &stream,
+                                        Instruction &inst) {
+  inst.path = path;
+  if (!object.is_object())
+    return error(path, "expected an object");
+  if (!object.contains("op"))
+    return error(path, "missing key 'op'");
+  ZERO_RETURN_IF_ERROR(getString(object, "op", path, inst.op));
+  const std::string &op = inst.op;
+  if (op == "record" || op == "wait") {
+    inst.kind =
+        op == "record" ? Instruction::Kind::Record : Instruction::Kind::Wait;
+    ZERO_RETURN_IF_ERROR(
+        checkKeys(object, path, {"op", "event"}, {"point", "loc"}));
+    ZERO_RETURN_IF_ERROR(getInt(object, "event", path, inst.event));
+    if (inst.event >= s.numEvents_)
+      return error(path + ".event", "event " + std::to_string(inst.event) +
+                                        " is out of range: the schedule has " +
+                                        std::to_string(s.numEvents_) +
+                                        " events");
+  } else if (op == "free") {
+    inst.kind = Instruction::Kind::Free;
+    ZERO_RETURN_IF_ERROR(
+        checkKeys(object, path, {"op", "values"}, {"point", "loc"}));
+    ZERO_RETURN_IF_ERROR(getIntList(object, "values", path, inst.values,
+                                    std::numeric_limits<int64_t>::min()));
+    ZERO_RETURN_IF_ERROR(checkValueIds(inst.values, path + ".values", true));
+  } else if (op == "all_gather" || op == "reduce_scatter" ||
+             op == "all_reduce") {
+    inst.kind = op == "all_gather"       ? Instruction::Kind::AllGather
+                : op == "reduce_scatter" ? Instruction::Kind::ReduceScatter
+                                         : Instruction::Kind::AllReduce;
+    if (stream != "comm")
+      return error(path, "collective '" + op + "' on stream '" + stream +
+                             "': collectives run on stream 'comm'");
+    if (inst.kind == Instruction::Kind::AllGather)
+      ZERO_RETURN_IF_ERROR(checkKeys(object, path,
+                                     {"op", "operands", "results", "layouts"},
+                                     {"point", "loc", "staging"}));
+    else if (inst.kind == Instruction::Kind::ReduceScatter)
+      ZERO_RETURN_IF_ERROR(checkKeys(
+          object, path, {"op", "operands", "results", "layouts", "reduction"},
+          {"point", "loc", "staging"}));
+    else
+      ZERO_RETURN_IF_ERROR(checkKeys(object, path,
+                                     {"op", "operands", "results", "reduction"},
+                                     {"point", "loc", "staging", "layouts"}));
+  } else {
+    if (stream != "compute")
+      return error(path + ".op",
+                   "'" + op + "' on stream '" + stream +
+                       "' (expected all_gather, reduce_scatter, all_reduce, "
+                       "record or wait)");
+    inst.kind = Instruction::Kind::Compute;
+    const auto &table = getComputeOpFields();
+    auto it = table.find(op);
+    // Ops this table does not know are left to prepareComputeOp, which
+    // names them.
+    if (it != table.end())
+      ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"op"},
+                                     {"point", "loc", "operands", "results"},
+                                     it->second));
+  }
+  if (object.contains("point"))
+    ZERO_RETURN_IF_ERROR(getInt(object, "point", path, inst.point));
+  if (object.contains("loc"))
+    ZERO_RETURN_IF_ERROR(getString(object, "loc", path, inst.loc));
+  if (inst.kind == Instruction::Kind::Compute ||
+      inst.kind == Instruction::Kind::AllGather ||
+      inst.kind == Instruction::Kind::ReduceScatter ||
+      inst.kind == Instruction::Kind::AllReduce) {
+    for (const char *key : {"operands", "results"}) {
+      if (!object.contains(key))
+        continue;
+      std::vector<int64_t> &ids =
+          std::string(key) == "operands" ? inst.operands : inst.results;
+      ZERO_RETURN_IF_ERROR(getIntList(object, key, path, ids,
+                                      std::numeric_limits<int64_t>::min()));
+      ZERO_RETURN_IF_ERROR(
+          checkValueIds(ids, path + "." + key, inst.isCollective()));
+    }
+  }
+  if (inst.isCollective())
+    return parseCollective(object, inst);
+  if (inst.kind != Instruction::Kind::Compute)
+    return Status::ok();
+  StatusOr<std::unique_ptr<ComputeOp>> prepared =
+      prepareComputeOp(object, s.name_ + ": " + path, s.values_);
+  if (!prepared.isOk())
+    return prepared.status();
+  inst.compute = std::shared_ptr<ComputeOp>(std::move(*prepared));
+  return Status::ok();
+}
+
+Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
+  const std::string &path = inst.path;
+  size_t count = inst.operands.size();
+  if (count == 0)
+    return error(path + ".operands", "a collective needs at least one tensor");
+  if (inst.results.size() != count)
+    return error(path + ".results", std::to_string(inst.results.size()) +
+                                        " results for " +
+                                        std::to_string(count) + " operands");
+  bool reduces = inst.kind != Instruction::Kind::AllGather;
+  if (reduces) {
+    std::string name;
+    ZERO_RETURN_IF_ERROR(getString(object, "reduction", path, name));
+    bool allReduce = inst.kind == Instruction::Kind::AllReduce;
+    if (name == "sum")
+      inst.reduction = ReduceOp::Sum;
+    else if (name == "avg")
+      inst.reduction = ReduceOp::Avg;
+    else if (allReduce && name == "max")
+      inst.reduction = ReduceOp::Max;
+    else if (allReduce && name == "min")
+      inst.reduction = ReduceOp::Min;
+    else
+      return error(path + ".reduction",
+                   "unknown reduction '" + name + "' (expected " +
+                       (allReduce ? "sum, avg, max or min" : "sum or avg") +
+                       ")");
+  }
+  const ValueTable &values = s.values_;
+  inst.dtype = values.values[inst.operands[0]].dtype;
+  for (size_t i = 0; i < count; ++i)
+    for (int64_t id : {inst.operands[i], inst.results[i]})
+      if (values.values[id].dtype != inst.dtype)
+        return error(path, s.describeValue(id) + " is " +
+                               getDTypeName(values.values[id].dtype) +
+                               ", but the bucket is " +
+                               getDTypeName(inst.dtype) +
+                               ": one collective moves one element type");
+  if (inst.dtype == DType::I1)
+    return error(path, "collectives of i1 tensors are not supported");
+
+  bool padded = false;
+  if (inst.kind == Instruction::Kind::AllReduce) {
+    if (object.contains("layouts") && !object["layouts"].empty())
+      return error(path + ".layouts", "an all_reduce moves whole tensors: "
+                                      "no layouts");
+    for (size_t i = 0; i < count; ++i) {
+      const ValueInfo &in = values.values[inst.operands[i]];
+      const ValueInfo &out = values.values[inst.results[i]];
+      if (in.numel != out.numel)
+        return error(path + ".results[" + std::to_string(i) + "]",
+                     s.describeValue(out.id) + " has " +
+                         std::to_string(out.numel) + " elements, but " +
+                         s.describeValue(in.id) + " has " +
+                         std::to_string(in.numel));
+      inst.bucketNumel += in.numel;
+    }
+  } else {
+    const json *layouts;
+    ZERO_RETURN_IF_ERROR(getArray(object, "layouts", path, layouts));
+    if (layouts->size() != count)
+      return error(path + ".layouts", std::to_string(layouts->size()) +
+                                          " layouts for " +
+                                          std::to_string(count) + " operands");
+    bool gather = inst.kind == Instruction::Kind::AllGather;
+    for (size_t i = 0; i < count; ++i) {
+      LayoutInfo layout;
+      std::string field = path + ".layouts[" + std::to_string(i) + "]";
+      ZERO_RETURN_IF_ERROR(parseLayout((*layouts)[i], field, layout));
+      const ValueInfo &shard =
+          values.values[gather ? inst.operands[i] : inst.results[i]];
+      const ValueInfo &full =
+          values.values[gather ? inst.results[i] : inst.operands[i]];
+      std::string shardField = path + (gather ? ".operands[" : ".results[") +
+                               std::to_string(i) + "]";
+      std::string fullField = path + (gather ? ".results[" : ".operands[") +
+                              std::to_string(i) + "]";
+      if (shard.numel != layout.shardNumel)
+        return error(shardField, s.describeValue(shard.id) + " has " +
+                                     std::to_string(shard.numel) +
+                                     " elements, but the layout's shard has " +
+                                     std::to_string(layout.shardNumel));
+      if (full.numel != layout.numel)
+        return error(fullField, s.describeValue(full.id) + " has " +
+                                    std::to_string(full.numel) +
+                                    " elements, but the layout's tensor has " +
+                                    std::to_string(layout.numel));
+      padded |= layout.paddedNumel != layout.numel;
+      inst.bucketNumel += layout.shardNumel;
+      inst.layouts.push_back(std::move(layout));
+    }
+  }
+
+  int64_t width = getDTypeWidth(inst.dtype);
+  int64_t needed = inst.kind == Instruction::Kind::AllReduce
+                       ? inst.bucketNumel * width
+                       : inst.bucketNumel * s.worldSize_ * width;
+  bool needsStaging = count > 1 || padded;
+  if (object.contains("staging")) {
+    const json &staging = object["staging"];
+    std::string field = path + ".staging";
+    ZERO_RETURN_IF_ERROR(
+        checkKeys(staging, field, {"space", "offset", "bytes"}, {}));
+    Region region;
+    ZERO_RETURN_IF_ERROR(getSpace(staging, field, region.space));
+    ZERO_RETURN_IF_ERROR(getInt(staging, "offset", field, region.offset));
+    ZERO_RETURN_IF_ERROR(getInt(staging, "bytes", field, region.bytes));
+    if (region.bytes < needed)
+      return error(field + ".bytes",
+                   std::to_string(region.bytes) +
+                       " bytes is less than the flat bucket's " +
+                       std::to_string(needed));
+    int64_t arena = s.arenaBytes(region.space);
+    if (region.offset > arena || region.bytes > arena - region.offset)
+      return error(field, "bytes [" + std::to_string(region.offset) + ", " +
+                              std::to_string(region.offset + region.bytes) +
+                              ") lie outside the " +
+                              getMemorySpaceName(region.space) + " arena of " +
+                              std::to_string(arena) + " bytes");
+    inst.staging = region;
+  } else if (needsStaging) {
+    return error(path, std::string("a bucket of ") + std::to_string(count) +
+                           (count == 1 ? " operand" : " operands") +
+                           (padded ? " with padding" : "") +
+                           " needs a 'staging' region of " +
+                           std::to_string(needed) + " bytes");
+  } else {
+    // MPI takes the operand and the result directly: they may be the same
+    // bytes (an in-place all-reduce) but must not partly overlap.
+    const BufferInfo &in = s.bufferOf(inst.operands[0]);
+    const BufferInfo &out = s.bufferOf(inst.results[0]);
+    int64_t inBytes = tensorBytes(inst.operands[0]);
+    int64_t outBytes = tensorBytes(inst.results[0]);
+    bool same = in.space == out.space && in.offset == out.offset &&
+                inst.kind == Instruction::Kind::AllReduce;
+    bool overlap = in.space == out.space && in.offset < out.offset + outBytes &&
+                   out.offset < in.offset + inBytes;
+    if (overlap && !same)
+      return error(path, "the operand's bytes and the result's overlap; "
+                         "without staging they must be the same or "
+                         "disjoint");
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::checkEvents() const {
+  // Where each event is recorded.
+  std::vector<std::optional<Edge>> record(s.numEvents_);
+  std::vector<bool> waited(s.numEvents_, false);
+  std::vector<std::string> firstWait(s.numEvents_);
+  for (size_t si = 0; si < s.streams_.size(); ++si) {
+    const Stream &stream = s.streams_[si];
+    for (size_t i = 0; i < stream.instructions.size(); ++i) {
+      const Instruction &inst = stream.instructions[i];
+      if (inst.kind == Instruction::Kind::Record) {
+        if (record[inst.event])
+          return error(inst.path,
+                       "event " + std::to_string(inst.event) +
+                           " is recorded twice (first at " +
+                           s.streams_[record[inst.event]->stream]
+                               .instructions[record[inst.event]->index]
+                               .path +
+                           ")");
+        record[inst.event] = Edge{si, i};
+      } else if (inst.kind == Instruction::Kind::Wait && !waited[inst.event]) {
+        waited[inst.event] = true;
+        firstWait[inst.event] = inst.path;
+      }
+    }
+  }
+  for (int64_t e = 0; e < s.numEvents_; ++e)
+    if (waited[e] && !record[e])
+      return error(firstWait[e], "waits on event " + std::to_string(e) +
+                                     ", which is never recorded");
+  // Run the streams symbolically: each advances until it waits on an event
+  // not yet recorded. If all stop before their end, the waits deadlock.
+  std::vector<size_t> position(s.streams_.size(), 0);
+  std::vector<bool> recorded(s.numEvents_, false);
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t si = 0; si < s.streams_.size(); ++si) {
+      const auto &list = s.streams_[si].instructions;
+      size_t &pos = position[si];
+      while (pos < list.size()) {
+        const Instruction &inst = list[pos];
+        if (inst.kind == Instruction::Kind::Wait && !recorded[inst.event])
+          break;
+        if (inst.kind == Instruction::Kind::Record)
+          recorded[inst.event] = true;
+        ++pos;
+        progress = true;
+      }
+    }
+  }
+  for (size_t si = 0; si < s.streams_.size(); ++si) {
+    const auto &list = s.streams_[si].instructions;
+    if (position[si] == list.size())
+      continue;
+    const Instruction &stuck = list[position[si]];
+    const Edge &rec = *record[stuck.event];
+    const Instruction &recorder =
+        s.streams_[rec.stream].instructions[rec.index];
+    std::string reason;
+    if (rec.stream == si) {
+      reason = "it is recorded later on the same stream, at " + recorder.path;
+    } else {
+      const Instruction &blocker =
+          s.streams_[rec.stream].instructions[position[rec.stream]];
+      reason = "its record at " + recorder.path + " comes after " +
+               blocker.path + ", which waits on event " +
+               std::to_string(blocker.event) + " and cannot go on";
+    }
+    return error(stuck.path, "the wait on event " +
+                                 std::to_string(stuck.event) +
+                                 " can deadlock: " + reason);
+  }
+  return Status::ok();
+}
+
+StatusOr<Schedule> Schedule::parse(const std::string &text,
+                                   const std::string &name) {
+  json root;
+  try {
+    root = json::parse(text);
+  } catch (const json::exception &e) {
+    return ZERO_ERROR(kInvalidArgument,
+                      name + ": not valid JSON: " + std::string(e.what()));
+  }
+  Schedule schedule;
+  schedule.name_ = name;
+  ScheduleParser parser(schedule);
+  try {
+    ZERO_RETURN_IF_ERROR(parser.parse(root));
+  } catch (const json::exception &e) {
+    // The parser checks types before reading; this is a safety net.
+    return ZERO_ERROR(kInvalidArgument,
+                      name + ": malformed schedule: " + std::string(e.what()));
+  }
+  return schedule;
+}
+
+StatusOr<Schedule> Schedule::load(const std::string &path) {
+  std::ifstream file(path, std::ios::binary);
+  if (!file)
+    return ZERO_ERROR(kNotFound, path + ": cannot open the schedule");
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad())
+    return ZERO_ERROR(kInvalidArgument, path + ": cannot read the schedule");
+  return parse(text.str(), path);
+}
+
+Status Schedule::checkLaunch(int worldSize, int64_t memoryLimit) const {
+  if (worldSize != worldSize_)
+    return ZERO_ERROR(kFailedPrecondition,
+                      name_ + ": world_size: the schedule is compiled for " +
+                          std::to_string(worldSize_) +
+                          (worldSize_ == 1 ? " rank" : " ranks") + ", but " +
+                          std::to_string(worldSize) +
+                          (worldSize == 1 ? " was" : " were") + " launched");
+  if (memoryLimit > 0 && memoryBytes() > memoryLimit)
+    return ZERO_ERROR(
+        kResourceExhausted,
+        name_ + ": memory.arenas: the plan needs " +
+            std::to_string(memoryBytes()) + " bytes of memory (device " +
+            std::to_string(arenaBytes(MemorySpace::Device)) + " + host " +
+            std::to_string(arenaBytes(MemorySpace::Host)) +
+            "), but --memory-limit allows " + std::to_string(memoryLimit));
+  return Status::ok();
+}
+
+} // namespace zero::runtime

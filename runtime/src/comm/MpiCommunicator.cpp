@@ -1,0 +1,385 @@
+//===- MpiCommunicator.cpp - collectives over MPI -------------------------===//
+//
+// Every collective is a non-blocking MPI call polled with MPI_Test against a
+// deadline, so that a rank that died turns into an error on its peers
+// ("... did not complete within 60 s: a peer rank stopped") instead of a
+// hang. MPI errors are returned (MPI_ERRORS_RETURN) and become Status values
+// naming the collective and the rank. bf16 and f16 travel as 16-bit words
+// and are reduced by user-defined operations.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Communicator.h"
+
+#include "ElementOps.h"
+
+// The C API only: the deprecated C++ bindings need their own library.
+#define OMPI_SKIP_MPICXX 1
+#define MPICH_SKIP_MPICXX 1
+#include <mpi.h>
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <thread>
+
+namespace zero::runtime {
+
+namespace {
+
+template <DType Type, ReduceOp Op>
+void reduce16Op(void *in, void *inout, int *len, MPI_Datatype *) {
+  comm::reduce16(static_cast<const uint16_t *>(in),
+                 static_cast<uint16_t *>(inout), *len, Type, Op);
+}
+
+std::string formatSeconds(double seconds) {
+  std::ostringstream text;
+  text << seconds;
+  return text.str();
+}
+
+class MpiCommunicator final : public Communicator {
+public:
+  explicit MpiCommunicator(const MpiOptions &options)
+      : timeout_(options.timeoutSeconds) {}
+  ~MpiCommunicator() override;
+
+  Status initialize();
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+  std::string describe() const override { return library_; }
+
+  Status allGather(const void *send, void *recv, int64_t count, DType type,
+                   const CollectiveContext &context) override;
+  Status reduceScatter(const void *send, void *recv, int64_t count, DType type,
+                       ReduceOp op, const CollectiveContext &context) override;
+  Status allReduce(const void *send, void *recv, int64_t count, DType type,
+                   ReduceOp op, const CollectiveContext &context) override;
+  Status barrier(const CollectiveContext &context) override;
+  StatusOr<std::vector<std::string>>
+  gatherBytes(const std::string &bytes,
+              const CollectiveContext &context) override;
+
+  void abort(int exitCode) {
+    aborted_ = true;
+    MPI_Abort(MPI_COMM_WORLD, exitCode);
+  }
+
+private:
+  Status mpiError(int code, const CollectiveContext &context) const;
+  /// Polls `request` until it completes, the deadline passes or the context
+  /// is cancelled.
+  Status complete(MPI_Request &request, const CollectiveContext &context);
+  Status checkCount(int64_t count, const CollectiveContext &context) const;
+  MPI_Datatype getType(DType type) const;
+  /// The operation for `op` on `type`; avg reduces as sum.
+  MPI_Op getOp(DType type, ReduceOp op) const;
+  /// Divides by the world size after an avg.
+  void finishAvg(void *data, int64_t count, DType type, ReduceOp op) const {
+    if (op == ReduceOp::Avg)
+      comm::divideElements(data, count, type, size_);
+  }
+
+  double timeout_;
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  int rank_ = 0;
+  int size_ = 1;
+  std::string library_ = "MPI";
+  // User operations for bf16 and f16: sum (also avg), max, min.
+  MPI_Op ops16_[2][3] = {};
+  bool initialized_ = false;
+  bool broken_ = false; // a call did not complete: MPI cannot finalize
+  bool aborted_ = false;
+  std::mutex mutex_;
+};
+
+Status MpiCommunicator::initialize() {
+  int already = 0;
+  MPI_Initialized(&already);
+  int provided = 0;
+  if (!already) {
+    if (MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided) !=
+        MPI_SUCCESS)
+      return ZERO_ERROR(kUnavailable, "MPI_Init_thread failed");
+    initialized_ = true;
+  } else {
+    MPI_Query_thread(&provided);
+  }
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  if (provided < MPI_THREAD_SERIALIZED)
+    return ZERO_ERROR(kUnavailable,
+                      "the MPI library gives thread level " +
+                          std::to_string(provided) +
+                          ", but the executor calls MPI from its comm "
+                          "thread and needs MPI_THREAD_SERIALIZED");
+  // An own communicator: the job's collectives do not mix with a host
+  // application's.
+  if (MPI_Comm_dup(MPI_COMM_WORLD, &comm_) != MPI_SUCCESS)
+    return ZERO_ERROR(kUnavailable, "MPI_Comm_dup failed");
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  char version[MPI_MAX_LIBRARY_VERSION_STRING];
+  int length = 0;
+  if (MPI_Get_library_version(version, &length) == MPI_SUCCESS) {
+    std::string text(version, static_cast<size_t>(length));
+    library_ = "MPI (" + text.substr(0, text.find(',')) + ")";
+  }
+  MPI_User_function *functions[2][3] = {
+      {reduce16Op<DType::BF16, ReduceOp::Sum>,
+       reduce16Op<DType::BF16, ReduceOp::Max>,
+       reduce16Op<DType::BF16, ReduceOp::Min>},
+      {reduce16Op<DType::F16, ReduceOp::Sum>,
+       reduce16Op<DType::F16, ReduceOp::Max>,
+       reduce16Op<DType::F16, ReduceOp::Min>}};
+  for (int t = 0; t < 2; ++t)
+    for (int o = 0; o < 3; ++o)
+      if (MPI_Op_create(functions[t][o], /*commute=*/1, &ops16_[t][o]) !=
+          MPI_SUCCESS)
+        return ZERO_ERROR(kUnavailable, "MPI_Op_create failed");
+  return Status::ok();
+}
+
+MpiCommunicator::~MpiCommunicator() {
+  if (aborted_)
+    return;
+  for (auto &row : ops16_)
+    for (MPI_Op &op : row)
+      if (op != MPI_OP_NULL && op != 0)
+        MPI_Op_free(&op);
+  // A collective left pending would make MPI_Finalize wait for it forever;
+  // the job is ended by abortJob or by the launcher in that case.
+  if (broken_)
+    return;
+  if (comm_ != MPI_COMM_NULL)
+    MPI_Comm_free(&comm_);
+  if (initialized_)
+    MPI_Finalize();
+}
+
+MPI_Datatype MpiCommunicator::getType(DType type) const {
+  switch (type) {
+  case DType::F32:
+    return MPI_FLOAT;
+  case DType::F64:
+    return MPI_DOUBLE;
+  case DType::BF16:
+  case DType::F16:
+    return MPI_UINT16_T;
+  case DType::I64:
+  case DType::Index:
+    return MPI_INT64_T;
+  case DType::I32:
+    return MPI_INT32_T;
+  case DType::I1:
+    return MPI_UINT8_T;
+  }
+  return MPI_BYTE;
+}
+
+MPI_Op MpiCommunicator::getOp(DType type, ReduceOp op) const {
+  int index = op == ReduceOp::Max ? 1 : op == ReduceOp::Min ? 2 : 0;
+  if (type == DType::BF16)
+    return ops16_[0][index];
+  if (type == DType::F16)
+    return ops16_[1][index];
+  return index == 1 ? MPI_MAX : index == 2 ? MPI_MIN : MPI_SUM;
+}
+
+Status MpiCommunicator::mpiError(int code,
+                                 const CollectiveContext &context) const {
+  char text[MPI_MAX_ERROR_STRING];
+  int length = 0;
+  std::string message = "error " + std::to_string(code);
+  if (MPI_Error_string(code, text, &length) == MPI_SUCCESS)
+    message = std::string(text, static_cast<size_t>(length));
+  return ZERO_ERROR(kUnavailable, "rank " + std::to_string(rank_) + ": " +
+                                      context.what +
+                                      " failed in MPI: " + message);
+}
+
+Status MpiCommunicator::checkCount(int64_t count,
+                                   const CollectiveContext &context) const {
+  if (count < 0 || count > INT_MAX)
+    return ZERO_ERROR(kOutOfRange,
+                      "rank " + std::to_string(rank_) + ": " + context.what +
+                          ": " + std::to_string(count) +
+                          " elements per call exceed MPI's int count");
+  return Status::ok();
+}
+
+Status MpiCommunicator::complete(MPI_Request &request,
+                                 const CollectiveContext &context) {
+  using Clock = std::chrono::steady_clock;
+  Clock::time_point deadline =
+      Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                         std::chrono::duration<double>(timeout_));
+  std::chrono::microseconds pause(0);
+  for (int polls = 0;; ++polls) {
+    int done = 0;
+    int code = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
+    if (code != MPI_SUCCESS) {
+      broken_ = true;
+      return mpiError(code, context);
+    }
+    if (done)
+      return Status::ok();
+    if (context.cancel && context.cancel->load()) {
+      broken_ = true;
+      return ZERO_ERROR(kUnavailable, "rank " + std::to_string(rank_) + ": " +
+                                          context.what +
+                                          " abandoned: another stream of "
+                                          "this rank failed");
+    }
+    if (Clock::now() > deadline) {
+      broken_ = true;
+      return ZERO_ERROR(kUnavailable, "rank " + std::to_string(rank_) + ": " +
+                                          context.what +
+                                          " did not complete within " +
+                                          formatSeconds(timeout_) +
+                                          " s: a peer rank stopped");
+    }
+    // Spin briefly (most calls of a step finish in microseconds), then back
+    // off so that a waiting comm thread leaves the cores to compute.
+    if (polls < 64) {
+      std::this_thread::yield();
+    } else {
+      pause = std::min(std::chrono::microseconds(500),
+                       std::max(std::chrono::microseconds(10), pause * 2));
+      std::this_thread::sleep_for(pause);
+    }
+  }
+}
+
+Status MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
+                                  DType type,
+                                  const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(checkCount(count, context));
+  std::lock_guard<std::mutex> lock(mutex_);
+  int64_t width = getDTypeWidth(type);
+  const void *source =
+      send == static_cast<const std::byte *>(recv) + rank_ * count * width
+          ? MPI_IN_PLACE
+          : send;
+  MPI_Request request;
+  int code =
+      MPI_Iallgather(source, static_cast<int>(count), getType(type), recv,
+                     static_cast<int>(count), getType(type), comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  ZERO_RETURN_IF_ERROR(complete(request, context));
+  int64_t bytes = (size_ - 1) * count * width;
+  this->count(bytes, bytes);
+  return Status::ok();
+}
+
+Status MpiCommunicator::reduceScatter(const void *send, void *recv,
+                                      int64_t count, DType type, ReduceOp op,
+                                      const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(checkCount(count, context));
+  std::lock_guard<std::mutex> lock(mutex_);
+  MPI_Request request;
+  int code = MPI_Ireduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv,
+                                       static_cast<int>(count), getType(type),
+                                       getOp(type, op), comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  ZERO_RETURN_IF_ERROR(complete(request, context));
+  finishAvg(recv, count, type, op);
+  int64_t bytes = (size_ - 1) * count * getDTypeWidth(type);
+  this->count(bytes, bytes);
+  return Status::ok();
+}
+
+Status MpiCommunicator::allReduce(const void *send, void *recv, int64_t count,
+                                  DType type, ReduceOp op,
+                                  const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(checkCount(count, context));
+  std::lock_guard<std::mutex> lock(mutex_);
+  MPI_Request request;
+  int code = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
+                            static_cast<int>(count), getType(type),
+                            getOp(type, op), comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  ZERO_RETURN_IF_ERROR(complete(request, context));
+  finishAvg(recv, count, type, op);
+  // A reduce-scatter and an all-gather of N equal chunks.
+  int64_t chunk = (count * getDTypeWidth(type) + size_ - 1) / size_;
+  int64_t bytes = 2 * (size_ - 1) * chunk;
+  this->count(bytes, bytes);
+  return Status::ok();
+}
+
+Status MpiCommunicator::barrier(const CollectiveContext &context) {
+  std::lock_guard<std::mutex> lock(mutex_);
+  MPI_Request request;
+  int code = MPI_Ibarrier(comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  return complete(request, context);
+}
+
+StatusOr<std::vector<std::string>>
+MpiCommunicator::gatherBytes(const std::string &bytes,
+                             const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(checkCount(static_cast<int64_t>(bytes.size()), context));
+  std::lock_guard<std::mutex> lock(mutex_);
+  int length = static_cast<int>(bytes.size());
+  std::vector<int> lengths(rank_ == 0 ? size_ : 0);
+  MPI_Request request;
+  int code = MPI_Igather(&length, 1, MPI_INT, lengths.data(), 1, MPI_INT, 0,
+                         comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  ZERO_RETURN_IF_ERROR(complete(request, context));
+  std::vector<int> displacements(lengths.size());
+  int64_t total = 0;
+  for (size_t r = 0; r < lengths.size(); ++r) {
+    if (total > INT_MAX)
+      return ZERO_ERROR(kOutOfRange, "rank 0: " + context.what +
+                                         ": more than 2 GiB to gather");
+    displacements[r] = static_cast<int>(total);
+    total += lengths[r];
+  }
+  std::string all(static_cast<size_t>(total), '\0');
+  code =
+      MPI_Igatherv(bytes.data(), length, MPI_BYTE, all.data(), lengths.data(),
+                   displacements.data(), MPI_BYTE, 0, comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  ZERO_RETURN_IF_ERROR(complete(request, context));
+  std::vector<std::string> result;
+  for (size_t r = 0; r < lengths.size(); ++r)
+    result.push_back(all.substr(displacements[r], lengths[r]));
+  return result;
+}
+
+} // namespace
+
+bool isLaunchedByMpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
+         std::getenv("PMI_SIZE");
+}
+
+StatusOr<std::unique_ptr<Communicator>>
+createMpiCommunicator(const MpiOptions &options) {
+  if (!(options.timeoutSeconds > 0))
+    return ZERO_ERROR(kInvalidArgument,
+                      "the collective timeout must be positive");
+  auto communicator = std::make_unique<MpiCommunicator>(options);
+  ZERO_RETURN_IF_ERROR(communicator->initialize());
+  return std::unique_ptr<Communicator>(std::move(communicator));
+}
+
+void abortJob(Communicator &communicator, int exitCode) {
+  if (auto *mpi = dynamic_cast<MpiCommunicator *>(&communicator))
+    mpi->abort(exitCode);
+}
+
+} // namespace zero::runtime

@@ -1,0 +1,57 @@
+//===- SelfCommunicator.cpp - world size 1 --------------------------------===//
+//
+// One rank: every collective is a copy of the rank's own data, and no byte
+// crosses a link.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Communicator.h"
+
+#include <cstring>
+
+namespace zero::runtime {
+
+namespace {
+class SelfCommunicator final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string describe() const override { return "self"; }
+
+  Status allGather(const void *send, void *recv, int64_t count, DType type,
+                   const CollectiveContext &) override {
+    return copy(send, recv, count, type);
+  }
+  Status reduceScatter(const void *send, void *recv, int64_t count, DType type,
+                       ReduceOp, const CollectiveContext &) override {
+    return copy(send, recv, count, type);
+  }
+  Status allReduce(const void *send, void *recv, int64_t count, DType type,
+                   ReduceOp, const CollectiveContext &) override {
+    return copy(send, recv, count, type);
+  }
+  Status barrier(const CollectiveContext &) override {
+    count(0, 0);
+    return Status::ok();
+  }
+  StatusOr<std::vector<std::string>>
+  gatherBytes(const std::string &bytes, const CollectiveContext &) override {
+    return std::vector<std::string>{bytes};
+  }
+
+private:
+  Status copy(const void *send, void *recv, int64_t elements, DType type) {
+    if (send != recv && elements > 0)
+      std::memmove(recv, send,
+                   static_cast<size_t>(elements * getDTypeWidth(type)));
+    count(0, 0);
+    return Status::ok();
+  }
+};
+} // namespace
+
+std::unique_ptr<Communicator> createSelfCommunicator() {
+  return std::make_unique<SelfCommunicator>();
+}
+
+} // namespace zero::runtime

@@ -1,0 +1,156 @@
+//===- ScalarOps.h - the scalar arith and math ops --------------*- C++ -*-===//
+//
+// The scalar ops of a schedule (docs/ScheduleFormat.md, "Scalar ops"), on
+// registers in canonical form (Elements.h). One op is applied to columns of
+// registers at once, so that a body is interpreted a block of iteration points
+// at a time and the dispatch on the op costs once per block, not per element.
+// Floats are computed in double and rounded to the result type after every
+// op; integers wrap to their width.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_HOST_SCALAROPS_H
+#define ZERO_RUNTIME_HOST_SCALAROPS_H
+
+#include "OpContext.h"
+
+#include <memory>
+#include <string_view>
+#include <vector>
+
+namespace zero::runtime::host {
+
+enum class ScalarOpKind {
+  Constant,
+  // Floats.
+  AddF,
+  SubF,
+  MulF,
+  DivF,
+  NegF,
+  MaximumF,
+  MinimumF,
+  RemF,
+  CmpF,
+  // Integers.
+  AddI,
+  SubI,
+  MulI,
+  DivSI,
+  DivUI,
+  RemSI,
+  RemUI,
+  MaxSI,
+  MinSI,
+  AndI,
+  OrI,
+  XOrI,
+  ShLI,
+  ShRSI,
+  ShRUI,
+  CmpI,
+  Select,
+  // Casts.
+  ExtF,
+  TruncF,
+  SIToFP,
+  UIToFP,
+  FPToSI,
+  FPToUI,
+  IndexCast,
+  ExtSI,
+  ExtUI,
+  TruncI,
+  Bitcast,
+  // math.
+  Exp,
+  Exp2,
+  Log,
+  Log2,
+  Log1p,
+  Sqrt,
+  Rsqrt,
+  Tanh,
+  AbsF,
+  Erf,
+  PowF,
+  Sin,
+  Cos,
+  Floor,
+  Ceil,
+};
+
+/// Predicates of arith.cmpf and arith.cmpi (one enum: the names differ).
+enum class Predicate {
+  // cmpf
+  OEQ,
+  OGT,
+  OGE,
+  OLT,
+  OLE,
+  ONE,
+  ORD,
+  UEQ,
+  UGT,
+  UGE,
+  ULT,
+  ULE,
+  UNE,
+  UNO,
+  AlwaysTrue,
+  AlwaysFalse,
+  // cmpi
+  EQ,
+  NE,
+  SLT,
+  SLE,
+  SGT,
+  SGE,
+  ULTI,
+  ULEI,
+  UGTI,
+  UGEI,
+};
+
+/// One checked scalar op: out[k] = op(in[0][k], in[1][k], ...).
+struct ScalarOp {
+  ScalarOpKind kind = ScalarOpKind::Constant;
+  DType resultType = DType::F32;
+  DType operandType = DType::F32; // of the first operand
+  Predicate predicate = Predicate::AlwaysFalse;
+  Scalar constant{}; // arith.constant, canonical
+
+  /// Applies the op to `count` points; `in` holds three column pointers, one
+  /// per operand (null past the op's operands).
+  void apply(const Scalar *const *in, Scalar *out, int64_t count) const;
+};
+
+/// True if `name` is a scalar op of the schedule ("arith.addf").
+bool isScalarOpName(std::string_view name);
+
+/// Checks a scalar op (its "op" is a scalar op name): operand and result
+/// counts, kinds (scalars) and dtypes, and its fields ("predicate", "value").
+/// `commonKeys` are the keys every op of this context may carry.
+StatusOr<ScalarOp>
+prepareScalarOp(const OpContext &ctx,
+                const std::vector<const ValueInfo *> &operands,
+                const std::vector<const ValueInfo *> &results,
+                std::initializer_list<const char *> commonKeys);
+
+/// Reads a float or integer constant of `type` from JSON: a number, true or
+/// false, or for floats "inf", "-inf" or "nan" (JSON has no such numbers).
+/// Null on a malformed value; `error` says why.
+bool parseConstant(const nlohmann::json &node, DType type, Scalar &value,
+                   std::string &error);
+
+/// Converts a register of type `from` to `to` the way linalg's implicit
+/// casts do (signed integers): used by linalg.fill and linalg.copy.
+Scalar castScalar(Scalar value, DType from, DType to);
+
+/// A compute instruction that is a scalar op on registers.
+StatusOr<std::unique_ptr<ComputeOp>>
+prepareScalarInstruction(const OpContext &ctx);
+
+} // namespace zero::runtime::host
+
+#endif // ZERO_RUNTIME_HOST_SCALAROPS_H

@@ -1,0 +1,132 @@
+//===- TokenData.cpp - token streams for language models ------------------===//
+
+#include "zero/runtime/TokenData.h"
+
+#include "zero/runtime/Init.h"
+
+#include "IOSupport.h"
+
+#include <cassert>
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zero::runtime {
+
+StatusOr<TokenStream> TokenStream::openFile(const std::string &path,
+                                            int64_t seqLength, int64_t bound) {
+  if (seqLength < 1)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": seq_length must be at least 1, got " +
+                          std::to_string(seqLength));
+  if (bound < 1 || bound > 65536)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": a vocabulary of " + std::to_string(bound) +
+                          " does not fit uint16 token ids (1..65536)");
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return io::openError(path, "cannot open");
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": cannot stat: " + std::strerror(error));
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return ZERO_ERROR(kInvalidArgument, path + ": not a regular file");
+  }
+  int64_t bytes = info.st_size;
+  if (bytes % 2 != 0) {
+    ::close(fd);
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": " + std::to_string(bytes) +
+                          " bytes, an odd size for uint16 tokens");
+  }
+  int64_t size = bytes / 2;
+  if (size < seqLength + 2) {
+    ::close(fd);
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": " + std::to_string(size) +
+                          " tokens, but a window of seq_length " +
+                          std::to_string(seqLength) + " needs at least " +
+                          std::to_string(seqLength + 2));
+  }
+  void *mapped = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapError = errno;
+  ::close(fd); // The mapping stays valid without the descriptor.
+  if (mapped == MAP_FAILED)
+    return ZERO_ERROR(kResourceExhausted,
+                      path + ": cannot map: " + std::strerror(mapError));
+
+  std::shared_ptr<const uint16_t> data;
+  if (io::hostIsLittleEndian()) {
+    data = std::shared_ptr<const uint16_t>(
+        static_cast<const uint16_t *>(mapped), [bytes](const uint16_t *p) {
+          ::munmap(const_cast<uint16_t *>(p), bytes);
+        });
+  } else {
+    std::shared_ptr<uint16_t> swapped(new uint16_t[size],
+                                      std::default_delete<uint16_t[]>());
+    const uint16_t *raw = static_cast<const uint16_t *>(mapped);
+    for (int64_t i = 0; i < size; ++i)
+      swapped.get()[i] = static_cast<uint16_t>((raw[i] >> 8) | (raw[i] << 8));
+    ::munmap(mapped, bytes);
+    data = swapped;
+  }
+
+  // Check every id once here, so that a window never reads a bad one.
+  const uint16_t *ids = data.get();
+  for (int64_t i = 0; i < size; ++i)
+    if (ids[i] >= bound)
+      return ZERO_ERROR(kOutOfRange,
+                        path + ": token " + std::to_string(ids[i]) +
+                            " at position " + std::to_string(i) +
+                            " is out of range for a vocabulary of " +
+                            std::to_string(bound));
+  return TokenStream(std::move(data), size);
+}
+
+TokenStream TokenStream::synthetic(uint64_t seed, int64_t bound,
+                                   int64_t numTokens) {
+  assert(bound >= 1 && bound <= 65536 && numTokens >= 0);
+  std::shared_ptr<uint16_t> data(new uint16_t[numTokens > 0 ? numTokens : 1],
+                                 std::default_delete<uint16_t[]>());
+  for (int64_t i = 0; i < numTokens; ++i)
+    data.get()[i] =
+        static_cast<uint16_t>(syntheticInt(seed, "tokens", 0, i, bound));
+  return TokenStream(std::move(data), numTokens);
+}
+
+int64_t TokenStream::at(int64_t i) const {
+  assert(i >= 0 && i < size_);
+  return data_.get()[i];
+}
+
+void TokenStream::window(int64_t step, int64_t rank, int64_t worldSize,
+                         int64_t batch, int64_t row, int64_t seqLength,
+                         int32_t *tokens, int32_t *targets) const {
+  assert(seqLength >= 1 && size_ >= seqLength + 2 &&
+         "the stream is too short for this window");
+  int64_t span = size_ - seqLength - 1;
+  int64_t globalRow = (step * worldSize + rank) * batch + row;
+  // In 128 bits: globalRow * seqLength outgrows int64 long before a run
+  // ends on a large file.
+  int64_t offset =
+      static_cast<int64_t>(static_cast<__int128>(globalRow) * seqLength % span);
+  const uint16_t *ids = data_.get() + offset;
+  if (tokens)
+    for (int64_t i = 0; i < seqLength; ++i)
+      tokens[i] = ids[i];
+  if (targets)
+    for (int64_t i = 0; i < seqLength; ++i)
+      targets[i] = ids[i + 1];
+}
+
+} // namespace zero::runtime

@@ -1,0 +1,333 @@
+//===- ExecutorTest.cpp - running hand-written schedules ------------------===//
+
+#include "zero/runtime/Executor.h"
+#include "zero/runtime/DataSource.h"
+#include "zero/runtime/Init.h"
+#include "zero/runtime/zero_runtime.h"
+
+#include "TestSchedules.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <unistd.h>
+
+using namespace zero::runtime;
+using namespace zero::runtime::test;
+
+namespace {
+
+std::shared_ptr<const Schedule> parse(const json &schedule) {
+  StatusOr<Schedule> parsed = Schedule::parse(schedule.dump(), "t.json");
+  EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
+  if (!parsed.isOk())
+    return nullptr;
+  return std::make_shared<const Schedule>(std::move(*parsed));
+}
+
+std::unique_ptr<Executor> create(std::shared_ptr<const Schedule> schedule,
+                                 Communicator &comm,
+                                 ExecutorOptions options = {}) {
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(std::move(schedule), comm, std::move(options));
+  EXPECT_TRUE(executor.isOk()) << executor.status().toString();
+  return executor.isOk() ? std::move(*executor) : nullptr;
+}
+
+std::vector<float> floatsOf(TensorRef tensor) {
+  const float *data = static_cast<const float *>(tensor.data);
+  return std::vector<float>(data, data + tensor.numel);
+}
+
+/// x = {1, 2, 3, 4} + 10 * step.
+Status fillX(const ArgumentInfo &arg, int64_t step, TensorRef tensor) {
+  EXPECT_EQ(arg.name, "x");
+  for (int64_t i = 0; i < tensor.numel; ++i)
+    static_cast<float *>(tensor.data)[i] = 1.0f + i + 10.0f * step;
+  return Status::ok();
+}
+
+TEST(Executor, RunsStepsAndCopiesUpdates) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  std::unique_ptr<Executor> executor =
+      create(parse(makeAverageSchedule()), *comm);
+  ASSERT_TRUE(executor);
+  EXPECT_EQ(executor->memory().current(), 256); // the device arena
+  for (int step = 1; step <= 3; ++step) {
+    StatusOr<StepStats> stats = executor->step(fillX);
+    ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+    EXPECT_EQ(stats->step, step);
+    EXPECT_EQ(stats->loss, 3.0);
+    EXPECT_EQ(stats->meanLoss, 3.0);
+    EXPECT_EQ(stats->peakBytes, 256);
+    EXPECT_EQ(stats->bytesSent, 0);
+    EXPECT_EQ(stats->bytesReceived, 0);
+    // w' = avg(x) over one rank = x, copied into w's buffer.
+    float base = 10.0f * (step - 1);
+    EXPECT_EQ(floatsOf(executor->argumentData(0)),
+              (std::vector<float>{base + 1, base + 2, base + 3, base + 4}));
+  }
+  EXPECT_EQ(executor->stepsTaken(), 3);
+}
+
+TEST(Executor, InitializesAndExportsParameters) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  std::unique_ptr<Executor> executor =
+      create(parse(makeAverageSchedule()), *comm);
+  ASSERT_TRUE(executor);
+  InitOptions init;
+  init.seed = 7;
+  ASSERT_TRUE(executor->initialize(init).isOk());
+  std::vector<float> expected(4);
+  fillNormal(7, "w", 0, 4, 0.02f, expected.data());
+  EXPECT_EQ(floatsOf(executor->argumentData(0)), expected);
+
+  // From full parameters by name; errors name the tensor and the file.
+  std::vector<NamedTensor> given = {{"w", {4}, {5, 6, 7, 8}}};
+  init.parameters = &given;
+  init.parametersFile = "given.safetensors";
+  ASSERT_TRUE(executor->initialize(init).isOk());
+  EXPECT_EQ(floatsOf(executor->argumentData(0)),
+            (std::vector<float>{5, 6, 7, 8}));
+  StatusOr<std::vector<NamedTensor>> exported = executor->exportParameters();
+  ASSERT_TRUE(exported.isOk());
+  ASSERT_EQ(exported->size(), 1u);
+  EXPECT_EQ((*exported)[0].name, "w");
+  EXPECT_EQ((*exported)[0].shape, (std::vector<int64_t>{4}));
+  EXPECT_EQ((*exported)[0].data, (std::vector<float>{5, 6, 7, 8}));
+
+  given[0].shape = {2, 2};
+  EXPECT_EQ(executor->initialize(init).message(),
+            "given.safetensors: tensor 'w' has shape [2, 2], but the "
+            "parameter of t.json has shape [4]");
+  given[0].name = "v";
+  EXPECT_EQ(executor->initialize(init).message(),
+            "given.safetensors: no tensor 'w', a parameter of t.json");
+}
+
+TEST(Executor, PacksBucketsThroughTheStagingBuffer) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  std::shared_ptr<const Schedule> schedule = parse(makeBucketSchedule(1));
+  ASSERT_TRUE(schedule);
+  std::unique_ptr<Executor> executor = create(schedule, *comm);
+  ASSERT_TRUE(executor);
+  float *a = static_cast<float *>(executor->tensorData(0).data);
+  float *b = static_cast<float *>(executor->tensorData(1).data);
+  for (int i = 0; i < 5; ++i)
+    a[i] = 1.0f + i;
+  for (int i = 0; i < 3; ++i)
+    b[i] = -1.0f - i;
+  ASSERT_TRUE(executor->step().isOk());
+  std::vector<float> fullA = {1, 2, 3, 4, 5}, fullB = {-1, -2, -3};
+  for (int id : {2, 4, 6})
+    EXPECT_EQ(floatsOf(executor->tensorData(id)), fullA) << "value " << id;
+  for (int id : {3, 5, 7})
+    EXPECT_EQ(floatsOf(executor->tensorData(id)), fullB) << "value " << id;
+}
+
+TEST(Executor, RecordsATraceEventPerInstruction) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  ExecutorOptions options;
+  options.trace = true;
+  std::unique_ptr<Executor> executor =
+      create(parse(makeAverageSchedule()), *comm, options);
+  ASSERT_TRUE(executor);
+  ASSERT_TRUE(executor->step(fillX).isOk());
+  std::vector<TraceEvent> events = executor->takeTraceEvents();
+  std::vector<std::string> compute, communication, steps;
+  for (const TraceEvent &event : events) {
+    EXPECT_GE(event.durationUs, 0);
+    (event.stream == "compute" ? compute
+     : event.stream == "comm"  ? communication
+                               : steps)
+        .push_back(event.name);
+  }
+  EXPECT_EQ(steps, (std::vector<std::string>{"step 1"}));
+  // Records take no time and leave no event.
+  EXPECT_EQ(compute, (std::vector<std::string>{"arith.constant", "linalg.fill",
+                                               "wait 1"}));
+  EXPECT_EQ(communication, (std::vector<std::string>{"wait 0", "all_reduce"}));
+  EXPECT_TRUE(executor->takeTraceEvents().empty());
+}
+
+TEST(Executor, AFailureOnComputeReleasesTheCommStream) {
+  // A free of the loss buffer before the fill that writes it: in debug mode
+  // the fill fails, so event 0 is never recorded and comm, waiting on it,
+  // must stop instead of hanging.
+  json s = makeAverageSchedule();
+  json free = {
+      {"op", "free"}, {"point", 1}, {"loc", "test.mlir:9:1"}, {"values", {3}}};
+  s["instructions"]["compute"].insert(s["instructions"]["compute"].begin() + 1,
+                                      free);
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  ExecutorOptions options;
+  options.debug = true;
+  std::unique_ptr<Executor> executor = create(parse(s), *comm, options);
+  ASSERT_TRUE(executor);
+  StatusOr<StepStats> stats = executor->step(fillX);
+  ASSERT_FALSE(stats.isOk());
+  EXPECT_EQ(stats.status().message(),
+            "t.json: instructions.compute[2] (linalg.fill at test.mlir:3:3): "
+            "operand 1 (value 3 (%empty)) uses buffer 3 'loss' after its free "
+            "at instructions.compute[1] (free at test.mlir:9:1) (step 1)");
+  EXPECT_EQ(executor->step(fillX).status().message(),
+            "t.json: an earlier step failed; the rank's state is undefined");
+
+  // Without debug mode the free is only a hint of the plan.
+  std::unique_ptr<Executor> plain = create(parse(s), *comm);
+  ASSERT_TRUE(plain);
+  EXPECT_TRUE(plain->step(fillX).isOk());
+}
+
+/// A world of one whose all-reduce fails, to stop the comm stream.
+class FailingCommunicator final : public Communicator {
+public:
+  int rank() const override { return 0; }
+  int size() const override { return 1; }
+  std::string describe() const override { return "failing"; }
+  Status allGather(const void *, void *, int64_t, DType,
+                   const CollectiveContext &) override {
+    return Status::ok();
+  }
+  Status reduceScatter(const void *, void *, int64_t, DType, ReduceOp,
+                       const CollectiveContext &) override {
+    return Status::ok();
+  }
+  Status allReduce(const void *, void *, int64_t, DType, ReduceOp,
+                   const CollectiveContext &context) override {
+    return ZERO_ERROR(kUnavailable, "rank 0: " + context.what + " failed");
+  }
+  Status barrier(const CollectiveContext &) override { return Status::ok(); }
+  StatusOr<std::vector<std::string>>
+  gatherBytes(const std::string &bytes, const CollectiveContext &) override {
+    return std::vector<std::string>{bytes};
+  }
+};
+
+TEST(Executor, AFailureOnCommReleasesTheComputeStream) {
+  FailingCommunicator comm;
+  std::unique_ptr<Executor> executor =
+      create(parse(makeAverageSchedule()), comm);
+  ASSERT_TRUE(executor);
+  StatusOr<StepStats> stats = executor->step(fillX);
+  ASSERT_FALSE(stats.isOk());
+  EXPECT_EQ(stats.status().message(),
+            "rank 0: all_reduce of bucket at test.mlir:4:3 (step 1) failed");
+}
+
+TEST(Executor, ChecksTheLaunch) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(parse(makeAverageSchedule(2)), *comm);
+  ASSERT_FALSE(executor.isOk());
+  EXPECT_EQ(executor.status().message(),
+            "t.json: world_size: the schedule is compiled for 2 ranks, but 1 "
+            "was launched");
+  ExecutorOptions options;
+  options.memoryLimit = 100;
+  executor = Executor::create(parse(makeAverageSchedule()), *comm, options);
+  ASSERT_FALSE(executor.isOk());
+  EXPECT_EQ(executor.status().message(),
+            "t.json: memory.arenas: the plan needs 256 bytes of memory "
+            "(device 256 + host 0), but --memory-limit allows 100");
+}
+
+/// tokens and targets [2, 4] (bound 10), labels [2] (bound 3), inputs [2, 3].
+json makeDataSchedule() {
+  json s = makeAverageSchedule();
+  s["memory"]["arenas"]["device"] = 512;
+  s["buffers"].push_back(makeBuffer(4, "tokens", "input", 256, 32, 0, 5));
+  s["buffers"].push_back(makeBuffer(5, "targets", "input", 320, 32, 0, 5));
+  s["buffers"].push_back(makeBuffer(6, "labels", "input", 384, 8, 0, 5));
+  s["values"].push_back(makeTensor(6, "%tokens", {2, 4}, 4, "i32"));
+  s["values"].push_back(makeTensor(7, "%targets", {2, 4}, 5, "i32"));
+  s["values"].push_back(makeTensor(8, "%labels", {2}, 6, "i32"));
+  s["arguments"].push_back(
+      {{"value", 6}, {"kind", "data"}, {"name", "tokens"}, {"bound", 10}});
+  s["arguments"].push_back(
+      {{"value", 7}, {"kind", "data"}, {"name", "targets"}, {"bound", 10}});
+  s["arguments"].push_back(
+      {{"value", 8}, {"kind", "data"}, {"name", "labels"}, {"bound", 3}});
+  return s;
+}
+
+TEST(DataSource, FillsTokenWindowsAndSyntheticData) {
+  std::shared_ptr<const Schedule> schedule = parse(makeDataSchedule());
+  ASSERT_TRUE(schedule);
+  DataOptions options;
+  options.seed = 3;
+  StatusOr<DataSource> source = DataSource::create(*schedule, options, 0, 1);
+  ASSERT_TRUE(source.isOk()) << source.status().toString();
+  EXPECT_EQ(source->tokensPerStep(), 8);
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  std::unique_ptr<Executor> executor = create(schedule, *comm);
+  ASSERT_TRUE(executor);
+  ASSERT_TRUE(executor->step(source->filler()).isOk());
+  const int32_t *tokens =
+      static_cast<const int32_t *>(executor->argumentData(2).data);
+  const int32_t *targets =
+      static_cast<const int32_t *>(executor->argumentData(3).data);
+  const int32_t *labels =
+      static_cast<const int32_t *>(executor->argumentData(4).data);
+  TokenStream stream = TokenStream::synthetic(3, 10);
+  for (int row = 0; row < 2; ++row) {
+    int32_t expectedTokens[4], expectedTargets[4];
+    stream.window(0, 0, 1, 2, row, 4, expectedTokens, expectedTargets);
+    for (int j = 0; j < 4; ++j) {
+      EXPECT_EQ(tokens[row * 4 + j], expectedTokens[j]);
+      EXPECT_EQ(targets[row * 4 + j], expectedTargets[j]);
+      if (j < 3)
+        EXPECT_EQ(targets[row * 4 + j], tokens[row * 4 + j + 1]);
+    }
+    EXPECT_EQ(labels[row], syntheticInt(3, "labels", row, 0, 3));
+  }
+  // The data argument x (f32 [4]): four rows of one element.
+  const float *x = static_cast<const float *>(executor->argumentData(1).data);
+  for (int row = 0; row < 4; ++row)
+    EXPECT_EQ(x[row], syntheticFloat(3, "x", row, 0));
+
+  options.tokenFile = "/nonexistent/train.bin";
+  source = DataSource::create(*schedule, options, 0, 1);
+  ASSERT_FALSE(source.isOk());
+  EXPECT_NE(source.status().message().find("/nonexistent/train.bin"),
+            std::string::npos);
+  options.tokenFile = "train.bin";
+  source = DataSource::create(*parse(makeAverageSchedule()), options, 0, 1);
+  ASSERT_FALSE(source.isOk());
+  EXPECT_EQ(source.status().message(),
+            "train.bin: t.json has no token data argument (an integer data "
+            "argument named tokens or targets) to read it into");
+}
+
+TEST(CApi, LoadsCreatesAndSteps) {
+  char path[] = "/tmp/zero-capi-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << makeAverageSchedule().dump();
+
+  zero_schedule *schedule = nullptr;
+  ASSERT_EQ(zero_runtime_load(path, &schedule), nullptr);
+  zero_runtime_options options;
+  zero_runtime_options_init(&options);
+  options.seed = 1;
+  zero_runtime *runtime = nullptr;
+  ASSERT_EQ(zero_runtime_create(schedule, &options, &runtime), nullptr);
+  EXPECT_TRUE(std::isnan(zero_runtime_get_loss(runtime)));
+  EXPECT_EQ(zero_runtime_step(runtime), nullptr);
+  EXPECT_EQ(zero_runtime_get_loss(runtime), 3.0);
+  EXPECT_EQ(zero_runtime_get_steps(runtime), 1);
+  EXPECT_EQ(zero_runtime_get_rank(runtime), 0);
+  EXPECT_EQ(zero_runtime_get_world_size(runtime), 1);
+  zero_runtime_destroy(runtime);
+  zero_schedule_destroy(schedule);
+  std::remove(path);
+
+  const char *error = zero_runtime_load("/nonexistent.json", &schedule);
+  ASSERT_NE(error, nullptr);
+  EXPECT_STREQ(error, "/nonexistent.json: cannot open the schedule");
+}
+
+} // namespace

@@ -1,0 +1,125 @@
+//===- HostTestUtil.h - a hand-built program for host kernel tests -*- C++
+//-*-===//
+//
+// A ValueTable built value by value and a Frame over one byte vector, so that
+// tests prepare single instructions with prepareComputeOp and run them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_TEST_HOSTTESTUTIL_H
+#define ZERO_RUNTIME_TEST_HOSTTESTUTIL_H
+
+#include "zero/runtime/Program.h"
+
+#include <gtest/gtest.h>
+
+#include <cstddef>
+#include <cstring>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zero::runtime::test {
+
+class TestProgram : public Frame {
+public:
+  /// A tensor value with its own memory, or sharing `aliasOf`'s.
+  int64_t tensor(DType dtype, std::vector<int64_t> shape,
+                 const std::string &name = "", int64_t aliasOf = -1) {
+    ValueInfo info = makeInfo(name);
+    info.isTensor = true;
+    info.dtype = dtype;
+    info.shape = std::move(shape);
+    info.numel = 1;
+    for (int64_t size : info.shape)
+      info.numel *= size;
+    info.buffer = static_cast<int64_t>(offsets_.size());
+    if (aliasOf >= 0) {
+      offsets_.push_back(offsets_[aliasOf]);
+    } else {
+      offsets_.push_back(arena_.size());
+      size_t bytes = info.numel * getDTypeWidth(dtype);
+      arena_.resize(arena_.size() + ((bytes + 63) / 64 + 1) * 64);
+    }
+    values.values.push_back(info);
+    scalars_.emplace_back();
+    return info.id;
+  }
+
+  int64_t scalar(DType dtype, const std::string &name = "") {
+    ValueInfo info = makeInfo(name);
+    info.dtype = dtype;
+    offsets_.push_back(0);
+    values.values.push_back(info);
+    scalars_.emplace_back();
+    return info.id;
+  }
+
+  template <typename T> T *data(int64_t id) {
+    return reinterpret_cast<T *>(arena_.data() + offsets_[id]);
+  }
+  template <typename T> void set(int64_t id, const std::vector<T> &values) {
+    std::memcpy(data<T>(id), values.data(), values.size() * sizeof(T));
+  }
+  template <typename T> std::vector<T> get(int64_t id) {
+    const ValueInfo &info = values.values[id];
+    return std::vector<T>(data<T>(id), data<T>(id) + info.numel);
+  }
+  void setF(int64_t id, double value) { scalars_[id].f = value; }
+  void setI(int64_t id, int64_t value) { scalars_[id].i = value; }
+
+  /// Prepares one instruction as instructions.compute[0] at "m.mlir:1:1";
+  /// `op` gets "point" and "loc" unless it has them.
+  StatusOr<std::unique_ptr<ComputeOp>> prepare(nlohmann::json op) {
+    if (!op.contains("point"))
+      op["point"] = 0;
+    if (!op.contains("loc"))
+      op["loc"] = "m.mlir:1:1";
+    return prepareComputeOp(op, "instructions.compute[0]", values);
+  }
+  /// Prepares and runs; fails the test on any error.
+  void run(const nlohmann::json &op) {
+    StatusOr<std::unique_ptr<ComputeOp>> prepared = prepare(op);
+    ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
+    Status status = (*prepared)->run(*this);
+    ASSERT_TRUE(status.isOk()) << status.toString();
+  }
+  /// The message of the error that preparing `op` gives ("" if none).
+  std::string prepareError(const nlohmann::json &op) {
+    StatusOr<std::unique_ptr<ComputeOp>> prepared = prepare(op);
+    return prepared.isOk() ? "" : prepared.status().message();
+  }
+
+  // Frame.
+  TensorRef tensor(int64_t id) override {
+    const ValueInfo &info = values.values[id];
+    return {arena_.data() + offsets_[id], info.dtype, &info.shape, info.numel};
+  }
+  Scalar &scalar(int64_t id) override { return scalars_[id]; }
+  int rank() const override { return rank_; }
+  int worldSize() const override { return worldSize_; }
+  void setRank(int rank, int worldSize) {
+    rank_ = rank;
+    worldSize_ = worldSize;
+  }
+
+  ValueTable values;
+
+private:
+  ValueInfo makeInfo(const std::string &name) {
+    ValueInfo info;
+    info.id = static_cast<int64_t>(values.values.size());
+    info.name = name.empty() ? "%" + std::to_string(info.id) : name;
+    return info;
+  }
+
+  std::vector<std::byte> arena_ = std::vector<std::byte>(64);
+  std::vector<size_t> offsets_;
+  std::vector<Scalar> scalars_;
+  int rank_ = 0;
+  int worldSize_ = 1;
+};
+
+} // namespace zero::runtime::test
+
+#endif // ZERO_RUNTIME_TEST_HOSTTESTUTIL_H

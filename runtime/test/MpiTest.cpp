@@ -1,0 +1,190 @@
+//===- MpiTest.cpp - collectives and steps on two MPI ranks ---------------===//
+//
+// Run by ctest as `mpirun -np 2 zero-runtime-mpi-tests`: every rank runs
+// every test, with the MPI communicator.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Communicator.h"
+#include "zero/runtime/Executor.h"
+
+#include "TestSchedules.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+
+using namespace zero::runtime;
+using namespace zero::runtime::test;
+
+namespace {
+
+Communicator &world() {
+  static std::unique_ptr<Communicator> comm = [] {
+    MpiOptions options;
+    options.timeoutSeconds = 30;
+    StatusOr<std::unique_ptr<Communicator>> created =
+        createMpiCommunicator(options);
+    if (!created.isOk()) {
+      ADD_FAILURE() << created.status().toString();
+      return createSelfCommunicator();
+    }
+    return std::move(*created);
+  }();
+  return *comm;
+}
+
+CollectiveContext context(const char *what) { return {what, nullptr}; }
+
+TEST(Mpi, RunsOnTwoRanks) {
+  ASSERT_EQ(world().size(), 2);
+  EXPECT_EQ(world().describe().rfind("MPI (", 0), 0u) << world().describe();
+}
+
+TEST(Mpi, ReducesEveryElementType) {
+  Communicator &comm = world();
+  int rank = comm.rank();
+  // f32 avg, i64 max, i32 min, f64 sum.
+  float f[3] = {1.0f + rank, 2.0f * rank, -1};
+  ASSERT_TRUE(comm.allReduce(f, f, 3, DType::F32, ReduceOp::Avg, context("f32"))
+                  .isOk());
+  EXPECT_EQ(f[0], 1.5f);
+  EXPECT_EQ(f[1], 1.0f);
+  EXPECT_EQ(f[2], -1.0f);
+  int64_t i64 = rank * 7;
+  ASSERT_TRUE(
+      comm.allReduce(&i64, &i64, 1, DType::I64, ReduceOp::Max, context("i64"))
+          .isOk());
+  EXPECT_EQ(i64, 7);
+  int32_t i32 = rank - 5;
+  ASSERT_TRUE(
+      comm.allReduce(&i32, &i32, 1, DType::I32, ReduceOp::Min, context("i32"))
+          .isOk());
+  EXPECT_EQ(i32, -5);
+  double f64[2] = {0.25, rank ? 1e300 : -1e300};
+  ASSERT_TRUE(
+      comm.allReduce(f64, f64, 2, DType::F64, ReduceOp::Sum, context("f64"))
+          .isOk());
+  EXPECT_EQ(f64[0], 0.5);
+  EXPECT_EQ(f64[1], 0.0);
+  // bf16 1.0 = 0x3F80, 3.0 = 0x4040; f16 1.0 = 0x3C00, 3.0 = 0x4200.
+  uint16_t bf16[2] = {static_cast<uint16_t>(rank ? 0x4040 : 0x3F80), 0x3F80};
+  ASSERT_TRUE(
+      comm.allReduce(bf16, bf16, 2, DType::BF16, ReduceOp::Sum, context("bf16"))
+          .isOk());
+  EXPECT_EQ(bf16[0], 0x4080); // 4.0
+  EXPECT_EQ(bf16[1], 0x4000); // 2.0
+  uint16_t f16[2] = {static_cast<uint16_t>(rank ? 0x4200 : 0x3C00), 0x3C00};
+  ASSERT_TRUE(
+      comm.allReduce(f16, f16, 2, DType::F16, ReduceOp::Avg, context("f16"))
+          .isOk());
+  EXPECT_EQ(f16[0], 0x4000); // 2.0
+  EXPECT_EQ(f16[1], 0x3C00); // 1.0
+  uint16_t max16 = static_cast<uint16_t>(rank ? 0x4200 : 0x3C00);
+  ASSERT_TRUE(comm.allReduce(&max16, &max16, 1, DType::F16, ReduceOp::Max,
+                             context("f16 max"))
+                  .isOk());
+  EXPECT_EQ(max16, 0x4200);
+}
+
+TEST(Mpi, CountsTheRingVolume) {
+  Communicator &comm = world();
+  CommunicationCounters before = comm.counters();
+  float data[6] = {};
+  float out[12];
+  // all-gather of 6 per rank: P = 48 bytes, (N-1)/N * P = 24.
+  ASSERT_TRUE(comm.allGather(data, out, 6, DType::F32, context("ag")).isOk());
+  // reduce-scatter to 3 per rank: P = 24, 12 bytes.
+  ASSERT_TRUE(
+      comm.reduceScatter(out, data, 3, DType::F32, ReduceOp::Sum, context("rs"))
+          .isOk());
+  // all-reduce of 5 floats: P = 20, twice (N-1)/N * 20 = 20.
+  ASSERT_TRUE(
+      comm.allReduce(data, data, 5, DType::F32, ReduceOp::Sum, context("ar"))
+          .isOk());
+  CommunicationCounters after = comm.counters();
+  EXPECT_EQ(after.bytesSent - before.bytesSent, 24 + 12 + 20);
+  EXPECT_EQ(after.bytesReceived - before.bytesReceived, 24 + 12 + 20);
+}
+
+TEST(Mpi, GathersBytesToRankZero) {
+  Communicator &comm = world();
+  StatusOr<std::vector<std::string>> all = comm.gatherBytes(
+      std::string(static_cast<size_t>(comm.rank() * 3), 'a' + comm.rank()),
+      context("gather"));
+  ASSERT_TRUE(all.isOk()) << all.status().toString();
+  if (comm.rank() == 0)
+    EXPECT_EQ(*all, (std::vector<std::string>{"", "bbb"}));
+  else
+    EXPECT_TRUE(all->empty());
+  EXPECT_TRUE(comm.barrier(context("barrier")).isOk());
+}
+
+TEST(Mpi, AveragesDataAcrossRanks) {
+  Communicator &comm = world();
+  StatusOr<Schedule> parsed =
+      Schedule::parse(makeAverageSchedule(2).dump(), "t.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
+      std::make_shared<const Schedule>(std::move(*parsed)), comm);
+  ASSERT_TRUE(executor.isOk()) << executor.status().toString();
+  int rank = comm.rank();
+  StatusOr<StepStats> stats = (*executor)->step(
+      [rank](const ArgumentInfo &, int64_t, TensorRef tensor) {
+        for (int64_t i = 0; i < tensor.numel; ++i)
+          static_cast<float *>(tensor.data)[i] = (rank + 1) * (i + 1.0f);
+        return Status::ok();
+      });
+  ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+  const float *w =
+      static_cast<const float *>((*executor)->argumentData(0).data);
+  for (int i = 0; i < 4; ++i)
+    EXPECT_EQ(w[i], 1.5f * (i + 1));
+  // One all-reduce of 16 bytes: 2 * (2-1) * 16/2.
+  EXPECT_EQ(stats->bytesSent, 16);
+  EXPECT_EQ(stats->meanLoss, 3.0);
+}
+
+TEST(Mpi, PacksBucketsWithPadding) {
+  Communicator &comm = world();
+  StatusOr<Schedule> parsed =
+      Schedule::parse(makeBucketSchedule(2).dump(), "b.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  StatusOr<std::unique_ptr<Executor>> created = Executor::create(
+      std::make_shared<const Schedule>(std::move(*parsed)), comm);
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  Executor &executor = **created;
+  int rank = comm.rank();
+  // Shards of A = {1..5} (3 + 3 with one padding element) and B = {-1..-3}
+  // (2 + 2 with one padding element).
+  float *a = static_cast<float *>(executor.tensorData(0).data);
+  float *b = static_cast<float *>(executor.tensorData(1).data);
+  for (int i = 0; i < 3; ++i)
+    a[i] = rank * 3 + i < 5 ? 1.0f + rank * 3 + i : 99.0f;
+  for (int i = 0; i < 2; ++i)
+    b[i] = rank * 2 + i < 3 ? -1.0f - (rank * 2 + i) : 99.0f;
+  StatusOr<StepStats> stats = executor.step();
+  ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+  auto floats = [&](int id) {
+    TensorRef t = executor.tensorData(id);
+    const float *p = static_cast<const float *>(t.data);
+    return std::vector<float>(p, p + t.numel);
+  };
+  EXPECT_EQ(floats(2), (std::vector<float>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(floats(3), (std::vector<float>{-1, -2, -3}));
+  // Reduce-scatter (sum) of the full tensors, equal on both ranks: twice
+  // the rank's shard, padding zero.
+  std::vector<float> ra =
+      rank == 0 ? std::vector<float>{2, 4, 6} : std::vector<float>{8, 10, 0};
+  std::vector<float> rb =
+      rank == 0 ? std::vector<float>{-2, -4} : std::vector<float>{-6, 0};
+  EXPECT_EQ(floats(4), ra);
+  EXPECT_EQ(floats(5), rb);
+  EXPECT_EQ(floats(6), floats(2)); // max of equal tensors
+  EXPECT_EQ(floats(7), floats(3));
+  // Buckets of 5 floats per rank: P = 40 bytes; all-gather and
+  // reduce-scatter move 20 each; the all-reduce of 8 floats 2 * 16.
+  EXPECT_EQ(stats->bytesSent, 20 + 20 + 32);
+}
+
+} // namespace

@@ -1,0 +1,314 @@
+//===- SafetensorsTest.cpp - fp32 tensors in the safetensors format -------===//
+
+#include "zero/runtime/Safetensors.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <unistd.h>
+
+using namespace zero::runtime;
+
+namespace {
+
+class Safetensors : public ::testing::Test {
+protected:
+  void SetUp() override {
+    std::string pattern = ::testing::TempDir() + "zero-safetensors-XXXXXX";
+    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
+    dir = pattern;
+  }
+  void TearDown() override {
+    std::string command = "rm -rf '" + dir + "'";
+    ASSERT_EQ(std::system(command.c_str()), 0);
+  }
+
+  std::string path(const std::string &name) const { return dir + "/" + name; }
+
+  /// A file: the 8-byte little-endian length of `header`, `header`, `data`.
+  std::string writeRaw(const std::string &name, const std::string &header,
+                       const std::string &data) {
+    std::string bytes;
+    uint64_t length = header.size();
+    for (int i = 0; i < 8; ++i)
+      bytes.push_back(static_cast<char>(length >> (8 * i)));
+    return writeBytes(name, bytes + header + data);
+  }
+
+  std::string writeBytes(const std::string &name, const std::string &bytes) {
+    std::string file = path(name);
+    std::ofstream out(file, std::ios::binary);
+    out << bytes;
+    return file;
+  }
+
+  static std::string readBytes(const std::string &file) {
+    std::ifstream in(file, std::ios::binary);
+    std::stringstream text;
+    text << in.rdbuf();
+    return text.str();
+  }
+
+  /// The error message of reading a file with this header and data.
+  std::string readError(const std::string &header, const std::string &data,
+                        StatusCode code = StatusCode::kInvalidArgument) {
+    std::string file = writeRaw("bad.safetensors", header, data);
+    StatusOr<std::vector<NamedTensor>> result = readSafetensors(file);
+    EXPECT_FALSE(result.isOk()) << header;
+    if (result.isOk())
+      return "";
+    EXPECT_EQ(result.status().code(), code) << result.status().toString();
+    // Every error names the file.
+    EXPECT_EQ(result.status().message().rfind(file + ": ", 0), 0u)
+        << result.status().toString();
+    return result.status().message();
+  }
+
+  std::string dir;
+};
+
+/// Little-endian bytes of floats.
+std::string floatBytes(std::initializer_list<float> values) {
+  std::string bytes;
+  for (float v : values) {
+    uint32_t word;
+    std::memcpy(&word, &v, 4);
+    for (int i = 0; i < 4; ++i)
+      bytes.push_back(static_cast<char>(word >> (8 * i)));
+  }
+  return bytes;
+}
+
+bool contains(const std::string &text, const std::string &part) {
+  return text.find(part) != std::string::npos;
+}
+
+} // namespace
+
+TEST_F(Safetensors, RoundTrip) {
+  std::vector<NamedTensor> tensors = {
+      {"wte.weight", {2, 3}, {1, -2, 3.5f, 1e-30f, -0.0f, 65504}},
+      {"b", {3}, {0.25f, 0.5f, 0.75f}},
+      {"scalar", {}, {42}},
+      {"empty", {0, 4}, {}},
+  };
+  std::string file = path("model.safetensors");
+  ASSERT_TRUE(writeSafetensors(file, tensors, {{"step", "7"}}).isOk());
+
+  // The header is 8-byte aligned, as the format's writers make it.
+  std::string bytes = readBytes(file);
+  uint64_t headerBytes = 0;
+  for (int i = 7; i >= 0; --i)
+    headerBytes = (headerBytes << 8) | static_cast<unsigned char>(bytes[i]);
+  EXPECT_EQ(headerBytes % 8, 0u);
+  EXPECT_EQ(bytes.size(), 8 + headerBytes + (6 + 3 + 1) * 4);
+
+  std::map<std::string, std::string> metadata;
+  StatusOr<std::vector<NamedTensor>> read = readSafetensors(file, &metadata);
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  ASSERT_EQ(read->size(), tensors.size());
+  // Back in the written order (the empty tensor sorts by its offsets).
+  std::vector<std::string> names;
+  for (const NamedTensor &t : *read)
+    names.push_back(t.name);
+  EXPECT_EQ(names,
+            (std::vector<std::string>{"wte.weight", "b", "scalar", "empty"}));
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ((*read)[i].shape, tensors[i].shape) << tensors[i].name;
+    ASSERT_EQ((*read)[i].data.size(), tensors[i].data.size());
+    EXPECT_EQ(std::memcmp((*read)[i].data.data(), tensors[i].data.data(),
+                          tensors[i].data.size() * 4),
+              0)
+        << tensors[i].name;
+  }
+  EXPECT_EQ(metadata, (std::map<std::string, std::string>{{"step", "7"}}));
+}
+
+// The bytes safetensors' own writer (safetensors.numpy.save_file({"b": ...,
+// "a": ...}, metadata={"format": "np"})) produces: "__metadata__" first, data
+// sorted by name, header padded with spaces to a multiple of 8.
+TEST_F(Safetensors, ReadsTheReferenceWritersBytes) {
+  std::string header =
+      R"({"__metadata__":{"format":"np"},"a":{"dtype":"F32","shape":[2,2],)"
+      R"("data_offsets":[0,16]},"b":{"dtype":"F32","shape":[1],"data_offsets":[16,20]}})";
+  header.append((8 - (8 + header.size()) % 8) % 8, ' ');
+  std::string file = writeRaw("reference.safetensors", header,
+                              floatBytes({1.0f, 2.0f, -3.0f, 0.5f, 7.0f}));
+  std::map<std::string, std::string> metadata;
+  StatusOr<std::vector<NamedTensor>> read = readSafetensors(file, &metadata);
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  ASSERT_EQ(read->size(), 2u);
+  EXPECT_EQ((*read)[0].name, "a");
+  EXPECT_EQ((*read)[0].shape, (std::vector<int64_t>{2, 2}));
+  EXPECT_EQ((*read)[0].data, (std::vector<float>{1.0f, 2.0f, -3.0f, 0.5f}));
+  EXPECT_EQ((*read)[1].name, "b");
+  EXPECT_EQ((*read)[1].data, (std::vector<float>{7.0f}));
+  EXPECT_EQ(metadata.at("format"), "np");
+  // And without the padding and with the data of "b" first.
+  header = R"({"a":{"dtype":"F32","shape":[2],"data_offsets":[4,12]},)"
+           R"("b":{"shape":[],"dtype":"F32","data_offsets":[0,4]}})";
+  file = writeRaw("unpadded.safetensors", header, floatBytes({9, 1, 2}));
+  read = readSafetensors(file);
+  ASSERT_TRUE(read.isOk()) << read.status().toString();
+  EXPECT_EQ((*read)[0].name, "b");
+  EXPECT_EQ((*read)[0].data, (std::vector<float>{9}));
+  EXPECT_EQ((*read)[1].data, (std::vector<float>{1, 2}));
+}
+
+TEST_F(Safetensors, MissingFile) {
+  StatusOr<std::vector<NamedTensor>> read = readSafetensors(path("nope"));
+  ASSERT_FALSE(read.isOk());
+  EXPECT_EQ(read.status().code(), StatusCode::kNotFound);
+  EXPECT_TRUE(contains(read.status().message(), "nope: cannot open"));
+}
+
+TEST_F(Safetensors, TruncatedFiles) {
+  std::string file = writeBytes("short.safetensors", "abc");
+  StatusOr<std::vector<NamedTensor>> read = readSafetensors(file);
+  ASSERT_FALSE(read.isOk());
+  EXPECT_TRUE(
+      contains(read.status().message(),
+               "truncated: 3 bytes, but the header length alone takes 8"));
+
+  // Cut inside the header.
+  ASSERT_TRUE(writeSafetensors(path("full"), {{"a", {2}, {1, 2}}}).isOk());
+  std::string bytes = readBytes(path("full"));
+  file = writeBytes("cut-header.safetensors", bytes.substr(0, 20));
+  read = readSafetensors(file);
+  ASSERT_FALSE(read.isOk());
+  EXPECT_TRUE(
+      contains(read.status().message(), "exceeds the 12 bytes after it"))
+      << read.status().message();
+
+  // Cut inside the data.
+  file = writeBytes("cut-data.safetensors", bytes.substr(0, bytes.size() - 2));
+  read = readSafetensors(file);
+  ASSERT_FALSE(read.isOk());
+  EXPECT_EQ(read.status().code(), StatusCode::kOutOfRange);
+  EXPECT_TRUE(contains(read.status().message(),
+                       "tensor 'a': data_offsets [0, 8] run past the end of "
+                       "the data (6 bytes): the file is truncated"))
+      << read.status().message();
+}
+
+TEST_F(Safetensors, MalformedHeaders) {
+  std::string data = floatBytes({1, 2});
+  EXPECT_TRUE(contains(readError(R"({"a": {"dtype": "F32",)", data),
+                       "the header is not valid JSON: "));
+  EXPECT_TRUE(contains(readError("[1, 2]", data),
+                       "the header must be a JSON object, got array"));
+  EXPECT_TRUE(contains(readError(R"({"a": 3})", data),
+                       "tensor 'a': expected an object, got 3"));
+  EXPECT_TRUE(
+      contains(readError(R"({"a": {"dtype": "F32", "shape": [2]}})", data),
+               "tensor 'a': missing field 'data_offsets'"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8], "x": 1}})",
+          data),
+      "tensor 'a': unknown field 'x'"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [-2], "data_offsets": [0, 8]}})",
+          data),
+      "tensor 'a': shape[0] must be a non-negative integer, got -2"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": 2, "data_offsets": [0, 8]}})",
+          data),
+      "tensor 'a': shape must be an array, got 2"));
+  EXPECT_TRUE(contains(
+      readError(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0]}})",
+                data),
+      "tensor 'a': data_offsets must be [begin, end], got [0]"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
+          R"( "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})",
+          data),
+      "the header has the key 'a' twice"));
+  EXPECT_TRUE(contains(readError(R"({"__metadata__": {"format": 1}})", data),
+                       "__metadata__: 'format' must be a string, got 1"));
+}
+
+TEST_F(Safetensors, OnlyF32) {
+  std::string message = readError(
+      R"({"w": {"dtype": "F16", "shape": [4], "data_offsets": [0, 8]}})",
+      floatBytes({1, 2}));
+  EXPECT_TRUE(
+      contains(message, "tensor 'w': dtype F16 is not supported (only F32)"))
+      << message;
+}
+
+TEST_F(Safetensors, OffsetsOutOfRange) {
+  std::string data = floatBytes({1, 2});
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [4, 12]}})",
+          data, StatusCode::kOutOfRange),
+      "tensor 'a': data_offsets [4, 12] run past the end of the data (8 "
+      "bytes)"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [8, 0]}})",
+          data),
+      "tensor 'a': data_offsets [8, 0] end before they begin"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})",
+          data),
+      "tensor 'a': data_offsets [0, 8] hold 8 bytes, but shape [3] of F32 "
+      "needs 12"));
+  EXPECT_TRUE(contains(
+      readError(
+          R"({"a": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]},)"
+          R"( "b": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})",
+          data),
+      "the data of tensors 'a' and 'b' overlap"));
+  EXPECT_TRUE(contains(
+      readError(R"({"a": {"dtype": "F32", "shape": [4294967296, 4294967296], )"
+                R"("data_offsets": [0, 8]}})",
+                data),
+      "needs more bytes than the file's data (8 bytes)"));
+}
+
+TEST_F(Safetensors, WriteErrors) {
+  // A full disk: /dev/full accepts the open and fails the flush.
+  Status full = writeSafetensors("/dev/full", {{"a", {2}, {1, 2}}});
+  ASSERT_FALSE(full.isOk());
+  EXPECT_EQ(full.code(), StatusCode::kResourceExhausted);
+  EXPECT_TRUE(contains(full.message(),
+                       "/dev/full: write failed: No space left on device"))
+      << full.message();
+
+  Status missingDir = writeSafetensors(path("no/such/dir.safetensors"), {});
+  ASSERT_FALSE(missingDir.isOk());
+  EXPECT_EQ(missingDir.code(), StatusCode::kNotFound);
+  EXPECT_TRUE(contains(missingDir.message(), "cannot open for writing"));
+
+  Status isDir = writeSafetensors(dir, {});
+  ASSERT_FALSE(isDir.isOk());
+  EXPECT_TRUE(contains(isDir.message(), "cannot open for writing"));
+
+  Status mismatch = writeSafetensors(path("x"), {{"a", {2, 2}, {1, 2, 3}}});
+  ASSERT_FALSE(mismatch.isOk());
+  EXPECT_TRUE(
+      contains(mismatch.message(),
+               "tensor #0 ('a'): shape [2,2] has 4 elements, but the data 3"))
+      << mismatch.message();
+
+  Status twice =
+      writeSafetensors(path("x"), {{"a", {1}, {1}}, {"a", {1}, {2}}});
+  ASSERT_FALSE(twice.isOk());
+  EXPECT_TRUE(
+      contains(twice.message(), "tensor #1 ('a'): the name is used twice"));
+
+  Status reserved = writeSafetensors(path("x"), {{"__metadata__", {1}, {1}}});
+  ASSERT_FALSE(reserved.isOk());
+  EXPECT_TRUE(contains(reserved.message(), "invalid tensor name"));
+}

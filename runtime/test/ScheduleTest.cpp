@@ -1,0 +1,342 @@
+//===- ScheduleTest.cpp - validation of schedules -------------------------===//
+//
+// One test per error message of Schedule::parse and checkLaunch, each on a
+// copy of a valid hand-written schedule with one field broken.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Schedule.h"
+
+#include "TestSchedules.h"
+
+#include <gtest/gtest.h>
+
+using namespace zero::runtime;
+using namespace zero::runtime::test;
+
+namespace {
+
+/// The error of parsing `schedule`, which must fail.
+std::string errorOf(const json &schedule) {
+  StatusOr<Schedule> parsed = Schedule::parse(schedule.dump(), "s.json");
+  EXPECT_FALSE(parsed.isOk()) << "the schedule was accepted";
+  return parsed.isOk() ? std::string() : parsed.status().message();
+}
+
+#define EXPECT_ERROR(schedule, text)                                           \
+  EXPECT_EQ(errorOf(schedule), std::string("s.json: ") + (text))
+
+TEST(Schedule, AcceptsTheHandWrittenSchedules) {
+  StatusOr<Schedule> average =
+      Schedule::parse(makeAverageSchedule().dump(), "a.json");
+  ASSERT_TRUE(average.isOk()) << average.status().toString();
+  EXPECT_EQ(average->worldSize(), 1);
+  EXPECT_EQ(average->streams().size(), 2u);
+  EXPECT_EQ(average->streams()[0].name, "compute");
+  EXPECT_EQ(average->lossValue(), 4);
+  EXPECT_EQ(average->arguments()[0].layout.numel, 4);
+  for (int ranks : {1, 2, 3}) {
+    StatusOr<Schedule> bucket =
+        Schedule::parse(makeBucketSchedule(ranks).dump(), "b.json");
+    ASSERT_TRUE(bucket.isOk()) << bucket.status().toString();
+    const Instruction &gather = bucket->streams()[1].instructions[0];
+    EXPECT_EQ(gather.kind, Instruction::Kind::AllGather);
+    EXPECT_EQ(gather.bucketNumel,
+              (5 + ranks - 1) / ranks + (3 + ranks - 1) / ranks);
+  }
+}
+
+TEST(Schedule, RefusesWhatIsNotJson) {
+  StatusOr<Schedule> parsed = Schedule::parse("{\"format\": ", "s.json");
+  ASSERT_FALSE(parsed.isOk());
+  EXPECT_EQ(parsed.status().message().rfind("s.json: not valid JSON: ", 0), 0u);
+}
+
+TEST(Schedule, RefusesAMissingFile) {
+  StatusOr<Schedule> loaded = Schedule::load("/nonexistent/s.json");
+  ASSERT_FALSE(loaded.isOk());
+  EXPECT_EQ(loaded.status().message(),
+            "/nonexistent/s.json: cannot open the schedule");
+}
+
+TEST(Schedule, RefusesAnotherFormatOrVersion) {
+  json s = makeAverageSchedule();
+  s["format"] = "zero-plan";
+  EXPECT_ERROR(s, "format: 'zero-plan' is not 'zero-schedule'");
+  s = makeAverageSchedule();
+  s["version"] = 2;
+  EXPECT_ERROR(s, "version: version 2 is not supported: this runtime reads "
+                  "version 1");
+  s = makeAverageSchedule();
+  s.erase("format");
+  EXPECT_ERROR(s, "format: missing: not a zero schedule");
+}
+
+TEST(Schedule, RefusesUnknownKeysAtEveryLevel) {
+  json s = makeAverageSchedule();
+  s["worldsize"] = 2;
+  EXPECT_ERROR(s, "(top level): unknown key 'worldsize'");
+  s = makeAverageSchedule();
+  s["memory"]["arenas"]["gpu"] = 0;
+  EXPECT_ERROR(s, "memory.arenas: unknown key 'gpu'");
+  s = makeAverageSchedule();
+  s["buffers"][1]["lives"] = {0, 1};
+  EXPECT_ERROR(s, "buffers[1]: unknown key 'lives'");
+  s = makeAverageSchedule();
+  s["values"][2]["shape"] = json::array();
+  EXPECT_ERROR(s, "values[2].shape: a scalar has no shape: it lives in a "
+                  "register");
+  s = makeAverageSchedule();
+  s["arguments"][0]["layout"]["numel"] = 4;
+  EXPECT_ERROR(s, "arguments[0].layout: unknown key 'numel'");
+  s = makeAverageSchedule();
+  s["instructions"]["comm"][1]["bucket"] = 0;
+  EXPECT_ERROR(s, "instructions.comm[1]: unknown key 'bucket'");
+  s = makeAverageSchedule();
+  s["instructions"]["compute"][2]["value"] = 0;
+  EXPECT_ERROR(s, "instructions.compute[2]: unknown key 'value'");
+}
+
+TEST(Schedule, RefusesUnknownOps) {
+  json s = makeAverageSchedule();
+  s["instructions"]["comm"][1]["op"] = "broadcast";
+  EXPECT_ERROR(s, "instructions.comm[1].op: 'broadcast' on stream 'comm' "
+                  "(expected all_gather, reduce_scatter, all_reduce, record "
+                  "or wait)");
+  s = makeAverageSchedule();
+  s["instructions"]["compute"].push_back(
+      s["instructions"]["comm"][1]); // a collective on compute
+  EXPECT_ERROR(s, "instructions.compute[4]: collective 'all_reduce' on "
+                  "stream 'compute': collectives run on stream 'comm'");
+  // An unknown compute op is named by prepareComputeOp.
+  s = makeAverageSchedule();
+  s["instructions"]["compute"][1]["op"] = "linalg.softmax";
+  std::string message = errorOf(s);
+  EXPECT_NE(message.find("instructions.compute[1]"), std::string::npos)
+      << message;
+  EXPECT_NE(message.find("linalg.softmax"), std::string::npos) << message;
+}
+
+TEST(Schedule, RefusesUndefinedValues) {
+  json s = makeAverageSchedule();
+  s["instructions"]["comm"][1]["operands"][0] = 4711;
+  EXPECT_ERROR(s, "instructions.comm[1].operands[0]: value 4711 is not "
+                  "defined");
+  s = makeAverageSchedule();
+  s["results"][0]["value"] = 99;
+  EXPECT_ERROR(s, "results[0].value: value 99 is not defined");
+  s = makeAverageSchedule();
+  s["values"].erase(3);
+  EXPECT_ERROR(s, "values[4].id: value id 5 is out of range: ids are dense, "
+                  "0 .. 4");
+  s = makeAverageSchedule();
+  s["values"][3]["id"] = 2;
+  EXPECT_ERROR(s, "values[3].id: value 2 is defined twice (first at "
+                  "values[2])");
+}
+
+TEST(Schedule, RefusesTensorsWithoutTheirBuffer) {
+  json s = makeAverageSchedule();
+  s["values"][1]["buffer"] = 17;
+  EXPECT_ERROR(s, "values[1].buffer: buffer 17 of value 1 is not defined");
+  s = makeAverageSchedule();
+  s["values"][1].erase("buffer");
+  EXPECT_ERROR(s, "values[1]: tensor value 1 has no buffer");
+}
+
+TEST(Schedule, RefusesATensorLargerThanItsBuffer) {
+  json s = makeAverageSchedule();
+  s["values"][1]["shape"] = {8};
+  EXPECT_ERROR(s, "values[1]: tensor value 1 [8] x f32 (32 bytes) is larger "
+                  "than its buffer 1 'x' (16 bytes)");
+}
+
+TEST(Schedule, RefusesBuffersOutsideTheirArena) {
+  json s = makeAverageSchedule();
+  s["buffers"][3]["bytes"] = 128;
+  EXPECT_ERROR(s, "buffers[3]: buffer 3 'loss' (bytes [192, 320)) lies "
+                  "outside the device arena of 256 bytes");
+  s = makeAverageSchedule();
+  s["buffers"][3]["space"] = "host";
+  EXPECT_ERROR(s, "buffers[3]: buffer 3 'loss' (bytes [192, 196)) lies "
+                  "outside the host arena of 0 bytes");
+  s = makeAverageSchedule();
+  s["buffers"][3]["offset"] = 100;
+  EXPECT_ERROR(s, "buffers[3].offset: 100 is not a multiple of "
+                  "memory.alignment (64)");
+}
+
+TEST(Schedule, RefusesBuffersThatOverlapWhileLive) {
+  json s = makeAverageSchedule();
+  s["buffers"][2]["offset"] = 64; // x's bytes, and both are live at 2..5
+  EXPECT_ERROR(s, "buffers[2]: buffer 2 'w.new' (bytes [64, 80), live [2, "
+                  "5]) overlaps buffer 1 'x' (buffers[1], bytes [64, 80), "
+                  "live [0, 5]) in the device arena while both are live");
+  // The same bytes at disjoint live ranges are fine.
+  s = makeAverageSchedule();
+  s["buffers"][1]["live"] = {0, 1};
+  s["buffers"][2]["offset"] = 64;
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "s.json");
+  EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
+  // Partial overlap from below.
+  s = makeAverageSchedule();
+  s["buffers"][2]["bytes"] = 80;
+  EXPECT_ERROR(s, "buffers[2]: buffer 2 'w.new' (bytes [128, 208), live [2, "
+                  "5]) overlaps buffer 3 'loss' (buffers[3], bytes [192, "
+                  "196), live [0, 5]) in the device arena while both are "
+                  "live");
+}
+
+TEST(Schedule, RefusesEventMisuse) {
+  json s = makeAverageSchedule();
+  s["instructions"]["comm"][2]["event"] = 0;
+  EXPECT_ERROR(s, "instructions.comm[2]: event 0 is recorded twice (first "
+                  "at instructions.compute[2])");
+  s = makeAverageSchedule();
+  s["instructions"]["comm"].erase(2);
+  EXPECT_ERROR(s, "instructions.compute[3]: waits on event 1, which is "
+                  "never recorded");
+  s = makeAverageSchedule();
+  s["instructions"]["comm"][0]["event"] = 5;
+  EXPECT_ERROR(s, "instructions.comm[0].event: event 5 is out of range: the "
+                  "schedule has 2 events");
+}
+
+TEST(Schedule, RefusesWaitsThatCanDeadlock) {
+  // compute waits for 1 before it records 0; comm waits for 0 first.
+  json s = makeAverageSchedule();
+  std::swap(s["instructions"]["compute"][2], s["instructions"]["compute"][3]);
+  EXPECT_ERROR(s, "instructions.compute[2]: the wait on event 1 can "
+                  "deadlock: its record at instructions.comm[2] comes after "
+                  "instructions.comm[0], which waits on event 0 and cannot "
+                  "go on");
+  // A wait before the record on its own stream.
+  s = makeAverageSchedule();
+  s["instructions"]["comm"][0]["event"] = 1;
+  s["instructions"]["compute"][3]["event"] = 0;
+  EXPECT_ERROR(s, "instructions.comm[0]: the wait on event 1 can deadlock: "
+                  "it is recorded later on the same stream, at "
+                  "instructions.comm[2]");
+}
+
+TEST(Schedule, RefusesMalformedArguments) {
+  json s = makeAverageSchedule();
+  s["arguments"][1]["kind"] = "input";
+  EXPECT_ERROR(s, "arguments[1].kind: unknown argument kind 'input' "
+                  "(expected param, state, step or data)");
+  s = makeAverageSchedule();
+  s["arguments"].push_back(
+      {{"value", 5}, {"kind", "state"}, {"state", "exp_avg"}});
+  EXPECT_ERROR(s, "arguments[2]: state 'exp_avg' needs the key 'param' "
+                  "naming its parameter");
+  s = makeAverageSchedule();
+  s["arguments"].push_back(
+      {{"value", 5}, {"kind", "state"}, {"state", "exp_avg"}, {"param", "v"}});
+  EXPECT_ERROR(s, "arguments[2].param: 'v' is not a parameter argument "
+                  "before it");
+  s = makeAverageSchedule();
+  s["arguments"][0]["layout"]["shard_numel"] = 3;
+  EXPECT_ERROR(s, "arguments[0].layout.shard_numel: 3 is not ceil(4 / 1) = "
+                  "4");
+  s = makeAverageSchedule();
+  s["arguments"][0]["layout"]["shape"] = {2, 3};
+  s["arguments"][0]["layout"]["shard_numel"] = 6;
+  s["arguments"][0]["layout"]["padded_numel"] = 6;
+  EXPECT_ERROR(s, "arguments[0].value: value 0 (%w) has shape [4] x f32, "
+                  "but parameter 'w' has the shape [2, 3]");
+  s = makeAverageSchedule();
+  s["arguments"][1]["value"] = 0;
+  EXPECT_ERROR(s, "arguments[1].value: value 0 is already arguments[0]");
+  s = makeAverageSchedule();
+  s["arguments"][0]["init"] = {{"kind", "uniform"}};
+  EXPECT_ERROR(s, "arguments[0].init.kind: unknown init kind 'uniform' "
+                  "(expected normal, zeros, ones, param or value)");
+  s = makeAverageSchedule();
+  s["values"][1]["dtype"] = "i32";
+  EXPECT_ERROR(s, "arguments[1]: integer data argument 'x' needs a 'bound' "
+                  "(the vocabulary, the classes)");
+}
+
+TEST(Schedule, RefusesMalformedResults) {
+  json s = makeAverageSchedule();
+  s["results"][1]["argument"] = 7;
+  EXPECT_ERROR(s, "results[1].argument: argument 7 does not exist (the "
+                  "schedule has 2)");
+  s = makeAverageSchedule();
+  s["results"][1]["value"] = 4;
+  EXPECT_ERROR(s, "results[1].value: value 4 (%loss) ([] x f32) does not fit "
+                  "argument 0 ([4] x f32)");
+  s = makeAverageSchedule();
+  s["results"][0]["value"] = 5;
+  EXPECT_ERROR(s, "results[0].value: value 5 (%avg) is not one "
+                  "floating-point element: the loss is a scalar");
+  s = makeAverageSchedule();
+  s["results"].push_back(s["results"][1]);
+  EXPECT_ERROR(s, "results[2].argument: argument 0 is already updated by "
+                  "results[1]");
+  s = makeAverageSchedule();
+  s["results"][0]["kind"] = "metric";
+  EXPECT_ERROR(s, "results[0].kind: unknown result kind 'metric' (expected "
+                  "loss or update)");
+}
+
+TEST(Schedule, RefusesMalformedCollectives) {
+  json s = makeBucketSchedule(2);
+  s["instructions"]["comm"][0].erase("staging");
+  EXPECT_ERROR(s, "instructions.comm[0]: a bucket of 2 operands with padding "
+                  "needs a 'staging' region of 40 bytes");
+  s = makeBucketSchedule(2);
+  s["instructions"]["comm"][0]["staging"]["bytes"] = 36;
+  EXPECT_ERROR(s, "instructions.comm[0].staging.bytes: 36 bytes is less than "
+                  "the flat bucket's 40");
+  s = makeBucketSchedule(2);
+  s["instructions"]["comm"][0]["layouts"][0]["world_size"] = 4;
+  EXPECT_ERROR(s, "instructions.comm[0].layouts[0].world_size: 4 differs "
+                  "from the schedule's world_size 2");
+  s = makeBucketSchedule(2);
+  s["instructions"]["comm"][1]["reduction"] = "max";
+  EXPECT_ERROR(s, "instructions.comm[1].reduction: unknown reduction 'max' "
+                  "(expected sum or avg)");
+  s = makeBucketSchedule(2);
+  s["instructions"]["comm"][0]["results"] = {2};
+  EXPECT_ERROR(s, "instructions.comm[0].results: 1 results for 2 operands");
+  s = makeBucketSchedule(2);
+  s["instructions"]["comm"][0]["operands"] = {2, 1};
+  EXPECT_ERROR(s, "instructions.comm[0].operands[0]: value 2 (%A) has 5 "
+                  "elements, but the layout's shard has 3");
+  s = makeBucketSchedule(2);
+  s["values"][1]["dtype"] = "bf16";
+  EXPECT_ERROR(s, "instructions.comm[0]: value 1 (%b) is bf16, but the "
+                  "bucket is f32: one collective moves one element type");
+}
+
+TEST(Schedule, RefusesMalformedStreams) {
+  json s = makeAverageSchedule();
+  s["streams"] = {"comm"};
+  EXPECT_ERROR(s, "streams: the stream 'compute' is missing");
+  s = makeAverageSchedule();
+  s["streams"] = {"compute", "copy"};
+  EXPECT_ERROR(s, "streams[1]: unknown stream 'copy' (version 1 has compute "
+                  "and comm)");
+  s = makeAverageSchedule();
+  s["streams"] = {"compute"};
+  EXPECT_ERROR(s, "instructions.comm: stream 'comm' is not listed in "
+                  "'streams'");
+}
+
+TEST(Schedule, ChecksTheLaunch) {
+  StatusOr<Schedule> parsed =
+      Schedule::parse(makeAverageSchedule(4).dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  Status status = parsed->checkLaunch(2, 0);
+  EXPECT_EQ(status.message(), "s.json: world_size: the schedule is compiled "
+                              "for 4 ranks, but 2 were launched");
+  EXPECT_TRUE(parsed->checkLaunch(4, 0).isOk());
+  EXPECT_TRUE(parsed->checkLaunch(4, 256).isOk());
+  status = parsed->checkLaunch(4, 255);
+  EXPECT_EQ(status.message(),
+            "s.json: memory.arenas: the plan needs 256 bytes of memory "
+            "(device 256 + host 0), but --memory-limit allows 255");
+}
+
+} // namespace

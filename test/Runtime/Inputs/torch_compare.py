@@ -1,0 +1,147 @@
+#!/usr/bin/python3
+"""Trains a compiled ZeRO step with zero-run and the same model in PyTorch.
+
+Both start from the same weights (zero-run's built-in initialization,
+exported with --steps 0) and read the same data (a token file for GPT, the
+synthetic rows for the MLP), then take --steps AdamW steps: zero-run on
+--ranks MPI ranks with the rank step compiled at --stage, PyTorch
+(torch_reference.py) in one process with the whole batch. Prints both loss
+curves and the largest differences, and exits 1 if a loss or a final weight
+differs by more than the tolerance (|a - b| <= atol + rtol |a|).
+"""
+
+import argparse
+import json
+import os
+import re
+import shlex
+import subprocess
+import sys
+
+import numpy as np
+
+sys.dont_write_bytecode = True
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+import safetensors_io  # noqa: E402
+
+GPT = {"--num-layers": 2, "--hidden-size": 32, "--num-attention-heads": 4,
+       "--seq-length": 16, "--vocab-size": 64}
+MLP = {"--layers": 3, "--hidden": 16}
+BATCH = {"gpt": 2, "mlp": 4}
+
+
+def run(cmd):
+    result = subprocess.run(cmd, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    if result.returncode != 0:
+        sys.exit("torch_compare.py: command failed (exit %d): %s\n%s" %
+                 (result.returncode, " ".join(map(shlex.quote, cmd)),
+                  result.stdout))
+    return result.stdout
+
+
+def launcher(ranks):
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--bin", required=True)
+    parser.add_argument("--work", required=True)
+    parser.add_argument("--model", choices=["gpt", "mlp"], required=True)
+    parser.add_argument("--dtype", choices=["f32", "f64"], default="f64")
+    parser.add_argument("--ranks", type=int, default=2)
+    parser.add_argument("--stage", type=int, default=3)
+    parser.add_argument("--steps", type=int, default=10)
+    parser.add_argument("--lr", type=float, default=1e-3)
+    parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--rtol", type=float, required=True)
+    parser.add_argument("--atol", type=float, required=True)
+    parser.add_argument("--weight-rtol", type=float,
+                        help="rtol of the final weights (default --rtol): "
+                        "both sides export fp32, so f64 runs compare at fp32 "
+                        "resolution")
+    args = parser.parse_args()
+    os.makedirs(args.work, exist_ok=True)
+    work = lambda name: os.path.join(args.work, name)
+
+    shape = GPT if args.model == "gpt" else MLP
+    flags = [str(x) for kv in shape.items() for x in kv]
+    batch = BATCH[args.model]
+    run([os.path.join(args.bin, "zero-model"), args.model] + flags +
+        ["--batch-size", str(batch), "--dtype", args.dtype,
+         "-o", work("step.mlir")])
+    run([os.path.join(args.bin, "zero-opt"), work("step.mlir"),
+         "--zero-stage=%d" % args.stage, "--zero-world-size=%d" % args.ranks,
+         "--zero-set=optimizer.type=AdamW",
+         "--zero-set=optimizer.params.lr=%r" % args.lr,
+         "--zero-set=optimizer.params.weight_decay=%r" % args.weight_decay,
+         "--zero-emit-schedule=" + work("step.json"), "-o", os.devnull])
+
+    data = []
+    if args.model == "gpt":
+        tokens = np.random.default_rng(3).integers(
+            0, shape["--vocab-size"], 4096).astype("<u2")
+        tokens.tofile(work("tokens.bin"))
+        data = ["--data", work("tokens.bin")]
+
+    zero_run = launcher(args.ranks) + [os.path.join(args.bin, "zero-run"),
+                                       work("step.json"), "--seed", "11"]
+    run(zero_run + ["--steps", "0", "--export", work("init.safetensors")])
+    run(zero_run + data + ["--steps", str(args.steps),
+                           "--init-from", work("init.safetensors"),
+                           "--metrics", work("metrics.jsonl"),
+                           "--export", work("zero.safetensors")])
+    records = [json.loads(l) for l in open(work("metrics.jsonl"))]
+    zero_losses = [
+        np.mean([r["loss"] for r in records if r["step"] == t])
+        for t in range(1, args.steps + 1)]
+
+    reference = [sys.executable, os.path.join(HERE, "torch_reference.py"),
+                 "--model", args.model] + flags + [
+        "--batch-size", str(batch * args.ranks), "--dtype", args.dtype,
+        "--init", work("init.safetensors"), "--steps", str(args.steps),
+        # zero.adam takes the learning rate as an f32 scalar.
+        "--lr", repr(float(np.float32(args.lr))), "--weight-decay", repr(args.weight_decay),
+        "--export", work("torch.safetensors")] + data
+    if args.model == "mlp":
+        reference += ["--seed", "11"]
+    out = run(reference)
+    torch_losses = [float(v) for v in re.findall(r"^step=\d+ loss=(\S+)",
+                                                 out, re.M)]
+    if len(torch_losses) != args.steps:
+        sys.exit("torch_compare.py: the reference printed %d losses:\n%s" %
+                 (len(torch_losses), out))
+
+    def error(a, b, rtol=args.rtol):
+        a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
+        return float(np.max(np.abs(a - b) / (args.atol + rtol * np.abs(a)),
+                            initial=0))
+
+    failed = False
+    for t, (z, r) in enumerate(zip(zero_losses, torch_losses), 1):
+        print("step=%d zero-run=%.12g torch=%.12g" % (t, z, r))
+    loss_err = error(torch_losses, zero_losses)
+    print("%s: losses, largest error %.3g of the tolerance" %
+          ("OK" if loss_err <= 1 else "FAIL", loss_err))
+    failed |= loss_err > 1
+    mine, _ = safetensors_io.read(work("zero.safetensors"))
+    theirs, _ = safetensors_io.read(work("torch.safetensors"))
+    if sorted(mine) != sorted(theirs):
+        sys.exit("torch_compare.py: the exported tensors differ: %s vs %s" %
+                 (sorted(mine), sorted(theirs)))
+    rtol = args.weight_rtol or args.rtol
+    worst = max(theirs, key=lambda k: error(theirs[k], mine[k], rtol))
+    weight_err = error(theirs[worst], mine[worst], rtol)
+    print("%s: %d final weights, largest error %.3g of the tolerance (%s)" %
+          ("OK" if weight_err <= 1 else "FAIL", len(mine), weight_err, worst))
+    failed |= weight_err > 1
+    sys.exit(1 if failed else 0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,89 @@
+// Collectives on the comm stream, with their events, layouts and staging, and
+// the synchronization and frees on the compute stream
+// (docs/ScheduleFormat.md, "Program points, streams and events"). A 2-layer
+// MLP (weights 4x4, biases 4) on 2 ranks.
+//
+// RUN: zero-model mlp --layers 2 --hidden 4 --batch-size 2 -o %t.mlir
+//
+// Stage 0: one all-reduce of the four gradients; more than one operand, so it
+// packs them into a staging region.
+// RUN: zero-opt %t.mlir --zero-stage=0 --zero-world-size=2 \
+// RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=STAGE0 --match-full-lines
+//
+// Stage 1: one reduce-scatter of the gradients, the optimizer steps the local
+// shards of the replicated parameters, and one all-gather brings the updated
+// shards back.
+// RUN: zero-opt %t.mlir --zero-stage=1 --zero-world-size=2 \
+// RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=STAGE1 --match-full-lines
+//
+// Stage 3 with overlap_comm and buckets of one layer: fc1 is gathered (events
+// 2/3) while fc0 is in use; every gathered tensor is freed after its last use.
+// RUN: zero-opt %t.mlir --zero-stage=3 --zero-world-size=2 \
+// RUN:   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
+// RUN:   --zero-set=zero_optimization.overlap_comm=true \
+// RUN:   --zero-set=zero_optimization.stage3_prefetch_bucket_size=20 \
+// RUN:   --zero-set=zero_optimization.allgather_bucket_size=20 \
+// RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=STAGE3 --match-full-lines
+
+// STAGE0-LABEL: "events": 2,
+// STAGE0-NEXT: "instructions": {
+// STAGE0-NEXT: "compute": [
+// STAGE0: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 0},
+// STAGE0: {"op": "wait", "point": 67, "loc": "<stdin>:136:13", "event": 1},
+// STAGE0: "comm": [
+// STAGE0-NEXT: {"op": "wait", "point": 66, "loc": "<stdin>:135:11", "event": 0},
+// STAGE0-NEXT: {"op": "all_reduce", "point": 66, "loc": "<stdin>:135:11", "operands": [108, 112, 135, 139], "results": [143, 144, 145, 146], "reduction": "avg", "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE0-NEXT: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 1}
+// STAGE0-NEXT: ]
+// STAGE0-NEXT: }
+// STAGE0-NEXT: }
+
+// STAGE1-LABEL: "events": 4,
+// STAGE1-NEXT: "instructions": {
+// STAGE1-NEXT: "compute": [
+// STAGE1: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 0},
+// STAGE1: {"op": "wait", "point": 67, "loc": "<stdin>:136:13", "event": 1},
+// STAGE1: {"op": "zero.local_shard", "point": 72, "loc": "<stdin>:141:11", "operands": [0], "results": [151], "layout": {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}},
+// STAGE1: {"op": "zero.local_shard", "point": 74, "loc": "<stdin>:143:11", "operands": [1], "results": [155], "layout": {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}},
+// STAGE1: {"op": "zero.local_shard", "point": 76, "loc": "<stdin>:145:11", "operands": [2], "results": [159], "layout": {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}},
+// STAGE1: {"op": "zero.local_shard", "point": 78, "loc": "<stdin>:147:11", "operands": [3], "results": [163], "layout": {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}},
+// STAGE1: {"op": "record", "point": 80, "loc": "<stdin>:149:11", "event": 2},
+// STAGE1: {"op": "wait", "point": 81, "loc": "<stdin>:150:13", "event": 3},
+// STAGE1: "comm": [
+// STAGE1-NEXT: {"op": "wait", "point": 66, "loc": "<stdin>:135:11", "event": 0},
+// STAGE1-NEXT: {"op": "reduce_scatter", "point": 66, "loc": "<stdin>:135:11", "operands": [135, 139, 108, 112], "results": [143, 144, 145, 146], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE1-NEXT: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 1},
+// STAGE1-NEXT: {"op": "wait", "point": 80, "loc": "<stdin>:149:11", "event": 2},
+// STAGE1-NEXT: {"op": "all_gather", "point": 80, "loc": "<stdin>:149:11", "operands": [152, 156, 160, 164], "results": [167, 168, 169, 170], "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE1-NEXT: {"op": "record", "point": 80, "loc": "<stdin>:149:11", "event": 3}
+// STAGE1-NEXT: ]
+// STAGE1-NEXT: }
+// STAGE1-NEXT: }
+
+// STAGE3-LABEL: "events": 6,
+// STAGE3-NEXT: "instructions": {
+// STAGE3-NEXT: "compute": [
+// STAGE3: {"op": "record", "point": 0, "loc": "<stdin>:5:10", "event": 0},
+// STAGE3: {"op": "wait", "point": 2, "loc": "<stdin>:7:12", "event": 1},
+// STAGE3: {"op": "record", "point": 3, "loc": "<stdin>:8:10", "event": 2},
+// STAGE3: {"op": "free", "point": 5, "loc": "<stdin>:10:5", "values": [16]},
+// STAGE3: {"op": "free", "point": 7, "loc": "<stdin>:12:5", "values": [17]},
+// STAGE3: {"op": "wait", "point": 11, "loc": "<stdin>:21:12", "event": 3},
+// STAGE3: {"op": "free", "point": 13, "loc": "<stdin>:23:5", "values": [27]},
+// STAGE3: {"op": "free", "point": 57, "loc": "<stdin>:116:5", "values": [28]},
+// STAGE3: {"op": "record", "point": 74, "loc": "<stdin>:143:11", "event": 4},
+// STAGE3: {"op": "wait", "point": 79, "loc": "<stdin>:148:13", "event": 5},
+// STAGE3: "comm": [
+// STAGE3-NEXT: {"op": "wait", "point": 0, "loc": "<stdin>:5:10", "event": 0},
+// STAGE3-NEXT: {"op": "all_gather", "point": 0, "loc": "<stdin>:5:10", "operands": [1, 0], "results": [16, 17], "layouts": [{"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 80}},
+// STAGE3-NEXT: {"op": "record", "point": 0, "loc": "<stdin>:5:10", "event": 1},
+// STAGE3-NEXT: {"op": "wait", "point": 3, "loc": "<stdin>:8:10", "event": 2},
+// STAGE3-NEXT: {"op": "all_gather", "point": 3, "loc": "<stdin>:8:10", "operands": [3, 2], "results": [27, 28], "layouts": [{"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 80}},
+// STAGE3-NEXT: {"op": "record", "point": 3, "loc": "<stdin>:8:10", "event": 3},
+// STAGE3-NEXT: {"op": "wait", "point": 74, "loc": "<stdin>:143:11", "event": 4},
+// STAGE3-NEXT: {"op": "reduce_scatter", "point": 74, "loc": "<stdin>:143:11", "operands": [112, 116, 139, 143], "results": [151, 152, 153, 154], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE3-NEXT: {"op": "record", "point": 74, "loc": "<stdin>:143:11", "event": 5}
+// STAGE3-NEXT: ]
+// STAGE3-NEXT: }
+// STAGE3-NEXT: }
+

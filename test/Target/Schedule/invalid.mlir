@@ -1,0 +1,66 @@
+// Errors the emitter finds before it plans: a step that has not been through
+// the pipeline, and ops outside the format (at the top level and in bodies).
+//
+// RUN: zero-translate --zero-to-schedule %s -split-input-file -verify-diagnostics
+
+// A value-and-grad step that has not been compiled.
+// expected-error @+1 {{'func.func' op '@step' has not been through the ZeRO pipeline: the schedule needs the 'zero.stage' attribute; compile it with zero-opt --zero-stage=N (or --zero-pipeline) first}}
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.grad = "w"}) {
+  %e = tensor.empty() : tensor<f32>
+  return %e, %w : tensor<f32>, tensor<4xf32>
+}
+
+// -----
+
+// Partitioned, but without a memory plan.
+// expected-error @+1 {{'func.func' op '@step' has not been through the ZeRO pipeline: the schedule needs the 'zero.memory_plan' attribute}}
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step} {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  // expected-error @+1 {{'arith.addf' op is not supported by the schedule: it takes scalars only; elementwise math on tensors is a linalg.map}}
+  %y = arith.addf %w, %w : tensor<4xf32>
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<8xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  // expected-error @+1 {{'tensor.concat' op is not supported by the schedule (docs/ScheduleFormat.md lists the ops the runtime executes)}}
+  %y = tensor.concat dim(0) %w, %w : (tensor<4xf32>, tensor<4xf32>) -> tensor<8xf32>
+  return %y : tensor<8xf32>
+}
+
+// -----
+
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  %e = tensor.empty() : tensor<4xf32>
+  %y = linalg.map ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>)
+    (%in: f32, %init: f32) {
+      // expected-error @+1 {{'math.tan' op is not supported in the body of 'linalg.map' by the schedule: a body holds scalar arith and math ops, linalg.index and tensor.extract of a tensor defined outside it (docs/ScheduleFormat.md)}}
+      %t = math.tan %in : f32
+      linalg.yield %t : f32
+    }
+  return %y : tensor<4xf32>
+}
+
+// -----
+
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32, #zero.memory_space<host>>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  // expected-error @+1 {{'zero.swap_out_start' op is not supported by the schedule: version 1 of the format has no swaps}}
+  %h = zero.swap_out_start %w to host : tensor<4xf32>
+  %s = zero.wait %h : tensor<4xf32, #zero.memory_space<host>>
+  return %s : tensor<4xf32, #zero.memory_space<host>>
+}

@@ -25,12 +25,13 @@ import argparse
 import json
 import os
 import shlex
-import subprocess
 import sys
 
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import safetensors_io  # noqa: E402
+import launch  # noqa: E402
+from launch import mpirun  # noqa: E402
 
 MODELS = {
     "mlp": (["mlp", "--layers", "3", "--hidden", "16"], "--batch-size", 4),
@@ -40,31 +41,18 @@ MODELS = {
 }
 
 
-def run(cmd, **kwargs):
-    result = subprocess.run(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True, **kwargs)
-    if result.returncode != 0:
-        sys.exit("equivalence.py: command failed (exit %d): %s\n%s" %
-                 (result.returncode, " ".join(map(shlex.quote, cmd)),
-                  result.stdout))
-    return result.stdout
 
 
-def mpirun(ranks):
-    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd
 
 
 def compile_step(args, name, batch, ranks, flags):
     model, batch_flag, _ = MODELS[args.model]
     ir = os.path.join(args.work, "%s.mlir" % name)
-    run([os.path.join(args.bin, "zero-model")] + model +
+    launch.run([os.path.join(args.bin, "zero-model")] + model +
         [batch_flag, str(batch), "--dtype", args.dtype, "-o", ir])
     schedule = os.path.join(args.work, "%s.json" % name)
     report = os.path.join(args.work, "%s.report.json" % name)
-    run([os.path.join(args.bin, "zero-opt"), ir,
+    launch.run([os.path.join(args.bin, "zero-opt"), ir,
          "--zero-world-size=%d" % ranks] + flags +
         ["--zero-report=" + report, "--zero-emit-schedule=" + schedule,
          "-o", os.devnull])
@@ -76,7 +64,7 @@ def train(args, name, schedule, ranks):
     weights = os.path.join(args.work, "%s.safetensors" % name)
     metrics = os.path.join(args.work, "%s.metrics.jsonl" % name)
     launcher = mpirun(ranks) if ranks > 1 else []
-    run(launcher + [os.path.join(args.bin, "zero-run"), schedule,
+    launch.run(launcher + [os.path.join(args.bin, "zero-run"), schedule,
                     "--steps", str(args.steps), "--seed", "7",
                     "--export", weights, "--metrics", metrics])
     records = [json.loads(line) for line in open(metrics) if line.strip()]

@@ -14,8 +14,6 @@ import argparse
 import json
 import os
 import re
-import shlex
-import subprocess
 import sys
 
 import numpy as np
@@ -24,6 +22,8 @@ sys.dont_write_bytecode = True
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, HERE)
 import safetensors_io  # noqa: E402
+import launch  # noqa: E402
+from launch import mpirun  # noqa: E402
 
 GPT = {"--num-layers": 2, "--hidden-size": 32, "--num-attention-heads": 4,
        "--seq-length": 16, "--vocab-size": 64}
@@ -31,21 +31,8 @@ MLP = {"--layers": 3, "--hidden": 16}
 BATCH = {"gpt": 2, "mlp": 4}
 
 
-def run(cmd):
-    result = subprocess.run(cmd, stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)
-    if result.returncode != 0:
-        sys.exit("torch_compare.py: command failed (exit %d): %s\n%s" %
-                 (result.returncode, " ".join(map(shlex.quote, cmd)),
-                  result.stdout))
-    return result.stdout
 
 
-def launcher(ranks):
-    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
-    if os.geteuid() == 0:
-        cmd.append("--allow-run-as-root")
-    return cmd
 
 
 def main():
@@ -72,10 +59,10 @@ def main():
     shape = GPT if args.model == "gpt" else MLP
     flags = [str(x) for kv in shape.items() for x in kv]
     batch = BATCH[args.model]
-    run([os.path.join(args.bin, "zero-model"), args.model] + flags +
+    launch.run([os.path.join(args.bin, "zero-model"), args.model] + flags +
         ["--batch-size", str(batch), "--dtype", args.dtype,
          "-o", work("step.mlir")])
-    run([os.path.join(args.bin, "zero-opt"), work("step.mlir"),
+    launch.run([os.path.join(args.bin, "zero-opt"), work("step.mlir"),
          "--zero-stage=%d" % args.stage, "--zero-world-size=%d" % args.ranks,
          "--zero-set=optimizer.type=AdamW",
          "--zero-set=optimizer.params.lr=%r" % args.lr,
@@ -89,10 +76,10 @@ def main():
         tokens.tofile(work("tokens.bin"))
         data = ["--data", work("tokens.bin")]
 
-    zero_run = launcher(args.ranks) + [os.path.join(args.bin, "zero-run"),
+    zero_run = mpirun(args.ranks) + [os.path.join(args.bin, "zero-run"),
                                        work("step.json"), "--seed", "11"]
-    run(zero_run + ["--steps", "0", "--export", work("init.safetensors")])
-    run(zero_run + data + ["--steps", str(args.steps),
+    launch.run(zero_run + ["--steps", "0", "--export", work("init.safetensors")])
+    launch.run(zero_run + data + ["--steps", str(args.steps),
                            "--init-from", work("init.safetensors"),
                            "--metrics", work("metrics.jsonl"),
                            "--export", work("zero.safetensors")])
@@ -110,7 +97,7 @@ def main():
         "--export", work("torch.safetensors")] + data
     if args.model == "mlp":
         reference += ["--seed", "11"]
-    out = run(reference)
+    out = launch.run(reference)
     torch_losses = [float(v) for v in re.findall(r"^step=\d+ loss=(\S+)",
                                                  out, re.M)]
     if len(torch_losses) != args.steps:

@@ -13,23 +13,25 @@
 // Transients from 1600 (program points on the ops):
 //   S0 544 [0,1]                  staging of the forward all-gather: two
 //                                 operands, 4 ranks x (64 + 4) x 2 bytes
-//   W1 512 [1,5], B1 32 [1,5]     gathered for the forward, until the release
+//   W1 512 [0,5], B1 32 [0,5]     gathered for the forward: from the start op
+//                                 (the collective writes them from there on)
+//                                 until the release
 //   A 256 [2,13]                  %z (broadcast and matmul in place)
 //   L 4 [7,32]                    the loss
 //   S1 544 [9,10]                 staging of the backward all-gather
-//   W2 512 [10,14], B2 32 [10,14] gathered for the backward
+//   W2 512 [9,14], B2 32 [9,14]   gathered for the backward
 //   C 256 [11,24]                 %dz, kept alive by its view %dz3 until 24
 //   D 256 [16,21]                 the transposed x
 //   R = gw 512 + gb 32 [19,26]    the reduce-scatter bucket
 //   S2 544 [25,26]                staging of the reduce-scatter
 // In program order, best fit; in a hole, next to the neighbour freed closer
 // in time to the buffer's end (below the base: the end of the step, 33):
-//   0: S0 @1600 (end 2144); 1: W1 @2176, B1 @2688 (end 2720).
+//   0: S0 @1600 (end 2144), W1 @2176, B1 @2688 (end 2720).
 //   2: S0 is dead: A (ends 13) at the top of [1600,2176), next to W1 (5):
 //      @1920.
 //   7: W1 and B1 are dead: the top comes down to 2176. L (ends 32) at the
 //      bottom of [1600,1920), next to the base: @1600.
-//   9: S1 finds no hole of 544 bytes: @2176. 10: W2 @2752, end 3264 = the
+//   9: S1 finds no hole of 544 bytes: @2176; W2 @2752, end 3264 = the
 //      device arena; B2 (ends 14) at the top of [1604,1920), next to A
 //      (13): 1888 aligned down, @1856.
 //   11: S1 is dead: C (ends 24) at the top of [2176,2752), next to W2 (14)
@@ -39,7 +41,7 @@
 //   19: R (ends 26) at the top of [1604,2240), next to D (21) rather than L
 //      (32): 1696 aligned down, @1664.
 //   25: D and C are dead, the top comes down to 2208: S2 @2240.
-// Max live: at point 10, 1344 + A + L + S1 + W2 + B2 = 2692.
+// Max live: at point 9, 1344 + A + L + S1 + W2 + B2 = 2692.
 
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: zero.offset = 0 : i64, zero.param = "w"

@@ -102,14 +102,18 @@ def main():
                         "zero-run exports fp32, so f64 runs compare there")
     parser.add_argument("--variant", action="append", default=[],
                         help="NAME=FLAGS: zero-opt flags of one variant")
+    parser.add_argument("--common", default="",
+                        help="zero-opt flags of the reference and of every "
+                        "variant (mixed precision, the optimizer)")
     parser.add_argument("--bitwise-with", action="append", default=[],
                         help="A=B: variants A and B must agree bit for bit")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     _, _, batch = MODELS[args.model]
 
+    common = shlex.split(args.common)
     ref_schedule, _ = compile_step(args, "reference", batch * args.ranks, 1,
-                                   ["--zero-stage=0"])
+                                   ["--zero-stage=0"] + common)
     ref_losses, ref_weights, _ = train(args, "reference", ref_schedule, 1)
     print("reference: 1 rank, batch %d, losses %s" %
           (batch * args.ranks, " ".join("%.10g" % l for l in ref_losses)))
@@ -119,7 +123,7 @@ def main():
     for spec in args.variant:
         name, _, flags = spec.partition("=")
         schedule, report = compile_step(args, name, batch, args.ranks,
-                                        shlex.split(flags))
+                                        shlex.split(flags) + common)
         losses, weights, records = train(args, name, schedule, args.ranks)
         results[name] = (losses, weights)
 

@@ -15,6 +15,7 @@
 #include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Trace.h"
+#include "zero/runtime/host/Threads.h"
 
 #include <nlohmann/json.hpp>
 
@@ -31,6 +32,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <unistd.h>
 #include <vector>
 
@@ -525,6 +527,14 @@ int runMain(int argc, char **argv) {
   } else {
     comm = createSelfCommunicator();
   }
+
+  // The ranks on this machine share its cores (Open MPI says how many ranks
+  // run here).
+  int localRanks = comm->size();
+  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+    localRanks = std::max(1, std::atoi(local));
+  setHostThreads(std::max<int>(
+      1, static_cast<int>(std::thread::hardware_concurrency()) / localRanks));
 
   int exitCode = 1;
   {

@@ -1146,6 +1146,20 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                                ": one collective moves one element type");
   if (inst.dtype == DType::I1)
     return error(path, "collectives of i1 tensors are not supported");
+  // The comm stream writes the results while compute runs on: their bytes
+  // must be reserved from the start's point on, not only from the wait's.
+  if (object.contains("point"))
+    for (size_t i = 0; i < count; ++i) {
+      const BufferInfo &buffer =
+          s.buffers_[values.values[inst.results[i]].buffer];
+      if (buffer.liveBegin > inst.point)
+        return error(path + ".results[" + std::to_string(i) + "]",
+                     s.describeValue(inst.results[i]) + " is written from "
+                     "point " + std::to_string(inst.point) +
+                     " on, but its buffer '" + buffer.name +
+                     "' is reserved only from point " +
+                     std::to_string(buffer.liveBegin));
+    }
 
   bool padded = false;
   if (inst.kind == Instruction::Kind::AllReduce) {

@@ -304,6 +304,16 @@ TEST(Schedule, RefusesMalformedCollectives) {
   s["instructions"]["comm"][0]["operands"] = {2, 1};
   EXPECT_ERROR(s, "instructions.comm[0].operands[0]: value 2 (%A) has 5 "
                   "elements, but the layout's shard has 3");
+  // The reduce-scatter (point 1) writes value 4, whose buffer is reserved
+  // only from point 2.
+  s = makeBucketSchedule(2);
+  int buffer = s["values"][4]["buffer"];
+  s["buffers"][buffer]["live"] = {2, 10};
+  EXPECT_ERROR(s, "instructions.comm[1].results[0]: value 4 (%" +
+                      s["values"][4]["name"].get<std::string>().substr(1) +
+                      ") is written from point 1 on, but its buffer '" +
+                      s["buffers"][buffer]["name"].get<std::string>() +
+                      "' is reserved only from point 2");
   s = makeBucketSchedule(2);
   s["values"][1]["dtype"] = "bf16";
   EXPECT_ERROR(s, "instructions.comm[0]: value 1 (%b) is bf16, but the "

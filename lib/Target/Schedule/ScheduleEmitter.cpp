@@ -813,26 +813,17 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
             inst["body"] = std::move(*body);
             return success();
           })
-          .Case([&](tensor::ExtractSliceOp slice) -> LogicalResult {
-            if (failed(checkStatic(slice, slice.getOffsets(), "offsets")) ||
-                failed(checkStatic(slice, slice.getSizes(), "sizes")) ||
-                failed(checkStatic(slice, slice.getStrides(), "strides")))
-              return failure();
-            inst["offsets"] = slice.getStaticOffsets().vec();
-            inst["sizes"] = slice.getStaticSizes().vec();
-            inst["strides"] = slice.getStaticStrides().vec();
-            return success();
-          })
-          .Case([&](tensor::InsertSliceOp slice) -> LogicalResult {
-            if (failed(checkStatic(slice, slice.getOffsets(), "offsets")) ||
-                failed(checkStatic(slice, slice.getSizes(), "sizes")) ||
-                failed(checkStatic(slice, slice.getStrides(), "strides")))
-              return failure();
-            inst["offsets"] = slice.getStaticOffsets().vec();
-            inst["sizes"] = slice.getStaticSizes().vec();
-            inst["strides"] = slice.getStaticStrides().vec();
-            return success();
-          })
+          .Case<tensor::ExtractSliceOp, tensor::InsertSliceOp>(
+              [&](auto slice) -> LogicalResult {
+                if (failed(checkStatic(slice, slice.getOffsets(), "offsets")) ||
+                    failed(checkStatic(slice, slice.getSizes(), "sizes")) ||
+                    failed(checkStatic(slice, slice.getStrides(), "strides")))
+                  return failure();
+                inst["offsets"] = slice.getStaticOffsets().vec();
+                inst["sizes"] = slice.getStaticSizes().vec();
+                inst["strides"] = slice.getStaticStrides().vec();
+                return success();
+              })
           .Case<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(
               [&](auto reshape) -> LogicalResult {
                 if (reshape->getNumOperands() != 1)

@@ -13,7 +13,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "host/HostOp.h"
 #include "zero/runtime/Program.h"
+#include "zero/runtime/Schedule.h"
 #include "zero/runtime/host/Threads.h"
 
 #include <algorithm>
@@ -33,7 +35,7 @@ namespace {
 
 /// The four f32 tensors of one Adam step and its two scalars (step, lr);
 /// values 6-8 are the results, in place over param, m and v.
-class AdamFrame : public Frame {
+class AdamFrame : public host::Frame {
 public:
   explicit AdamFrame(int64_t n) : n_(n), shape_{n} {
     for (std::vector<float> &array : arrays_)
@@ -178,19 +180,15 @@ int main(int argc, char **argv) {
            }));
     std::fill(a, a + n, 0.0f);
 
-    nlohmann::json op = {{"op", "zero.adam"},
-                         {"point", 0},
-                         {"loc", "bench:1:1"},
-                         {"operands", {0, 1, 2, 3, 4, 5}},
-                         {"results", {6, 7, 8}},
-                         {"beta1", 0.9},
-                         {"beta2", 0.999},
-                         {"eps", 1e-8},
-                         {"weight_decay", 0.01},
-                         {"mode", "adamw"},
-                         {"bias_correction", true}};
-    StatusOr<std::unique_ptr<ComputeOp>> adam =
-        prepareComputeOp(op, "instructions.compute[0]", frame.values);
+    StatusOr<Instruction> op = decodeInstruction(
+        R"({"op": "zero.adam", "point": 0, "loc": "bench:1:1",
+            "operands": [0, 1, 2, 3, 4, 5], "results": [6, 7, 8],
+            "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01,
+            "mode": "adamw", "bias_correction": true})",
+        "instructions.compute[0]", frame.values);
+    StatusOr<std::unique_ptr<host::ComputeOp>> adam =
+        op.isOk() ? host::prepareComputeOp(*op, "bench", frame.values)
+                  : StatusOr<std::unique_ptr<host::ComputeOp>>(op.status());
     if (!adam.isOk()) {
       std::fprintf(stderr, "zero-bench-optimizer: %s\n",
                    adam.status().toString().c_str());

@@ -2,9 +2,7 @@
 
 #include "zero/runtime/zero_runtime.h"
 
-#include "zero/runtime/DataSource.h"
-#include "zero/runtime/Executor.h"
-#include "zero/runtime/Safetensors.h"
+#include "zero/runtime/Session.h"
 
 #include <cmath>
 #include <limits>
@@ -19,9 +17,7 @@ struct zero_schedule {
 };
 
 struct zero_runtime {
-  std::unique_ptr<Communicator> communicator;
-  std::unique_ptr<Executor> executor;
-  std::optional<DataSource> data;
+  std::unique_ptr<Session> session;
   double loss = std::numeric_limits<double>::quiet_NaN();
 };
 
@@ -82,51 +78,25 @@ const char *zero_runtime_create(const zero_schedule *schedule,
   return guard([&]() -> const char * {
     if (!schedule || !options || !runtime)
       return fail("zero_runtime_create: null argument");
-    auto result = std::make_unique<zero_runtime>();
-    if (options->use_mpi) {
-      MpiOptions mpi;
-      mpi.timeoutSeconds =
-          options->comm_timeout > 0 ? options->comm_timeout : 60;
-      StatusOr<std::unique_ptr<Communicator>> communicator =
-          createMpiCommunicator(mpi);
-      if (!communicator.isOk())
-        return fail(communicator.status());
-      result->communicator = std::move(*communicator);
-    } else {
-      result->communicator = createSelfCommunicator();
-    }
-    ExecutorOptions executorOptions;
-    executorOptions.memoryLimit = options->memory_limit;
-    StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
-        schedule->schedule, *result->communicator, executorOptions);
-    if (!executor.isOk())
-      return fail(executor.status());
-    result->executor = std::move(*executor);
-    InitOptions init;
-    init.seed = options->seed;
-    std::vector<NamedTensor> parameters;
-    if (options->init_from) {
-      StatusOr<std::vector<NamedTensor>> read =
-          readSafetensors(options->init_from);
-      if (!read.isOk())
-        return fail(read.status());
-      parameters = std::move(*read);
-      init.parameters = &parameters;
-      init.parametersFile = options->init_from;
-    }
-    Status status = result->executor->initialize(init);
-    if (!status.isOk())
-      return fail(status);
-    DataOptions data;
-    data.seed = options->seed;
+    SessionOptions session;
+    session.useMpi = options->use_mpi != 0;
+    session.commTimeoutSeconds =
+        options->comm_timeout > 0 ? options->comm_timeout : 60;
+    session.memoryLimit = options->memory_limit;
+    session.seed = options->seed;
     if (options->data)
-      data.tokenFile = options->data;
-    StatusOr<DataSource> source = DataSource::create(
-        *schedule->schedule, data, result->communicator->rank(),
-        result->communicator->size());
-    if (!source.isOk())
-      return fail(source.status());
-    result->data.emplace(std::move(*source));
+      session.dataFile = options->data;
+    if (options->init_from)
+      session.initFrom = options->init_from;
+    StatusOr<std::unique_ptr<Session>> created =
+        Session::create(schedule->schedule, session);
+    if (!created.isOk())
+      return fail(Session::isReported(created.status())
+                      ? "the set-up failed on another rank (rank 0 has its "
+                        "error)"
+                      : created.status().message());
+    auto result = std::make_unique<zero_runtime>();
+    result->session = std::move(*created);
     *runtime = result.release();
     return nullptr;
   });
@@ -136,8 +106,7 @@ const char *zero_runtime_step(zero_runtime *runtime) {
   return guard([&]() -> const char * {
     if (!runtime)
       return fail("zero_runtime_step: null runtime");
-    StatusOr<StepStats> stats =
-        runtime->executor->step(runtime->data->filler());
+    StatusOr<StepStats> stats = runtime->session->step();
     if (!stats.isOk())
       return fail(stats.status());
     runtime->loss = stats->meanLoss;
@@ -150,39 +119,29 @@ double zero_runtime_get_loss(const zero_runtime *runtime) {
 }
 
 int64_t zero_runtime_get_steps(const zero_runtime *runtime) {
-  return runtime ? runtime->executor->stepsTaken() : 0;
+  return runtime ? runtime->session->executor().stepsTaken() : 0;
 }
 
 int zero_runtime_get_rank(const zero_runtime *runtime) {
-  return runtime ? runtime->communicator->rank() : 0;
+  return runtime ? runtime->session->rank() : 0;
 }
 
 int zero_runtime_get_world_size(const zero_runtime *runtime) {
-  return runtime ? runtime->communicator->size() : 0;
+  return runtime ? runtime->session->worldSize() : 0;
 }
 
 const char *zero_runtime_export(zero_runtime *runtime, const char *path) {
   return guard([&]() -> const char * {
     if (!runtime || !path)
       return fail("zero_runtime_export: null argument");
-    StatusOr<std::vector<NamedTensor>> tensors =
-        runtime->executor->exportParameters();
-    if (!tensors.isOk())
-      return fail(tensors.status());
-    if (runtime->communicator->rank() == 0) {
-      Status status = writeSafetensors(path, *tensors);
-      if (!status.isOk())
-        return fail(status);
-    }
-    return nullptr;
+    Status status = runtime->session->exportTo(path);
+    return status.isOk() ? nullptr : fail(status);
   });
 }
 
 void zero_runtime_destroy(zero_runtime *runtime) {
   if (!runtime)
     return;
-  // The executor (and its comm thread) before the communicator it uses.
-  runtime->executor.reset();
   delete runtime;
 }
 

@@ -3,7 +3,7 @@
 #include "zero/runtime/DataSource.h"
 #include "zero/runtime/Init.h"
 
-#include "comm/ElementOps.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <vector>
 
@@ -58,10 +58,10 @@ void storeFloat(TensorRef tensor, int64_t index, float value) {
     static_cast<double *>(tensor.data)[index] = value;
     break;
   case DType::BF16:
-    static_cast<uint16_t *>(tensor.data)[index] = comm::floatToBf16(value);
+    static_cast<uint16_t *>(tensor.data)[index] = floatToBF16(value);
     break;
   case DType::F16:
-    static_cast<uint16_t *>(tensor.data)[index] = comm::floatToF16(value);
+    static_cast<uint16_t *>(tensor.data)[index] = roundToF16(value);
     break;
   default:
     break;

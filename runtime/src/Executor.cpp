@@ -2,7 +2,7 @@
 
 #include "zero/runtime/Executor.h"
 
-#include "comm/ElementOps.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <chrono>
 #include <cmath>
@@ -21,50 +21,18 @@ double microsecondsSince(Clock::time_point epoch, Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(t - epoch).count();
 }
 
-/// A tensor of a rank's arenas.
-class HostFrame final : public Frame {
-public:
-  HostFrame(const Schedule &schedule, const HostArenas &arenas, int rank,
-            int worldSize)
-      : values_(schedule.values().values), rank_(rank), worldSize_(worldSize) {
-    data_.resize(values_.size(), nullptr);
-    registers_.resize(values_.size());
-    for (const ValueInfo &value : values_) {
-      if (!value.isTensor)
-        continue;
-      const BufferInfo &buffer = schedule.buffers()[value.buffer];
-      // An empty arena has no memory; its tensors have no elements.
-      std::byte *base = arenas.base(buffer.space);
-      data_[value.id] = base ? base + buffer.offset : nullptr;
-    }
-  }
-
-  TensorRef tensor(int64_t id) override {
-    const ValueInfo &value = values_[id];
-    return {data_[id], value.dtype, &value.shape, value.numel};
-  }
-  Scalar &scalar(int64_t id) override { return registers_[id]; }
-  int rank() const override { return rank_; }
-  int worldSize() const override { return worldSize_; }
-
-private:
-  const std::vector<ValueInfo> &values_;
-  std::vector<void *> data_;
-  std::vector<Scalar> registers_;
-  int rank_;
-  int worldSize_;
-};
 } // namespace
 
 /// The streams' shared state and the comm thread.
 class Executor::Impl {
 public:
-  Impl(Executor &executor, HostArenas arenas)
+  explicit Impl(Executor &executor)
       : executor(executor), schedule(*executor.schedule_),
-        comm(executor.communicator_), arenas(std::move(arenas)),
-        frame(schedule, this->arenas, comm.rank(), comm.size()),
+        device(*executor.device_), comm(executor.communicator_),
+        prepared(schedule.streams().size()),
         recorded(static_cast<size_t>(schedule.numEvents()), 0),
         freedBy(schedule.buffers().size(), nullptr),
+        pendingEvents(schedule.streams().size()),
         streamEvents(schedule.streams().size()), epoch(Clock::now()) {}
 
   ~Impl() {
@@ -82,14 +50,25 @@ public:
       workers.emplace_back([this, s] { workerLoop(s); });
   }
 
+  /// Prepares every compute instruction on the device.
+  Status prepareAll();
   /// Runs the streams of one step; the first error, if any.
   Status runStep(int64_t stepNumber);
+  /// The trace events of the step that just ran (after synchronize).
+  void resolveTrace();
+
+  std::byte *address(int64_t id) const {
+    const BufferInfo &buffer = schedule.bufferOf(id);
+    std::byte *base = device.arenaBase(buffer.space);
+    return base ? base + buffer.offset : nullptr;
+  }
 
   Executor &executor;
   const Schedule &schedule;
+  Device &device;
   Communicator &comm;
-  HostArenas arenas;
-  HostFrame frame;
+  /// Per stream, per instruction: the prepared compute op (null otherwise).
+  std::vector<std::vector<std::unique_ptr<PreparedOp>>> prepared;
 
   std::mutex mutex;
   std::condition_variable eventCv; // an event recorded, or a failure
@@ -106,14 +85,21 @@ public:
 
   /// Debug mode: the free that ended each buffer in this step.
   std::vector<const Instruction *> freedBy;
+  /// An instruction's time marks (Device::markTime), resolved after the
+  /// step's synchronize.
+  struct PendingEvent {
+    const Instruction *inst;
+    int64_t start, end;
+  };
+  std::vector<std::vector<PendingEvent>> pendingEvents;
   std::vector<std::vector<TraceEvent>> streamEvents;
   Clock::time_point epoch;
 
 private:
   void workerLoop(size_t stream);
   Status runStream(size_t stream);
-  Status runInstruction(const Instruction &inst);
-  Status runCollective(const Instruction &inst);
+  Status runInstruction(size_t stream, size_t index);
+  Status runCollective(size_t stream, const Instruction &inst);
   Status checkNotFreed(const Instruction &inst) const;
   void fail(const Status &status);
 };
@@ -169,17 +155,42 @@ Status Executor::Impl::runStep(int64_t stepNumber) {
   return firstError;
 }
 
+Status Executor::Impl::prepareAll() {
+  for (size_t si = 0; si < schedule.streams().size(); ++si) {
+    const std::vector<Instruction> &list = schedule.streams()[si].instructions;
+    prepared[si].resize(list.size());
+    for (size_t i = 0; i < list.size(); ++i) {
+      if (list[i].kind != Instruction::Kind::Compute)
+        continue;
+      StatusOr<std::unique_ptr<PreparedOp>> op = device.prepare(list[i]);
+      if (!op.isOk())
+        return op.status();
+      prepared[si][i] = std::move(*op);
+    }
+  }
+  return Status::ok();
+}
+
 Status Executor::Impl::runStream(size_t stream) {
   const Stream &list = schedule.streams()[stream];
   bool trace = executor.options_.trace;
-  std::vector<TraceEvent> &events = streamEvents[stream];
-  for (const Instruction &inst : list.instructions) {
+  for (size_t i = 0; i < list.instructions.size(); ++i) {
     if (failed.load())
       return Status::ok(); // another stream failed: its error is the step's
-    Clock::time_point start = trace ? Clock::now() : Clock::time_point();
-    ZERO_RETURN_IF_ERROR(runInstruction(inst));
-    if (trace && inst.kind != Instruction::Kind::Record) {
-      Clock::time_point end = Clock::now();
+    const Instruction &inst = list.instructions[i];
+    bool timed = trace && inst.kind != Instruction::Kind::Record;
+    int64_t start = timed ? device.markTime(stream) : -1;
+    ZERO_RETURN_IF_ERROR(runInstruction(stream, i));
+    if (timed)
+      pendingEvents[stream].push_back({&inst, start, device.markTime(stream)});
+  }
+  return Status::ok();
+}
+
+void Executor::Impl::resolveTrace() {
+  for (size_t stream = 0; stream < pendingEvents.size(); ++stream) {
+    for (const PendingEvent &pending : pendingEvents[stream]) {
+      const Instruction &inst = *pending.inst;
       TraceEvent event;
       event.name = inst.kind == Instruction::Kind::Wait
                        ? "wait " + std::to_string(inst.event)
@@ -188,16 +199,17 @@ Status Executor::Impl::runStream(size_t stream) {
                        : inst.kind == Instruction::Kind::Compute ? "compute"
                                                                  : "sync";
       event.rank = comm.rank();
-      event.stream = list.name;
-      event.startUs = microsecondsSince(epoch, start);
-      event.durationUs = microsecondsSince(start, end);
+      event.stream = schedule.streams()[stream].name;
+      event.startUs = device.resolveTime(pending.start);
+      event.durationUs = device.resolveTime(pending.end) - event.startUs;
       event.args = {{"step", currentStep}, {"point", inst.point}};
       if (!inst.loc.empty())
         event.args["loc"] = inst.loc;
-      events.push_back(std::move(event));
+      streamEvents[stream].push_back(std::move(event));
     }
+    pendingEvents[stream].clear();
   }
-  return Status::ok();
+  device.clearTimeMarks();
 }
 
 Status Executor::Impl::checkNotFreed(const Instruction &inst) const {
@@ -225,14 +237,15 @@ Status Executor::Impl::checkNotFreed(const Instruction &inst) const {
   return check(inst.results, "result");
 }
 
-Status Executor::Impl::runInstruction(const Instruction &inst) {
+Status Executor::Impl::runInstruction(size_t stream, size_t index) {
+  const Instruction &inst = schedule.streams()[stream].instructions[index];
   if (executor.options_.debug && inst.kind != Instruction::Kind::Free) {
     std::lock_guard<std::mutex> lock(mutex);
     ZERO_RETURN_IF_ERROR(checkNotFreed(inst));
   }
   switch (inst.kind) {
   case Instruction::Kind::Compute: {
-    Status status = inst.compute->run(frame);
+    Status status = prepared[stream][index]->run(currentStep);
     if (!status.isOk())
       return Status(status.code(),
                     "rank " + std::to_string(comm.rank()) + ": step " +
@@ -241,6 +254,7 @@ Status Executor::Impl::runInstruction(const Instruction &inst) {
     return Status::ok();
   }
   case Instruction::Kind::Record: {
+    ZERO_RETURN_IF_ERROR(device.recordEvent(stream, inst.event));
     {
       std::lock_guard<std::mutex> lock(mutex);
       recorded[inst.event] = 1;
@@ -249,9 +263,15 @@ Status Executor::Impl::runInstruction(const Instruction &inst) {
     return Status::ok();
   }
   case Instruction::Kind::Wait: {
-    std::unique_lock<std::mutex> lock(mutex);
-    eventCv.wait(lock, [&] { return recorded[inst.event] || failed.load(); });
-    return Status::ok(); // on a failure, runStream stops next
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      eventCv.wait(lock,
+                   [&] { return recorded[inst.event] || failed.load(); });
+      if (failed.load())
+        return Status::ok(); // runStream stops next
+    }
+    // The record has been issued: the device can order on it.
+    return device.waitEvent(stream, inst.event);
   }
   case Instruction::Kind::Free:
     if (executor.options_.debug) {
@@ -263,12 +283,12 @@ Status Executor::Impl::runInstruction(const Instruction &inst) {
   case Instruction::Kind::AllGather:
   case Instruction::Kind::ReduceScatter:
   case Instruction::Kind::AllReduce:
-    return runCollective(inst);
+    return runCollective(stream, inst);
   }
   return Status::ok();
 }
 
-Status Executor::Impl::runCollective(const Instruction &inst) {
+Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
   if (executor.options_.beforeCollective)
     executor.options_.beforeCollective(currentStep, inst);
   CollectiveContext context;
@@ -276,17 +296,19 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
                  (inst.loc.empty() ? inst.path : "at " + inst.loc) + " (step " +
                  std::to_string(currentStep) + ")";
   context.cancel = &failed;
+  context.stream = device.nativeStream(stream);
   const int64_t n = comm.size();
   const int64_t rank = comm.rank();
   const int64_t width = getDTypeWidth(inst.dtype);
   const int64_t block = inst.bucketNumel;
   const size_t count = inst.operands.size();
-  auto bytes = [&](int64_t id) {
-    return static_cast<std::byte *>(frame.tensor(id).data);
-  };
-  auto copy = [&](std::byte *to, const std::byte *from, int64_t elements) {
-    if (elements > 0 && to != from)
-      std::memmove(to, from, static_cast<size_t>(elements * width));
+  auto bytes = [&](int64_t id) { return address(id); };
+  // Packing and unpacking the flat bucket: copies on the comm stream.
+  auto copy = [&](std::byte *to, const std::byte *from,
+                  int64_t elements) -> Status {
+    if (elements <= 0 || to == from)
+      return Status::ok();
+    return device.copy(stream, to, from, elements * width);
   };
 
   if (!inst.staging) {
@@ -305,29 +327,29 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
     }
   }
 
-  std::byte *flat = arenas.at(inst.staging->space, inst.staging->offset);
+  std::byte *flat =
+      device.arenaBase(inst.staging->space) + inst.staging->offset;
   switch (inst.kind) {
   case Instruction::Kind::AllGather: {
     // Rank-major: this rank's block holds its shard of every operand.
     int64_t offset = 0;
     for (size_t i = 0; i < count; ++i) {
       int64_t shard = inst.layouts[i].shardNumel;
-      copy(flat + (rank * block + offset) * width, bytes(inst.operands[i]),
-           shard);
+      ZERO_RETURN_IF_ERROR(copy(flat + (rank * block + offset) * width,
+                                bytes(inst.operands[i]), shard));
       offset += shard;
     }
     ZERO_RETURN_IF_ERROR(comm.allGather(flat + rank * block * width, flat,
                                         block, inst.dtype, context));
     offset = 0;
     for (size_t i = 0; i < count; ++i) {
-      const LayoutInfo &layout = inst.layouts[i];
+      const PartitionLayout &layout = inst.layouts[i];
       std::byte *out = bytes(inst.results[i]);
       for (int64_t r = 0; r < n; ++r) {
-        int64_t begin = r * layout.shardNumel;
-        int64_t elements =
-            std::min(layout.shardNumel, layout.numel - begin); // no padding
-        copy(out + begin * width, flat + (r * block + offset) * width,
-             elements);
+        ElementRange owned = layout.ownedRange(r); // no padding
+        ZERO_RETURN_IF_ERROR(copy(out + owned.begin * width,
+                                  flat + (r * block + offset) * width,
+                                  owned.size()));
       }
       offset += layout.shardNumel;
     }
@@ -336,17 +358,16 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
   case Instruction::Kind::ReduceScatter: {
     int64_t offset = 0;
     for (size_t i = 0; i < count; ++i) {
-      const LayoutInfo &layout = inst.layouts[i];
+      const PartitionLayout &layout = inst.layouts[i];
       const std::byte *in = bytes(inst.operands[i]);
       for (int64_t r = 0; r < n; ++r) {
-        int64_t begin = r * layout.shardNumel;
-        int64_t elements = std::max<int64_t>(
-            0, std::min(layout.shardNumel, layout.numel - begin));
+        ElementRange owned = layout.ownedRange(r);
         std::byte *to = flat + (r * block + offset) * width;
-        copy(to, in + begin * width, elements);
-        std::memset(
-            to + elements * width, 0,
-            static_cast<size_t>((layout.shardNumel - elements) * width));
+        ZERO_RETURN_IF_ERROR(copy(to, in + owned.begin * width, owned.size()));
+        if (owned.size() < layout.shardNumel)
+          ZERO_RETURN_IF_ERROR(
+              device.fillZero(stream, to + owned.size() * width,
+                              (layout.shardNumel - owned.size()) * width));
       }
       offset += layout.shardNumel;
     }
@@ -355,8 +376,8 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
                                             inst.reduction, context));
     offset = 0;
     for (size_t i = 0; i < count; ++i) {
-      copy(bytes(inst.results[i]), flat + offset * width,
-           inst.layouts[i].shardNumel);
+      ZERO_RETURN_IF_ERROR(copy(bytes(inst.results[i]), flat + offset * width,
+                                inst.layouts[i].shardNumel));
       offset += inst.layouts[i].shardNumel;
     }
     return Status::ok();
@@ -365,7 +386,8 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
     int64_t offset = 0;
     for (size_t i = 0; i < count; ++i) {
       int64_t elements = schedule.values().values[inst.operands[i]].numel;
-      copy(flat + offset * width, bytes(inst.operands[i]), elements);
+      ZERO_RETURN_IF_ERROR(
+          copy(flat + offset * width, bytes(inst.operands[i]), elements));
       offset += elements;
     }
     ZERO_RETURN_IF_ERROR(
@@ -373,7 +395,8 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
     offset = 0;
     for (size_t i = 0; i < count; ++i) {
       int64_t elements = schedule.values().values[inst.results[i]].numel;
-      copy(bytes(inst.results[i]), flat + offset * width, elements);
+      ZERO_RETURN_IF_ERROR(
+          copy(bytes(inst.results[i]), flat + offset * width, elements));
       offset += elements;
     }
     return Status::ok();
@@ -382,34 +405,64 @@ Status Executor::Impl::runCollective(const Instruction &inst) {
 }
 
 Executor::Executor(std::shared_ptr<const Schedule> schedule,
-                   Communicator &communicator, ExecutorOptions options)
-    : schedule_(std::move(schedule)), communicator_(communicator),
-      options_(std::move(options)) {}
+                   std::unique_ptr<Device> device, Communicator &communicator,
+                   ExecutorOptions options)
+    : schedule_(std::move(schedule)), device_(std::move(device)),
+      communicator_(communicator), options_(std::move(options)) {}
 
 Executor::~Executor() = default;
 
 StatusOr<std::unique_ptr<Executor>>
 Executor::create(std::shared_ptr<const Schedule> schedule,
-                 Communicator &communicator, ExecutorOptions options) {
+                 std::unique_ptr<Device> device, Communicator &communicator,
+                 ExecutorOptions options) {
   if (!schedule)
     return ZERO_ERROR(kInvalidArgument, "no schedule");
+  if (!device)
+    return ZERO_ERROR(kInvalidArgument, "no device");
   ZERO_RETURN_IF_ERROR(
       schedule->checkLaunch(communicator.size(), options.memoryLimit));
   std::unique_ptr<Executor> executor(
-      new Executor(std::move(schedule), communicator, std::move(options)));
-  StatusOr<HostArenas> arenas =
-      HostArenas::create(*executor->schedule_, executor->tracker_);
-  if (!arenas.isOk())
-    return arenas.status();
-  executor->impl_ = std::make_unique<Impl>(*executor, std::move(*arenas));
+      new Executor(std::move(schedule), std::move(device), communicator,
+                   std::move(options)));
+  ZERO_RETURN_IF_ERROR(executor->device_->load(
+      *executor->schedule_, communicator.rank(), communicator.size(),
+      executor->tracker_));
+  executor->impl_ = std::make_unique<Impl>(*executor);
+  ZERO_RETURN_IF_ERROR(executor->impl_->prepareAll());
+  // Data arguments are written in host memory and moved to the device.
+  if (!executor->device_->isHostMemory())
+    for (const ArgumentInfo &arg : executor->schedule_->arguments())
+      if (arg.kind == ArgumentInfo::Kind::Data) {
+        const ValueInfo &value = executor->schedule_->values().values[arg.value];
+        executor->dataStaging_.emplace_back(
+            static_cast<size_t>(value.numel * getDTypeWidth(value.dtype)));
+      }
   executor->impl_->startWorkers();
   return executor;
 }
 
-TensorRef Executor::tensorData(int64_t id) { return impl_->frame.tensor(id); }
+TensorRef Executor::tensorData(int64_t id) {
+  const ValueInfo &value = schedule_->values().values[id];
+  return {impl_->address(id), value.dtype, &value.shape, value.numel};
+}
 
 TensorRef Executor::argumentData(size_t index) {
   return tensorData(schedule_->arguments()[index].value);
+}
+
+static int64_t tensorBytes(const ValueInfo &value) {
+  return value.numel * getDTypeWidth(value.dtype);
+}
+
+Status Executor::readTensor(int64_t id, void *host) {
+  return device_->read(host, impl_->address(id),
+                       tensorBytes(schedule_->values().values[id]));
+}
+
+Status Executor::writeTensor(int64_t id, const void *host) {
+  return device_->write(impl_->address(id), host,
+                        tensorBytes(schedule_->values().values[id]));
 }
 
 std::vector<TraceEvent> Executor::takeTraceEvents() {
@@ -422,6 +475,27 @@ std::vector<TraceEvent> Executor::takeTraceEvents() {
   return events;
 }
 
+/// The loss as a double, from its bytes in `dtype`.
+static double lossFromBytes(const std::byte *data, DType dtype) {
+  switch (dtype) {
+  case DType::F64: {
+    double value;
+    std::memcpy(&value, data, sizeof(value));
+    return value;
+  }
+  case DType::F32: {
+    float value;
+    std::memcpy(&value, data, sizeof(value));
+    return value;
+  }
+  default: {
+    uint16_t bits;
+    std::memcpy(&bits, data, sizeof(bits));
+    return dtype == DType::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+  }
+  }
+}
+
 StatusOr<StepStats> Executor::step(const DataFiller &fill) {
   const Schedule &s = *schedule_;
   if (impl_->failed.load())
@@ -432,16 +506,29 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
   stats.step = stepsTaken_ + 1;
   Clock::time_point start = Clock::now();
   if (fill) {
+    size_t staged = 0;
     for (size_t i = 0; i < s.arguments().size(); ++i) {
       const ArgumentInfo &arg = s.arguments()[i];
-      if (arg.kind == ArgumentInfo::Kind::Data)
+      if (arg.kind != ArgumentInfo::Kind::Data)
+        continue;
+      if (device_->isHostMemory()) {
         ZERO_RETURN_IF_ERROR(fill(arg, stepsTaken_, argumentData(i)));
+        continue;
+      }
+      TensorRef host = argumentData(i);
+      host.data = dataStaging_[staged++].data();
+      ZERO_RETURN_IF_ERROR(fill(arg, stepsTaken_, host));
+      ZERO_RETURN_IF_ERROR(writeTensor(arg.value, host.data));
     }
   }
   CommunicationCounters before = communicator_.counters();
   Status status = impl_->runStep(stats.step);
-  if (!status.isOk())
+  if (status.isOk())
+    status = device_->synchronize();
+  if (!status.isOk()) {
+    impl_->failed = true;
     return status;
+  }
   CommunicationCounters after = communicator_.counters();
 
   // Updates whose result lives elsewhere than the argument.
@@ -450,39 +537,32 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
       continue;
     TensorRef from = tensorData(result.value);
     TensorRef to = argumentData(static_cast<size_t>(result.argument));
-    if (from.data != to.data && from.numel > 0)
-      std::memmove(to.data, from.data,
-                   static_cast<size_t>(from.numel * getDTypeWidth(to.dtype)));
+    ZERO_RETURN_IF_ERROR(device_->copy(0, to.data, from.data,
+                                       from.numel * getDTypeWidth(to.dtype)));
   }
 
   stats.loss = std::numeric_limits<double>::quiet_NaN();
   if (s.lossValue() >= 0) {
     const ValueInfo &loss = s.values().values[s.lossValue()];
     if (!loss.isTensor) {
-      stats.loss = impl_->frame.scalar(loss.id).f;
+      StatusOr<Scalar> value = device_->readScalar(loss.id);
+      if (!value.isOk())
+        return value.status();
+      stats.loss = value->f;
     } else {
-      const void *data = tensorData(loss.id).data;
-      switch (loss.dtype) {
-      case DType::F64:
-        stats.loss = *static_cast<const double *>(data);
-        break;
-      case DType::F32:
-        stats.loss = *static_cast<const float *>(data);
-        break;
-      case DType::BF16:
-        stats.loss = comm::bf16ToFloat(*static_cast<const uint16_t *>(data));
-        break;
-      default:
-        stats.loss = comm::f16ToFloat(*static_cast<const uint16_t *>(data));
-        break;
-      }
+      std::byte bytes[8] = {};
+      ZERO_RETURN_IF_ERROR(
+          device_->read(bytes, tensorData(loss.id).data, getDTypeWidth(loss.dtype)));
+      stats.loss = lossFromBytes(bytes, loss.dtype);
     }
   }
+  ZERO_RETURN_IF_ERROR(device_->synchronize());
   stats.meanLoss = stats.loss;
   stats.stepTimeSeconds =
       std::chrono::duration<double>(Clock::now() - start).count();
   stats.peakBytes = tracker_.peak();
   if (options_.trace) {
+    impl_->resolveTrace();
     // A track of its own with one span per step, above the streams'.
     TraceEvent event;
     event.name = "step " + std::to_string(stats.step);
@@ -501,9 +581,9 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
     CollectiveContext context{"all_reduce of the loss (step " +
                                   std::to_string(stats.step) + ")",
                               nullptr};
-    ZERO_RETURN_IF_ERROR(communicator_.allReduce(&stats.meanLoss,
-                                                 &stats.meanLoss, 1, DType::F64,
-                                                 ReduceOp::Avg, context));
+    ZERO_RETURN_IF_ERROR(hostCommunicator().allReduce(
+        &stats.meanLoss, &stats.meanLoss, 1, DType::F64, ReduceOp::Avg,
+        context));
   }
   return stats;
 }

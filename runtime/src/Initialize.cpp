@@ -11,7 +11,7 @@
 #include "zero/runtime/Executor.h"
 #include "zero/runtime/Init.h"
 
-#include "comm/ElementOps.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <algorithm>
 #include <cstring>
@@ -41,10 +41,10 @@ void storeFloats(const float *values, int64_t count, TensorRef dst,
       static_cast<double *>(dst.data)[offset + i] = v;
       break;
     case DType::BF16:
-      static_cast<uint16_t *>(dst.data)[offset + i] = comm::floatToBf16(v);
+      static_cast<uint16_t *>(dst.data)[offset + i] = floatToBF16(v);
       break;
     case DType::F16:
-      static_cast<uint16_t *>(dst.data)[offset + i] = comm::floatToF16(v);
+      static_cast<uint16_t *>(dst.data)[offset + i] = roundToF16(v);
       break;
     default:
       break; // parameters and states are floats (Schedule checks it)
@@ -64,10 +64,10 @@ std::vector<float> loadFloats(TensorRef src, int64_t count) {
       out[i] = static_cast<float>(static_cast<const double *>(src.data)[i]);
       break;
     case DType::BF16:
-      out[i] = comm::bf16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
+      out[i] = bf16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
       break;
     case DType::F16:
-      out[i] = comm::f16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
+      out[i] = f16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
       break;
     default:
       out[i] = 0;
@@ -87,10 +87,10 @@ void storeValue(double value, TensorRef dst) {
       static_cast<double *>(dst.data)[i] = value;
       break;
     case DType::BF16:
-      static_cast<uint16_t *>(dst.data)[i] = comm::doubleToBf16(value);
+      static_cast<uint16_t *>(dst.data)[i] = roundToBF16(value);
       break;
     case DType::F16:
-      static_cast<uint16_t *>(dst.data)[i] = comm::doubleToF16(value);
+      static_cast<uint16_t *>(dst.data)[i] = roundToF16(value);
       break;
     case DType::I64:
     case DType::Index:
@@ -151,25 +151,30 @@ Status Executor::initialize(const InitOptions &options) {
     return Status::ok();
   };
 
-  // The part of `param` that a tensor of `numel` elements holds: the whole
-  // parameter, or this rank's shard of the flattened, zero-padded one.
+  // The part of `param` that `dst` holds: the whole parameter, or this
+  // rank's shard of the flattened, zero-padded one.
   auto fillPart = [&](const ArgumentInfo &param, bool shard,
                       TensorRef dst) -> Status {
-    const LayoutInfo &layout = param.layout;
-    int64_t begin = shard ? rank * layout.shardNumel : 0;
-    int64_t count = shard ? std::max<int64_t>(0, std::min(layout.shardNumel,
-                                                          layout.numel - begin))
-                          : layout.numel;
+    const PartitionLayout &layout = param.layout;
+    ElementRange part = shard ? layout.ownedRange(rank)
+                              : ElementRange{0, layout.numel};
     std::vector<float> values;
-    ZERO_RETURN_IF_ERROR(initialValues(param, begin, count, values));
+    ZERO_RETURN_IF_ERROR(initialValues(param, part.begin, part.size(), values));
     storeValue(0, dst); // the padding
-    storeFloats(values.data(), count, dst);
+    storeFloats(values.data(), part.size(), dst);
     return Status::ok();
   };
 
+  // Each argument is built in host memory and written to the device.
+  std::vector<std::byte> host;
   for (size_t i = 0; i < s.arguments().size(); ++i) {
     const ArgumentInfo &arg = s.arguments()[i];
+    if (arg.kind == ArgumentInfo::Kind::Data)
+      continue;
     TensorRef dst = argumentData(i);
+    host.assign(static_cast<size_t>(dst.numel * getDTypeWidth(dst.dtype)),
+                std::byte{0});
+    dst.data = host.data();
     switch (arg.kind) {
     case ArgumentInfo::Kind::Param:
       ZERO_RETURN_IF_ERROR(fillPart(arg, arg.sharded, dst));
@@ -188,6 +193,7 @@ Status Executor::initialize(const InitOptions &options) {
     case ArgumentInfo::Kind::Data:
       break;
     }
+    ZERO_RETURN_IF_ERROR(writeTensor(arg.value, host.data()));
   }
   return Status::ok();
 }
@@ -205,10 +211,15 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
     const ArgumentInfo &param = s.arguments()[i];
     if (param.kind != ArgumentInfo::Kind::Param)
       continue;
-    const LayoutInfo &layout = param.layout;
+    const PartitionLayout &layout = param.layout;
     auto it = master.find(static_cast<int64_t>(i));
     bool fromMaster = it != master.end();
     TensorRef src = argumentData(fromMaster ? it->second : i);
+    std::vector<std::byte> host(
+        static_cast<size_t>(src.numel * getDTypeWidth(src.dtype)));
+    ZERO_RETURN_IF_ERROR(readTensor(s.arguments()[fromMaster ? it->second : i].value,
+                                    host.data()));
+    src.data = host.data();
     bool shard = fromMaster ? s.stage() >= 1 : param.sharded;
     NamedTensor tensor;
     tensor.name = param.name;
@@ -220,12 +231,12 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
       std::vector<float> full(static_cast<size_t>(layout.paddedNumel));
       CollectiveContext context{
           "all_gather of '" + param.name + "' for the export", nullptr};
-      ZERO_RETURN_IF_ERROR(communicator_.allGather(
+      ZERO_RETURN_IF_ERROR(hostCommunicator().allGather(
           part.data(), full.data(), layout.shardNumel, DType::F32, context));
       full.resize(static_cast<size_t>(layout.numel));
       tensor.data = std::move(full);
     }
-    if (communicator_.rank() == 0)
+    if (hostCommunicator().rank() == 0)
       tensors.push_back(std::move(tensor));
   }
   return tensors;

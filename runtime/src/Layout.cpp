@@ -1,4 +1,4 @@
-//===- Layout.cpp - how parameters are cut across ranks -------------------===//
+//===- Layout.cpp - how a tensor is cut across ranks ----------------------===//
 
 #include "zero/runtime/Layout.h"
 
@@ -7,65 +7,45 @@
 
 namespace zero::runtime {
 
-static int64_t ceilDiv(int64_t a, int64_t b) { return (a + b - 1) / b; }
-
-StatusOr<ShardLayout> ShardLayout::create(int64_t numel, int64_t worldSize) {
+StatusOr<PartitionLayout> PartitionLayout::create(std::vector<int64_t> shape,
+                                                  int64_t worldSize,
+                                                  int64_t paddedNumel) {
   if (worldSize < 1)
-    return ZERO_ERROR(kInvalidArgument,
-                      "world size must be at least 1, got " +
-                          std::to_string(worldSize));
-  if (numel < 0)
-    return ZERO_ERROR(kInvalidArgument,
-                      "element count must be >= 0, got " +
-                          std::to_string(numel));
-  return ShardLayout{numel, worldSize, ceilDiv(numel, worldSize)};
-}
-
-ElementRange ShardLayout::ownedRange(int64_t rank) const {
-  int64_t begin = std::min(rank * shardNumel, numel);
-  return {begin, std::min(begin + shardNumel, numel)};
-}
-
-StatusOr<FlatGroupLayout>
-FlatGroupLayout::create(const std::vector<int64_t> &numels, int64_t worldSize,
-                        int64_t alignment) {
-  if (worldSize < 1)
-    return ZERO_ERROR(kInvalidArgument,
-                      "world size must be at least 1, got " +
-                          std::to_string(worldSize));
-  if (alignment < 1 || alignment % worldSize != 0)
-    return ZERO_ERROR(kInvalidArgument,
-                      "alignment " + std::to_string(alignment) +
-                          " is not a positive multiple of the world size " +
-                          std::to_string(worldSize));
-  FlatGroupLayout layout;
-  layout.worldSize = worldSize;
-  layout.numels = numels;
-  int64_t offset = 0;
-  for (size_t i = 0; i < numels.size(); ++i) {
-    if (numels[i] < 0)
+    return ZERO_ERROR(kInvalidArgument, "world_size must be at least 1, got " +
+                                            std::to_string(worldSize));
+  int64_t numel = 1;
+  for (int64_t dim : shape) {
+    if (dim < 0)
       return ZERO_ERROR(kInvalidArgument,
-                        "parameter #" + std::to_string(i) +
-                            " has a negative element count");
-    layout.offsets.push_back(offset);
-    offset += numels[i];
+                        "shape has a negative size " + std::to_string(dim));
+    if (dim != 0 && numel > (int64_t(1) << 50) / dim)
+      return ZERO_ERROR(kInvalidArgument, "shape is too large");
+    numel *= dim;
   }
-  layout.paddedNumel = ceilDiv(offset, alignment) * alignment;
-  layout.partitionNumel = layout.paddedNumel / worldSize;
+  if (paddedNumel < 0)
+    paddedNumel = (numel + worldSize - 1) / worldSize * worldSize;
+  if (paddedNumel < numel)
+    return ZERO_ERROR(kInvalidArgument,
+                      "padded_numel " + std::to_string(paddedNumel) +
+                          " is smaller than the element count " +
+                          std::to_string(numel));
+  if (paddedNumel % worldSize != 0)
+    return ZERO_ERROR(kInvalidArgument,
+                      "padded_numel " + std::to_string(paddedNumel) +
+                          " is not a multiple of world_size " +
+                          std::to_string(worldSize));
+  PartitionLayout layout;
+  layout.shape = std::move(shape);
+  layout.numel = numel;
+  layout.worldSize = worldSize;
+  layout.paddedNumel = paddedNumel;
+  layout.shardNumel = paddedNumel / worldSize;
   return layout;
 }
 
-ElementRange FlatGroupLayout::partition(int64_t rank) const {
-  return {rank * partitionNumel, (rank + 1) * partitionNumel};
-}
-
-ElementRange FlatGroupLayout::ownedRange(size_t param, int64_t rank) const {
-  ElementRange part = partition(rank);
-  int64_t begin = std::max(part.begin, offsets[param]);
-  int64_t end = std::min(part.end, offsets[param] + numels[param]);
-  if (end <= begin)
-    return {0, 0};
-  return {begin - offsets[param], end - offsets[param]};
+ElementRange PartitionLayout::ownedRange(int64_t rank) const {
+  int64_t begin = std::min(shardBegin(rank), numel);
+  return {begin, std::min(begin + shardNumel, numel)};
 }
 
 } // namespace zero::runtime

@@ -8,6 +8,8 @@
 
 #include "zero/runtime/Schedule.h"
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <fstream>
 #include <limits>
@@ -53,6 +55,27 @@ std::string Instruction::describe() const {
   return text + ")";
 }
 
+void OpFields::set(Field field, FieldValue value) {
+  for (auto &entry : fields_)
+    if (entry.first == field) {
+      entry.second = std::move(value);
+      return;
+    }
+  fields_.emplace_back(field, std::move(value));
+}
+
+const FieldValue *OpFields::find(Field field) const {
+  for (const auto &entry : fields_)
+    if (entry.first == field)
+      return &entry.second;
+  return nullptr;
+}
+
+std::string Schedule::where(const OpRecord &op,
+                            const std::string &field) const {
+  return name_ + ": " + op.path + (field.empty() ? "" : "." + field) + ": ";
+}
+
 std::string Schedule::describeValue(int64_t id) const {
   std::string text = "value " + std::to_string(id);
   if (const ValueInfo *info = values_.lookup(id))
@@ -68,37 +91,6 @@ std::string joinShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
-}
-
-/// Fields each compute op may carry besides op, point, loc, operands and
-/// results (docs/ScheduleFormat.md, "Compute ops").
-const std::map<std::string, std::vector<std::string>> &getComputeOpFields() {
-  static const std::map<std::string, std::vector<std::string>> fields = {
-      {"linalg.matmul", {}},
-      {"linalg.batch_matmul", {}},
-      {"linalg.transpose", {"permutation"}},
-      {"linalg.broadcast", {"dimensions"}},
-      {"linalg.fill", {}},
-      {"linalg.copy", {}},
-      {"linalg.map", {"body"}},
-      {"linalg.reduce", {"dimensions", "body"}},
-      {"linalg.generic", {"indexing_maps", "iterator_types", "body"}},
-      {"tensor.extract_slice", {"offsets", "sizes", "strides"}},
-      {"tensor.insert_slice", {"offsets", "sizes", "strides"}},
-      {"tensor.collapse_shape", {"reassociation"}},
-      {"tensor.expand_shape", {"reassociation"}},
-      {"tensor.extract", {}},
-      {"tensor.from_elements", {}},
-      {"tensor.splat", {}},
-      {"arith.constant", {"value"}},
-      {"arith.cmpf", {"predicate"}},
-      {"arith.cmpi", {"predicate"}},
-      {"zero.local_shard", {"layout"}},
-      {"zero.adam",
-       {"beta1", "beta2", "eps", "weight_decay", "mode", "bias_correction"}},
-      {"zero.sgd", {"momentum", "dampening", "weight_decay", "nesterov"}},
-  };
-  return fields;
 }
 
 struct Edge {
@@ -117,7 +109,9 @@ public:
 
 private:
   Status error(const std::string &path, const std::string &message) const {
-    return ZERO_ERROR(kInvalidArgument, s.name_ + ": " + path + ": " + message);
+    return ZERO_ERROR(kInvalidArgument,
+                      (s.name_.empty() ? "" : s.name_ + ": ") + path + ": " +
+                          message);
   }
 
   Status checkKeys(const json &object, const std::string &path,
@@ -148,7 +142,7 @@ private:
   Status checkBufferOverlaps() const;
   Status parseValues(const json &root);
   Status parseLayout(const json &object, const std::string &path,
-                     LayoutInfo &out) const;
+                     PartitionLayout &out) const;
   Status parseInit(const json &object, const std::string &path,
                    InitSpec &out) const;
   Status parseArguments(const json &root);
@@ -160,6 +154,40 @@ private:
   Status checkValueIds(const std::vector<int64_t> &ids, const std::string &path,
                        bool tensorsOnly) const;
   Status parseCollective(const json &object, Instruction &inst);
+  /// The op name, operands, results and fields of a compute instruction
+  /// or of a body's op (`inBody`), checked against OpSet.h.
+  Status decodeOp(const json &object, bool inBody, const std::string &loc,
+                  OpRecord &op) const;
+  Status decodeField(const json &node, const FieldInfo &info,
+                     const std::string &path, const std::string &loc,
+                     FieldValue &out) const;
+  Status decodeNumber(const json &node, const std::string &path,
+                      const std::string &loc, Number &out) const;
+  Status decodeBody(const json &node, const std::string &path,
+                    const std::string &loc, RegionBody &out) const;
+  /// `status` with the op's source location appended, like the backends'.
+  Status atLoc(Status status, const std::string &loc) const {
+    if (status.isOk())
+      return status;
+    return Status(status.code(),
+                  status.message() + " at " +
+                      (loc.empty() ? "an unknown location" : loc),
+                  status.file(), status.line());
+  }
+  /// An error of an op, with its source location like the backends'.
+  Status opError(const std::string &path, const std::string &message,
+                 const std::string &loc) const {
+    return error(path, message + " at " +
+                           (loc.empty() ? "an unknown location" : loc));
+  }
+
+public:
+  /// Decodes one compute instruction against the values already parsed.
+  Status decodeComputeInstruction(const json &object, const std::string &path,
+                                  Instruction &inst) {
+    return parseInstruction(object, path, "compute", inst);
+  }
+
   Status checkEvents() const;
 
   /// Bytes of tensor value `id`.
@@ -596,36 +624,30 @@ Status ScheduleParser::parseValues(const json &root) {
 }
 
 Status ScheduleParser::parseLayout(const json &object, const std::string &path,
-                                   LayoutInfo &out) const {
+                                   PartitionLayout &out) const {
   ZERO_RETURN_IF_ERROR(
       checkKeys(object, path,
                 {"shape", "world_size", "shard_numel", "padded_numel"}, {}));
-  ZERO_RETURN_IF_ERROR(getIntList(object, "shape", path, out.shape));
-  ZERO_RETURN_IF_ERROR(getInt(object, "world_size", path, out.worldSize, 1));
-  ZERO_RETURN_IF_ERROR(getInt(object, "shard_numel", path, out.shardNumel));
-  ZERO_RETURN_IF_ERROR(getInt(object, "padded_numel", path, out.paddedNumel));
-  out.numel = 1;
-  for (int64_t dim : out.shape) {
-    if (dim != 0 && out.numel > (int64_t(1) << 50) / dim)
-      return error(path + ".shape", joinShape(out.shape) + " is too large");
-    out.numel *= dim;
-  }
-  if (out.worldSize != s.worldSize_)
+  std::vector<int64_t> shape;
+  int64_t worldSize, shardNumel, paddedNumel;
+  ZERO_RETURN_IF_ERROR(getIntList(object, "shape", path, shape));
+  ZERO_RETURN_IF_ERROR(getInt(object, "world_size", path, worldSize, 1));
+  ZERO_RETURN_IF_ERROR(getInt(object, "shard_numel", path, shardNumel));
+  ZERO_RETURN_IF_ERROR(getInt(object, "padded_numel", path, paddedNumel));
+  if (worldSize != s.worldSize_)
     return error(path + ".world_size",
-                 std::to_string(out.worldSize) +
+                 std::to_string(worldSize) +
                      " differs from the schedule's world_size " +
                      std::to_string(s.worldSize_));
-  int64_t shard = (out.numel + out.worldSize - 1) / out.worldSize;
-  if (out.shardNumel != shard)
-    return error(path + ".shard_numel", std::to_string(out.shardNumel) +
-                                            " is not ceil(" +
-                                            std::to_string(out.numel) + " / " +
-                                            std::to_string(out.worldSize) +
-                                            ") = " + std::to_string(shard));
-  if (out.paddedNumel != shard * out.worldSize)
-    return error(path + ".padded_numel",
-                 std::to_string(out.paddedNumel) + " is not shard_numel * " +
-                     "world_size = " + std::to_string(shard * out.worldSize));
+  StatusOr<PartitionLayout> layout =
+      PartitionLayout::create(shape, worldSize, paddedNumel);
+  if (!layout.isOk())
+    return error(path, layout.status().message());
+  if (shardNumel != layout->shardNumel)
+    return error(path + ".shard_numel",
+                 std::to_string(shardNumel) + " is not padded_numel / " +
+                     "world_size = " + std::to_string(layout->shardNumel));
+  out = std::move(*layout);
   return Status::ok();
 }
 
@@ -1021,6 +1043,7 @@ Status ScheduleParser::parseInstruction(const json &object,
     return error(path, "missing key 'op'");
   ZERO_RETURN_IF_ERROR(getString(object, "op", path, inst.op));
   const std::string &op = inst.op;
+  inst.info = lookupOp(op); // decodeOp checks it for compute ops
   if (op == "record" || op == "wait") {
     inst.kind =
         op == "record" ? Instruction::Kind::Record : Instruction::Kind::Wait;
@@ -1066,23 +1089,17 @@ Status ScheduleParser::parseInstruction(const json &object,
                        "' (expected all_gather, reduce_scatter, all_reduce, "
                        "record or wait)");
     inst.kind = Instruction::Kind::Compute;
-    const auto &table = getComputeOpFields();
-    auto it = table.find(op);
-    // Ops this table does not know are left to prepareComputeOp, which
-    // names them.
-    if (it != table.end())
-      ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"op"},
-                                     {"point", "loc", "operands", "results"},
-                                     it->second));
+    auto loc = object.find("loc");
+    ZERO_RETURN_IF_ERROR(decodeOp(
+        object, /*inBody=*/false,
+        loc != object.end() && loc->is_string() ? loc->get<std::string>() : "",
+        inst));
   }
   if (object.contains("point"))
     ZERO_RETURN_IF_ERROR(getInt(object, "point", path, inst.point));
   if (object.contains("loc"))
     ZERO_RETURN_IF_ERROR(getString(object, "loc", path, inst.loc));
-  if (inst.kind == Instruction::Kind::Compute ||
-      inst.kind == Instruction::Kind::AllGather ||
-      inst.kind == Instruction::Kind::ReduceScatter ||
-      inst.kind == Instruction::Kind::AllReduce) {
+  if (inst.isCollective()) {
     for (const char *key : {"operands", "results"}) {
       if (!object.contains(key))
         continue;
@@ -1090,20 +1107,251 @@ Status ScheduleParser::parseInstruction(const json &object,
           std::string(key) == "operands" ? inst.operands : inst.results;
       ZERO_RETURN_IF_ERROR(getIntList(object, key, path, ids,
                                       std::numeric_limits<int64_t>::min()));
-      ZERO_RETURN_IF_ERROR(
-          checkValueIds(ids, path + "." + key, inst.isCollective()));
+      ZERO_RETURN_IF_ERROR(checkValueIds(ids, path + "." + key, true));
     }
   }
   if (inst.isCollective())
     return parseCollective(object, inst);
-  if (inst.kind != Instruction::Kind::Compute)
-    return Status::ok();
-  StatusOr<std::unique_ptr<ComputeOp>> prepared =
-      prepareComputeOp(object, s.name_ + ": " + path, s.values_);
-  if (!prepared.isOk())
-    return prepared.status();
-  inst.compute = std::shared_ptr<ComputeOp>(std::move(*prepared));
   return Status::ok();
+}
+
+Status ScheduleParser::decodeOp(const json &object, bool inBody,
+                                const std::string &loc, OpRecord &op) const {
+  const std::string &path = op.path;
+  if (!object.is_object())
+    return opError(path, "expected an object", loc);
+  if (!object.contains("op"))
+    return opError(path, "missing key 'op'", loc);
+  ZERO_RETURN_IF_ERROR(atLoc(getString(object, "op", path, op.op), loc));
+  op.info = lookupOp(op.op);
+  if (!op.info || !(inBody ? op.info->isBodyOp() : op.info->isComputeStreamOp()))
+    return opError(path + ".op",
+                 "unsupported op '" + op.op + "'" +
+                     (inBody ? " in a body (expected a scalar arith or math "
+                               "op, linalg.index or tensor.extract)"
+                             : ""), loc);
+  for (auto it = object.begin(); it != object.end(); ++it) {
+    const std::string &key = it.key();
+    if (key == "op" || key == "operands" || key == "results" ||
+        (!inBody && (key == "point" || key == "loc")))
+      continue;
+    bool known = false;
+    for (const Field *f = op.info->beginFields(); f != op.info->endFields();
+         ++f)
+      known |= getFieldInfo(*f).name == key;
+    if (known)
+      continue;
+    std::string expected;
+    for (const Field *f = op.info->beginFields(); f != op.info->endFields();
+         ++f)
+      expected += std::string(expected.empty() ? "" : ", ") + "'" +
+                  std::string(getFieldInfo(*f).name) + "'";
+    return opError(path + "." + key,
+                 "unknown key for " + op.op +
+                     (expected.empty() ? " (it takes no fields)"
+                                       : " (its fields: " + expected + ")"), loc);
+  }
+  for (const char *key : {"operands", "results"}) {
+    if (!object.contains(key))
+      return opError(path, std::string("missing key '") + key + "'", loc);
+    std::vector<int64_t> &ids =
+        std::string(key) == "operands" ? op.operands : op.results;
+    ZERO_RETURN_IF_ERROR(atLoc(getIntList(object, key, path, ids,
+                                          std::numeric_limits<int64_t>::min()),
+                               loc));
+    ZERO_RETURN_IF_ERROR(atLoc(checkValueIds(ids, path + "." + key, false), loc));
+  }
+  for (const Field *f = op.info->beginFields(); f != op.info->endFields();
+       ++f) {
+    const FieldInfo &info = getFieldInfo(*f);
+    std::string key(info.name);
+    if (!object.contains(key))
+      return opError(path, "missing field '" + key + "' of " + op.op, loc);
+    FieldValue value;
+    ZERO_RETURN_IF_ERROR(
+        decodeField(object.at(key), info, path + "." + key, loc, value));
+    op.fields.set(info.field, std::move(value));
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::decodeNumber(const json &node, const std::string &path,
+                                    const std::string &loc, Number &out) const {
+  out.text = node.dump();
+  if (node.is_boolean()) {
+    out.isInteger = true;
+    out.i = node.get<bool>() ? 1 : 0;
+  } else if (node.is_number_unsigned()) {
+    // Integers of every width are written as their value; a uint64 above
+    // the int64 range wraps as the integer types do.
+    out.isInteger = true;
+    out.i = static_cast<int64_t>(node.get<uint64_t>());
+  } else if (node.is_number_integer()) {
+    out.isInteger = true;
+    out.i = node.get<int64_t>();
+  } else if (node.is_number()) {
+    out.f = node.get<double>();
+    return Status::ok();
+  } else if (node.is_string()) {
+    const std::string &text = node.get_ref<const std::string &>();
+    if (text == "inf" || text == "+inf")
+      out.f = std::numeric_limits<double>::infinity();
+    else if (text == "-inf")
+      out.f = -std::numeric_limits<double>::infinity();
+    else if (text == "nan")
+      out.f = std::numeric_limits<double>::quiet_NaN();
+    else if (text == "-nan")
+      out.f = -std::numeric_limits<double>::quiet_NaN();
+    else
+      return opError(path, "expected a number, \"inf\", \"-inf\" or \"nan\", "
+                         "got " +
+                             out.text, loc);
+    return Status::ok();
+  } else {
+    return opError(path, "expected a number, got " + out.text, loc);
+  }
+  out.f = static_cast<double>(out.i);
+  return Status::ok();
+}
+
+Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
+                                   const std::string &path,
+                                   const std::string &loc,
+                                   FieldValue &out) const {
+  auto intList = [&](const json &list, const std::string &where,
+                     std::vector<int64_t> &ids) -> bool {
+    if (!list.is_array())
+      return false;
+    for (const json &entry : list) {
+      if (!entry.is_number_integer())
+        return false;
+      ids.push_back(entry.get<int64_t>());
+    }
+    (void)where;
+    return true;
+  };
+  switch (info.kind) {
+  case FieldKind::Int:
+    if (!node.is_number_integer())
+      return opError(path, "expected an integer, got " + node.dump(), loc);
+    out = node.get<int64_t>();
+    return Status::ok();
+  case FieldKind::Number:
+    if (!node.is_number())
+      return opError(path, "expected a number, got " + node.dump(), loc);
+    out = node.get<double>();
+    return Status::ok();
+  case FieldKind::Bool:
+    if (!node.is_boolean())
+      return opError(path, "expected true or false, got " + node.dump(), loc);
+    out = node.get<bool>();
+    return Status::ok();
+  case FieldKind::String:
+    if (!node.is_string())
+      return opError(path, "expected a string, got " + node.dump(), loc);
+    out = node.get<std::string>();
+    return Status::ok();
+  case FieldKind::IntList: {
+    std::vector<int64_t> list;
+    if (!intList(node, path, list))
+      return opError(path, "expected an array of integers, got " + node.dump(), loc);
+    out = std::move(list);
+    return Status::ok();
+  }
+  case FieldKind::IntListList: {
+    std::vector<std::vector<int64_t>> lists;
+    bool ok = node.is_array();
+    for (size_t i = 0; ok && i < node.size(); ++i)
+      ok = intList(node[i], path, lists.emplace_back());
+    if (!ok)
+      return opError(path, "expected an array of arrays of integers, got " +
+                             node.dump(), loc);
+    out = std::move(lists);
+    return Status::ok();
+  }
+  case FieldKind::StringList: {
+    std::vector<std::string> list;
+    bool ok = node.is_array();
+    for (size_t i = 0; ok && i < node.size(); ++i) {
+      ok = node[i].is_string();
+      if (ok)
+        list.push_back(node[i].get<std::string>());
+    }
+    if (!ok)
+      return opError(path, "expected an array of strings, got " + node.dump(), loc);
+    out = std::move(list);
+    return Status::ok();
+  }
+  case FieldKind::Constant: {
+    ConstantValue constant;
+    if (node.is_object()) {
+      bool splat = node.size() == 1 && node.contains("splat");
+      bool data = node.size() == 1 && node.contains("data") &&
+                  node["data"].is_array();
+      if (!splat && !data)
+        return opError(path, "a tensor constant is {\"splat\": x} or "
+                           "{\"data\": [...]}, got " +
+                               node.dump(), loc);
+      if (splat) {
+        constant.form = ConstantValue::Form::Splat;
+        ZERO_RETURN_IF_ERROR(decodeNumber(node["splat"], path + ".splat", loc,
+                                          constant.elements.emplace_back()));
+      } else {
+        constant.form = ConstantValue::Form::Elements;
+        const json &elements = node["data"];
+        for (size_t i = 0; i < elements.size(); ++i)
+          ZERO_RETURN_IF_ERROR(
+              decodeNumber(elements[i],
+                           path + ".data[" + std::to_string(i) + "]", loc,
+                           constant.elements.emplace_back()));
+      }
+    } else {
+      ZERO_RETURN_IF_ERROR(
+          decodeNumber(node, path, loc, constant.elements.emplace_back()));
+    }
+    out = std::move(constant);
+    return Status::ok();
+  }
+  case FieldKind::Layout: {
+    PartitionLayout layout;
+    ZERO_RETURN_IF_ERROR(atLoc(parseLayout(node, path, layout), loc));
+    out = std::move(layout);
+    return Status::ok();
+  }
+  case FieldKind::Body: {
+    auto body = std::make_shared<RegionBody>();
+    ZERO_RETURN_IF_ERROR(decodeBody(node, path, loc, *body));
+    out = std::shared_ptr<const RegionBody>(std::move(body));
+    return Status::ok();
+  }
+  }
+  return opError(path, "unknown field kind", loc);
+}
+
+Status ScheduleParser::decodeBody(const json &node, const std::string &path,
+                                  const std::string &loc,
+                                  RegionBody &out) const {
+  if (!node.is_object())
+    return opError(path, "expected an object with \"arguments\", \"ops\" and "
+                       "\"yield\"", loc);
+  ZERO_RETURN_IF_ERROR(atLoc(checkKeys(node, path, {"arguments", "ops", "yield"}, {}), loc));
+  ZERO_RETURN_IF_ERROR(atLoc(getIntList(node, "arguments", path, out.arguments,
+                                        std::numeric_limits<int64_t>::min()),
+                             loc));
+  ZERO_RETURN_IF_ERROR(
+      atLoc(checkValueIds(out.arguments, path + ".arguments", false), loc));
+  const json *ops;
+  ZERO_RETURN_IF_ERROR(atLoc(getArray(node, "ops", path, ops), loc));
+  out.ops.resize(ops->size());
+  for (size_t i = 0; i < ops->size(); ++i) {
+    out.ops[i].path = path + ".ops[" + std::to_string(i) + "]";
+    ZERO_RETURN_IF_ERROR(
+        decodeOp((*ops)[i], /*inBody=*/true, loc, out.ops[i]));
+  }
+  ZERO_RETURN_IF_ERROR(atLoc(getIntList(node, "yield", path, out.yield,
+                                        std::numeric_limits<int64_t>::min()),
+                             loc));
+  return atLoc(checkValueIds(out.yield, path + ".yield", false), loc);
 }
 
 Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
@@ -1186,7 +1434,7 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                                           std::to_string(count) + " operands");
     bool gather = inst.kind == Instruction::Kind::AllGather;
     for (size_t i = 0; i < count; ++i) {
-      LayoutInfo layout;
+      PartitionLayout layout;
       std::string field = path + ".layouts[" + std::to_string(i) + "]";
       ZERO_RETURN_IF_ERROR(parseLayout((*layouts)[i], field, layout));
       const ValueInfo &shard =
@@ -1360,6 +1608,26 @@ StatusOr<Schedule> Schedule::parse(const std::string &text,
                       name + ": malformed schedule: " + std::string(e.what()));
   }
   return schedule;
+}
+
+StatusOr<Instruction> decodeInstruction(const std::string &text,
+                                        const std::string &path,
+                                        const ValueTable &values,
+                                        int64_t worldSize) {
+  json object;
+  try {
+    object = json::parse(text);
+  } catch (const json::exception &e) {
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": not valid JSON: " + std::string(e.what()));
+  }
+  Schedule context;
+  context.values_ = values;
+  context.worldSize_ = worldSize;
+  ScheduleParser parser(context);
+  Instruction inst;
+  ZERO_RETURN_IF_ERROR(parser.decodeComputeInstruction(object, path, inst));
+  return inst;
 }
 
 StatusOr<Schedule> Schedule::load(const std::string &path) {

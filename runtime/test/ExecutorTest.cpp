@@ -31,7 +31,8 @@ std::unique_ptr<Executor> create(std::shared_ptr<const Schedule> schedule,
                                  Communicator &comm,
                                  ExecutorOptions options = {}) {
   StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(std::move(schedule), comm, std::move(options));
+      Executor::create(std::move(schedule), createHostDevice(), comm,
+                       std::move(options));
   EXPECT_TRUE(executor.isOk()) << executor.status().toString();
   return executor.isOk() ? std::move(*executor) : nullptr;
 }
@@ -187,22 +188,27 @@ public:
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string describe() const override { return "failing"; }
-  Status allGather(const void *, void *, int64_t, DType,
-                   const CollectiveContext &) override {
-    return Status::ok();
-  }
-  Status reduceScatter(const void *, void *, int64_t, DType, ReduceOp,
-                       const CollectiveContext &) override {
-    return Status::ok();
-  }
-  Status allReduce(const void *, void *, int64_t, DType, ReduceOp,
-                   const CollectiveContext &context) override {
-    return ZERO_ERROR(kUnavailable, "rank 0: " + context.what + " failed");
-  }
   Status barrier(const CollectiveContext &) override { return Status::ok(); }
   StatusOr<std::vector<std::string>>
   gatherBytes(const std::string &bytes, const CollectiveContext &) override {
     return std::vector<std::string>{bytes};
+  }
+  Status broadcastBytes(std::string &, int, const CollectiveContext &) override {
+    return Status::ok();
+  }
+
+protected:
+  Status doAllGather(const void *, void *, int64_t, DType,
+                     const CollectiveContext &) override {
+    return Status::ok();
+  }
+  Status doReduceScatter(const void *, void *, int64_t, DType, ReduceOp,
+                         const CollectiveContext &) override {
+    return Status::ok();
+  }
+  Status doAllReduce(const void *, void *, int64_t, DType, ReduceOp,
+                     const CollectiveContext &context) override {
+    return ZERO_ERROR(kUnavailable, "rank 0: " + context.what + " failed");
   }
 };
 
@@ -220,14 +226,15 @@ TEST(Executor, AFailureOnCommReleasesTheComputeStream) {
 TEST(Executor, ChecksTheLaunch) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(parse(makeAverageSchedule(2)), *comm);
+      Executor::create(parse(makeAverageSchedule(2)), createHostDevice(), *comm);
   ASSERT_FALSE(executor.isOk());
   EXPECT_EQ(executor.status().message(),
             "t.json: world_size: the schedule is compiled for 2 ranks, but 1 "
             "was launched");
   ExecutorOptions options;
   options.memoryLimit = 100;
-  executor = Executor::create(parse(makeAverageSchedule()), *comm, options);
+  executor = Executor::create(parse(makeAverageSchedule()), createHostDevice(),
+                              *comm, options);
   ASSERT_FALSE(executor.isOk());
   EXPECT_EQ(executor.status().message(),
             "t.json: memory.arenas: the plan needs 256 bytes of memory "

@@ -1,6 +1,6 @@
 //===- FloatFormatsTest.cpp - bf16 and f16 rounding -----------------------===//
 
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <gtest/gtest.h>
 

@@ -2,7 +2,7 @@
 
 #include "HostTestUtil.h"
 
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/host/Threads.h"
 
 #include <cmath>
@@ -358,7 +358,7 @@ TEST(HostGeneric, EmbeddingGather) {
 
   // A token outside the table is an error of the run, naming the op.
   p.set<int32_t>(tokens, {3, 0, 4, 1, 2});
-  StatusOr<std::unique_ptr<ComputeOp>> op = p.prepare(generic);
+  StatusOr<std::unique_ptr<host::ComputeOp>> op = p.prepare(generic);
   ASSERT_TRUE(op.isOk());
   Status status = (*op)->run(p);
   EXPECT_EQ(

@@ -2,7 +2,7 @@
 
 #include "HostTestUtil.h"
 
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <cmath>
 #include <cstring>
@@ -65,7 +65,7 @@ TEST(HostAdam, MatchesPyTorchAdamWBitwise) {
   a.p.set(a.m, std::vector<float>(9, 0));
   a.p.set(a.v, std::vector<float>(9, 0));
   a.p.setF(a.lr, static_cast<double>(1e-3f));
-  StatusOr<std::unique_ptr<ComputeOp>> op =
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
       a.p.prepare(a.op(0.9, 0.95, 0.1, "adamw", true));
   ASSERT_TRUE(op.isOk()) << op.status().toString();
   for (int s = 0; s < 3; ++s) {
@@ -142,7 +142,7 @@ TEST(HostAdam, WithoutBiasCorrectionAndWithL2) {
 TEST(HostAdam, AStepBelowOneFailsTheRun) {
   AdamProgram a(1, DType::F32, true);
   a.p.setI(a.step, 0);
-  StatusOr<std::unique_ptr<ComputeOp>> op =
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
       a.p.prepare(a.op(0.9, 0.999, 0.0, "adamw", true));
   ASSERT_TRUE(op.isOk());
   EXPECT_EQ((*op)->run(a.p).message(),
@@ -201,7 +201,7 @@ TEST(HostSgd, MatchesPyTorchNesterovBitwise) {
              {"dampening", 0.0},
              {"weight_decay", 0.01},
              {"nesterov", true}};
-  StatusOr<std::unique_ptr<ComputeOp>> prepared = p.prepare(op);
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepared = p.prepare(op);
   ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
   for (int s = 0; s < 3; ++s) {
     p.set(grad, kGrads[s]);

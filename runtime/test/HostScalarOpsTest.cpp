@@ -2,7 +2,7 @@
 
 #include "HostTestUtil.h"
 
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <cmath>
 #include <limits>

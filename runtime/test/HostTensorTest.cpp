@@ -2,7 +2,7 @@
 
 #include "HostTestUtil.h"
 
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <cmath>
 
@@ -113,7 +113,7 @@ TEST(HostTensor, ExtractFromElementsSplat) {
 
   // An index outside the tensor fails the run, naming the op.
   p.setI(i1, 3);
-  StatusOr<std::unique_ptr<ComputeOp>> op =
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
       p.prepare(instr("tensor.extract", {x, i0, i1}, {e}));
   ASSERT_TRUE(op.isOk());
   EXPECT_EQ((*op)->run(p).message(),
@@ -151,7 +151,8 @@ TEST(HostLocalShard, EachRankTakesItsPartPaddedWithZeros) {
                   {"world_size", 4},
                   {"shard_numel", 3},
                   {"padded_numel", 12}};
-  StatusOr<std::unique_ptr<ComputeOp>> prepared = p.prepare(op);
+  p.setRank(0, 4);
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepared = p.prepare(op);
   ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
   const std::vector<std::vector<float>> expected = {
       {0, 1, 2}, {3, 4, 5}, {6, 7, 8}, {9, 0, 0}};

@@ -2,16 +2,20 @@
 //-*-===//
 //
 // A ValueTable built value by value and a Frame over one byte vector, so that
-// tests prepare single instructions with prepareComputeOp and run them.
+// tests decode single instructions (decodeInstruction), prepare them on the
+// host (host::prepareComputeOp) and run them.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZERO_RUNTIME_TEST_HOSTTESTUTIL_H
 #define ZERO_RUNTIME_TEST_HOSTTESTUTIL_H
 
+#include "host/HostOp.h"
 #include "zero/runtime/Program.h"
+#include "zero/runtime/Schedule.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstddef>
 #include <cstring>
@@ -21,7 +25,7 @@
 
 namespace zero::runtime::test {
 
-class TestProgram : public Frame {
+class TestProgram : public host::Frame {
 public:
   /// A tensor value with its own memory, or sharing `aliasOf`'s.
   int64_t tensor(DType dtype, std::vector<int64_t> shape,
@@ -70,23 +74,27 @@ public:
 
   /// Prepares one instruction as instructions.compute[0] at "m.mlir:1:1";
   /// `op` gets "point" and "loc" unless it has them.
-  StatusOr<std::unique_ptr<ComputeOp>> prepare(nlohmann::json op) {
-    if (!op.contains("point"))
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepare(nlohmann::json op) {
+    if (op.is_object() && !op.contains("point"))
       op["point"] = 0;
-    if (!op.contains("loc"))
+    if (op.is_object() && !op.contains("loc"))
       op["loc"] = "m.mlir:1:1";
-    return prepareComputeOp(op, "instructions.compute[0]", values);
+    StatusOr<Instruction> inst = decodeInstruction(
+        op.dump(), "instructions.compute[0]", values, worldSize_);
+    if (!inst.isOk())
+      return inst.status();
+    return host::prepareComputeOp(*inst, "", values);
   }
   /// Prepares and runs; fails the test on any error.
   void run(const nlohmann::json &op) {
-    StatusOr<std::unique_ptr<ComputeOp>> prepared = prepare(op);
+    StatusOr<std::unique_ptr<host::ComputeOp>> prepared = prepare(op);
     ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
     Status status = (*prepared)->run(*this);
     ASSERT_TRUE(status.isOk()) << status.toString();
   }
   /// The message of the error that preparing `op` gives ("" if none).
   std::string prepareError(const nlohmann::json &op) {
-    StatusOr<std::unique_ptr<ComputeOp>> prepared = prepare(op);
+    StatusOr<std::unique_ptr<host::ComputeOp>> prepared = prepare(op);
     return prepared.isOk() ? "" : prepared.status().message();
   }
 

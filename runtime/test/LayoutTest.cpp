@@ -1,4 +1,8 @@
-//===- LayoutTest.cpp - partition layouts ---------------------------------===//
+//===- LayoutTest.cpp - the partition layout ------------------------------===//
+//
+// Expected ranges are written out, not computed with the layout's formula.
+//
+//===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Layout.h"
 
@@ -6,55 +10,61 @@
 
 using namespace zero::runtime;
 
-TEST(ShardLayout, PadsToAMultipleOfTheWorldSize) {
-  StatusOr<ShardLayout> layout = ShardLayout::create(10, 4);
+TEST(PartitionLayout, PadsToAMultipleOfTheWorldSizeByDefault) {
+  StatusOr<PartitionLayout> layout = PartitionLayout::create({2, 5}, 4);
   ASSERT_TRUE(layout.isOk());
+  EXPECT_EQ(layout->numel, 10);
   EXPECT_EQ(layout->shardNumel, 3);
-  EXPECT_EQ(layout->paddedNumel(), 12);
+  EXPECT_EQ(layout->paddedNumel, 12);
   EXPECT_EQ(layout->ownedRange(0), (ElementRange{0, 3}));
   EXPECT_EQ(layout->ownedRange(2), (ElementRange{6, 9}));
   // The last rank holds one element and two of padding.
   EXPECT_EQ(layout->ownedRange(3), (ElementRange{9, 10}));
+  EXPECT_EQ(layout->shardBegin(3), 9);
 }
 
-TEST(ShardLayout, RanksBeyondTheElementsOwnNothing) {
-  StatusOr<ShardLayout> layout = ShardLayout::create(3, 8);
+TEST(PartitionLayout, RanksBeyondTheElementsOwnNothing) {
+  StatusOr<PartitionLayout> layout = PartitionLayout::create({3}, 8);
   ASSERT_TRUE(layout.isOk());
   EXPECT_EQ(layout->shardNumel, 1);
-  EXPECT_EQ(layout->paddedNumel(), 8);
-  EXPECT_EQ(layout->ownedRange(2).size(), 1);
+  EXPECT_EQ(layout->paddedNumel, 8);
+  EXPECT_EQ(layout->ownedRange(2), (ElementRange{2, 3}));
   EXPECT_EQ(layout->ownedRange(3).size(), 0);
   EXPECT_EQ(layout->ownedRange(7).size(), 0);
 }
 
-TEST(ShardLayout, RejectsABadWorldSize) {
-  StatusOr<ShardLayout> layout = ShardLayout::create(10, 0);
-  ASSERT_FALSE(layout.isOk());
-  EXPECT_EQ(layout.status().code(), StatusCode::kInvalidArgument);
-  EXPECT_NE(layout.status().message().find("world size"), std::string::npos);
-}
-
-TEST(FlatGroupLayout, ParametersStraddleRanks) {
-  // 5 + 7 + 2 = 14 elements, aligned to 2 x 4 ranks -> 16, 4 per rank.
-  StatusOr<FlatGroupLayout> layout = FlatGroupLayout::create({5, 7, 2}, 4, 8);
+// The dialect's `#zero.layout<shape = [10], world_size = 4, padded_numel =
+// 16>` (stage 1/2 alignment): shards of 4, the last rank holds 2 elements.
+TEST(PartitionLayout, CarriesPaddingBeyondTheMinimum) {
+  StatusOr<PartitionLayout> layout = PartitionLayout::create({10}, 4, 16);
   ASSERT_TRUE(layout.isOk());
-  EXPECT_EQ(layout->paddedNumel, 16);
-  EXPECT_EQ(layout->partitionNumel, 4);
-  EXPECT_EQ(layout->offsets, (std::vector<int64_t>{0, 5, 12}));
-  EXPECT_EQ(layout->partition(1), (ElementRange{4, 8}));
-  // Parameter 0 ([0, 5)) straddles ranks 0 and 1.
-  EXPECT_EQ(layout->ownedRange(0, 0), (ElementRange{0, 4}));
-  EXPECT_EQ(layout->ownedRange(0, 1), (ElementRange{4, 5}));
-  // Parameter 1 ([5, 12)) spans ranks 1 and 2.
-  EXPECT_EQ(layout->ownedRange(1, 1), (ElementRange{0, 3}));
-  EXPECT_EQ(layout->ownedRange(1, 2), (ElementRange{3, 7}));
-  EXPECT_EQ(layout->ownedRange(1, 3).size(), 0);
-  // Parameter 2 ([12, 14)) and the padding fall to rank 3.
-  EXPECT_EQ(layout->ownedRange(2, 3), (ElementRange{0, 2}));
+  EXPECT_EQ(layout->shardNumel, 4);
+  EXPECT_EQ(layout->ownedRange(0), (ElementRange{0, 4}));
+  EXPECT_EQ(layout->ownedRange(1), (ElementRange{4, 8}));
+  EXPECT_EQ(layout->ownedRange(2), (ElementRange{8, 10}));
+  EXPECT_EQ(layout->ownedRange(3).size(), 0);
 }
 
-TEST(FlatGroupLayout, RejectsAnAlignmentThatIsNoMultipleOfTheWorldSize) {
-  StatusOr<FlatGroupLayout> layout = FlatGroupLayout::create({4}, 4, 6);
-  ASSERT_FALSE(layout.isOk());
-  EXPECT_NE(layout.status().message().find("alignment 6"), std::string::npos);
+TEST(PartitionLayout, EmptyTensors) {
+  StatusOr<PartitionLayout> layout = PartitionLayout::create({0, 7}, 2);
+  ASSERT_TRUE(layout.isOk());
+  EXPECT_EQ(layout->numel, 0);
+  EXPECT_EQ(layout->shardNumel, 0);
+  EXPECT_EQ(layout->ownedRange(1).size(), 0);
+}
+
+TEST(PartitionLayout, RefusesWhatTheDialectRefuses) {
+  auto message = [](std::vector<int64_t> shape, int64_t worldSize,
+                    int64_t padded) {
+    StatusOr<PartitionLayout> layout =
+        PartitionLayout::create(std::move(shape), worldSize, padded);
+    EXPECT_FALSE(layout.isOk());
+    return layout.isOk() ? std::string() : layout.status().message();
+  };
+  EXPECT_EQ(message({10}, 0, -1), "world_size must be at least 1, got 0");
+  EXPECT_EQ(message({10}, 4, 8),
+            "padded_numel 8 is smaller than the element count 10");
+  EXPECT_EQ(message({10}, 4, 14),
+            "padded_numel 14 is not a multiple of world_size 4");
+  EXPECT_EQ(message({-2}, 1, -1), "shape has a negative size -2");
 }

@@ -126,7 +126,8 @@ TEST(Mpi, AveragesDataAcrossRanks) {
       Schedule::parse(makeAverageSchedule(2).dump(), "t.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
-      std::make_shared<const Schedule>(std::move(*parsed)), comm);
+      std::make_shared<const Schedule>(std::move(*parsed)), createHostDevice(),
+      comm);
   ASSERT_TRUE(executor.isOk()) << executor.status().toString();
   int rank = comm.rank();
   StatusOr<StepStats> stats = (*executor)->step(
@@ -151,7 +152,8 @@ TEST(Mpi, PacksBucketsWithPadding) {
       Schedule::parse(makeBucketSchedule(2).dump(), "b.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   StatusOr<std::unique_ptr<Executor>> created = Executor::create(
-      std::make_shared<const Schedule>(std::move(*parsed)), comm);
+      std::make_shared<const Schedule>(std::move(*parsed)), createHostDevice(),
+      comm);
   ASSERT_TRUE(created.isOk()) << created.status().toString();
   Executor &executor = **created;
   int rank = comm.rank();

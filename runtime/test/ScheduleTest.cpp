@@ -236,8 +236,15 @@ TEST(Schedule, RefusesMalformedArguments) {
                   "before it");
   s = makeAverageSchedule();
   s["arguments"][0]["layout"]["shard_numel"] = 3;
-  EXPECT_ERROR(s, "arguments[0].layout.shard_numel: 3 is not ceil(4 / 1) = "
-                  "4");
+  EXPECT_ERROR(s, "arguments[0].layout.shard_numel: 3 is not padded_numel / "
+                  "world_size = 4");
+  // Padding is any multiple of the world size from the element count on
+  // (docs/Dialect.md, "Layouts"), nothing else.
+  s = makeAverageSchedule();
+  s["arguments"][0]["layout"]["padded_numel"] = 3;
+  s["arguments"][0]["layout"]["shard_numel"] = 3;
+  EXPECT_ERROR(s, "arguments[0].layout: padded_numel 3 is smaller than the "
+                  "element count 4");
   s = makeAverageSchedule();
   s["arguments"][0]["layout"]["shape"] = {2, 3};
   s["arguments"][0]["layout"]["shard_numel"] = 6;

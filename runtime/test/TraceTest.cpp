@@ -3,6 +3,7 @@
 #include "zero/runtime/Trace.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <cstdlib>
 #include <fstream>
@@ -19,9 +20,10 @@ namespace {
 std::vector<TraceEvent> sampleEvents() {
   return {
       {"matmul fc0", "compute", 0, "compute", 10.5, 3.25, {{"point", 4}}},
-      {"all_gather wte.weight", "comm", 1, "comm", 2, 7.75, nullptr},
+      {"all_gather wte.weight", "comm", 1, "comm", 2, 7.75, {}},
       {"matmul fc0", "compute", 1, "compute", 11, 3, {{"bytes", 1 << 20}}},
       {"swap out", "copy", 0, "copy", 20, 0.125, {{"buffer", "b3"}}},
+      {"step 1", "step", 0, "step", 0, 40, {{"loss", 4.25}}},
   };
 }
 
@@ -56,13 +58,14 @@ TEST(Trace, ChromeJsonStructure) {
   EXPECT_EQ(processNames,
             (std::map<int, std::string>{{0, "rank 0"}, {1, "rank 1"}}));
   // tids by sorted stream name, the same on every rank: comm 1, compute 2,
-  // copy 3; a rank names only the streams it used.
+  // copy 3, step 4; a rank names only the streams it used.
   EXPECT_EQ(threadNames,
             (std::map<std::pair<int, int>, std::string>{{{0, 2}, "compute"},
                                                         {{0, 3}, "copy"},
+                                                        {{0, 4}, "step"},
                                                         {{1, 1}, "comm"},
                                                         {{1, 2}, "compute"}}));
-  ASSERT_EQ(complete.size(), 4u);
+  ASSERT_EQ(complete.size(), 5u);
   const json &first = complete[0];
   EXPECT_EQ(first["name"], "matmul fc0");
   EXPECT_EQ(first["cat"], "compute");
@@ -71,10 +74,11 @@ TEST(Trace, ChromeJsonStructure) {
   EXPECT_EQ(first["ts"], 10.5);
   EXPECT_EQ(first["dur"], 3.25);
   EXPECT_EQ(first["args"]["point"], 4);
-  EXPECT_FALSE(complete[1].contains("args")); // null args are left out
+  EXPECT_FALSE(complete[1].contains("args")); // empty args are left out
   EXPECT_EQ(complete[1]["pid"], 1);
   EXPECT_EQ(complete[1]["tid"], 1);
   EXPECT_EQ(complete[3]["dur"], 0.125);
+  EXPECT_EQ(complete[4]["args"]["loss"], 4.25); // a double stays one
 }
 
 TEST(Trace, EmptyTrace) {

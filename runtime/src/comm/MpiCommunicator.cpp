@@ -54,21 +54,26 @@ public:
   int size() const override { return size_; }
   std::string describe() const override { return library_; }
 
-  Status allGather(const void *send, void *recv, int64_t count, DType type,
-                   const CollectiveContext &context) override;
-  Status reduceScatter(const void *send, void *recv, int64_t count, DType type,
-                       ReduceOp op, const CollectiveContext &context) override;
-  Status allReduce(const void *send, void *recv, int64_t count, DType type,
-                   ReduceOp op, const CollectiveContext &context) override;
   Status barrier(const CollectiveContext &context) override;
   StatusOr<std::vector<std::string>>
   gatherBytes(const std::string &bytes,
               const CollectiveContext &context) override;
+  Status broadcastBytes(std::string &bytes, int root,
+                        const CollectiveContext &context) override;
 
   void abort(int exitCode) {
     aborted_ = true;
     MPI_Abort(MPI_COMM_WORLD, exitCode);
   }
+
+protected:
+  Status doAllGather(const void *send, void *recv, int64_t count, DType type,
+                     const CollectiveContext &context) override;
+  Status doReduceScatter(const void *send, void *recv, int64_t count,
+                         DType type, ReduceOp op,
+                         const CollectiveContext &context) override;
+  Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
+                     ReduceOp op, const CollectiveContext &context) override;
 
 private:
   Status mpiError(int code, const CollectiveContext &context) const;
@@ -256,7 +261,7 @@ Status MpiCommunicator::complete(MPI_Request &request,
   }
 }
 
-Status MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
+Status MpiCommunicator::doAllGather(const void *send, void *recv, int64_t count,
                                   DType type,
                                   const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
@@ -272,13 +277,10 @@ Status MpiCommunicator::allGather(const void *send, void *recv, int64_t count,
                      static_cast<int>(count), getType(type), comm_, &request);
   if (code != MPI_SUCCESS)
     return mpiError(code, context);
-  ZERO_RETURN_IF_ERROR(complete(request, context));
-  int64_t bytes = (size_ - 1) * count * width;
-  this->count(bytes, bytes);
-  return Status::ok();
+  return complete(request, context);
 }
 
-Status MpiCommunicator::reduceScatter(const void *send, void *recv,
+Status MpiCommunicator::doReduceScatter(const void *send, void *recv,
                                       int64_t count, DType type, ReduceOp op,
                                       const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
@@ -291,12 +293,10 @@ Status MpiCommunicator::reduceScatter(const void *send, void *recv,
     return mpiError(code, context);
   ZERO_RETURN_IF_ERROR(complete(request, context));
   finishAvg(recv, count, type, op);
-  int64_t bytes = (size_ - 1) * count * getDTypeWidth(type);
-  this->count(bytes, bytes);
   return Status::ok();
 }
 
-Status MpiCommunicator::allReduce(const void *send, void *recv, int64_t count,
+Status MpiCommunicator::doAllReduce(const void *send, void *recv, int64_t count,
                                   DType type, ReduceOp op,
                                   const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
@@ -309,10 +309,6 @@ Status MpiCommunicator::allReduce(const void *send, void *recv, int64_t count,
     return mpiError(code, context);
   ZERO_RETURN_IF_ERROR(complete(request, context));
   finishAvg(recv, count, type, op);
-  // A reduce-scatter and an all-gather of N equal chunks.
-  int64_t chunk = (count * getDTypeWidth(type) + size_ - 1) / size_;
-  int64_t bytes = 2 * (size_ - 1) * chunk;
-  this->count(bytes, bytes);
   return Status::ok();
 }
 
@@ -358,6 +354,21 @@ MpiCommunicator::gatherBytes(const std::string &bytes,
   for (size_t r = 0; r < lengths.size(); ++r)
     result.push_back(all.substr(displacements[r], lengths[r]));
   return result;
+}
+
+Status MpiCommunicator::broadcastBytes(std::string &bytes, int root,
+                                       const CollectiveContext &context) {
+  if (bytes.size() > INT_MAX)
+    return ZERO_ERROR(kOutOfRange, "rank " + std::to_string(rank_) + ": " +
+                                       context.what +
+                                       ": more than 2 GiB to broadcast");
+  std::lock_guard<std::mutex> lock(mutex_);
+  MPI_Request request;
+  int code = MPI_Ibcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE,
+                        root, comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  return complete(request, context);
 }
 
 } // namespace

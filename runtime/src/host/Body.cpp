@@ -10,48 +10,24 @@
 
 namespace zero::runtime::host {
 
-using nlohmann::json;
-
 StatusOr<Body> Body::parse(const OpContext &ctx,
                            const std::vector<DType> &argumentTypes,
                            const std::string &argumentsWhat,
                            const std::vector<DType> &yieldTypes,
                            int64_t numLoops) {
-  auto bodyIt = ctx.json().find("body");
-  if (bodyIt == ctx.json().end())
-    return ctx.error("", "missing field 'body' of " + ctx.name());
-  const json &body = *bodyIt;
-  if (!body.is_object())
-    return ctx.error("body", "expected an object with \"arguments\", "
-                             "\"ops\" and \"yield\"");
-  for (auto it = body.begin(); it != body.end(); ++it)
-    if (it.key() != "arguments" && it.key() != "ops" && it.key() != "yield")
-      return ctx.error("body." + it.key(),
-                       "unknown key in a body (expected \"arguments\", "
-                       "\"ops\" and \"yield\")");
-  for (const char *key : {"arguments", "ops", "yield"})
-    if (!body.contains(key) || !body[key].is_array())
-      return ctx.error(std::string("body.") + key, body.contains(key)
-                                                       ? "expected an array"
-                                                       : "missing in the body");
-
+  const RegionBody &body = ctx.fields().getBody(Field::Body);
   Body result;
   const ValueTable &values = ctx.values();
   std::unordered_map<int64_t, int> slotOf;
   // Values defined anywhere in the body: using one before its definition is
   // an error, not a reference to the outside.
   std::unordered_set<int64_t> definedInBody;
-  for (const json &id : body["arguments"])
-    if (id.is_number_integer())
-      definedInBody.insert(id.get<int64_t>());
-  for (const json &op : body["ops"])
-    if (op.is_object() && op.contains("results") && op["results"].is_array())
-      for (const json &id : op["results"])
-        if (id.is_number_integer())
-          definedInBody.insert(id.get<int64_t>());
+  definedInBody.insert(body.arguments.begin(), body.arguments.end());
+  for (const OpRecord &op : body.ops)
+    definedInBody.insert(op.results.begin(), op.results.end());
 
   // Block arguments.
-  const json &arguments = body["arguments"];
+  const std::vector<int64_t> &arguments = body.arguments;
   if (arguments.size() != argumentTypes.size())
     return ctx.error("body.arguments",
                      ctx.name() + "'s body takes " +
@@ -60,11 +36,10 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
                          std::to_string(arguments.size()));
   for (size_t i = 0; i < arguments.size(); ++i) {
     std::string field = "body.arguments[" + std::to_string(i) + "]";
-    const json &id = arguments[i];
-    const ValueInfo *value =
-        id.is_number_integer() ? values.lookup(id.get<int64_t>()) : nullptr;
+    const ValueInfo *value = values.lookup(arguments[i]);
     if (!value)
-      return ctx.error(field, "value " + id.dump() + " is not defined");
+      return ctx.error(field, "value " + std::to_string(arguments[i]) +
+                                  " is not defined");
     if (value->isTensor)
       return ctx.error(field, "a block argument must be a scalar, got tensor " +
                                   describeValue(*value));
@@ -102,15 +77,11 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
     return slot;
   };
 
-  const std::initializer_list<const char *> common = {"op", "loc", "operands",
-                                                      "results"};
-  const json &ops = body["ops"];
-  for (size_t i = 0; i < ops.size(); ++i) {
-    OpContext opCtx(ops[i], ctx.path() + ".body.ops[" + std::to_string(i) + "]",
+  for (size_t i = 0; i < body.ops.size(); ++i) {
+    const OpRecord &bodyOp = body.ops[i];
+    OpContext opCtx(&bodyOp,
+                    ctx.path() + ".body.ops[" + std::to_string(i) + "]",
                     ctx.loc(), values);
-    if (!ops[i].is_object() || !ops[i].contains("op") ||
-        !ops[i]["op"].is_string())
-      return opCtx.error("", "expected an object with an \"op\" name");
     const std::string name = opCtx.name();
     StatusOr<std::vector<const ValueInfo *>> operands =
         opCtx.getValues("operands");
@@ -120,12 +91,9 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
         opCtx.getValues("results");
     if (!results.isOk())
       return results.status();
-    const bool isIndex = name == "linalg.index";
-    const bool isExtract = name == "tensor.extract";
-    if (!isIndex && !isExtract && !isScalarOpName(name))
-      return opCtx.error("", "unsupported op '" + name +
-                                 "' in a body (expected a scalar arith or "
-                                 "math op, linalg.index or tensor.extract)");
+    // The decoder admits only body ops (OpInfo::isBodyOp).
+    const bool isIndex = bodyOp.code() == OpCode::Index;
+    const bool isExtract = bodyOp.code() == OpCode::Extract;
     ZERO_RETURN_IF_ERROR(opCtx.expectCount("results", *results, 1));
     const ValueInfo &resultValue = *(*results)[0];
     if (slotOf.count(resultValue.id))
@@ -133,7 +101,6 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
                          describeValue(resultValue) + " is defined twice");
 
     if (isIndex) {
-      ZERO_RETURN_IF_ERROR(opCtx.checkKeys(common, {"dim"}));
       ZERO_RETURN_IF_ERROR(opCtx.expectCount("operands", *operands, 0));
       ZERO_RETURN_IF_ERROR(opCtx.expectScalar("results", 0, resultValue));
       ZERO_RETURN_IF_ERROR(
@@ -154,7 +121,6 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
 
     Step step;
     if (isExtract) {
-      ZERO_RETURN_IF_ERROR(opCtx.checkKeys(common, {}));
       if (operands->empty())
         return opCtx.error("operands", "tensor.extract takes a tensor, then "
                                        "one index per dimension");
@@ -187,8 +153,7 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
              getRowMajorStrides(tensor.shape), describeValue(tensor)});
       step.site = opCtx.site();
     } else {
-      StatusOr<ScalarOp> op =
-          prepareScalarOp(opCtx, *operands, *results, common);
+      StatusOr<ScalarOp> op = prepareScalarOp(opCtx, *operands, *results);
       if (!op.isOk())
         return op.status();
       step.op = *op;
@@ -208,20 +173,20 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
       result.steps_.push_back(std::move(step));
   }
 
-  const json &yields = body["yield"];
+  const std::vector<int64_t> &yields = body.yield;
   if (yields.size() != yieldTypes.size())
     return ctx.error("body.yield", ctx.name() + "'s body yields " +
                                        std::to_string(yieldTypes.size()) +
                                        " values, got " +
                                        std::to_string(yields.size()));
-  OpContext yieldCtx(body, ctx.path() + ".body", ctx.loc(), values);
+  OpContext yieldCtx(nullptr, ctx.path() + ".body", ctx.loc(), values,
+                     "the body");
   for (size_t i = 0; i < yields.size(); ++i) {
     std::string field = "yield[" + std::to_string(i) + "]";
-    const json &id = yields[i];
-    const ValueInfo *value =
-        id.is_number_integer() ? values.lookup(id.get<int64_t>()) : nullptr;
+    const ValueInfo *value = values.lookup(yields[i]);
     if (!value)
-      return yieldCtx.error(field, "value " + id.dump() + " is not defined");
+      return yieldCtx.error(field, "value " + std::to_string(yields[i]) +
+                                       " is not defined");
     if (value->dtype != yieldTypes[i])
       return yieldCtx.error(field, std::string("expected dtype ") +
                                        getDTypeName(yieldTypes[i]) + ", got " +

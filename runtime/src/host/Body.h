@@ -34,7 +34,7 @@ struct BodyBindings {
 
 class Body {
 public:
-  /// Parses and checks `ctx.json()["body"]`: `argumentTypes` are the dtypes
+  /// Checks the op's decoded body: `argumentTypes` are the dtypes
   /// of the block arguments (described by `argumentsWhat` in messages),
   /// `yieldTypes` those of the yielded values; linalg.index may name loop
   /// dimensions 0 .. numLoops-1.

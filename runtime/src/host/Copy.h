@@ -3,6 +3,8 @@
 #ifndef ZERO_RUNTIME_HOST_COPY_H
 #define ZERO_RUNTIME_HOST_COPY_H
 
+#include "HostOp.h"
+
 #include "zero/runtime/Program.h"
 
 #include <cstdint>

@@ -11,7 +11,7 @@
 #define ZERO_RUNTIME_HOST_ELEMENTS_H
 
 #include "zero/runtime/Program.h"
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <cstdint>
 

@@ -15,10 +15,7 @@
 
 namespace zero::runtime::host {
 
-using PreparedOp = StatusOr<std::unique_ptr<ComputeOp>>;
-
-/// The keys of every top-level instruction.
-#define ZERO_INSTRUCTION_KEYS "op", "point", "loc", "operands", "results"
+using HostOpOr = StatusOr<std::unique_ptr<ComputeOp>>;
 
 /// The operands and results of an instruction, each defined.
 struct OpValues {
@@ -35,30 +32,30 @@ StatusOr<OpValues> getOpValues(const OpContext &ctx);
   const OpValues &var = *var##OrError
 
 // Linalg.cpp
-PreparedOp prepareMatmul(const OpContext &ctx, bool batched);
-PreparedOp prepareTranspose(const OpContext &ctx);
-PreparedOp prepareBroadcast(const OpContext &ctx);
-PreparedOp prepareFill(const OpContext &ctx);
-PreparedOp prepareCopy(const OpContext &ctx);
-PreparedOp prepareMap(const OpContext &ctx);
-PreparedOp prepareReduce(const OpContext &ctx);
-PreparedOp prepareGeneric(const OpContext &ctx);
+HostOpOr prepareMatmul(const OpContext &ctx, bool batched);
+HostOpOr prepareTranspose(const OpContext &ctx);
+HostOpOr prepareBroadcast(const OpContext &ctx);
+HostOpOr prepareFill(const OpContext &ctx);
+HostOpOr prepareCopy(const OpContext &ctx);
+HostOpOr prepareMap(const OpContext &ctx);
+HostOpOr prepareReduce(const OpContext &ctx);
+HostOpOr prepareGeneric(const OpContext &ctx);
 
 // Tensor.cpp
-PreparedOp prepareExtractSlice(const OpContext &ctx);
-PreparedOp prepareInsertSlice(const OpContext &ctx);
-PreparedOp prepareReshape(const OpContext &ctx, bool collapse);
-PreparedOp prepareExtract(const OpContext &ctx);
-PreparedOp prepareFromElements(const OpContext &ctx);
-PreparedOp prepareSplat(const OpContext &ctx);
-PreparedOp prepareConstantTensor(const OpContext &ctx);
+HostOpOr prepareExtractSlice(const OpContext &ctx);
+HostOpOr prepareInsertSlice(const OpContext &ctx);
+HostOpOr prepareReshape(const OpContext &ctx, bool collapse);
+HostOpOr prepareExtract(const OpContext &ctx);
+HostOpOr prepareFromElements(const OpContext &ctx);
+HostOpOr prepareSplat(const OpContext &ctx);
+HostOpOr prepareConstantTensor(const OpContext &ctx);
 
 // LocalShard.cpp
-PreparedOp prepareLocalShard(const OpContext &ctx);
+HostOpOr prepareLocalShard(const OpContext &ctx);
 
 // Optimizers.cpp
-PreparedOp prepareAdam(const OpContext &ctx);
-PreparedOp prepareSgd(const OpContext &ctx);
+HostOpOr prepareAdam(const OpContext &ctx);
+HostOpOr prepareSgd(const OpContext &ctx);
 
 } // namespace zero::runtime::host
 

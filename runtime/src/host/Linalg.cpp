@@ -13,7 +13,9 @@
 #include "ScalarOps.h"
 #include "Structured.h"
 
+#ifdef ZERO_HAVE_OPENBLAS
 #include <cblas.h>
+#endif
 
 #include <algorithm>
 #include <cstring>
@@ -78,13 +80,18 @@ public:
       std::memmove(result, c, cBytes);
     if (s_.m == 0 || s_.n == 0 || s_.k == 0)
       return Status::ok();
+#ifdef ZERO_HAVE_OPENBLAS
     const bool allF32 = s_.aType == DType::F32 && s_.bType == DType::F32 &&
                         s_.cType == DType::F32;
     const bool allF64 = s_.aType == DType::F64 && s_.bType == DType::F64 &&
                         s_.cType == DType::F64;
+#endif
+    // Without OpenBLAS (a GPU machine's minimal build) every type takes the
+    // element loop.
     for (int64_t i = 0; i < s_.batch; ++i) {
       const int64_t aOff = i * s_.m * s_.k, bOff = i * s_.k * s_.n,
                     cOff = i * s_.m * s_.n;
+#ifdef ZERO_HAVE_OPENBLAS
       if (allF32)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
                     1.0f, reinterpret_cast<const float *>(a) + aOff, s_.k,
@@ -96,6 +103,7 @@ public:
                     reinterpret_cast<const double *>(b) + bOff, s_.n, 1.0,
                     reinterpret_cast<double *>(result) + cOff, s_.n);
       else
+#endif
         runElementwise(a, aOff, b, bOff, result, cOff);
     }
     return Status::ok();
@@ -205,8 +213,7 @@ StatusOr<OpValues> getOpValues(const OpContext &ctx) {
   return values;
 }
 
-PreparedOp prepareMatmul(const OpContext &ctx, bool batched) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {}));
+HostOpOr prepareMatmul(const OpContext &ctx, bool batched) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 3));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -251,8 +258,7 @@ PreparedOp prepareMatmul(const OpContext &ctx, bool batched) {
   return std::unique_ptr<ComputeOp>(new MatmulOp(spec));
 }
 
-PreparedOp prepareTranspose(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"permutation"}));
+HostOpOr prepareTranspose(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 2));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -284,8 +290,7 @@ PreparedOp prepareTranspose(const OpContext &ctx) {
   return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
 }
 
-PreparedOp prepareBroadcast(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"dimensions"}));
+HostOpOr prepareBroadcast(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 2));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -324,8 +329,7 @@ PreparedOp prepareBroadcast(const OpContext &ctx) {
   return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
 }
 
-PreparedOp prepareFill(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {}));
+HostOpOr prepareFill(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 2));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -337,8 +341,7 @@ PreparedOp prepareFill(const OpContext &ctx) {
       value.id, value.dtype, v.results[0]->id, init.dtype, init.numel));
 }
 
-PreparedOp prepareCopy(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {}));
+HostOpOr prepareCopy(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 2));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -365,7 +368,7 @@ static LoopOperand makeOperand(const ValueInfo &value,
 
 /// Checks the results against the destinations (the last `numOutputs`
 /// operands) and finishes the nest.
-static PreparedOp finishNest(const OpContext &ctx, const OpValues &v,
+static HostOpOr finishNest(const OpContext &ctx, const OpValues &v,
                              LoopNest nest, size_t numOutputs) {
   const size_t first = v.operands.size() - numOutputs;
   for (size_t o = 0; o < numOutputs; ++o) {
@@ -377,8 +380,7 @@ static PreparedOp finishNest(const OpContext &ctx, const OpValues &v,
   return createLoopNestOp(std::move(nest));
 }
 
-PreparedOp prepareMap(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"body"}));
+HostOpOr prepareMap(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   if (v.operands.empty())
     return ctx.error("operands", "linalg.map takes its inputs, then the "
@@ -408,9 +410,7 @@ PreparedOp prepareMap(const OpContext &ctx) {
   return finishNest(ctx, v, std::move(nest), 1);
 }
 
-PreparedOp prepareReduce(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(
-      ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"dimensions", "body"}));
+HostOpOr prepareReduce(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   if (v.operands.empty() || v.operands.size() % 2 != 0)
     return ctx.error("operands", "linalg.reduce takes N inputs, then N "
@@ -464,9 +464,7 @@ PreparedOp prepareReduce(const OpContext &ctx) {
   return finishNest(ctx, v, std::move(nest), n);
 }
 
-PreparedOp prepareGeneric(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys(
-      {ZERO_INSTRUCTION_KEYS}, {"indexing_maps", "iterator_types", "body"}));
+HostOpOr prepareGeneric(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   const size_t numOutputs = v.results.size();
   if (numOutputs == 0 || numOutputs > v.operands.size())
@@ -479,19 +477,15 @@ PreparedOp prepareGeneric(const OpContext &ctx) {
                                     " operands");
   ZERO_RETURN_IF_ERROR(expectTensors(ctx, "operands", v.operands));
 
-  auto iteratorsIt = ctx.json().find("iterator_types");
-  if (iteratorsIt == ctx.json().end())
-    return ctx.error("", "missing field 'iterator_types' of linalg.generic");
-  if (!iteratorsIt->is_array())
-    return ctx.error("iterator_types", "expected an array of \"parallel\" and "
-                                       "\"reduction\"");
+  const std::vector<std::string> &iterators =
+      ctx.fields().getStringList(Field::IteratorTypes);
   LoopNest nest;
-  for (size_t d = 0; d < iteratorsIt->size(); ++d) {
-    const nlohmann::json &type = (*iteratorsIt)[d];
+  for (size_t d = 0; d < iterators.size(); ++d) {
+    const std::string &type = iterators[d];
     if (type != "parallel" && type != "reduction")
       return ctx.error("iterator_types[" + std::to_string(d) + "]",
-                       "expected \"parallel\" or \"reduction\", got " +
-                           type.dump());
+                       "expected \"parallel\" or \"reduction\", got \"" +
+                           type + "\"");
     nest.isReduction.push_back(type == "reduction");
   }
   const size_t numLoops = nest.isReduction.size();

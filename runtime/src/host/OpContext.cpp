@@ -6,8 +6,6 @@
 
 namespace zero::runtime::host {
 
-using Json = nlohmann::json;
-
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
   for (size_t i = 0; i < shape.size(); ++i)
@@ -32,8 +30,7 @@ int64_t getNumel(const std::vector<int64_t> &shape) {
 std::string OpContext::name() const {
   if (!what_.empty())
     return what_;
-  auto it = op_.find("op");
-  return it != op_.end() && it->is_string() ? it->get<std::string>() : "";
+  return op_ ? op_->op : "";
 }
 
 Status OpSite::error(StatusCode code, const std::string &field,
@@ -50,43 +47,16 @@ Status OpContext::error(const std::string &field,
   return site().error(StatusCode::kInvalidArgument, field, message);
 }
 
-Status OpContext::checkKeys(std::initializer_list<const char *> common,
-                            std::initializer_list<const char *> fields) const {
-  if (!op_.is_object())
-    return error("", "expected an object");
-  for (auto it = op_.begin(); it != op_.end(); ++it) {
-    const std::string &key = it.key();
-    auto matches = [&](const char *name) { return key == name; };
-    if (std::any_of(common.begin(), common.end(), matches) ||
-        std::any_of(fields.begin(), fields.end(), matches))
-      continue;
-    std::string expected;
-    for (const char *field : fields)
-      expected += std::string(expected.empty() ? "" : ", ") + "'" + field + "'";
-    return error(key,
-                 "unknown key for " + name() +
-                     (expected.empty() ? " (it takes no fields)"
-                                       : " (its fields: " + expected + ")"));
-  }
-  return Status::ok();
-}
-
 StatusOr<std::vector<const ValueInfo *>>
 OpContext::getValues(const char *key) const {
-  auto it = op_.find(key);
-  if (it == op_.end())
-    return error("", std::string("missing field '") + key + "'");
-  if (!it->is_array())
-    return error(key, "expected an array of value ids");
+  const std::vector<int64_t> &ids =
+      std::string(key) == "operands" ? op_->operands : op_->results;
   std::vector<const ValueInfo *> list;
-  for (size_t i = 0; i < it->size(); ++i) {
-    const Json &entry = (*it)[i];
-    std::string field = std::string(key) + "[" + std::to_string(i) + "]";
-    if (!entry.is_number_integer())
-      return error(field, "expected a value id, got " + entry.dump());
-    const ValueInfo *value = values_.lookup(entry.get<int64_t>());
+  for (size_t i = 0; i < ids.size(); ++i) {
+    const ValueInfo *value = values_.lookup(ids[i]);
     if (!value)
-      return error(field, "value " + entry.dump() + " is not defined");
+      return error(std::string(key) + "[" + std::to_string(i) + "]",
+                   "value " + std::to_string(ids[i]) + " is not defined");
     list.push_back(value);
   }
   return list;
@@ -140,85 +110,54 @@ Status OpContext::expectShape(const char *key, size_t index,
                                         " for " + describeValue(value));
 }
 
-StatusOr<const Json *> OpContext::getField(const char *key) const {
-  auto it = op_.find(key);
-  if (it == op_.end())
-    return error("", "missing field '" + std::string(key) + "' of " + name());
-  return &*it;
+StatusOr<Field> OpContext::getField(const char *key) const {
+  for (const FieldInfo &info : kFieldInfos)
+    if (info.name == key && op_ && op_->fields.has(info.field))
+      return info.field;
+  return error("", "missing field '" + std::string(key) + "' of " + name());
 }
 
 StatusOr<int64_t> OpContext::getInt(const char *key) const {
-  StatusOr<const Json *> field = getField(key);
+  StatusOr<Field> field = getField(key);
   if (!field.isOk())
     return field.status();
-  if (!(*field)->is_number_integer())
-    return error(key, "expected an integer, got " + (*field)->dump());
-  return (*field)->get<int64_t>();
+  return fields().getInt(*field);
 }
 
 StatusOr<double> OpContext::getNumber(const char *key) const {
-  StatusOr<const Json *> field = getField(key);
+  StatusOr<Field> field = getField(key);
   if (!field.isOk())
     return field.status();
-  if (!(*field)->is_number())
-    return error(key, "expected a number, got " + (*field)->dump());
-  return (*field)->get<double>();
+  return fields().getNumber(*field);
 }
 
 StatusOr<bool> OpContext::getBool(const char *key) const {
-  StatusOr<const Json *> field = getField(key);
+  StatusOr<Field> field = getField(key);
   if (!field.isOk())
     return field.status();
-  if (!(*field)->is_boolean())
-    return error(key, "expected true or false, got " + (*field)->dump());
-  return (*field)->get<bool>();
+  return fields().getBool(*field);
 }
 
 StatusOr<std::string> OpContext::getString(const char *key) const {
-  StatusOr<const Json *> field = getField(key);
+  StatusOr<Field> field = getField(key);
   if (!field.isOk())
     return field.status();
-  if (!(*field)->is_string())
-    return error(key, "expected a string, got " + (*field)->dump());
-  return (*field)->get<std::string>();
-}
-
-static bool readIntList(const Json &node, std::vector<int64_t> &out) {
-  if (!node.is_array())
-    return false;
-  for (const Json &entry : node) {
-    if (!entry.is_number_integer())
-      return false;
-    out.push_back(entry.get<int64_t>());
-  }
-  return true;
+  return fields().getString(*field);
 }
 
 StatusOr<std::vector<int64_t>> OpContext::getIntList(const char *key) const {
-  StatusOr<const Json *> field = getField(key);
+  StatusOr<Field> field = getField(key);
   if (!field.isOk())
     return field.status();
-  std::vector<int64_t> list;
-  if (!readIntList(**field, list))
-    return error(key, "expected an array of integers, got " + (*field)->dump());
-  return list;
+  return fields().getIntList(*field);
 }
 
 StatusOr<std::vector<std::vector<int64_t>>>
 OpContext::getIntListList(const char *key) const {
-  StatusOr<const Json *> field = getField(key);
+  StatusOr<Field> field = getField(key);
   if (!field.isOk())
     return field.status();
-  std::vector<std::vector<int64_t>> lists;
-  bool ok = (*field)->is_array();
-  for (size_t i = 0; ok && i < (*field)->size(); ++i) {
-    lists.emplace_back();
-    ok = readIntList((**field)[i], lists.back());
-  }
-  if (!ok)
-    return error(key, "expected an array of arrays of integers, got " +
-                          (*field)->dump());
-  return lists;
+  return fields().getIntListList(*field);
 }
 
 Status OpContext::expectPermutation(const char *key,

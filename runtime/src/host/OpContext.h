@@ -1,6 +1,6 @@
 //===- OpContext.h - checking one instruction of a schedule -----*- C++ -*-===//
 //
-// Reads the JSON of one instruction (or one op of a body) and turns every
+// Checks one decoded instruction (or one op of a body) and turns every
 // problem into a Status that names the JSON path, the field and the source
 // location, for example
 //   instructions.compute[12].operands[1]: expected a tensor, got scalar value
@@ -11,9 +11,9 @@
 #ifndef ZERO_RUNTIME_HOST_OPCONTEXT_H
 #define ZERO_RUNTIME_HOST_OPCONTEXT_H
 
-#include "zero/runtime/Program.h"
+#include "HostOp.h"
 
-#include <nlohmann/json.hpp>
+#include "zero/runtime/Instruction.h"
 
 #include <initializer_list>
 #include <string>
@@ -38,14 +38,15 @@ struct OpSite {
 
 class OpContext {
 public:
-  /// `what` names the object in messages when it is not an op (whose name
-  /// is its "op").
-  OpContext(const nlohmann::json &op, std::string path, std::string loc,
+  /// `op` may be null for what is not an op (a body's yield), which `what`
+  /// then names in messages.
+  OpContext(const OpRecord *op, std::string path, std::string loc,
             const ValueTable &values, std::string what = "")
       : op_(op), path_(std::move(path)), loc_(std::move(loc)), values_(values),
         what_(std::move(what)) {}
 
-  const nlohmann::json &json() const { return op_; }
+  const OpRecord &op() const { return *op_; }
+  const OpFields &fields() const { return op_->fields; }
   const std::string &path() const { return path_; }
   const std::string &loc() const { return loc_; }
   const ValueTable &values() const { return values_; }
@@ -56,12 +57,7 @@ public:
   Status error(const std::string &field, const std::string &message) const;
   OpSite site() const { return {path_, loc_}; }
 
-  /// Every key of the op must be "op", "loc", "operands", "results", one of
-  /// `common` or one of `fields`.
-  Status checkKeys(std::initializer_list<const char *> common,
-                   std::initializer_list<const char *> fields) const;
-
-  /// The values listed under "operands" or "results", each defined.
+  /// The values listed under "operands" or "results".
   StatusOr<std::vector<const ValueInfo *>> getValues(const char *key) const;
   Status expectCount(const char *key,
                      const std::vector<const ValueInfo *> &list,
@@ -75,7 +71,8 @@ public:
   Status expectShape(const char *key, size_t index, const ValueInfo &value,
                      const std::vector<int64_t> &shape) const;
 
-  bool has(const char *key) const { return op_.contains(key); }
+  // The op's decoded fields by name (the decoder checked their presence and
+  // kinds against OpSet.h).
   StatusOr<int64_t> getInt(const char *key) const;
   StatusOr<double> getNumber(const char *key) const;
   StatusOr<bool> getBool(const char *key) const;
@@ -88,9 +85,10 @@ public:
                            const std::vector<int64_t> &list) const;
 
 private:
-  StatusOr<const nlohmann::json *> getField(const char *key) const;
+  /// The field named `key` of the op, or an error naming it.
+  StatusOr<Field> getField(const char *key) const;
 
-  const nlohmann::json &op_;
+  const OpRecord *op_;
   std::string path_;
   std::string loc_;
   const ValueTable &values_;

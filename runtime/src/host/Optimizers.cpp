@@ -334,10 +334,7 @@ StatusOr<double> getRange(const OpContext &ctx, const char *key, double lo,
 
 } // namespace
 
-PreparedOp prepareAdam(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys(
-      {ZERO_INSTRUCTION_KEYS},
-      {"beta1", "beta2", "eps", "weight_decay", "mode", "bias_correction"}));
+HostOpOr prepareAdam(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 6));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 3));
@@ -371,10 +368,7 @@ PreparedOp prepareAdam(const OpContext &ctx) {
                                                *biasCorrection));
 }
 
-PreparedOp prepareSgd(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(
-      ctx.checkKeys({ZERO_INSTRUCTION_KEYS},
-                    {"momentum", "dampening", "weight_decay", "nesterov"}));
+HostOpOr prepareSgd(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 4));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 2));

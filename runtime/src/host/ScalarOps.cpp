@@ -10,8 +10,6 @@
 
 namespace zero::runtime::host {
 
-using nlohmann::json;
-
 namespace {
 
 /// How an op's operand and result types relate; drives its checks.
@@ -34,70 +32,70 @@ enum class Signature {
 };
 
 struct ScalarOpInfo {
-  const char *name;
+  OpCode code;
   ScalarOpKind kind;
   Signature signature;
 };
 
 constexpr ScalarOpInfo kScalarOps[] = {
-    {"arith.constant", ScalarOpKind::Constant, Signature::Constant},
-    {"arith.addf", ScalarOpKind::AddF, Signature::FloatBinary},
-    {"arith.subf", ScalarOpKind::SubF, Signature::FloatBinary},
-    {"arith.mulf", ScalarOpKind::MulF, Signature::FloatBinary},
-    {"arith.divf", ScalarOpKind::DivF, Signature::FloatBinary},
-    {"arith.negf", ScalarOpKind::NegF, Signature::FloatUnary},
-    {"arith.maximumf", ScalarOpKind::MaximumF, Signature::FloatBinary},
-    {"arith.minimumf", ScalarOpKind::MinimumF, Signature::FloatBinary},
-    {"arith.remf", ScalarOpKind::RemF, Signature::FloatBinary},
-    {"arith.cmpf", ScalarOpKind::CmpF, Signature::CmpF},
-    {"arith.addi", ScalarOpKind::AddI, Signature::IntBinary},
-    {"arith.subi", ScalarOpKind::SubI, Signature::IntBinary},
-    {"arith.muli", ScalarOpKind::MulI, Signature::IntBinary},
-    {"arith.divsi", ScalarOpKind::DivSI, Signature::IntBinary},
-    {"arith.divui", ScalarOpKind::DivUI, Signature::IntBinary},
-    {"arith.remsi", ScalarOpKind::RemSI, Signature::IntBinary},
-    {"arith.remui", ScalarOpKind::RemUI, Signature::IntBinary},
-    {"arith.maxsi", ScalarOpKind::MaxSI, Signature::IntBinary},
-    {"arith.minsi", ScalarOpKind::MinSI, Signature::IntBinary},
-    {"arith.andi", ScalarOpKind::AndI, Signature::IntBinary},
-    {"arith.ori", ScalarOpKind::OrI, Signature::IntBinary},
-    {"arith.xori", ScalarOpKind::XOrI, Signature::IntBinary},
-    {"arith.shli", ScalarOpKind::ShLI, Signature::IntBinary},
-    {"arith.shrsi", ScalarOpKind::ShRSI, Signature::IntBinary},
-    {"arith.shrui", ScalarOpKind::ShRUI, Signature::IntBinary},
-    {"arith.cmpi", ScalarOpKind::CmpI, Signature::CmpI},
-    {"arith.select", ScalarOpKind::Select, Signature::Select},
-    {"arith.extf", ScalarOpKind::ExtF, Signature::ExtF},
-    {"arith.truncf", ScalarOpKind::TruncF, Signature::TruncF},
-    {"arith.sitofp", ScalarOpKind::SIToFP, Signature::IntToFloat},
-    {"arith.uitofp", ScalarOpKind::UIToFP, Signature::IntToFloat},
-    {"arith.fptosi", ScalarOpKind::FPToSI, Signature::FloatToInt},
-    {"arith.fptoui", ScalarOpKind::FPToUI, Signature::FloatToInt},
-    {"arith.index_cast", ScalarOpKind::IndexCast, Signature::IndexCast},
-    {"arith.extsi", ScalarOpKind::ExtSI, Signature::ExtI},
-    {"arith.extui", ScalarOpKind::ExtUI, Signature::ExtI},
-    {"arith.trunci", ScalarOpKind::TruncI, Signature::TruncI},
-    {"arith.bitcast", ScalarOpKind::Bitcast, Signature::Bitcast},
-    {"math.exp", ScalarOpKind::Exp, Signature::FloatUnary},
-    {"math.exp2", ScalarOpKind::Exp2, Signature::FloatUnary},
-    {"math.log", ScalarOpKind::Log, Signature::FloatUnary},
-    {"math.log2", ScalarOpKind::Log2, Signature::FloatUnary},
-    {"math.log1p", ScalarOpKind::Log1p, Signature::FloatUnary},
-    {"math.sqrt", ScalarOpKind::Sqrt, Signature::FloatUnary},
-    {"math.rsqrt", ScalarOpKind::Rsqrt, Signature::FloatUnary},
-    {"math.tanh", ScalarOpKind::Tanh, Signature::FloatUnary},
-    {"math.absf", ScalarOpKind::AbsF, Signature::FloatUnary},
-    {"math.erf", ScalarOpKind::Erf, Signature::FloatUnary},
-    {"math.powf", ScalarOpKind::PowF, Signature::FloatBinary},
-    {"math.sin", ScalarOpKind::Sin, Signature::FloatUnary},
-    {"math.cos", ScalarOpKind::Cos, Signature::FloatUnary},
-    {"math.floor", ScalarOpKind::Floor, Signature::FloatUnary},
-    {"math.ceil", ScalarOpKind::Ceil, Signature::FloatUnary},
+    {OpCode::Constant, ScalarOpKind::Constant, Signature::Constant},
+    {OpCode::AddF, ScalarOpKind::AddF, Signature::FloatBinary},
+    {OpCode::SubF, ScalarOpKind::SubF, Signature::FloatBinary},
+    {OpCode::MulF, ScalarOpKind::MulF, Signature::FloatBinary},
+    {OpCode::DivF, ScalarOpKind::DivF, Signature::FloatBinary},
+    {OpCode::NegF, ScalarOpKind::NegF, Signature::FloatUnary},
+    {OpCode::MaximumF, ScalarOpKind::MaximumF, Signature::FloatBinary},
+    {OpCode::MinimumF, ScalarOpKind::MinimumF, Signature::FloatBinary},
+    {OpCode::RemF, ScalarOpKind::RemF, Signature::FloatBinary},
+    {OpCode::CmpF, ScalarOpKind::CmpF, Signature::CmpF},
+    {OpCode::AddI, ScalarOpKind::AddI, Signature::IntBinary},
+    {OpCode::SubI, ScalarOpKind::SubI, Signature::IntBinary},
+    {OpCode::MulI, ScalarOpKind::MulI, Signature::IntBinary},
+    {OpCode::DivSI, ScalarOpKind::DivSI, Signature::IntBinary},
+    {OpCode::DivUI, ScalarOpKind::DivUI, Signature::IntBinary},
+    {OpCode::RemSI, ScalarOpKind::RemSI, Signature::IntBinary},
+    {OpCode::RemUI, ScalarOpKind::RemUI, Signature::IntBinary},
+    {OpCode::MaxSI, ScalarOpKind::MaxSI, Signature::IntBinary},
+    {OpCode::MinSI, ScalarOpKind::MinSI, Signature::IntBinary},
+    {OpCode::AndI, ScalarOpKind::AndI, Signature::IntBinary},
+    {OpCode::OrI, ScalarOpKind::OrI, Signature::IntBinary},
+    {OpCode::XOrI, ScalarOpKind::XOrI, Signature::IntBinary},
+    {OpCode::ShLI, ScalarOpKind::ShLI, Signature::IntBinary},
+    {OpCode::ShRSI, ScalarOpKind::ShRSI, Signature::IntBinary},
+    {OpCode::ShRUI, ScalarOpKind::ShRUI, Signature::IntBinary},
+    {OpCode::CmpI, ScalarOpKind::CmpI, Signature::CmpI},
+    {OpCode::Select, ScalarOpKind::Select, Signature::Select},
+    {OpCode::ExtF, ScalarOpKind::ExtF, Signature::ExtF},
+    {OpCode::TruncF, ScalarOpKind::TruncF, Signature::TruncF},
+    {OpCode::SIToFP, ScalarOpKind::SIToFP, Signature::IntToFloat},
+    {OpCode::UIToFP, ScalarOpKind::UIToFP, Signature::IntToFloat},
+    {OpCode::FPToSI, ScalarOpKind::FPToSI, Signature::FloatToInt},
+    {OpCode::FPToUI, ScalarOpKind::FPToUI, Signature::FloatToInt},
+    {OpCode::IndexCast, ScalarOpKind::IndexCast, Signature::IndexCast},
+    {OpCode::ExtSI, ScalarOpKind::ExtSI, Signature::ExtI},
+    {OpCode::ExtUI, ScalarOpKind::ExtUI, Signature::ExtI},
+    {OpCode::TruncI, ScalarOpKind::TruncI, Signature::TruncI},
+    {OpCode::Bitcast, ScalarOpKind::Bitcast, Signature::Bitcast},
+    {OpCode::Exp, ScalarOpKind::Exp, Signature::FloatUnary},
+    {OpCode::Exp2, ScalarOpKind::Exp2, Signature::FloatUnary},
+    {OpCode::Log, ScalarOpKind::Log, Signature::FloatUnary},
+    {OpCode::Log2, ScalarOpKind::Log2, Signature::FloatUnary},
+    {OpCode::Log1p, ScalarOpKind::Log1p, Signature::FloatUnary},
+    {OpCode::Sqrt, ScalarOpKind::Sqrt, Signature::FloatUnary},
+    {OpCode::Rsqrt, ScalarOpKind::Rsqrt, Signature::FloatUnary},
+    {OpCode::Tanh, ScalarOpKind::Tanh, Signature::FloatUnary},
+    {OpCode::AbsF, ScalarOpKind::AbsF, Signature::FloatUnary},
+    {OpCode::Erf, ScalarOpKind::Erf, Signature::FloatUnary},
+    {OpCode::PowF, ScalarOpKind::PowF, Signature::FloatBinary},
+    {OpCode::Sin, ScalarOpKind::Sin, Signature::FloatUnary},
+    {OpCode::Cos, ScalarOpKind::Cos, Signature::FloatUnary},
+    {OpCode::Floor, ScalarOpKind::Floor, Signature::FloatUnary},
+    {OpCode::Ceil, ScalarOpKind::Ceil, Signature::FloatUnary},
 };
 
-const ScalarOpInfo *lookup(std::string_view name) {
+const ScalarOpInfo *lookup(OpCode code) {
   for (const ScalarOpInfo &info : kScalarOps)
-    if (name == info.name)
+    if (code == info.code)
       return &info;
   return nullptr;
 }
@@ -280,7 +278,7 @@ inline double intToFloat(DType type, double exactOrNearest, float asFloat) {
 
 } // namespace
 
-bool isScalarOpName(std::string_view name) { return lookup(name) != nullptr; }
+bool isScalarOp(OpCode code) { return lookup(code) != nullptr; }
 
 void ScalarOp::apply(const Scalar *const *in, Scalar *out,
                      int64_t count) const {
@@ -596,50 +594,19 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
   }
 }
 
-bool parseConstant(const json &node, DType type, Scalar &value,
+bool parseConstant(const Number &number, DType type, Scalar &value,
                    std::string &error) {
   if (isFloat(type)) {
-    double number;
-    if (node.is_number()) {
-      number = node.get<double>();
-    } else if (node.is_string()) {
-      const std::string &text = node.get_ref<const std::string &>();
-      if (text == "inf" || text == "+inf")
-        number = std::numeric_limits<double>::infinity();
-      else if (text == "-inf")
-        number = -std::numeric_limits<double>::infinity();
-      else if (text == "nan")
-        number = std::numeric_limits<double>::quiet_NaN();
-      else if (text == "-nan")
-        number = -std::numeric_limits<double>::quiet_NaN();
-      else {
-        error = "expected a number, \"inf\", \"-inf\" or \"nan\", got " +
-                node.dump();
-        return false;
-      }
-    } else {
-      error = std::string("expected a number for a ") + getDTypeName(type) +
-              " constant, got " + node.dump();
-      return false;
-    }
-    value.f = roundFloat(number, type);
+    value.f = roundFloat(number.f, type);
     return true;
   }
-  if (node.is_boolean()) {
-    value.i = wrapInt(node.get<bool>() ? 1 : 0, type);
-    return true;
+  if (!number.isInteger) {
+    error = std::string("expected an integer for an ") + getDTypeName(type) +
+            " constant, got " + number.text;
+    return false;
   }
-  if (node.is_number_unsigned()) {
-    value.i = wrapInt(static_cast<int64_t>(node.get<uint64_t>()), type);
-    return true;
-  }
-  if (node.is_number_integer()) {
-    value.i = wrapInt(node.get<int64_t>(), type);
-    return true;
-  }
-  error = std::string("expected an integer for an ") + getDTypeName(type) +
-          " constant, got " + node.dump();
-  return false;
+  value.i = wrapInt(number.i, type);
+  return true;
 }
 
 Scalar castScalar(Scalar value, DType from, DType to) {
@@ -661,20 +628,12 @@ Scalar castScalar(Scalar value, DType from, DType to) {
 StatusOr<ScalarOp>
 prepareScalarOp(const OpContext &ctx,
                 const std::vector<const ValueInfo *> &operands,
-                const std::vector<const ValueInfo *> &results,
-                std::initializer_list<const char *> commonKeys) {
+                const std::vector<const ValueInfo *> &results) {
   const std::string name = ctx.name();
-  const ScalarOpInfo *info = lookup(name);
+  const ScalarOpInfo *info = lookup(ctx.op().code());
   if (!info)
     return ctx.error("op", "unsupported scalar op '" + name + "'");
   const Signature sig = info->signature;
-  const bool hasPredicate = sig == Signature::CmpF || sig == Signature::CmpI;
-  if (sig == Signature::Constant)
-    ZERO_RETURN_IF_ERROR(ctx.checkKeys(commonKeys, {"value"}));
-  else if (hasPredicate)
-    ZERO_RETURN_IF_ERROR(ctx.checkKeys(commonKeys, {"predicate"}));
-  else
-    ZERO_RETURN_IF_ERROR(ctx.checkKeys(commonKeys, {}));
 
   size_t arity = 1;
   switch (sig) {
@@ -721,11 +680,12 @@ prepareScalarOp(const OpContext &ctx,
 
   switch (sig) {
   case Signature::Constant: {
-    auto it = ctx.json().find("value");
-    if (it == ctx.json().end())
-      return ctx.error("", "missing field 'value' of arith.constant");
+    const ConstantValue &value = ctx.fields().getConstant(Field::Value);
+    if (value.form != ConstantValue::Form::Number)
+      return ctx.error("value", "a scalar constant is a number, got a "
+                                "tensor's {\"splat\"} or {\"data\"}");
     std::string message;
-    if (!parseConstant(*it, rt, op.constant, message))
+    if (!parseConstant(value.elements[0], rt, op.constant, message))
       return ctx.error("value", message);
     break;
   }
@@ -884,8 +844,7 @@ prepareScalarInstruction(const OpContext &ctx) {
   StatusOr<std::vector<const ValueInfo *>> results = ctx.getValues("results");
   if (!results.isOk())
     return results.status();
-  StatusOr<ScalarOp> op = prepareScalarOp(
-      ctx, *operands, *results, {"op", "point", "loc", "operands", "results"});
+  StatusOr<ScalarOp> op = prepareScalarOp(ctx, *operands, *results);
   if (!op.isOk())
     return op.status();
   std::vector<int64_t> ids;

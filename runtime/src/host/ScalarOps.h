@@ -126,21 +126,19 @@ struct ScalarOp {
 };
 
 /// True if `name` is a scalar op of the schedule ("arith.addf").
-bool isScalarOpName(std::string_view name);
+bool isScalarOp(OpCode code);
 
-/// Checks a scalar op (its "op" is a scalar op name): operand and result
+/// Checks a scalar op (a scalar op of OpSet.def): operand and result
 /// counts, kinds (scalars) and dtypes, and its fields ("predicate", "value").
-/// `commonKeys` are the keys every op of this context may carry.
 StatusOr<ScalarOp>
 prepareScalarOp(const OpContext &ctx,
                 const std::vector<const ValueInfo *> &operands,
-                const std::vector<const ValueInfo *> &results,
-                std::initializer_list<const char *> commonKeys);
+                const std::vector<const ValueInfo *> &results);
 
-/// Reads a float or integer constant of `type` from JSON: a number, true or
-/// false, or for floats "inf", "-inf" or "nan" (JSON has no such numbers).
-/// Null on a malformed value; `error` says why.
-bool parseConstant(const nlohmann::json &node, DType type, Scalar &value,
+/// A constant of `type` as a register: floats rounded to the type, integers
+/// wrapped to its width. False for a float where an integer is expected;
+/// `error` says why.
+bool parseConstant(const Number &number, DType type, Scalar &value,
                    std::string &error);
 
 /// Converts a register of type `from` to `to` the way linalg's implicit

@@ -198,9 +198,7 @@ private:
 
 } // namespace
 
-PreparedOp prepareExtractSlice(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(
-      ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"offsets", "sizes", "strides"}));
+HostOpOr prepareExtractSlice(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 1));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -224,9 +222,7 @@ PreparedOp prepareExtractSlice(const OpContext &ctx) {
   return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
 }
 
-PreparedOp prepareInsertSlice(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(
-      ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"offsets", "sizes", "strides"}));
+HostOpOr prepareInsertSlice(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 2));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -256,9 +252,7 @@ PreparedOp prepareInsertSlice(const OpContext &ctx) {
   return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
 }
 
-PreparedOp prepareReshape(const OpContext &ctx, bool collapse) {
-  ZERO_RETURN_IF_ERROR(
-      ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"reassociation"}));
+HostOpOr prepareReshape(const OpContext &ctx, bool collapse) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 1));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -314,8 +308,7 @@ PreparedOp prepareReshape(const OpContext &ctx, bool collapse) {
       source.id, result.id, source.numel * getDTypeWidth(source.dtype)));
 }
 
-PreparedOp prepareExtract(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {}));
+HostOpOr prepareExtract(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   if (v.operands.empty())
     return ctx.error("operands", "tensor.extract takes a tensor, then one "
@@ -339,8 +332,7 @@ PreparedOp prepareExtract(const OpContext &ctx) {
       new ExtractOp(ctx, tensor, std::move(indices), v.results[0]->id));
 }
 
-PreparedOp prepareFromElements(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {}));
+HostOpOr prepareFromElements(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
   const ValueInfo &result = *v.results[0];
@@ -358,8 +350,7 @@ PreparedOp prepareFromElements(const OpContext &ctx) {
       new FromElementsOp(std::move(elements), result.id, result.dtype));
 }
 
-PreparedOp prepareSplat(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {}));
+HostOpOr prepareSplat(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 1));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -371,40 +362,33 @@ PreparedOp prepareSplat(const OpContext &ctx) {
       new SplatOp(value.id, result.id, result.dtype, result.numel));
 }
 
-PreparedOp prepareConstantTensor(const OpContext &ctx) {
-  ZERO_RETURN_IF_ERROR(ctx.checkKeys({ZERO_INSTRUCTION_KEYS}, {"value"}));
+HostOpOr prepareConstantTensor(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 0));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
   const ValueInfo &result = *v.results[0];
-  auto it = ctx.json().find("value");
-  if (it == ctx.json().end())
-    return ctx.error("", "missing field 'value' of arith.constant");
-  const nlohmann::json &value = *it;
-  const bool isSplat =
-      value.is_object() && value.size() == 1 && value.contains("splat");
-  const bool isData = value.is_object() && value.size() == 1 &&
-                      value.contains("data") && value["data"].is_array();
-  if (!isSplat && !isData)
+  const ConstantValue &value = ctx.fields().getConstant(Field::Value);
+  const bool isSplat = value.form == ConstantValue::Form::Splat;
+  if (value.form == ConstantValue::Form::Number)
     return ctx.error("value", "a tensor constant is {\"splat\": x} or "
                               "{\"data\": [...]}, got " +
-                                  value.dump());
-  if (isData && static_cast<int64_t>(value["data"].size()) != result.numel)
+                                  value.elements[0].text);
+  if (!isSplat && static_cast<int64_t>(value.elements.size()) != result.numel)
     return ctx.error("value.data",
-                     "has " + std::to_string(value["data"].size()) +
+                     "has " + std::to_string(value.elements.size()) +
                          " elements, but " + describeValue(result) + " has " +
                          std::to_string(result.numel));
   std::vector<char> bytes(result.numel * getDTypeWidth(result.dtype));
   std::string message;
   if (isSplat) {
     Scalar element;
-    if (!parseConstant(value["splat"], result.dtype, element, message))
+    if (!parseConstant(value.elements[0], result.dtype, element, message))
       return ctx.error("value.splat", message);
     fillElements(bytes.data(), result.dtype, result.numel, element);
   } else {
     for (int64_t i = 0; i < result.numel; ++i) {
       Scalar element;
-      if (!parseConstant(value["data"][i], result.dtype, element, message))
+      if (!parseConstant(value.elements[i], result.dtype, element, message))
         return ctx.error("value.data[" + std::to_string(i) + "]", message);
       storeElement(bytes.data(), result.dtype, i, element);
     }

@@ -4,6 +4,8 @@
 
 #include "IOSupport.h"
 
+#include <nlohmann/json.hpp>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -14,12 +16,32 @@ namespace zero::runtime {
 
 using nlohmann::json;
 
+static json argsToJson(const std::map<std::string, TraceArg> &args) {
+  json value = json::object();
+  for (const auto &[key, arg] : args)
+    std::visit([&, &key = key](const auto &v) { value[key] = v; }, arg);
+  return value;
+}
+
+static std::map<std::string, TraceArg> argsFromJson(const json &value) {
+  std::map<std::string, TraceArg> args;
+  for (auto it = value.begin(); it != value.end(); ++it) {
+    if (it->is_number_integer())
+      args[it.key()] = it->get<int64_t>();
+    else if (it->is_number())
+      args[it.key()] = it->get<double>();
+    else if (it->is_string())
+      args[it.key()] = it->get<std::string>();
+  }
+  return args;
+}
+
 static json eventToJson(const TraceEvent &event) {
   json value = {{"name", event.name},  {"cat", event.category},
                 {"rank", event.rank},  {"stream", event.stream},
                 {"ts", event.startUs}, {"dur", event.durationUs}};
-  if (!event.args.is_null())
-    value["args"] = event.args;
+  if (!event.args.empty())
+    value["args"] = argsToJson(event.args);
   return value;
 }
 
@@ -69,8 +91,8 @@ Status writeChromeTrace(const std::string &path,
                   {"tid", tids[event.stream]},
                   {"ts", event.startUs},
                   {"dur", event.durationUs}};
-    if (!event.args.is_null())
-      value["args"] = event.args;
+    if (!event.args.empty())
+      value["args"] = argsToJson(event.args);
     traceEvents.push_back(std::move(value));
   }
   json trace = {{"traceEvents", std::move(traceEvents)},
@@ -159,8 +181,8 @@ deserializeTraceEvents(const std::string &bytes) {
     event.stream = stream->get<std::string>();
     event.startUs = start->get<double>();
     event.durationUs = duration->get<double>();
-    if (auto it = value.find("args"); it != value.end())
-      event.args = *it;
+    if (auto it = value.find("args"); it != value.end() && it->is_object())
+      event.args = argsFromJson(*it);
     events.push_back(std::move(event));
   }
   return events;

@@ -9,13 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/runtime/Communicator.h"
-#include "zero/runtime/DataSource.h"
-#include "zero/runtime/Executor.h"
-#include "zero/runtime/Safetensors.h"
-#include "zero/runtime/Schedule.h"
-#include "zero/runtime/Trace.h"
-#include "zero/runtime/host/Threads.h"
+#include "zero/runtime/Session.h"
 
 #include <nlohmann/json.hpp>
 
@@ -43,6 +37,10 @@ namespace {
 const char *kUsage =
     "usage: zero-run SCHEDULE --steps N [options]\n"
     "  --steps N            steps to run (required)\n"
+    "  --device cpu|cuda    where the schedule runs (cpu)\n"
+    "  --gpus-per-node G    cuda: rank uses GPU (local rank mod G); ranks\n"
+    "                       sharing a GPU exchange buffers through MPI\n"
+    "                       (default: one GPU per local rank, NCCL)\n"
     "  --print-every K      print every K-th step (and the first and last; 1)\n"
     "  --data synthetic|FILE  token file (uint16 ids) for tokens/targets;\n"
     "                       default synthetic\n"
@@ -62,6 +60,8 @@ const char *kUsage =
 struct Options {
   std::string schedule;
   int64_t steps = -1;
+  DeviceKind device = DeviceKind::Cpu;
+  int64_t gpusPerNode = 0;
   int64_t printEvery = 1;
   std::string data; // empty: synthetic
   uint64_t seed = 0;
@@ -131,7 +131,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
         "--steps",       "--print-every",  "--data",         "--seed",
         "--init-from",   "--export",       "--metrics",      "--trace",
         "--nproc",       "--memory-limit", "--comm-timeout", "--fail-at-step",
-        "--fail-rank"};
+        "--fail-rank",   "--device",       "--gpus-per-node"};
     if (std::none_of(std::begin(kValued), std::end(kValued),
                      [&](const char *name) { return flag == name; }))
       return usageError("unknown option '" + flag + "'");
@@ -147,6 +147,12 @@ Status parseOptions(int argc, char **argv, Options &options) {
     int64_t number = 0;
     if (flag == "--steps") {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 0, options.steps));
+    } else if (flag == "--device") {
+      if (value != "cpu" && value != "cuda")
+        return usageError("--device: '" + value + "' is not cpu or cuda");
+      options.device = value == "cuda" ? DeviceKind::Cuda : DeviceKind::Cpu;
+    } else if (flag == "--gpus-per-node") {
+      ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.gpusPerNode));
     } else if (flag == "--print-every") {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.printEvery));
     } else if (flag == "--data") {
@@ -235,119 +241,62 @@ void printError(const Communicator *comm, const std::string &message) {
 
 /// Everything that must work before the first step, on every rank.
 struct Run {
-  std::shared_ptr<const Schedule> schedule;
-  std::unique_ptr<Executor> executor;
-  std::optional<DataSource> data;
+  std::unique_ptr<Session> session;
   std::FILE *metrics = nullptr;
 };
 
-Status setUp(const Options &options, Communicator &comm, Run &run) {
-  StatusOr<Schedule> schedule = Schedule::load(options.schedule);
-  if (!schedule.isOk())
-    return schedule.status();
-  run.schedule = std::make_shared<const Schedule>(std::move(*schedule));
+/// This process's MPI rank as its launcher sets it, 0 without one.
+int64_t getRankFromEnvironment() {
+  for (const char *name : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK"})
+    if (const char *value = std::getenv(name))
+      return std::atoll(value);
+  return 0;
+}
 
-  ExecutorOptions executorOptions;
-  executorOptions.debug = options.debug;
-  executorOptions.trace = !options.trace.empty();
-  executorOptions.memoryLimit = options.memoryLimit;
-  if (options.failAtStep >= 0 && comm.rank() == options.failRank) {
-    int64_t failAt = options.failAtStep;
-    executorOptions.beforeCollective = [failAt](int64_t step,
-                                                const Instruction &) {
-      if (step == failAt)
+SessionOptions getSessionOptions(const Options &options, bool underMpi) {
+  SessionOptions session;
+  session.device = options.device;
+  session.gpusPerNode = static_cast<int>(options.gpusPerNode);
+  session.useMpi = underMpi;
+  session.commTimeoutSeconds = options.commTimeout;
+  session.memoryLimit = options.memoryLimit;
+  session.debug = options.debug;
+  session.trace = !options.trace.empty();
+  session.seed = options.seed;
+  session.dataFile = options.data;
+  session.initFrom = options.initFrom;
+  if (options.failAtStep >= 0) {
+    int64_t failAt = options.failAtStep, failRank = options.failRank;
+    // The rank is known only once MPI is up: each rank checks its own.
+    session.beforeCollective = [failAt, failRank](int64_t step,
+                                                  const Instruction &) {
+      if (step == failAt && getRankFromEnvironment() == failRank)
         std::raise(SIGKILL);
     };
   }
-  StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(run.schedule, comm, executorOptions);
-  if (!executor.isOk())
-    return executor.status();
-  run.executor = std::move(*executor);
+  return session;
+}
 
-  InitOptions init;
-  init.seed = options.seed;
-  std::vector<NamedTensor> parameters;
-  if (!options.initFrom.empty()) {
-    StatusOr<std::vector<NamedTensor>> read = readSafetensors(options.initFrom);
-    if (!read.isOk())
-      return read.status();
-    parameters = std::move(*read);
-    init.parameters = &parameters;
-    init.parametersFile = options.initFrom;
+/// The files of rank 0, checked before the first step: a run must not fail
+/// at its end for a path it could not write.
+Status openOutputs(const Options &options, Run &run) {
+  for (const std::string *path : {&options.trace, &options.exportPath}) {
+    if (path->empty())
+      continue;
+    size_t slash = path->rfind('/');
+    std::string directory =
+        slash == std::string::npos ? "." : path->substr(0, slash + 1);
+    if (access(directory.c_str(), W_OK) != 0)
+      return ZERO_ERROR(kNotFound,
+                        *path + ": cannot write: " + std::strerror(errno));
   }
-  ZERO_RETURN_IF_ERROR(run.executor->initialize(init));
-
-  DataOptions data;
-  data.seed = options.seed;
-  data.tokenFile = options.data;
-  StatusOr<DataSource> source =
-      DataSource::create(*run.schedule, data, comm.rank(), comm.size());
-  if (!source.isOk())
-    return source.status();
-  run.data.emplace(std::move(*source));
-
-  // A run must not fail at its end for a path it could not write.
-  if (comm.rank() == 0)
-    for (const std::string *path : {&options.trace, &options.exportPath}) {
-      if (path->empty())
-        continue;
-      size_t slash = path->rfind('/');
-      std::string directory =
-          slash == std::string::npos ? "." : path->substr(0, slash + 1);
-      if (access(directory.c_str(), W_OK) != 0)
-        return ZERO_ERROR(kNotFound,
-                          *path + ": cannot write: " + std::strerror(errno));
-    }
-  if (!options.metrics.empty() && comm.rank() == 0) {
+  if (!options.metrics.empty()) {
     run.metrics = std::fopen(options.metrics.c_str(), "w");
     if (!run.metrics)
       return ZERO_ERROR(kNotFound, options.metrics + ": cannot write: " +
                                        std::strerror(errno));
   }
   return Status::ok();
-}
-
-/// After the set-up, the ranks agree on whether all succeeded: a rank that
-/// failed alone must not leave the others waiting in a collective. Rank 0
-/// prints the errors, once for those that every rank had.
-bool agree(Communicator &comm, const Status &status) {
-  if (comm.size() == 1) {
-    if (!status.isOk())
-      printError(&comm, describe(status));
-    return status.isOk();
-  }
-  int32_t failed = status.isOk() ? 0 : 1;
-  CollectiveContext context{"agreement after the set-up", nullptr};
-  Status agreed =
-      comm.allReduce(&failed, &failed, 1, DType::I32, ReduceOp::Max, context);
-  if (!agreed.isOk()) {
-    printError(&comm, describe(agreed));
-    return false;
-  }
-  if (!failed)
-    return true;
-  StatusOr<std::vector<std::string>> messages = comm.gatherBytes(
-      status.isOk() ? std::string() : describe(status), context);
-  if (!messages.isOk()) {
-    printError(&comm, describe(messages.status()));
-    return false;
-  }
-  if (comm.rank() != 0)
-    return false;
-  std::map<std::string, std::vector<int>> ranksOf;
-  for (size_t r = 0; r < messages->size(); ++r)
-    if (!(*messages)[r].empty())
-      ranksOf[(*messages)[r]].push_back(static_cast<int>(r));
-  for (const auto &[message, ranks] : ranksOf) {
-    if (static_cast<int>(ranks.size()) == comm.size()) {
-      std::fprintf(stderr, "zero-run: %s\n", message.c_str());
-      continue;
-    }
-    for (int r : ranks)
-      std::fprintf(stderr, "zero-run: rank %d: %s\n", r, message.c_str());
-  }
-  return false;
 }
 
 std::string formatDouble(const char *format, double value) {
@@ -360,7 +309,7 @@ Status writeMetrics(Communicator &comm, Run &run, const Options &options,
                     const StepStats &stats) {
   double tokensPerSecond =
       stats.stepTimeSeconds > 0
-          ? run.data->tokensPerStep() / stats.stepTimeSeconds
+          ? run.session->data().tokensPerStep() / stats.stepTimeSeconds
           : 0;
   nlohmann::json line = {{"step", stats.step},
                          {"rank", comm.rank()},
@@ -388,29 +337,6 @@ Status writeMetrics(Communicator &comm, Run &run, const Options &options,
   return Status::ok();
 }
 
-/// Every rank's trace events, on rank 0 (a collective).
-StatusOr<std::vector<TraceEvent>> gatherTrace(Communicator &comm, Run &run) {
-  CollectiveContext context{"gather of the trace", nullptr};
-  StatusOr<std::vector<std::string>> parts = comm.gatherBytes(
-      serializeTraceEvents(run.executor->takeTraceEvents()), context);
-  if (!parts.isOk())
-    return parts.status();
-  std::vector<TraceEvent> events;
-  for (const std::string &part : *parts) {
-    StatusOr<std::vector<TraceEvent>> rankEvents = deserializeTraceEvents(part);
-    if (!rankEvents.isOk())
-      return rankEvents.status();
-    events.insert(events.end(), rankEvents->begin(), rankEvents->end());
-  }
-  // Ranks share the machine's monotonic clock: start the trace at zero.
-  double first = std::numeric_limits<double>::infinity();
-  for (const TraceEvent &event : events)
-    first = std::min(first, event.startUs);
-  for (TraceEvent &event : events)
-    event.startUs -= first;
-  return events;
-}
-
 enum class Outcome {
   Done,
   /// Failed where every rank can still end normally.
@@ -419,14 +345,15 @@ enum class Outcome {
   FailedMidRun,
 };
 
-Outcome runSteps(const Options &options, Communicator &comm, Run &run) {
+Outcome runSteps(const Options &options, Run &run) {
+  Session &session = *run.session;
+  Communicator &comm = session.communicator();
   auto fail = [&](const Status &status, Outcome outcome) {
     printError(&comm, describe(status));
     return outcome;
   };
-  DataFiller filler = run.data->filler();
   for (int64_t i = 0; i < options.steps; ++i) {
-    StatusOr<StepStats> stats = run.executor->step(filler);
+    StatusOr<StepStats> stats = session.step();
     if (!stats.isOk())
       return fail(stats.status(), Outcome::FailedMidRun);
     bool print = i == 0 || i + 1 == options.steps ||
@@ -434,7 +361,8 @@ Outcome runSteps(const Options &options, Communicator &comm, Run &run) {
     if (comm.rank() == 0 && print) {
       double tokensPerSecond =
           stats->stepTimeSeconds > 0
-              ? run.data->tokensPerStep() * comm.size() / stats->stepTimeSeconds
+              ? session.data().tokensPerStep() * comm.size() /
+                    stats->stepTimeSeconds
               : 0;
       std::printf(
           "step=%lld loss=%s time=%s tokens/s=%s peak=%s sent=%lld "
@@ -458,15 +386,14 @@ Outcome runSteps(const Options &options, Communicator &comm, Run &run) {
   // write leaves no rank waiting.
   std::vector<TraceEvent> events;
   if (!options.trace.empty()) {
-    StatusOr<std::vector<TraceEvent>> gathered = gatherTrace(comm, run);
+    StatusOr<std::vector<TraceEvent>> gathered = session.gatherTrace();
     if (!gathered.isOk())
       return fail(gathered.status(), Outcome::FailedMidRun);
     events = std::move(*gathered);
   }
   std::vector<NamedTensor> tensors;
   if (!options.exportPath.empty()) {
-    StatusOr<std::vector<NamedTensor>> exported =
-        run.executor->exportParameters();
+    StatusOr<std::vector<NamedTensor>> exported = session.exportParameters();
     if (!exported.isOk())
       return fail(exported.status(), Outcome::FailedMidRun);
     tensors = std::move(*exported);
@@ -482,8 +409,8 @@ Outcome runSteps(const Options &options, Communicator &comm, Run &run) {
   if (!options.exportPath.empty()) {
     std::map<std::string, std::string> metadata = {
         {"producer", "zero-run"},
-        {"schedule", run.schedule->name()},
-        {"steps", std::to_string(run.executor->stepsTaken())},
+        {"schedule", session.schedule().name()},
+        {"steps", std::to_string(session.executor().stepsTaken())},
         {"seed", std::to_string(options.seed)}};
     Status status = writeSafetensors(options.exportPath, tensors, metadata);
     if (!status.isOk())
@@ -513,47 +440,54 @@ int runMain(int argc, char **argv) {
     return relaunch(options);
   }
 
-  std::unique_ptr<Communicator> comm;
-  if (underMpi) {
-    MpiOptions mpi;
-    mpi.timeoutSeconds = options.commTimeout;
-    StatusOr<std::unique_ptr<Communicator>> created =
-        createMpiCommunicator(mpi);
-    if (!created.isOk()) {
-      printError(nullptr, describe(created.status()));
-      return 1;
-    }
-    comm = std::move(*created);
-  } else {
-    comm = createSelfCommunicator();
-  }
-
-  // The ranks on this machine share its cores (Open MPI says how many ranks
-  // run here).
-  int localRanks = comm->size();
-  if (const char *local = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-    localRanks = std::max(1, std::atoi(local));
-  setHostThreads(std::max<int>(
-      1, static_cast<int>(std::thread::hardware_concurrency()) / localRanks));
-
   int exitCode = 1;
-  {
-    Run run;
-    Outcome outcome = Outcome::Failed;
-    if (agree(*comm, setUp(options, *comm, run)))
-      outcome = runSteps(options, *comm, run);
-    if (run.metrics && std::fclose(run.metrics) != 0 &&
-        outcome == Outcome::Done) {
-      printError(comm.get(),
-                 options.metrics + ": write failed: " + std::strerror(errno));
-      outcome = Outcome::Failed;
+  Run run;
+  StatusOr<std::unique_ptr<Session>> session =
+      Session::create(options.schedule, getSessionOptions(options, underMpi));
+  if (!session.isOk()) {
+    // Rank 0 reports every rank's set-up error, one per line.
+    if (!Session::isReported(session.status())) {
+      std::string message = session.status().message();
+      for (size_t begin = 0; begin <= message.size();) {
+        size_t end = message.find('\n', begin);
+        if (end == std::string::npos)
+          end = message.size();
+        std::fprintf(stderr, "zero-run: %s\n",
+                     message.substr(begin, end - begin).c_str());
+        begin = end + 1;
+      }
     }
-    exitCode = outcome == Outcome::Done ? 0 : 1;
-    // Peers left inside a collective would wait until their timeout: end
-    // the whole job instead.
-    if (outcome == Outcome::FailedMidRun && comm->size() > 1)
-      abortJob(*comm, exitCode);
+    return 1;
   }
+  run.session = std::move(*session);
+  Communicator &comm = run.session->communicator();
+  Outcome outcome = Outcome::Failed;
+  // Only rank 0 writes files; its failure to open one ends every rank.
+  Status opened =
+      comm.rank() == 0 ? openOutputs(options, run) : Status::ok();
+  int32_t failed = opened.isOk() ? 0 : 1;
+  if (comm.size() > 1) {
+    CollectiveContext context{"agreement on the output files", nullptr};
+    Status agreed = comm.allReduce(&failed, &failed, 1, DType::I32,
+                                   ReduceOp::Max, context);
+    if (!agreed.isOk())
+      opened = agreed;
+  }
+  if (!opened.isOk())
+    printError(&comm, describe(opened));
+  if (!failed && opened.isOk())
+    outcome = runSteps(options, run);
+  if (run.metrics && std::fclose(run.metrics) != 0 &&
+      outcome == Outcome::Done) {
+    printError(&comm,
+               options.metrics + ": write failed: " + std::strerror(errno));
+    outcome = Outcome::Failed;
+  }
+  exitCode = outcome == Outcome::Done ? 0 : 1;
+  // Peers left inside a collective would wait until their timeout: end
+  // the whole job instead.
+  if (outcome == Outcome::FailedMidRun)
+    run.session->abortJob(exitCode);
   return exitCode;
 }
 

@@ -6,11 +6,12 @@
 // implementations: MPI (Open MPI, any number of processes) and a
 // single-process one for world size 1.
 //
-// Each call counts the bytes a bandwidth-optimal ring algorithm moves for it,
-// as the compiler's report does (docs/ScheduleFormat.md, end): with P the
-// bytes of the padded flat bucket on N ranks, (N-1)*P/N sent and received by
-// an all-gather or a reduce-scatter, twice that by an all-reduce (P rounded
-// up to a multiple of N).
+// The base class counts, for each collective that completes, the bytes a
+// bandwidth-optimal ring algorithm moves for it, as the compiler's report
+// does (docs/ScheduleFormat.md, end): with P the bytes of the padded flat
+// bucket on N ranks, (N-1)*P/N sent and received by an all-gather or a
+// reduce-scatter, twice that by an all-reduce (P rounded up to a multiple of
+// N). Implementations only move data, so none can drift from the report.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,7 +19,7 @@
 #define ZERO_RUNTIME_COMMUNICATOR_H
 
 #include "zero/runtime/Program.h"
-#include "zero/runtime/Schedule.h"
+#include "zero/runtime/Instruction.h"
 #include "zero/runtime/Status.h"
 
 #include <atomic>
@@ -34,6 +35,9 @@ namespace zero::runtime {
 struct CollectiveContext {
   std::string what;
   const std::atomic<bool> *cancel = nullptr;
+  /// The device stream the collective is ordered on (Device::nativeStream):
+  /// a cudaStream_t for the CUDA communicators, null for host buffers.
+  void *stream = nullptr;
 };
 
 struct CommunicationCounters {
@@ -59,23 +63,26 @@ public:
 
   /// recv[r * count, (r + 1) * count) = rank r's send[0, count). send may be
   /// recv + rank() * count (in place).
-  virtual Status allGather(const void *send, void *recv, int64_t count,
-                           DType type, const CollectiveContext &context) = 0;
+  Status allGather(const void *send, void *recv, int64_t count, DType type,
+                   const CollectiveContext &context);
   /// recv[0, count) = the reduction over ranks of send[rank() * count,
   /// (rank() + 1) * count). send may be recv (in place: send holds size() *
   /// count elements, the result lands at its start).
-  virtual Status reduceScatter(const void *send, void *recv, int64_t count,
-                               DType type, ReduceOp op,
-                               const CollectiveContext &context) = 0;
+  Status reduceScatter(const void *send, void *recv, int64_t count, DType type,
+                       ReduceOp op, const CollectiveContext &context);
   /// recv[0, count) = the reduction over ranks of send[0, count). send may
   /// be recv.
-  virtual Status allReduce(const void *send, void *recv, int64_t count,
-                           DType type, ReduceOp op,
-                           const CollectiveContext &context) = 0;
+  Status allReduce(const void *send, void *recv, int64_t count, DType type,
+                   ReduceOp op, const CollectiveContext &context);
   virtual Status barrier(const CollectiveContext &context) = 0;
   /// Every rank's `bytes`, in rank order, on rank 0; an empty list elsewhere.
+  /// Host memory, whatever the communicator's buffers are.
   virtual StatusOr<std::vector<std::string>>
   gatherBytes(const std::string &bytes, const CollectiveContext &context) = 0;
+  /// Rank `root`'s `bytes` on every rank (each passes a string of the same
+  /// length). Host memory.
+  virtual Status broadcastBytes(std::string &bytes, int root,
+                                const CollectiveContext &context) = 0;
 
   /// Totals of the ring volume over all calls so far.
   CommunicationCounters counters() const {
@@ -83,13 +90,21 @@ public:
   }
 
 protected:
-  void count(int64_t sent, int64_t received) {
-    sent_ += sent;
-    received_ += received;
-    ++calls_;
-  }
+  // The collectives as the implementation moves them; the public calls
+  // above count their volume when these succeed.
+  virtual Status doAllGather(const void *send, void *recv, int64_t count,
+                             DType type, const CollectiveContext &context) = 0;
+  virtual Status doReduceScatter(const void *send, void *recv, int64_t count,
+                                 DType type, ReduceOp op,
+                                 const CollectiveContext &context) = 0;
+  virtual Status doAllReduce(const void *send, void *recv, int64_t count,
+                             DType type, ReduceOp op,
+                             const CollectiveContext &context) = 0;
 
 private:
+  /// Counts one collective that moved `bytes` each way.
+  void record(int64_t bytes);
+
   std::atomic<int64_t> sent_{0};
   std::atomic<int64_t> received_{0};
   std::atomic<int64_t> calls_{0};
@@ -113,6 +128,37 @@ struct MpiOptions {
 /// finalizes MPI when destroyed, unless abort() ended the job.
 StatusOr<std::unique_ptr<Communicator>>
 createMpiCommunicator(const MpiOptions &options);
+
+/// How the ranks of a CUDA run exchange device buffers.
+enum class DeviceCommunication {
+  /// NCCL, one rank per GPU; the collectives are enqueued on the
+  /// communicator's stream (CollectiveContext::stream).
+  Nccl,
+  /// MPI through pinned host buffers, so that several ranks may share one
+  /// GPU (tests); the stream is synchronized around each call.
+  StagedMpi,
+};
+
+struct DeviceCommunicatorOptions {
+  DeviceCommunication kind = DeviceCommunication::Nccl;
+  /// The GPU of this rank.
+  int deviceOrdinal = 0;
+  /// A collective that does not complete within this many seconds fails
+  /// with the collective, rank and step named (CollectiveContext::what).
+  double timeoutSeconds = 60;
+  /// The largest buffer one collective moves, in bytes (StagedMpi sizes its
+  /// pinned staging with it, once).
+  int64_t maxCollectiveBytes = 0;
+};
+
+/// A communicator of device buffers for the CUDA backend. `host` is the
+/// job's host communicator (MPI, or self for one rank): NCCL's unique id is
+/// broadcast over it, and StagedMpi moves the staged bytes with it. `host`
+/// must outlive the result. Fails with one line when this build has no CUDA
+/// backend.
+StatusOr<std::unique_ptr<Communicator>>
+createDeviceCommunicator(Communicator &host,
+                         const DeviceCommunicatorOptions &options);
 
 /// Ends every rank of the job (MPI_Abort) after an error that leaves peers
 /// waiting in a collective; a no-op when `communicator` is not MPI.

@@ -1,10 +1,13 @@
 //===- Executor.h - runs a schedule, one step at a time ---------*- C++ -*-===//
 //
-// The executor owns a rank's memory (one arena per space, docs/Runtime.md,
-// "Memory") and runs the schedule's streams side by side: `compute` on the
-// caller's thread, `comm` on a thread of its own that issues the collectives.
-// Events (record/wait) are the only synchronization between them; when one
-// stream fails, the other stops at its next wait or collective, and the step
+// The executor runs a schedule on a Device (Device.h), which owns the rank's
+// memory (one arena per space, docs/Runtime.md, "Memory") and the compute
+// kernels. It issues the schedule's streams side by side: `compute` from the
+// caller's thread, `comm` from a thread of its own that issues the
+// collectives. Events (record/wait) are the only synchronization between
+// them: a wait is issued once its record has been, and the device orders the
+// work (the host runs it there and then; CUDA enqueues it). When one stream
+// fails, the other stops at its next wait or collective, and the step
 // returns the first error.
 //
 // A step: the data arguments are filled (a callback), the streams run, the
@@ -17,6 +20,7 @@
 #define ZERO_RUNTIME_EXECUTOR_H
 
 #include "zero/runtime/Communicator.h"
+#include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Safetensors.h"
@@ -43,6 +47,9 @@ struct ExecutorOptions {
   /// Average the loss over the ranks after each step (an all-reduce of one
   /// double): StepStats::meanLoss.
   bool averageLoss = true;
+  /// The communicator for host buffers (the loss average, the export); null:
+  /// the schedule's communicator, which then must take host buffers.
+  Communicator *hostCommunicator = nullptr;
   /// Called on the comm stream before each collective with the 1-based step
   /// number; tests use it to stop a rank in the middle of a step.
   std::function<void(int64_t step, const Instruction &)> beforeCollective;
@@ -64,7 +71,8 @@ struct StepStats {
 };
 
 /// Writes data argument `argument` (an element of Schedule::arguments()) for
-/// the step with 0-based index `step` into `tensor`.
+/// the step with 0-based index `step` into `tensor` (host memory; the
+/// executor moves it to the device).
 using DataFiller = std::function<Status(const ArgumentInfo &argument,
                                         int64_t step, TensorRef tensor)>;
 
@@ -81,11 +89,13 @@ struct InitOptions {
 
 class Executor {
 public:
-  /// Checks the launch (world size, memory limit), allocates the arenas and
+  /// Checks the launch (world size, memory limit), loads the schedule on
+  /// `device` (arenas, streams), prepares every compute instruction and
   /// starts the comm stream's thread. The arguments start at zero: call
   /// initialize before the first step.
   static StatusOr<std::unique_ptr<Executor>>
-  create(std::shared_ptr<const Schedule> schedule, Communicator &communicator,
+  create(std::shared_ptr<const Schedule> schedule,
+         std::unique_ptr<Device> device, Communicator &communicator,
          ExecutorOptions options = {});
   ~Executor();
   Executor(const Executor &) = delete;
@@ -103,11 +113,14 @@ public:
   /// executor refuses further steps.
   StatusOr<StepStats> step(const DataFiller &fill = nullptr);
 
-  /// The memory of argument `index` (Schedule::arguments()), to read
-  /// results or write inputs between steps.
-  TensorRef argumentData(size_t index);
-  /// The memory of tensor value `id`.
+  /// The memory of tensor value `id` on the device (host memory only on the
+  /// host device).
   TensorRef tensorData(int64_t id);
+  TensorRef argumentData(size_t index);
+  /// Copies tensor value `id` (all its bytes) to or from host memory,
+  /// between steps.
+  Status readTensor(int64_t id, void *host);
+  Status writeTensor(int64_t id, const void *host);
 
   /// Every parameter as full fp32, by name, taken from the fp32 master
   /// weights where the schedule has them, else from the parameters; shards
@@ -119,6 +132,7 @@ public:
   std::vector<TraceEvent> takeTraceEvents();
 
   const Schedule &schedule() const { return *schedule_; }
+  Device &device() { return *device_; }
   Communicator &communicator() { return communicator_; }
   int64_t stepsTaken() const { return stepsTaken_; }
   const MemoryTracker &memory() const { return tracker_; }
@@ -126,13 +140,21 @@ public:
   class Impl;
 
 private:
-  Executor(std::shared_ptr<const Schedule> schedule, Communicator &communicator,
+  Executor(std::shared_ptr<const Schedule> schedule,
+           std::unique_ptr<Device> device, Communicator &communicator,
            ExecutorOptions options);
+  Communicator &hostCommunicator() {
+    return options_.hostCommunicator ? *options_.hostCommunicator
+                                     : communicator_;
+  }
 
   std::shared_ptr<const Schedule> schedule_;
+  std::unique_ptr<Device> device_;
   Communicator &communicator_;
   ExecutorOptions options_;
   MemoryTracker tracker_;
+  /// Host memory for the data arguments of a device without host memory.
+  std::vector<std::vector<std::byte>> dataStaging_;
   int64_t stepsTaken_ = 0;
   std::unique_ptr<Impl> impl_;
 };

@@ -1,10 +1,12 @@
-//===- Layout.h - how parameters are cut across ranks -----------*- C++ -*-===//
+//===- Layout.h - how a tensor is cut across ranks --------------*- C++ -*-===//
 //
-// The two partitionings of ZeRO. Stage 3 cuts every parameter on its own:
-// flattened, padded to a multiple of the world size, one equal shard per rank.
-// Stages 1 and 2 flatten a group of parameters into one buffer, pad it to a
-// multiple of the alignment (DeepSpeed: 2 x world size) and cut that buffer
-// into equal contiguous partitions, so one parameter may straddle ranks.
+// The one partition layout of the runtime, `#zero.layout` of the dialect
+// (docs/Dialect.md, "Layouts"): a tensor flattened in row-major order, padded
+// with zeros at the end to `paddedNumel` elements (a multiple of the world
+// size, at least the element count) and cut into `worldSize` equal shards;
+// rank r holds elements [r * shardNumel, (r + 1) * shardNumel) of the padded
+// flat tensor. The schedule's decoder makes one for every parameter and every
+// operand of a collective; nothing else computes which range a rank owns.
 //
 //===----------------------------------------------------------------------===//
 
@@ -28,39 +30,31 @@ struct ElementRange {
   }
 };
 
-/// One parameter cut on its own (stage 3).
-struct ShardLayout {
+struct PartitionLayout {
+  std::vector<int64_t> shape;
   int64_t numel = 0;
   int64_t worldSize = 1;
-  int64_t shardNumel = 0; // ceil(numel / worldSize)
+  int64_t shardNumel = 0;  // paddedNumel / worldSize
+  int64_t paddedNumel = 0; // a multiple of worldSize, >= numel
 
-  static StatusOr<ShardLayout> create(int64_t numel, int64_t worldSize);
-
-  int64_t paddedNumel() const { return shardNumel * worldSize; }
-  /// The elements of the unpadded parameter that `rank` owns; empty for a
-  /// rank whose whole shard is padding.
-  ElementRange ownedRange(int64_t rank) const;
-};
-
-/// A parameter's place in a flat group buffer and the part of it each rank
-/// owns (stages 1 and 2).
-struct FlatGroupLayout {
-  std::vector<int64_t> offsets; // of each parameter in the flat buffer
-  std::vector<int64_t> numels;
-  int64_t worldSize = 1;
-  int64_t paddedNumel = 0;    // the flat buffer, a multiple of the alignment
-  int64_t partitionNumel = 0; // paddedNumel / worldSize
-
-  /// `alignment` must be a positive multiple of `worldSize`.
-  static StatusOr<FlatGroupLayout> create(const std::vector<int64_t> &numels,
+  /// The layout of a tensor of `shape` on `worldSize` ranks, padded to
+  /// `paddedNumel` elements, or to the least multiple of the world size
+  /// when it is negative (the stage-3 default). Errors name what is wrong
+  /// (the caller adds where).
+  static StatusOr<PartitionLayout> create(std::vector<int64_t> shape,
                                           int64_t worldSize,
-                                          int64_t alignment);
+                                          int64_t paddedNumel = -1);
 
-  /// The flat-buffer range that `rank` owns, padding included.
-  ElementRange partition(int64_t rank) const;
-  /// The elements of parameter `param` (in its own numbering) that `rank`
-  /// owns; empty if it owns none.
-  ElementRange ownedRange(size_t param, int64_t rank) const;
+  /// The elements of the unpadded flat tensor that `rank` holds; empty for
+  /// a rank whose whole shard is padding.
+  ElementRange ownedRange(int64_t rank) const;
+  /// Where `rank`'s shard starts in the padded flat tensor.
+  int64_t shardBegin(int64_t rank) const { return rank * shardNumel; }
+
+  bool operator==(const PartitionLayout &other) const {
+    return shape == other.shape && worldSize == other.worldSize &&
+           paddedNumel == other.paddedNumel;
+  }
 };
 
 } // namespace zero::runtime

@@ -1,9 +1,8 @@
-//===- Program.h - values, frames and compute ops of a schedule -*- C++ -*-===//
+//===- Program.h - element types and values of a schedule -------*- C++ -*-===//
 //
-// The pieces of a loaded schedule (docs/ScheduleFormat.md) that the executor
-// and the compute kernels share: element types, the table of values, the
-// frame holding a rank's tensors and scalar registers during a step, and the
-// interface of a compute op prepared from one instruction.
+// The pieces of a loaded schedule (docs/ScheduleFormat.md) that the decoder,
+// the executor and every backend share: element types, scalar registers and
+// the table of values.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,8 +10,6 @@
 #define ZERO_RUNTIME_PROGRAM_H
 
 #include "zero/runtime/Status.h"
-
-#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -69,36 +66,6 @@ struct TensorRef {
   const std::vector<int64_t> *shape = nullptr;
   int64_t numel = 0;
 };
-
-/// The state of one rank while a step runs: where each tensor value lives
-/// (its buffer's offset in the arena of its space) and the scalar registers.
-/// Owned by the executor; compute ops only read and write through it.
-class Frame {
-public:
-  virtual ~Frame() = default;
-  virtual TensorRef tensor(int64_t id) = 0;
-  virtual Scalar &scalar(int64_t id) = 0;
-  virtual int rank() const = 0;
-  virtual int worldSize() const = 0;
-};
-
-/// One compute instruction, checked and prepared once at load time and run
-/// once per step.
-class ComputeOp {
-public:
-  virtual ~ComputeOp() = default;
-  virtual Status run(Frame &frame) = 0;
-};
-
-/// Prepares the compute instruction `instruction` (an element of
-/// `instructions.compute` whose "op" is not "record", "wait" or "free"):
-/// checks its op name, operand and result kinds, dtypes, shapes and
-/// op-specific fields (docs/ScheduleFormat.md, "Compute ops"), including its
-/// body, against `values`. An error names `path` (for example
-/// "instructions.compute[12]") and the field, and the instruction's "loc".
-StatusOr<std::unique_ptr<ComputeOp>>
-prepareComputeOp(const nlohmann::json &instruction, const std::string &path,
-                 const ValueTable &values);
 
 } // namespace zero::runtime
 

@@ -12,10 +12,9 @@
 #ifndef ZERO_RUNTIME_SCHEDULE_H
 #define ZERO_RUNTIME_SCHEDULE_H
 
+#include "zero/runtime/Instruction.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Status.h"
-
-#include <nlohmann/json.hpp>
 
 #include <array>
 #include <cstdint>
@@ -25,12 +24,6 @@
 #include <vector>
 
 namespace zero::runtime {
-
-/// The memory spaces of the plan. The host backend keeps all three in host
-/// memory.
-enum class MemorySpace { Device = 0, Host = 1, Nvme = 2 };
-constexpr int kNumMemorySpaces = 3;
-const char *getMemorySpaceName(MemorySpace space);
 
 /// A buffer of the memory plan.
 struct BufferInfo {
@@ -43,16 +36,6 @@ struct BufferInfo {
   int64_t bytes = 0;
   int64_t liveBegin = 0; // program points, both included
   int64_t liveEnd = 0;
-};
-
-/// `#zero.layout`: a tensor flattened, padded with zeros to `paddedNumel` and
-/// cut into `worldSize` shards of `shardNumel` elements.
-struct LayoutInfo {
-  std::vector<int64_t> shape;
-  int64_t numel = 1;
-  int64_t worldSize = 1;
-  int64_t shardNumel = 0;
-  int64_t paddedNumel = 0;
 };
 
 /// How an argument starts before the first step.
@@ -76,7 +59,7 @@ struct ArgumentInfo {
   std::string param;
   int64_t paramArgument = -1;
   /// Param: its layout, whether the argument is the rank's shard.
-  LayoutInfo layout;
+  PartitionLayout layout;
   bool sharded = false;
   bool persistent = false;
   InitSpec init;
@@ -89,57 +72,6 @@ struct ResultInfo {
   Kind kind = Kind::Loss;
   int64_t value = -1;
   int64_t argument = -1; // Update
-};
-
-enum class ReduceOp { Sum, Avg, Max, Min };
-const char *getReduceOpName(ReduceOp op);
-
-/// A region of an arena.
-struct Region {
-  MemorySpace space = MemorySpace::Device;
-  int64_t offset = 0;
-  int64_t bytes = 0;
-};
-
-/// One instruction of a stream.
-struct Instruction {
-  enum class Kind {
-    Compute,
-    Record,
-    Wait,
-    Free,
-    AllGather,
-    ReduceScatter,
-    AllReduce
-  };
-  Kind kind = Kind::Compute;
-  std::string op;
-  /// "instructions.compute[12]", for messages.
-  std::string path;
-  int64_t point = 0;
-  std::string loc;
-  std::vector<int64_t> operands;
-  std::vector<int64_t> results;
-  int64_t event = -1;          // Record, Wait
-  std::vector<int64_t> values; // Free
-  // Collectives.
-  std::vector<LayoutInfo> layouts;
-  ReduceOp reduction = ReduceOp::Sum;
-  std::optional<Region> staging;
-  /// Elements of one rank's block of the flat bucket (all-gather,
-  /// reduce-scatter: the sum of the shards) or of the whole bucket
-  /// (all-reduce).
-  int64_t bucketNumel = 0;
-  DType dtype = DType::F32;
-  /// Compute: the op prepared by prepareComputeOp.
-  std::shared_ptr<ComputeOp> compute;
-
-  bool isCollective() const {
-    return kind == Kind::AllGather || kind == Kind::ReduceScatter ||
-           kind == Kind::AllReduce;
-  }
-  /// "instructions.comm[3] (all_gather at model.mlir:12:3)".
-  std::string describe() const;
 };
 
 struct Stream {
@@ -169,7 +101,7 @@ public:
   int64_t arenaBytes(MemorySpace space) const {
     return arenas_[static_cast<int>(space)];
   }
-  /// The bytes the host backend allocates: the device and host arenas.
+  /// The bytes the arenas of the device and host spaces take.
   int64_t memoryBytes() const {
     return arenaBytes(MemorySpace::Device) + arenaBytes(MemorySpace::Host);
   }
@@ -189,9 +121,15 @@ public:
   }
   /// "value 17 (%x)", for messages.
   std::string describeValue(int64_t id) const;
+  /// "schedule.json: instructions.compute[12]: " with `field` appended to
+  /// the path when given, for the messages of a backend.
+  std::string where(const OpRecord &op, const std::string &field = "") const;
 
 private:
   friend class ScheduleParser;
+  friend StatusOr<Instruction> decodeInstruction(const std::string &,
+                                                 const std::string &,
+                                                 const ValueTable &, int64_t);
   std::string name_;
   std::string source_;
   std::string function_;
@@ -207,6 +145,14 @@ private:
   int64_t numEvents_ = 0;
   int64_t lossValue_ = -1;
 };
+
+/// Decodes one compute instruction written as JSON `text` against `values`,
+/// as Schedule::load decodes those of a schedule; errors name `path`. For
+/// tests and tools that build single ops.
+StatusOr<Instruction> decodeInstruction(const std::string &text,
+                                        const std::string &path,
+                                        const ValueTable &values,
+                                        int64_t worldSize = 1);
 
 } // namespace zero::runtime
 

@@ -12,12 +12,16 @@
 
 #include "zero/runtime/Status.h"
 
-#include <nlohmann/json.hpp>
-
+#include <cstdint>
+#include <map>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace zero::runtime {
+
+/// An argument of an event, shown by the trace viewer.
+using TraceArg = std::variant<int64_t, double, std::string>;
 
 struct TraceEvent {
   std::string name;
@@ -26,7 +30,7 @@ struct TraceEvent {
   std::string stream;
   double startUs = 0;
   double durationUs = 0;
-  nlohmann::json args; // null: none
+  std::map<std::string, TraceArg> args; // empty: none
 };
 
 /// Writes {"traceEvents": [...], "displayTimeUnit": "ms"}: one process (pid)

@@ -1,6 +1,6 @@
 //===- FloatFormats.cpp - bf16 and f16 conversions ------------------------===//
 
-#include "zero/runtime/host/FloatFormats.h"
+#include "zero/runtime/FloatFormats.h"
 
 #include <algorithm>
 

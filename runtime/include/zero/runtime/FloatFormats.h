@@ -8,8 +8,8 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_HOST_FLOATFORMATS_H
-#define ZERO_RUNTIME_HOST_FLOATFORMATS_H
+#ifndef ZERO_RUNTIME_FLOATFORMATS_H
+#define ZERO_RUNTIME_FLOATFORMATS_H
 
 #include <cstdint>
 #include <cstring>
@@ -60,4 +60,4 @@ inline uint16_t floatToBF16(float value) {
 
 } // namespace zero::runtime
 
-#endif // ZERO_RUNTIME_HOST_FLOATFORMATS_H
+#endif // ZERO_RUNTIME_FLOATFORMATS_H

@@ -1,0 +1,113 @@
+//===- Device.h - where a schedule's memory lives and its ops run -*- C++ -*-===//
+//
+// The backend interface under the executor (docs/Runtime.md, "Devices"): a
+// device owns the arenas of the memory plan, prepares each compute
+// instruction into an op that runs on it, and gives the schedule's streams
+// and events their meaning there. The executor keeps the order of the
+// streams (which instruction waits for which record) and nothing
+// device-specific.
+//
+// Two devices: `host` (every space in host memory, compute on the calling
+// thread with OpenBLAS and the host kernels, streams that run synchronously)
+// and `cuda` (arenas in GPU memory and pinned host memory, CUDA streams and
+// events, cuBLAS and generated kernels), built when the CUDA toolkit is found.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_DEVICE_H
+#define ZERO_RUNTIME_DEVICE_H
+
+#include "zero/runtime/Instruction.h"
+#include "zero/runtime/Status.h"
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace zero::runtime {
+
+class MemoryTracker;
+class Schedule;
+
+/// One compute instruction prepared for a device: checked and resolved to
+/// the device's memory once, at load; `run` enqueues it on the device's
+/// compute stream (the host runs it there and then).
+class PreparedOp {
+public:
+  virtual ~PreparedOp() = default;
+  /// `step` is 1-based, for messages.
+  virtual Status run(int64_t step) = 0;
+};
+
+class Device {
+public:
+  virtual ~Device() = default;
+
+  /// "host (4 threads)", "cuda:0 (NVIDIA H100 80GB HBM3)".
+  virtual std::string describe() const = 0;
+  /// Whether the arenas are ordinary host memory (read and written in place
+  /// between steps).
+  virtual bool isHostMemory() const = 0;
+
+  /// Allocates the arenas of `schedule` (exactly Schedule::arenaBytes of
+  /// each space, zero-filled) and whatever the device's kernels need, all
+  /// counted in `tracker`, and creates the schedule's streams and events.
+  /// Called once, before prepare.
+  virtual Status load(const Schedule &schedule, int rank, int worldSize,
+                      MemoryTracker &tracker) = 0;
+  /// The start of `space`'s arena (null when it is empty); the plan's
+  /// offsets are relative to it.
+  virtual std::byte *arenaBase(MemorySpace space) const = 0;
+
+  /// Prepares compute instruction `inst` of the loaded schedule.
+  virtual StatusOr<std::unique_ptr<PreparedOp>>
+  prepare(const Instruction &inst) = 0;
+
+  // Streams are the schedule's, by index in Schedule::streams(); the
+  // executor issues each stream's work from one thread of its own.
+
+  /// Marks the work enqueued on `stream` so far as event `event`.
+  virtual Status recordEvent(size_t stream, int64_t event) = 0;
+  /// Makes later work on `stream` wait for event `event`. The executor
+  /// calls it only after the recordEvent of `event` has returned.
+  virtual Status waitEvent(size_t stream, int64_t event) = 0;
+  /// Enqueues a copy between two places of the arenas on `stream`.
+  virtual Status copy(size_t stream, void *to, const void *from,
+                      int64_t bytes) = 0;
+  /// Enqueues zero-filling `bytes` at `to` on `stream`.
+  virtual Status fillZero(size_t stream, void *to, int64_t bytes) = 0;
+  /// What a communicator enqueues on for `stream`: a cudaStream_t; null on
+  /// the host.
+  virtual void *nativeStream(size_t stream) const = 0;
+  /// Waits for the work of every stream; reports the errors of work that
+  /// ran asynchronously.
+  virtual Status synchronize() = 0;
+
+  /// Copies between host memory and the arenas, between steps.
+  virtual Status read(void *hostTo, const void *from, int64_t bytes) = 0;
+  virtual Status write(void *to, const void *hostFrom, int64_t bytes) = 0;
+  /// The scalar register of value `id` (after synchronize).
+  virtual StatusOr<Scalar> readScalar(int64_t id) = 0;
+
+  /// Trace timestamps: `markTime` notes when the work enqueued on `stream`
+  /// so far finishes; after synchronize, `resolveTime` gives that moment in
+  /// microseconds since the device was loaded. `clearTimeMarks` forgets
+  /// them (once a step's trace events are built).
+  virtual int64_t markTime(size_t stream) = 0;
+  virtual double resolveTime(int64_t mark) const = 0;
+  virtual void clearTimeMarks() = 0;
+};
+
+/// The host backend (its threads: host/Threads.h).
+std::unique_ptr<Device> createHostDevice();
+
+/// Whether this build has the CUDA backend.
+bool hasCudaBackend();
+/// The CUDA backend on GPU `ordinal`. Fails with one line naming the cause
+/// when the build has no CUDA backend, or there is no driver or device.
+StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal);
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_DEVICE_H

@@ -1,0 +1,168 @@
+//===- Instruction.h - the decoded instructions of a schedule ---*- C++ -*-===//
+//
+// What Schedule::load turns the JSON of an instruction into: typed and
+// backend-neutral, every field of the op present with the kind OpSet.h gives
+// it, every value id defined. A backend prepares these
+// (Device::prepare); nothing past the decoder reads JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_INSTRUCTION_H
+#define ZERO_RUNTIME_INSTRUCTION_H
+
+#include "zero/runtime/Layout.h"
+#include "zero/runtime/OpSet.h"
+#include "zero/runtime/Program.h"
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <variant>
+#include <vector>
+
+namespace zero::runtime {
+
+/// The memory spaces of the plan.
+enum class MemorySpace { Device = 0, Host = 1, Nvme = 2 };
+constexpr int kNumMemorySpaces = 3;
+const char *getMemorySpaceName(MemorySpace space);
+
+/// A region of an arena.
+struct Region {
+  MemorySpace space = MemorySpace::Device;
+  int64_t offset = 0;
+  int64_t bytes = 0;
+};
+
+enum class ReduceOp { Sum, Avg, Max, Min };
+const char *getReduceOpName(ReduceOp op);
+
+/// A number as the schedule writes it: a JSON integer or boolean (exact), or
+/// a float (a JSON number, or "inf", "-inf", "nan"). The element type that
+/// gives it meaning is the backend's to apply.
+struct Number {
+  bool isInteger = false;
+  int64_t i = 0; // isInteger
+  double f = 0;  // the value as a double (also for integers)
+  std::string text; // as written, for messages
+};
+
+/// arith.constant's `value`: one number, {"splat": x} or {"data": [...]}.
+struct ConstantValue {
+  enum class Form { Number, Splat, Elements };
+  Form form = Form::Number;
+  std::vector<Number> elements; // one for Number and Splat
+};
+
+struct RegionBody;
+
+/// A decoded field; the alternative is the field's FieldKind (OpSet.h).
+using FieldValue =
+    std::variant<int64_t, double, bool, std::string, std::vector<int64_t>,
+                 std::vector<std::vector<int64_t>>, std::vector<std::string>,
+                 ConstantValue, PartitionLayout,
+                 std::shared_ptr<const RegionBody>>;
+
+/// The fields of one op. The decoder stores every field the op's OpInfo
+/// lists, with the kind it has, so the getters cannot fail on a decoded op.
+class OpFields {
+public:
+  bool has(Field field) const { return find(field) != nullptr; }
+  void set(Field field, FieldValue value);
+
+  int64_t getInt(Field field) const { return get<int64_t>(field); }
+  double getNumber(Field field) const { return get<double>(field); }
+  bool getBool(Field field) const { return get<bool>(field); }
+  const std::string &getString(Field field) const {
+    return get<std::string>(field);
+  }
+  const std::vector<int64_t> &getIntList(Field field) const {
+    return get<std::vector<int64_t>>(field);
+  }
+  const std::vector<std::vector<int64_t>> &getIntListList(Field field) const {
+    return get<std::vector<std::vector<int64_t>>>(field);
+  }
+  const std::vector<std::string> &getStringList(Field field) const {
+    return get<std::vector<std::string>>(field);
+  }
+  const ConstantValue &getConstant(Field field) const {
+    return get<ConstantValue>(field);
+  }
+  const PartitionLayout &getLayout(Field field) const {
+    return get<PartitionLayout>(field);
+  }
+  const RegionBody &getBody(Field field) const {
+    return *get<std::shared_ptr<const RegionBody>>(field);
+  }
+
+private:
+  const FieldValue *find(Field field) const;
+  template <typename T> const T &get(Field field) const {
+    return std::get<T>(*find(field));
+  }
+  std::vector<std::pair<Field, FieldValue>> fields_;
+};
+
+/// An op of the compute stream or of a region body.
+struct OpRecord {
+  const OpInfo *info = nullptr;
+  /// The op's name ("linalg.matmul").
+  std::string op;
+  std::vector<int64_t> operands;
+  std::vector<int64_t> results;
+  OpFields fields;
+  /// "instructions.compute[12]" or, in a body,
+  /// "instructions.compute[12].body.ops[3]", for messages.
+  std::string path;
+
+  OpCode code() const { return info->code; }
+};
+
+/// The region of linalg.map, linalg.reduce and linalg.generic: one block
+/// whose arguments are scalars and whose ops are scalar ops, linalg.index and
+/// tensor.extract.
+struct RegionBody {
+  std::vector<int64_t> arguments;
+  std::vector<OpRecord> ops;
+  std::vector<int64_t> yield;
+};
+
+/// One instruction of a stream.
+struct Instruction : OpRecord {
+  enum class Kind {
+    Compute,
+    Record,
+    Wait,
+    Free,
+    AllGather,
+    ReduceScatter,
+    AllReduce
+  };
+  Kind kind = Kind::Compute;
+  int64_t point = 0;
+  std::string loc;
+  int64_t event = -1;          // Record, Wait
+  std::vector<int64_t> values; // Free
+  // Collectives.
+  std::vector<PartitionLayout> layouts;
+  ReduceOp reduction = ReduceOp::Sum;
+  std::optional<Region> staging;
+  /// Elements of one rank's block of the flat bucket (all-gather,
+  /// reduce-scatter: the sum of the shards) or of the whole bucket
+  /// (all-reduce).
+  int64_t bucketNumel = 0;
+  DType dtype = DType::F32;
+
+  bool isCollective() const {
+    return kind == Kind::AllGather || kind == Kind::ReduceScatter ||
+           kind == Kind::AllReduce;
+  }
+  /// "instructions.comm[3] (all_gather at model.mlir:12:3)".
+  std::string describe() const;
+};
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_INSTRUCTION_H

@@ -1,0 +1,23 @@
+//===- NoCuda.cpp - the CUDA entry points of a build without CUDA ---------===//
+
+#include "zero/runtime/Communicator.h"
+#include "zero/runtime/Device.h"
+
+namespace zero::runtime {
+
+static const char *kNoCuda =
+    "this zero-run was built without the CUDA backend (CMake found no CUDA "
+    "toolkit)";
+
+bool hasCudaBackend() { return false; }
+
+StatusOr<std::unique_ptr<Device>> createCudaDevice(int) {
+  return ZERO_ERROR(kUnavailable, kNoCuda);
+}
+
+StatusOr<std::unique_ptr<Communicator>>
+createDeviceCommunicator(Communicator &, const DeviceCommunicatorOptions &) {
+  return ZERO_ERROR(kUnavailable, kNoCuda);
+}
+
+} // namespace zero::runtime

@@ -46,6 +46,29 @@ TEST(Schedule, AcceptsTheHandWrittenSchedules) {
   }
 }
 
+// The decoder makes typed instructions: the op's table entry, its fields,
+// and one PartitionLayout per layout, any padding the dialect allows.
+TEST(Schedule, DecodesTypedInstructions) {
+  json s = makeAverageSchedule();
+  s["arguments"][0]["layout"]["padded_numel"] = 8;
+  s["arguments"][0]["layout"]["shard_numel"] = 8;
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "a.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  const PartitionLayout &layout = parsed->arguments()[0].layout;
+  EXPECT_EQ(layout.paddedNumel, 8);
+  EXPECT_EQ(layout.shardNumel, 8);
+  EXPECT_EQ(layout.ownedRange(0), (ElementRange{0, 4}));
+  const Instruction &fill = parsed->streams()[0].instructions[1];
+  EXPECT_EQ(fill.code(), OpCode::Fill);
+  EXPECT_EQ(fill.op, "linalg.fill");
+  EXPECT_EQ(fill.operands, (std::vector<int64_t>{2, 3}));
+  const Instruction &constant = parsed->streams()[0].instructions[0];
+  ASSERT_EQ(constant.code(), OpCode::Constant);
+  const ConstantValue &value = constant.fields.getConstant(Field::Value);
+  EXPECT_EQ(value.form, ConstantValue::Form::Number);
+  EXPECT_EQ(value.elements[0].f, 3.0);
+}
+
 TEST(Schedule, RefusesWhatIsNotJson) {
   StatusOr<Schedule> parsed = Schedule::parse("{\"format\": ", "s.json");
   ASSERT_FALSE(parsed.isOk());

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Target/Schedule/ScheduleEmitter.h"
+#include "zero/runtime/OpSet.h"
 
 #include "zero/Analysis/MemoryPlan.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -132,7 +133,16 @@ static json getIntJson(const APInt &value) {
   return value.getSExtValue();
 }
 
-static json getLayoutJson(LayoutAttr layout) {
+/// A layout as the format writes it. The format carries every layout the
+/// dialect accepts, but for this schedule's world size only (the runtime
+/// refuses others): a layout for another world size is refused at `loc`.
+static FailureOr<json> getLayoutJson(LayoutAttr layout, int64_t worldSize,
+                                     Location loc) {
+  if (layout.getWorldSize() != worldSize)
+    return emitError(loc, "layout ")
+           << layout << " is for " << layout.getWorldSize()
+           << " ranks, but the function is compiled for " << worldSize
+           << " (zero.world_size): the schedule cannot carry it";
   json result;
   result["shape"] = layout.getShape().vec();
   result["world_size"] = layout.getWorldSize();
@@ -141,26 +151,15 @@ static json getLayoutJson(LayoutAttr layout) {
   return result;
 }
 
+/// The format's op of this name (the runtime's op table, OpSet.def).
+static const ::zero::runtime::OpInfo *lookupScheduleOp(StringRef name) {
+  return ::zero::runtime::lookupOp(std::string_view(name.data(), name.size()));
+}
+
 /// The scalar ops of the format (docs/ScheduleFormat.md, "Scalar ops").
 static bool isScheduleScalarOpName(StringRef name) {
-  static const llvm::StringSet<> names = [] {
-    llvm::StringSet<> set;
-    for (StringRef op :
-         {"constant", "addf",     "subf",   "mulf",       "divf",   "negf",
-          "maximumf", "minimumf", "remf",   "addi",       "subi",   "muli",
-          "divsi",    "divui",    "remsi",  "remui",      "maxsi",  "minsi",
-          "andi",     "ori",      "xori",   "shli",       "shrsi",  "shrui",
-          "cmpf",     "cmpi",     "select", "extf",       "truncf", "sitofp",
-          "uitofp",   "fptosi",   "fptoui", "index_cast", "extsi",  "extui",
-          "trunci",   "bitcast"})
-      set.insert(("arith." + op).str());
-    for (StringRef op :
-         {"exp", "exp2", "log", "log2", "log1p", "sqrt", "rsqrt", "tanh",
-          "absf", "erf", "powf", "sin", "cos", "floor", "ceil"})
-      set.insert(("math." + op).str());
-    return set;
-  }();
-  return names.contains(name);
+  const ::zero::runtime::OpInfo *info = lookupScheduleOp(name);
+  return info && info->placement == ::zero::runtime::OpPlacement::Scalar;
 }
 
 /// A scalar op of the format: a listed op on scalars only.
@@ -369,19 +368,18 @@ private:
 static bool isTopLevelOp(Operation *op) {
   if (isScheduleScalarOp(op))
     return true;
-  if (isa<linalg::MapOp, linalg::ReduceOp, linalg::GenericOp, linalg::MatmulOp,
-          linalg::BatchMatmulOp, linalg::TransposeOp, linalg::BroadcastOp,
-          linalg::FillOp, linalg::CopyOp>(op))
-    return true;
   // A tensor constant is data for a buffer; scalar constants are registers.
   if (auto constant = dyn_cast<arith::ConstantOp>(op))
     return isa<DenseElementsAttr>(constant.getValue()) &&
            isa<RankedTensorType>(constant.getType());
-  return isa<tensor::EmptyOp, tensor::ExtractSliceOp, tensor::InsertSliceOp,
-             tensor::CollapseShapeOp, tensor::ExpandShapeOp, tensor::ExtractOp,
-             tensor::FromElementsOp, tensor::SplatOp, AllGatherStartOp,
-             ReduceScatterStartOp, AllReduceStartOp, WaitOp, ReleaseOp,
-             LocalShardOp, AdamOp, SgdOp, func::ReturnOp>(op);
+  // The compute ops of the format are those of its op table.
+  const ::zero::runtime::OpInfo *info =
+      lookupScheduleOp(op->getName().getStringRef());
+  if (info && info->placement == ::zero::runtime::OpPlacement::Compute)
+    return true;
+  // Ops that become collectives, synchronization or nothing.
+  return isa<tensor::EmptyOp, AllGatherStartOp, ReduceScatterStartOp,
+             AllReduceStartOp, WaitOp, ReleaseOp, func::ReturnOp>(op);
 }
 
 static LogicalResult checkBody(Operation *owner) {
@@ -575,7 +573,11 @@ FailureOr<json> ScheduleEmitter::getArguments() {
                << "under " << layout;
       entry["kind"] = "param";
       entry["name"] = param.str();
-      entry["layout"] = getLayoutJson(layout);
+      FailureOr<json> layoutJson =
+          getLayoutJson(layout, worldSize, arg.getLoc());
+      if (failed(layoutJson))
+        return failure();
+      entry["layout"] = std::move(*layoutJson);
       entry["sharded"] = sharded;
       entry["persistent"] =
           func.getArgAttr(i, ZeroDialect::getPersistentAttrName()) != nullptr;
@@ -841,8 +843,12 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
           .Case([&](tensor::SplatOp splat) {
             return checkStatic(splat, splat.getDynamicSizes(), "sizes");
           })
-          .Case([&](LocalShardOp shard) {
-            inst["layout"] = getLayoutJson(shard.getLayout());
+          .Case([&](LocalShardOp shard) -> LogicalResult {
+            FailureOr<json> layout =
+                getLayoutJson(shard.getLayout(), worldSize, shard.getLoc());
+            if (failed(layout))
+              return failure();
+            inst["layout"] = std::move(*layout);
             return success();
           })
           .Case([&](AdamOp adam) {
@@ -937,8 +943,13 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
       }
       if (layouts) {
         json layoutList = json::array();
-        for (auto layout : layouts.getAsRange<LayoutAttr>())
-          layoutList.push_back(getLayoutJson(layout));
+        for (auto layout : layouts.getAsRange<LayoutAttr>()) {
+          FailureOr<json> layoutJson =
+              getLayoutJson(layout, worldSize, op->getLoc());
+          if (failed(layoutJson))
+            return failure();
+          layoutList.push_back(std::move(*layoutJson));
+        }
         collective["layouts"] = std::move(layoutList);
       }
       if (const PlannedBuffer *staging = plan.getStagingBuffer(op)) {
@@ -1074,7 +1085,7 @@ static void printExpanded(llvm::raw_ostream &os, const json &value,
 // Entry points
 //===----------------------------------------------------------------------===//
 
-LogicalResult zero::translateToSchedule(func::FuncOp func,
+LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
                                         llvm::raw_ostream &os) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError("'@")
@@ -1114,11 +1125,11 @@ LogicalResult zero::translateToSchedule(func::FuncOp func,
   return success();
 }
 
-LogicalResult zero::translateModuleToSchedule(ModuleOp module,
+LogicalResult mlir::zero::translateModuleToSchedule(ModuleOp module,
                                               llvm::raw_ostream &os,
                                               StringRef entry) {
   FailureOr<func::FuncOp> func = lookupTrainStep(module, entry);
   if (failed(func))
     return failure();
-  return translateToSchedule(*func, os);
+  return mlir::zero::translateToSchedule(*func, os);
 }

@@ -139,3 +139,22 @@ func.func @step(%x: tensor<4xi8> {zero.data = "x"}) -> (tensor<f32> {zero.loss})
   %e = tensor.empty() : tensor<f32>
   return %e : tensor<f32>
 }
+
+// -----
+
+// A layout for another world size than the function's: the runtime refuses
+// it, so the emitter does.
+// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: layout #zero.layout<shape = [4], world_size = 2> is for 2 ranks, but the function is compiled for 1 (zero.world_size): the schedule cannot carry it
+func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [4], world_size = 2>}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
+func.func @step(%w: tensor<6xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [6], world_size = 1>}) -> tensor<3xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
+  // CHECK: invalid-planned.mlir:[[@LINE+1]]:8: error: layout #zero.layout<shape = [6], world_size = 2> is for 2 ranks, but the function is compiled for 1 (zero.world_size): the schedule cannot carry it
+  %s = zero.local_shard %w layout #zero.layout<shape = [6], world_size = 2> into tensor<3xf32> : tensor<6xf32>
+  return %s : tensor<3xf32>
+}

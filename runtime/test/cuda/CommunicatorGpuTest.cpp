@@ -619,16 +619,22 @@ TEST(DeviceCommunicatorGpu, RefusesBadOptions) {
   EXPECT_FALSE(createDeviceCommunicator(host(), options).isOk());
 }
 
-/// Holds a stream in a host function until released, as a peer that never
-/// joins the collective would: the NCCL call behind it cannot complete.
+/// Holds a stream in a host function for `hold`, as a peer that does not
+/// join the collective would: the NCCL call behind it cannot complete
+/// before. ncclCommAbort waits for the aborted call to leave the stream
+/// (NCCL's own stream waits for the user stream), so the hold must end on
+/// its own, after the deadline, not when the failed call returns.
 class StreamBlocker {
 public:
-  explicit StreamBlocker(cudaStream_t stream) {
+  StreamBlocker(cudaStream_t stream, std::chrono::milliseconds hold) {
     EXPECT_EQ(cudaLaunchHostFunc(stream, &StreamBlocker::hold, &released_),
               cudaSuccess);
+    releaser_ = std::thread([this, hold] {
+      std::this_thread::sleep_for(hold);
+      released_ = true;
+    });
   }
-  ~StreamBlocker() { release(); }
-  void release() { released_ = true; }
+  ~StreamBlocker() { releaser_.join(); }
 
 private:
   static void hold(void *flag) {
@@ -637,6 +643,7 @@ private:
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   std::atomic<bool> released_{false};
+  std::thread releaser_;
 };
 
 // One process only: with peers, they would be left in the collective.
@@ -651,7 +658,7 @@ TEST(NcclCommunicatorGpu, FailsAtTheDeadlineInsteadOfHanging) {
   ASSERT_EQ(cudaMemset(buffer.data, 0, 1024 * 4), cudaSuccess);
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   {
-    StreamBlocker blocker(stream.stream);
+    StreamBlocker blocker(stream.stream, std::chrono::milliseconds(3000));
     auto start = std::chrono::steady_clock::now();
     Status status = comm->allReduce(
         buffer.data, buffer.data, 1024, DType::F32, ReduceOp::Sum,
@@ -663,9 +670,9 @@ TEST(NcclCommunicatorGpu, FailsAtTheDeadlineInsteadOfHanging) {
     EXPECT_EQ(status.message(), "rank 0: all_reduce of bucket at m.mlir:3:4 "
                                 "(step 3) did not complete within 1 s: a "
                                 "peer rank stopped");
+    // The deadline (1 s), then the abort until the hold ends (3 s).
     EXPECT_GE(waited, 0.9);
-    EXPECT_LT(waited, 10.0);
-    blocker.release();
+    EXPECT_LT(waited, 20.0);
   }
   // The aborted communicator refuses further calls with the first error.
   Status again = comm->allReduce(buffer.data, buffer.data, 1024, DType::F32,
@@ -691,7 +698,7 @@ TEST(NcclCommunicatorGpu, IsAbandonedWhenTheStepIsCancelled) {
   ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
   std::atomic<bool> cancel{false};
   {
-    StreamBlocker blocker(stream.stream);
+    StreamBlocker blocker(stream.stream, std::chrono::milliseconds(1500));
     std::thread canceller([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       cancel = true;
@@ -704,7 +711,6 @@ TEST(NcclCommunicatorGpu, IsAbandonedWhenTheStepIsCancelled) {
     EXPECT_EQ(status.message(), "rank 0: all_gather of bucket (step 2) "
                                 "abandoned: another stream of this rank "
                                 "failed");
-    blocker.release();
   }
   EXPECT_EQ(cudaStreamSynchronize(stream.stream), cudaSuccess);
 }

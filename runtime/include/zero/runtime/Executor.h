@@ -149,10 +149,11 @@ private:
   }
 
   std::shared_ptr<const Schedule> schedule_;
+  /// Before the device, whose allocations it counts until they are freed.
+  MemoryTracker tracker_;
   std::unique_ptr<Device> device_;
   Communicator &communicator_;
   ExecutorOptions options_;
-  MemoryTracker tracker_;
   /// Host memory for the data arguments of a device without host memory.
   std::vector<std::vector<std::byte>> dataStaging_;
   int64_t stepsTaken_ = 0;

@@ -1,0 +1,615 @@
+#!/usr/bin/env python3
+"""The GPU run's checks and numbers (benchmarks/gpu/run_all.sh).
+
+Subcommands:
+
+  checks   Runs every whole-step check of schedules/manifest.json with
+           `zero-run --device cuda` (and `--device cpu` when this build's
+           host backend runs here) and compares the losses and the exported
+           weights with the host backend's, made on the build machine by
+           compile_schedules.sh, within the manifest's tolerances. One line
+           per check; exit 1 if any fails (after running them all).
+  overlap  TRACE: per stream and step, the comm stream's busy time (its
+           collectives) and the part of it that the compute stream's busy
+           time covers (its instructions but waits and records): the
+           communication hidden behind compute.
+  adam     TRACE SCHEDULE: the bandwidth of the fused Adam kernels: the
+           bytes each zero.adam instruction must move (every tensor operand
+           read once, every result written once, from the schedule's value
+           table) over its time in the trace.
+  copybw   Device-to-device copy bandwidth through PyTorch (cudaMemcpyAsync
+           of 1 GiB, bytes read plus written), the ceiling Adam is measured
+           against.
+  summary  Reads what run_all.sh left in its work folder and writes
+           results.json and summary.md, and prints the summary table.
+
+Traces are zero-run's Chrome traces: a pid per rank, a tid per stream named
+by thread_name metadata, "ph": "X" events with cat "compute", "collective"
+or "sync" and args {step, point, loc}.
+"""
+
+import argparse
+import json
+import math
+import os
+import statistics
+import struct
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+# ---------------------------------------------------------------------------
+# safetensors (fp32 exports) without the safetensors package.
+
+def read_safetensors(path):
+    import numpy as np
+
+    with open(path, "rb") as f:
+        (length,) = struct.unpack("<Q", f.read(8))
+        header = json.loads(f.read(length))
+        data = f.read()
+    types = {"F32": np.float32, "F64": np.float64, "F16": np.float16,
+             "I64": np.int64, "I32": np.int32}
+    tensors = {}
+    for name, info in header.items():
+        if name == "__metadata__":
+            continue
+        begin, end = info["data_offsets"]
+        array = np.frombuffer(data[begin:end], dtype=types[info["dtype"]])
+        tensors[name] = array.reshape(info["shape"]).astype(np.float64)
+    return tensors
+
+
+def read_metrics(path):
+    """{step: record} of rank 0."""
+    records = {}
+    with open(path) as f:
+        for line in f:
+            if line.strip():
+                r = json.loads(line)
+                if r.get("rank", 0) == 0:
+                    records[r["step"]] = r
+    return records
+
+
+# ---------------------------------------------------------------------------
+# checks
+
+def compare(check, reference_dir, metrics, export, reference=None):
+    """(ok, details) of one run against the reference (default: the
+    manifest's host files)."""
+    import numpy as np
+
+    tol = check["tolerance"]
+    if reference is None:
+        ref_metrics = read_metrics(os.path.join(reference_dir,
+                                                check["reference_metrics"]))
+        ref_export = os.path.join(reference_dir, check["reference_export"])
+    else:
+        ref_metrics, ref_export = read_metrics(reference[0]), reference[1]
+    got = read_metrics(metrics)
+    details = {"losses": [], "problems": []}
+    worst_loss = 0.0
+    for step in range(1, check["steps"] + 1):
+        if step not in got or step not in ref_metrics:
+            details["problems"].append("step %d: no metrics" % step)
+            continue
+        a, b = got[step]["loss"], ref_metrics[step]["loss"]
+        details["losses"].append([step, a, b])
+        error = abs(a - b)
+        if not (error <= tol["loss_atol"] + tol["loss_rtol"] * abs(b)):
+            details["problems"].append(
+                "step %d: loss %.9g, host %.9g (|diff| %.3g > %.3g + %.3g "
+                "rel)" % (step, a, b, error, tol["loss_atol"],
+                          tol["loss_rtol"]))
+        if b:
+            worst_loss = max(worst_loss, error / abs(b))
+    details["loss_max_rel"] = worst_loss
+    mine, theirs = read_safetensors(export), read_safetensors(ref_export)
+    if sorted(mine) != sorted(theirs):
+        details["problems"].append("exported tensors differ: %s vs %s" % (
+            sorted(set(mine) ^ set(theirs))[:5], "host"))
+    worst_abs = worst_rel = 0.0
+    outliers = total = 0
+    for name in sorted(set(mine) & set(theirs)):
+        a, b = mine[name], theirs[name]
+        if a.shape != b.shape:
+            details["problems"].append("%s: shape %s, host %s" % (
+                name, a.shape, b.shape))
+            continue
+        diff = np.abs(a - b)
+        if not np.all(np.isfinite(a)):
+            details["problems"].append("%s: not finite" % name)
+            continue
+        total += a.size
+        worst_abs = max(worst_abs, float(diff.max(initial=0)))
+        rel = diff / np.maximum(np.abs(b), 1e-30)
+        worst_rel = max(worst_rel, float(rel.max(initial=0)))
+        if "weight_rtol" in tol:
+            bad = diff > tol["weight_atol"] + tol["weight_rtol"] * np.abs(b)
+            if bad.any():
+                i = int(np.argmax(bad.reshape(-1)))
+                details["problems"].append(
+                    "%s[%d]: %.9g, host %.9g (%d elements outside %.3g + "
+                    "%.3g rel)" % (name, i, a.reshape(-1)[i], b.reshape(-1)[i],
+                                   int(bad.sum()), tol["weight_atol"],
+                                   tol["weight_rtol"]))
+        else:
+            outliers += int((diff > tol["weight_outlier_abs"]).sum())
+            if diff.max(initial=0) > tol["weight_max_abs"]:
+                details["problems"].append(
+                    "%s: |diff| %.3g > %.3g" % (name, float(diff.max()),
+                                                tol["weight_max_abs"]))
+    if "weight_outlier_fraction" in tol and total:
+        fraction = outliers / total
+        details["outlier_fraction"] = fraction
+        if fraction > tol["weight_outlier_fraction"]:
+            details["problems"].append(
+                "%.2f%% of the weights differ by more than %.3g (at most "
+                "%.2f%%)" % (100 * fraction, tol["weight_outlier_abs"],
+                             100 * tol["weight_outlier_fraction"]))
+    details["weight_max_abs"] = worst_abs
+    details["weight_max_rel"] = worst_rel
+    return not details["problems"], details
+
+
+def run(cmd, log, timeout):
+    with open(log, "w") as f:
+        f.write("$ %s\n" % " ".join(cmd))
+        f.flush()
+        try:
+            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT,
+                                  timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            f.write("\nanalyze.py: killed after %d s\n" % timeout)
+            return 124
+
+
+def tail(path, lines=3):
+    """The last lines of a run's log, without the command line."""
+    with open(path, errors="replace") as f:
+        text = [l for l in f.readlines() if not l.startswith("$ ")]
+    return " | ".join(l.strip() for l in text[-lines:] if l.strip())
+
+
+def cmd_checks(args):
+    manifest = json.load(open(args.manifest))
+    base = os.path.dirname(os.path.abspath(args.manifest))
+    zero_run = os.path.join(args.bin, "zero-run")
+    os.makedirs(args.work, exist_ok=True)
+    results, failed = [], []
+    host_here = None  # does --device cpu run on this machine?
+    for check in manifest["checks"]:
+        name = check["name"]
+        schedule = os.path.join(base, check["schedule"])
+        entry = {"name": name, "precision": check["precision"],
+                 "steps": check["steps"], "tolerance": check["tolerance"]}
+        runs = {}
+        extra = ["cpu"] if args.device != "cpu" and host_here is not False \
+            else []
+        for device in [args.device] + extra:
+            prefix = os.path.join(args.work, "%s.%s" % (name, device))
+            cmd = [zero_run, "--device", device, schedule,
+                   "--steps", str(check["steps"]),
+                   "--seed", str(check["seed"]),
+                   "--metrics", prefix + ".jsonl",
+                   "--export", prefix + ".safetensors",
+                   "--comm-timeout", "60"]
+            code = run(cmd, prefix + ".log", args.timeout)
+            if device != args.device and host_here is None:
+                host_here = code == 0
+                if not host_here:
+                    print("  (host backend does not run here: %s; the CUDA "
+                          "runs are compared with the build machine's host "
+                          "runs only)" % tail(prefix + ".log", 1))
+                    continue
+            runs[device] = (code, prefix)
+        code, prefix = runs[args.device]
+        if code != 0:
+            entry.update(ok=False, problems=["zero-run --device %s exited "
+                                             "%d: %s" % (args.device, code,
+                                                         tail(prefix + ".log"))])
+        else:
+            ok, details = compare(check, base, prefix + ".jsonl",
+                                  prefix + ".safetensors")
+            entry.update(ok=ok, **details)
+            if "cpu" in runs and runs["cpu"][0] == 0:
+                # The host backend here against the build machine's: a check
+                # of the reference itself (the same code, other BLAS/cores).
+                cpu = runs["cpu"][1]
+                same, d = compare(check, base, cpu + ".jsonl",
+                                  cpu + ".safetensors")
+                entry["host_here_matches_reference"] = same
+                entry["host_here_loss_max_rel"] = d["loss_max_rel"]
+        results.append(entry)
+        status = "OK  " if entry["ok"] else "FAIL"
+        line = "%s %-12s %-4s %d steps" % (status, name, check["precision"],
+                                          check["steps"])
+        if "loss_max_rel" in entry:
+            line += ": loss max rel %.2e, weights max abs %.2e, max rel %.2e" % (
+                entry["loss_max_rel"], entry["weight_max_abs"],
+                entry["weight_max_rel"])
+        print(line, flush=True)
+        for problem in entry.get("problems", [])[:5]:
+            print("       " + problem)
+        if not entry["ok"]:
+            failed.append(name)
+    with open(args.json, "w") as f:
+        json.dump({"checks": results, "host_backend_here": bool(host_here)},
+                  f, indent=1)
+    if failed:
+        print("analyze.py checks: %d of %d failed: %s" % (
+            len(failed), len(results), ", ".join(failed)))
+        return 1
+    print("analyze.py checks: all %d passed" % len(results))
+    return 0
+
+
+# ---------------------------------------------------------------------------
+# traces
+
+def load_trace(path):
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    streams = {}
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            streams[(e["pid"], e["tid"])] = e["args"]["name"]
+    out = []
+    for e in events:
+        if e.get("ph") != "X":
+            continue
+        e = dict(e)
+        e["stream"] = streams.get((e["pid"], e["tid"]))
+        out.append(e)
+    return out
+
+
+def union(intervals):
+    merged = []
+    for start, end in sorted(intervals):
+        if merged and start <= merged[-1][1]:
+            merged[-1][1] = max(merged[-1][1], end)
+        else:
+            merged.append([start, end])
+    return merged
+
+
+def length(intervals):
+    return sum(end - start for start, end in intervals)
+
+
+def intersection(a, b):
+    i = j = 0
+    total = 0.0
+    while i < len(a) and j < len(b):
+        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
+        if hi > lo:
+            total += hi - lo
+        if a[i][1] < b[j][1]:
+            i += 1
+        else:
+            j += 1
+    return total
+
+
+def overlap(path, warmup=0):
+    """Comm busy, hidden and exposed time (us per rank and step), the hidden
+    fraction, and the steps counted."""
+    busy = {}
+    steps = set()
+    for e in load_trace(path):
+        step = e.get("args", {}).get("step")
+        if e["stream"] not in ("comm", "compute") or step is None or \
+           step <= warmup or e.get("cat") == "sync":
+            continue
+        if e["stream"] == "comm" and e.get("cat") != "collective":
+            continue
+        steps.add(step)
+        busy.setdefault((e["pid"], e["stream"], step), []).append(
+            (e["ts"], e["ts"] + e["dur"]))
+    comm = hidden = 0.0
+    ranks = set()
+    for (pid, stream, step), intervals in busy.items():
+        if stream != "comm":
+            continue
+        ranks.add(pid)
+        c = union(intervals)
+        comm += length(c)
+        hidden += intersection(c, union(busy.get((pid, "compute", step), [])))
+    per = max(1, len(steps)) * max(1, len(ranks))
+    return {"comm_busy_us": comm / per, "hidden_us": hidden / per,
+            "exposed_us": (comm - hidden) / per,
+            "hidden_fraction": hidden / comm if comm else None,
+            "steps": len(steps)}
+
+
+WIDTHS = {"f32": 4, "f64": 8, "bf16": 2, "f16": 2, "i64": 8, "i32": 4,
+          "i1": 1, "index": 8}
+
+
+def adam(trace_path, schedule_path, warmup=0, large=1 << 20):
+    """Bytes, time and bandwidth of the zero.adam instructions per step (all,
+    and those of at least `large` elements)."""
+    schedule = json.load(open(schedule_path))
+    values = {v["id"]: v for v in schedule["values"]}
+
+    def tensor_bytes(ids):
+        total = 0
+        for i in ids:
+            v = values[i]
+            if v.get("kind") == "tensor":
+                total += WIDTHS[v["dtype"]] * math.prod(v.get("shape", []))
+        return total
+
+    by_point = {}
+    for inst in schedule["instructions"]["compute"]:
+        if inst["op"] == "zero.adam":
+            numel = max(math.prod(values[i].get("shape", [1]))
+                        for i in inst["operands"]
+                        if values[i].get("kind") == "tensor")
+            by_point[inst["point"]] = (tensor_bytes(inst["operands"]) +
+                                       tensor_bytes(inst["results"]), numel)
+    sums = {"all": [0, 0.0, 0], "large": [0, 0.0, 0]}
+    steps = set()
+    for e in load_trace(trace_path):
+        args = e.get("args", {})
+        if e.get("name") != "zero.adam" or args.get("point") not in by_point:
+            continue
+        if args.get("step") is None or args["step"] <= warmup:
+            continue
+        steps.add(args["step"])
+        nbytes, numel = by_point[args["point"]]
+        for key in ("all", "large") if numel >= large else ("all",):
+            sums[key][0] += nbytes
+            sums[key][1] += e["dur"]
+            sums[key][2] += 1
+    out = {"instructions_per_step": len(by_point), "steps": len(steps)}
+    for key, (nbytes, us, count) in sums.items():
+        out[key] = {"bytes_per_step": nbytes / max(1, len(steps)),
+                    "time_us_per_step": us / max(1, len(steps)),
+                    "kernels": count // max(1, len(steps)),
+                    "bandwidth_GBps": nbytes / us / 1e3 if us else None}
+    return out
+
+
+def copy_bandwidth(gib=1.0, repeats=20):
+    import torch
+
+    n = int(gib * (1 << 30)) // 4
+    src = torch.rand(n, device="cuda")
+    dst = torch.empty_like(src)
+    for _ in range(3):
+        dst.copy_(src)
+    times = []
+    for _ in range(repeats):
+        start = torch.cuda.Event(enable_timing=True)
+        end = torch.cuda.Event(enable_timing=True)
+        start.record()
+        dst.copy_(src)  # contiguous, same type: cudaMemcpyAsync D2D
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / 1e3)
+    t = statistics.median(times)
+    return {"bytes": 2 * n * 4, "time_s": t,
+            "bandwidth_GBps": 2 * n * 4 / t / 1e9,
+            "device": torch.cuda.get_device_name(),
+            "note": "cudaMemcpyAsync device to device through torch "
+                    "copy_, bytes read plus written, median of %d" % repeats}
+
+
+# ---------------------------------------------------------------------------
+# summary
+
+def bench_numbers(metrics_path, warmup, tokens):
+    records = read_metrics(metrics_path)
+    timed = [r["step_time_s"] for s, r in sorted(records.items())
+             if s > warmup]
+    if not timed:
+        return None
+    median = statistics.median(timed)
+    return {"step_time_s": median, "step_time_min_s": min(timed),
+            "step_time_max_s": max(timed), "tokens_per_s": tokens / median,
+            "steps_timed": len(timed),
+            "peak_bytes": max(r["peak_bytes"] for r in records.values()),
+            "losses": [r["loss"] for _, r in sorted(records.items())]}
+
+
+def cmd_summary(args):
+    manifest = json.load(open(args.manifest))
+    base = os.path.dirname(os.path.abspath(args.manifest))
+    work = args.work
+    results = {"steps": json.load(open(os.path.join(work, "steps.json")))
+               if os.path.exists(os.path.join(work, "steps.json")) else {}}
+    for name in ("environment", "gtest"):
+        path = os.path.join(work, name + ".json")
+        if os.path.exists(path):
+            results[name] = json.load(open(path))
+    checks_path = os.path.join(work, "checks.json")
+    if os.path.exists(checks_path):
+        results["checks"] = json.load(open(checks_path))
+    copybw = None
+    if os.path.exists(os.path.join(work, "copybw.json")):
+        copybw = json.load(open(os.path.join(work, "copybw.json")))
+        results["copy_bandwidth"] = copybw
+    rows = []
+    bench = {}
+    for b in manifest["benchmarks"]:
+        entry = {"stage": b["stage"], "schedule": b["schedule"]}
+        metrics = os.path.join(work, "%s.jsonl" % b["name"])
+        if os.path.exists(metrics):
+            entry["zero_run"] = bench_numbers(metrics, args.warmup,
+                                              b["tokens_per_step"])
+        trace = os.path.join(work, "%s.trace.json" % b["name"])
+        if os.path.exists(trace):
+            try:
+                entry["overlap"] = overlap(trace, args.trace_warmup)
+                entry["adam"] = adam(trace, os.path.join(base, b["schedule"]),
+                                     args.trace_warmup)
+                if copybw:
+                    for key in ("all", "large"):
+                        bw = entry["adam"][key]["bandwidth_GBps"]
+                        entry["adam"][key]["fraction_of_copy"] = (
+                            bw / copybw["bandwidth_GBps"] if bw else None)
+            except (KeyError, ValueError) as error:
+                entry["trace_error"] = repr(error)
+        report = os.path.join(base, b["report"])
+        if os.path.exists(report):
+            entry["planned_peak_bytes"] = json.load(open(report))[
+                "per_rank_bytes"]["peak"]
+        bench[b["name"]] = entry
+    results["zero_run"] = bench
+    torch_runs = {}
+    for name in ("torch-eager", "torch-compile", "torch-eager-naive"):
+        path = os.path.join(work, name + ".json")
+        if os.path.exists(path):
+            torch_runs[name] = json.load(open(path))
+    results["pytorch"] = torch_runs
+
+    eager = torch_runs.get("torch-eager", {}).get("step_time_s")
+    compiled = torch_runs.get("torch-compile", {}).get("step_time_s")
+
+    def ratio(t, base_t):
+        return "%.2fx" % (base_t / t) if t and base_t else "-"
+
+    for name, entry in bench.items():
+        z = entry.get("zero_run")
+        if not z:
+            rows.append(["zero-run stage %d" % entry["stage"], "-", "-", "-",
+                         "-", "-", "(no run)"])
+            continue
+        rows.append(["zero-run stage %d" % entry["stage"],
+                     "%.1f" % (z["step_time_s"] * 1e3),
+                     "%.0f" % z["tokens_per_s"],
+                     "%.1f" % (z["peak_bytes"] / 2**30),
+                     ratio(z["step_time_s"], eager),
+                     ratio(z["step_time_s"], compiled),
+                     "%.1f-%.1f ms" % (z["step_time_min_s"] * 1e3,
+                                       z["step_time_max_s"] * 1e3)])
+    for name, t in torch_runs.items():
+        rows.append([t["framework"].replace("pytorch ", "PyTorch "),
+                     "%.1f" % (t["step_time_s"] * 1e3),
+                     "%.0f" % t["tokens_per_s"],
+                     "%.1f" % (t["peak_bytes"] / 2**30),
+                     ratio(t["step_time_s"], eager),
+                     ratio(t["step_time_s"], compiled),
+                     "first %d steps %.1f s" % (t["warmup"],
+                                                t["first_steps_s"])])
+    lines = ["# GPU run: %s" % results.get("environment", {}).get(
+        "gpu", "unknown GPU"), ""]
+    lines += ["## Steps", ""]
+    for step, status in results["steps"].items():
+        lines.append("- %s: %s" % (step, status))
+    if "gtest" in results:
+        g = results["gtest"]
+        lines.append("- GPU unit tests: %d run, %d skipped, ctest exit %d "
+                     "(gtest.log)" % (g["tests"], g["skipped"], g["exit"]))
+    lines += ["", "## GPT-2 124M, bf16, micro-batch 8 x 1024 tokens, 1 GPU "
+              "(median over the steps after %d warm-up)" % args.warmup, "",
+              "| run | step (ms) | tokens/s | peak GiB | speed vs eager | "
+              "speed vs compile | spread / notes |",
+              "|---|---:|---:|---:|---:|---:|---|"]
+    lines += ["| " + " | ".join(r) + " |" for r in rows]
+    lines += ["", "peak: zero-run's allocated bytes (the memory plan); "
+              "PyTorch's torch.cuda.max_memory_allocated.", ""]
+    lines += ["## Overlap and fused Adam (from zero-run's traces)", "",
+              "| stage | comm busy (ms/step) | hidden behind compute | "
+              "Adam GB/s (all / >=1M elements) | of D2D copy |",
+              "|---|---:|---:|---:|---:|"]
+    for name, entry in bench.items():
+        o, a = entry.get("overlap"), entry.get("adam")
+        if not o or not a:
+            lines.append("| %d | - | - | - | - |" % entry["stage"])
+            continue
+        frac = o["hidden_fraction"]
+        fa, fl = (a["all"].get("fraction_of_copy"),
+                  a["large"].get("fraction_of_copy"))
+        lines.append("| %d | %.2f | %s | %s / %s | %s / %s |" % (
+            entry["stage"], o["comm_busy_us"] / 1e3,
+            "%.0f%%" % (100 * frac) if frac is not None else "-",
+            "%.0f" % a["all"]["bandwidth_GBps"]
+            if a["all"]["bandwidth_GBps"] else "-",
+            "%.0f" % a["large"]["bandwidth_GBps"]
+            if a["large"]["bandwidth_GBps"] else "-",
+            "%.0f%%" % (100 * fa) if fa else "-",
+            "%.0f%%" % (100 * fl) if fl else "-"))
+    if copybw:
+        lines += ["", "D2D copy: %.0f GB/s (%s)." % (copybw["bandwidth_GBps"],
+                                                     copybw["note"])]
+    if "checks" in results:
+        lines += ["", "## Whole-step checks: CUDA against the host backend",
+                  ""]
+        for c in results["checks"]["checks"]:
+            text = "- %s %s (%s, %d steps)" % ("OK" if c["ok"] else "FAIL",
+                                               c["name"], c["precision"],
+                                               c["steps"])
+            if "loss_max_rel" in c:
+                text += ": loss max rel %.2e, weights max abs %.2e" % (
+                    c["loss_max_rel"], c["weight_max_abs"])
+            for p in c.get("problems", [])[:3]:
+                text += "; " + p
+            lines.append(text)
+    text = "\n".join(lines) + "\n"
+    with open(args.out_md, "w") as f:
+        f.write(text)
+    with open(args.out_json, "w") as f:
+        json.dump(results, f, indent=1)
+    if not args.quiet:
+        print(text)
+    return 0
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    p = sub.add_parser("checks")
+    p.add_argument("--bin", required=True)
+    p.add_argument("--manifest", default=os.path.join(HERE, "schedules",
+                                                      "manifest.json"))
+    p.add_argument("--work", required=True)
+    p.add_argument("--json", required=True)
+    p.add_argument("--timeout", type=int, default=180)
+    # The device under test; cpu checks this script where no GPU is.
+    p.add_argument("--device", default="cuda")
+    p = sub.add_parser("overlap")
+    p.add_argument("trace")
+    p.add_argument("--warmup", type=int, default=0)
+    p = sub.add_parser("adam")
+    p.add_argument("trace")
+    p.add_argument("schedule")
+    p.add_argument("--warmup", type=int, default=0)
+    p = sub.add_parser("copybw")
+    p.add_argument("--out")
+    p = sub.add_parser("summary")
+    p.add_argument("--manifest", default=os.path.join(HERE, "schedules",
+                                                      "manifest.json"))
+    p.add_argument("--work", required=True)
+    p.add_argument("--warmup", type=int, default=3)
+    p.add_argument("--trace-warmup", type=int, default=1)
+    p.add_argument("--out-md", required=True)
+    p.add_argument("--out-json", required=True)
+    p.add_argument("--quiet", action="store_true")
+    args = parser.parse_args()
+    if args.command == "checks":
+        return cmd_checks(args)
+    if args.command == "overlap":
+        print(json.dumps(overlap(args.trace, args.warmup), indent=1))
+        return 0
+    if args.command == "adam":
+        print(json.dumps(adam(args.trace, args.schedule, args.warmup),
+                         indent=1))
+        return 0
+    if args.command == "copybw":
+        result = copy_bandwidth()
+        print(json.dumps(result))
+        if args.out:
+            with open(args.out, "w") as f:
+                json.dump(result, f)
+        return 0
+    return cmd_summary(args)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,197 @@
+#!/usr/bin/env bash
+# Makes, on the build machine, everything run_all.sh needs on the GPU machine,
+# which has no LLVM/MLIR (so no zero-model or zero-opt), no Debian packages
+# and no network:
+#
+#   schedules/checks/NAME.json        small steps (world size 1) compiled by
+#                                     zero-opt, with NAME.host.jsonl and
+#                                     NAME.host.safetensors: the host
+#                                     backend's metrics and final weights
+#                                     (zero-run here), the reference the CUDA
+#                                     backend is compared with
+#   schedules/gpt2-124m-bf16-sS.json  GPT-2 124M, bf16 mixed precision, ZeRO
+#                                     stage S (0 and 3), world size 1, with
+#                                     zero-opt's report (.report.json)
+#   schedules/manifest.json           the list run_all.sh reads: each check's
+#                                     files, steps, seed and tolerances
+#   .deps/json/include, .deps/googletest (at the repository's root, ignored
+#                                     by git: carry it) nlohmann-json's headers
+#                                     and googletest's sources from this
+#                                     machine's Debian packages, where the
+#                                     runtime's CMake looks when no package is
+#                                     installed (kept if already there)
+#
+# Usage: benchmarks/gpu/compile_schedules.sh   (tools from $ZERO_BIN, else
+# build/bin of the repository: build it first with scripts/build.sh)
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+root=$(cd "$here/../.." && pwd)
+bin=${ZERO_BIN:-$root/build/bin}
+out=$here/schedules
+deps=$root/.deps
+work=$(mktemp -d /tmp/zero-gpu-schedules.XXXXXX)
+step="start"
+on_exit() {
+  local rc=$?
+  rm -rf "$work"
+  if [ "$rc" -ne 0 ]; then
+    echo "compile_schedules.sh: FAILED in step: $step (exit $rc)" >&2
+  fi
+}
+trap on_exit EXIT
+begin() {
+  step="$1"
+  echo "== $1"
+}
+
+begin "tools"
+for tool in zero-model zero-opt zero-run; do
+  if [ ! -x "$bin/$tool" ]; then
+    echo "compile_schedules.sh: $bin/$tool is missing: build the repository" \
+      "(scripts/build.sh) or set ZERO_BIN" >&2
+    exit 1
+  fi
+done
+# The host backend makes the references; zero-run's --device flag is newer
+# than some builds.
+host_device=()
+if "$bin/zero-run" --help 2>&1 | grep -q -- '--device'; then
+  host_device=(--device cpu)
+fi
+rm -rf "$out"
+mkdir -p "$out/checks"
+: >"$work/checks.tsv"
+
+# One whole-step check: NAME DTYPE MODEL("gpt"|"mlp") STEPS TOLERANCE-KIND
+# ZERO-OPT-FLAGS...
+small_gpt=(gpt --num-layers 2 --hidden-size 64 --num-attention-heads 4
+  --seq-length 32 --batch-size 4 --vocab-size 128)
+small_mlp=(mlp --layers 3 --hidden 64 --batch-size 8)
+lr=1e-3
+seed=7
+make_check() {
+  local name=$1 dtype=$2 model=$3 steps=$4 tolerance=$5
+  shift 5
+  begin "check $name: zero-model $model --dtype $dtype; zero-opt $*"
+  local -a args
+  if [ "$model" = gpt ]; then args=("${small_gpt[@]}"); else args=("${small_mlp[@]}"); fi
+  "$bin/zero-model" "${args[@]}" --dtype "$dtype" -o "$work/$name.mlir"
+  # From the work folder: locations name NAME.mlir, not a temporary path.
+  (cd "$work" && "$bin/zero-opt" "$name.mlir" --zero-world-size=1 \
+    --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=$lr \
+    "$@" --zero-emit-schedule="$out/checks/$name.json" -o /dev/null)
+  begin "check $name: host reference (zero-run ${host_device[*]} --steps $steps --seed $seed)"
+  "$bin/zero-run" "${host_device[@]}" "$out/checks/$name.json" \
+    --steps "$steps" --seed "$seed" \
+    --metrics "$out/checks/$name.host.jsonl" \
+    --export "$out/checks/$name.host.safetensors" >"$work/$name.log"
+  tail -1 "$work/$name.log"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$dtype" "$steps" "$seed" \
+    "$tolerance" "$lr" >>"$work/checks.tsv"
+}
+
+gather3=(--zero-stage=3
+  --zero-set=zero_optimization.stage3_param_persistence_threshold=0
+  --zero-set=zero_optimization.stage3_prefetch_bucket_size=20000
+  --zero-set=zero_optimization.reduce_bucket_size=20000
+  --zero-set=zero_optimization.allgather_bucket_size=20000)
+make_check gpt-f32-s0 f32 gpt 5 f32 --zero-stage=0
+make_check gpt-f32-s1 f32 gpt 5 f32 --zero-stage=1
+make_check gpt-f32-s2 f32 gpt 5 f32 --zero-stage=2
+make_check gpt-f32-s3 f32 gpt 5 f32 "${gather3[@]}"
+make_check gpt-f64-s3 f64 gpt 5 f64 "${gather3[@]}"
+make_check gpt-bf16-s0 f32 gpt 4 bf16 --zero-stage=0 --zero-set=bf16.enabled=true
+make_check gpt-bf16-s3 f32 gpt 4 bf16 "${gather3[@]}" --zero-set=bf16.enabled=true
+make_check mlp-f32-s3 f32 mlp 5 f32 "${gather3[@]}"
+
+# GPT-2 124M as in the GPT-2 paper and nanoGPT: 12 layers, hidden 768, 12
+# heads, 1024 positions, GPT-2's 50257 tokens; micro-batch 8; bf16 with fp32
+# master weights and AdamW (lr 6e-4, weight decay 0.1); the buckets and
+# thresholds are DeepSpeed's defaults.
+gpt124=(gpt --num-layers 12 --hidden-size 768 --num-attention-heads 12
+  --seq-length 1024 --batch-size 8 --vocab-size 50257)
+begin "GPT-2 124M: zero-model"
+"$bin/zero-model" "${gpt124[@]}" --print-num-params
+"$bin/zero-model" "${gpt124[@]}" --dtype f32 -o "$work/gpt2-124m.mlir"
+for stage in 0 3; do
+  begin "GPT-2 124M: zero-opt --zero-stage=$stage --zero-world-size=1 (bf16)"
+  (cd "$work" && "$bin/zero-opt" gpt2-124m.mlir --zero-stage=$stage \
+    --zero-world-size=1 --zero-set=bf16.enabled=true \
+    --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=6e-4 \
+    --zero-set=optimizer.params.weight_decay=0.1 \
+    --zero-report="$out/gpt2-124m-bf16-s$stage.report.json" \
+    --zero-emit-schedule="$out/gpt2-124m-bf16-s$stage.json" -o /dev/null)
+done
+
+begin "manifest"
+/usr/bin/env python3 - "$work/checks.tsv" "$out/manifest.json" "${gpt124[*]}" <<'PY'
+import json, sys
+tsv, path, model = sys.argv[1:4]
+# How far the CUDA backend may be from the host backend after the steps.
+# f64: both round every op to f64, in other orders and with other libm
+# (exp, tanh): losses to 1e-11 relative; weights are exported in fp32: 2 ulps.
+# f32: other summation orders in every matmul and reduction (cuBLAS against
+# OpenBLAS, the host computing each op in double and rounding): losses to
+# 1e-4 relative, weights to 1e-4 relative or 1e-5 absolute (1% of one AdamW
+# step at lr 1e-3: a weight whose gradient is mostly rounding noise moves by
+# up to lr either way), as test/Runtime/torch-adamw.test allows OpenBLAS
+# against torch.
+# bf16 (fp32 master weights): 16-bit activations and gradients rounded after
+# other sums: losses to 1e-2 relative; a weight may move up to 2 lr per step
+# the other way where its gradient is noise, so at most 2 * steps * lr apart,
+# and at most 1% of the weights more than lr apart.
+TOLERANCES = {
+    "f64": {"loss_rtol": 1e-11, "loss_atol": 0.0, "weight_rtol": 2.5e-7,
+            "weight_atol": 1e-12},
+    "f32": {"loss_rtol": 1e-4, "loss_atol": 0.0, "weight_rtol": 1e-4,
+            "weight_atol": 1e-5},
+    "bf16": {"loss_rtol": 1e-2, "loss_atol": 0.0, "noise_steps": True},
+}
+checks = []
+for line in open(tsv):
+    name, dtype, steps, seed, kind, lr = line.rstrip("\n").split("\t")
+    tol = dict(TOLERANCES[kind])
+    if tol.pop("noise_steps", False):
+        tol["weight_max_abs"] = 2 * int(steps) * float(lr)
+        tol["weight_outlier_abs"] = float(lr)
+        tol["weight_outlier_fraction"] = 0.01
+    checks.append({
+        "name": name, "dtype": dtype, "precision": kind,
+        "schedule": "checks/%s.json" % name, "steps": int(steps),
+        "seed": int(seed),
+        "reference_metrics": "checks/%s.host.jsonl" % name,
+        "reference_export": "checks/%s.host.safetensors" % name,
+        "tolerance": tol})
+benchmarks = [{
+    "name": "gpt2-124m-bf16-s%d" % s, "stage": s,
+    "schedule": "gpt2-124m-bf16-s%d.json" % s,
+    "report": "gpt2-124m-bf16-s%d.report.json" % s,
+    "model": "zero-model " + model, "precision": "bf16 (fp32 master weights)",
+    "tokens_per_step": 8 * 1024} for s in (0, 3)]
+json.dump({"world_size": 1, "checks": checks, "benchmarks": benchmarks},
+          open(path, "w"), indent=1)
+print("%d checks, %d benchmarks" % (len(checks), len(benchmarks)))
+PY
+
+begin "deps: nlohmann-json headers and googletest sources in .deps/"
+# Where runtime/CMakeLists.txt and runtime/test/CMakeLists.txt look when no
+# package is installed (../.deps/json/include, ../.deps/googletest); .deps/ is
+# ignored by git, so a device run carries it (carry: [".deps"]).
+if [ ! -f "$deps/json/include/nlohmann/json.hpp" ]; then
+  mkdir -p "$deps/json/include"
+  cp -r /usr/include/nlohmann "$deps/json/include/"
+fi
+if [ ! -f "$deps/googletest/CMakeLists.txt" ]; then
+  if [ ! -f /usr/src/googletest/CMakeLists.txt ]; then
+    echo "compile_schedules.sh: /usr/src/googletest is missing (Debian package" \
+      "googletest, with libgtest-dev)" >&2
+    exit 1
+  fi
+  mkdir -p "$deps"
+  cp -r /usr/src/googletest "$deps/googletest"
+fi
+
+begin "sizes"
+du -sh "$out" "$deps"
+du -ch "$out"/*.json "$out"/checks/* "$deps" | tail -1
+echo "compile_schedules.sh: done; run benchmarks/gpu/run_all.sh on the GPU machine"

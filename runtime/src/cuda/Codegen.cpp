@@ -1,0 +1,1344 @@
+//===- Codegen.cpp - CUDA C++ kernels from linalg region bodies -----------===//
+//
+// See Codegen.h for the design. The generated source is deterministic (it
+// is the key of the kernel cache) and self-contained: no #include, so NVRTC
+// compiles it in milliseconds and no toolkit header is needed at run time.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Codegen.h"
+
+#include "zero/runtime/FloatFormats.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <set>
+#include <sstream>
+
+namespace zero::runtime::cuda {
+
+namespace {
+
+Status internalError(const std::string &message) {
+  return ZERO_ERROR(kInternal, "CUDA kernel generator: " + message);
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t d = shape.size(); d-- > 1;)
+    strides[d - 1] = strides[d] * shape[d];
+  return strides;
+}
+
+NestOperand makeOperand(const ValueInfo &value, std::vector<int64_t> strides) {
+  NestOperand operand;
+  operand.value = value.id;
+  operand.dtype = value.dtype;
+  operand.strides = std::move(strides);
+  operand.numel = value.numel;
+  return operand;
+}
+
+/// Classifies the loops (Codegen.h): parallel when every output indexes
+/// the loop or its size is 1, in-thread when no output indexes it, else
+/// the whole nest is sequential.
+void classifyLoops(LoopNest &nest) {
+  const size_t numLoops = nest.loopSizes.size();
+  nest.inThread.assign(numLoops, false);
+  nest.sequential = false;
+  for (size_t d = 0; d < numLoops; ++d) {
+    if (nest.loopSizes[d] == 1)
+      continue;
+    size_t indexing = 0;
+    for (const NestOperand &output : nest.outputs)
+      indexing += output.strides[d] != 0;
+    if (indexing == 0)
+      nest.inThread[d] = true;
+    else if (indexing != nest.outputs.size())
+      nest.sequential = true;
+  }
+  if (nest.sequential)
+    nest.inThread.assign(numLoops, true);
+}
+
+const char *elementType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "float";
+  case DType::F64:
+    return "double";
+  case DType::BF16:
+  case DType::F16:
+    return "unsigned short";
+  case DType::I64:
+  case DType::Index:
+    return "long long";
+  case DType::I32:
+    return "int";
+  case DType::I1:
+    return "unsigned char";
+  }
+  return "void";
+}
+
+const char *registerType(DType type) {
+  return isFloat(type) ? "double" : "long long";
+}
+
+/// The suffix of the prelude's per-dtype helpers (zk_ld_f32, zk_rnd_bf16).
+const char *typeSuffix(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "f32";
+  case DType::F64:
+    return "f64";
+  case DType::BF16:
+    return "bf16";
+  case DType::F16:
+    return "f16";
+  case DType::I64:
+    return "i64";
+  case DType::Index:
+    return "i64";
+  case DType::I32:
+    return "i32";
+  case DType::I1:
+    return "i1";
+  }
+  return "";
+}
+
+int bitWidth(DType type) {
+  switch (type) {
+  case DType::I1:
+    return 1;
+  case DType::BF16:
+  case DType::F16:
+    return 16;
+  case DType::F32:
+  case DType::I32:
+    return 32;
+  default:
+    return 64;
+  }
+}
+
+std::string intLiteral(int64_t value) {
+  if (value == INT64_MIN)
+    return "(-9223372036854775807LL - 1)";
+  return std::to_string(value) + "LL";
+}
+
+/// `expr` (a double) rounded to the float type `type`.
+std::string roundTo(DType type, const std::string &expr) {
+  if (type == DType::F64)
+    return expr;
+  return std::string("zk_rnd_") + typeSuffix(type) + "(" + expr + ")";
+}
+
+/// `expr` (a long long) wrapped to the integer type `type`.
+std::string wrapTo(DType type, const std::string &expr) {
+  switch (type) {
+  case DType::I1:
+    return "zk_wrap_i1(" + expr + ")";
+  case DType::I32:
+    return "zk_wrap_i32(" + expr + ")";
+  default:
+    return expr;
+  }
+}
+
+/// The signed value of a canonical integer register (i1 true is -1).
+std::string signedOf(DType type, const std::string &name) {
+  return type == DType::I1 ? "(-(" + name + " & 1))" : name;
+}
+
+/// The unsigned value of a canonical integer register, as unsigned long long.
+std::string unsignedOf(DType type, const std::string &name) {
+  switch (type) {
+  case DType::I1:
+    return "((unsigned long long)(" + name + " & 1))";
+  case DType::I32:
+    return "((unsigned long long)(unsigned)" + name + ")";
+  default:
+    return "((unsigned long long)" + name + ")";
+  }
+}
+
+std::string cmpfExpression(const std::string &predicate, const std::string &x,
+                           const std::string &y) {
+  if (predicate == "oeq")
+    return x + " == " + y;
+  if (predicate == "ogt")
+    return x + " > " + y;
+  if (predicate == "oge")
+    return x + " >= " + y;
+  if (predicate == "olt")
+    return x + " < " + y;
+  if (predicate == "ole")
+    return x + " <= " + y;
+  if (predicate == "one")
+    return "(" + x + " < " + y + " || " + x + " > " + y + ")";
+  if (predicate == "ord")
+    return "(!zk_isnan(" + x + ") && !zk_isnan(" + y + "))";
+  if (predicate == "ueq")
+    return "!(" + x + " < " + y + " || " + x + " > " + y + ")";
+  if (predicate == "ugt")
+    return "!(" + x + " <= " + y + ")";
+  if (predicate == "uge")
+    return "!(" + x + " < " + y + ")";
+  if (predicate == "ult")
+    return "!(" + x + " >= " + y + ")";
+  if (predicate == "ule")
+    return "!(" + x + " > " + y + ")";
+  if (predicate == "une")
+    return x + " != " + y;
+  if (predicate == "uno")
+    return "(zk_isnan(" + x + ") || zk_isnan(" + y + "))";
+  if (predicate == "true")
+    return "true";
+  if (predicate == "false")
+    return "false";
+  return "";
+}
+
+std::string cmpiExpression(const std::string &predicate, DType type,
+                           const std::string &x, const std::string &y) {
+  if (predicate == "eq")
+    return x + " == " + y;
+  if (predicate == "ne")
+    return x + " != " + y;
+  const std::string sx = signedOf(type, x), sy = signedOf(type, y);
+  if (predicate == "slt")
+    return sx + " < " + sy;
+  if (predicate == "sle")
+    return sx + " <= " + sy;
+  if (predicate == "sgt")
+    return sx + " > " + sy;
+  if (predicate == "sge")
+    return sx + " >= " + sy;
+  const std::string ux = unsignedOf(type, x), uy = unsignedOf(type, y);
+  if (predicate == "ult")
+    return ux + " < " + uy;
+  if (predicate == "ule")
+    return ux + " <= " + uy;
+  if (predicate == "ugt")
+    return ux + " > " + uy;
+  if (predicate == "uge")
+    return ux + " >= " + uy;
+  return "";
+}
+
+/// The kernel's text, built statement by statement.
+class KernelWriter {
+public:
+  KernelWriter(const LoopNest &nest, const ValueTable &values,
+               const CodegenOptions &options)
+      : nest_(nest), values_(values), options_(options), body_(*nest.body) {}
+
+  StatusOr<GeneratedKernel> run();
+
+private:
+  DType dtypeOf(int64_t id) const { return values_.values[id].dtype; }
+  /// The C++ name of a body value: by position (argument, op, outside
+  /// scalar), never by value id, so that the same body in another place of
+  /// the schedule is the same source (and the same kernel).
+  std::string name(int64_t id) const {
+    auto found = names_.find(id);
+    return found == names_.end() ? "undefined" : found->second;
+  }
+
+  void line(const std::string &text) {
+    out_ << std::string(indent_ * 2, ' ') << text << "\n";
+  }
+  void open(const std::string &text) {
+    line(text + " {");
+    ++indent_;
+  }
+  void close() {
+    --indent_;
+    line("}");
+  }
+
+  Status scanBody();
+  std::string offsetOf(const NestOperand &operand, const std::string &base,
+                       bool parallelPart) const;
+  std::string baseOffset(const NestOperand &operand) const;
+  std::string load(DType type, const std::string &pointer,
+                   const std::string &offset) const {
+    return std::string("zk_ld_") + typeSuffix(type) + "(" + pointer + ", " +
+           offset + ")";
+  }
+  std::string store(DType type, const std::string &pointer,
+                    const std::string &offset, const std::string &value) const {
+    return std::string("zk_st_") + typeSuffix(type) + "(" + pointer + ", " +
+           offset + ", " + value + ");";
+  }
+  Status emitOp(size_t index);
+  StatusOr<std::string> expression(const OpRecord &op);
+  void emitParallel();
+  void emitSequential();
+  void emitInputLoads(bool sequentialOffsets);
+  Status emitBodyOps();
+
+  const LoopNest &nest_;
+  const ValueTable &values_;
+  const CodegenOptions &options_;
+  const RegionBody &body_;
+  std::ostringstream out_;
+  int indent_ = 0;
+  Status bodyStatus_;
+
+  size_t numInputs_ = 0;
+  std::vector<bool> argumentUsed_;
+  std::set<int64_t> definedInBody_;
+  std::map<int64_t, std::string> names_;
+  std::vector<int64_t> scalars_; // external scalars, parameter order
+  std::vector<int64_t> tensors_; // external tensors, parameter order
+  std::vector<ExtractSite> sites_;
+};
+
+Status KernelWriter::scanBody() {
+  numInputs_ = nest_.inputs.size();
+  const size_t numArguments = numInputs_ + nest_.outputs.size();
+  if (body_.arguments.size() != numArguments)
+    return internalError(
+        "the body has " + std::to_string(body_.arguments.size()) +
+        " arguments for " + std::to_string(numArguments) + " operands");
+  if (body_.yield.size() != nest_.outputs.size())
+    return internalError("the body yields " +
+                         std::to_string(body_.yield.size()) + " values for " +
+                         std::to_string(nest_.outputs.size()) + " outputs");
+  argumentUsed_.assign(numArguments, false);
+  definedInBody_.insert(body_.arguments.begin(), body_.arguments.end());
+  for (const OpRecord &op : body_.ops)
+    definedInBody_.insert(op.results.begin(), op.results.end());
+  for (size_t i = 0; i < numArguments; ++i)
+    names_.emplace(body_.arguments[i], "arg" + std::to_string(i));
+  for (size_t i = 0; i < body_.ops.size(); ++i)
+    for (int64_t result : body_.ops[i].results)
+      names_.emplace(result, "v" + std::to_string(i));
+
+  std::set<int64_t> seenScalars, seenTensors;
+  auto use = [&](int64_t id) {
+    for (size_t i = 0; i < numArguments; ++i)
+      if (body_.arguments[i] == id)
+        argumentUsed_[i] = true;
+    if (definedInBody_.count(id) || values_.values[id].isTensor)
+      return;
+    if (seenScalars.insert(id).second) {
+      names_.emplace(id, "ext" + std::to_string(scalars_.size()));
+      scalars_.push_back(id);
+    }
+  };
+  for (size_t i = 0; i < body_.ops.size(); ++i) {
+    const OpRecord &op = body_.ops[i];
+    if (op.results.size() != 1)
+      return internalError(op.op + " has " + std::to_string(op.results.size()) +
+                           " results");
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      const int64_t id = op.operands[k];
+      if (op.code() == OpCode::Extract && k == 0) {
+        if (seenTensors.insert(id).second)
+          tensors_.push_back(id);
+        sites_.push_back({i, id});
+        continue;
+      }
+      use(id);
+    }
+  }
+  for (int64_t id : body_.yield)
+    use(id);
+  return Status::ok();
+}
+
+/// The element offset of `operand`: `base` plus the in-thread loops' terms
+/// (all loops' terms when `parallelPart`).
+std::string KernelWriter::offsetOf(const NestOperand &operand,
+                                   const std::string &base,
+                                   bool parallelPart) const {
+  std::string text = base;
+  for (size_t d = 0; d < nest_.loopSizes.size(); ++d) {
+    const int64_t stride = operand.strides[d];
+    if (stride == 0 || nest_.loopSizes[d] == 1 ||
+        (!parallelPart && !nest_.inThread[d]))
+      continue;
+    std::string term = "i" + std::to_string(d);
+    if (stride != 1)
+      term += " * " + intLiteral(stride);
+    text = text.empty() ? term : text + " + " + term;
+  }
+  return text.empty() ? "0" : text;
+}
+
+/// The offset of `operand` over the parallel loops only.
+std::string KernelWriter::baseOffset(const NestOperand &operand) const {
+  std::string text;
+  for (size_t d = 0; d < nest_.loopSizes.size(); ++d) {
+    const int64_t stride = operand.strides[d];
+    if (stride == 0 || nest_.loopSizes[d] == 1 || nest_.inThread[d])
+      continue;
+    std::string term = "i" + std::to_string(d);
+    if (stride != 1)
+      term += " * " + intLiteral(stride);
+    text = text.empty() ? term : text + " + " + term;
+  }
+  return text.empty() ? "0" : text;
+}
+
+StatusOr<std::string> KernelWriter::expression(const OpRecord &op) {
+  const DType rt = dtypeOf(op.results[0]);
+  std::vector<std::string> x;
+  for (int64_t id : op.operands)
+    x.push_back(name(id));
+  const DType ot = op.operands.empty() ? rt : dtypeOf(op.operands[0]);
+  auto arity = [&](size_t n) -> Status {
+    if (op.operands.size() != n)
+      return internalError(op.op + " has " +
+                           std::to_string(op.operands.size()) +
+                           " operands, expected " + std::to_string(n));
+    return Status::ok();
+  };
+  auto unaryF = [&](const char *fn) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return roundTo(rt, std::string(fn) + "(" + x[0] + ")");
+  };
+  auto binaryF = [&](const char *infix) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    return roundTo(rt, x[0] + " " + infix + " " + x[1]);
+  };
+  auto callF = [&](const char *fn) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    return roundTo(rt, std::string(fn) + "(" + x[0] + ", " + x[1] + ")");
+  };
+  // Integer ops: the host computes in uint64/int64 and wraps.
+  auto binaryI = [&](const char *infix) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    return wrapTo(rt, "(long long)((unsigned long long)" + x[0] + " " + infix +
+                          " (unsigned long long)" + x[1] + ")");
+  };
+  auto callI = [&](const std::string &text) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    return wrapTo(rt, text);
+  };
+
+  switch (op.code()) {
+  case OpCode::AddF:
+    return binaryF("+");
+  case OpCode::SubF:
+    return binaryF("-");
+  case OpCode::MulF:
+    return binaryF("*");
+  case OpCode::DivF:
+    return binaryF("/");
+  case OpCode::NegF:
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return roundTo(rt, "-" + x[0]);
+  case OpCode::MaximumF:
+    return callF("zk_maximumf");
+  case OpCode::MinimumF:
+    return callF("zk_minimumf");
+  case OpCode::RemF:
+    return callF("fmod");
+  case OpCode::CmpF: {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    std::string text =
+        cmpfExpression(op.fields.getString(Field::Predicate), x[0], x[1]);
+    if (text.empty())
+      return internalError("unknown arith.cmpf predicate '" +
+                           op.fields.getString(Field::Predicate) + "'");
+    return "(" + text + ") ? 1LL : 0LL";
+  }
+  case OpCode::AddI:
+    return binaryI("+");
+  case OpCode::SubI:
+    return binaryI("-");
+  case OpCode::MulI:
+    return binaryI("*");
+  case OpCode::DivSI:
+    return callI("zk_divsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
+                 ")");
+  case OpCode::DivUI:
+    return callI("(long long)zk_divui(" + unsignedOf(ot, x[0]) + ", " +
+                 unsignedOf(ot, x[1]) + ")");
+  case OpCode::RemSI:
+    return callI("zk_remsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
+                 ")");
+  case OpCode::RemUI:
+    return callI("(long long)zk_remui(" + unsignedOf(ot, x[0]) + ", " +
+                 unsignedOf(ot, x[1]) + ")");
+  case OpCode::MaxSI:
+    return callI("zk_maxsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
+                 ")");
+  case OpCode::MinSI:
+    return callI("zk_minsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
+                 ")");
+  case OpCode::AndI:
+    return callI("(" + x[0] + " & " + x[1] + ")");
+  case OpCode::OrI:
+    return callI("(" + x[0] + " | " + x[1] + ")");
+  case OpCode::XOrI:
+    return callI("(" + x[0] + " ^ " + x[1] + ")");
+  case OpCode::ShLI:
+    return callI("zk_shli(" + x[0] + ", " + unsignedOf(ot, x[1]) + ", " +
+                 std::to_string(bitWidth(ot)) + ")");
+  case OpCode::ShRSI:
+    return callI("zk_shrsi(" + signedOf(ot, x[0]) + ", " +
+                 unsignedOf(ot, x[1]) + ", " + std::to_string(bitWidth(ot)) +
+                 ")");
+  case OpCode::ShRUI:
+    return callI("zk_shrui(" + unsignedOf(ot, x[0]) + ", " +
+                 unsignedOf(ot, x[1]) + ", " + std::to_string(bitWidth(ot)) +
+                 ")");
+  case OpCode::CmpI: {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    std::string text =
+        cmpiExpression(op.fields.getString(Field::Predicate), ot, x[0], x[1]);
+    if (text.empty())
+      return internalError("unknown arith.cmpi predicate '" +
+                           op.fields.getString(Field::Predicate) + "'");
+    return "(" + text + ") ? 1LL : 0LL";
+  }
+  case OpCode::Select:
+    ZERO_RETURN_IF_ERROR(arity(3));
+    return x[0] + " != 0 ? " + x[1] + " : " + x[2];
+  case OpCode::ExtF:
+  case OpCode::TruncF:
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return roundTo(rt, x[0]);
+  case OpCode::SIToFP:
+  case OpCode::UIToFP: {
+    ZERO_RETURN_IF_ERROR(arity(1));
+    const std::string value =
+        op.code() == OpCode::SIToFP ? signedOf(ot, x[0]) : unsignedOf(ot, x[0]);
+    // f32 rounds once from the integer, the others from its double.
+    if (rt == DType::F32)
+      return "(double)(float)" + value;
+    return roundTo(rt, "(double)" + value);
+  }
+  case OpCode::FPToSI: {
+    ZERO_RETURN_IF_ERROR(arity(1));
+    const int width = bitWidth(rt);
+    const double bound = std::ldexp(1.0, width - 1);
+    const std::string lo = width == 64
+                               ? intLiteral(INT64_MIN)
+                               : intLiteral(-(int64_t(1) << (width - 1)));
+    const std::string hi = width == 64
+                               ? intLiteral(INT64_MAX)
+                               : intLiteral((int64_t(1) << (width - 1)) - 1);
+    return wrapTo(rt, "zk_fptosi(" + x[0] + ", " + formatDoubleLiteral(-bound) +
+                          ", " + formatDoubleLiteral(bound) + ", " + lo + ", " +
+                          hi + ")");
+  }
+  case OpCode::FPToUI: {
+    ZERO_RETURN_IF_ERROR(arity(1));
+    const int width = bitWidth(rt);
+    const double bound = std::ldexp(1.0, width);
+    const std::string max =
+        width == 64 ? "18446744073709551615ULL"
+                    : std::to_string((uint64_t(1) << width) - 1) + "ULL";
+    return wrapTo(rt, "(long long)zk_fptoui(" + x[0] + ", " +
+                          formatDoubleLiteral(bound) + ", " + max + ")");
+  }
+  case OpCode::IndexCast:
+  case OpCode::ExtSI:
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return wrapTo(rt, signedOf(ot, x[0]));
+  case OpCode::ExtUI:
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return wrapTo(rt, "(long long)" + unsignedOf(ot, x[0]));
+  case OpCode::TruncI:
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return wrapTo(rt, x[0]);
+  case OpCode::Bitcast:
+    ZERO_RETURN_IF_ERROR(arity(1));
+    if (ot == rt || (!isFloat(ot) && !isFloat(rt)))
+      return x[0];
+    if (ot == DType::F32)
+      return "(long long)__float_as_int((float)" + x[0] + ")";
+    if (rt == DType::F32)
+      return "(double)__int_as_float((int)(unsigned)" + x[0] + ")";
+    if (ot == DType::F64)
+      return "__double_as_longlong(" + x[0] + ")";
+    return "__longlong_as_double(" + x[0] + ")";
+  case OpCode::Exp:
+    return unaryF("exp");
+  case OpCode::Exp2:
+    return unaryF("exp2");
+  case OpCode::Log:
+    return unaryF("log");
+  case OpCode::Log2:
+    return unaryF("log2");
+  case OpCode::Log1p:
+    return unaryF("log1p");
+  case OpCode::Sqrt:
+    return unaryF("sqrt");
+  case OpCode::Rsqrt: // 1 / sqrt, both correctly rounded, as the host does
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return roundTo(rt, "1.0 / sqrt(" + x[0] + ")");
+  case OpCode::Tanh:
+    return unaryF("tanh");
+  case OpCode::AbsF:
+    return unaryF("fabs");
+  case OpCode::Erf:
+    return unaryF("erf");
+  case OpCode::PowF:
+    return callF("pow");
+  case OpCode::Sin:
+    return unaryF("sin");
+  case OpCode::Cos:
+    return unaryF("cos");
+  case OpCode::Floor:
+    return unaryF("floor");
+  case OpCode::Ceil:
+    return unaryF("ceil");
+  default:
+    return internalError("'" + op.op + "' is not an op of a region body");
+  }
+}
+
+/// Emits body op `index` (not constants: those are loop invariants).
+Status KernelWriter::emitOp(size_t index) {
+  const OpRecord &op = body_.ops[index];
+  const int64_t result = op.results[0];
+  const DType rt = dtypeOf(result);
+  if (op.code() == OpCode::Constant)
+    return Status::ok();
+  if (op.code() == OpCode::Index) {
+    line("const long long " + name(result) + " = i" +
+         std::to_string(op.fields.getInt(Field::Dim)) + ";");
+    return Status::ok();
+  }
+  if (op.code() == OpCode::Extract) {
+    // Row-major offset with a bounds check per index; an index outside the
+    // tensor is recorded and reads 0.
+    const ValueInfo &tensor = values_.values[op.operands[0]];
+    const size_t site =
+        std::find_if(sites_.begin(), sites_.end(),
+                     [&](const ExtractSite &s) { return s.bodyOp == index; }) -
+        sites_.begin();
+    const size_t param =
+        std::find(tensors_.begin(), tensors_.end(), tensor.id) -
+        tensors_.begin();
+    if (op.operands.size() != tensor.shape.size() + 1)
+      return internalError(
+          "tensor.extract has " + std::to_string(op.operands.size() - 1) +
+          " indices for rank " + std::to_string(tensor.shape.size()));
+    const std::vector<int64_t> strides = rowMajorStrides(tensor.shape);
+    const std::string offset = "e" + std::to_string(index);
+    const std::string ok = "ok" + std::to_string(index);
+    line("long long " + offset + " = 0;");
+    line("bool " + ok + " = true;");
+    for (size_t d = 0; d < tensor.shape.size(); ++d) {
+      const std::string position = name(op.operands[d + 1]);
+      open("if ((unsigned long long)" + position +
+           " >= " + std::to_string(tensor.shape[d]) + "ULL)");
+      line("zk_fail(err, " + std::to_string(site) + ", " + std::to_string(d) +
+           ", " + position + ");");
+      line(ok + " = false;");
+      close();
+      line(offset + " += " + position +
+           (strides[d] == 1 ? "" : " * " + intLiteral(strides[d])) + ";");
+    }
+    line(std::string("const ") + registerType(rt) + " " + name(result) + " = " +
+         ok + " ? " + load(tensor.dtype, "t" + std::to_string(param), offset) +
+         " : " + (isFloat(rt) ? "0.0" : "0LL") + ";");
+    return Status::ok();
+  }
+  StatusOr<std::string> text = expression(op);
+  if (!text.isOk())
+    return text.status();
+  line(std::string("const ") + registerType(rt) + " " + name(result) + " = " +
+       *text + ";");
+  return Status::ok();
+}
+
+Status KernelWriter::emitBodyOps() {
+  for (size_t i = 0; i < body_.ops.size(); ++i)
+    ZERO_RETURN_IF_ERROR(emitOp(i));
+  return Status::ok();
+}
+
+/// Loads the used input arguments at the current point.
+void KernelWriter::emitInputLoads(bool sequentialOffsets) {
+  for (size_t i = 0; i < numInputs_; ++i) {
+    if (!argumentUsed_[i])
+      continue;
+    const NestOperand &input = nest_.inputs[i];
+    const std::string offset =
+        sequentialOffsets ? offsetOf(input, "", true)
+                          : offsetOf(input, "ba" + std::to_string(i), false);
+    line(std::string("const ") + registerType(input.dtype) + " " +
+         name(body_.arguments[i]) + " = " +
+         load(input.dtype, "a" + std::to_string(i), offset) + ";");
+  }
+}
+
+void KernelWriter::emitParallel() {
+  const size_t numLoops = nest_.loopSizes.size();
+  const size_t numOutputs = nest_.outputs.size();
+  const int64_t numThreads = nest_.numThreads();
+  bool anyInThread = false;
+  int64_t numInThread = 1;
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest_.inThread[d]) {
+      anyInThread = true;
+      numInThread *= nest_.loopSizes[d];
+    }
+
+  open("for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+       "p < " +
+       intLiteral(numThreads) + "; p += (long long)gridDim.x * blockDim.x)");
+  // The parallel loop indices, innermost fastest. 32-bit division when the
+  // space allows it: NVRTC turns it into a multiply by a constant.
+  std::vector<size_t> parallel;
+  for (size_t d = 0; d < numLoops; ++d)
+    if (!nest_.inThread[d] && nest_.loopSizes[d] != 1)
+      parallel.push_back(d);
+  const bool narrow = numThreads <= 0xffffffffLL;
+  const char *qType = narrow ? "unsigned" : "unsigned long long";
+  const char *qSuffix = narrow ? "u" : "ULL";
+  if (parallel.size() > 1)
+    line(std::string(qType) + " q = (" + qType + ")p;");
+  for (size_t d = 0; d < numLoops; ++d)
+    if (!nest_.inThread[d] && nest_.loopSizes[d] == 1)
+      line("const long long i" + std::to_string(d) + " = 0;");
+  for (size_t k = parallel.size(); k-- > 0;) {
+    const std::string index = "i" + std::to_string(parallel[k]);
+    const std::string size = std::to_string(nest_.loopSizes[parallel[k]]);
+    if (parallel.size() == 1)
+      line("const long long " + index + " = p;");
+    else if (k == 0)
+      line("const long long " + index + " = (long long)q;");
+    else {
+      line("const long long " + index + " = (long long)(q % " + size + qSuffix +
+           ");");
+      line("q /= " + size + qSuffix + ";");
+    }
+  }
+  // Offsets over the parallel loops.
+  for (size_t i = 0; i < numInputs_; ++i)
+    if (argumentUsed_[i])
+      line("const long long ba" + std::to_string(i) + " = " +
+           baseOffset(nest_.inputs[i]) + ";");
+  for (size_t o = 0; o < numOutputs; ++o)
+    line("const long long bo" + std::to_string(o) + " = " +
+         baseOffset(nest_.outputs[o]) + ";");
+
+  if (!anyInThread) {
+    emitInputLoads(false);
+    for (size_t o = 0; o < numOutputs; ++o) {
+      if (!argumentUsed_[numInputs_ + o])
+        continue;
+      const NestOperand &output = nest_.outputs[o];
+      line(std::string("const ") + registerType(output.dtype) + " " +
+           name(body_.arguments[numInputs_ + o]) + " = " +
+           load(output.dtype, "d" + std::to_string(o),
+                "bo" + std::to_string(o)) +
+           ";");
+    }
+    bodyStatus_ = emitBodyOps();
+    for (size_t o = 0; o < numOutputs; ++o)
+      line(store(nest_.outputs[o].dtype, "r" + std::to_string(o),
+                 "bo" + std::to_string(o), name(body_.yield[o])));
+    close();
+    return;
+  }
+
+  // The outputs' arguments accumulate over the in-thread loops, starting
+  // from the destinations (all that is stored when those loops are empty).
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const NestOperand &output = nest_.outputs[o];
+    const bool needed = argumentUsed_[numInputs_ + o] || numInThread == 0;
+    line(std::string(registerType(output.dtype)) + " " +
+         name(body_.arguments[numInputs_ + o]) + " = " +
+         (needed ? load(output.dtype, "d" + std::to_string(o),
+                        "bo" + std::to_string(o))
+                 : std::string(isFloat(output.dtype) ? "0.0" : "0LL")) +
+         ";");
+  }
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest_.inThread[d]) {
+      const std::string index = "i" + std::to_string(d);
+      open("for (long long " + index + " = 0; " + index + " < " +
+           intLiteral(nest_.loopSizes[d]) + "; ++" + index + ")");
+    }
+  emitInputLoads(false);
+  bodyStatus_ = emitBodyOps();
+  // All yields are read before any argument changes (a yield may be an
+  // argument).
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(std::string("const ") + registerType(nest_.outputs[o].dtype) + " y" +
+         std::to_string(o) + " = " + name(body_.yield[o]) + ";");
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(name(body_.arguments[numInputs_ + o]) + " = y" + std::to_string(o) +
+         ";");
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest_.inThread[d])
+      close();
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(store(nest_.outputs[o].dtype, "r" + std::to_string(o),
+               "bo" + std::to_string(o),
+               name(body_.arguments[numInputs_ + o])));
+  close();
+}
+
+/// One thread, every loop in order, the outputs read and written in place in
+/// the results (after copying the destinations there), as the host's
+/// sequential nest does.
+void KernelWriter::emitSequential() {
+  const size_t numLoops = nest_.loopSizes.size();
+  const size_t numOutputs = nest_.outputs.size();
+  line("if (blockIdx.x != 0 || threadIdx.x != 0)");
+  line("  return;");
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const std::string r = "r" + std::to_string(o), d = "d" + std::to_string(o);
+    line("if ((const void *)" + r + " != (const void *)" + d + ")");
+    line("  for (long long k = 0; k < " + intLiteral(nest_.outputs[o].numel) +
+         "; ++k)");
+    line("    " + r + "[k] = " + d + "[k];");
+  }
+  for (size_t d = 0; d < numLoops; ++d) {
+    const std::string index = "i" + std::to_string(d);
+    open("for (long long " + index + " = 0; " + index + " < " +
+         intLiteral(nest_.loopSizes[d]) + "; ++" + index + ")");
+  }
+  emitInputLoads(true);
+  for (size_t o = 0; o < numOutputs; ++o) {
+    if (!argumentUsed_[numInputs_ + o])
+      continue;
+    const NestOperand &output = nest_.outputs[o];
+    line(std::string("const ") + registerType(output.dtype) + " " +
+         name(body_.arguments[numInputs_ + o]) + " = " +
+         load(output.dtype, "r" + std::to_string(o),
+              offsetOf(output, "", true)) +
+         ";");
+  }
+  bodyStatus_ = emitBodyOps();
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(store(nest_.outputs[o].dtype, "r" + std::to_string(o),
+               offsetOf(nest_.outputs[o], "", true), name(body_.yield[o])));
+  for (size_t d = 0; d < numLoops; ++d)
+    close();
+}
+
+StatusOr<GeneratedKernel> KernelWriter::run() {
+  ZERO_RETURN_IF_ERROR(scanBody());
+  GeneratedKernel kernel;
+  kernel.name = "zero_structured";
+  kernel.scalars = scalars_;
+  kernel.tensors = tensors_;
+  kernel.extractSites = sites_;
+  kernel.numThreads = nest_.numThreads();
+  kernel.numInputs = nest_.inputs.size();
+  kernel.numOutputs = nest_.outputs.size();
+
+  out_ << getKernelPrelude();
+  out_ << "\n// " << (nest_.sequential ? "sequential" : "parallel")
+       << " nest, loops [";
+  for (size_t d = 0; d < nest_.loopSizes.size(); ++d)
+    out_ << (d ? ", " : "") << nest_.loopSizes[d]
+         << (nest_.sequential    ? ""
+             : nest_.inThread[d] ? " in-thread"
+                                 : "");
+  out_ << "]\n";
+
+  // Parameters (GeneratedKernel's order).
+  std::vector<std::string> params;
+  for (size_t o = 0; o < nest_.outputs.size(); ++o) {
+    const char *type = elementType(nest_.outputs[o].dtype);
+    params.push_back(std::string(type) + " *r" + std::to_string(o));
+    params.push_back(std::string("const ") + type + " *d" + std::to_string(o));
+  }
+  for (size_t i = 0; i < nest_.inputs.size(); ++i)
+    params.push_back(std::string("const ") +
+                     elementType(nest_.inputs[i].dtype) +
+                     (options_.restrictInputs ? " *__restrict__ a" : " *a") +
+                     std::to_string(i));
+  for (size_t s = 0; s < scalars_.size(); ++s)
+    params.push_back(std::string("const ") +
+                     registerType(dtypeOf(scalars_[s])) + " *s" +
+                     std::to_string(s));
+  for (size_t t = 0; t < tensors_.size(); ++t)
+    params.push_back(std::string("const ") + elementType(dtypeOf(tensors_[t])) +
+                     " *t" + std::to_string(t));
+  if (!sites_.empty())
+    params.push_back("ZkError *err");
+
+  out_ << "extern \"C\" __global__ void __launch_bounds__("
+       << options_.maxBlockSize << ")\n"
+       << kernel.name << "(";
+  for (size_t i = 0; i < params.size(); ++i)
+    out_ << (i ? ",\n    " : "") << params[i];
+  out_ << ") {\n";
+  indent_ = 1;
+
+  // Loop invariants: scalars from outside (read once per thread) and
+  // constants (already in their type's canonical form).
+  for (size_t s = 0; s < scalars_.size(); ++s)
+    line(std::string("const ") + registerType(dtypeOf(scalars_[s])) + " " +
+         name(scalars_[s]) + " = *s" + std::to_string(s) + ";");
+  for (const OpRecord &op : body_.ops) {
+    if (op.code() != OpCode::Constant)
+      continue;
+    const DType rt = dtypeOf(op.results[0]);
+    const ConstantValue &value = op.fields.getConstant(Field::Value);
+    if (value.elements.size() != 1)
+      return internalError("a body constant is a single number");
+    const Number &number = value.elements[0];
+    std::string literal;
+    switch (rt) {
+    case DType::F32:
+      literal = formatDoubleLiteral(
+          static_cast<double>(static_cast<float>(number.f)));
+      break;
+    case DType::F64:
+      literal = formatDoubleLiteral(number.f);
+      break;
+    case DType::BF16:
+      literal = formatDoubleLiteral(bf16ToFloat(roundToBF16(number.f)));
+      break;
+    case DType::F16:
+      literal = formatDoubleLiteral(f16ToDouble(roundToF16(number.f)));
+      break;
+    default: {
+      if (!number.isInteger)
+        return internalError("an integer constant is " + number.text);
+      int64_t v = number.i;
+      if (rt == DType::I1)
+        v &= 1;
+      else if (rt == DType::I32)
+        v = static_cast<int32_t>(static_cast<uint32_t>(v));
+      literal = intLiteral(v);
+    }
+    }
+    line(std::string("const ") + registerType(rt) + " " + name(op.results[0]) +
+         " = " + literal + ";");
+  }
+
+  if (nest_.sequential)
+    emitSequential();
+  else
+    emitParallel();
+  ZERO_RETURN_IF_ERROR(bodyStatus_);
+  out_ << "}\n";
+  kernel.source = out_.str();
+  return kernel;
+}
+
+} // namespace
+
+int64_t LoopNest::numThreads() const {
+  if (sequential)
+    return 1;
+  int64_t n = 1;
+  for (size_t d = 0; d < loopSizes.size(); ++d)
+    if (!inThread[d])
+      n *= loopSizes[d];
+  return n;
+}
+
+StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
+                                 const ValueTable &values) {
+  LoopNest nest;
+  const std::vector<int64_t> &operands = inst.operands;
+  auto value = [&](int64_t id) -> const ValueInfo & {
+    return values.values[id];
+  };
+  if (!inst.fields.has(Field::Body))
+    return internalError(inst.op + " has no body");
+  nest.body = &inst.fields.getBody(Field::Body);
+  nest.results = inst.results;
+  const size_t numOutputs = inst.results.size();
+  if (numOutputs == 0 || numOutputs > operands.size())
+    return internalError(inst.op + " has " + std::to_string(numOutputs) +
+                         " results for " + std::to_string(operands.size()) +
+                         " operands");
+  const size_t numInputs = operands.size() - numOutputs;
+
+  switch (inst.code()) {
+  case OpCode::Map: {
+    const ValueInfo &init = value(operands.back());
+    nest.loopSizes = init.shape;
+    const std::vector<int64_t> strides = rowMajorStrides(init.shape);
+    for (size_t i = 0; i < numInputs; ++i)
+      nest.inputs.push_back(makeOperand(value(operands[i]), strides));
+    nest.outputs.push_back(makeOperand(init, strides));
+    break;
+  }
+  case OpCode::Reduce: {
+    const ValueInfo &input = value(operands[0]);
+    const int64_t rank = static_cast<int64_t>(input.shape.size());
+    std::vector<bool> reduced(rank, false);
+    for (int64_t dim : inst.fields.getIntList(Field::Dimensions)) {
+      if (dim < 0 || dim >= rank)
+        return internalError("reduction dimension " + std::to_string(dim) +
+                             " out of range");
+      reduced[dim] = true;
+    }
+    nest.loopSizes = input.shape;
+    std::vector<int64_t> kept;
+    for (int64_t d = 0; d < rank; ++d)
+      if (!reduced[d])
+        kept.push_back(input.shape[d]);
+    const std::vector<int64_t> inStrides = rowMajorStrides(input.shape);
+    const std::vector<int64_t> keptStrides = rowMajorStrides(kept);
+    std::vector<int64_t> outStrides;
+    for (int64_t d = 0, k = 0; d < rank; ++d)
+      outStrides.push_back(reduced[d] ? 0 : keptStrides[k++]);
+    for (size_t i = 0; i < numInputs; ++i)
+      nest.inputs.push_back(makeOperand(value(operands[i]), inStrides));
+    for (size_t o = 0; o < numOutputs; ++o)
+      nest.outputs.push_back(
+          makeOperand(value(operands[numInputs + o]), outStrides));
+    break;
+  }
+  case OpCode::Generic: {
+    const std::vector<std::vector<int64_t>> &maps =
+        inst.fields.getIntListList(Field::IndexingMaps);
+    const size_t numLoops =
+        inst.fields.getStringList(Field::IteratorTypes).size();
+    if (maps.size() != operands.size())
+      return internalError("indexing_maps has " + std::to_string(maps.size()) +
+                           " maps for " + std::to_string(operands.size()) +
+                           " operands");
+    nest.loopSizes.assign(numLoops, -1);
+    for (size_t j = 0; j < operands.size(); ++j) {
+      const ValueInfo &operand = value(operands[j]);
+      if (maps[j].size() != operand.shape.size())
+        return internalError("an indexing map does not match its operand");
+      const std::vector<int64_t> tensorStrides = rowMajorStrides(operand.shape);
+      std::vector<int64_t> strides(numLoops, 0);
+      for (size_t dim = 0; dim < maps[j].size(); ++dim) {
+        const int64_t loop = maps[j][dim];
+        if (loop < 0 || loop >= static_cast<int64_t>(numLoops))
+          return internalError("an indexing map is out of range");
+        strides[loop] = tensorStrides[dim];
+        nest.loopSizes[loop] = operand.shape[dim];
+      }
+      (j < numInputs ? nest.inputs : nest.outputs)
+          .push_back(makeOperand(operand, std::move(strides)));
+    }
+    for (int64_t size : nest.loopSizes)
+      if (size < 0)
+        return internalError("a loop is indexed by no operand");
+    break;
+  }
+  default:
+    return internalError("'" + inst.op +
+                         "' is not linalg.map, linalg.reduce "
+                         "or linalg.generic");
+  }
+  classifyLoops(nest);
+  return nest;
+}
+
+StatusOr<GeneratedKernel> generateKernel(const LoopNest &nest,
+                                         const ValueTable &values,
+                                         const CodegenOptions &options) {
+  if (!nest.body)
+    return internalError("the loop nest has no body");
+  return KernelWriter(nest, values, options).run();
+}
+
+const std::string &getKernelPrelude() {
+  static const std::string prelude =
+      R"ZK(// Generated by zero-opt's CUDA backend (runtime/src/cuda/Codegen.cpp).
+// Values are registers as on the host: floats as double, rounded to their
+// dtype after every op; integers as long long, wrapped to their width.
+
+struct ZkError {
+  int claimed;
+  int found;
+  int site;
+  int dim;
+  long long index;
+};
+
+// Records the first tensor.extract index outside its tensor.
+__device__ __noinline__ void zk_fail(ZkError *e, int site, int dim,
+                                     long long index) {
+  if (atomicCAS(&e->claimed, 0, 1) == 0) {
+    e->site = site;
+    e->dim = dim;
+    e->index = index;
+    __threadfence();
+    *(volatile int *)&e->found = 1;
+  }
+}
+
+__device__ __forceinline__ double zk_f64_from_bits(unsigned long long b) {
+  return __longlong_as_double((long long)b);
+}
+__device__ __forceinline__ bool zk_isnan(double x) { return x != x; }
+__device__ __forceinline__ bool zk_signbit(double x) {
+  return __double_as_longlong(x) < 0;
+}
+
+// 16-bit floats: widening is exact; narrowing rounds a double to nearest
+// even once (the hardware conversions where the GPU has them, else the
+// host's algorithm, FloatFormats.cpp).
+__device__ __forceinline__ unsigned short zk_round_format(double value,
+                                                          int mant, int expo) {
+  const unsigned long long bits =
+      (unsigned long long)__double_as_longlong(value);
+  const unsigned sign = (unsigned)(bits >> 63) << (mant + expo);
+  const int exp = (int)((bits >> 52) & 0x7ff);
+  const unsigned long long frac = bits & ((1ULL << 52) - 1);
+  const int bias = (1 << (expo - 1)) - 1;
+  const unsigned inf = ((1u << expo) - 1) << mant;
+  if (exp == 0x7ff)
+    return (unsigned short)(frac ? sign | inf | (1u << (mant - 1))
+                                 : sign | inf);
+  if (exp == 0)
+    return (unsigned short)sign;
+  const unsigned long long sig = frac | (1ULL << 52);
+  const int emin = 1 - bias;
+  int q = (exp - 1023 > emin ? exp - 1023 : emin) - mant;
+  const int shift = q - (exp - 1075);
+  unsigned long long r = 0;
+  if (shift < 54) {
+    r = sig >> shift;
+    const unsigned long long rem = sig & ((1ULL << shift) - 1);
+    const unsigned long long half = 1ULL << (shift - 1);
+    if (rem > half || (rem == half && (r & 1)))
+      ++r;
+  }
+  if (r < (1ULL << mant))
+    return (unsigned short)(sign | (unsigned)r);
+  if (r == (1ULL << (mant + 1))) {
+    r >>= 1;
+    ++q;
+  }
+  const int biased = q + mant + bias;
+  if (biased >= (1 << expo) - 1)
+    return (unsigned short)(sign | inf);
+  return (unsigned short)(sign | ((unsigned)biased << mant) |
+                          (unsigned)(r - (1ULL << mant)));
+}
+
+__device__ __forceinline__ double zk_bf16_to_f64(unsigned short h) {
+  return (double)__int_as_float((int)((unsigned)h << 16));
+}
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+__device__ __forceinline__ unsigned short zk_f64_to_bf16(double x) {
+  unsigned short h;
+  asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(x));
+  return h;
+}
+#else
+__device__ __forceinline__ unsigned short zk_f64_to_bf16(double x) {
+  return zk_round_format(x, 7, 8);
+}
+#endif
+#if defined(__CUDA_ARCH__)
+__device__ __forceinline__ unsigned short zk_f64_to_f16(double x) {
+  unsigned short h;
+  asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));
+  return h;
+}
+__device__ __forceinline__ double zk_f16_to_f64(unsigned short h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return (double)f;
+}
+#else
+__device__ __forceinline__ unsigned short zk_f64_to_f16(double x) {
+  return zk_round_format(x, 10, 5);
+}
+__device__ __forceinline__ double zk_f16_to_f64(unsigned short h) {
+  const unsigned sign = (unsigned)(h & 0x8000) << 16;
+  const unsigned mag = h & 0x7fffu;
+  unsigned wide;
+  if (mag >= 0x7c00u) {
+    wide = sign | 0x7f800000u | ((mag & 0x3ffu) << 13);
+  } else if (mag >= 0x0400u) {
+    wide = sign | ((mag + ((127u - 15u) << 10)) << 13);
+  } else {
+    const float v = (float)mag * 5.9604644775390625e-8f;
+    return sign ? -(double)v : (double)v;
+  }
+  return (double)__int_as_float((int)wide);
+}
+#endif
+
+__device__ __forceinline__ double zk_rnd_f32(double x) {
+  return (double)(float)x;
+}
+__device__ __forceinline__ double zk_rnd_bf16(double x) {
+  return zk_bf16_to_f64(zk_f64_to_bf16(x));
+}
+__device__ __forceinline__ double zk_rnd_f16(double x) {
+  return zk_f16_to_f64(zk_f64_to_f16(x));
+}
+__device__ __forceinline__ long long zk_wrap_i1(long long x) { return x & 1; }
+__device__ __forceinline__ long long zk_wrap_i32(long long x) {
+  return (long long)(int)(unsigned)x;
+}
+
+// Elements in memory <-> registers.
+__device__ __forceinline__ double zk_ld_f32(const float *p, long long i) {
+  return (double)p[i];
+}
+__device__ __forceinline__ double zk_ld_f64(const double *p, long long i) {
+  return p[i];
+}
+__device__ __forceinline__ double zk_ld_bf16(const unsigned short *p,
+                                             long long i) {
+  return zk_bf16_to_f64(p[i]);
+}
+__device__ __forceinline__ double zk_ld_f16(const unsigned short *p,
+                                            long long i) {
+  return zk_f16_to_f64(p[i]);
+}
+__device__ __forceinline__ long long zk_ld_i64(const long long *p,
+                                               long long i) {
+  return p[i];
+}
+__device__ __forceinline__ long long zk_ld_i32(const int *p, long long i) {
+  return (long long)p[i];
+}
+__device__ __forceinline__ long long zk_ld_i1(const unsigned char *p,
+                                              long long i) {
+  return p[i] != 0 ? 1LL : 0LL;
+}
+__device__ __forceinline__ void zk_st_f32(float *p, long long i, double v) {
+  p[i] = (float)v;
+}
+__device__ __forceinline__ void zk_st_f64(double *p, long long i, double v) {
+  p[i] = v;
+}
+__device__ __forceinline__ void zk_st_bf16(unsigned short *p, long long i,
+                                           double v) {
+  unsigned bits = (unsigned)__float_as_int((float)v);
+  if ((bits & 0x7fffffffu) > 0x7f800000u)
+    p[i] = (unsigned short)((bits >> 16) | 0x40u);
+  else
+    p[i] = (unsigned short)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
+}
+__device__ __forceinline__ void zk_st_f16(unsigned short *p, long long i,
+                                          double v) {
+  p[i] = zk_f64_to_f16(v);
+}
+__device__ __forceinline__ void zk_st_i64(long long *p, long long i,
+                                          long long v) {
+  p[i] = v;
+}
+__device__ __forceinline__ void zk_st_i32(int *p, long long i, long long v) {
+  p[i] = (int)v;
+}
+__device__ __forceinline__ void zk_st_i1(unsigned char *p, long long i,
+                                         long long v) {
+  p[i] = (unsigned char)(v & 1);
+}
+
+// Ops with a definition of their own (host/ScalarOps.cpp).
+__device__ __forceinline__ double zk_maximumf(double x, double y) {
+  if (zk_isnan(x))
+    return x;
+  if (zk_isnan(y))
+    return y;
+  if (x == y)
+    return zk_signbit(x) ? y : x;
+  return x > y ? x : y;
+}
+__device__ __forceinline__ double zk_minimumf(double x, double y) {
+  if (zk_isnan(x))
+    return x;
+  if (zk_isnan(y))
+    return y;
+  if (x == y)
+    return zk_signbit(x) ? x : y;
+  return x < y ? x : y;
+}
+__device__ __forceinline__ long long zk_divsi(long long x, long long y) {
+  if (y == 0)
+    return 0;
+  if (y == -1)
+    return (long long)(0ULL - (unsigned long long)x);
+  return x / y;
+}
+__device__ __forceinline__ unsigned long long zk_divui(unsigned long long x,
+                                                       unsigned long long y) {
+  return y != 0 ? x / y : 0;
+}
+__device__ __forceinline__ long long zk_remsi(long long x, long long y) {
+  return y == 0 || y == -1 ? 0 : x % y;
+}
+__device__ __forceinline__ unsigned long long zk_remui(unsigned long long x,
+                                                       unsigned long long y) {
+  return y != 0 ? x % y : 0;
+}
+__device__ __forceinline__ long long zk_maxsi(long long x, long long y) {
+  return x > y ? x : y;
+}
+__device__ __forceinline__ long long zk_minsi(long long x, long long y) {
+  return x < y ? x : y;
+}
+__device__ __forceinline__ long long zk_shli(long long x, unsigned long long n,
+                                            int width) {
+  return n >= (unsigned long long)width
+             ? 0
+             : (long long)((unsigned long long)x << n);
+}
+__device__ __forceinline__ long long zk_shrsi(long long x, unsigned long long n,
+                                             int width) {
+  return n >= (unsigned long long)width ? (x < 0 ? -1 : 0) : x >> n;
+}
+__device__ __forceinline__ long long zk_shrui(unsigned long long x,
+                                             unsigned long long n, int width) {
+  return n >= (unsigned long long)width ? 0 : (long long)(x >> n);
+}
+// fptosi/fptoui saturate; NaN gives 0.
+__device__ __forceinline__ long long zk_fptosi(double v, double lo, double hi,
+                                              long long minValue,
+                                              long long maxValue) {
+  if (zk_isnan(v))
+    return 0;
+  const double t = trunc(v);
+  if (t <= lo)
+    return minValue;
+  if (t >= hi)
+    return maxValue;
+  return (long long)t;
+}
+__device__ __forceinline__ unsigned long long
+zk_fptoui(double v, double hi, unsigned long long maxValue) {
+  if (zk_isnan(v) || v <= 0)
+    return 0;
+  const double t = trunc(v);
+  if (t >= hi)
+    return maxValue;
+  return (unsigned long long)t;
+}
+)ZK";
+  return prelude;
+}
+
+std::string formatDoubleLiteral(double value) {
+  if (!std::isfinite(value)) {
+    uint64_t bits;
+    std::memcpy(&bits, &value, sizeof(bits));
+    char text[64];
+    std::snprintf(text, sizeof(text), "zk_f64_from_bits(0x%016llxULL)",
+                  static_cast<unsigned long long>(bits));
+    return text;
+  }
+  // The shortest decimal that reads back as `value`.
+  char text[64];
+  for (int precision = 1; precision <= 17; ++precision) {
+    std::snprintf(text, sizeof(text), "%.*g", precision, value);
+    if (std::strtod(text, nullptr) == value)
+      break;
+  }
+  std::string literal = text;
+  if (literal.find_first_of(".en") == std::string::npos)
+    literal += ".0";
+  return literal;
+}
+
+} // namespace zero::runtime::cuda

@@ -1,0 +1,567 @@
+//===- CudaDevice.cpp - the CUDA backend ----------------------------------===//
+//
+// The Device of one GPU (docs/Runtime.md, "Devices"). load allocates
+// everything a run needs, once, and counts it: the device arena (one
+// cudaMalloc of exactly the plan's bytes), the host and nvme arenas (pinned
+// host memory, so that copies to and from them are asynchronous and kernels
+// can reach them), the scalar register file, the error record, the cuBLAS
+// workspace, the constants of prepared ops. A step allocates nothing and
+// never waits for the GPU: ops only enqueue work on the compute stream, the
+// executor's record/wait pairs become cudaEventRecord/cudaStreamWaitEvent,
+// and synchronize (once per step) collects what went wrong.
+//
+// Every entry point makes the device current on its calling thread first:
+// the executor calls in from the compute thread and the comm stream's
+// worker, and a CUDA thread starts on device 0.
+//
+//===----------------------------------------------------------------------===//
+
+#include "CudaOps.h"
+#include "KernelCache.h"
+#include "Structured.h"
+
+#include "host/Check.h"
+
+#include "zero/runtime/Device.h"
+#include "zero/runtime/Memory.h"
+#include "zero/runtime/Schedule.h"
+
+#include <cstring>
+#include <mutex>
+
+namespace zero::runtime {
+
+namespace cuda {
+namespace {
+
+constexpr size_t kBlasWorkspaceBytes = size_t(32) << 20; // cuBLAS on Hopper
+
+Status makeCurrent(int ordinal) {
+  int current = -1;
+  ZERO_CUDA_RETURN_IF_ERROR(cudaGetDevice(&current));
+  if (current != ordinal)
+    ZERO_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+  return Status::ok();
+}
+
+/// A prepared op run on the right device whatever thread runs it.
+class CurrentDeviceOp final : public PreparedOp {
+public:
+  CurrentDeviceOp(int ordinal, std::unique_ptr<PreparedOp> op)
+      : ordinal_(ordinal), op_(std::move(op)) {}
+  Status run(int64_t step) override {
+    ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+    return op_->run(step);
+  }
+
+private:
+  int ordinal_;
+  std::unique_ptr<PreparedOp> op_;
+};
+
+class CudaDevice final : public Device {
+public:
+  CudaDevice(int ordinal, std::string name)
+      : ordinal_(ordinal), name_(std::move(name)) {}
+  ~CudaDevice() override;
+
+  std::string describe() const override {
+    return "cuda:" + std::to_string(ordinal_) + " (" + name_ + ")";
+  }
+  bool isHostMemory() const override { return false; }
+
+  Status load(const Schedule &schedule, int rank, int worldSize,
+              MemoryTracker &tracker) override;
+  std::byte *arenaBase(MemorySpace space) const override {
+    return arenas_[static_cast<int>(space)];
+  }
+  StatusOr<std::unique_ptr<PreparedOp>>
+  prepare(const Instruction &inst) override;
+
+  Status recordEvent(size_t stream, int64_t event) override;
+  Status waitEvent(size_t stream, int64_t event) override;
+  Status copy(size_t stream, void *to, const void *from,
+              int64_t bytes) override;
+  Status fillZero(size_t stream, void *to, int64_t bytes) override;
+  void *nativeStream(size_t stream) const override {
+    return stream < streams_.size() ? streams_[stream] : nullptr;
+  }
+  Status synchronize() override;
+
+  Status read(void *hostTo, const void *from, int64_t bytes) override;
+  Status write(void *to, const void *hostFrom, int64_t bytes) override;
+  StatusOr<Scalar> readScalar(int64_t id) override;
+
+  int64_t markTime(size_t stream) override;
+  double resolveTime(int64_t mark) const override;
+  void clearTimeMarks() override;
+
+private:
+  Status loadMemory(const Schedule &schedule);
+  Status loadStreams(const Schedule &schedule);
+  Status loadBlas();
+  Status checkStream(size_t stream) const;
+  /// "rank R: cuda:N: " before an error of asynchronous work.
+  Status onDevice(const Status &status) const {
+    return Status(status.code(),
+                  "rank " + std::to_string(rank_) + ": " + describe() + ": " +
+                      status.message(),
+                  status.file(), status.line());
+  }
+
+  int ordinal_;
+  std::string name_;
+  const Schedule *schedule_ = nullptr;
+  MemoryTracker *tracker_ = nullptr;
+  int rank_ = 0;
+  int worldSize_ = 1;
+
+  std::byte *arenas_[kNumMemorySpaces] = {};
+  int64_t arenaBytes_[kNumMemorySpaces] = {};
+  Scalar *registers_ = nullptr;
+  int64_t registerBytes_ = 0;
+  void *blasWorkspace_ = nullptr;
+  cublasHandle_t blas_ = nullptr;
+  cublasLtHandle_t blasLt_ = nullptr;
+  std::vector<cudaStream_t> streams_;
+  std::vector<cudaEvent_t> events_;
+  DeviceErrors errors_;
+  std::unique_ptr<KernelCache> kernels_;
+  CudaContext ctx_;
+
+  // Trace timestamps: a pool of timing events (markTime), resolved against a
+  // base event whose time since load is known. The base moves to the end of
+  // every step that resolved its marks, so that cudaEventElapsedTime (a
+  // float of milliseconds) only spans one step and keeps its microseconds.
+  mutable std::mutex timeMutex_;
+  std::vector<cudaEvent_t> timeEvents_;
+  size_t nextMark_ = 0;
+  cudaEvent_t baseEvents_[2] = {};
+  int base_ = 0;
+  double baseUs_ = 0;
+};
+
+CudaDevice::~CudaDevice() {
+  if (!makeCurrent(ordinal_).isOk())
+    return;
+  for (cudaStream_t stream : streams_)
+    cudaStreamSynchronize(stream);
+  kernels_.reset(); // its modules go before anything they may refer to
+  if (blasLt_)
+    cublasLtDestroy(blasLt_);
+  if (blas_)
+    cublasDestroy(blas_);
+  for (cudaEvent_t event : events_)
+    cudaEventDestroy(event);
+  for (cudaEvent_t event : timeEvents_)
+    cudaEventDestroy(event);
+  for (cudaEvent_t event : baseEvents_)
+    if (event)
+      cudaEventDestroy(event);
+  for (cudaStream_t stream : streams_)
+    cudaStreamDestroy(stream);
+  // The executor's tracker; see the report on its lifetime.
+  if (blasWorkspace_) {
+    cudaFree(blasWorkspace_);
+    tracker_->release(static_cast<int64_t>(kBlasWorkspaceBytes));
+  }
+  if (registers_) {
+    cudaFree(registers_);
+    tracker_->release(registerBytes_);
+  }
+  for (int i = 0; i < kNumMemorySpaces; ++i) {
+    if (!arenas_[i])
+      continue;
+    if (static_cast<MemorySpace>(i) == MemorySpace::Device)
+      cudaFree(arenas_[i]);
+    else
+      cudaFreeHost(arenas_[i]);
+    tracker_->release(arenaBytes_[i]);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Loading
+//===----------------------------------------------------------------------===//
+
+Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
+                        MemoryTracker &tracker) {
+  if (schedule_)
+    return ZERO_ERROR(kFailedPrecondition,
+                      describe() + ": a device loads one schedule");
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  schedule_ = &schedule;
+  tracker_ = &tracker;
+  rank_ = rank;
+  worldSize_ = worldSize;
+
+  // Kernels access elements at their natural alignment; the plan's offsets
+  // are multiples of memory.alignment, which the format does not bound
+  // below.
+  for (const ValueInfo &value : schedule.values().values) {
+    if (!value.isTensor)
+      continue;
+    const BufferInfo &buffer = schedule.bufferOf(value.id);
+    const int64_t width = getDTypeWidth(value.dtype);
+    if (buffer.offset % width != 0)
+      return ZERO_ERROR(
+          kInvalidArgument,
+          schedule.name() + ": " + schedule.describeValue(value.id) +
+              " starts at offset " + std::to_string(buffer.offset) +
+              " of buffer '" + buffer.name + "', which the CUDA backend " +
+              "cannot address as " + getDTypeName(value.dtype) +
+              " (it needs offsets that are multiples of the element size)");
+  }
+
+  ZERO_RETURN_IF_ERROR(loadMemory(schedule));
+  ZERO_RETURN_IF_ERROR(errors_.init(tracker));
+  ZERO_RETURN_IF_ERROR(loadStreams(schedule));
+  ZERO_RETURN_IF_ERROR(loadBlas());
+  kernels_ = std::make_unique<KernelCache>(ordinal_);
+
+  ctx_.schedule = &schedule;
+  ctx_.rank = rank;
+  ctx_.worldSize = worldSize;
+  ctx_.ordinal = ordinal_;
+  ctx_.compute = streams_.empty() ? nullptr : streams_[0];
+  ctx_.blas = blas_;
+  ctx_.blasLt = blasLt_;
+  ctx_.blasWorkspace = blasWorkspace_;
+  ctx_.blasWorkspaceBytes = kBlasWorkspaceBytes;
+  ctx_.registers = registers_;
+  ctx_.kernels = kernels_.get();
+  for (int i = 0; i < kNumMemorySpaces; ++i)
+    ctx_.arenas[i] = arenas_[i];
+  // Everything above was synchronous or on the legacy stream; make sure it
+  // is done before the non-blocking streams start.
+  ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return Status::ok();
+}
+
+Status CudaDevice::loadMemory(const Schedule &schedule) {
+  for (int i = 0; i < kNumMemorySpaces; ++i) {
+    const MemorySpace space = static_cast<MemorySpace>(i);
+    const int64_t bytes = schedule.arenaBytes(space);
+    if (bytes <= 0)
+      continue;
+    void *data = nullptr;
+    const cudaError_t code = space == MemorySpace::Device
+                                 ? cudaMalloc(&data, static_cast<size_t>(bytes))
+                                 : cudaMallocHost(&data, static_cast<size_t>(bytes));
+    if (code != cudaSuccess)
+      return Status(code == cudaErrorMemoryAllocation
+                        ? StatusCode::kResourceExhausted
+                        : StatusCode::kInternal,
+                    schedule.name() + ": memory.arenas." +
+                        getMemorySpaceName(space) + ": cannot allocate " +
+                        std::to_string(bytes) + " bytes of " +
+                        (space == MemorySpace::Device ? "GPU" : "pinned host") +
+                        " memory on " + describe() + ": " +
+                        cudaGetErrorString(code),
+                    __FILE__, __LINE__);
+    arenas_[i] = static_cast<std::byte *>(data);
+    arenaBytes_[i] = bytes;
+    tracker_->allocate(bytes);
+    // Zeros: a run must not depend on what the allocator left there.
+    if (space == MemorySpace::Device)
+      ZERO_CUDA_RETURN_IF_ERROR(
+          cudaMemset(data, 0, static_cast<size_t>(bytes)));
+    else
+      std::memset(data, 0, static_cast<size_t>(bytes));
+  }
+  const int64_t numValues =
+      static_cast<int64_t>(schedule.values().values.size());
+  registerBytes_ = std::max<int64_t>(numValues, 1) * sizeof(Scalar);
+  void *registers = nullptr;
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMalloc(&registers, static_cast<size_t>(registerBytes_)));
+  registers_ = static_cast<Scalar *>(registers);
+  tracker_->allocate(registerBytes_);
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemset(registers_, 0, static_cast<size_t>(registerBytes_)));
+  return Status::ok();
+}
+
+Status CudaDevice::loadStreams(const Schedule &schedule) {
+  size_t instructions = 0;
+  for (const Stream &stream : schedule.streams()) {
+    cudaStream_t handle = nullptr;
+    // Non-blocking: the legacy default stream (cudaMemcpy, libraries that
+    // use it) must not serialize against the schedule's streams.
+    ZERO_CUDA_RETURN_IF_ERROR(
+        cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking));
+    streams_.push_back(handle);
+    instructions += stream.instructions.size();
+  }
+  for (int64_t i = 0; i < schedule.numEvents(); ++i) {
+    cudaEvent_t event = nullptr;
+    ZERO_CUDA_RETURN_IF_ERROR(
+        cudaEventCreateWithFlags(&event, cudaEventDisableTiming));
+    events_.push_back(event);
+  }
+  // Two marks per traced instruction (its start and end), and a few more.
+  const size_t marks = 2 * instructions + 16;
+  timeEvents_.reserve(marks);
+  for (size_t i = 0; i < marks; ++i) {
+    cudaEvent_t event = nullptr;
+    ZERO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&event));
+    timeEvents_.push_back(event);
+  }
+  for (cudaEvent_t &event : baseEvents_)
+    ZERO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&event));
+  if (streams_.empty())
+    return ZERO_ERROR(kInvalidArgument, schedule.name() + ": no streams");
+  // The epoch: time 0 of the trace.
+  ZERO_CUDA_RETURN_IF_ERROR(cudaEventRecord(baseEvents_[0], streams_[0]));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(baseEvents_[0]));
+  return Status::ok();
+}
+
+Status CudaDevice::loadBlas() {
+  void *workspace = nullptr;
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMalloc(&workspace, kBlasWorkspaceBytes));
+  blasWorkspace_ = workspace;
+  tracker_->allocate(static_cast<int64_t>(kBlasWorkspaceBytes));
+  ZERO_CUBLAS_RETURN_IF_ERROR(cublasCreate(&blas_));
+  // cublasSetStream resets the workspace to cuBLAS's own pool, so the
+  // workspace comes after it.
+  ZERO_CUBLAS_RETURN_IF_ERROR(cublasSetStream(blas_, streams_[0]));
+  ZERO_CUBLAS_RETURN_IF_ERROR(
+      cublasSetWorkspace(blas_, blasWorkspace_, kBlasWorkspaceBytes));
+  // No reduced-precision split-K reductions for 16-bit outputs; the f32
+  // matmuls ask for CUBLAS_COMPUTE_32F_PEDANTIC themselves.
+  ZERO_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(
+      blas_, static_cast<cublasMath_t>(
+                 CUBLAS_DEFAULT_MATH |
+                 CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
+  ZERO_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&blasLt_));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// Preparing
+//===----------------------------------------------------------------------===//
+
+StatusOr<std::unique_ptr<PreparedOp>>
+CudaDevice::prepare(const Instruction &inst) {
+  if (!schedule_)
+    return ZERO_ERROR(kFailedPrecondition,
+                      describe() + ": prepare before load");
+  // Every device refuses exactly what the host refuses.
+  ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, *schedule_));
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  OpEnv env{ctx_, *tracker_, errors_};
+  PreparedOpOr op = [&]() -> PreparedOpOr {
+    switch (inst.code()) {
+    case OpCode::Matmul:
+    case OpCode::BatchMatmul:
+      return prepareMatmulOp(inst, env);
+    case OpCode::Transpose:
+    case OpCode::Broadcast:
+    case OpCode::Copy:
+    case OpCode::ExtractSlice:
+    case OpCode::InsertSlice:
+    case OpCode::CollapseShape:
+    case OpCode::ExpandShape:
+    case OpCode::LocalShard:
+      return prepareDataMovementOp(inst, env);
+    case OpCode::Fill:
+    case OpCode::Splat:
+    case OpCode::FromElements:
+    case OpCode::Extract:
+      return prepareTensorOp(inst, env);
+    case OpCode::Constant:
+      if (ctx_.value(inst.results[0]).isTensor)
+        return prepareTensorOp(inst, env);
+      return prepareScalarOp(inst, env);
+    case OpCode::Map:
+    case OpCode::Reduce:
+    case OpCode::Generic:
+      return prepareStructured(inst, ctx_);
+    case OpCode::Adam:
+    case OpCode::Sgd:
+      return prepareOptimizerOp(inst, env);
+    default:
+      if (isScalarOpCode(inst.code()))
+        return prepareScalarOp(inst, env);
+      return ZERO_ERROR(kInvalidArgument,
+                        ctx_.where(inst) + ": not a compute instruction");
+    }
+  }();
+  if (!op.isOk())
+    return op.status();
+  return std::unique_ptr<PreparedOp>(
+      new CurrentDeviceOp(ordinal_, std::move(*op)));
+}
+
+//===----------------------------------------------------------------------===//
+// Streams, events, copies
+//===----------------------------------------------------------------------===//
+
+Status CudaDevice::checkStream(size_t stream) const {
+  if (stream < streams_.size())
+    return Status::ok();
+  return ZERO_ERROR(kInternal, describe() + ": no stream " +
+                                   std::to_string(stream) + " (" +
+                                   std::to_string(streams_.size()) +
+                                   " streams)");
+}
+
+Status CudaDevice::recordEvent(size_t stream, int64_t event) {
+  ZERO_RETURN_IF_ERROR(checkStream(stream));
+  if (event < 0 || event >= static_cast<int64_t>(events_.size()))
+    return ZERO_ERROR(kInternal, describe() + ": no event " +
+                                     std::to_string(event));
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_[event], streams_[stream]));
+  return Status::ok();
+}
+
+Status CudaDevice::waitEvent(size_t stream, int64_t event) {
+  ZERO_RETURN_IF_ERROR(checkStream(stream));
+  if (event < 0 || event >= static_cast<int64_t>(events_.size()))
+    return ZERO_ERROR(kInternal, describe() + ": no event " +
+                                     std::to_string(event));
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaStreamWaitEvent(streams_[stream], events_[event], 0));
+  return Status::ok();
+}
+
+Status CudaDevice::copy(size_t stream, void *to, const void *from,
+                        int64_t bytes) {
+  ZERO_RETURN_IF_ERROR(checkStream(stream));
+  if (bytes <= 0 || to == from)
+    return Status::ok();
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes),
+                                            cudaMemcpyDefault,
+                                            streams_[stream]));
+  return Status::ok();
+}
+
+Status CudaDevice::fillZero(size_t stream, void *to, int64_t bytes) {
+  ZERO_RETURN_IF_ERROR(checkStream(stream));
+  if (bytes <= 0)
+    return Status::ok();
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  return enqueueFillPattern(to, bytes, 1, 0, streams_[stream]);
+}
+
+Status CudaDevice::synchronize() {
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  for (cudaStream_t stream : streams_) {
+    const cudaError_t code = cudaStreamSynchronize(stream);
+    if (code != cudaSuccess)
+      return onDevice(cudaError(code, "a kernel or copy of this step failed",
+                                __FILE__, __LINE__));
+  }
+  // What the kernels found wrong with the data, as the host words it.
+  return errors_.check(rank_);
+}
+
+Status CudaDevice::read(void *hostTo, const void *from, int64_t bytes) {
+  if (bytes <= 0)
+    return Status::ok();
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  // On the compute stream, so that it follows the work enqueued there
+  // (cudaMemcpy on the legacy stream would not wait for a non-blocking one).
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(hostTo, from,
+                                            static_cast<size_t>(bytes),
+                                            cudaMemcpyDefault, streams_[0]));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(streams_[0]));
+  return Status::ok();
+}
+
+Status CudaDevice::write(void *to, const void *hostFrom, int64_t bytes) {
+  if (bytes <= 0)
+    return Status::ok();
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to, hostFrom,
+                                            static_cast<size_t>(bytes),
+                                            cudaMemcpyDefault, streams_[0]));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(streams_[0]));
+  return Status::ok();
+}
+
+StatusOr<Scalar> CudaDevice::readScalar(int64_t id) {
+  if (!schedule_ || id < 0 ||
+      id >= static_cast<int64_t>(schedule_->values().values.size()))
+    return ZERO_ERROR(kInternal,
+                      describe() + ": no register " + std::to_string(id));
+  Scalar value;
+  ZERO_RETURN_IF_ERROR(read(&value, registers_ + id, sizeof(Scalar)));
+  return value;
+}
+
+//===----------------------------------------------------------------------===//
+// Trace timestamps
+//===----------------------------------------------------------------------===//
+
+int64_t CudaDevice::markTime(size_t stream) {
+  if (stream >= streams_.size() || !makeCurrent(ordinal_).isOk())
+    return -1;
+  std::lock_guard<std::mutex> lock(timeMutex_);
+  if (nextMark_ >= timeEvents_.size())
+    return -1; // more marks than the pool: the trace loses them
+  if (cudaEventRecord(timeEvents_[nextMark_], streams_[stream]) != cudaSuccess)
+    return -1;
+  return static_cast<int64_t>(nextMark_++);
+}
+
+double CudaDevice::resolveTime(int64_t mark) const {
+  std::lock_guard<std::mutex> lock(timeMutex_);
+  if (mark < 0 || static_cast<size_t>(mark) >= nextMark_)
+    return baseUs_;
+  float ms = 0;
+  if (cudaEventElapsedTime(&ms, baseEvents_[base_], timeEvents_[mark]) !=
+      cudaSuccess)
+    return baseUs_;
+  return baseUs_ + 1000.0 * static_cast<double>(ms);
+}
+
+void CudaDevice::clearTimeMarks() {
+  std::lock_guard<std::mutex> lock(timeMutex_);
+  if (nextMark_ == 0)
+    return;
+  nextMark_ = 0;
+  // Between steps the streams are idle: a new base completes at once.
+  if (!makeCurrent(ordinal_).isOk())
+    return;
+  const int next = 1 - base_;
+  float ms = 0;
+  if (cudaEventRecord(baseEvents_[next], streams_[0]) != cudaSuccess ||
+      cudaEventSynchronize(baseEvents_[next]) != cudaSuccess ||
+      cudaEventElapsedTime(&ms, baseEvents_[base_], baseEvents_[next]) !=
+          cudaSuccess)
+    return;
+  baseUs_ += 1000.0 * static_cast<double>(ms);
+  base_ = next;
+}
+
+} // namespace
+} // namespace cuda
+
+bool hasCudaBackend() { return true; }
+
+StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal) {
+  int count = 0;
+  const cudaError_t code = cudaGetDeviceCount(&count);
+  if (code == cudaErrorNoDevice || (code == cudaSuccess && count == 0))
+    return ZERO_ERROR(kUnavailable, "no CUDA device");
+  if (code != cudaSuccess)
+    return ZERO_ERROR(kUnavailable, std::string("no CUDA driver (") +
+                                        cudaGetErrorString(code) + ")");
+  if (ordinal < 0 || ordinal >= count)
+    return ZERO_ERROR(kInvalidArgument,
+                      "CUDA device " + std::to_string(ordinal) +
+                          " out of range (" + std::to_string(count) +
+                          (count == 1 ? " device)" : " devices)"));
+  cudaDeviceProp properties;
+  ZERO_CUDA_RETURN_IF_ERROR(cudaGetDeviceProperties(&properties, ordinal));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
+  return std::unique_ptr<Device>(
+      new cuda::CudaDevice(ordinal, properties.name));
+}
+
+} // namespace zero::runtime

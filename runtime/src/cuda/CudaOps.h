@@ -1,0 +1,202 @@
+//===- CudaOps.h - the CUDA device's own op families ------------*- C++ -*-===//
+//
+// What CudaDevice::prepare hands each compute instruction to (the families
+// below, one file each), and the few pieces they share: memory allocated at
+// load and counted, device-side error reports, copies that may overlap, and
+// launch shapes. The instruction has passed host::checkInstruction, so the
+// families assume the operand and result counts, kinds, dtypes and shapes
+// the op requires and check only what the GPU adds.
+//
+// Every prepared op resolves its addresses at prepare (the plan is static)
+// and its run only enqueues work on the compute stream: no allocation, no
+// synchronization with the host.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_CUDA_CUDAOPS_H
+#define ZERO_RUNTIME_CUDA_CUDAOPS_H
+
+#include "CudaContext.h"
+
+#include "zero/runtime/Memory.h"
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace zero::runtime::cuda {
+
+//===----------------------------------------------------------------------===//
+// Memory
+//===----------------------------------------------------------------------===//
+
+/// A block of device memory (cudaMalloc) counted by a tracker while it lives.
+/// Made at load or prepare, never in a step.
+class DeviceAllocation {
+public:
+  static StatusOr<DeviceAllocation> create(int64_t bytes,
+                                           MemoryTracker &tracker);
+  DeviceAllocation() = default;
+  DeviceAllocation(DeviceAllocation &&other) noexcept;
+  DeviceAllocation &operator=(DeviceAllocation &&other) noexcept;
+  DeviceAllocation(const DeviceAllocation &) = delete;
+  DeviceAllocation &operator=(const DeviceAllocation &) = delete;
+  ~DeviceAllocation();
+
+  void *get() const { return data_; }
+  int64_t size() const { return size_; }
+
+private:
+  void *data_ = nullptr;
+  int64_t size_ = 0;
+  MemoryTracker *tracker_ = nullptr;
+};
+
+/// `bytes` from `src` to `dst` on a stream, for the "a result starts as a
+/// copy of its destination" moves. Two live tensors share either their first
+/// byte or none, but a view of a shard may not, so ranges that overlap go
+/// through scratch memory allocated here (cudaMemcpyAsync is undefined on
+/// overlap).
+class PreparedMove {
+public:
+  static StatusOr<PreparedMove> create(void *dst, const void *src,
+                                       int64_t bytes, MemoryTracker &tracker);
+  PreparedMove() = default;
+  bool empty() const { return bytes_ == 0 || dst_ == src_; }
+  Status enqueue(cudaStream_t stream) const;
+
+private:
+  void *dst_ = nullptr;
+  const void *src_ = nullptr;
+  int64_t bytes_ = 0;
+  std::shared_ptr<DeviceAllocation> scratch_;
+};
+
+//===----------------------------------------------------------------------===//
+// Errors raised by kernels
+//===----------------------------------------------------------------------===//
+
+/// One word in device memory that the first failing kernel claims (an index
+/// out of range, a step below 1); Device::synchronize turns it into the
+/// message the host gives at the same place.
+struct DeviceErrorRecord {
+  unsigned long long flag; // 0: no error; claimed with atomicCAS
+  int32_t site;            // DeviceErrors::addSite
+  int32_t dim;
+  long long value;
+  long long step;
+};
+
+class DeviceErrors {
+public:
+  /// Renders a claimed record: the host's message for the site, without the
+  /// executor's "rank R: step S: " prefix.
+  using Describe = std::function<std::string(const DeviceErrorRecord &)>;
+
+  Status init(MemoryTracker &tracker);
+  DeviceErrorRecord *record() const {
+    return static_cast<DeviceErrorRecord *>(memory_.get());
+  }
+  int32_t addSite(StatusCode code, Describe describe);
+  /// Reads the record (the streams must be idle), clears it, and returns the
+  /// error it holds, prefixed as the executor prefixes a failed op.
+  Status check(int rank);
+
+private:
+  struct Site {
+    StatusCode code;
+    Describe describe;
+  };
+  DeviceAllocation memory_;
+  std::vector<Site> sites_;
+};
+
+//===----------------------------------------------------------------------===//
+// The families
+//===----------------------------------------------------------------------===//
+
+/// What the families need besides the CudaContext.
+struct OpEnv {
+  CudaContext &ctx;
+  MemoryTracker &tracker;
+  DeviceErrors &errors;
+
+  /// The host's text for an error at `inst` (host OpSite::error):
+  /// "<schedule>: <path>[.<field>]: <message> at <loc>".
+  std::string siteMessage(const Instruction &inst, const std::string &field,
+                          const std::string &message) const {
+    return sitePrefix(inst, field) + message + siteSuffix(inst);
+  }
+  /// "<schedule>: <path>[.<field>]: " and " at <loc>", for messages that
+  /// kernels complete.
+  std::string sitePrefix(const Instruction &inst,
+                         const std::string &field) const;
+  static std::string siteSuffix(const Instruction &inst);
+};
+
+// Matmul.cu
+PreparedOpOr prepareMatmulOp(const Instruction &inst, const OpEnv &env);
+
+// DataMovement.cu: transpose, broadcast, copy, extract_slice, insert_slice,
+// collapse_shape, expand_shape, local_shard.
+PreparedOpOr prepareDataMovementOp(const Instruction &inst, const OpEnv &env);
+
+// TensorOps.cu: fill, splat, from_elements, tensor arith.constant, extract.
+PreparedOpOr prepareTensorOp(const Instruction &inst, const OpEnv &env);
+
+// ScalarOps.cu: arith.* and math.* on registers (and scalar arith.constant).
+PreparedOpOr prepareScalarOp(const Instruction &inst, const OpEnv &env);
+bool isScalarOpCode(OpCode code);
+
+// Optimizers.cu: zero.adam and zero.sgd. The group forms run one kernel over
+// several instructions of one kind (a multi-tensor apply); prepare uses them
+// with one instruction each.
+PreparedOpOr prepareOptimizerOp(const Instruction &inst, const OpEnv &env);
+PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
+                              const OpEnv &env);
+PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
+                             const OpEnv &env);
+
+//===----------------------------------------------------------------------===//
+// Shared helpers
+//===----------------------------------------------------------------------===//
+
+/// Enqueues setting `bytes` bytes at `dst` to a pattern of `width` bytes
+/// (1, 2, 4 or 8; `dst` aligned to it), the low bytes of `pattern`. A kernel
+/// rather than cudaMemsetAsync, so that pinned host arenas are filled too.
+Status enqueueFillPattern(void *dst, int64_t bytes, int width,
+                          uint64_t pattern, cudaStream_t stream);
+
+/// A scalar constant in register form: floats rounded to `type`, integers
+/// wrapped (the checks already refused a float for an integer type).
+Scalar constantRegister(const Number &number, DType type);
+/// Stores a canonical register as element `index` of host memory `data`.
+void storeHostElement(void *data, DType type, int64_t index, Scalar value);
+
+/// Row-major strides in elements.
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
+
+/// Blocks of `threads` for a grid-stride loop over `n` items (n > 0).
+inline unsigned gridFor(int64_t n, int threads) {
+  constexpr int64_t kMaxBlocks = 1 << 16; // grid-stride beyond this
+  int64_t blocks = (n + threads - 1) / threads;
+  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+/// Forgets an error that an earlier call on this thread left behind (and its
+/// caller handled), so that cudaGetLastError after a launch reports the
+/// launch's own. Errors of work already running are sticky or come back
+/// from the stream.
+inline void clearStaleError() { (void)cudaGetLastError(); }
+
+/// An op with nothing to do (a view, an empty tensor).
+class NoOp final : public PreparedOp {
+public:
+  Status run(int64_t) override { return Status::ok(); }
+};
+
+} // namespace zero::runtime::cuda
+
+#endif // ZERO_RUNTIME_CUDA_CUDAOPS_H

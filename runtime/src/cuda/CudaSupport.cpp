@@ -1,0 +1,263 @@
+//===- CudaSupport.cpp - errors, counted memory and moves for the CUDA ops ===//
+
+#include "CudaOps.h"
+
+#include "zero/runtime/FloatFormats.h"
+
+#include <cstring>
+
+namespace zero::runtime::cuda {
+
+//===----------------------------------------------------------------------===//
+// Errors
+//===----------------------------------------------------------------------===//
+
+static StatusCode getStatusCode(cudaError_t code) {
+  switch (code) {
+  case cudaErrorMemoryAllocation:
+    return StatusCode::kResourceExhausted;
+  case cudaErrorNoDevice:
+  case cudaErrorInsufficientDriver:
+  case cudaErrorDevicesUnavailable:
+    return StatusCode::kUnavailable;
+  default:
+    return StatusCode::kInternal;
+  }
+}
+
+Status cudaError(cudaError_t code, const char *what, const char *file,
+                 int line) {
+  return Status(getStatusCode(code),
+                std::string(what) + ": " + cudaGetErrorString(code) + " (" +
+                    cudaGetErrorName(code) + ")",
+                file, line);
+}
+
+Status cublasError(cublasStatus_t code, const char *what, const char *file,
+                   int line) {
+  StatusCode status = code == CUBLAS_STATUS_ALLOC_FAILED
+                          ? StatusCode::kResourceExhausted
+                          : StatusCode::kInternal;
+  return Status(status,
+                std::string(what) + ": " + cublasGetStatusString(code) + " (" +
+                    cublasGetStatusName(code) + ")",
+                file, line);
+}
+
+std::string CudaContext::where(const Instruction &inst) const {
+  return schedule->name() + ": " + inst.describe();
+}
+
+std::string OpEnv::sitePrefix(const Instruction &inst,
+                              const std::string &field) const {
+  std::string text = ctx.schedule->name() + ": " + inst.path;
+  if (!field.empty())
+    text += (field[0] == '[' ? "" : ".") + field;
+  return text + ": ";
+}
+
+std::string OpEnv::siteSuffix(const Instruction &inst) {
+  return " at " + (inst.loc.empty() ? std::string("an unknown location")
+                                    : inst.loc);
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceAllocation
+//===----------------------------------------------------------------------===//
+
+StatusOr<DeviceAllocation> DeviceAllocation::create(int64_t bytes,
+                                                    MemoryTracker &tracker) {
+  DeviceAllocation allocation;
+  if (bytes <= 0)
+    return allocation;
+  void *data = nullptr;
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMalloc(&data, static_cast<size_t>(bytes)));
+  allocation.data_ = data;
+  allocation.size_ = bytes;
+  allocation.tracker_ = &tracker;
+  tracker.allocate(bytes);
+  return allocation;
+}
+
+DeviceAllocation::DeviceAllocation(DeviceAllocation &&other) noexcept
+    : data_(other.data_), size_(other.size_), tracker_(other.tracker_) {
+  other.data_ = nullptr;
+  other.size_ = 0;
+  other.tracker_ = nullptr;
+}
+
+DeviceAllocation &
+DeviceAllocation::operator=(DeviceAllocation &&other) noexcept {
+  if (this != &other) {
+    this->~DeviceAllocation();
+    new (this) DeviceAllocation(std::move(other));
+  }
+  return *this;
+}
+
+DeviceAllocation::~DeviceAllocation() {
+  if (!data_)
+    return;
+  cudaFree(data_); // an error here (a dead context) has no one to go to
+  tracker_->release(size_);
+  data_ = nullptr;
+}
+
+//===----------------------------------------------------------------------===//
+// PreparedMove
+//===----------------------------------------------------------------------===//
+
+StatusOr<PreparedMove> PreparedMove::create(void *dst, const void *src,
+                                            int64_t bytes,
+                                            MemoryTracker &tracker) {
+  PreparedMove move;
+  move.dst_ = dst;
+  move.src_ = src;
+  move.bytes_ = bytes;
+  if (move.empty())
+    return move;
+  const char *d = static_cast<const char *>(dst);
+  const char *s = static_cast<const char *>(src);
+  if (d < s + bytes && s < d + bytes) {
+    StatusOr<DeviceAllocation> scratch =
+        DeviceAllocation::create(bytes, tracker);
+    if (!scratch.isOk())
+      return scratch.status();
+    move.scratch_ = std::make_shared<DeviceAllocation>(std::move(*scratch));
+  }
+  return move;
+}
+
+Status PreparedMove::enqueue(cudaStream_t stream) const {
+  if (empty())
+    return Status::ok();
+  const size_t bytes = static_cast<size_t>(bytes_);
+  if (scratch_) {
+    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+        scratch_->get(), src_, bytes, cudaMemcpyDefault, stream));
+    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst_, scratch_->get(), bytes,
+                                              cudaMemcpyDefault, stream));
+    return Status::ok();
+  }
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(dst_, src_, bytes, cudaMemcpyDefault, stream));
+  return Status::ok();
+}
+
+//===----------------------------------------------------------------------===//
+// DeviceErrors
+//===----------------------------------------------------------------------===//
+
+Status DeviceErrors::init(MemoryTracker &tracker) {
+  StatusOr<DeviceAllocation> memory =
+      DeviceAllocation::create(sizeof(DeviceErrorRecord), tracker);
+  if (!memory.isOk())
+    return memory.status();
+  memory_ = std::move(*memory);
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemset(memory_.get(), 0, sizeof(DeviceErrorRecord)));
+  return Status::ok();
+}
+
+int32_t DeviceErrors::addSite(StatusCode code, Describe describe) {
+  sites_.push_back({code, std::move(describe)});
+  return static_cast<int32_t>(sites_.size() - 1);
+}
+
+Status DeviceErrors::check(int rank) {
+  if (!memory_.get())
+    return Status::ok();
+  DeviceErrorRecord record;
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(&record, memory_.get(), sizeof(record), cudaMemcpyDeviceToHost));
+  if (record.flag == 0)
+    return Status::ok();
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemset(memory_.get(), 0, sizeof(DeviceErrorRecord)));
+  if (record.site < 0 || record.site >= static_cast<int32_t>(sites_.size()))
+    return ZERO_ERROR(kInternal, "rank " + std::to_string(rank) +
+                                     ": a kernel reported an error from "
+                                     "unknown site " +
+                                     std::to_string(record.site));
+  const Site &site = sites_[record.site];
+  // The executor's prefix for an op that fails while it runs.
+  return Status(site.code,
+                "rank " + std::to_string(rank) + ": step " +
+                    std::to_string(record.step) + ": " + site.describe(record),
+                __FILE__, __LINE__);
+}
+
+//===----------------------------------------------------------------------===//
+// Host-side element encoding
+//===----------------------------------------------------------------------===//
+
+Scalar constantRegister(const Number &number, DType type) {
+  Scalar value;
+  switch (type) {
+  case DType::F32:
+    value.f = static_cast<double>(static_cast<float>(number.f));
+    return value;
+  case DType::F64:
+    value.f = number.f;
+    return value;
+  case DType::BF16:
+    value.f = bf16ToFloat(roundToBF16(number.f));
+    return value;
+  case DType::F16:
+    value.f = f16ToDouble(roundToF16(number.f));
+    return value;
+  case DType::I1:
+    value.i = number.i & 1;
+    return value;
+  case DType::I32:
+    value.i = static_cast<int32_t>(static_cast<uint32_t>(number.i));
+    return value;
+  default:
+    value.i = number.i;
+    return value;
+  }
+}
+
+void storeHostElement(void *data, DType type, int64_t index, Scalar value) {
+  switch (type) {
+  case DType::F32: {
+    float f = static_cast<float>(value.f);
+    std::memcpy(static_cast<float *>(data) + index, &f, sizeof(f));
+    return;
+  }
+  case DType::F64:
+    std::memcpy(static_cast<double *>(data) + index, &value.f, 8);
+    return;
+  case DType::BF16: {
+    uint16_t bits = roundToBF16(value.f);
+    std::memcpy(static_cast<uint16_t *>(data) + index, &bits, 2);
+    return;
+  }
+  case DType::F16: {
+    uint16_t bits = roundToF16(value.f);
+    std::memcpy(static_cast<uint16_t *>(data) + index, &bits, 2);
+    return;
+  }
+  case DType::I64:
+  case DType::Index:
+    std::memcpy(static_cast<int64_t *>(data) + index, &value.i, 8);
+    return;
+  case DType::I32: {
+    int32_t i = static_cast<int32_t>(value.i);
+    std::memcpy(static_cast<int32_t *>(data) + index, &i, 4);
+    return;
+  }
+  case DType::I1:
+    static_cast<uint8_t *>(data)[index] = static_cast<uint8_t>(value.i & 1);
+    return;
+  }
+}
+
+std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
+  std::vector<int64_t> strides(shape.size(), 1);
+  for (size_t i = shape.size(); i-- > 1;)
+    strides[i - 1] = strides[i] * shape[i];
+  return strides;
+}
+
+} // namespace zero::runtime::cuda

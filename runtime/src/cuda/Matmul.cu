@@ -1,0 +1,184 @@
+//===- Matmul.cu - linalg.matmul and linalg.batch_matmul ------------------===//
+//
+// C += A B per batch, row-major, into the result (which starts as a copy of
+// C where it lives apart). cuBLAS is column-major, so the row-major product
+// is computed as its transpose: C^T = B^T A^T, i.e. gemm(n, m, k) with B as
+// the first operand, each matrix read with its row length as leading
+// dimension and no data moved. beta = 1 accumulates into the result.
+//
+// Precision: f32 uses CUBLAS_COMPUTE_32F_PEDANTIC, so no TF32 or other
+// reduced-precision path whatever the handle's math mode (the host computes
+// in f32); f64 computes in f64; bf16 and f16 operands accumulate in f32
+// (CUBLAS_COMPUTE_32F; the handle disallows reduced-precision reductions)
+// into a C of their type or f32. These agree with the host within the
+// rounding of a different summation order (and, for 16-bit C, much better
+// than the host's per-op rounding to 16 bits: see the tests).
+//
+// Every other combination (mixed operand types, integers) is a simple
+// kernel with the host's exact semantics (host/Linalg.cpp, runElementwise):
+// the operands cast to C's type, c = round(c + round(a * b)) with k in
+// increasing order, integers wrapping; it agrees with the host bit for bit.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceElements.cuh"
+
+namespace zero::runtime::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+struct MatmulShape {
+  int64_t batch, m, n, k;
+};
+
+struct FallbackParams {
+  const void *a;
+  const void *b;
+  void *c; // the result, already holding C
+  DType aType, bType, cType;
+  MatmulShape shape;
+};
+
+/// One thread per element of C, k in increasing order: the host's loop.
+__global__ void matmulFallbackKernel(FallbackParams p) {
+  const int64_t m = p.shape.m, n = p.shape.n, k = p.shape.k;
+  const int64_t total = p.shape.batch * m * n;
+  const DType ct = p.cType;
+  const bool floats = isFloatType(ct);
+  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
+       index < total; index += int64_t(gridDim.x) * blockDim.x) {
+    const int64_t batch = index / (m * n);
+    const int64_t i = (index / n) % m, j = index % n;
+    const int64_t aRow = batch * m * k + i * k, bCol = batch * k * n + j;
+    Scalar acc = loadElement(p.c, ct, index);
+    for (int64_t q = 0; q < k; ++q) {
+      const Scalar x = castScalar(loadElement(p.a, p.aType, aRow + q),
+                                  p.aType, ct);
+      const Scalar y = castScalar(loadElement(p.b, p.bType, bCol + q * n),
+                                  p.bType, ct);
+      if (floats) {
+        acc.f = roundFloat(__dadd_rn(acc.f, roundFloat(__dmul_rn(x.f, y.f), ct)),
+                           ct);
+      } else {
+        const unsigned long long product =
+            static_cast<unsigned long long>(x.i) *
+            static_cast<unsigned long long>(y.i);
+        const long long term = wrapInt(static_cast<long long>(product), ct);
+        acc.i = wrapInt(static_cast<long long>(
+                            static_cast<unsigned long long>(acc.i) +
+                            static_cast<unsigned long long>(term)),
+                        ct);
+      }
+    }
+    storeElement(p.c, ct, index, acc);
+  }
+}
+
+/// How cuBLAS takes a combination of types, if it does.
+struct BlasTypes {
+  cudaDataType_t ab, c;
+  cublasComputeType_t compute;
+};
+
+bool getBlasTypes(DType a, DType b, DType c, BlasTypes &types) {
+  if (a != b)
+    return false;
+  switch (a) {
+  case DType::F32:
+    if (c != DType::F32)
+      return false;
+    types = {CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F_PEDANTIC};
+    return true;
+  case DType::F64:
+    if (c != DType::F64)
+      return false;
+    types = {CUDA_R_64F, CUDA_R_64F, CUBLAS_COMPUTE_64F};
+    return true;
+  case DType::BF16:
+  case DType::F16: {
+    const cudaDataType_t t = a == DType::BF16 ? CUDA_R_16BF : CUDA_R_16F;
+    if (c != a && c != DType::F32)
+      return false;
+    types = {t, c == a ? t : CUDA_R_32F, CUBLAS_COMPUTE_32F};
+    return true;
+  }
+  default:
+    return false;
+  }
+}
+
+class MatmulOp final : public PreparedOp {
+public:
+  MatmulOp(const CudaContext &ctx, PreparedMove init, FallbackParams params,
+           bool useBlas, BlasTypes types)
+      : ctx_(ctx), init_(std::move(init)), p_(params), useBlas_(useBlas),
+        types_(types) {}
+
+  Status run(int64_t) override {
+    ZERO_RETURN_IF_ERROR(init_.enqueue(ctx_.compute));
+    const MatmulShape &s = p_.shape;
+    if (s.batch == 0 || s.m == 0 || s.n == 0 || s.k == 0)
+      return Status::ok();
+    if (!useBlas_) {
+      clearStaleError();
+      matmulFallbackKernel<<<gridFor(s.batch * s.m * s.n, kThreads), kThreads,
+                             0, ctx_.compute>>>(p_);
+      ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+      return Status::ok();
+    }
+    // The handle is bound to the compute stream and its workspace at load.
+    const float oneF = 1.0f;
+    const double oneD = 1.0;
+    const void *one = types_.compute == CUBLAS_COMPUTE_64F
+                          ? static_cast<const void *>(&oneD)
+                          : static_cast<const void *>(&oneF);
+    ZERO_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx_64(
+        ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, one, p_.b,
+        types_.ab, s.n, s.k * s.n, p_.a, types_.ab, s.k, s.m * s.k, one, p_.c,
+        types_.c, s.n, s.m * s.n, s.batch, types_.compute,
+        CUBLAS_GEMM_DEFAULT));
+    return Status::ok();
+  }
+
+private:
+  const CudaContext &ctx_;
+  PreparedMove init_;
+  FallbackParams p_;
+  bool useBlas_;
+  BlasTypes types_;
+};
+
+} // namespace
+
+PreparedOpOr prepareMatmulOp(const Instruction &inst, const OpEnv &env) {
+  const bool batched = inst.code() == OpCode::BatchMatmul;
+  const ValueInfo &a = env.ctx.value(inst.operands[0]);
+  const ValueInfo &b = env.ctx.value(inst.operands[1]);
+  const ValueInfo &c = env.ctx.value(inst.operands[2]);
+  const ValueInfo &result = env.ctx.value(inst.results[0]);
+  const size_t o = batched ? 1 : 0;
+  FallbackParams params;
+  params.shape.batch = batched ? a.shape[0] : 1;
+  params.shape.m = a.shape[o];
+  params.shape.k = a.shape[o + 1];
+  params.shape.n = b.shape[o + 1];
+  params.a = env.ctx.tensor(a.id);
+  params.b = env.ctx.tensor(b.id);
+  params.c = env.ctx.tensor(result.id);
+  params.aType = a.dtype;
+  params.bType = b.dtype;
+  params.cType = c.dtype;
+  StatusOr<PreparedMove> init =
+      PreparedMove::create(params.c, env.ctx.tensor(c.id),
+                           c.numel * byteWidthOf(c.dtype), env.tracker);
+  if (!init.isOk())
+    return init.status();
+  BlasTypes types{CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
+  const bool useBlas = getBlasTypes(a.dtype, b.dtype, c.dtype, types);
+  return std::unique_ptr<PreparedOp>(
+      new MatmulOp(env.ctx, std::move(*init), params, useBlas, types));
+}
+
+} // namespace zero::runtime::cuda

@@ -1,0 +1,487 @@
+//===- Optimizers.cu - zero.adam and zero.sgd -----------------------------===//
+//
+// Fused optimizer steps: one pass over memory that reads param, grad and
+// the states and writes param and the states, with exactly the float
+// operations of host/Optimizers.cpp (PyTorch's single-tensor CPU
+// implementations): math in f32 (f64 for f64 parameters), the explicit
+// fused multiply-adds where the host calls fma and none elsewhere (every
+// operation below is an _rn intrinsic, so nvcc cannot contract or reorder
+// them), and the per-step scalars (bias corrections, -lr / bc1, 1 - lr * wd)
+// computed in double from the lr and step registers, as the host does on
+// its side. So results equal the host's bit for bit, except where CUDA's
+// double pow differs from glibc's in the last ulp and that ulp survives the
+// rounding of bc1 or sqrt(bc2) to f32 (rare; see the tests' tolerances).
+//
+// Every launch is a multi-tensor apply: a table of tensors (one per
+// instruction) and a table of chunks of up to 64K elements, one block per
+// chunk, so that one launch can serve many parameters. prepare uses it with
+// one instruction; prepareAdamGroup/prepareSgdGroup take several. Chunks
+// of f32 tensors whose four addresses are 16-byte aligned use float4 loads
+// and stores.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceElements.cuh"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <type_traits>
+
+namespace zero::runtime::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+constexpr int64_t kChunk = 65536; // a multiple of 4: float4 stays aligned
+
+/// One instruction's tensors (the results, already holding the state
+/// operands) and scalars. For SGD, `m` is the momentum buffer and `v` unused.
+struct OptimizerTensor {
+  void *param;
+  const void *grad;
+  void *m;
+  void *v;
+  DType paramType, gradType, mType, vType;
+  int64_t numel;
+  int64_t lrRegister;
+  int64_t stepRegister; // Adam
+  // Adam.
+  double beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps;
+  // Both.
+  double weightDecay;
+  // SGD.
+  double momentum, oneMinusDampening;
+  bool adamw, biasCorrection, nesterov;
+  bool vec4;
+  int32_t site; // Adam's step check
+};
+
+struct Chunk {
+  int32_t tensor;
+  int64_t begin, end;
+};
+
+// The arithmetic of the math type, each op rounded once.
+__device__ __forceinline__ float fmaT(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
+__device__ __forceinline__ double fmaT(double a, double b, double c) {
+  return __fma_rn(a, b, c);
+}
+__device__ __forceinline__ float mulT(float a, float b) {
+  return __fmul_rn(a, b);
+}
+__device__ __forceinline__ double mulT(double a, double b) {
+  return __dmul_rn(a, b);
+}
+__device__ __forceinline__ float addT(float a, float b) {
+  return __fadd_rn(a, b);
+}
+__device__ __forceinline__ double addT(double a, double b) {
+  return __dadd_rn(a, b);
+}
+__device__ __forceinline__ float divT(float a, float b) {
+  return __fdiv_rn(a, b);
+}
+__device__ __forceinline__ double divT(double a, double b) {
+  return __ddiv_rn(a, b);
+}
+__device__ __forceinline__ float sqrtT(float a) { return __fsqrt_rn(a); }
+__device__ __forceinline__ double sqrtT(double a) { return __dsqrt_rn(a); }
+
+/// Element `i` of a float tensor in the math type, as host View<T>::load.
+template <typename T>
+__device__ __forceinline__ T loadAs(const void *data, DType type, int64_t i) {
+  if constexpr (std::is_same<T, float>::value) {
+    switch (type) {
+    case DType::F32:
+      return static_cast<const float *>(data)[i];
+    case DType::F64:
+      return __double2float_rn(static_cast<const double *>(data)[i]);
+    case DType::BF16:
+      return __uint_as_float(
+          static_cast<uint32_t>(static_cast<const uint16_t *>(data)[i]) << 16);
+    default:
+      return __half2float(
+          __ushort_as_half(static_cast<const uint16_t *>(data)[i]));
+    }
+  } else {
+    return loadElement(data, type, i).f;
+  }
+}
+
+/// Stores a math-type value rounded once to the tensor's type, as host
+/// View<T>::store.
+template <typename T>
+__device__ __forceinline__ void storeAs(void *data, DType type, int64_t i,
+                                        T value) {
+  if constexpr (std::is_same<T, float>::value) {
+    switch (type) {
+    case DType::F32:
+      static_cast<float *>(data)[i] = value;
+      return;
+    case DType::F64:
+      static_cast<double *>(data)[i] = static_cast<double>(value);
+      return;
+    case DType::BF16:
+      static_cast<uint16_t *>(data)[i] =
+          __bfloat16_as_ushort(__float2bfloat16_rn(value));
+      return;
+    default:
+      static_cast<uint16_t *>(data)[i] =
+          __half_as_ushort(__float2half_rn(value));
+      return;
+    }
+  } else {
+    Scalar s;
+    s.f = roundFloat(value, type);
+    storeElement(data, type, i, s);
+  }
+}
+
+//===----------------------------------------------------------------------===//
+// Adam
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct AdamConstants {
+  T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
+  T weightDecay, decay, eps, bc2Sqrt, negStepSize;
+  bool adamw, l2;
+};
+
+template <typename T>
+__device__ AdamConstants<T> adamConstants(const OptimizerTensor &t,
+                                          double lr, long long step) {
+  AdamConstants<T> c;
+  c.beta1 = static_cast<T>(t.beta1);
+  c.oneMinusBeta1 = static_cast<T>(t.oneMinusBeta1);
+  c.beta2 = static_cast<T>(t.beta2);
+  c.oneMinusBeta2 = static_cast<T>(t.oneMinusBeta2);
+  c.weightDecay = static_cast<T>(t.weightDecay);
+  c.decay = static_cast<T>(__dsub_rn(1.0, __dmul_rn(lr, t.weightDecay)));
+  c.eps = static_cast<T>(t.eps);
+  c.adamw = t.adamw;
+  c.l2 = !t.adamw && t.weightDecay != 0.0;
+  const double s = static_cast<double>(step);
+  const double bc1 = t.biasCorrection ? __dsub_rn(1.0, pow(t.beta1, s)) : 1.0;
+  const double bc2 = t.biasCorrection ? __dsub_rn(1.0, pow(t.beta2, s)) : 1.0;
+  c.negStepSize = static_cast<T>(-__ddiv_rn(lr, bc1));
+  c.bc2Sqrt = static_cast<T>(__dsqrt_rn(bc2));
+  return c;
+}
+
+/// host adamUpdate for one element.
+template <typename T>
+__device__ __forceinline__ void adamElement(const AdamConstants<T> &c, T &p,
+                                            T g, T &m, T &v) {
+  if (c.l2)
+    g = fmaT(p, c.weightDecay, g);
+  if (c.adamw)
+    p = mulT(p, c.decay);
+  T mi = mulT(m, c.beta1);
+  mi = fmaT(g, c.oneMinusBeta1, mi);
+  T vi = mulT(v, c.beta2);
+  vi = fmaT(mulT(c.oneMinusBeta2, g), g, vi);
+  const T denom = addT(divT(sqrtT(vi), c.bc2Sqrt), c.eps);
+  p = addT(p, divT(mulT(c.negStepSize, mi), denom));
+  m = mi;
+  v = vi;
+}
+
+template <typename T>
+__device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
+                          double lr, long long step) {
+  const AdamConstants<T> c = adamConstants<T>(t, lr, step);
+  int64_t begin = chunk.begin;
+  if constexpr (std::is_same<T, float>::value) {
+    if (t.vec4) {
+      const int64_t quads = (chunk.end - begin) / 4;
+      float4 *param = reinterpret_cast<float4 *>(t.param) + begin / 4;
+      const float4 *grad = reinterpret_cast<const float4 *>(t.grad) + begin / 4;
+      float4 *m = reinterpret_cast<float4 *>(t.m) + begin / 4;
+      float4 *v = reinterpret_cast<float4 *>(t.v) + begin / 4;
+      for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
+        float4 p = param[q], g = grad[q], mq = m[q], vq = v[q];
+        adamElement(c, p.x, g.x, mq.x, vq.x);
+        adamElement(c, p.y, g.y, mq.y, vq.y);
+        adamElement(c, p.z, g.z, mq.z, vq.z);
+        adamElement(c, p.w, g.w, mq.w, vq.w);
+        param[q] = p;
+        m[q] = mq;
+        v[q] = vq;
+      }
+      begin += quads * 4;
+    }
+  }
+  for (int64_t i = begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    T p = loadAs<T>(t.param, t.paramType, i);
+    T m = loadAs<T>(t.m, t.mType, i);
+    T v = loadAs<T>(t.v, t.vType, i);
+    adamElement(c, p, loadAs<T>(t.grad, t.gradType, i), m, v);
+    storeAs<T>(t.param, t.paramType, i, p);
+    storeAs<T>(t.m, t.mType, i, m);
+    storeAs<T>(t.v, t.vType, i, v);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    adamKernel(const OptimizerTensor *tensors, const Chunk *chunks,
+               const Scalar *registers, DeviceErrorRecord *errors,
+               long long stepNumber) {
+  const Chunk chunk = chunks[blockIdx.x];
+  // A copy: through a reference the compiler would reload the fields after
+  // every store (the stores may alias the table).
+  const OptimizerTensor t = tensors[chunk.tensor];
+  const double lr = registers[t.lrRegister].f;
+  const long long step = registers[t.stepRegister].i;
+  if (t.biasCorrection && step < 1) {
+    if (threadIdx.x == 0)
+      raiseDeviceError(errors, t.site, 0, step, stepNumber);
+    return; // the host updates nothing either
+  }
+  if (t.paramType == DType::F64)
+    adamChunk<double>(t, chunk, lr, step);
+  else
+    adamChunk<float>(t, chunk, lr, step);
+}
+
+//===----------------------------------------------------------------------===//
+// SGD
+//===----------------------------------------------------------------------===//
+
+template <typename T> struct SgdConstants {
+  T weightDecay, momentum, oneMinusDampening, negLr;
+  bool nesterov;
+};
+
+/// host sgdUpdate for one element.
+template <typename T>
+__device__ __forceinline__ void sgdElement(const SgdConstants<T> &c, T &p,
+                                           T g, T &buf) {
+  if (c.weightDecay != T(0))
+    g = fmaT(p, c.weightDecay, g);
+  if (c.momentum != T(0)) {
+    const T b = fmaT(g, c.oneMinusDampening, mulT(buf, c.momentum));
+    buf = b;
+    g = c.nesterov ? fmaT(b, c.momentum, g) : b;
+  }
+  p = fmaT(g, c.negLr, p);
+}
+
+template <typename T>
+__device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
+                         double lr) {
+  SgdConstants<T> c;
+  c.weightDecay = static_cast<T>(t.weightDecay);
+  c.momentum = static_cast<T>(t.momentum);
+  c.oneMinusDampening = static_cast<T>(t.oneMinusDampening);
+  c.negLr = static_cast<T>(-lr);
+  c.nesterov = t.nesterov;
+  int64_t begin = chunk.begin;
+  if constexpr (std::is_same<T, float>::value) {
+    if (t.vec4) {
+      const int64_t quads = (chunk.end - begin) / 4;
+      float4 *param = reinterpret_cast<float4 *>(t.param) + begin / 4;
+      const float4 *grad = reinterpret_cast<const float4 *>(t.grad) + begin / 4;
+      float4 *buf = reinterpret_cast<float4 *>(t.m) + begin / 4;
+      for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
+        float4 p = param[q], g = grad[q], b = buf[q];
+        sgdElement(c, p.x, g.x, b.x);
+        sgdElement(c, p.y, g.y, b.y);
+        sgdElement(c, p.z, g.z, b.z);
+        sgdElement(c, p.w, g.w, b.w);
+        param[q] = p;
+        buf[q] = b;
+      }
+      begin += quads * 4;
+    }
+  }
+  for (int64_t i = begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    T p = loadAs<T>(t.param, t.paramType, i);
+    T b = loadAs<T>(t.m, t.mType, i);
+    sgdElement(c, p, loadAs<T>(t.grad, t.gradType, i), b);
+    storeAs<T>(t.param, t.paramType, i, p);
+    storeAs<T>(t.m, t.mType, i, b);
+  }
+}
+
+__global__ void __launch_bounds__(kThreads)
+    sgdKernel(const OptimizerTensor *tensors, const Chunk *chunks,
+              const Scalar *registers) {
+  const Chunk chunk = chunks[blockIdx.x];
+  // A copy: through a reference the compiler would reload the fields after
+  // every store (the stores may alias the table).
+  const OptimizerTensor t = tensors[chunk.tensor];
+  const double lr = registers[t.lrRegister].f;
+  if (t.paramType == DType::F64)
+    sgdChunk<double>(t, chunk, lr);
+  else
+    sgdChunk<float>(t, chunk, lr);
+}
+
+//===----------------------------------------------------------------------===//
+// Preparing
+//===----------------------------------------------------------------------===//
+
+/// A group of instructions of one optimizer, as one launch.
+class OptimizerOp final : public PreparedOp {
+public:
+  OptimizerOp(const CudaContext &ctx, DeviceErrorRecord *errors, bool adam,
+              std::vector<PreparedMove> moves, DeviceAllocation tensors,
+              DeviceAllocation chunks, int64_t numChunks)
+      : ctx_(ctx), errors_(errors), adam_(adam), moves_(std::move(moves)),
+        tensors_(std::move(tensors)), chunks_(std::move(chunks)),
+        numChunks_(numChunks) {}
+
+  Status run(int64_t step) override {
+    for (const PreparedMove &move : moves_)
+      ZERO_RETURN_IF_ERROR(move.enqueue(ctx_.compute));
+    if (numChunks_ == 0)
+      return Status::ok();
+    const auto *tensors =
+        static_cast<const OptimizerTensor *>(tensors_.get());
+    const auto *chunks = static_cast<const Chunk *>(chunks_.get());
+    const unsigned grid = static_cast<unsigned>(numChunks_);
+    clearStaleError();
+    if (adam_)
+      adamKernel<<<grid, kThreads, 0, ctx_.compute>>>(
+          tensors, chunks, ctx_.registers, errors_, step);
+    else
+      sgdKernel<<<grid, kThreads, 0, ctx_.compute>>>(tensors, chunks,
+                                                     ctx_.registers);
+    ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+  }
+
+private:
+  const CudaContext &ctx_;
+  DeviceErrorRecord *errors_;
+  bool adam_;
+  std::vector<PreparedMove> moves_;
+  DeviceAllocation tensors_;
+  DeviceAllocation chunks_;
+  int64_t numChunks_;
+};
+
+bool isAligned16(const void *p) {
+  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
+}
+
+PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
+                          const OpEnv &env, bool adam) {
+  std::vector<OptimizerTensor> tensors;
+  std::vector<Chunk> chunks;
+  std::vector<PreparedMove> moves;
+  for (const Instruction *inst : group) {
+    if (inst->code() != (adam ? OpCode::Adam : OpCode::Sgd))
+      return ZERO_ERROR(kInternal, env.ctx.where(*inst) +
+                                       ": mixed optimizers in one group");
+    // Operands: param, grad, state(s), [step], lr; results: param, state(s).
+    const size_t numStates = adam ? 2 : 1;
+    for (size_t r = 0; r <= numStates; ++r) {
+      const int64_t operand = inst->operands[r == 0 ? 0 : r + 1];
+      const ValueInfo &value = env.ctx.value(operand);
+      StatusOr<PreparedMove> move = PreparedMove::create(
+          env.ctx.tensor(inst->results[r]), env.ctx.tensor(operand),
+          value.numel * byteWidthOf(value.dtype), env.tracker);
+      if (!move.isOk())
+        return move.status();
+      if (!move->empty())
+        moves.push_back(std::move(*move));
+    }
+    OptimizerTensor t;
+    std::memset(&t, 0, sizeof(t));
+    const ValueInfo &param = env.ctx.value(inst->results[0]);
+    t.param = env.ctx.tensor(inst->results[0]);
+    t.grad = env.ctx.tensor(inst->operands[1]);
+    t.m = env.ctx.tensor(inst->results[1]);
+    t.v = adam ? env.ctx.tensor(inst->results[2]) : nullptr;
+    t.paramType = param.dtype;
+    t.gradType = env.ctx.value(inst->operands[1]).dtype;
+    t.mType = env.ctx.value(inst->results[1]).dtype;
+    t.vType = adam ? env.ctx.value(inst->results[2]).dtype : DType::F32;
+    t.numel = param.numel;
+    const OpFields &f = inst->fields;
+    t.weightDecay = f.getNumber(Field::WeightDecay);
+    if (adam) {
+      t.stepRegister = inst->operands[4];
+      t.lrRegister = inst->operands[5];
+      t.beta1 = f.getNumber(Field::Beta1);
+      t.beta2 = f.getNumber(Field::Beta2);
+      t.oneMinusBeta1 = 1.0 - t.beta1;
+      t.oneMinusBeta2 = 1.0 - t.beta2;
+      t.eps = f.getNumber(Field::Eps);
+      t.adamw = f.getString(Field::Mode) == "adamw";
+      t.biasCorrection = f.getBool(Field::BiasCorrection);
+      const std::string head = env.sitePrefix(*inst, "operands[4]");
+      const std::string tail = OpEnv::siteSuffix(*inst);
+      t.site = env.errors.addSite(
+          StatusCode::kOutOfRange, [head, tail](const DeviceErrorRecord &r) {
+            return head + "the step is " + std::to_string(r.value) +
+                   ", but Adam's bias correction needs a step >= 1" + tail;
+          });
+    } else {
+      t.lrRegister = inst->operands[3];
+      t.momentum = f.getNumber(Field::Momentum);
+      t.oneMinusDampening = 1.0 - f.getNumber(Field::Dampening);
+      t.nesterov = f.getBool(Field::Nesterov);
+    }
+    t.vec4 = t.paramType == DType::F32 && t.gradType == DType::F32 &&
+             t.mType == DType::F32 && (!adam || t.vType == DType::F32) &&
+             isAligned16(t.param) && isAligned16(t.grad) &&
+             isAligned16(t.m) && (!adam || isAligned16(t.v));
+    const int32_t index = static_cast<int32_t>(tensors.size());
+    tensors.push_back(t);
+    // An empty tensor still gets a chunk: Adam's step check runs anyway.
+    for (int64_t begin = 0; begin < t.numel || (begin == 0 && t.numel == 0);
+         begin += kChunk) {
+      chunks.push_back({index, begin, std::min(t.numel, begin + kChunk)});
+      if (t.numel == 0)
+        break;
+    }
+  }
+  if (chunks.size() > 0x7fffffffu)
+    return ZERO_ERROR(kInvalidArgument,
+                      "an optimizer group of more than 2^31 chunks");
+  auto upload = [&](const void *data, size_t bytes)
+      -> StatusOr<DeviceAllocation> {
+    StatusOr<DeviceAllocation> memory =
+        DeviceAllocation::create(static_cast<int64_t>(bytes), env.tracker);
+    if (!memory.isOk() || bytes == 0)
+      return memory;
+    ZERO_CUDA_RETURN_IF_ERROR(
+        cudaMemcpy(memory->get(), data, bytes, cudaMemcpyHostToDevice));
+    return memory;
+  };
+  StatusOr<DeviceAllocation> tensorTable =
+      upload(tensors.data(), tensors.size() * sizeof(OptimizerTensor));
+  if (!tensorTable.isOk())
+    return tensorTable.status();
+  StatusOr<DeviceAllocation> chunkTable =
+      upload(chunks.data(), chunks.size() * sizeof(Chunk));
+  if (!chunkTable.isOk())
+    return chunkTable.status();
+  return std::unique_ptr<PreparedOp>(new OptimizerOp(
+      env.ctx, env.errors.record(), adam, std::move(moves),
+      std::move(*tensorTable), std::move(*chunkTable),
+      static_cast<int64_t>(chunks.size())));
+}
+
+} // namespace
+
+PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
+                              const OpEnv &env) {
+  return prepareGroup(group, env, true);
+}
+
+PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
+                             const OpEnv &env) {
+  return prepareGroup(group, env, false);
+}
+
+PreparedOpOr prepareOptimizerOp(const Instruction &inst, const OpEnv &env) {
+  return prepareGroup({&inst}, env, inst.code() == OpCode::Adam);
+}
+
+} // namespace zero::runtime::cuda

@@ -1,0 +1,362 @@
+//===- TensorOps.cu - fills, constants and element access -----------------===//
+//
+// linalg.fill, tensor.splat, tensor arith.constant, tensor.from_elements and
+// tensor.extract. A fill computes its element's bits once per thread (from a
+// register, cast as host castScalar does, or from the constant's bits encoded
+// at prepare) and stores them 16 bytes at a time. A data constant is encoded
+// at prepare into device memory of its own and copied into its buffer every
+// step, since the plan may give the buffer to other values in between.
+// tensor.extract checks its indices on the device and reports one out of
+// range through the device error record, with the host's message.
+//
+//===----------------------------------------------------------------------===//
+
+#include "DeviceElements.cuh"
+
+#include <cstring>
+
+namespace zero::runtime::cuda {
+
+namespace {
+
+constexpr int kThreads = 256;
+
+/// Where a fill's element comes from.
+struct FillSource {
+  const Scalar *reg; // null: `bits` holds the element
+  DType from, to;
+  uint64_t bits;
+};
+
+__device__ __forceinline__ uint64_t replicate(uint64_t bits, int width) {
+  switch (width) {
+  case 1:
+    bits &= 0xffu;
+    bits |= bits << 8;
+    [[fallthrough]];
+  case 2:
+    bits &= 0xffffu;
+    bits |= bits << 16;
+    [[fallthrough]];
+  case 4:
+    bits &= 0xffffffffu;
+    bits |= bits << 32;
+    [[fallthrough]];
+  default:
+    return bits;
+  }
+}
+
+__device__ __forceinline__ void storeBits(char *p, int width, uint64_t bits) {
+  switch (width) {
+  case 1:
+    *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(bits);
+    return;
+  case 2:
+    *reinterpret_cast<uint16_t *>(p) = static_cast<uint16_t>(bits);
+    return;
+  case 4:
+    *reinterpret_cast<uint32_t *>(p) = static_cast<uint32_t>(bits);
+    return;
+  default:
+    *reinterpret_cast<uint64_t *>(p) = bits;
+    return;
+  }
+}
+
+/// Sets `bytes` at `dst` (aligned to `width`) to the element of `source`:
+/// an unaligned head and tail element by element, the rest in 16-byte stores
+/// (16 is a multiple of every width, so the pattern stays in phase).
+__global__ void fillKernel(char *dst, int64_t bytes, int width,
+                           FillSource source) {
+  uint64_t bits = source.bits;
+  if (source.reg)
+    bits = elementBits(castScalar(*source.reg, source.from, source.to),
+                       source.to);
+  const uint64_t pattern = replicate(bits, width);
+  const int64_t misalign = static_cast<int64_t>(
+      reinterpret_cast<uintptr_t>(dst) & 15);
+  int64_t head = misalign ? 16 - misalign : 0;
+  if (head > bytes)
+    head = bytes;
+  const int64_t body = (bytes - head) & ~int64_t(15);
+  const int64_t tail = bytes - head - body;
+  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
+  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x +
+                        threadIdx.x;
+  for (int64_t i = first; i * width < head; i += stride)
+    storeBits(dst + i * width, width, bits);
+  const uint4 vector = make_uint4(
+      static_cast<uint32_t>(pattern), static_cast<uint32_t>(pattern >> 32),
+      static_cast<uint32_t>(pattern), static_cast<uint32_t>(pattern >> 32));
+  uint4 *chunks = reinterpret_cast<uint4 *>(dst + head);
+  for (int64_t i = first; i < body / 16; i += stride)
+    chunks[i] = vector;
+  char *end = dst + head + body;
+  for (int64_t i = first; i * width < tail; i += stride)
+    storeBits(end + i * width, width, bits);
+}
+
+Status launchFill(void *dst, int64_t bytes, int width, FillSource source,
+                  cudaStream_t stream) {
+  if (bytes <= 0)
+    return Status::ok();
+  clearStaleError();
+  fillKernel<<<gridFor((bytes + 15) / 16, kThreads), kThreads, 0, stream>>>(
+      static_cast<char *>(dst), bytes, width, source);
+  ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+  return Status::ok();
+}
+
+/// linalg.fill, tensor.splat and splat constants.
+class FillOp final : public PreparedOp {
+public:
+  FillOp(const CudaContext &ctx, void *dst, int64_t numel, DType to,
+         FillSource source)
+      : ctx_(ctx), dst_(dst), bytes_(numel * byteWidthOf(to)),
+        width_(byteWidthOf(to)), source_(source) {}
+  Status run(int64_t) override {
+    return launchFill(dst_, bytes_, width_, source_, ctx_.compute);
+  }
+
+private:
+  const CudaContext &ctx_;
+  void *dst_;
+  int64_t bytes_;
+  int width_;
+  FillSource source_;
+};
+
+/// A data constant: its bytes, encoded at prepare, copied in each step.
+class ConstantDataOp final : public PreparedOp {
+public:
+  ConstantDataOp(const CudaContext &ctx, void *dst, DeviceAllocation data)
+      : ctx_(ctx), dst_(dst), data_(std::move(data)) {}
+  Status run(int64_t) override {
+    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst_, data_.get(), data_.size(),
+                                              cudaMemcpyDefault, ctx_.compute));
+    return Status::ok();
+  }
+
+private:
+  const CudaContext &ctx_;
+  void *dst_;
+  DeviceAllocation data_;
+};
+
+__global__ void fromElementsKernel(void *dst, DType type, int64_t numel,
+                                   const int64_t *ids,
+                                   const Scalar *registers) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
+       i += int64_t(gridDim.x) * blockDim.x)
+    storeElement(dst, type, i, registers[ids[i]]);
+}
+
+class FromElementsOp final : public PreparedOp {
+public:
+  FromElementsOp(const CudaContext &ctx, void *dst, DType type, int64_t numel,
+                 DeviceAllocation ids)
+      : ctx_(ctx), dst_(dst), type_(type), numel_(numel), ids_(std::move(ids)) {}
+  Status run(int64_t) override {
+    if (numel_ == 0)
+      return Status::ok();
+    clearStaleError();
+    fromElementsKernel<<<gridFor(numel_, kThreads), kThreads, 0,
+                         ctx_.compute>>>(
+        dst_, type_, numel_, static_cast<const int64_t *>(ids_.get()),
+        ctx_.registers);
+    ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+  }
+
+private:
+  const CudaContext &ctx_;
+  void *dst_;
+  DType type_;
+  int64_t numel_;
+  DeviceAllocation ids_;
+};
+
+/// tensor.extract's table in device memory: per dimension its size, its
+/// row-major stride and the register of its index.
+struct ExtractParams {
+  const void *tensor;
+  DType type;
+  int rank;
+  const int64_t *table; // sizes, then strides, then index registers
+  int64_t result;
+  DeviceErrorRecord *errors;
+  int32_t site;
+  long long step;
+};
+
+__global__ void extractKernel(Scalar *registers, ExtractParams p) {
+  int64_t offset = 0;
+  const int64_t *sizes = p.table, *strides = p.table + p.rank,
+                *indices = p.table + 2 * p.rank;
+  for (int d = 0; d < p.rank; ++d) {
+    const long long index = registers[indices[d]].i;
+    if (index < 0 || index >= sizes[d]) {
+      raiseDeviceError(p.errors, p.site, d, index, p.step);
+      return;
+    }
+    offset += index * strides[d];
+  }
+  registers[p.result] = loadElement(p.tensor, p.type, offset);
+}
+
+class ExtractOp final : public PreparedOp {
+public:
+  ExtractOp(const CudaContext &ctx, ExtractParams params,
+            DeviceAllocation table)
+      : ctx_(ctx), params_(params), table_(std::move(table)) {
+    params_.table = static_cast<const int64_t *>(table_.get());
+  }
+  Status run(int64_t step) override {
+    ExtractParams p = params_;
+    p.step = step;
+    clearStaleError();
+    extractKernel<<<1, 1, 0, ctx_.compute>>>(ctx_.registers, p);
+    ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+  }
+
+private:
+  const CudaContext &ctx_;
+  ExtractParams params_;
+  DeviceAllocation table_;
+};
+
+/// Uploads `data` into a new counted allocation (at prepare).
+StatusOr<DeviceAllocation> upload(const void *data, int64_t bytes,
+                                  MemoryTracker &tracker) {
+  StatusOr<DeviceAllocation> memory = DeviceAllocation::create(bytes, tracker);
+  if (!memory.isOk() || bytes == 0)
+    return memory;
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(memory->get(), data,
+                                       static_cast<size_t>(bytes),
+                                       cudaMemcpyHostToDevice));
+  return memory;
+}
+
+uint64_t hostElementBits(Scalar value, DType type) {
+  uint64_t bits = 0;
+  storeHostElement(&bits, type, 0, value); // little-endian: the low bytes
+  return bits;
+}
+
+/// linalg.fill and tensor.splat: the register cast as host castScalar does
+/// (an identity for splat, whose types agree).
+PreparedOpOr prepareFill(const OpEnv &env, int64_t valueId, int64_t resultId) {
+  const ValueInfo &value = env.ctx.value(valueId);
+  const ValueInfo &result = env.ctx.value(resultId);
+  FillSource source{env.ctx.registers + valueId, value.dtype, result.dtype, 0};
+  return std::unique_ptr<PreparedOp>(new FillOp(
+      env.ctx, env.ctx.tensor(resultId), result.numel, result.dtype, source));
+}
+
+PreparedOpOr prepareConstantTensor(const Instruction &inst, const OpEnv &env) {
+  const ValueInfo &result = env.ctx.value(inst.results[0]);
+  const ConstantValue &value = inst.fields.getConstant(Field::Value);
+  void *dst = env.ctx.tensor(result.id);
+  if (value.form != ConstantValue::Form::Elements) {
+    FillSource source{nullptr, result.dtype, result.dtype,
+                      hostElementBits(constantRegister(value.elements[0],
+                                                       result.dtype),
+                                      result.dtype)};
+    return std::unique_ptr<PreparedOp>(
+        new FillOp(env.ctx, dst, result.numel, result.dtype, source));
+  }
+  if (result.numel == 0)
+    return std::unique_ptr<PreparedOp>(new NoOp());
+  std::vector<char> bytes(result.numel * byteWidthOf(result.dtype));
+  for (int64_t i = 0; i < result.numel; ++i)
+    storeHostElement(bytes.data(), result.dtype, i,
+                     constantRegister(value.elements[i], result.dtype));
+  StatusOr<DeviceAllocation> data =
+      upload(bytes.data(), static_cast<int64_t>(bytes.size()), env.tracker);
+  if (!data.isOk())
+    return data.status();
+  return std::unique_ptr<PreparedOp>(
+      new ConstantDataOp(env.ctx, dst, std::move(*data)));
+}
+
+PreparedOpOr prepareFromElements(const Instruction &inst, const OpEnv &env) {
+  const ValueInfo &result = env.ctx.value(inst.results[0]);
+  StatusOr<DeviceAllocation> ids =
+      upload(inst.operands.data(),
+             static_cast<int64_t>(inst.operands.size() * sizeof(int64_t)),
+             env.tracker);
+  if (!ids.isOk())
+    return ids.status();
+  return std::unique_ptr<PreparedOp>(
+      new FromElementsOp(env.ctx, env.ctx.tensor(result.id), result.dtype,
+                         result.numel, std::move(*ids)));
+}
+
+PreparedOpOr prepareExtract(const Instruction &inst, const OpEnv &env) {
+  const ValueInfo &tensor = env.ctx.value(inst.operands[0]);
+  const int rank = static_cast<int>(tensor.shape.size());
+  std::vector<int64_t> table = tensor.shape;
+  std::vector<int64_t> strides = rowMajorStrides(tensor.shape);
+  table.insert(table.end(), strides.begin(), strides.end());
+  table.insert(table.end(), inst.operands.begin() + 1, inst.operands.end());
+  StatusOr<DeviceAllocation> memory =
+      upload(table.data(), static_cast<int64_t>(table.size() * 8), env.tracker);
+  if (!memory.isOk())
+    return memory.status();
+
+  // The host's message (host/Tensor.cpp, ExtractOp).
+  std::string description = "value " + std::to_string(tensor.id);
+  if (!tensor.name.empty())
+    description += " (" + tensor.name + ")";
+  std::vector<int64_t> shape = tensor.shape;
+  std::string prefix = env.sitePrefix(inst, "");
+  std::string suffix = OpEnv::siteSuffix(inst);
+  const int32_t site = env.errors.addSite(
+      StatusCode::kOutOfRange,
+      [prefix, suffix, description, shape](const DeviceErrorRecord &r) {
+        return prefix + "tensor.extract index " + std::to_string(r.value) +
+               " is out of range for dimension " + std::to_string(r.dim) +
+               " (size " + std::to_string(shape[r.dim]) + ") of " +
+               description + suffix;
+      });
+
+  ExtractParams params;
+  std::memset(&params, 0, sizeof(params));
+  params.tensor = env.ctx.tensor(tensor.id);
+  params.type = tensor.dtype;
+  params.rank = rank;
+  params.result = inst.results[0];
+  params.errors = env.errors.record();
+  params.site = site;
+  return std::unique_ptr<PreparedOp>(
+      new ExtractOp(env.ctx, params, std::move(*memory)));
+}
+
+} // namespace
+
+Status enqueueFillPattern(void *dst, int64_t bytes, int width,
+                          uint64_t pattern, cudaStream_t stream) {
+  FillSource source{nullptr, DType::I64, DType::I64, pattern};
+  return launchFill(dst, bytes, width, source, stream);
+}
+
+PreparedOpOr prepareTensorOp(const Instruction &inst, const OpEnv &env) {
+  switch (inst.code()) {
+  case OpCode::Fill:
+  case OpCode::Splat:
+    return prepareFill(env, inst.operands[0], inst.results[0]);
+  case OpCode::FromElements:
+    return prepareFromElements(inst, env);
+  case OpCode::Constant:
+    return prepareConstantTensor(inst, env);
+  case OpCode::Extract:
+    return prepareExtract(inst, env);
+  default:
+    return ZERO_ERROR(kInternal, env.ctx.where(inst) +
+                                     ": not a tensor op of the CUDA backend");
+  }
+}
+
+} // namespace zero::runtime::cuda

@@ -1,0 +1,623 @@
+//===- CodegenTest.cpp - kernels generated from region bodies -------------===//
+//
+// The CUDA backend's code generator without a GPU: the loop nests it builds,
+// the exact source of small kernels, and every kernel of StructuredCases.h
+// compiled by NVRTC (which needs no device) for sm_90 (hardware bf16
+// conversions), sm_80 (the software ones) and as PTX. Also the NVRTC
+// options (no FMA contraction), the target choice, compile errors and the
+// cache directory rules.
+//
+//===----------------------------------------------------------------------===//
+
+#include "cuda/Codegen.h"
+#include "StructuredCases.h"
+#include "cuda/KernelCache.h"
+
+#include "zero/runtime/Schedule.h"
+
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <optional>
+#include <string>
+#include <vector>
+
+using namespace zero::runtime;
+using namespace zero::runtime::cuda;
+using nlohmann::json;
+using zero::runtime::test::CaseBuilder;
+using zero::runtime::test::getStructuredCases;
+using zero::runtime::test::StructuredCase;
+
+namespace {
+
+/// A case decoded: its value table and instruction.
+struct Decoded {
+  ValueTable values;
+  Instruction inst;
+};
+
+Decoded decode(const StructuredCase &c) {
+  Decoded d;
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    const auto &spec = c.values[i];
+    ValueInfo value;
+    value.id = static_cast<int64_t>(i);
+    value.isTensor = spec.isTensor;
+    value.dtype = spec.dtype;
+    value.shape = spec.shape;
+    value.numel = spec.numel();
+    value.buffer = spec.isTensor ? value.id : -1;
+    value.name = "%v" + std::to_string(i);
+    d.values.values.push_back(value);
+  }
+  json inst = c.inst;
+  inst["point"] = 0;
+  inst["loc"] = "case.mlir:1:1";
+  StatusOr<Instruction> decoded =
+      decodeInstruction(inst.dump(), "instructions.compute[0]", d.values);
+  EXPECT_TRUE(decoded.isOk()) << c.name << ": " << decoded.status().toString();
+  if (decoded.isOk())
+    d.inst = *decoded;
+  return d;
+}
+
+GeneratedKernel generate(const Decoded &d, bool restrictInputs = false) {
+  StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+  EXPECT_TRUE(nest.isOk()) << nest.status().toString();
+  if (!nest.isOk())
+    return {};
+  CodegenOptions options;
+  options.restrictInputs = restrictInputs;
+  StatusOr<GeneratedKernel> kernel = generateKernel(*nest, d.values, options);
+  EXPECT_TRUE(kernel.isOk()) << kernel.status().toString();
+  return kernel.isOk() ? *kernel : GeneratedKernel();
+}
+
+/// The source after the prelude: the kernel itself.
+std::string kernelText(const GeneratedKernel &kernel) {
+  const std::string &prelude = getKernelPrelude();
+  EXPECT_EQ(kernel.source.compare(0, prelude.size(), prelude), 0);
+  return kernel.source.substr(prelude.size());
+}
+
+std::optional<StructuredCase> findCase(const std::string &name) {
+  for (const StructuredCase &c : getStructuredCases())
+    if (c.name == name)
+      return c;
+  ADD_FAILURE() << "no case '" << name << "'";
+  return std::nullopt;
+}
+
+//===----------------------------------------------------------------------===//
+// Generated source
+//===----------------------------------------------------------------------===//
+
+TEST(CodegenTest, RowReductionKernel) {
+  CaseBuilder b("sum of exp");
+  const int64_t x = b.tensor(DType::F32, {4, 8});
+  const int64_t init = b.tensor(DType::F32, {4});
+  const int64_t out = b.result(init);
+  const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+  const int64_t e = b.op("math.exp", {a}, DType::F32);
+  const int64_t s = b.op("arith.addf", {e, acc}, DType::F32);
+  Decoded d = decode(b.finish({{"op", "linalg.reduce"},
+                               {"operands", {x, init}},
+                               {"results", {out}},
+                               {"dimensions", {1}},
+                               {"body", b.body({a, acc}, {s})}}));
+  GeneratedKernel kernel = generate(d, /*restrictInputs=*/true);
+  EXPECT_EQ(kernelText(kernel), R"(
+// parallel nest, loops [4, 8 in-thread]
+extern "C" __global__ void __launch_bounds__(256)
+zero_structured(float *r0,
+    const float *d0,
+    const float *__restrict__ a0) {
+  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 4LL; p += (long long)gridDim.x * blockDim.x) {
+    const long long i0 = p;
+    const long long ba0 = i0 * 8LL;
+    const long long bo0 = i0;
+    double arg1 = zk_ld_f32(d0, bo0);
+    for (long long i1 = 0; i1 < 8LL; ++i1) {
+      const double arg0 = zk_ld_f32(a0, ba0 + i1);
+      const double v0 = zk_rnd_f32(exp(arg0));
+      const double v1 = zk_rnd_f32(v0 + arg1);
+      const double y0 = v1;
+      arg1 = y0;
+    }
+    zk_st_f32(r0, bo0, arg1);
+  }
+}
+)");
+  EXPECT_EQ(kernel.name, "zero_structured");
+  EXPECT_EQ(kernel.numThreads, 4);
+  EXPECT_EQ(kernel.numParameters(), 3u);
+}
+
+TEST(CodegenTest, MapWithScalarsConstantsAndCompare) {
+  // y = select(x > s, x * 0.1, -x) in bf16, s from outside; an unused input.
+  CaseBuilder b("select");
+  const int64_t x = b.tensor(DType::BF16, {2, 3});
+  const int64_t unused = b.tensor(DType::I32, {2, 3});
+  const int64_t init = b.tensor(DType::BF16, {2, 3});
+  const int64_t out = b.result(init);
+  const int64_t s = b.external(DType::BF16, 0.5);
+  const int64_t a = b.scalar(DType::BF16), u = b.scalar(DType::I32),
+                o = b.scalar(DType::BF16);
+  const int64_t c = b.constant(DType::BF16, 0.1);
+  const int64_t gt =
+      b.op("arith.cmpf", {a, s}, DType::I1, {{"predicate", "ugt"}});
+  const int64_t m = b.op("arith.mulf", {a, c}, DType::BF16);
+  const int64_t n = b.op("arith.negf", {a}, DType::BF16);
+  const int64_t y = b.op("arith.select", {gt, m, n}, DType::BF16);
+  Decoded d = decode(b.finish({{"op", "linalg.map"},
+                               {"operands", {x, unused, init}},
+                               {"results", {out}},
+                               {"body", b.body({a, u, o}, {y})}}));
+  GeneratedKernel kernel = generate(d);
+  EXPECT_EQ(kernelText(kernel), R"(
+// parallel nest, loops [2, 3]
+extern "C" __global__ void __launch_bounds__(256)
+zero_structured(unsigned short *r0,
+    const unsigned short *d0,
+    const unsigned short *a0,
+    const int *a1,
+    const double *s0) {
+  const double ext0 = *s0;
+  const double v0 = 0.10009765625;
+  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 6LL; p += (long long)gridDim.x * blockDim.x) {
+    unsigned q = (unsigned)p;
+    const long long i1 = (long long)(q % 3u);
+    q /= 3u;
+    const long long i0 = (long long)q;
+    const long long ba0 = i0 * 3LL + i1;
+    const long long bo0 = i0 * 3LL + i1;
+    const double arg0 = zk_ld_bf16(a0, ba0);
+    const long long v1 = (!(arg0 <= ext0)) ? 1LL : 0LL;
+    const double v2 = zk_rnd_bf16(arg0 * v0);
+    const double v3 = zk_rnd_bf16(-arg0);
+    const double v4 = v1 != 0 ? v2 : v3;
+    zk_st_bf16(r0, bo0, v4);
+  }
+}
+)");
+  EXPECT_EQ(kernel.scalars, std::vector<int64_t>{s});
+  EXPECT_TRUE(kernel.tensors.empty());
+  EXPECT_EQ(kernel.numParameters(), 5u);
+}
+
+TEST(CodegenTest, SequentialNestKernel) {
+  std::optional<StructuredCase> c = findCase("generic sequential nest");
+  ASSERT_TRUE(c);
+  GeneratedKernel kernel = generate(decode(*c));
+  EXPECT_EQ(kernelText(kernel), R"(
+// sequential nest, loops [6, 7]
+extern "C" __global__ void __launch_bounds__(256)
+zero_structured(float *r0,
+    const float *d0,
+    float *r1,
+    const float *d1,
+    const float *a0) {
+  if (blockIdx.x != 0 || threadIdx.x != 0)
+    return;
+  if ((const void *)r0 != (const void *)d0)
+    for (long long k = 0; k < 6LL; ++k)
+      r0[k] = d0[k];
+  if ((const void *)r1 != (const void *)d1)
+    for (long long k = 0; k < 42LL; ++k)
+      r1[k] = d1[k];
+  for (long long i0 = 0; i0 < 6LL; ++i0) {
+    for (long long i1 = 0; i1 < 7LL; ++i1) {
+      const double arg0 = zk_ld_f32(a0, i0 * 7LL + i1);
+      const double arg1 = zk_ld_f32(r0, i0);
+      const double arg2 = zk_ld_f32(r1, i0 * 7LL + i1);
+      const double v0 = zk_rnd_f32(arg1 + arg0);
+      const double v1 = zk_rnd_f32(v0 * arg2);
+      zk_st_f32(r0, i0, v0);
+      zk_st_f32(r1, i0 * 7LL + i1, v1);
+    }
+  }
+}
+)");
+  EXPECT_EQ(kernel.numThreads, 1);
+}
+
+TEST(CodegenTest, ExtractKernel) {
+  std::optional<StructuredCase> c =
+      findCase("generic tensor.extract embedding lookup");
+  ASSERT_TRUE(c);
+  GeneratedKernel kernel = generate(decode(*c), true);
+  EXPECT_EQ(kernelText(kernel), R"(
+// parallel nest, loops [3, 11, 24]
+extern "C" __global__ void __launch_bounds__(256)
+zero_structured(float *r0,
+    const float *d0,
+    const long long *__restrict__ a0,
+    const float *t0,
+    ZkError *err) {
+  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 792LL; p += (long long)gridDim.x * blockDim.x) {
+    unsigned q = (unsigned)p;
+    const long long i2 = (long long)(q % 24u);
+    q /= 24u;
+    const long long i1 = (long long)(q % 11u);
+    q /= 11u;
+    const long long i0 = (long long)q;
+    const long long ba0 = i0 * 11LL + i1;
+    const long long bo0 = i0 * 264LL + i1 * 24LL + i2;
+    const long long arg0 = zk_ld_i64(a0, ba0);
+    const long long v0 = i2;
+    const long long v1 = arg0;
+    long long e2 = 0;
+    bool ok2 = true;
+    if ((unsigned long long)v1 >= 17ULL) {
+      zk_fail(err, 0, 0, v1);
+      ok2 = false;
+    }
+    e2 += v1 * 24LL;
+    if ((unsigned long long)v0 >= 24ULL) {
+      zk_fail(err, 0, 1, v0);
+      ok2 = false;
+    }
+    e2 += v0;
+    const double v2 = ok2 ? zk_ld_f32(t0, e2) : 0.0;
+    zk_st_f32(r0, bo0, v2);
+  }
+}
+)");
+  EXPECT_EQ(kernel.tensors, std::vector<int64_t>{1});
+  ASSERT_EQ(kernel.extractSites.size(), 1u);
+  EXPECT_EQ(kernel.extractSites[0].bodyOp, 2u);
+  EXPECT_EQ(kernel.extractSites[0].tensor, 1);
+  EXPECT_EQ(kernel.numParameters(), 5u);
+}
+
+TEST(CodegenTest, IntegerAndCastExpressions) {
+  // Spot checks of the register semantics in the generated text.
+  std::optional<StructuredCase> ints = findCase("integer ops i32");
+  std::optional<StructuredCase> casts = findCase("casts");
+  ASSERT_TRUE(ints && casts);
+  const std::string i = kernelText(generate(decode(*ints)));
+  EXPECT_NE(i.find("zk_wrap_i32((long long)((unsigned long long)arg0 + "
+                   "(unsigned long long)arg1))"),
+            std::string::npos);
+  EXPECT_NE(
+      i.find("zk_wrap_i32((long long)zk_divui(((unsigned long "
+             "long)(unsigned)arg0), ((unsigned long long)(unsigned)arg1)))"),
+      std::string::npos);
+  EXPECT_NE(i.find("zk_shrsi(arg0, ((unsigned long long)(unsigned)arg2), 32)"),
+            std::string::npos);
+  const std::string c = kernelText(generate(decode(*casts)));
+  // fptosi to i32 saturates at [-2^31, 2^31 - 1]; f32 rounds once from i64,
+  // bf16 through double (as the host does).
+  EXPECT_NE(c.find("zk_wrap_i32(zk_fptosi(arg0, -2147483648.0, 2147483648.0, "
+                   "-2147483648LL, 2147483647LL))"),
+            std::string::npos);
+  EXPECT_NE(c.find("zk_wrap_i1(zk_fptosi(arg0, -1.0, 1.0, -1LL, 0LL))"),
+            std::string::npos);
+  EXPECT_NE(c.find("(double)(float)arg2;"), std::string::npos);
+  EXPECT_NE(c.find("zk_rnd_bf16((double)arg2)"), std::string::npos);
+  EXPECT_NE(c.find("(long long)zk_fptoui(arg4, 1.8446744073709552e+19, "
+                   "18446744073709551615ULL)"),
+            std::string::npos);
+}
+
+//===----------------------------------------------------------------------===//
+// Loop nests
+//===----------------------------------------------------------------------===//
+
+TEST(CodegenTest, LoopNests) {
+  struct Expected {
+    const char *name;
+    std::vector<bool> inThread;
+    bool sequential;
+    int64_t numThreads;
+  };
+  const Expected expected[] = {
+      {"reduce sum of squares over dim 1", {false, true}, false, 37},
+      {"reduce sum of squares over dim 0", {true, false}, false, 301},
+      {"reduce max over dims 0 and 2 in bf16", {true, false, true}, false, 4},
+      {"reduce over an empty dimension keeps the destination",
+       {false, true},
+       false,
+       4},
+      {"map over an empty tensor", {false, false}, false, 0},
+      {"generic matmul", {false, false, true}, false, 63},
+      {"generic transposed output and broadcast input",
+       {false, false},
+       false,
+       1040},
+      {"generic parallel loop indexed by no output", {false, true}, false, 20},
+      {"generic full reduction to a scalar tensor", {true}, false, 1},
+      {"generic sequential nest", {true, true}, true, 1},
+      {"generic accumulators that swap", {false, true}, false, 5},
+  };
+  for (const Expected &e : expected) {
+    std::optional<StructuredCase> c = findCase(e.name);
+    ASSERT_TRUE(c);
+    Decoded d = decode(*c);
+    StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+    ASSERT_TRUE(nest.isOk()) << nest.status().toString();
+    EXPECT_EQ(nest->inThread, e.inThread) << e.name;
+    EXPECT_EQ(nest->sequential, e.sequential) << e.name;
+    EXPECT_EQ(nest->numThreads(), e.numThreads) << e.name;
+  }
+}
+
+TEST(CodegenTest, LoopOfSizeOneIsParallel) {
+  // Output 1 does not index loop 1, but its size is 1: no sequential nest.
+  CaseBuilder b("size one");
+  const int64_t x = b.tensor(DType::F32, {5, 1});
+  const int64_t i1 = b.tensor(DType::F32, {5});
+  const int64_t i2 = b.tensor(DType::F32, {5, 1});
+  const int64_t o1 = b.result(i1), o2 = b.result(i2);
+  const int64_t a = b.scalar(DType::F32), p = b.scalar(DType::F32),
+                q = b.scalar(DType::F32);
+  Decoded d = decode(b.finish({{"op", "linalg.generic"},
+                               {"operands", {x, i1, i2}},
+                               {"results", {o1, o2}},
+                               {"indexing_maps", {{0, 1}, {0}, {0, 1}}},
+                               {"iterator_types", {"parallel", "parallel"}},
+                               {"body", b.body({a, p, q}, {a, a})}}));
+  StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+  ASSERT_TRUE(nest.isOk());
+  EXPECT_FALSE(nest->sequential);
+  EXPECT_EQ(nest->inThread, (std::vector<bool>{false, false}));
+  EXPECT_EQ(nest->numThreads(), 5);
+}
+
+TEST(CodegenTest, NotAStructuredOp) {
+  ValueTable values;
+  Instruction inst;
+  inst.info = &getOpInfo(OpCode::Matmul);
+  inst.op = "linalg.matmul";
+  inst.results = {0};
+  StatusOr<LoopNest> nest = buildLoopNest(inst, values);
+  ASSERT_FALSE(nest.isOk());
+  EXPECT_EQ(nest.status().code(), StatusCode::kInternal);
+}
+
+TEST(CodegenTest, DoubleLiterals) {
+  EXPECT_EQ(formatDoubleLiteral(0.5), "0.5");
+  EXPECT_EQ(formatDoubleLiteral(1.0), "1.0");
+  EXPECT_EQ(formatDoubleLiteral(-0.0), "-0.0");
+  EXPECT_EQ(formatDoubleLiteral(0.0), "0.0");
+  EXPECT_EQ(formatDoubleLiteral(1e-5), "1e-05");
+  EXPECT_EQ(formatDoubleLiteral(0.1), "0.1");
+  EXPECT_EQ(formatDoubleLiteral(static_cast<float>(0.1)),
+            "0.10000000149011612");
+  EXPECT_EQ(formatDoubleLiteral(1.0 / 3.0), "0.3333333333333333");
+  EXPECT_EQ(formatDoubleLiteral(9007199254740993.0), "9007199254740992.0");
+  EXPECT_EQ(formatDoubleLiteral(HUGE_VAL),
+            "zk_f64_from_bits(0x7ff0000000000000ULL)");
+  EXPECT_EQ(formatDoubleLiteral(-HUGE_VAL),
+            "zk_f64_from_bits(0xfff0000000000000ULL)");
+  for (double v : {3.14159, 1e300, 4.9e-324, -2.5e-310, 123456789.0})
+    EXPECT_EQ(std::strtod(formatDoubleLiteral(v).c_str(), nullptr), v) << v;
+}
+
+//===----------------------------------------------------------------------===//
+// NVRTC
+//===----------------------------------------------------------------------===//
+
+TEST(CodegenTest, EveryCaseCompilesWithNvrtc) {
+  // sm_90: the hardware f64 -> bf16 conversion; sm_80: the software one.
+  for (const StructuredCase &c : getStructuredCases()) {
+    Decoded d = decode(c);
+    for (bool restrictInputs : {false, true}) {
+      GeneratedKernel kernel = generate(d, restrictInputs);
+      for (const char *target : {"sm_90", "sm_80"}) {
+        if (restrictInputs && std::string(target) == "sm_80")
+          continue;
+        StatusOr<CompiledKernel> compiled =
+            compileKernelSource(kernel.source, target);
+        ASSERT_TRUE(compiled.isOk()) << c.name << " for " << target << ": "
+                                     << compiled.status().toString();
+        EXPECT_FALSE(compiled->isPtx);
+        EXPECT_GT(compiled->image.size(), 0u);
+      }
+    }
+  }
+}
+
+TEST(CodegenTest, PtxForAnArchitectureNvrtcDoesNotKnow) {
+  // A made-up compute capability 9.9: PTX for the newest older target.
+  StatusOr<std::string> target = chooseKernelTarget(9, 9);
+  ASSERT_TRUE(target.isOk()) << target.status().toString();
+  EXPECT_EQ(*target, "compute_90");
+  StatusOr<std::string> h100 = chooseKernelTarget(9, 0);
+  ASSERT_TRUE(h100.isOk());
+  EXPECT_EQ(*h100, "sm_90");
+  StatusOr<std::string> old = chooseKernelTarget(3, 5);
+  ASSERT_FALSE(old.isOk());
+  EXPECT_NE(old.status().message().find("compute capability 3.5 is older"),
+            std::string::npos)
+      << old.status().message();
+
+  std::optional<StructuredCase> c = findCase("float ops f64");
+  ASSERT_TRUE(c);
+  StatusOr<CompiledKernel> ptx =
+      compileKernelSource(generate(decode(*c)).source, *target);
+  ASSERT_TRUE(ptx.isOk()) << ptx.status().toString();
+  EXPECT_TRUE(ptx->isPtx);
+  ASSERT_FALSE(ptx->image.empty());
+  EXPECT_EQ(ptx->image.back(), '\0');
+  EXPECT_NE(ptx->image.find(".entry zero_structured"), std::string::npos);
+}
+
+TEST(CodegenTest, NoFusedMultiplyAdd) {
+  // (x * y + x) / y - y must round after the multiply: no fma in the PTX,
+  // for double (where nothing else would stop contraction) and f32 (where
+  // NVRTC computes f32 + - * / in f32, which rounds the same as double
+  // rounded to f32).
+  for (const char *name :
+       {"float ops f64", "float ops f32", "generic matmul"}) {
+    std::optional<StructuredCase> c = findCase(name);
+    ASSERT_TRUE(c);
+    StatusOr<CompiledKernel> ptx =
+        compileKernelSource(generate(decode(*c)).source, "compute_90");
+    ASSERT_TRUE(ptx.isOk()) << ptx.status().toString();
+    EXPECT_EQ(ptx->image.find("fma."), std::string::npos) << name;
+    EXPECT_NE(ptx->image.find("mul.rn."), std::string::npos) << name;
+  }
+}
+
+TEST(CodegenTest, HardwareConversionsOnlyWhereTheGpuHasThem) {
+  std::optional<StructuredCase> c = findCase("float ops bf16");
+  ASSERT_TRUE(c);
+  const std::string source = generate(decode(*c)).source;
+  StatusOr<CompiledKernel> sm90 = compileKernelSource(source, "compute_90");
+  StatusOr<CompiledKernel> sm80 = compileKernelSource(source, "compute_80");
+  ASSERT_TRUE(sm90.isOk() && sm80.isOk());
+  EXPECT_NE(sm90->image.find("cvt.rn.bf16.f64"), std::string::npos);
+  EXPECT_EQ(sm80->image.find("cvt.rn.bf16.f64"), std::string::npos);
+}
+
+TEST(CodegenTest, CompileErrorsCarryTheLog) {
+  StatusOr<CompiledKernel> compiled = compileKernelSource(
+      "extern \"C\" __global__ void k() { undefined_thing(); }", "sm_90");
+  ASSERT_FALSE(compiled.isOk());
+  const std::string &message = compiled.status().message();
+  EXPECT_EQ(compiled.status().code(), StatusCode::kInternal);
+  EXPECT_NE(message.find("could not compile a generated kernel for sm_90"),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("undefined_thing"), std::string::npos) << message;
+}
+
+TEST(CodegenTest, CompileOptions) {
+  const std::vector<std::string> &options = getKernelCompileOptions();
+  auto has = [&](const char *option) {
+    return std::find(options.begin(), options.end(), option) != options.end();
+  };
+  EXPECT_TRUE(has("--fmad=false"));
+  EXPECT_TRUE(has("--prec-div=true"));
+  EXPECT_TRUE(has("--prec-sqrt=true"));
+  EXPECT_TRUE(has("--ftz=false"));
+  EXPECT_FALSE(getNvrtcVersion().empty());
+}
+
+//===----------------------------------------------------------------------===//
+// The disk cache's directory
+//===----------------------------------------------------------------------===//
+
+/// Sets (or with null, unsets) an environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
+};
+
+TEST(CodegenTest, CacheDirectory) {
+  {
+    ScopedEnv cache("ZERO_KERNEL_CACHE", "/tmp/zk-cache");
+    EXPECT_EQ(getDefaultKernelCacheDirectory(), "/tmp/zk-cache");
+  }
+  {
+    ScopedEnv cache("ZERO_KERNEL_CACHE", "off");
+    EXPECT_EQ(getDefaultKernelCacheDirectory(), "");
+  }
+  {
+    ScopedEnv cache("ZERO_KERNEL_CACHE", nullptr);
+    ScopedEnv xdg("XDG_CACHE_HOME", "/xdg");
+    EXPECT_EQ(getDefaultKernelCacheDirectory(), "/xdg/zero-opt/kernels");
+  }
+  {
+    ScopedEnv cache("ZERO_KERNEL_CACHE", "");
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv home("HOME", "/home/u");
+    EXPECT_EQ(getDefaultKernelCacheDirectory(),
+              "/home/u/.cache/zero-opt/kernels");
+  }
+  {
+    ScopedEnv cache("ZERO_KERNEL_CACHE", nullptr);
+    ScopedEnv xdg("XDG_CACHE_HOME", nullptr);
+    ScopedEnv home("HOME", nullptr);
+    EXPECT_EQ(getDefaultKernelCacheDirectory(), "");
+  }
+}
+
+TEST(CodegenTest, DiskCacheFiles) {
+  const std::string dir =
+      std::string(std::getenv("TMPDIR") ? std::getenv("TMPDIR") : "/tmp") +
+      "/zero-codegen-test-" + std::to_string(getpid());
+  std::error_code error;
+  std::filesystem::remove_all(dir, error);
+  const std::string key = getKernelCacheKey("source A", "k", "sm_90");
+  EXPECT_NE(key, getKernelCacheKey("source B", "k", "sm_90"));
+  EXPECT_NE(key, getKernelCacheKey("source A", "k", "sm_80"));
+  EXPECT_NE(key, getKernelCacheKey("source A", "j", "sm_90"));
+  EXPECT_NE(key.find(getNvrtcVersion()), std::string::npos);
+  EXPECT_NE(key.find("--fmad=false"), std::string::npos);
+
+  CompiledKernel kernel;
+  kernel.image = std::string("\x7f"
+                             "ELF\0\1\2binary",
+                             13);
+  CompiledKernel read;
+  EXPECT_FALSE(readCachedKernel(dir, key, read)); // nothing yet
+  writeCachedKernel(dir, key, kernel);            // creates the directory
+  ASSERT_TRUE(readCachedKernel(dir, key, read));
+  EXPECT_EQ(read.image, kernel.image);
+  EXPECT_FALSE(read.isPtx);
+  std::vector<std::filesystem::path> files;
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    files.push_back(entry.path());
+  ASSERT_EQ(files.size(), 1u); // no temporary left behind
+  const std::filesystem::path file = files[0];
+
+  // Another key in the file (a hash collision) is a miss.
+  const std::string other = getKernelCacheKey("source B", "k", "sm_90");
+  writeCachedKernel(dir, other, kernel);
+  for (const auto &entry : std::filesystem::directory_iterator(dir))
+    if (entry.path() != file)
+      std::filesystem::rename(entry.path(), file);
+  EXPECT_FALSE(readCachedKernel(dir, key, read));
+
+  // A truncated file, or one with bytes after the image, is a miss.
+  writeCachedKernel(dir, key, kernel);
+  ASSERT_TRUE(readCachedKernel(dir, key, read));
+  const auto size = std::filesystem::file_size(file);
+  std::filesystem::resize_file(file, size - 1);
+  EXPECT_FALSE(readCachedKernel(dir, key, read));
+  writeCachedKernel(dir, key, kernel);
+  std::ofstream(file, std::ios::app) << "x";
+  EXPECT_FALSE(readCachedKernel(dir, key, read));
+
+  // PTX keeps its flag; an empty directory name disables the cache.
+  CompiledKernel ptx;
+  ptx.image = std::string(".version 9.0\n", 14);
+  ptx.isPtx = true;
+  writeCachedKernel(dir, key, ptx);
+  ASSERT_TRUE(readCachedKernel(dir, key, read));
+  EXPECT_TRUE(read.isPtx);
+  EXPECT_EQ(read.image, ptx.image);
+  writeCachedKernel("", key, kernel);
+  EXPECT_FALSE(readCachedKernel("", key, read));
+  std::filesystem::remove_all(dir, error);
+
+  // A directory that cannot be created: no error, no file, a miss.
+  writeCachedKernel("/proc/zero-opt-kernels", key, kernel);
+  EXPECT_FALSE(readCachedKernel("/proc/zero-opt-kernels", key, read));
+}
+
+} // namespace

@@ -1,0 +1,442 @@
+//===- StructuredGpuTest.cpp - generated kernels against the host ---------===//
+//
+// Every case of StructuredCases.h (every body op and dtype, reductions,
+// every loop mapping, tensor.extract, outside scalars, aliasing, empty
+// tensors) as a one-instruction schedule, run by the host backend and by
+// prepareStructured on a GPU on the same random data (with special values):
+// the results must be bitwise equal (NaN equal to any NaN), or within one
+// ulp of their dtype for the cases with transcendental functions (CUDA's
+// libm and glibc may round a double differently). Also the kernel cache:
+// memory and disk hits, a damaged cache file, a directory that cannot be
+// written. Skips, with the reason, where no GPU is visible.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StructuredCases.h"
+#include "cuda/CudaContext.h"
+#include "cuda/KernelCache.h"
+#include "cuda/Structured.h"
+
+#include "zero/runtime/Device.h"
+#include "zero/runtime/Memory.h"
+#include "zero/runtime/Schedule.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+using namespace zero::runtime;
+using namespace zero::runtime::cuda;
+using nlohmann::json;
+using zero::runtime::test::compareCaseData;
+using zero::runtime::test::getStructuredCases;
+using zero::runtime::test::makeCaseData;
+using zero::runtime::test::StructuredCase;
+using zero::runtime::test::ValueSpec;
+
+namespace {
+
+/// Why the GPU tests cannot run here ("" when they can).
+std::string noGpuReason() {
+  int count = 0;
+  cudaError_t code = cudaGetDeviceCount(&count);
+  if (code != cudaSuccess)
+    return std::string("no usable CUDA device: ") + cudaGetErrorString(code);
+  if (count == 0)
+    return "no CUDA device";
+  return "";
+}
+
+#define SKIP_WITHOUT_GPU()                                                     \
+  do {                                                                         \
+    std::string reason = noGpuReason();                                        \
+    if (!reason.empty())                                                       \
+      GTEST_SKIP() << reason;                                                  \
+  } while (false)
+
+#define ASSERT_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
+
+/// A fresh directory under the temporary directory, removed at the end.
+class TempDir {
+public:
+  TempDir() {
+    const char *base = std::getenv("TMPDIR");
+    path_ = std::string(base && *base ? base : "/tmp") +
+            "/zero-structured-test-" + std::to_string(getpid()) + "-" +
+            std::to_string(counter_++);
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() {
+    std::error_code error;
+    std::filesystem::remove_all(path_, error);
+  }
+  const std::string &path() const { return path_; }
+
+private:
+  static inline int counter_ = 0;
+  std::string path_;
+};
+
+/// A case as a schedule: one buffer per tensor that owns memory, an
+/// arith.constant per scalar from outside, then the op.
+struct CaseSchedule {
+  std::shared_ptr<const Schedule> schedule;
+  std::vector<int64_t> offsets; // by value id (tensors)
+  const Instruction *op = nullptr;
+};
+
+CaseSchedule buildSchedule(const StructuredCase &c, std::string &error) {
+  CaseSchedule result;
+  json buffers = json::array(), values = json::array(), compute = json::array();
+  std::vector<int64_t> bufferOf(c.values.size(), -1);
+  result.offsets.assign(c.values.size(), 0);
+  int64_t offset = 0, numBuffers = 0;
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    const ValueSpec &v = c.values[i];
+    const std::string name = "%v" + std::to_string(i);
+    if (!v.isTensor) {
+      values.push_back({{"id", i},
+                        {"kind", "scalar"},
+                        {"dtype", getDTypeName(v.dtype)},
+                        {"name", name}});
+      if (v.external)
+        compute.push_back(
+            {{"op", "arith.constant"},
+             {"point", compute.size()},
+             {"loc", "case.mlir:1:1"},
+             {"value", isFloat(v.dtype)
+                           ? json(v.constant)
+                           : json(static_cast<int64_t>(v.constant))},
+             {"operands", json::array()},
+             {"results", {i}}});
+      continue;
+    }
+    if (v.aliasOf >= 0) {
+      bufferOf[i] = bufferOf[v.aliasOf];
+      result.offsets[i] = result.offsets[v.aliasOf];
+    } else {
+      const int64_t bytes = v.numel() * getDTypeWidth(v.dtype);
+      bufferOf[i] = numBuffers++;
+      result.offsets[i] = offset;
+      buffers.push_back({{"id", bufferOf[i]},
+                         {"name", name},
+                         {"category", "activation"},
+                         {"space", "device"},
+                         {"offset", offset},
+                         {"bytes", bytes},
+                         {"live", {0, 100}}});
+      offset += (bytes + 255) / 256 * 256 + 256;
+    }
+    values.push_back({{"id", i},
+                      {"kind", "tensor"},
+                      {"dtype", getDTypeName(v.dtype)},
+                      {"shape", v.shape},
+                      {"buffer", bufferOf[i]},
+                      {"name", name}});
+  }
+  json op = c.inst;
+  op["point"] = compute.size();
+  op["loc"] = "case.mlir:1:1";
+  compute.push_back(op);
+  json root = {
+      {"format", "zero-schedule"},
+      {"version", 1},
+      {"world_size", 1},
+      {"memory",
+       {{"alignment", 64},
+        {"arenas", {{"device", offset}, {"host", 0}, {"nvme", 0}}}}},
+      {"buffers", buffers},
+      {"values", values},
+      {"arguments", json::array()},
+      {"results", json::array()},
+      {"streams", {"compute"}},
+      {"events", 0},
+      {"instructions", {{"compute", compute}}},
+  };
+  StatusOr<Schedule> schedule = Schedule::parse(root.dump(), "case.json");
+  if (!schedule.isOk()) {
+    error = schedule.status().toString();
+    return result;
+  }
+  result.schedule = std::make_shared<const Schedule>(std::move(*schedule));
+  result.op = &result.schedule->streams()[0].instructions.back();
+  return result;
+}
+
+/// The host backend's run of a case: the results' bytes, or the error.
+struct HostRun {
+  Status status;
+  std::vector<std::vector<uint8_t>> results; // by StructuredCase::checked
+  std::vector<Scalar> registers;             // by value id (outside scalars)
+};
+
+HostRun runOnHost(const StructuredCase &c, const CaseSchedule &s) {
+  HostRun run;
+  std::unique_ptr<Device> device = createHostDevice();
+  MemoryTracker tracker;
+  run.status = device->load(*s.schedule, 0, 1, tracker);
+  if (!run.status.isOk())
+    return run;
+  std::byte *base = device->arenaBase(MemorySpace::Device);
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (c.values[i].isTensor && c.values[i].aliasOf < 0 &&
+        c.values[i].numel() > 0) {
+      std::vector<uint8_t> data = makeCaseData(c.values[i], i + 1);
+      run.status = device->write(base + s.offsets[i], data.data(),
+                                 static_cast<int64_t>(data.size()));
+      if (!run.status.isOk())
+        return run;
+    }
+  for (const Instruction &inst : s.schedule->streams()[0].instructions) {
+    StatusOr<std::unique_ptr<PreparedOp>> op = device->prepare(inst);
+    if (!op.isOk()) {
+      run.status = op.status();
+      return run;
+    }
+    run.status = (*op)->run(1);
+    if (!run.status.isOk())
+      return run;
+  }
+  run.registers.resize(c.values.size());
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (c.values[i].external) {
+      StatusOr<Scalar> value = device->readScalar(static_cast<int64_t>(i));
+      if (value.isOk())
+        run.registers[i] = *value;
+    }
+  for (int64_t id : c.checked) {
+    const ValueSpec &v = c.values[id];
+    std::vector<uint8_t> bytes(v.numel() * getDTypeWidth(v.dtype));
+    if (!bytes.empty())
+      run.status = device->read(bytes.data(), base + s.offsets[id],
+                                static_cast<int64_t>(bytes.size()));
+    run.results.push_back(std::move(bytes));
+  }
+  return run;
+}
+
+/// A CudaContext over one arena for a case's schedule.
+class GpuCase {
+public:
+  GpuCase(const CaseSchedule &s, KernelCache &kernels) : s_(s) {
+    ctx_.schedule = s.schedule.get();
+    ctx_.kernels = &kernels;
+    ctx_.ordinal = kernels.ordinal();
+  }
+  ~GpuCase() {
+    if (arena_)
+      cudaFree(arena_);
+    if (registers_)
+      cudaFree(registers_);
+    if (stream_)
+      cudaStreamDestroy(stream_);
+  }
+
+  /// Allocates and fills the arena and the outside scalars' registers.
+  void setUp(const StructuredCase &c, const std::vector<Scalar> &registers) {
+    ASSERT_CUDA(cudaSetDevice(ctx_.ordinal));
+    ASSERT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    const int64_t bytes = s_.schedule->arenaBytes(MemorySpace::Device);
+    ASSERT_CUDA(cudaMalloc(&arena_, bytes > 0 ? bytes : 1));
+    ASSERT_CUDA(cudaMemset(arena_, 0, bytes > 0 ? bytes : 1));
+    ASSERT_CUDA(cudaMalloc(&registers_, sizeof(Scalar) * c.values.size()));
+    ASSERT_CUDA(cudaMemset(registers_, 0, sizeof(Scalar) * c.values.size()));
+    for (size_t i = 0; i < c.values.size(); ++i) {
+      if (c.values[i].isTensor && c.values[i].aliasOf < 0 &&
+          c.values[i].numel() > 0) {
+        std::vector<uint8_t> data = makeCaseData(c.values[i], i + 1);
+        ASSERT_CUDA(cudaMemcpy(static_cast<std::byte *>(arena_) + s_.offsets[i],
+                               data.data(), data.size(),
+                               cudaMemcpyHostToDevice));
+      }
+      if (c.values[i].external) {
+        ASSERT_CUDA(cudaMemcpy(static_cast<Scalar *>(registers_) + i,
+                               &registers[i], sizeof(Scalar),
+                               cudaMemcpyHostToDevice));
+      }
+    }
+    ctx_.compute = stream_;
+    ctx_.registers = static_cast<Scalar *>(registers_);
+    ctx_.arenas[static_cast<int>(MemorySpace::Device)] =
+        static_cast<std::byte *>(arena_);
+  }
+
+  PreparedOpOr prepare() { return prepareStructured(*s_.op, ctx_); }
+
+  std::vector<uint8_t> read(const StructuredCase &c, int64_t id) {
+    const ValueSpec &v = c.values[id];
+    std::vector<uint8_t> bytes(v.numel() * getDTypeWidth(v.dtype));
+    if (!bytes.empty()) {
+      EXPECT_EQ(cudaMemcpy(bytes.data(),
+                           static_cast<std::byte *>(arena_) + s_.offsets[id],
+                           bytes.size(), cudaMemcpyDeviceToHost),
+                cudaSuccess);
+    }
+    return bytes;
+  }
+  cudaStream_t stream() const { return stream_; }
+
+private:
+  const CaseSchedule &s_;
+  CudaContext ctx_;
+  void *arena_ = nullptr;
+  void *registers_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+};
+
+void checkCase(const StructuredCase &c, KernelCache &kernels) {
+  SCOPED_TRACE(c.name);
+  std::string error;
+  CaseSchedule s = buildSchedule(c, error);
+  ASSERT_TRUE(s.schedule) << error;
+  HostRun host = runOnHost(c, s);
+
+  GpuCase gpu(s, kernels);
+  gpu.setUp(c, host.registers);
+  if (::testing::Test::HasFatalFailure())
+    return;
+  PreparedOpOr op = gpu.prepare();
+  ASSERT_TRUE(op.isOk()) << op.status().toString();
+  Status status = (*op)->run(1);
+  ASSERT_TRUE(status.isOk()) << status.toString();
+  ASSERT_CUDA(cudaStreamSynchronize(gpu.stream()));
+
+  if (!c.runError.empty()) {
+    // The host fails in the step; the GPU records it and the op's next run
+    // reports it, with the host's text up to the index (the first index
+    // found may differ: threads run in any order).
+    ASSERT_FALSE(host.status.isOk());
+    const std::string &expected = host.status.message();
+    ASSERT_NE(expected.find(c.runError), std::string::npos) << expected;
+    Status again = (*op)->run(2);
+    ASSERT_FALSE(again.isOk());
+    EXPECT_EQ(again.code(), StatusCode::kOutOfRange);
+    const std::string prefix =
+        expected.substr(0, expected.find(c.runError) + c.runError.size());
+    EXPECT_EQ(again.message().substr(0, prefix.size()), prefix)
+        << again.message();
+    EXPECT_NE(again.message().find("is out of range for dimension 0 (size "
+                                   "17) of value 1 (%v1) at case.mlir:1:1"),
+              std::string::npos)
+        << again.message();
+    return;
+  }
+  ASSERT_TRUE(host.status.isOk()) << host.status.toString();
+  for (size_t k = 0; k < c.checked.size(); ++k) {
+    const int64_t id = c.checked[k];
+    std::vector<uint8_t> actual = gpu.read(c, id);
+    const std::string difference = compareCaseData(
+        c.values[id].dtype, host.results[k], actual, c.transcendental ? 1 : 0);
+    EXPECT_EQ(difference, "")
+        << "value " << id << " (" << getDTypeName(c.values[id].dtype) << ")";
+  }
+  // Running again gives the same results (nothing is left over from the
+  // first run: the destinations are read, the results written).
+  if (c.checked.size() == 1 && c.values[c.checked[0]].aliasOf < 0) {
+    status = (*op)->run(2);
+    ASSERT_TRUE(status.isOk()) << status.toString();
+    ASSERT_CUDA(cudaStreamSynchronize(gpu.stream()));
+    EXPECT_EQ(compareCaseData(c.values[c.checked[0]].dtype, host.results[0],
+                              gpu.read(c, c.checked[0]),
+                              c.transcendental ? 1 : 0),
+              "");
+  }
+}
+
+TEST(StructuredGpuTest, EveryCaseMatchesTheHost) {
+  SKIP_WITHOUT_GPU();
+  TempDir cacheDir;
+  KernelCache kernels(0, cacheDir.path());
+  for (const StructuredCase &c : getStructuredCases())
+    checkCase(c, kernels);
+  KernelCache::Stats stats = kernels.stats();
+  EXPECT_GT(stats.compiled, 0);
+  EXPECT_EQ(stats.diskHits, 0);
+}
+
+const StructuredCase &someCase() {
+  static const std::vector<StructuredCase> cases = getStructuredCases();
+  for (const StructuredCase &c : cases)
+    if (c.name == "generic matmul")
+      return c;
+  return cases.front();
+}
+
+TEST(StructuredGpuTest, KernelCacheInMemoryAndOnDisk) {
+  SKIP_WITHOUT_GPU();
+  TempDir dir;
+  const StructuredCase &c = someCase();
+  std::string error;
+  CaseSchedule s = buildSchedule(c, error);
+  ASSERT_TRUE(s.schedule) << error;
+  HostRun host = runOnHost(c, s);
+  ASSERT_TRUE(host.status.isOk()) << host.status.toString();
+  {
+    KernelCache kernels(0, dir.path());
+    GpuCase gpu(s, kernels);
+    gpu.setUp(c, host.registers);
+    ASSERT_TRUE(gpu.prepare().isOk());
+    ASSERT_TRUE(gpu.prepare().isOk()); // the same source: loaded once
+    KernelCache::Stats stats = kernels.stats();
+    EXPECT_EQ(stats.compiled, 1);
+    EXPECT_EQ(stats.memoryHits, 1);
+    EXPECT_EQ(stats.diskHits, 0);
+  }
+  std::vector<std::filesystem::path> files;
+  for (const auto &entry : std::filesystem::directory_iterator(dir.path()))
+    files.push_back(entry.path());
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].extension(), ".bin");
+  {
+    // A new process (a new cache) reads it back instead of compiling.
+    KernelCache kernels(0, dir.path());
+    GpuCase gpu(s, kernels);
+    gpu.setUp(c, host.registers);
+    PreparedOpOr op = gpu.prepare();
+    ASSERT_TRUE(op.isOk()) << op.status().toString();
+    EXPECT_EQ(kernels.stats().compiled, 0);
+    EXPECT_EQ(kernels.stats().diskHits, 1);
+    ASSERT_TRUE((*op)->run(1).isOk());
+    ASSERT_CUDA(cudaStreamSynchronize(gpu.stream()));
+    EXPECT_EQ(compareCaseData(DType::F32, host.results[0],
+                              gpu.read(c, c.checked[0]), 0),
+              "");
+  }
+  {
+    // A damaged file is a miss: compiled again and replaced, no error.
+    const auto size = std::filesystem::file_size(files[0]);
+    std::filesystem::resize_file(files[0], size / 2);
+    KernelCache kernels(0, dir.path());
+    GpuCase gpu(s, kernels);
+    gpu.setUp(c, host.registers);
+    ASSERT_TRUE(gpu.prepare().isOk());
+    EXPECT_EQ(kernels.stats().compiled, 1);
+    EXPECT_EQ(std::filesystem::file_size(files[0]), size);
+  }
+}
+
+TEST(StructuredGpuTest, UnwritableCacheOnlyCompilesAgain) {
+  SKIP_WITHOUT_GPU();
+  const StructuredCase &c = someCase();
+  std::string error;
+  CaseSchedule s = buildSchedule(c, error);
+  ASSERT_TRUE(s.schedule) << error;
+  HostRun host = runOnHost(c, s);
+  for (const char *directory : {"/proc/zero-opt-kernels", ""}) {
+    KernelCache kernels(0, directory);
+    GpuCase gpu(s, kernels);
+    gpu.setUp(c, host.registers);
+    PreparedOpOr op = gpu.prepare();
+    ASSERT_TRUE(op.isOk()) << op.status().toString();
+    EXPECT_EQ(kernels.stats().compiled, 1);
+  }
+}
+
+} // namespace

@@ -30,6 +30,7 @@ public:
       : executor(executor), schedule(*executor.schedule_),
         device(*executor.device_), comm(executor.communicator_),
         prepared(schedule.streams().size()),
+        grouped(schedule.streams().size()),
         recorded(static_cast<size_t>(schedule.numEvents()), 0),
         freedBy(schedule.buffers().size(), nullptr),
         pendingEvents(schedule.streams().size()),
@@ -67,8 +68,11 @@ public:
   const Schedule &schedule;
   Device &device;
   Communicator &comm;
-  /// Per stream, per instruction: the prepared compute op (null otherwise).
+  /// Per stream, per instruction: the prepared compute op (null otherwise),
+  /// and whether the op of an earlier instruction runs this one too (a
+  /// multi-tensor group, Device::prepareGroup).
   std::vector<std::vector<std::unique_ptr<PreparedOp>>> prepared;
+  std::vector<std::vector<bool>> grouped;
 
   std::mutex mutex;
   std::condition_variable eventCv; // an event recorded, or a failure
@@ -159,9 +163,33 @@ Status Executor::Impl::prepareAll() {
   for (size_t si = 0; si < schedule.streams().size(); ++si) {
     const std::vector<Instruction> &list = schedule.streams()[si].instructions;
     prepared[si].resize(list.size());
+    grouped[si].assign(list.size(), false);
     for (size_t i = 0; i < list.size(); ++i) {
       if (list[i].kind != Instruction::Kind::Compute)
         continue;
+      // A run of optimizer steps may become one multi-tensor op.
+      OpCode code = list[i].code();
+      size_t end = i + 1;
+      if (code == OpCode::Adam || code == OpCode::Sgd)
+        while (end < list.size() &&
+               list[end].kind == Instruction::Kind::Compute &&
+               list[end].code() == code)
+          ++end;
+      if (end - i > 1) {
+        std::vector<const Instruction *> group;
+        for (size_t k = i; k < end; ++k)
+          group.push_back(&list[k]);
+        StatusOr<std::unique_ptr<PreparedOp>> op = device.prepareGroup(group);
+        if (!op.isOk())
+          return op.status();
+        if (*op) {
+          prepared[si][i] = std::move(*op);
+          for (size_t k = i + 1; k < end; ++k)
+            grouped[si][k] = true;
+          i = end - 1;
+          continue;
+        }
+      }
       StatusOr<std::unique_ptr<PreparedOp>> op = device.prepare(list[i]);
       if (!op.isOk())
         return op.status();
@@ -245,6 +273,8 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index) {
   }
   switch (inst.kind) {
   case Instruction::Kind::Compute: {
+    if (grouped[stream][index])
+      return Status::ok(); // the group's op ran at its first instruction
     Status status = prepared[stream][index]->run(currentStep);
     if (!status.isOk())
       return Status(status.code(),

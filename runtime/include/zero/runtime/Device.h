@@ -24,6 +24,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace zero::runtime {
 
@@ -63,6 +64,16 @@ public:
   /// Prepares compute instruction `inst` of the loaded schedule.
   virtual StatusOr<std::unique_ptr<PreparedOp>>
   prepare(const Instruction &inst) = 0;
+  /// Prepares `group`, consecutive instructions of the compute stream of one
+  /// optimizer kind (zero.adam or zero.sgd, one per parameter), as one op
+  /// that runs where the first stands (a multi-tensor update), each
+  /// instruction checked as prepare checks it; null when the device runs
+  /// them one by one.
+  virtual StatusOr<std::unique_ptr<PreparedOp>>
+  prepareGroup(const std::vector<const Instruction *> &group) {
+    (void)group;
+    return std::unique_ptr<PreparedOp>();
+  }
 
   // Streams are the schedule's, by index in Schedule::streams(); the
   // executor issues each stream's work from one thread of its own.

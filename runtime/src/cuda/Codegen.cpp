@@ -637,8 +637,9 @@ Status KernelWriter::emitOp(size_t index) {
       const std::string position = name(op.operands[d + 1]);
       open("if ((unsigned long long)" + position +
            " >= " + std::to_string(tensor.shape[d]) + "ULL)");
-      line("zk_fail(err, " + std::to_string(site) + ", " + std::to_string(d) +
-           ", " + position + ");");
+      line("zk_fail(err, site0" +
+           (site ? " + " + std::to_string(site) : std::string()) + ", " +
+           std::to_string(d) + ", " + position + ", step);");
       line(ok + " = false;");
       close();
       line(offset + " += " + position +
@@ -866,8 +867,11 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
   for (size_t t = 0; t < tensors_.size(); ++t)
     params.push_back(std::string("const ") + elementType(dtypeOf(tensors_[t])) +
                      " *t" + std::to_string(t));
-  if (!sites_.empty())
+  if (!sites_.empty()) {
     params.push_back("ZkError *err");
+    params.push_back("int site0");
+    params.push_back("long long step");
+  }
 
   out_ << "extern \"C\" __global__ void __launch_bounds__("
        << options_.maxBlockSize << ")\n"
@@ -1051,23 +1055,23 @@ const std::string &getKernelPrelude() {
 // Values are registers as on the host: floats as double, rounded to their
 // dtype after every op; integers as long long, wrapped to their width.
 
+// The device's error record (DeviceErrorRecord in CudaOps.h).
 struct ZkError {
-  int claimed;
-  int found;
+  unsigned long long flag;
   int site;
   int dim;
-  long long index;
+  long long value;
+  long long step;
 };
 
 // Records the first tensor.extract index outside its tensor.
 __device__ __noinline__ void zk_fail(ZkError *e, int site, int dim,
-                                     long long index) {
-  if (atomicCAS(&e->claimed, 0, 1) == 0) {
+                                     long long index, long long step) {
+  if (atomicCAS(&e->flag, 0ull, 1ull) == 0ull) {
     e->site = site;
     e->dim = dim;
-    e->index = index;
-    __threadfence();
-    *(volatile int *)&e->found = 1;
+    e->value = index;
+    e->step = step;
   }
 }
 

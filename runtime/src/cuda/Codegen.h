@@ -108,27 +108,18 @@ struct ExtractSite {
   int64_t tensor = -1; // value id
 };
 
-/// What a kernel found wrong while running, in device memory, zeroed
-/// before the first launch; the generated code declares the same layout.
-/// Only tensor.extract fails: an index outside its tensor reads 0 and the
-/// first such index is recorded here.
-struct KernelErrorRecord {
-  int32_t claimed = 0;
-  int32_t found = 0;
-  int32_t site = 0; // index into GeneratedKernel::extractSites
-  int32_t dim = 0;
-  int64_t index = 0;
-};
-static_assert(sizeof(KernelErrorRecord) == 24, "the device layout");
-
 /// A generated kernel and the meaning of its parameters, in order:
 ///   for each output: the result pointer, then the destination pointer;
 ///   for each input: its pointer;
 ///   for each of `scalars`: a pointer to its register (8 bytes);
 ///   for each of `tensors`: its pointer;
-///   when `extractSites` is not empty: a KernelErrorRecord pointer.
+///   when `extractSites` is not empty: the device's error record
+///   (DeviceErrorRecord, CudaOps.h; `ZkError` in the source), the site of
+///   extractSites[0] there (an int; the others follow it), and the step (a
+///   long long), so that an index outside its tensor is reported with the
+///   host's message in the step that found it.
 /// Element pointers are typed by dtype (bf16/f16 as unsigned short, i1 as
-/// unsigned char); every parameter is a pointer.
+/// unsigned char).
 struct GeneratedKernel {
   std::string name; // the __global__ function, extern "C"
   std::string source;
@@ -140,7 +131,7 @@ struct GeneratedKernel {
   int64_t numThreads = 1;
   size_t numParameters() const {
     return 2 * numOutputs + numInputs + scalars.size() + tensors.size() +
-           (extractSites.empty() ? 0 : 1);
+           (extractSites.empty() ? 0 : 3);
   }
 };
 

@@ -51,6 +51,7 @@ Status cublasError(cublasStatus_t code, const char *what, const char *file,
                                                 __FILE__, __LINE__);           \
   } while (false)
 
+class DeviceErrors;
 class KernelCache;
 
 /// What a prepared op needs of the device; owned by the device, alive as
@@ -71,6 +72,10 @@ struct CudaContext {
   Scalar *registers = nullptr;
   /// Kernels generated from region bodies, compiled with NVRTC at load.
   KernelCache *kernels = nullptr;
+  /// Counts what ops allocate at prepare (constants, scratch).
+  MemoryTracker *tracker = nullptr;
+  /// The record kernels report data errors to; synchronize reads it.
+  DeviceErrors *errors = nullptr;
   /// Arena bases in device (or pinned host) memory, by MemorySpace.
   std::byte *arenas[kNumMemorySpaces] = {};
 
@@ -84,6 +89,18 @@ struct CudaContext {
   }
   /// "schedule.json: instructions.compute[12] (linalg.map at m.mlir:3:4)".
   std::string where(const Instruction &inst) const;
+
+  /// The host's text for an error at `inst` (host OpSite::error):
+  /// "<schedule>: <path>[.<field>]: <message> at <loc>".
+  std::string siteMessage(const Instruction &inst, const std::string &field,
+                          const std::string &message) const {
+    return sitePrefix(inst, field) + message + siteSuffix(inst);
+  }
+  /// "<schedule>: <path>[.<field>]: " and " at <loc>", for messages that
+  /// kernels complete.
+  std::string sitePrefix(const Instruction &inst,
+                         const std::string &field) const;
+  static std::string siteSuffix(const Instruction &inst);
 };
 
 using PreparedOpOr = StatusOr<std::unique_ptr<PreparedOp>>;

@@ -230,6 +230,8 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.blasWorkspaceBytes = kBlasWorkspaceBytes;
   ctx_.registers = registers_;
   ctx_.kernels = kernels_.get();
+  ctx_.tracker = &tracker;
+  ctx_.errors = &errors_;
   for (int i = 0; i < kNumMemorySpaces; ++i)
     ctx_.arenas[i] = arenas_[i];
   // Everything above was synchronous or on the legacy stream; make sure it
@@ -350,12 +352,11 @@ CudaDevice::prepare(const Instruction &inst) {
   // Every device refuses exactly what the host refuses.
   ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, *schedule_));
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
-  OpEnv env{ctx_, *tracker_, errors_};
   PreparedOpOr op = [&]() -> PreparedOpOr {
     switch (inst.code()) {
     case OpCode::Matmul:
     case OpCode::BatchMatmul:
-      return prepareMatmulOp(inst, env);
+      return prepareMatmulOp(inst, ctx_);
     case OpCode::Transpose:
     case OpCode::Broadcast:
     case OpCode::Copy:
@@ -364,26 +365,26 @@ CudaDevice::prepare(const Instruction &inst) {
     case OpCode::CollapseShape:
     case OpCode::ExpandShape:
     case OpCode::LocalShard:
-      return prepareDataMovementOp(inst, env);
+      return prepareDataMovementOp(inst, ctx_);
     case OpCode::Fill:
     case OpCode::Splat:
     case OpCode::FromElements:
     case OpCode::Extract:
-      return prepareTensorOp(inst, env);
+      return prepareTensorOp(inst, ctx_);
     case OpCode::Constant:
       if (ctx_.value(inst.results[0]).isTensor)
-        return prepareTensorOp(inst, env);
-      return prepareScalarOp(inst, env);
+        return prepareTensorOp(inst, ctx_);
+      return prepareScalarOp(inst, ctx_);
     case OpCode::Map:
     case OpCode::Reduce:
     case OpCode::Generic:
       return prepareStructured(inst, ctx_);
     case OpCode::Adam:
     case OpCode::Sgd:
-      return prepareOptimizerOp(inst, env);
+      return prepareOptimizerOp(inst, ctx_);
     default:
       if (isScalarOpCode(inst.code()))
-        return prepareScalarOp(inst, env);
+        return prepareScalarOp(inst, ctx_);
       return ZERO_ERROR(kInvalidArgument,
                         ctx_.where(inst) + ": not a compute instruction");
     }

@@ -100,6 +100,11 @@ public:
     return static_cast<DeviceErrorRecord *>(memory_.get());
   }
   int32_t addSite(StatusCode code, Describe describe);
+  /// A site for a tensor.extract of `tensor` at `inst` (`field`: "" for the
+  /// op itself, "body.ops[i]" inside a body) that words an index outside
+  /// the tensor as the host does (host/Tensor.cpp, host/Body.cpp).
+  int32_t addExtractSite(const CudaContext &ctx, const Instruction &inst,
+                         const std::string &field, int64_t tensor);
   /// Reads the record (the streams must be idle), clears it, and returns the
   /// error it holds, prefixed as the executor prefixes a failed op.
   Status check(int rank);
@@ -117,47 +122,30 @@ private:
 // The families
 //===----------------------------------------------------------------------===//
 
-/// What the families need besides the CudaContext.
-struct OpEnv {
-  CudaContext &ctx;
-  MemoryTracker &tracker;
-  DeviceErrors &errors;
-
-  /// The host's text for an error at `inst` (host OpSite::error):
-  /// "<schedule>: <path>[.<field>]: <message> at <loc>".
-  std::string siteMessage(const Instruction &inst, const std::string &field,
-                          const std::string &message) const {
-    return sitePrefix(inst, field) + message + siteSuffix(inst);
-  }
-  /// "<schedule>: <path>[.<field>]: " and " at <loc>", for messages that
-  /// kernels complete.
-  std::string sitePrefix(const Instruction &inst,
-                         const std::string &field) const;
-  static std::string siteSuffix(const Instruction &inst);
-};
-
 // Matmul.cu
-PreparedOpOr prepareMatmulOp(const Instruction &inst, const OpEnv &env);
+PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx);
 
 // DataMovement.cu: transpose, broadcast, copy, extract_slice, insert_slice,
 // collapse_shape, expand_shape, local_shard.
-PreparedOpOr prepareDataMovementOp(const Instruction &inst, const OpEnv &env);
+PreparedOpOr prepareDataMovementOp(const Instruction &inst,
+                                   const CudaContext &ctx);
 
 // TensorOps.cu: fill, splat, from_elements, tensor arith.constant, extract.
-PreparedOpOr prepareTensorOp(const Instruction &inst, const OpEnv &env);
+PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx);
 
 // ScalarOps.cu: arith.* and math.* on registers (and scalar arith.constant).
-PreparedOpOr prepareScalarOp(const Instruction &inst, const OpEnv &env);
+PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx);
 bool isScalarOpCode(OpCode code);
 
 // Optimizers.cu: zero.adam and zero.sgd. The group forms run one kernel over
 // several instructions of one kind (a multi-tensor apply); prepare uses them
 // with one instruction each.
-PreparedOpOr prepareOptimizerOp(const Instruction &inst, const OpEnv &env);
+PreparedOpOr prepareOptimizerOp(const Instruction &inst,
+                                const CudaContext &ctx);
 PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
-                              const OpEnv &env);
+                              const CudaContext &ctx);
 PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
-                             const OpEnv &env);
+                             const CudaContext &ctx);
 
 //===----------------------------------------------------------------------===//
 // Shared helpers

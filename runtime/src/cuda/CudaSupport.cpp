@@ -48,15 +48,15 @@ std::string CudaContext::where(const Instruction &inst) const {
   return schedule->name() + ": " + inst.describe();
 }
 
-std::string OpEnv::sitePrefix(const Instruction &inst,
-                              const std::string &field) const {
-  std::string text = ctx.schedule->name() + ": " + inst.path;
+std::string CudaContext::sitePrefix(const Instruction &inst,
+                                    const std::string &field) const {
+  std::string text = schedule->name() + ": " + inst.path;
   if (!field.empty())
     text += (field[0] == '[' ? "" : ".") + field;
   return text + ": ";
 }
 
-std::string OpEnv::siteSuffix(const Instruction &inst) {
+std::string CudaContext::siteSuffix(const Instruction &inst) {
   return " at " + (inst.loc.empty() ? std::string("an unknown location")
                                     : inst.loc);
 }
@@ -164,6 +164,27 @@ int32_t DeviceErrors::addSite(StatusCode code, Describe describe) {
   return static_cast<int32_t>(sites_.size() - 1);
 }
 
+int32_t DeviceErrors::addExtractSite(const CudaContext &ctx,
+                                     const Instruction &inst,
+                                     const std::string &field, int64_t tensor) {
+  std::string prefix = ctx.sitePrefix(inst, field) + "tensor.extract index ";
+  std::string suffix = ") of " + ctx.schedule->describeValue(tensor) +
+                       CudaContext::siteSuffix(inst);
+  std::vector<int64_t> shape = ctx.value(tensor).shape;
+  return addSite(StatusCode::kOutOfRange,
+                 [prefix = std::move(prefix), suffix = std::move(suffix),
+                  shape = std::move(shape)](const DeviceErrorRecord &r) {
+                   const int64_t size =
+                       r.dim >= 0 && r.dim < static_cast<int32_t>(shape.size())
+                           ? shape[r.dim]
+                           : -1;
+                   return prefix + std::to_string(r.value) +
+                          " is out of range for dimension " +
+                          std::to_string(r.dim) + " (size " +
+                          std::to_string(size) + suffix;
+                 });
+}
+
 Status DeviceErrors::check(int rank) {
   if (!memory_.get())
     return Status::ok();
@@ -172,8 +193,11 @@ Status DeviceErrors::check(int rank) {
       cudaMemcpy(&record, memory_.get(), sizeof(record), cudaMemcpyDeviceToHost));
   if (record.flag == 0)
     return Status::ok();
+  // On the legacy stream, which the non-blocking streams do not wait for:
+  // done before anything else runs.
   ZERO_CUDA_RETURN_IF_ERROR(
       cudaMemset(memory_.get(), 0, sizeof(DeviceErrorRecord)));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   if (record.site < 0 || record.site >= static_cast<int32_t>(sites_.size()))
     return ZERO_ERROR(kInternal, "rank " + std::to_string(rank) +
                                      ": a kernel reported an error from "

@@ -369,43 +369,42 @@ private:
   int64_t paddingBytes_;
 };
 
-PreparedOpOr makeStridedCopy(const Instruction &inst, const OpEnv &env,
+PreparedOpOr makeStridedCopy(const Instruction &inst, const CudaContext &ctx,
                              int64_t source, int64_t result, int64_t dest,
                              const std::vector<int64_t> &shape,
                              const std::vector<int64_t> &dstStrides,
                              const std::vector<int64_t> &srcStrides,
                              int64_t dstOffset = 0, int64_t srcOffset = 0) {
-  const ValueInfo &value = env.ctx.value(result);
+  const ValueInfo &value = ctx.value(result);
   const int64_t width = byteWidthOf(value.dtype);
-  char *dst = static_cast<char *>(env.ctx.tensor(result));
+  char *dst = static_cast<char *>(ctx.tensor(result));
   PreparedMove init;
   if (dest >= 0) {
-    const ValueInfo &destValue = env.ctx.value(dest);
-    StatusOr<PreparedMove> move =
-        PreparedMove::create(dst, env.ctx.tensor(dest),
-                             destValue.numel * width, env.tracker);
+    const ValueInfo &destValue = ctx.value(dest);
+    StatusOr<PreparedMove> move = PreparedMove::create(
+        dst, ctx.tensor(dest), destValue.numel * width, *ctx.tracker);
     if (!move.isOk())
       return move.status();
     init = std::move(*move);
   }
-  StatusOr<CopyPlan> plan = planCopy(
-      env.ctx, inst, dst, static_cast<const char *>(env.ctx.tensor(source)),
-      shape, dstStrides, srcStrides, dstOffset, srcOffset, width);
+  StatusOr<CopyPlan> plan =
+      planCopy(ctx, inst, dst, static_cast<const char *>(ctx.tensor(source)),
+               shape, dstStrides, srcStrides, dstOffset, srcOffset, width);
   if (!plan.isOk())
     return plan.status();
   return std::unique_ptr<PreparedOp>(
-      new StridedCopyOp(env.ctx, std::move(init), *plan));
+      new StridedCopyOp(ctx, std::move(init), *plan));
 }
 
-PreparedOpOr makeMove(const OpEnv &env, void *dst, const void *src,
+PreparedOpOr makeMove(const CudaContext &ctx, void *dst, const void *src,
                       int64_t bytes) {
   StatusOr<PreparedMove> move =
-      PreparedMove::create(dst, src, bytes, env.tracker);
+      PreparedMove::create(dst, src, bytes, *ctx.tracker);
   if (!move.isOk())
     return move.status();
   if (move->empty())
     return std::unique_ptr<PreparedOp>(new NoOp());
-  return std::unique_ptr<PreparedOp>(new MoveOp(env.ctx, std::move(*move)));
+  return std::unique_ptr<PreparedOp>(new MoveOp(ctx, std::move(*move)));
 }
 
 std::vector<int64_t> scale(const std::vector<int64_t> &a,
@@ -423,21 +422,21 @@ int64_t dot(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
   return sum;
 }
 
-PreparedOpOr prepareTranspose(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &input = env.ctx.value(inst.operands[0]);
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareTranspose(const Instruction &inst, const CudaContext &ctx) {
+  const ValueInfo &input = ctx.value(inst.operands[0]);
+  const ValueInfo &result = ctx.value(inst.results[0]);
   const std::vector<int64_t> &perm = inst.fields.getIntList(Field::Permutation);
   const std::vector<int64_t> inStrides = rowMajorStrides(input.shape);
   std::vector<int64_t> srcStrides;
   for (int64_t dim : perm)
     srcStrides.push_back(inStrides[dim]);
-  return makeStridedCopy(inst, env, input.id, result.id, -1, result.shape,
+  return makeStridedCopy(inst, ctx, input.id, result.id, -1, result.shape,
                          rowMajorStrides(result.shape), srcStrides);
 }
 
-PreparedOpOr prepareBroadcast(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &input = env.ctx.value(inst.operands[0]);
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareBroadcast(const Instruction &inst, const CudaContext &ctx) {
+  const ValueInfo &input = ctx.value(inst.operands[0]);
+  const ValueInfo &result = ctx.value(inst.results[0]);
   const std::vector<int64_t> &added = inst.fields.getIntList(Field::Dimensions);
   const std::vector<int64_t> inStrides = rowMajorStrides(input.shape);
   std::vector<int64_t> srcStrides;
@@ -449,99 +448,101 @@ PreparedOpOr prepareBroadcast(const Instruction &inst, const OpEnv &env) {
     else
       srcStrides.push_back(inStrides[kept++]);
   }
-  return makeStridedCopy(inst, env, input.id, result.id, -1, result.shape,
+  return makeStridedCopy(inst, ctx, input.id, result.id, -1, result.shape,
                          rowMajorStrides(result.shape), srcStrides);
 }
 
-PreparedOpOr prepareCopy(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &input = env.ctx.value(inst.operands[0]);
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareCopy(const Instruction &inst, const CudaContext &ctx) {
+  const ValueInfo &input = ctx.value(inst.operands[0]);
+  const ValueInfo &result = ctx.value(inst.results[0]);
   if (input.dtype == result.dtype)
-    return makeMove(env, env.ctx.tensor(result.id), env.ctx.tensor(input.id),
+    return makeMove(ctx, ctx.tensor(result.id), ctx.tensor(input.id),
                     result.numel * byteWidthOf(result.dtype));
   return std::unique_ptr<PreparedOp>(
-      new CastCopyOp(env.ctx, env.ctx.tensor(result.id), result.dtype,
-                     env.ctx.tensor(input.id), input.dtype, result.numel));
+      new CastCopyOp(ctx, ctx.tensor(result.id), result.dtype,
+                     ctx.tensor(input.id), input.dtype, result.numel));
 }
 
-PreparedOpOr prepareExtractSlice(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &source = env.ctx.value(inst.operands[0]);
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareExtractSlice(const Instruction &inst,
+                                 const CudaContext &ctx) {
+  const ValueInfo &source = ctx.value(inst.operands[0]);
+  const ValueInfo &result = ctx.value(inst.results[0]);
   const std::vector<int64_t> &offsets = inst.fields.getIntList(Field::Offsets);
   const std::vector<int64_t> &sizes = inst.fields.getIntList(Field::Sizes);
   const std::vector<int64_t> &strides = inst.fields.getIntList(Field::Strides);
   const std::vector<int64_t> full = rowMajorStrides(source.shape);
-  return makeStridedCopy(inst, env, source.id, result.id, -1, sizes,
+  return makeStridedCopy(inst, ctx, source.id, result.id, -1, sizes,
                          rowMajorStrides(sizes), scale(full, strides), 0,
                          dot(offsets, full));
 }
 
-PreparedOpOr prepareInsertSlice(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &source = env.ctx.value(inst.operands[0]);
-  const ValueInfo &dest = env.ctx.value(inst.operands[1]);
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareInsertSlice(const Instruction &inst,
+                                const CudaContext &ctx) {
+  const ValueInfo &source = ctx.value(inst.operands[0]);
+  const ValueInfo &dest = ctx.value(inst.operands[1]);
+  const ValueInfo &result = ctx.value(inst.results[0]);
   const std::vector<int64_t> &offsets = inst.fields.getIntList(Field::Offsets);
   const std::vector<int64_t> &sizes = inst.fields.getIntList(Field::Sizes);
   const std::vector<int64_t> &strides = inst.fields.getIntList(Field::Strides);
   const std::vector<int64_t> full = rowMajorStrides(dest.shape);
-  return makeStridedCopy(inst, env, source.id, result.id, dest.id, sizes,
+  return makeStridedCopy(inst, ctx, source.id, result.id, dest.id, sizes,
                          scale(full, strides), rowMajorStrides(sizes),
                          dot(offsets, full), 0);
 }
 
-PreparedOpOr prepareReshape(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &source = env.ctx.value(inst.operands[0]);
-  return makeMove(env, env.ctx.tensor(inst.results[0]),
-                  env.ctx.tensor(source.id),
+PreparedOpOr prepareReshape(const Instruction &inst, const CudaContext &ctx) {
+  const ValueInfo &source = ctx.value(inst.operands[0]);
+  return makeMove(ctx, ctx.tensor(inst.results[0]), ctx.tensor(source.id),
                   source.numel * byteWidthOf(source.dtype));
 }
 
-PreparedOpOr prepareLocalShard(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &full = env.ctx.value(inst.operands[0]);
-  const ValueInfo &shard = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareLocalShard(const Instruction &inst,
+                               const CudaContext &ctx) {
+  const ValueInfo &full = ctx.value(inst.operands[0]);
+  const ValueInfo &shard = ctx.value(inst.results[0]);
   const PartitionLayout &layout = inst.fields.getLayout(Field::Layout);
   const int64_t width = byteWidthOf(full.dtype);
   std::string worldSizeError;
-  if (env.ctx.worldSize != layout.worldSize)
-    worldSizeError = env.siteMessage(
+  if (ctx.worldSize != layout.worldSize)
+    worldSizeError = ctx.siteMessage(
         inst, "layout",
         "the layout is for " + std::to_string(layout.worldSize) +
-            " ranks, but this run has " + std::to_string(env.ctx.worldSize));
+            " ranks, but this run has " + std::to_string(ctx.worldSize));
   const ElementRange owned =
-      worldSizeError.empty() ? layout.ownedRange(env.ctx.rank) : ElementRange{};
-  char *dst = static_cast<char *>(env.ctx.tensor(shard.id));
-  const char *src = static_cast<const char *>(env.ctx.tensor(full.id));
+      worldSizeError.empty() ? layout.ownedRange(ctx.rank) : ElementRange{};
+  char *dst = static_cast<char *>(ctx.tensor(shard.id));
+  const char *src = static_cast<const char *>(ctx.tensor(full.id));
   StatusOr<PreparedMove> move = PreparedMove::create(
-      dst, src + owned.begin * width, owned.size() * width, env.tracker);
+      dst, src + owned.begin * width, owned.size() * width, *ctx.tracker);
   if (!move.isOk())
     return move.status();
   return std::unique_ptr<PreparedOp>(new LocalShardOp(
-      env.ctx, std::move(worldSizeError), std::move(*move),
+      ctx, std::move(worldSizeError), std::move(*move),
       dst + owned.size() * width, (layout.shardNumel - owned.size()) * width));
 }
 
 } // namespace
 
-PreparedOpOr prepareDataMovementOp(const Instruction &inst, const OpEnv &env) {
+PreparedOpOr prepareDataMovementOp(const Instruction &inst,
+                                   const CudaContext &ctx) {
   switch (inst.code()) {
   case OpCode::Transpose:
-    return prepareTranspose(inst, env);
+    return prepareTranspose(inst, ctx);
   case OpCode::Broadcast:
-    return prepareBroadcast(inst, env);
+    return prepareBroadcast(inst, ctx);
   case OpCode::Copy:
-    return prepareCopy(inst, env);
+    return prepareCopy(inst, ctx);
   case OpCode::ExtractSlice:
-    return prepareExtractSlice(inst, env);
+    return prepareExtractSlice(inst, ctx);
   case OpCode::InsertSlice:
-    return prepareInsertSlice(inst, env);
+    return prepareInsertSlice(inst, ctx);
   case OpCode::CollapseShape:
   case OpCode::ExpandShape:
-    return prepareReshape(inst, env);
+    return prepareReshape(inst, ctx);
   case OpCode::LocalShard:
-    return prepareLocalShard(inst, env);
+    return prepareLocalShard(inst, ctx);
   default:
-    return ZERO_ERROR(kInternal, env.ctx.where(inst) +
-                                     ": not a data movement op");
+    return ZERO_ERROR(kInternal, ctx.where(inst) + ": not a data movement op");
   }
 }
 

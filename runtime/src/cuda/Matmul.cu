@@ -152,33 +152,32 @@ private:
 
 } // namespace
 
-PreparedOpOr prepareMatmulOp(const Instruction &inst, const OpEnv &env) {
+PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx) {
   const bool batched = inst.code() == OpCode::BatchMatmul;
-  const ValueInfo &a = env.ctx.value(inst.operands[0]);
-  const ValueInfo &b = env.ctx.value(inst.operands[1]);
-  const ValueInfo &c = env.ctx.value(inst.operands[2]);
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+  const ValueInfo &a = ctx.value(inst.operands[0]);
+  const ValueInfo &b = ctx.value(inst.operands[1]);
+  const ValueInfo &c = ctx.value(inst.operands[2]);
+  const ValueInfo &result = ctx.value(inst.results[0]);
   const size_t o = batched ? 1 : 0;
   FallbackParams params;
   params.shape.batch = batched ? a.shape[0] : 1;
   params.shape.m = a.shape[o];
   params.shape.k = a.shape[o + 1];
   params.shape.n = b.shape[o + 1];
-  params.a = env.ctx.tensor(a.id);
-  params.b = env.ctx.tensor(b.id);
-  params.c = env.ctx.tensor(result.id);
+  params.a = ctx.tensor(a.id);
+  params.b = ctx.tensor(b.id);
+  params.c = ctx.tensor(result.id);
   params.aType = a.dtype;
   params.bType = b.dtype;
   params.cType = c.dtype;
-  StatusOr<PreparedMove> init =
-      PreparedMove::create(params.c, env.ctx.tensor(c.id),
-                           c.numel * byteWidthOf(c.dtype), env.tracker);
+  StatusOr<PreparedMove> init = PreparedMove::create(
+      params.c, ctx.tensor(c.id), c.numel * byteWidthOf(c.dtype), *ctx.tracker);
   if (!init.isOk())
     return init.status();
   BlasTypes types{CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
   const bool useBlas = getBlasTypes(a.dtype, b.dtype, c.dtype, types);
   return std::unique_ptr<PreparedOp>(
-      new MatmulOp(env.ctx, std::move(*init), params, useBlas, types));
+      new MatmulOp(ctx, std::move(*init), params, useBlas, types));
 }
 
 } // namespace zero::runtime::cuda

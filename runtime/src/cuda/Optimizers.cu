@@ -369,22 +369,22 @@ bool isAligned16(const void *p) {
 }
 
 PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
-                          const OpEnv &env, bool adam) {
+                          const CudaContext &ctx, bool adam) {
   std::vector<OptimizerTensor> tensors;
   std::vector<Chunk> chunks;
   std::vector<PreparedMove> moves;
   for (const Instruction *inst : group) {
     if (inst->code() != (adam ? OpCode::Adam : OpCode::Sgd))
-      return ZERO_ERROR(kInternal, env.ctx.where(*inst) +
-                                       ": mixed optimizers in one group");
+      return ZERO_ERROR(kInternal,
+                        ctx.where(*inst) + ": mixed optimizers in one group");
     // Operands: param, grad, state(s), [step], lr; results: param, state(s).
     const size_t numStates = adam ? 2 : 1;
     for (size_t r = 0; r <= numStates; ++r) {
       const int64_t operand = inst->operands[r == 0 ? 0 : r + 1];
-      const ValueInfo &value = env.ctx.value(operand);
+      const ValueInfo &value = ctx.value(operand);
       StatusOr<PreparedMove> move = PreparedMove::create(
-          env.ctx.tensor(inst->results[r]), env.ctx.tensor(operand),
-          value.numel * byteWidthOf(value.dtype), env.tracker);
+          ctx.tensor(inst->results[r]), ctx.tensor(operand),
+          value.numel * byteWidthOf(value.dtype), *ctx.tracker);
       if (!move.isOk())
         return move.status();
       if (!move->empty())
@@ -392,15 +392,15 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     }
     OptimizerTensor t;
     std::memset(&t, 0, sizeof(t));
-    const ValueInfo &param = env.ctx.value(inst->results[0]);
-    t.param = env.ctx.tensor(inst->results[0]);
-    t.grad = env.ctx.tensor(inst->operands[1]);
-    t.m = env.ctx.tensor(inst->results[1]);
-    t.v = adam ? env.ctx.tensor(inst->results[2]) : nullptr;
+    const ValueInfo &param = ctx.value(inst->results[0]);
+    t.param = ctx.tensor(inst->results[0]);
+    t.grad = ctx.tensor(inst->operands[1]);
+    t.m = ctx.tensor(inst->results[1]);
+    t.v = adam ? ctx.tensor(inst->results[2]) : nullptr;
     t.paramType = param.dtype;
-    t.gradType = env.ctx.value(inst->operands[1]).dtype;
-    t.mType = env.ctx.value(inst->results[1]).dtype;
-    t.vType = adam ? env.ctx.value(inst->results[2]).dtype : DType::F32;
+    t.gradType = ctx.value(inst->operands[1]).dtype;
+    t.mType = ctx.value(inst->results[1]).dtype;
+    t.vType = adam ? ctx.value(inst->results[2]).dtype : DType::F32;
     t.numel = param.numel;
     const OpFields &f = inst->fields;
     t.weightDecay = f.getNumber(Field::WeightDecay);
@@ -414,9 +414,9 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
       t.eps = f.getNumber(Field::Eps);
       t.adamw = f.getString(Field::Mode) == "adamw";
       t.biasCorrection = f.getBool(Field::BiasCorrection);
-      const std::string head = env.sitePrefix(*inst, "operands[4]");
-      const std::string tail = OpEnv::siteSuffix(*inst);
-      t.site = env.errors.addSite(
+      const std::string head = ctx.sitePrefix(*inst, "operands[4]");
+      const std::string tail = CudaContext::siteSuffix(*inst);
+      t.site = ctx.errors->addSite(
           StatusCode::kOutOfRange, [head, tail](const DeviceErrorRecord &r) {
             return head + "the step is " + std::to_string(r.value) +
                    ", but Adam's bias correction needs a step >= 1" + tail;
@@ -444,10 +444,10 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
   if (chunks.size() > 0x7fffffffu)
     return ZERO_ERROR(kInvalidArgument,
                       "an optimizer group of more than 2^31 chunks");
-  auto upload = [&](const void *data, size_t bytes)
-      -> StatusOr<DeviceAllocation> {
+  auto upload = [&](const void *data,
+                    size_t bytes) -> StatusOr<DeviceAllocation> {
     StatusOr<DeviceAllocation> memory =
-        DeviceAllocation::create(static_cast<int64_t>(bytes), env.tracker);
+        DeviceAllocation::create(static_cast<int64_t>(bytes), *ctx.tracker);
     if (!memory.isOk() || bytes == 0)
       return memory;
     ZERO_CUDA_RETURN_IF_ERROR(
@@ -462,26 +462,27 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
       upload(chunks.data(), chunks.size() * sizeof(Chunk));
   if (!chunkTable.isOk())
     return chunkTable.status();
-  return std::unique_ptr<PreparedOp>(new OptimizerOp(
-      env.ctx, env.errors.record(), adam, std::move(moves),
-      std::move(*tensorTable), std::move(*chunkTable),
-      static_cast<int64_t>(chunks.size())));
+  return std::unique_ptr<PreparedOp>(
+      new OptimizerOp(ctx, ctx.errors->record(), adam, std::move(moves),
+                      std::move(*tensorTable), std::move(*chunkTable),
+                      static_cast<int64_t>(chunks.size())));
 }
 
 } // namespace
 
 PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
-                              const OpEnv &env) {
-  return prepareGroup(group, env, true);
+                              const CudaContext &ctx) {
+  return prepareGroup(group, ctx, true);
 }
 
 PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
-                             const OpEnv &env) {
-  return prepareGroup(group, env, false);
+                             const CudaContext &ctx) {
+  return prepareGroup(group, ctx, false);
 }
 
-PreparedOpOr prepareOptimizerOp(const Instruction &inst, const OpEnv &env) {
-  return prepareGroup({&inst}, env, inst.code() == OpCode::Adam);
+PreparedOpOr prepareOptimizerOp(const Instruction &inst,
+                                const CudaContext &ctx) {
+  return prepareGroup({&inst}, ctx, inst.code() == OpCode::Adam);
 }
 
 } // namespace zero::runtime::cuda

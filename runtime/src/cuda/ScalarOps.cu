@@ -369,20 +369,20 @@ bool isScalarOpCode(OpCode code) {
   return info.placement == OpPlacement::Scalar;
 }
 
-PreparedOpOr prepareScalarOp(const Instruction &inst, const OpEnv &env) {
+PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx) {
   ScalarParams p;
   std::memset(&p, 0, sizeof(p));
   p.code = inst.code();
   p.numOperands = static_cast<int>(inst.operands.size());
   if (p.numOperands > 3)
-    return ZERO_ERROR(kInternal, env.ctx.where(inst) +
+    return ZERO_ERROR(kInternal, ctx.where(inst) +
                                      ": a scalar op with more than 3 operands");
   for (int i = 0; i < p.numOperands; ++i)
     p.operands[i] = inst.operands[i];
   p.result = inst.results[0];
-  p.resultType = env.ctx.value(p.result).dtype;
+  p.resultType = ctx.value(p.result).dtype;
   p.operandType =
-      p.numOperands ? env.ctx.value(inst.operands[0]).dtype : p.resultType;
+      p.numOperands ? ctx.value(inst.operands[0]).dtype : p.resultType;
   if (p.code == OpCode::Constant)
     p.constant = constantRegister(
         inst.fields.getConstant(Field::Value).elements[0], p.resultType);
@@ -402,10 +402,10 @@ PreparedOpOr prepareScalarOp(const Instruction &inst, const OpEnv &env) {
       search(kCmpI);
     if (!found) // the host's checks refuse it first
       return ZERO_ERROR(kInvalidArgument,
-                        env.siteMessage(inst, "predicate",
+                        ctx.siteMessage(inst, "predicate",
                                         "unknown predicate '" + name + "'"));
   }
-  return std::unique_ptr<PreparedOp>(new ScalarInstruction(env.ctx, p));
+  return std::unique_ptr<PreparedOp>(new ScalarInstruction(ctx, p));
 }
 
 } // namespace zero::runtime::cuda

@@ -3,11 +3,12 @@
 #include "Structured.h"
 
 #include "Codegen.h"
+#include "CudaOps.h"
 #include "KernelCache.h"
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
-#include <new>
 #include <vector>
 
 namespace zero::runtime::cuda {
@@ -19,124 +20,55 @@ constexpr int kMinBlockSize = 32;
 /// Threads an H100-class multiprocessor keeps resident.
 constexpr int kThreadsPerMultiprocessor = 2048;
 
-/// How to name an out-of-range tensor.extract of the body, as the host does.
-struct ExtractMessage {
-  std::string prefix; // "<schedule>: <path>.body.ops[i]: "
-  std::string tensor; // "value 5 (%t)"
-  std::vector<int64_t> shape;
-  std::string suffix; // " at <loc>"
-};
-
 class StructuredOp final : public PreparedOp {
 public:
+  /// `arguments` are the kernel's pointer parameters (GeneratedKernel's
+  /// order, the error record last when `reportsErrors`); the kernel then
+  /// also takes its first error site and the step.
   StructuredOp(cudaStream_t stream, cudaKernel_t kernel, dim3 grid, dim3 block,
-               std::vector<void *> arguments)
+               std::vector<void *> arguments, std::vector<PreparedMove> moves,
+               bool reportsErrors, int32_t firstSite)
       : stream_(stream), kernel_(kernel), grid_(grid), block_(block),
-        arguments_(std::move(arguments)) {
+        arguments_(std::move(arguments)), moves_(std::move(moves)),
+        firstSite_(firstSite) {
     for (void *&argument : arguments_)
       argumentPointers_.push_back(&argument);
-  }
-
-  ~StructuredOp() override {
-    for (const Move &move : moves_)
-      (void)cudaFree(move.scratch);
-    if (deviceRecord_)
-      (void)cudaFree(deviceRecord_);
-    if (hostRecord_)
-      (void)cudaFreeHost(hostRecord_);
-  }
-
-  /// Copies `bytes` from `src` to `dst` (ranges that overlap) before each
-  /// launch, through scratch memory allocated here.
-  Status addMove(void *dst, const void *src, int64_t bytes) {
-    void *scratch = nullptr;
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMalloc(&scratch, static_cast<size_t>(bytes)));
-    moves_.push_back({dst, src, static_cast<size_t>(bytes), scratch});
-    return Status::ok();
-  }
-
-  /// Allocates the error record (the last kernel argument) for a body with
-  /// tensor.extract.
-  Status addErrorRecord(std::vector<ExtractMessage> messages) {
-    messages_ = std::move(messages);
-    void *device = nullptr;
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMalloc(&device, sizeof(KernelErrorRecord)));
-    deviceRecord_ = device;
-    // Ordered before every launch of the op, whatever the stream's flags.
-    ZERO_CUDA_RETURN_IF_ERROR(
-        cudaMemsetAsync(device, 0, sizeof(KernelErrorRecord), stream_));
-    void *host = nullptr;
-    ZERO_CUDA_RETURN_IF_ERROR(
-        cudaHostAlloc(&host, sizeof(KernelErrorRecord), cudaHostAllocDefault));
-    hostRecord_ = new (host) KernelErrorRecord();
-    arguments_.push_back(deviceRecord_);
-    argumentPointers_.clear();
-    for (void *&argument : arguments_)
-      argumentPointers_.push_back(&argument);
-    return Status::ok();
+    if (reportsErrors) {
+      argumentPointers_.push_back(&firstSite_);
+      argumentPointers_.push_back(&step_);
+    }
   }
 
   Status run(int64_t step) override {
-    if (hostRecord_ &&
-        *static_cast<volatile int32_t *>(&hostRecord_->found) != 0)
-      return extractError(step);
-    for (const Move &move : moves_) {
-      ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-          move.scratch, move.src, move.bytes, cudaMemcpyDefault, stream_));
-      ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-          move.dst, move.scratch, move.bytes, cudaMemcpyDefault, stream_));
-    }
+    for (const PreparedMove &move : moves_)
+      ZERO_RETURN_IF_ERROR(move.enqueue(stream_));
     if (grid_.x == 0)
       return Status::ok();
+    step_ = step; // cudaLaunchKernel copies the arguments
     ZERO_CUDA_RETURN_IF_ERROR(
         cudaLaunchKernel(reinterpret_cast<const void *>(kernel_), grid_, block_,
                          argumentPointers_.data(), 0, stream_));
-    if (hostRecord_)
-      ZERO_CUDA_RETURN_IF_ERROR(
-          cudaMemcpyAsync(hostRecord_, deviceRecord_, sizeof(KernelErrorRecord),
-                          cudaMemcpyDeviceToHost, stream_));
     return Status::ok();
   }
 
 private:
-  Status extractError(int64_t step) const {
-    const KernelErrorRecord record = *hostRecord_;
-    if (record.site < 0 ||
-        record.site >= static_cast<int32_t>(messages_.size()) ||
-        record.dim < 0 ||
-        record.dim >= static_cast<int32_t>(messages_[record.site].shape.size()))
-      return ZERO_ERROR(kInternal, "a generated kernel reported an error "
-                                   "from an unknown tensor.extract");
-    const ExtractMessage &message = messages_[record.site];
-    return Status(StatusCode::kOutOfRange,
-                  message.prefix + "tensor.extract index " +
-                      std::to_string(record.index) +
-                      " is out of range for dimension " +
-                      std::to_string(record.dim) + " (size " +
-                      std::to_string(message.shape[record.dim]) + ") of " +
-                      message.tensor + message.suffix +
-                      " (found on the GPU, in a step before step " +
-                      std::to_string(step) + ")",
-                  __FILE__, __LINE__);
-  }
-
-  struct Move {
-    void *dst;
-    const void *src;
-    size_t bytes;
-    void *scratch;
-  };
-
   cudaStream_t stream_;
   cudaKernel_t kernel_;
   dim3 grid_, block_;
   std::vector<void *> arguments_;
+  std::vector<PreparedMove> moves_;
+  int32_t firstSite_;
+  long long step_ = 0;
   std::vector<void *> argumentPointers_;
-  std::vector<Move> moves_;
-  void *deviceRecord_ = nullptr;
-  KernelErrorRecord *hostRecord_ = nullptr;
-  std::vector<ExtractMessage> messages_;
 };
+
+// The generated ZkError (Codegen.cpp's prelude) is this record.
+static_assert(sizeof(DeviceErrorRecord) == 32 &&
+                  offsetof(DeviceErrorRecord, site) == 8 &&
+                  offsetof(DeviceErrorRecord, dim) == 12 &&
+                  offsetof(DeviceErrorRecord, value) == 16 &&
+                  offsetof(DeviceErrorRecord, step) == 24,
+              "the layout of ZkError in generated kernels");
 
 bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
   if (aBytes <= 0 || bBytes <= 0)
@@ -149,7 +81,8 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
 
 } // namespace
 
-PreparedOpOr prepareStructured(const Instruction &inst, CudaContext &ctx) {
+PreparedOpOr prepareStructured(const Instruction &inst,
+                               const CudaContext &ctx) {
   const std::string where = ctx.where(inst);
   if (!ctx.kernels)
     return ZERO_ERROR(kInternal, where + ": the CUDA device has no kernel "
@@ -219,54 +152,51 @@ PreparedOpOr prepareStructured(const Instruction &inst, CudaContext &ctx) {
 
   // A destination that shares bytes with a result without being it: the
   // host moves it into its result first and reads it there; so does the op
-  // (through scratch memory, since the ranges overlap).
-  std::vector<size_t> moved;
+  // (through counted scratch memory where the ranges overlap).
+  std::vector<PreparedMove> moves;
   for (size_t o = 0; o < nest->outputs.size(); ++o) {
     const NestOperand &dest = nest->outputs[o];
     const int64_t bytes = dest.numel * getDTypeWidth(dest.dtype);
     const void *from = ctx.tensor(dest.value);
-    if (from == ctx.tensor(nest->results[o]))
+    void *to = ctx.tensor(nest->results[o]);
+    if (from == to)
       continue;
     bool shared = false;
     for (int64_t result : nest->results)
       shared |= overlaps(from, bytes, ctx.tensor(result),
                          ctx.value(result).numel *
                              getDTypeWidth(ctx.value(result).dtype));
-    if (shared) {
-      moved.push_back(o);
-      arguments[2 * o + 1] = ctx.tensor(nest->results[o]);
-    }
+    if (!shared)
+      continue;
+    StatusOr<PreparedMove> move =
+        PreparedMove::create(to, from, bytes, *ctx.tracker);
+    if (!move.isOk())
+      return Status(move.status().code(),
+                    where + ": " + move.status().message(), __FILE__, __LINE__);
+    moves.push_back(std::move(*move));
+    arguments[2 * o + 1] = to;
   }
 
-  auto op = std::make_unique<StructuredOp>(ctx.compute, *handle, grid, block,
-                                           std::move(arguments));
-  for (size_t o : moved) {
-    const NestOperand &dest = nest->outputs[o];
-    Status status =
-        op->addMove(ctx.tensor(nest->results[o]), ctx.tensor(dest.value),
-                    dest.numel * getDTypeWidth(dest.dtype));
-    if (!status.isOk())
-      return Status(status.code(), where + ": " + status.message(), __FILE__,
-                    __LINE__);
+  // Out-of-range tensor.extract indices go to the device's error record,
+  // under sites numbered consecutively from the op's first.
+  const bool reportsErrors = !kernel->extractSites.empty();
+  int32_t firstSite = 0;
+  for (size_t i = 0; i < kernel->extractSites.size(); ++i) {
+    const ExtractSite &site = kernel->extractSites[i];
+    const int32_t id = ctx.errors->addExtractSite(
+        ctx, inst, "body.ops[" + std::to_string(site.bodyOp) + "]",
+        site.tensor);
+    if (i == 0)
+      firstSite = id;
+    else if (id != firstSite + static_cast<int32_t>(i))
+      return ZERO_ERROR(kInternal, where + ": error sites out of order");
   }
-  if (!kernel->extractSites.empty()) {
-    std::vector<ExtractMessage> messages;
-    for (const ExtractSite &site : kernel->extractSites) {
-      ExtractMessage message;
-      message.prefix = ctx.schedule->name() + ": " + inst.path + ".body.ops[" +
-                       std::to_string(site.bodyOp) + "]: ";
-      message.tensor = ctx.schedule->describeValue(site.tensor);
-      message.shape = ctx.value(site.tensor).shape;
-      message.suffix =
-          " at " +
-          (inst.loc.empty() ? std::string("an unknown location") : inst.loc);
-      messages.push_back(std::move(message));
-    }
-    Status status = op->addErrorRecord(std::move(messages));
-    if (!status.isOk())
-      return Status(status.code(), where + ": " + status.message(), __FILE__,
-                    __LINE__);
-  }
+  if (reportsErrors)
+    arguments.push_back(ctx.errors->record());
+
+  auto op = std::make_unique<StructuredOp>(
+      ctx.compute, *handle, grid, block, std::move(arguments), std::move(moves),
+      reportsErrors, firstSite);
   return std::unique_ptr<PreparedOp>(std::move(op));
 }
 

@@ -31,10 +31,9 @@
 // (read-only cache).
 //
 // Errors. The only failure of a running kernel is a tensor.extract index
-// outside its tensor: the element reads as 0, the first such index is
-// recorded in device memory and copied after the launch to pinned host
-// memory, and the op's next run returns the host's message (the check runs
-// at least a step behind: nothing in a step waits for the GPU).
+// outside its tensor: the element reads as 0 and the first such index goes
+// to the device's error record (CudaContext::errors, CudaOps.h), which the
+// step's synchronize turns into the host's message, in the same step.
 //
 //===----------------------------------------------------------------------===//
 
@@ -47,9 +46,10 @@ namespace zero::runtime::cuda {
 
 /// Prepares linalg.map, linalg.reduce or linalg.generic `inst`, already
 /// verified by host::checkInstruction: generates and compiles its kernel
-/// (ctx.kernels) and resolves its arguments. A compile error names the
+/// (ctx.kernels) and resolves its arguments; its scratch memory and error
+/// sites are ctx.tracker's and ctx.errors'. A compile error names the
 /// instruction (ctx.where) and carries the first lines of NVRTC's log.
-PreparedOpOr prepareStructured(const Instruction &inst, CudaContext &ctx);
+PreparedOpOr prepareStructured(const Instruction &inst, const CudaContext &ctx);
 
 } // namespace zero::runtime::cuda
 

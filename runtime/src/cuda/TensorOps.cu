@@ -247,25 +247,27 @@ uint64_t hostElementBits(Scalar value, DType type) {
 
 /// linalg.fill and tensor.splat: the register cast as host castScalar does
 /// (an identity for splat, whose types agree).
-PreparedOpOr prepareFill(const OpEnv &env, int64_t valueId, int64_t resultId) {
-  const ValueInfo &value = env.ctx.value(valueId);
-  const ValueInfo &result = env.ctx.value(resultId);
-  FillSource source{env.ctx.registers + valueId, value.dtype, result.dtype, 0};
+PreparedOpOr prepareFill(const CudaContext &ctx, int64_t valueId,
+                         int64_t resultId) {
+  const ValueInfo &value = ctx.value(valueId);
+  const ValueInfo &result = ctx.value(resultId);
+  FillSource source{ctx.registers + valueId, value.dtype, result.dtype, 0};
   return std::unique_ptr<PreparedOp>(new FillOp(
-      env.ctx, env.ctx.tensor(resultId), result.numel, result.dtype, source));
+      ctx, ctx.tensor(resultId), result.numel, result.dtype, source));
 }
 
-PreparedOpOr prepareConstantTensor(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareConstantTensor(const Instruction &inst,
+                                   const CudaContext &ctx) {
+  const ValueInfo &result = ctx.value(inst.results[0]);
   const ConstantValue &value = inst.fields.getConstant(Field::Value);
-  void *dst = env.ctx.tensor(result.id);
+  void *dst = ctx.tensor(result.id);
   if (value.form != ConstantValue::Form::Elements) {
     FillSource source{nullptr, result.dtype, result.dtype,
                       hostElementBits(constantRegister(value.elements[0],
                                                        result.dtype),
                                       result.dtype)};
     return std::unique_ptr<PreparedOp>(
-        new FillOp(env.ctx, dst, result.numel, result.dtype, source));
+        new FillOp(ctx, dst, result.numel, result.dtype, source));
   }
   if (result.numel == 0)
     return std::unique_ptr<PreparedOp>(new NoOp());
@@ -274,64 +276,50 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst, const OpEnv &env) {
     storeHostElement(bytes.data(), result.dtype, i,
                      constantRegister(value.elements[i], result.dtype));
   StatusOr<DeviceAllocation> data =
-      upload(bytes.data(), static_cast<int64_t>(bytes.size()), env.tracker);
+      upload(bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
   if (!data.isOk())
     return data.status();
   return std::unique_ptr<PreparedOp>(
-      new ConstantDataOp(env.ctx, dst, std::move(*data)));
+      new ConstantDataOp(ctx, dst, std::move(*data)));
 }
 
-PreparedOpOr prepareFromElements(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &result = env.ctx.value(inst.results[0]);
+PreparedOpOr prepareFromElements(const Instruction &inst,
+                                 const CudaContext &ctx) {
+  const ValueInfo &result = ctx.value(inst.results[0]);
   StatusOr<DeviceAllocation> ids =
       upload(inst.operands.data(),
              static_cast<int64_t>(inst.operands.size() * sizeof(int64_t)),
-             env.tracker);
+             *ctx.tracker);
   if (!ids.isOk())
     return ids.status();
-  return std::unique_ptr<PreparedOp>(
-      new FromElementsOp(env.ctx, env.ctx.tensor(result.id), result.dtype,
-                         result.numel, std::move(*ids)));
+  return std::unique_ptr<PreparedOp>(new FromElementsOp(
+      ctx, ctx.tensor(result.id), result.dtype, result.numel, std::move(*ids)));
 }
 
-PreparedOpOr prepareExtract(const Instruction &inst, const OpEnv &env) {
-  const ValueInfo &tensor = env.ctx.value(inst.operands[0]);
+PreparedOpOr prepareExtract(const Instruction &inst, const CudaContext &ctx) {
+  const ValueInfo &tensor = ctx.value(inst.operands[0]);
   const int rank = static_cast<int>(tensor.shape.size());
   std::vector<int64_t> table = tensor.shape;
   std::vector<int64_t> strides = rowMajorStrides(tensor.shape);
   table.insert(table.end(), strides.begin(), strides.end());
   table.insert(table.end(), inst.operands.begin() + 1, inst.operands.end());
-  StatusOr<DeviceAllocation> memory =
-      upload(table.data(), static_cast<int64_t>(table.size() * 8), env.tracker);
+  StatusOr<DeviceAllocation> memory = upload(
+      table.data(), static_cast<int64_t>(table.size() * 8), *ctx.tracker);
   if (!memory.isOk())
     return memory.status();
 
-  // The host's message (host/Tensor.cpp, ExtractOp).
-  std::string description = "value " + std::to_string(tensor.id);
-  if (!tensor.name.empty())
-    description += " (" + tensor.name + ")";
-  std::vector<int64_t> shape = tensor.shape;
-  std::string prefix = env.sitePrefix(inst, "");
-  std::string suffix = OpEnv::siteSuffix(inst);
-  const int32_t site = env.errors.addSite(
-      StatusCode::kOutOfRange,
-      [prefix, suffix, description, shape](const DeviceErrorRecord &r) {
-        return prefix + "tensor.extract index " + std::to_string(r.value) +
-               " is out of range for dimension " + std::to_string(r.dim) +
-               " (size " + std::to_string(shape[r.dim]) + ") of " +
-               description + suffix;
-      });
+  const int32_t site = ctx.errors->addExtractSite(ctx, inst, "", tensor.id);
 
   ExtractParams params;
   std::memset(&params, 0, sizeof(params));
-  params.tensor = env.ctx.tensor(tensor.id);
+  params.tensor = ctx.tensor(tensor.id);
   params.type = tensor.dtype;
   params.rank = rank;
   params.result = inst.results[0];
-  params.errors = env.errors.record();
+  params.errors = ctx.errors->record();
   params.site = site;
   return std::unique_ptr<PreparedOp>(
-      new ExtractOp(env.ctx, params, std::move(*memory)));
+      new ExtractOp(ctx, params, std::move(*memory)));
 }
 
 } // namespace
@@ -342,19 +330,19 @@ Status enqueueFillPattern(void *dst, int64_t bytes, int width,
   return launchFill(dst, bytes, width, source, stream);
 }
 
-PreparedOpOr prepareTensorOp(const Instruction &inst, const OpEnv &env) {
+PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx) {
   switch (inst.code()) {
   case OpCode::Fill:
   case OpCode::Splat:
-    return prepareFill(env, inst.operands[0], inst.results[0]);
+    return prepareFill(ctx, inst.operands[0], inst.results[0]);
   case OpCode::FromElements:
-    return prepareFromElements(inst, env);
+    return prepareFromElements(inst, ctx);
   case OpCode::Constant:
-    return prepareConstantTensor(inst, env);
+    return prepareConstantTensor(inst, ctx);
   case OpCode::Extract:
-    return prepareExtract(inst, env);
+    return prepareExtract(inst, ctx);
   default:
-    return ZERO_ERROR(kInternal, env.ctx.where(inst) +
+    return ZERO_ERROR(kInternal, ctx.where(inst) +
                                      ": not a tensor op of the CUDA backend");
   }
 }

@@ -238,7 +238,9 @@ zero_structured(float *r0,
     const float *d0,
     const long long *__restrict__ a0,
     const float *t0,
-    ZkError *err) {
+    ZkError *err,
+    int site0,
+    long long step) {
   for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 792LL; p += (long long)gridDim.x * blockDim.x) {
     unsigned q = (unsigned)p;
     const long long i2 = (long long)(q % 24u);
@@ -254,12 +256,12 @@ zero_structured(float *r0,
     long long e2 = 0;
     bool ok2 = true;
     if ((unsigned long long)v1 >= 17ULL) {
-      zk_fail(err, 0, 0, v1);
+      zk_fail(err, site0, 0, v1, step);
       ok2 = false;
     }
     e2 += v1 * 24LL;
     if ((unsigned long long)v0 >= 24ULL) {
-      zk_fail(err, 0, 1, v0);
+      zk_fail(err, site0, 1, v0, step);
       ok2 = false;
     }
     e2 += v0;
@@ -272,7 +274,7 @@ zero_structured(float *r0,
   ASSERT_EQ(kernel.extractSites.size(), 1u);
   EXPECT_EQ(kernel.extractSites[0].bodyOp, 2u);
   EXPECT_EQ(kernel.extractSites[0].tensor, 1);
-  EXPECT_EQ(kernel.numParameters(), 5u);
+  EXPECT_EQ(kernel.numParameters(), 7u);
 }
 
 TEST(CodegenTest, IntegerAndCastExpressions) {

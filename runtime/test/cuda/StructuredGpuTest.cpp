@@ -14,6 +14,7 @@
 
 #include "StructuredCases.h"
 #include "cuda/CudaContext.h"
+#include "cuda/CudaOps.h"
 #include "cuda/KernelCache.h"
 #include "cuda/Structured.h"
 
@@ -229,6 +230,8 @@ public:
     ctx_.schedule = s.schedule.get();
     ctx_.kernels = &kernels;
     ctx_.ordinal = kernels.ordinal();
+    ctx_.tracker = &tracker_;
+    ctx_.errors = &errors_;
   }
   ~GpuCase() {
     if (arena_)
@@ -243,6 +246,8 @@ public:
   void setUp(const StructuredCase &c, const std::vector<Scalar> &registers) {
     ASSERT_CUDA(cudaSetDevice(ctx_.ordinal));
     ASSERT_CUDA(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
+    Status errors = errors_.init(tracker_);
+    ASSERT_TRUE(errors.isOk()) << errors.toString();
     const int64_t bytes = s_.schedule->arenaBytes(MemorySpace::Device);
     ASSERT_CUDA(cudaMalloc(&arena_, bytes > 0 ? bytes : 1));
     ASSERT_CUDA(cudaMemset(arena_, 0, bytes > 0 ? bytes : 1));
@@ -282,9 +287,14 @@ public:
     return bytes;
   }
   cudaStream_t stream() const { return stream_; }
+  /// What the kernels reported, as CudaDevice::synchronize returns it.
+  Status checkErrors() { return errors_.check(0); }
+  const MemoryTracker &tracker() const { return tracker_; }
 
 private:
   const CaseSchedule &s_;
+  MemoryTracker tracker_; // before errors_, which it counts
+  DeviceErrors errors_;
   CudaContext ctx_;
   void *arena_ = nullptr;
   void *registers_ = nullptr;
@@ -304,30 +314,39 @@ void checkCase(const StructuredCase &c, KernelCache &kernels) {
     return;
   PreparedOpOr op = gpu.prepare();
   ASSERT_TRUE(op.isOk()) << op.status().toString();
+  // Nothing is allocated in a step.
+  const int64_t allocated = gpu.tracker().current();
   Status status = (*op)->run(1);
   ASSERT_TRUE(status.isOk()) << status.toString();
   ASSERT_CUDA(cudaStreamSynchronize(gpu.stream()));
+  EXPECT_EQ(gpu.tracker().current(), allocated);
+  Status found = gpu.checkErrors();
 
   if (!c.runError.empty()) {
-    // The host fails in the step; the GPU records it and the op's next run
-    // reports it, with the host's text up to the index (the first index
-    // found may differ: threads run in any order).
+    // The host fails in the step; the GPU reports it at the end of the same
+    // step with the host's text, as the executor prefixes it, up to the
+    // index (the first index found may differ: threads run in any order).
     ASSERT_FALSE(host.status.isOk());
     const std::string &expected = host.status.message();
     ASSERT_NE(expected.find(c.runError), std::string::npos) << expected;
-    Status again = (*op)->run(2);
-    ASSERT_FALSE(again.isOk());
-    EXPECT_EQ(again.code(), StatusCode::kOutOfRange);
+    ASSERT_FALSE(found.isOk());
+    EXPECT_EQ(found.code(), StatusCode::kOutOfRange);
     const std::string prefix =
+        "rank 0: step 1: " +
         expected.substr(0, expected.find(c.runError) + c.runError.size());
-    EXPECT_EQ(again.message().substr(0, prefix.size()), prefix)
-        << again.message();
-    EXPECT_NE(again.message().find("is out of range for dimension 0 (size "
-                                   "17) of value 1 (%v1) at case.mlir:1:1"),
-              std::string::npos)
-        << again.message();
+    EXPECT_EQ(found.message().substr(0, prefix.size()), prefix)
+        << found.message();
+    const std::string suffix = " is out of range for dimension 0 (size 17) "
+                               "of value 1 (%v1) at case.mlir:1:1";
+    ASSERT_GT(found.message().size(), suffix.size());
+    EXPECT_EQ(found.message().substr(found.message().size() - suffix.size()),
+              suffix)
+        << found.message();
+    // Reported once: the record is clear again.
+    EXPECT_TRUE(gpu.checkErrors().isOk());
     return;
   }
+  ASSERT_TRUE(found.isOk()) << found.toString();
   ASSERT_TRUE(host.status.isOk()) << host.status.toString();
   for (size_t k = 0; k < c.checked.size(); ++k) {
     const int64_t id = c.checked[k];

@@ -174,4 +174,43 @@ TEST(CudaTensorOps, ExtractOutOfRangeFailsLikeTheHost) {
   }
 }
 
+TEST(CudaTensorOps, ExtractInABodyFailsInItsStepLikeTheHost) {
+  ZERO_REQUIRE_GPU();
+  // A generated kernel's tensor.extract outside its table: reported at the
+  // end of the step that ran it (also when it is the last), in the host's
+  // words.
+  ScheduleBuilder b;
+  int64_t table = b.tensor(DType::F32, {4, 8});
+  int64_t x = b.tensor(DType::F32, {8});
+  int64_t init = b.tensor(DType::F32, {8});
+  int64_t result = b.tensor(DType::F32, {8}, init);
+  int64_t bad = b.constant(DType::Index, 7);
+  int64_t a = b.scalar(DType::F32), o = b.scalar(DType::F32);
+  int64_t d = b.scalar(DType::Index), v = b.scalar(DType::F32);
+  json body = {{"arguments", {a, o}},
+               {"ops",
+                {{{"op", "linalg.index"},
+                  {"dim", 0},
+                  {"operands", json::array()},
+                  {"results", {d}}},
+                 {{"op", "tensor.extract"},
+                  {"operands", {table, bad, d}},
+                  {"results", {v}}}}},
+               {"yield", {v}}};
+  b.op({{"op", "linalg.generic"},
+        {"operands", {x, init}},
+        {"results", {result}},
+        {"indexing_maps", {{0}, {0}}},
+        {"iterator_types", {"parallel"}},
+        {"body", body}});
+  Runner r(b);
+  ZERO_ASSERT_RUNNER(r);
+  auto [host, gpu] = r.failingStep();
+  EXPECT_NE(host.find("body.ops[1]: tensor.extract index 7 is out of range "
+                      "for dimension 0 (size 4) of value 0 (%t0)"),
+            std::string::npos)
+      << host;
+  EXPECT_EQ(host, gpu);
+}
+
 } // namespace

@@ -1,6 +1,14 @@
 //===- Communicator.cpp - the ring volume of each collective --------------===//
+//
+// Also the errors and deadlines every communicator shares (CollectiveWait.h).
+//
+//===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Communicator.h"
+
+#include "CollectiveWait.h"
+
+#include <sstream>
 
 namespace zero::runtime {
 
@@ -36,5 +44,40 @@ void Communicator::record(int64_t bytes) {
   received_ += bytes;
   ++calls_;
 }
+
+namespace comm {
+
+std::string describeCall(int rank, const CollectiveContext &context) {
+  return "rank " + std::to_string(rank) + ": " + context.what;
+}
+
+Status collectiveFailure(int rank, const CollectiveContext &context,
+                         const std::string &library,
+                         const std::string &detail) {
+  return ZERO_ERROR(kUnavailable, describeCall(rank, context) + " failed in " +
+                                      library + ": " + detail);
+}
+
+void CollectiveDeadline::restart() {
+  deadline_ = Clock::now() + std::chrono::duration_cast<Clock::duration>(
+                                 std::chrono::duration<double>(seconds_));
+}
+
+Status CollectiveDeadline::check(int rank,
+                                 const CollectiveContext &context) const {
+  if (context.cancel && context.cancel->load())
+    return ZERO_ERROR(kUnavailable, describeCall(rank, context) +
+                                        " abandoned: another stream of this "
+                                        "rank failed");
+  if (!passed())
+    return Status::ok();
+  std::ostringstream seconds; // "60", "2.5"
+  seconds << seconds_;
+  return ZERO_ERROR(kUnavailable,
+                    describeCall(rank, context) + " did not complete within " +
+                        seconds.str() + " s: a peer rank stopped");
+}
+
+} // namespace comm
 
 } // namespace zero::runtime

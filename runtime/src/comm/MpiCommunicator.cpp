@@ -11,6 +11,7 @@
 
 #include "zero/runtime/Communicator.h"
 
+#include "CollectiveWait.h"
 #include "ElementOps.h"
 
 // The C API only: the deprecated C++ bindings need their own library.
@@ -23,7 +24,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
-#include <sstream>
 #include <thread>
 
 namespace zero::runtime {
@@ -34,12 +34,6 @@ template <DType Type, ReduceOp Op>
 void reduce16Op(void *in, void *inout, int *len, MPI_Datatype *) {
   comm::reduce16(static_cast<const uint16_t *>(in),
                  static_cast<uint16_t *>(inout), *len, Type, Op);
-}
-
-std::string formatSeconds(double seconds) {
-  std::ostringstream text;
-  text << seconds;
-  return text.str();
 }
 
 class MpiCommunicator final : public Communicator {
@@ -203,27 +197,22 @@ Status MpiCommunicator::mpiError(int code,
   std::string message = "error " + std::to_string(code);
   if (MPI_Error_string(code, text, &length) == MPI_SUCCESS)
     message = std::string(text, static_cast<size_t>(length));
-  return ZERO_ERROR(kUnavailable, "rank " + std::to_string(rank_) + ": " +
-                                      context.what +
-                                      " failed in MPI: " + message);
+  return comm::collectiveFailure(rank_, context, "MPI", message);
 }
 
 Status MpiCommunicator::checkCount(int64_t count,
                                    const CollectiveContext &context) const {
   if (count < 0 || count > INT_MAX)
     return ZERO_ERROR(kOutOfRange,
-                      "rank " + std::to_string(rank_) + ": " + context.what +
-                          ": " + std::to_string(count) +
+                      comm::describeCall(rank_, context) + ": " +
+                          std::to_string(count) +
                           " elements per call exceed MPI's int count");
   return Status::ok();
 }
 
 Status MpiCommunicator::complete(MPI_Request &request,
                                  const CollectiveContext &context) {
-  using Clock = std::chrono::steady_clock;
-  Clock::time_point deadline =
-      Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                         std::chrono::duration<double>(timeout_));
+  comm::CollectiveDeadline deadline(timeout_);
   std::chrono::microseconds pause(0);
   for (int polls = 0;; ++polls) {
     int done = 0;
@@ -234,20 +223,10 @@ Status MpiCommunicator::complete(MPI_Request &request,
     }
     if (done)
       return Status::ok();
-    if (context.cancel && context.cancel->load()) {
+    Status waiting = deadline.check(rank_, context);
+    if (!waiting.isOk()) {
       broken_ = true;
-      return ZERO_ERROR(kUnavailable, "rank " + std::to_string(rank_) + ": " +
-                                          context.what +
-                                          " abandoned: another stream of "
-                                          "this rank failed");
-    }
-    if (Clock::now() > deadline) {
-      broken_ = true;
-      return ZERO_ERROR(kUnavailable, "rank " + std::to_string(rank_) + ": " +
-                                          context.what +
-                                          " did not complete within " +
-                                          formatSeconds(timeout_) +
-                                          " s: a peer rank stopped");
+      return waiting;
     }
     // Spin briefly (most calls of a step finish in microseconds), then back
     // off so that a waiting comm thread leaves the cores to compute.
@@ -359,8 +338,7 @@ MpiCommunicator::gatherBytes(const std::string &bytes,
 Status MpiCommunicator::broadcastBytes(std::string &bytes, int root,
                                        const CollectiveContext &context) {
   if (bytes.size() > INT_MAX)
-    return ZERO_ERROR(kOutOfRange, "rank " + std::to_string(rank_) + ": " +
-                                       context.what +
+    return ZERO_ERROR(kOutOfRange, comm::describeCall(rank_, context) +
                                        ": more than 2 GiB to broadcast");
   std::lock_guard<std::mutex> lock(mutex_);
   MPI_Request request;

@@ -88,8 +88,12 @@ public:
   }
   Status synchronize() override;
 
-  Status read(void *hostTo, const void *from, int64_t bytes) override;
-  Status write(void *to, const void *hostFrom, int64_t bytes) override;
+  Status read(void *hostTo, const void *from, int64_t bytes) override {
+    return copyAndWait(hostTo, from, bytes);
+  }
+  Status write(void *to, const void *hostFrom, int64_t bytes) override {
+    return copyAndWait(to, hostFrom, bytes);
+  }
   StatusOr<Scalar> readScalar(int64_t id) override;
 
   int64_t markTime(size_t stream) override;
@@ -101,6 +105,8 @@ private:
   Status loadStreams(const Schedule &schedule);
   Status loadBlas();
   Status checkStream(size_t stream) const;
+  /// Copies on the compute stream and waits for it (between steps).
+  Status copyAndWait(void *to, const void *from, int64_t bytes);
   /// "rank R: cuda:N: " before an error of asynchronous work.
   Status onDevice(const Status &status) const {
     return Status(status.code(),
@@ -461,26 +467,14 @@ Status CudaDevice::synchronize() {
   return errors_.check(rank_);
 }
 
-Status CudaDevice::read(void *hostTo, const void *from, int64_t bytes) {
+Status CudaDevice::copyAndWait(void *to, const void *from, int64_t bytes) {
   if (bytes <= 0)
     return Status::ok();
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   // On the compute stream, so that it follows the work enqueued there
   // (cudaMemcpy on the legacy stream would not wait for a non-blocking one).
-  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(hostTo, from,
-                                            static_cast<size_t>(bytes),
-                                            cudaMemcpyDefault, streams_[0]));
-  ZERO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(streams_[0]));
-  return Status::ok();
-}
-
-Status CudaDevice::write(void *to, const void *hostFrom, int64_t bytes) {
-  if (bytes <= 0)
-    return Status::ok();
-  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
-  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to, hostFrom,
-                                            static_cast<size_t>(bytes),
-                                            cudaMemcpyDefault, streams_[0]));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
+      to, from, static_cast<size_t>(bytes), cudaMemcpyDefault, streams_[0]));
   ZERO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(streams_[0]));
   return Status::ok();
 }

@@ -2,34 +2,25 @@
 //
 // createDeviceCommunicator picks NCCL (one rank per GPU) or MPI staged
 // through pinned host memory (several ranks per GPU), after checking the
-// options and the GPU. Also the buffer checks both implementations share.
+// options and the GPU. Also what both implementations share
+// (DeviceCommunicator).
 //
 //===----------------------------------------------------------------------===//
 
 #include "DeviceCommunicators.h"
 
-#include <algorithm>
-#include <sstream>
+#include "CudaContext.h"
+#include "comm/CollectiveWait.h"
 
 namespace zero::runtime::cuda {
 
-std::string formatSeconds(double seconds) {
-  std::ostringstream text;
-  text << seconds;
-  return text.str();
-}
-
-std::string describeCall(int rank, const CollectiveContext &context) {
-  return "rank " + std::to_string(rank) + ": " + context.what;
-}
+using comm::describeCall;
 
 Status collectiveCudaError(cudaError_t code, const char *call, int rank,
-                           const CollectiveContext &context, const char *file,
-                           int line) {
-  return Status(StatusCode::kUnavailable,
-                describeCall(rank, context) + " failed in CUDA (" + call +
-                    "): " + cudaGetErrorString(code),
-                file, line);
+                           const CollectiveContext &context) {
+  return comm::collectiveFailure(rank, context,
+                                 std::string("CUDA (") + call + ")",
+                                 cudaGetErrorString(code));
 }
 
 namespace {
@@ -73,8 +64,10 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
          y < x + static_cast<uintptr_t>(aBytes);
 }
 
-} // namespace
-
+/// Checks a call against Communicator.h: a count of at least 0, buffers that
+/// are the same bytes only in the in-place form and otherwise disjoint, and
+/// both on `ordinal` (or host memory that the GPU reaches) or both pageable.
+/// Errors start with "rank R: <what>: ".
 StatusOr<CollectiveBuffers> checkCollective(CollectiveKind kind,
                                             const void *send, const void *recv,
                                             int64_t count, DType type,
@@ -127,6 +120,92 @@ StatusOr<CollectiveBuffers> checkCollective(CollectiveKind kind,
                           "place");
   buffers.pageable = *from == Residence::Pageable;
   return buffers;
+}
+
+} // namespace
+
+//===----------------------------------------------------------------------===//
+// DeviceCommunicator
+//===----------------------------------------------------------------------===//
+
+Status DeviceCommunicator::initializeDevice() {
+  ZERO_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.deviceOrdinal));
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaStreamCreateWithFlags(&ownStream_, cudaStreamNonBlocking));
+  return Status::ok();
+}
+
+DeviceCommunicator::~DeviceCommunicator() {
+  (void)cudaSetDevice(options_.deviceOrdinal);
+  if (ownStream_)
+    (void)cudaStreamDestroy(ownStream_);
+}
+
+Status DeviceCommunicator::doAllGather(const void *send, void *recv,
+                                       int64_t count, DType type,
+                                       const CollectiveContext &context) {
+  return run(CollectiveKind::AllGather, send, recv, count, type, ReduceOp::Sum,
+             context);
+}
+
+Status DeviceCommunicator::doReduceScatter(const void *send, void *recv,
+                                           int64_t count, DType type,
+                                           ReduceOp op,
+                                           const CollectiveContext &context) {
+  return run(CollectiveKind::ReduceScatter, send, recv, count, type, op,
+             context);
+}
+
+Status DeviceCommunicator::doAllReduce(const void *send, void *recv,
+                                       int64_t count, DType type, ReduceOp op,
+                                       const CollectiveContext &context) {
+  return run(CollectiveKind::AllReduce, send, recv, count, type, op, context);
+}
+
+Status DeviceCommunicator::run(CollectiveKind kind, const void *send,
+                               void *recv, int64_t count, DType type,
+                               ReduceOp op, const CollectiveContext &context) {
+  // The executor's comm thread is not the thread that made the
+  // communicator, and a thread starts on GPU 0.
+  cudaError_t code = cudaSetDevice(options_.deviceOrdinal);
+  if (code != cudaSuccess)
+    return collectiveCudaError(code, "cudaSetDevice", rank_, context);
+  StatusOr<CollectiveBuffers> buffers =
+      checkCollective(kind, send, recv, count, type, rank_, size_,
+                      options_.deviceOrdinal, context);
+  if (!buffers.isOk())
+    return buffers.status();
+  Call call{kind, send, recv, count, type, op, context, *buffers, nullptr};
+  if (call.count == 0)
+    return Status::ok();
+  if (call.buffers.pageable)
+    return runOnHost(call, call.send, call.recv);
+  call.stream = static_cast<cudaStream_t>(call.context.stream);
+  if (!call.stream) {
+    // No stream: the caller's buffers are ready once the device's work so
+    // far is done; the implementations complete the call before returning.
+    code = cudaDeviceSynchronize();
+    if (code != cudaSuccess)
+      return collectiveCudaError(code, "cudaDeviceSynchronize", rank_,
+                                 call.context);
+    call.stream = ownStream_;
+  }
+  return runOnDevice(call);
+}
+
+Status DeviceCommunicator::runOnHost(const Call &call, const void *send,
+                                     void *recv) {
+  switch (call.kind) {
+  case CollectiveKind::AllGather:
+    return host_.allGather(send, recv, call.count, call.type, call.context);
+  case CollectiveKind::ReduceScatter:
+    return host_.reduceScatter(send, recv, call.count, call.type, call.op,
+                               call.context);
+  case CollectiveKind::AllReduce:
+    return host_.allReduce(send, recv, call.count, call.type, call.op,
+                           call.context);
+  }
+  return ZERO_ERROR(kInternal, "unknown collective");
 }
 
 } // namespace zero::runtime::cuda

@@ -1,9 +1,14 @@
-//===- DeviceCommunicators.h - the CUDA communicators' shared parts -*- C++ -*-===//
+//===- DeviceCommunicators.h - the CUDA communicators' base -----*- C++ -*-===//
 //
-// What NcclCommunicator.cpp and StagedMpiCommunicator.cpp share: their
-// constructors (the factory, createDeviceCommunicator, is in
-// DeviceCommunicators.cpp), the check of a collective's buffers against
-// Communicator.h's rules, and the messages.
+// NCCL (NcclCommunicator.cpp) and MPI staged through pinned host memory
+// (StagedMpiCommunicator.cpp) differ only in how they move a collective of
+// GPU buffers. Everything else is DeviceCommunicator's: the calls that are
+// not collectives of device buffers go to the host communicator, and a
+// collective starts the same way in both: the rank's GPU made current on
+// the calling thread, the buffers checked against Communicator.h's rules,
+// an empty call done, pageable host buffers handed to the host
+// communicator, and the stream picked. The factory, createDeviceCommunicator,
+// is in DeviceCommunicators.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -17,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace zero::runtime::cuda {
 
@@ -41,27 +47,80 @@ struct CollectiveBuffers {
   bool pageable = false;
 };
 
-/// Checks a call against Communicator.h: a count of at least 0, buffers that
-/// are the same bytes only in the in-place form and otherwise disjoint, and
-/// both on `ordinal` (or host memory that the GPU reaches) or both pageable.
-/// Errors start with "rank R: <what>: ".
-StatusOr<CollectiveBuffers> checkCollective(CollectiveKind kind,
-                                            const void *send, const void *recv,
-                                            int64_t count, DType type,
-                                            int rank, int size, int ordinal,
-                                            const CollectiveContext &context);
-
-/// "rank R: <what>".
-std::string describeCall(int rank, const CollectiveContext &context);
-
 /// A failed CUDA call during a collective: "rank R: <what> failed in CUDA
 /// (<call>): <cudaGetErrorString>".
 Status collectiveCudaError(cudaError_t code, const char *call, int rank,
-                           const CollectiveContext &context, const char *file,
-                           int line);
+                           const CollectiveContext &context);
 
-/// "60", "2.5": seconds as the host MPI communicator prints them.
-std::string formatSeconds(double seconds);
+class DeviceCommunicator : public Communicator {
+public:
+  /// `host` must outlive the communicator.
+  DeviceCommunicator(Communicator &host,
+                     const DeviceCommunicatorOptions &options)
+      : host_(host), options_(options), rank_(host.rank()), size_(host.size()) {
+  }
+  ~DeviceCommunicator() override;
+
+  int rank() const override { return rank_; }
+  int size() const override { return size_; }
+
+  // Host memory: the host communicator's.
+  Status barrier(const CollectiveContext &context) override {
+    return host_.barrier(context);
+  }
+  StatusOr<std::vector<std::string>>
+  gatherBytes(const std::string &bytes,
+              const CollectiveContext &context) override {
+    return host_.gatherBytes(bytes, context);
+  }
+  Status broadcastBytes(std::string &bytes, int root,
+                        const CollectiveContext &context) override {
+    return host_.broadcastBytes(bytes, root, context);
+  }
+
+protected:
+  /// One collective: its arguments, its checked buffers and the stream it
+  /// is ordered on.
+  struct Call {
+    CollectiveKind kind;
+    const void *send;
+    void *recv;
+    int64_t count;
+    DType type;
+    ReduceOp op; // not for all-gather
+    const CollectiveContext &context;
+    CollectiveBuffers buffers;
+    cudaStream_t stream;
+  };
+
+  /// Makes the GPU current and the stream of calls that name none; first in
+  /// an implementation's initialization.
+  Status initializeDevice();
+  /// Moves a checked collective of `count > 0` elements in buffers the GPU
+  /// reaches, ordered on `call.stream`; the GPU is current.
+  virtual Status runOnDevice(const Call &call) = 0;
+  /// `call` by the host communicator, on `send` and `recv`.
+  Status runOnHost(const Call &call, const void *send, void *recv);
+
+  Communicator &host_;
+  DeviceCommunicatorOptions options_;
+  int rank_;
+  int size_;
+
+private:
+  Status doAllGather(const void *send, void *recv, int64_t count, DType type,
+                     const CollectiveContext &context) final;
+  Status doReduceScatter(const void *send, void *recv, int64_t count,
+                         DType type, ReduceOp op,
+                         const CollectiveContext &context) final;
+  Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
+                     ReduceOp op, const CollectiveContext &context) final;
+  Status run(CollectiveKind kind, const void *send, void *recv, int64_t count,
+             DType type, ReduceOp op, const CollectiveContext &context);
+
+  /// For calls that name no stream.
+  cudaStream_t ownStream_ = nullptr;
+};
 
 } // namespace zero::runtime::cuda
 

@@ -30,6 +30,7 @@
 #include "CudaContext.h"
 #include "DeviceCommunicators.h"
 #include "NcclSupport.h"
+#include "comm/CollectiveWait.h"
 
 #include <algorithm>
 #include <chrono>
@@ -57,12 +58,8 @@ Status ncclError(ncclResult_t code, const char *what, const char *file,
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
-Clock::time_point deadlineAfter(double seconds) {
-  return Clock::now() + std::chrono::duration_cast<Clock::duration>(
-                            std::chrono::duration<double>(seconds));
-}
+using comm::CollectiveDeadline;
+using comm::describeCall;
 
 /// Waits between polls: spins first (most collectives of a step finish in
 /// microseconds, and the next one waits for this thread), then backs off to
@@ -122,48 +119,21 @@ ncclRedOp_t getNcclOp(ReduceOp op) {
   return ncclSum;
 }
 
-class NcclCommunicator final : public Communicator {
+class NcclCommunicator final : public DeviceCommunicator {
 public:
-  NcclCommunicator(Communicator &host, const DeviceCommunicatorOptions &options)
-      : host_(host), options_(options), rank_(host.rank()),
-        size_(host.size()) {}
+  using DeviceCommunicator::DeviceCommunicator;
   ~NcclCommunicator() override;
 
   Status initialize();
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
   std::string describe() const override { return library_; }
 
-  Status barrier(const CollectiveContext &context) override {
-    return host_.barrier(context);
-  }
-  StatusOr<std::vector<std::string>>
-  gatherBytes(const std::string &bytes,
-              const CollectiveContext &context) override {
-    return host_.gatherBytes(bytes, context);
-  }
-  Status broadcastBytes(std::string &bytes, int root,
-                        const CollectiveContext &context) override {
-    return host_.broadcastBytes(bytes, root, context);
-  }
-
 protected:
-  Status doAllGather(const void *send, void *recv, int64_t count, DType type,
-                     const CollectiveContext &context) override;
-  Status doReduceScatter(const void *send, void *recv, int64_t count,
-                         DType type, ReduceOp op,
-                         const CollectiveContext &context) override;
-  Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
-                     ReduceOp op, const CollectiveContext &context) override;
+  Status runOnDevice(const Call &call) override;
 
 private:
-  /// Checks the call (buffers.pageable: it is the host communicator's) and
-  /// picks the stream to enqueue on: the context's, or an own one after a
-  /// device-wide synchronize when it names none. Records `started_` there.
-  Status begin(CollectiveKind kind, const void *send, void *recv,
-               int64_t count, DType type, const CollectiveContext &context,
-               CollectiveBuffers &buffers, cudaStream_t &stream);
+  /// Enqueues the NCCL call of `call` on its stream.
+  ncclResult_t enqueue(const Call &call, const ncclDataType_t type, void *recv);
   /// After the NCCL call (its result `enqueued`) and any copy behind it:
   /// waits for the call to complete on `stream`.
   Status complete(ncclResult_t enqueued, const char *call, cudaStream_t stream,
@@ -172,35 +142,38 @@ private:
   /// background (ncclInProgress), for at most `seconds`.
   Status settle(const char *call, const CollectiveContext &context,
                 double seconds);
+  /// NCCL's asynchronous state: an error (the communicator then aborted),
+  /// or ok with `inProgress` while NCCL still works on a call.
+  Status pollState(const char *call, const CollectiveContext &context,
+                   bool &inProgress);
+  /// `deadline.check`, aborting the communicator when the wait ends.
+  Status keepWaiting(const CollectiveDeadline &deadline,
+                     const CollectiveContext &context);
   /// Aborts the communicator (peers may be waiting in a collective) and
   /// returns `error`.
   Status fail(Status error);
   Status ncclFailure(ncclResult_t code, const char *call,
                      const CollectiveContext &context);
+  Status cudaFailure(cudaError_t code, const char *call,
+                     const CollectiveContext &context) {
+    return fail(collectiveCudaError(code, call, rank_, context));
+  }
 
-  Communicator &host_;
-  DeviceCommunicatorOptions options_;
-  int rank_;
-  int size_;
   std::string library_ = "NCCL";
   ncclComm_t comm_ = nullptr;
   /// Recorded in front of and behind each call.
   cudaEvent_t started_ = nullptr;
   cudaEvent_t done_ = nullptr;
-  /// For calls that name no stream.
-  cudaStream_t ownStream_ = nullptr;
   /// Why the communicator was aborted (empty while it works).
   std::string aborted_;
 };
 
 Status NcclCommunicator::initialize() {
-  ZERO_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.deviceOrdinal));
+  ZERO_RETURN_IF_ERROR(initializeDevice());
   ZERO_CUDA_RETURN_IF_ERROR(
       cudaEventCreateWithFlags(&started_, cudaEventDisableTiming));
   ZERO_CUDA_RETURN_IF_ERROR(
       cudaEventCreateWithFlags(&done_, cudaEventDisableTiming));
-  ZERO_CUDA_RETURN_IF_ERROR(
-      cudaStreamCreateWithFlags(&ownStream_, cudaStreamNonBlocking));
   int version = 0;
   ZERO_NCCL_RETURN_IF_ERROR(ncclGetVersion(&version));
   // NCCL_VERSION(X, Y, Z) is X * 10000 + Y * 100 + Z since 2.9.
@@ -256,14 +229,13 @@ NcclCommunicator::~NcclCommunicator() {
     // Finalize flushes what is still in flight; it must not hang either.
     ncclResult_t result = ncclCommFinalize(comm_);
     bool finalized = result == ncclSuccess || result == ncclInProgress;
-    Clock::time_point deadline =
-        deadlineAfter(std::max(options_.timeoutSeconds, 10.0));
+    CollectiveDeadline deadline(std::max(options_.timeoutSeconds, 10.0));
     Backoff backoff;
     while (finalized) {
       ncclResult_t state = ncclSuccess;
       if (ncclCommGetAsyncError(comm_, &state) != ncclSuccess ||
           (state != ncclSuccess && state != ncclInProgress) ||
-          Clock::now() > deadline) {
+          deadline.passed()) {
         finalized = false;
         break;
       }
@@ -281,8 +253,6 @@ NcclCommunicator::~NcclCommunicator() {
     (void)cudaEventDestroy(started_);
   if (done_)
     (void)cudaEventDestroy(done_);
-  if (ownStream_)
-    (void)cudaStreamDestroy(ownStream_);
 }
 
 Status NcclCommunicator::fail(Status error) {
@@ -304,79 +274,43 @@ Status NcclCommunicator::ncclFailure(ncclResult_t code, const char *call,
   if (code == ncclInvalidUsage && std::string(call) == "ncclCommInitRankConfig")
     hint = " (NCCL takes one GPU per rank; ranks that share a GPU need the "
            "staged MPI communicator)";
-  return ZERO_ERROR(kUnavailable, describeCall(rank_, context) +
-                                      " failed in NCCL (" + call +
-                                      "): " + describeNcclError(code) + hint);
+  return comm::collectiveFailure(rank_, context,
+                                 std::string("NCCL (") + call + ")",
+                                 describeNcclError(code) + hint);
+}
+
+Status NcclCommunicator::pollState(const char *call,
+                                   const CollectiveContext &context,
+                                   bool &inProgress) {
+  ncclResult_t state = ncclSuccess;
+  ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
+  if (result != ncclSuccess)
+    return fail(ncclFailure(result, "ncclCommGetAsyncError", context));
+  if (state != ncclSuccess && state != ncclInProgress)
+    return fail(ncclFailure(state, call, context));
+  inProgress = state == ncclInProgress;
+  return Status::ok();
+}
+
+Status NcclCommunicator::keepWaiting(const CollectiveDeadline &deadline,
+                                     const CollectiveContext &context) {
+  Status status = deadline.check(rank_, context);
+  return status.isOk() ? status : fail(status);
 }
 
 Status NcclCommunicator::settle(const char *call,
                                 const CollectiveContext &context,
                                 double seconds) {
-  Clock::time_point deadline = deadlineAfter(seconds);
+  CollectiveDeadline deadline(seconds);
   Backoff backoff;
   for (;;) {
-    ncclResult_t state = ncclSuccess;
-    ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
-    if (result != ncclSuccess)
-      return fail(ncclFailure(result, "ncclCommGetAsyncError", context));
-    if (state == ncclSuccess)
+    bool inProgress = false;
+    ZERO_RETURN_IF_ERROR(pollState(call, context, inProgress));
+    if (!inProgress)
       return Status::ok();
-    if (state != ncclInProgress)
-      return fail(ncclFailure(state, call, context));
-    if (context.cancel && context.cancel->load())
-      return fail(ZERO_ERROR(kUnavailable,
-                             describeCall(rank_, context) +
-                                 " abandoned: another stream of this rank "
-                                 "failed"));
-    if (Clock::now() > deadline)
-      return fail(ZERO_ERROR(kUnavailable, describeCall(rank_, context) +
-                                               " did not complete within " +
-                                               formatSeconds(seconds) +
-                                               " s: a peer rank stopped"));
+    ZERO_RETURN_IF_ERROR(keepWaiting(deadline, context));
     backoff.pause();
   }
-}
-
-Status NcclCommunicator::begin(CollectiveKind kind, const void *send,
-                               void *recv, int64_t count, DType type,
-                               const CollectiveContext &context,
-                               CollectiveBuffers &buffers,
-                               cudaStream_t &stream) {
-  if (!aborted_.empty())
-    return ZERO_ERROR(kFailedPrecondition,
-                      describeCall(rank_, context) +
-                          ": the NCCL communicator was aborted after an "
-                          "earlier failure (" +
-                          aborted_ + ")");
-  // The executor's comm thread is not the thread that made the
-  // communicator: NCCL and the events need the rank's GPU current here.
-  cudaError_t code = cudaSetDevice(options_.deviceOrdinal);
-  if (code != cudaSuccess)
-    return collectiveCudaError(code, "cudaSetDevice", rank_, context, __FILE__,
-                               __LINE__);
-  StatusOr<CollectiveBuffers> checked =
-      checkCollective(kind, send, recv, count, type, rank_, size_,
-                      options_.deviceOrdinal, context);
-  if (!checked.isOk())
-    return checked.status();
-  buffers = *checked;
-  stream = static_cast<cudaStream_t>(context.stream);
-  if (!stream && !buffers.pageable && count > 0) {
-    // No stream: the caller's buffers are ready once the device's work so
-    // far is done, and the call completes before it returns.
-    code = cudaDeviceSynchronize();
-    if (code != cudaSuccess)
-      return collectiveCudaError(code, "cudaDeviceSynchronize", rank_,
-                                 context, __FILE__, __LINE__);
-    stream = ownStream_;
-  }
-  if (!buffers.pageable && count > 0) {
-    code = cudaEventRecord(started_, stream);
-    if (code != cudaSuccess)
-      return collectiveCudaError(code, "cudaEventRecord", rank_, context,
-                                 __FILE__, __LINE__);
-  }
-  return Status::ok();
 }
 
 Status NcclCommunicator::complete(ncclResult_t enqueued, const char *call,
@@ -386,134 +320,91 @@ Status NcclCommunicator::complete(ncclResult_t enqueued, const char *call,
     return fail(ncclFailure(enqueued, call, context));
   if (enqueued == ncclInProgress)
     ZERO_RETURN_IF_ERROR(settle(call, context, options_.timeoutSeconds));
-  Clock::time_point deadline = deadlineAfter(options_.timeoutSeconds);
+  CollectiveDeadline deadline(options_.timeoutSeconds);
   cudaError_t code = cudaEventRecord(done_, stream);
   if (code != cudaSuccess)
-    return fail(collectiveCudaError(code, "cudaEventRecord", rank_, context,
-                                    __FILE__, __LINE__));
+    return cudaFailure(code, "cudaEventRecord", context);
   bool running = false; // the work in front of the call has finished
   Backoff backoff;
   for (;;) {
     code = cudaEventQuery(done_);
     if (code == cudaSuccess)
-      break;
+      return Status::ok();
     if (code != cudaErrorNotReady)
-      return fail(collectiveCudaError(code, "cudaEventQuery", rank_, context,
-                                      __FILE__, __LINE__));
+      return cudaFailure(code, "cudaEventQuery", context);
     if (!running) {
       code = cudaEventQuery(started_);
       if (code == cudaSuccess) {
         running = true;
-        deadline = deadlineAfter(options_.timeoutSeconds);
+        deadline.restart();
       } else if (code != cudaErrorNotReady) {
-        return fail(collectiveCudaError(code, "cudaEventQuery", rank_,
-                                        context, __FILE__, __LINE__));
+        return cudaFailure(code, "cudaEventQuery", context);
       }
     }
-    ncclResult_t state = ncclSuccess;
-    ncclResult_t result = ncclCommGetAsyncError(comm_, &state);
-    if (result != ncclSuccess)
-      return fail(ncclFailure(result, "ncclCommGetAsyncError", context));
-    if (state != ncclSuccess && state != ncclInProgress)
-      return fail(ncclFailure(state, call, context));
-    if (context.cancel && context.cancel->load())
-      return fail(ZERO_ERROR(kUnavailable,
-                             describeCall(rank_, context) +
-                                 " abandoned: another stream of this rank "
-                                 "failed"));
-    if (Clock::now() > deadline)
-      return fail(ZERO_ERROR(
-          kUnavailable, describeCall(rank_, context) +
-                            " did not complete within " +
-                            formatSeconds(options_.timeoutSeconds) +
-                            " s: a peer rank stopped"));
+    bool inProgress = false;
+    ZERO_RETURN_IF_ERROR(pollState(call, context, inProgress));
+    ZERO_RETURN_IF_ERROR(keepWaiting(deadline, context));
     backoff.pause();
   }
-  return Status::ok();
 }
 
-Status NcclCommunicator::doAllGather(const void *send, void *recv,
-                                     int64_t count, DType type,
-                                     const CollectiveContext &context) {
-  CollectiveBuffers buffers;
-  cudaStream_t stream = nullptr;
-  ZERO_RETURN_IF_ERROR(begin(CollectiveKind::AllGather, send, recv, count,
-                             type, context, buffers, stream));
-  if (count == 0)
-    return Status::ok();
-  if (buffers.pageable)
-    return host_.allGather(send, recv, count, type, context);
-  StatusOr<ncclDataType_t> nccl = getNcclType(type);
-  if (!nccl.isOk())
-    return nccl.status();
-  // In place when send is recv + rank * count: NCCL's in-place form.
-  ncclResult_t result = ncclAllGather(send, recv, static_cast<size_t>(count),
-                                      *nccl, comm_, stream);
-  return complete(result, "ncclAllGather", stream, context);
-}
-
-Status NcclCommunicator::doReduceScatter(const void *send, void *recv,
-                                         int64_t count, DType type,
-                                         ReduceOp op,
-                                         const CollectiveContext &context) {
-  CollectiveBuffers buffers;
-  cudaStream_t stream = nullptr;
-  ZERO_RETURN_IF_ERROR(begin(CollectiveKind::ReduceScatter, send, recv, count,
-                             type, context, buffers, stream));
-  if (count == 0)
-    return Status::ok();
-  if (buffers.pageable)
-    return host_.reduceScatter(send, recv, count, type, op, context);
-  StatusOr<ncclDataType_t> nccl = getNcclType(type);
-  if (!nccl.isOk())
-    return nccl.status();
-  const size_t bytes = static_cast<size_t>(count * getDTypeWidth(type));
-  // Communicator.h's in-place form leaves the result at the start of send;
-  // NCCL's reads send and writes recv = send + rank * count. Rank 0's are
-  // the same; the others reduce in NCCL's form and move their block down.
-  void *target = recv;
-  if (buffers.inPlace)
-    target = static_cast<std::byte *>(recv) + rank_ * bytes;
-  ncclResult_t result =
-      ncclReduceScatter(send, target, static_cast<size_t>(count), *nccl,
-                        getNcclOp(op), comm_, stream);
-  if (result == ncclSuccess || result == ncclInProgress) {
-    if (target != recv) {
-      // Behind the call on the stream; cudaMemcpyAsync is not a kernel, but
-      // NCCL wants nothing on its stream until its state has settled.
-      if (result == ncclInProgress) {
-        ZERO_RETURN_IF_ERROR(
-            settle("ncclReduceScatter", context, options_.timeoutSeconds));
-        result = ncclSuccess;
-      }
-      cudaError_t code = cudaMemcpyAsync(recv, target, bytes,
-                                         cudaMemcpyDeviceToDevice, stream);
-      if (code != cudaSuccess)
-        return fail(collectiveCudaError(code, "cudaMemcpyAsync", rank_,
-                                        context, __FILE__, __LINE__));
-    }
+ncclResult_t NcclCommunicator::enqueue(const Call &call,
+                                       const ncclDataType_t type, void *recv) {
+  const size_t count = static_cast<size_t>(call.count);
+  switch (call.kind) {
+  case CollectiveKind::AllGather:
+    // In place when send is recv + rank * count: NCCL's in-place form.
+    return ncclAllGather(call.send, recv, count, type, comm_, call.stream);
+  case CollectiveKind::ReduceScatter:
+    return ncclReduceScatter(call.send, recv, count, type, getNcclOp(call.op),
+                             comm_, call.stream);
+  case CollectiveKind::AllReduce:
+    return ncclAllReduce(call.send, recv, count, type, getNcclOp(call.op),
+                         comm_, call.stream);
   }
-  return complete(result, "ncclReduceScatter", stream, context);
+  return ncclInvalidArgument;
 }
 
-Status NcclCommunicator::doAllReduce(const void *send, void *recv,
-                                     int64_t count, DType type, ReduceOp op,
-                                     const CollectiveContext &context) {
-  CollectiveBuffers buffers;
-  cudaStream_t stream = nullptr;
-  ZERO_RETURN_IF_ERROR(begin(CollectiveKind::AllReduce, send, recv, count,
-                             type, context, buffers, stream));
-  if (count == 0)
-    return Status::ok();
-  if (buffers.pageable)
-    return host_.allReduce(send, recv, count, type, op, context);
-  StatusOr<ncclDataType_t> nccl = getNcclType(type);
-  if (!nccl.isOk())
-    return nccl.status();
-  ncclResult_t result =
-      ncclAllReduce(send, recv, static_cast<size_t>(count), *nccl,
-                    getNcclOp(op), comm_, stream);
-  return complete(result, "ncclAllReduce", stream, context);
+Status NcclCommunicator::runOnDevice(const Call &call) {
+  if (!aborted_.empty())
+    return ZERO_ERROR(kFailedPrecondition,
+                      describeCall(rank_, call.context) +
+                          ": the NCCL communicator was aborted after an "
+                          "earlier failure (" +
+                          aborted_ + ")");
+  StatusOr<ncclDataType_t> type = getNcclType(call.type);
+  if (!type.isOk())
+    return type.status();
+  const char *name = call.kind == CollectiveKind::AllGather ? "ncclAllGather"
+                     : call.kind == CollectiveKind::ReduceScatter
+                         ? "ncclReduceScatter"
+                         : "ncclAllReduce";
+  // Communicator.h's in-place reduce-scatter leaves the result at the start
+  // of send; NCCL's reads send and writes recv = send + rank * count. Rank
+  // 0's are the same; the others reduce in NCCL's form and move their block
+  // down.
+  const size_t bytes = static_cast<size_t>(call.buffers.recvBytes);
+  void *target = call.recv;
+  if (call.kind == CollectiveKind::ReduceScatter && call.buffers.inPlace)
+    target = static_cast<std::byte *>(call.recv) + rank_ * bytes;
+  cudaError_t code = cudaEventRecord(started_, call.stream);
+  if (code != cudaSuccess)
+    return collectiveCudaError(code, "cudaEventRecord", rank_, call.context);
+  ncclResult_t result = enqueue(call, *type, target);
+  if (target != call.recv &&
+      (result == ncclSuccess || result == ncclInProgress)) {
+    // Behind the call on the stream; cudaMemcpyAsync is not a kernel, but
+    // NCCL wants nothing on its stream until its state has settled.
+    if (result == ncclInProgress) {
+      ZERO_RETURN_IF_ERROR(settle(name, call.context, options_.timeoutSeconds));
+      result = ncclSuccess;
+    }
+    code = cudaMemcpyAsync(call.recv, target, bytes, cudaMemcpyDeviceToDevice,
+                           call.stream);
+    if (code != cudaSuccess)
+      return cudaFailure(code, "cudaMemcpyAsync", call.context);
+  }
+  return complete(result, name, call.stream, call.context);
 }
 
 } // namespace

@@ -23,6 +23,7 @@
 
 #include "CudaContext.h"
 #include "DeviceCommunicators.h"
+#include "comm/CollectiveWait.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -42,71 +43,36 @@ std::string formatBytes(int64_t bytes) {
   return text;
 }
 
-class StagedMpiCommunicator final : public Communicator {
+class StagedMpiCommunicator final : public DeviceCommunicator {
 public:
   StagedMpiCommunicator(Communicator &host,
                         const DeviceCommunicatorOptions &options)
-      : host_(host), options_(options), rank_(host.rank()),
-        size_(host.size()), capacity_(options.maxCollectiveBytes) {}
+      : DeviceCommunicator(host, options),
+        capacity_(options.maxCollectiveBytes) {}
   ~StagedMpiCommunicator() override;
 
   Status initialize();
 
-  int rank() const override { return rank_; }
-  int size() const override { return size_; }
   std::string describe() const override {
     return host_.describe() + ", staged through 2 x " +
            formatBytes(capacity_) + " of pinned host memory";
   }
 
-  Status barrier(const CollectiveContext &context) override {
-    return host_.barrier(context);
-  }
-  StatusOr<std::vector<std::string>>
-  gatherBytes(const std::string &bytes,
-              const CollectiveContext &context) override {
-    return host_.gatherBytes(bytes, context);
-  }
-  Status broadcastBytes(std::string &bytes, int root,
-                        const CollectiveContext &context) override {
-    return host_.broadcastBytes(bytes, root, context);
-  }
-
 protected:
-  Status doAllGather(const void *send, void *recv, int64_t count, DType type,
-                     const CollectiveContext &context) override;
-  Status doReduceScatter(const void *send, void *recv, int64_t count,
-                         DType type, ReduceOp op,
-                         const CollectiveContext &context) override;
-  Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
-                     ReduceOp op, const CollectiveContext &context) override;
+  Status runOnDevice(const Call &call) override;
 
 private:
-  /// Checks the call and copies its send buffer into `sendStage_`; sets
-  /// `stream` and, when the buffers are host memory CUDA does not know,
-  /// buffers.pageable (the host communicator takes them as they are).
-  Status stageIn(CollectiveKind kind, const void *send, void *recv,
-                 int64_t count, DType type, const CollectiveContext &context,
-                 CollectiveBuffers &buffers, cudaStream_t &stream);
-  /// Copies the result from `recvStage_` to `recv`.
-  Status stageOut(void *recv, int64_t bytes, cudaStream_t stream,
-                  const CollectiveContext &context);
+  /// Copies `bytes` from `from` to `to` on the call's stream and waits.
+  Status copyAndWait(void *to, const void *from, int64_t bytes,
+                     const Call &call);
 
-  Communicator &host_;
-  DeviceCommunicatorOptions options_;
-  int rank_;
-  int size_;
   int64_t capacity_;
   void *sendStage_ = nullptr;
   void *recvStage_ = nullptr;
-  /// For calls that name no stream.
-  cudaStream_t ownStream_ = nullptr;
 };
 
 Status StagedMpiCommunicator::initialize() {
-  ZERO_CUDA_RETURN_IF_ERROR(cudaSetDevice(options_.deviceOrdinal));
-  ZERO_CUDA_RETURN_IF_ERROR(
-      cudaStreamCreateWithFlags(&ownStream_, cudaStreamNonBlocking));
+  ZERO_RETURN_IF_ERROR(initializeDevice());
   if (capacity_ > 0) {
     cudaError_t code = cudaHostAlloc(&sendStage_, static_cast<size_t>(capacity_),
                                      cudaHostAllocPortable);
@@ -129,31 +95,27 @@ StagedMpiCommunicator::~StagedMpiCommunicator() {
     (void)cudaFreeHost(sendStage_);
   if (recvStage_)
     (void)cudaFreeHost(recvStage_);
-  if (ownStream_)
-    (void)cudaStreamDestroy(ownStream_);
 }
 
-Status StagedMpiCommunicator::stageIn(CollectiveKind kind, const void *send,
-                                      void *recv, int64_t count, DType type,
-                                      const CollectiveContext &context,
-                                      CollectiveBuffers &buffers,
-                                      cudaStream_t &stream) {
-  cudaError_t code = cudaSetDevice(options_.deviceOrdinal);
+Status StagedMpiCommunicator::copyAndWait(void *to, const void *from,
+                                          int64_t bytes, const Call &call) {
+  cudaError_t code = cudaMemcpyAsync(to, from, static_cast<size_t>(bytes),
+                                     cudaMemcpyDefault, call.stream);
   if (code != cudaSuccess)
-    return collectiveCudaError(code, "cudaSetDevice", rank_, context, __FILE__,
-                               __LINE__);
-  StatusOr<CollectiveBuffers> checked =
-      checkCollective(kind, send, recv, count, type, rank_, size_,
-                      options_.deviceOrdinal, context);
-  if (!checked.isOk())
-    return checked.status();
-  buffers = *checked;
-  if (buffers.pageable || count == 0)
-    return Status::ok();
+    return collectiveCudaError(code, "cudaMemcpyAsync", rank_, call.context);
+  code = cudaStreamSynchronize(call.stream);
+  if (code != cudaSuccess)
+    return collectiveCudaError(code, "cudaStreamSynchronize", rank_,
+                               call.context);
+  return Status::ok();
+}
+
+Status StagedMpiCommunicator::runOnDevice(const Call &call) {
+  const CollectiveBuffers &buffers = call.buffers;
   int64_t largest = std::max(buffers.sendBytes, buffers.recvBytes);
   if (largest > capacity_)
     return ZERO_ERROR(kOutOfRange,
-                      describeCall(rank_, context) + " moves " +
+                      comm::describeCall(rank_, call.context) + " moves " +
                           formatBytes(largest) + " (send " +
                           std::to_string(buffers.sendBytes) + ", receive " +
                           std::to_string(buffers.recvBytes) +
@@ -161,95 +123,15 @@ Status StagedMpiCommunicator::stageIn(CollectiveKind kind, const void *send,
                           " of pinned staging made for the largest "
                           "collective (DeviceCommunicatorOptions::"
                           "maxCollectiveBytes)");
-  stream = static_cast<cudaStream_t>(context.stream);
-  if (!stream) {
-    // No stream: the buffers are ready once the device's work is done.
-    code = cudaDeviceSynchronize();
-    if (code != cudaSuccess)
-      return collectiveCudaError(code, "cudaDeviceSynchronize", rank_, context,
-                                 __FILE__, __LINE__);
-    stream = ownStream_;
-  }
   // Ordered behind the work that produced `send` on the stream. Staging is
   // distinct from the buffers, so the in-place forms need nothing special:
   // the whole send buffer is read before any of recv is written.
-  code = cudaMemcpyAsync(sendStage_, send, static_cast<size_t>(buffers.sendBytes),
-                         cudaMemcpyDefault, stream);
-  if (code != cudaSuccess)
-    return collectiveCudaError(code, "cudaMemcpyAsync", rank_, context,
-                               __FILE__, __LINE__);
-  code = cudaStreamSynchronize(stream);
-  if (code != cudaSuccess)
-    return collectiveCudaError(code, "cudaStreamSynchronize", rank_, context,
-                               __FILE__, __LINE__);
-  return Status::ok();
-}
-
-Status StagedMpiCommunicator::stageOut(void *recv, int64_t bytes,
-                                       cudaStream_t stream,
-                                       const CollectiveContext &context) {
-  cudaError_t code = cudaMemcpyAsync(recv, recvStage_, static_cast<size_t>(bytes),
-                                     cudaMemcpyDefault, stream);
-  if (code != cudaSuccess)
-    return collectiveCudaError(code, "cudaMemcpyAsync", rank_, context,
-                               __FILE__, __LINE__);
+  ZERO_RETURN_IF_ERROR(
+      copyAndWait(sendStage_, call.send, buffers.sendBytes, call));
+  ZERO_RETURN_IF_ERROR(runOnHost(call, sendStage_, recvStage_));
   // The staging is reused by the next call, and the caller may read `recv`
   // from any stream once this returns.
-  code = cudaStreamSynchronize(stream);
-  if (code != cudaSuccess)
-    return collectiveCudaError(code, "cudaStreamSynchronize", rank_, context,
-                               __FILE__, __LINE__);
-  return Status::ok();
-}
-
-Status StagedMpiCommunicator::doAllGather(const void *send, void *recv,
-                                          int64_t count, DType type,
-                                          const CollectiveContext &context) {
-  CollectiveBuffers buffers;
-  cudaStream_t stream = nullptr;
-  ZERO_RETURN_IF_ERROR(stageIn(CollectiveKind::AllGather, send, recv, count,
-                               type, context, buffers, stream));
-  if (count == 0)
-    return Status::ok();
-  if (buffers.pageable)
-    return host_.allGather(send, recv, count, type, context);
-  ZERO_RETURN_IF_ERROR(
-      host_.allGather(sendStage_, recvStage_, count, type, context));
-  return stageOut(recv, buffers.recvBytes, stream, context);
-}
-
-Status StagedMpiCommunicator::doReduceScatter(const void *send, void *recv,
-                                              int64_t count, DType type,
-                                              ReduceOp op,
-                                              const CollectiveContext &context) {
-  CollectiveBuffers buffers;
-  cudaStream_t stream = nullptr;
-  ZERO_RETURN_IF_ERROR(stageIn(CollectiveKind::ReduceScatter, send, recv,
-                               count, type, context, buffers, stream));
-  if (count == 0)
-    return Status::ok();
-  if (buffers.pageable)
-    return host_.reduceScatter(send, recv, count, type, op, context);
-  ZERO_RETURN_IF_ERROR(
-      host_.reduceScatter(sendStage_, recvStage_, count, type, op, context));
-  return stageOut(recv, buffers.recvBytes, stream, context);
-}
-
-Status StagedMpiCommunicator::doAllReduce(const void *send, void *recv,
-                                          int64_t count, DType type,
-                                          ReduceOp op,
-                                          const CollectiveContext &context) {
-  CollectiveBuffers buffers;
-  cudaStream_t stream = nullptr;
-  ZERO_RETURN_IF_ERROR(stageIn(CollectiveKind::AllReduce, send, recv, count,
-                               type, context, buffers, stream));
-  if (count == 0)
-    return Status::ok();
-  if (buffers.pageable)
-    return host_.allReduce(send, recv, count, type, op, context);
-  ZERO_RETURN_IF_ERROR(
-      host_.allReduce(sendStage_, recvStage_, count, type, op, context));
-  return stageOut(recv, buffers.recvBytes, stream, context);
+  return copyAndWait(call.recv, recvStage_, buffers.recvBytes, call);
 }
 
 } // namespace

@@ -12,6 +12,8 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RequireCuda.h"
+
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/FloatFormats.h"
 
@@ -30,24 +32,6 @@
 using namespace zero::runtime;
 
 namespace {
-
-/// Why the GPU tests cannot run here ("" when they can).
-std::string noGpuReason() {
-  int count = 0;
-  cudaError_t code = cudaGetDeviceCount(&count);
-  if (code != cudaSuccess)
-    return std::string("no usable CUDA device: ") + cudaGetErrorString(code);
-  if (count == 0)
-    return "no CUDA device";
-  return "";
-}
-
-#define SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                         \
-    std::string reason = noGpuReason();                                        \
-    if (!reason.empty())                                                       \
-      GTEST_SKIP() << reason;                                                  \
-  } while (false)
 
 /// The job's host communicator: MPI under a launcher, else self.
 Communicator &host() {
@@ -312,7 +296,7 @@ class DeviceCommunicatorGpuTest
     : public ::testing::TestWithParam<DeviceCommunication> {
 protected:
   void SetUp() override {
-    SKIP_WITHOUT_GPU();
+    ZERO_REQUIRE_CUDA();
     std::string reason;
     if (unsupported(GetParam(), reason))
       GTEST_SKIP() << reason;
@@ -585,7 +569,7 @@ INSTANTIATE_TEST_SUITE_P(Kinds, DeviceCommunicatorGpuTest,
                          });
 
 TEST(StagedMpiCommunicatorGpu, RefusesACallLargerThanItsStaging) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   std::unique_ptr<Communicator> comm =
       make(DeviceCommunication::StagedMpi, 30, /*staging=*/1024);
   ASSERT_NE(comm, nullptr);
@@ -605,7 +589,7 @@ TEST(StagedMpiCommunicatorGpu, RefusesACallLargerThanItsStaging) {
 }
 
 TEST(DeviceCommunicatorGpu, RefusesBadOptions) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   DeviceCommunicatorOptions options;
   options.deviceOrdinal = 1000;
   StatusOr<std::unique_ptr<Communicator>> created =
@@ -648,7 +632,7 @@ private:
 
 // One process only: with peers, they would be left in the collective.
 TEST(NcclCommunicatorGpu, FailsAtTheDeadlineInsteadOfHanging) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   if (host().size() != 1)
     GTEST_SKIP() << "runs on one rank";
   std::unique_ptr<Communicator> comm = make(DeviceCommunication::Nccl, 1.0);
@@ -688,7 +672,7 @@ TEST(NcclCommunicatorGpu, FailsAtTheDeadlineInsteadOfHanging) {
 }
 
 TEST(NcclCommunicatorGpu, IsAbandonedWhenTheStepIsCancelled) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   if (host().size() != 1)
     GTEST_SKIP() << "runs on one rank";
   std::unique_ptr<Communicator> comm = make(DeviceCommunication::Nccl, 60);

@@ -12,6 +12,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "RequireCuda.h"
 #include "StructuredCases.h"
 #include "cuda/CudaContext.h"
 #include "cuda/CudaOps.h"
@@ -43,24 +44,6 @@ using zero::runtime::test::StructuredCase;
 using zero::runtime::test::ValueSpec;
 
 namespace {
-
-/// Why the GPU tests cannot run here ("" when they can).
-std::string noGpuReason() {
-  int count = 0;
-  cudaError_t code = cudaGetDeviceCount(&count);
-  if (code != cudaSuccess)
-    return std::string("no usable CUDA device: ") + cudaGetErrorString(code);
-  if (count == 0)
-    return "no CUDA device";
-  return "";
-}
-
-#define SKIP_WITHOUT_GPU()                                                     \
-  do {                                                                         \
-    std::string reason = noGpuReason();                                        \
-    if (!reason.empty())                                                       \
-      GTEST_SKIP() << reason;                                                  \
-  } while (false)
 
 #define ASSERT_CUDA(expr) ASSERT_EQ((expr), cudaSuccess) << #expr
 
@@ -370,7 +353,7 @@ void checkCase(const StructuredCase &c, KernelCache &kernels) {
 }
 
 TEST(StructuredGpuTest, EveryCaseMatchesTheHost) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   TempDir cacheDir;
   KernelCache kernels(0, cacheDir.path());
   for (const StructuredCase &c : getStructuredCases())
@@ -389,7 +372,7 @@ const StructuredCase &someCase() {
 }
 
 TEST(StructuredGpuTest, KernelCacheInMemoryAndOnDisk) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   TempDir dir;
   const StructuredCase &c = someCase();
   std::string error;
@@ -442,7 +425,7 @@ TEST(StructuredGpuTest, KernelCacheInMemoryAndOnDisk) {
 }
 
 TEST(StructuredGpuTest, UnwritableCacheOnlyCompilesAgain) {
-  SKIP_WITHOUT_GPU();
+  ZERO_REQUIRE_CUDA();
   const StructuredCase &c = someCase();
   std::string error;
   CaseSchedule s = buildSchedule(c, error);

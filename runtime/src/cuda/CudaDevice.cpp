@@ -166,7 +166,7 @@ CudaDevice::~CudaDevice() {
       cudaEventDestroy(event);
   for (cudaStream_t stream : streams_)
     cudaStreamDestroy(stream);
-  // The executor's tracker; see the report on its lifetime.
+  // tracker_ is the executor's, which outlives its device.
   if (blasWorkspace_) {
     cudaFree(blasWorkspace_);
     tracker_->release(static_cast<int64_t>(kBlasWorkspaceBytes));

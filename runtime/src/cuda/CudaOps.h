@@ -38,6 +38,9 @@ class DeviceAllocation {
 public:
   static StatusOr<DeviceAllocation> create(int64_t bytes,
                                            MemoryTracker &tracker);
+  /// A copy of host memory `data`, complete when this returns.
+  static StatusOr<DeviceAllocation> upload(const void *data, int64_t bytes,
+                                           MemoryTracker &tracker);
   DeviceAllocation() = default;
   DeviceAllocation(DeviceAllocation &&other) noexcept;
   DeviceAllocation &operator=(DeviceAllocation &&other) noexcept;

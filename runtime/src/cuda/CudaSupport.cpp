@@ -79,6 +79,21 @@ StatusOr<DeviceAllocation> DeviceAllocation::create(int64_t bytes,
   return allocation;
 }
 
+StatusOr<DeviceAllocation> DeviceAllocation::upload(const void *data,
+                                                    int64_t bytes,
+                                                    MemoryTracker &tracker) {
+  StatusOr<DeviceAllocation> memory = create(bytes, tracker);
+  if (!memory.isOk() || bytes <= 0)
+    return memory;
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(
+      memory->get(), data, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+  // cudaMemcpy from pageable memory returns once the bytes are staged; the
+  // DMA runs on the legacy stream, which the non-blocking streams that will
+  // read them do not wait for.
+  ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return memory;
+}
+
 DeviceAllocation::DeviceAllocation(DeviceAllocation &&other) noexcept
     : data_(other.data_), size_(other.size_), tracker_(other.tracker_) {
   other.data_ = nullptr;
@@ -154,8 +169,10 @@ Status DeviceErrors::init(MemoryTracker &tracker) {
   if (!memory.isOk())
     return memory.status();
   memory_ = std::move(*memory);
+  // Done before a kernel on a non-blocking stream may claim it.
   ZERO_CUDA_RETURN_IF_ERROR(
       cudaMemset(memory_.get(), 0, sizeof(DeviceErrorRecord)));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
   return Status::ok();
 }
 

@@ -17,9 +17,11 @@
 //   rank 0: all_gather of bucket at m.mlir:3:4 (step 3) did not complete
 //   within 60 s: a peer rank stopped
 //
-// The deadline counts from the moment the work before the call on the
-// stream has finished (an event recorded in front of it), so that compute
-// the collective waits for does not eat into it.
+// The wait has two parts, each held to the whole timeout: until the work
+// in front of the call on the stream has finished (an event recorded in
+// front of it), then the call itself; so compute that the collective waits
+// for does not eat into the call's time, but a stream that never reaches
+// the call (a hung kernel, a peer's data it waits for) still fails.
 //
 // barrier, gatherBytes and broadcastBytes are host memory: they go to the
 // host communicator, and so does a collective whose buffers are both
@@ -399,7 +401,8 @@ Status NcclCommunicator::runOnDevice(const Call &call) {
       ZERO_RETURN_IF_ERROR(settle(name, call.context, options_.timeoutSeconds));
       result = ncclSuccess;
     }
-    code = cudaMemcpyAsync(call.recv, target, bytes, cudaMemcpyDeviceToDevice,
+    // Default: the buffers may be pinned host memory (checkCollective).
+    code = cudaMemcpyAsync(call.recv, target, bytes, cudaMemcpyDefault,
                            call.stream);
     if (code != cudaSuccess)
       return cudaFailure(code, "cudaMemcpyAsync", call.context);

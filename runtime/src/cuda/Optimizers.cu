@@ -444,22 +444,15 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
   if (chunks.size() > 0x7fffffffu)
     return ZERO_ERROR(kInvalidArgument,
                       "an optimizer group of more than 2^31 chunks");
-  auto upload = [&](const void *data,
-                    size_t bytes) -> StatusOr<DeviceAllocation> {
-    StatusOr<DeviceAllocation> memory =
-        DeviceAllocation::create(static_cast<int64_t>(bytes), *ctx.tracker);
-    if (!memory.isOk() || bytes == 0)
-      return memory;
-    ZERO_CUDA_RETURN_IF_ERROR(
-        cudaMemcpy(memory->get(), data, bytes, cudaMemcpyHostToDevice));
-    return memory;
-  };
-  StatusOr<DeviceAllocation> tensorTable =
-      upload(tensors.data(), tensors.size() * sizeof(OptimizerTensor));
+  StatusOr<DeviceAllocation> tensorTable = DeviceAllocation::upload(
+      tensors.data(),
+      static_cast<int64_t>(tensors.size() * sizeof(OptimizerTensor)),
+      *ctx.tracker);
   if (!tensorTable.isOk())
     return tensorTable.status();
-  StatusOr<DeviceAllocation> chunkTable =
-      upload(chunks.data(), chunks.size() * sizeof(Chunk));
+  StatusOr<DeviceAllocation> chunkTable = DeviceAllocation::upload(
+      chunks.data(), static_cast<int64_t>(chunks.size() * sizeof(Chunk)),
+      *ctx.tracker);
   if (!chunkTable.isOk())
     return chunkTable.status();
   return std::unique_ptr<PreparedOp>(

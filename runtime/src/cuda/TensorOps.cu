@@ -227,18 +227,6 @@ private:
   DeviceAllocation table_;
 };
 
-/// Uploads `data` into a new counted allocation (at prepare).
-StatusOr<DeviceAllocation> upload(const void *data, int64_t bytes,
-                                  MemoryTracker &tracker) {
-  StatusOr<DeviceAllocation> memory = DeviceAllocation::create(bytes, tracker);
-  if (!memory.isOk() || bytes == 0)
-    return memory;
-  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(memory->get(), data,
-                                       static_cast<size_t>(bytes),
-                                       cudaMemcpyHostToDevice));
-  return memory;
-}
-
 uint64_t hostElementBits(Scalar value, DType type) {
   uint64_t bits = 0;
   storeHostElement(&bits, type, 0, value); // little-endian: the low bytes
@@ -275,8 +263,8 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
   for (int64_t i = 0; i < result.numel; ++i)
     storeHostElement(bytes.data(), result.dtype, i,
                      constantRegister(value.elements[i], result.dtype));
-  StatusOr<DeviceAllocation> data =
-      upload(bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
+  StatusOr<DeviceAllocation> data = DeviceAllocation::upload(
+      bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
   if (!data.isOk())
     return data.status();
   return std::unique_ptr<PreparedOp>(
@@ -286,10 +274,10 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
 PreparedOpOr prepareFromElements(const Instruction &inst,
                                  const CudaContext &ctx) {
   const ValueInfo &result = ctx.value(inst.results[0]);
-  StatusOr<DeviceAllocation> ids =
-      upload(inst.operands.data(),
-             static_cast<int64_t>(inst.operands.size() * sizeof(int64_t)),
-             *ctx.tracker);
+  StatusOr<DeviceAllocation> ids = DeviceAllocation::upload(
+      inst.operands.data(),
+      static_cast<int64_t>(inst.operands.size() * sizeof(int64_t)),
+      *ctx.tracker);
   if (!ids.isOk())
     return ids.status();
   return std::unique_ptr<PreparedOp>(new FromElementsOp(
@@ -303,7 +291,7 @@ PreparedOpOr prepareExtract(const Instruction &inst, const CudaContext &ctx) {
   std::vector<int64_t> strides = rowMajorStrides(tensor.shape);
   table.insert(table.end(), strides.begin(), strides.end());
   table.insert(table.end(), inst.operands.begin() + 1, inst.operands.end());
-  StatusOr<DeviceAllocation> memory = upload(
+  StatusOr<DeviceAllocation> memory = DeviceAllocation::upload(
       table.data(), static_cast<int64_t>(table.size() * 8), *ctx.tracker);
   if (!memory.isOk())
     return memory.status();

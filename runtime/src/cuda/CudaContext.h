@@ -21,7 +21,6 @@
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
-#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -64,8 +63,7 @@ struct CudaContext {
   /// The compute stream (Schedule::streams()[0]).
   cudaStream_t compute = nullptr;
   cublasHandle_t blas = nullptr;
-  cublasLtHandle_t blasLt = nullptr;
-  /// cuBLAS(Lt) workspace, sized at load and counted.
+  /// cuBLAS workspace, sized at load and counted.
   void *blasWorkspace = nullptr;
   size_t blasWorkspaceBytes = 0;
   /// One Scalar per value id, in device memory.

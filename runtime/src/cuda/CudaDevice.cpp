@@ -26,6 +26,7 @@
 #include "zero/runtime/Memory.h"
 #include "zero/runtime/Schedule.h"
 
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -77,6 +78,8 @@ public:
   }
   StatusOr<std::unique_ptr<PreparedOp>>
   prepare(const Instruction &inst) override;
+  StatusOr<std::unique_ptr<PreparedOp>>
+  prepareGroup(const std::vector<const Instruction *> &group) override;
 
   Status recordEvent(size_t stream, int64_t event) override;
   Status waitEvent(size_t stream, int64_t event) override;
@@ -128,7 +131,6 @@ private:
   int64_t registerBytes_ = 0;
   void *blasWorkspace_ = nullptr;
   cublasHandle_t blas_ = nullptr;
-  cublasLtHandle_t blasLt_ = nullptr;
   std::vector<cudaStream_t> streams_;
   std::vector<cudaEvent_t> events_;
   DeviceErrors errors_;
@@ -153,8 +155,6 @@ CudaDevice::~CudaDevice() {
   for (cudaStream_t stream : streams_)
     cudaStreamSynchronize(stream);
   kernels_.reset(); // its modules go before anything they may refer to
-  if (blasLt_)
-    cublasLtDestroy(blasLt_);
   if (blas_)
     cublasDestroy(blas_);
   for (cudaEvent_t event : events_)
@@ -231,7 +231,6 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.ordinal = ordinal_;
   ctx_.compute = streams_.empty() ? nullptr : streams_[0];
   ctx_.blas = blas_;
-  ctx_.blasLt = blasLt_;
   ctx_.blasWorkspace = blasWorkspace_;
   ctx_.blasWorkspaceBytes = kBlasWorkspaceBytes;
   ctx_.registers = registers_;
@@ -342,13 +341,26 @@ Status CudaDevice::loadBlas() {
       blas_, static_cast<cublasMath_t>(
                  CUBLAS_DEFAULT_MATH |
                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));
-  ZERO_CUBLAS_RETURN_IF_ERROR(cublasLtCreate(&blasLt_));
   return Status::ok();
 }
 
 //===----------------------------------------------------------------------===//
 // Preparing
 //===----------------------------------------------------------------------===//
+
+StatusOr<std::unique_ptr<PreparedOp>>
+CudaDevice::prepareGroup(const std::vector<const Instruction *> &group) {
+  if (!schedule_)
+    return ZERO_ERROR(kFailedPrecondition,
+                      describe() + ": prepare before load");
+  for (const Instruction *inst : group)
+    ZERO_RETURN_IF_ERROR(host::checkInstruction(*inst, *schedule_));
+  ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+  // One multi-tensor launch for the whole run of optimizer steps.
+  return group.front()->code() == OpCode::Adam
+             ? prepareAdamGroup(group, ctx_)
+             : prepareSgdGroup(group, ctx_);
+}
 
 StatusOr<std::unique_ptr<PreparedOp>>
 CudaDevice::prepare(const Instruction &inst) {
@@ -540,6 +552,11 @@ void CudaDevice::clearTimeMarks() {
 bool hasCudaBackend() { return true; }
 
 StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal) {
+  // Load every module when it is loaded, not at its first launch: lazy
+  // loading in the middle of a step can deadlock against NCCL's kernels,
+  // which spin until their peers arrive. Before the first CUDA call, unless
+  // the user chose otherwise.
+  setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
   int count = 0;
   const cudaError_t code = cudaGetDeviceCount(&count);
   if (code == cudaErrorNoDevice || (code == cudaSuccess && count == 0))

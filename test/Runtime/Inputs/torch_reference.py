@@ -146,8 +146,14 @@ def train(spec, params, args):
     import torch
 
     tdt = {"f32": torch.float32, "f64": torch.float64}[args.dtype]
+    dev = torch.device(args.device)
+    if dev.type == "cuda":
+        # Plain f32 matmuls on the GPU too (no TF32), as zero-run's cuBLAS.
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
     names = [n for n, _ in spec.params]
-    P = {n: torch.tensor(params[n], dtype=tdt, requires_grad=True) for n in names}
+    P = {n: torch.tensor(params[n], dtype=tdt, device=dev, requires_grad=True)
+         for n in names}
     M = {n: torch.zeros_like(P[n], requires_grad=False) for n in names}
     V = {n: torch.zeros_like(P[n], requires_grad=False) for n in names}
     tokens = load_tokens(args) if spec.model == "gpt" else None
@@ -155,8 +161,9 @@ def train(spec, params, args):
     losses = []
     for step in range(args.steps):
         data = step_data(spec, args, step, tokens)
-        D = {k: torch.tensor(v, dtype=tdt) if v.dtype.kind == "f"
-             else torch.tensor(v.astype(np.int64)) for k, v in data.items()}
+        D = {k: torch.tensor(v, dtype=tdt, device=dev) if v.dtype.kind == "f"
+             else torch.tensor(v.astype(np.int64), device=dev)
+             for k, v in data.items()}
         loss = zn._torch_gpt(spec.cfg, P, D) if spec.model == "gpt" else zn._torch_mlp(spec.cfg, P, D)
         grads = torch.autograd.grad(loss, [P[n] for n in names])
         value = float(loss.detach())
@@ -184,7 +191,7 @@ def train(spec, params, args):
                 if args.adam_w_mode and wd != 0:
                     update = update + wd * p
                 p.sub_(lr * update)
-    return {n: P[n].detach().to(torch.float32).numpy() for n in names}, losses
+    return {n: P[n].detach().to(torch.float32).cpu().numpy() for n in names}, losses
 
 
 def main():
@@ -218,6 +225,8 @@ def main():
     ap.add_argument("--gradient-clipping", type=float, default=0.0)
     ap.add_argument("--dtype", choices=["f32", "f64"], default="f32",
                     help="arithmetic of the model and optimizer")
+    ap.add_argument("--device", default="cpu",
+                    help="where PyTorch computes: cpu (default) or cuda")
     ap.add_argument("--export", metavar="FILE", help="write the final parameters here")
     ap.add_argument("--export-init", metavar="FILE", help="write the initial parameters here")
     args = ap.parse_args()

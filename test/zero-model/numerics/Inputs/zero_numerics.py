@@ -242,7 +242,7 @@ def _torch_gpt(cfg, P, D):
     Dh = H // A
     tokens, targets = D["tokens"], D["targets"]
     x = P["wte.weight"][tokens] + P["wpe.weight"][:S].unsqueeze(0)
-    causal = torch.ones(S, S, dtype=torch.bool).tril()
+    causal = torch.ones(S, S, dtype=torch.bool, device=x.device).tril()
     for i in range(cfg["layers"]):
         p = f"h.{i}."
         h = _layer_norm(x, P[p + "ln_1.weight"], P[p + "ln_1.bias"])

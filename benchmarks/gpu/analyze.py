@@ -3,12 +3,20 @@
 
 Subcommands:
 
-  checks   Runs every whole-step check of schedules/manifest.json with
-           `zero-run --device cuda` (and `--device cpu` when this build's
-           host backend runs here) and compares the losses and the exported
-           weights with the host backend's, made on the build machine by
-           compile_schedules.sh, within the manifest's tolerances. One line
-           per check; exit 1 if any fails (after running them all).
+  checks   Runs every whole-step check of schedules/manifest.json (or
+           those of one --world-size) with `zero-run --device cuda` (and
+           `--device cpu` when this build's host backend runs here) and
+           compares the losses and the exported weights with the host
+           backend's, made on the build machine by compile_schedules.sh,
+           within the manifest's tolerances. World size 2: `mpirun
+           --oversubscribe -np 2 zero-run ... --gpus-per-node 1` (both ranks
+           on GPU 0, the staged-MPI device communicator), every rank's loss
+           and the mean loss within the tolerances, every rank's bytes sent
+           and received per step exactly the host run's; skipped ("skipped:
+           no MPI on this machine") where there is no mpirun or
+           `zero-run --nproc 2` says it was built without MPI. One line per
+           check; exit 1 if any fails (after running them all); skips are
+           not failures.
   overlap  TRACE: per stream and step, the comm stream's busy time (its
            collectives) and the part of it that the compute stream's busy
            time covers (its instructions but waits and records): the
@@ -64,13 +72,18 @@ def read_safetensors(path):
 
 def read_metrics(path):
     """{step: record} of rank 0."""
+    return {step: r for (step, rank), r in read_rank_metrics(path).items()
+            if rank == 0}
+
+
+def read_rank_metrics(path):
+    """{(step, rank): record} of every rank."""
     records = {}
     with open(path) as f:
         for line in f:
             if line.strip():
                 r = json.loads(line)
-                if r.get("rank", 0) == 0:
-                    records[r["step"]] = r
+                records[(r["step"], r.get("rank", 0))] = r
     return records
 
 
@@ -83,29 +96,66 @@ def compare(check, reference_dir, metrics, export, reference=None):
     import numpy as np
 
     tol = check["tolerance"]
+    world = check.get("world_size", 1)
     if reference is None:
-        ref_metrics = read_metrics(os.path.join(reference_dir,
-                                                check["reference_metrics"]))
+        ref_path = os.path.join(reference_dir, check["reference_metrics"])
         ref_export = os.path.join(reference_dir, check["reference_export"])
     else:
-        ref_metrics, ref_export = read_metrics(reference[0]), reference[1]
-    got = read_metrics(metrics)
+        ref_path, ref_export = reference
+    ref_metrics = read_rank_metrics(ref_path)
+    got = read_rank_metrics(metrics)
     details = {"losses": [], "problems": []}
     worst_loss = 0.0
-    for step in range(1, check["steps"] + 1):
-        if step not in got or step not in ref_metrics:
-            details["problems"].append("step %d: no metrics" % step)
-            continue
-        a, b = got[step]["loss"], ref_metrics[step]["loss"]
-        details["losses"].append([step, a, b])
+
+    def check_loss(what, a, b):
+        nonlocal worst_loss
         error = abs(a - b)
         if not (error <= tol["loss_atol"] + tol["loss_rtol"] * abs(b)):
             details["problems"].append(
-                "step %d: loss %.9g, host %.9g (|diff| %.3g > %.3g + %.3g "
-                "rel)" % (step, a, b, error, tol["loss_atol"],
-                          tol["loss_rtol"]))
+                "%s: %.9g, host %.9g (|diff| %.3g > %.3g + %.3g rel)" % (
+                    what, a, b, error, tol["loss_atol"], tol["loss_rtol"]))
         if b:
             worst_loss = max(worst_loss, error / abs(b))
+
+    for step in range(1, check["steps"] + 1):
+        if step not in {s for s, _ in got} or \
+           step not in {s for s, _ in ref_metrics}:
+            details["problems"].append("step %d: no metrics" % step)
+            continue
+        ranks = sorted(r for s, r in got if s == step)
+        if ranks != list(range(world)):
+            details["problems"].append("step %d: metrics of ranks %s, "
+                                       "expected %d" % (step, ranks, world))
+            continue
+        if world == 1:
+            a, b = got[(step, 0)]["loss"], ref_metrics[(step, 0)]["loss"]
+            details["losses"].append([step, a, b])
+            check_loss("step %d: loss" % step, a, b)
+            continue
+        # Every rank's loss (its own rows), the mean over the ranks, and the
+        # bytes each rank's communicator counted: the ring's bytes of each
+        # collective, so the device communicator must move the host's bytes.
+        a, b = (got[(step, 0)]["mean_loss"],
+                ref_metrics[(step, 0)]["mean_loss"])
+        details["losses"].append([step, a, b])
+        check_loss("step %d: mean loss" % step, a, b)
+        for rank in range(world):
+            mine, host = got[(step, rank)], ref_metrics.get((step, rank))
+            if host is None:
+                details["problems"].append("step %d rank %d: no host metrics"
+                                           % (step, rank))
+                continue
+            check_loss("step %d rank %d: loss" % (step, rank), mine["loss"],
+                       host["loss"])
+            moved = (mine["bytes_sent"], mine["bytes_received"])
+            expected = (host["bytes_sent"], host["bytes_received"])
+            if moved != expected:
+                details["bytes_match_host"] = False
+                details["problems"].append(
+                    "step %d rank %d: %d/%d bytes sent/received, host %d/%d"
+                    % ((step, rank) + moved + expected))
+            details.setdefault("bytes_per_step", {})[str(rank)] = list(moved)
+            details.setdefault("bytes_match_host", True)
     details["loss_max_rel"] = worst_loss
     mine, theirs = read_safetensors(export), read_safetensors(ref_export)
     if sorted(mine) != sorted(theirs):
@@ -156,13 +206,33 @@ def compare(check, reference_dir, metrics, export, reference=None):
 
 
 def run(cmd, log, timeout):
+    """Exit status of cmd, its output in log; 124 after timeout seconds.
+    The command runs in its own process group, all of which (mpirun and its
+    ranks) is stopped at the timeout."""
+    import signal
+
     with open(log, "w") as f:
         f.write("$ %s\n" % " ".join(cmd))
         f.flush()
+        process = subprocess.Popen(cmd, stdout=f, stderr=subprocess.STDOUT,
+                                   start_new_session=True)
         try:
-            return subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT,
-                                  timeout=timeout).returncode
+            return process.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
+            # mpirun forwards SIGTERM to its ranks; what is left, SIGKILL.
+            for sig in (signal.SIGTERM, signal.SIGKILL):
+                try:
+                    os.killpg(process.pid, sig)
+                    process.wait(timeout=10)
+                    break
+                except ProcessLookupError:
+                    break
+                except subprocess.TimeoutExpired:
+                    pass
+            try:
+                process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
             f.write("\nanalyze.py: killed after %d s\n" % timeout)
             return 124
 
@@ -174,30 +244,116 @@ def tail(path, lines=3):
     return " | ".join(l.strip() for l in text[-lines:] if l.strip())
 
 
+def mpirun(ranks):
+    """The launcher of a world-size-N check: N ranks sharing this machine's
+    cores (Open MPI refuses root unless told)."""
+    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
+    if os.geteuid() == 0:
+        cmd.append("--allow-run-as-root")
+    return cmd
+
+
+NO_MPI = "skipped: no MPI on this machine"
+
+
+def probe_mpi(zero_run, check, schedule, device, work, timeout):
+    """None where `zero-run --nproc N` can run the check's schedule here (one
+    step), else why not: a skip reason (no mpirun; zero-run built without
+    MPI) or, when mpirun and MPI exist but the probe failed, a problem."""
+    import shutil
+
+    if not shutil.which("mpirun"):
+        return NO_MPI + " (no mpirun)", False
+    log = os.path.join(work, "mpi-probe.log")
+    cmd = [zero_run, "--nproc", str(check["world_size"]), schedule,
+           "--device", device, "--steps", "1", "--seed", str(check["seed"]),
+           "--comm-timeout", "60"]
+    if device == "cuda":
+        cmd += ["--gpus-per-node", "1"]
+    code = run(cmd, log, timeout)
+    if code == 0:
+        return None, False
+    with open(log, errors="replace") as f:
+        text = f.read()
+    if "built without MPI" in text:
+        return NO_MPI + " (this zero-run was built without MPI)", False
+    if "cannot run mpirun" in text:
+        return NO_MPI + " (zero-run --nproc cannot run mpirun)", False
+    # mpirun and an MPI build, yet no run: a failure, not a skip.
+    if code == 124:
+        return "the MPI probe (zero-run --nproc %d, one step) was killed " \
+            "after %d s" % (check["world_size"], timeout), True
+    return "zero-run --nproc %d (one step) exited %d: %s" % (
+        check["world_size"], code, tail(log)), False
+
+
 def cmd_checks(args):
     manifest = json.load(open(args.manifest))
     base = os.path.dirname(os.path.abspath(args.manifest))
     zero_run = os.path.join(args.bin, "zero-run")
     os.makedirs(args.work, exist_ok=True)
-    results, failed = [], []
+    results, failed, skipped = [], [], []
     host_here = None  # does --device cpu run on this machine?
-    for check in manifest["checks"]:
+    mpi = {}  # world size -> (None | skip reason | problem, probe timed out)
+    checks = [c for c in manifest["checks"]
+              if args.world_size is None or
+              c.get("world_size", 1) == args.world_size]
+    for check in checks:
         name = check["name"]
+        world = check.get("world_size", 1)
         schedule = os.path.join(base, check["schedule"])
         entry = {"name": name, "precision": check["precision"],
-                 "steps": check["steps"], "tolerance": check["tolerance"]}
+                 "world_size": world, "steps": check["steps"],
+                 "tolerance": check["tolerance"]}
+        launcher, per_device = [], {}
+        if world > 1:
+            if world not in mpi:
+                mpi[world] = probe_mpi(zero_run, check, schedule, args.device,
+                                       args.work, args.timeout)
+                reason, timed_out = mpi[world]
+                if reason and not reason.startswith(NO_MPI) and \
+                   not timed_out:
+                    print("  (MPI probe failed: %s; the %d-rank checks run "
+                          "anyway)" % (reason, world), flush=True)
+            reason, timed_out = mpi[world]
+            if reason and reason.startswith(NO_MPI):
+                entry.update(ok=True, skipped=reason)
+            elif reason and timed_out:
+                # A hang costs the budget once, not once per check.
+                entry.update(ok=False, problems=["not run: " + reason])
+            if "ok" in entry:
+                results.append(entry)
+                if entry.get("skipped"):
+                    skipped.append(name)
+                    print("SKIP %-14s %-4s %d ranks: %s" % (
+                        name, check["precision"], world, reason), flush=True)
+                else:
+                    failed.append(name)
+                    print("FAIL %-14s %-4s %d ranks: %s" % (
+                        name, check["precision"], world,
+                        entry["problems"][0]), flush=True)
+                continue
+            launcher = mpirun(world)
+            # Every rank on GPU 0: the staged-MPI device communicator.
+            per_device["cuda"] = ["--gpus-per-node", "1"]
         runs = {}
         extra = ["cpu"] if args.device != "cpu" and host_here is not False \
             else []
         for device in [args.device] + extra:
             prefix = os.path.join(args.work, "%s.%s" % (name, device))
-            cmd = [zero_run, "--device", device, schedule,
-                   "--steps", str(check["steps"]),
-                   "--seed", str(check["seed"]),
-                   "--metrics", prefix + ".jsonl",
-                   "--export", prefix + ".safetensors",
-                   "--comm-timeout", "60"]
+            cmd = launcher + [zero_run, "--device", device, schedule,
+                              "--steps", str(check["steps"]),
+                              "--seed", str(check["seed"]),
+                              "--metrics", prefix + ".jsonl",
+                              "--export", prefix + ".safetensors",
+                              "--comm-timeout", "60"] + \
+                per_device.get(device, [])
             code = run(cmd, prefix + ".log", args.timeout)
+            if launcher and code == 124:
+                # A hang costs the budget once, not once per check.
+                mpi[world] = ("an earlier %d-rank run (%s, %s) was killed "
+                              "after %d s" % (world, name, device,
+                                              args.timeout), True)
             if device != args.device and host_here is None:
                 host_here = code == 0
                 if not host_here:
@@ -208,9 +364,12 @@ def cmd_checks(args):
             runs[device] = (code, prefix)
         code, prefix = runs[args.device]
         if code != 0:
-            entry.update(ok=False, problems=["zero-run --device %s exited "
-                                             "%d: %s" % (args.device, code,
-                                                         tail(prefix + ".log"))])
+            entry.update(ok=False, problems=["%szero-run --device %s exited "
+                                             "%d: %s" % (
+                                                 "mpirun -np %d " % world
+                                                 if launcher else "",
+                                                 args.device, code,
+                                                 tail(prefix + ".log"))])
         else:
             ok, details = compare(check, base, prefix + ".jsonl",
                                   prefix + ".safetensors")
@@ -225,25 +384,36 @@ def cmd_checks(args):
                 entry["host_here_loss_max_rel"] = d["loss_max_rel"]
         results.append(entry)
         status = "OK  " if entry["ok"] else "FAIL"
-        line = "%s %-12s %-4s %d steps" % (status, name, check["precision"],
+        line = "%s %-14s %-4s %d steps" % (status, name, check["precision"],
                                           check["steps"])
+        if world > 1:
+            line += ", %d ranks" % world
         if "loss_max_rel" in entry:
             line += ": loss max rel %.2e, weights max abs %.2e, max rel %.2e" % (
                 entry["loss_max_rel"], entry["weight_max_abs"],
                 entry["weight_max_rel"])
+        if "bytes_per_step" in entry:
+            line += ", bytes sent/received %s (%s)" % (" ".join(
+                "r%s %d/%d" % (r, s, v)
+                for r, (s, v) in sorted(entry["bytes_per_step"].items())),
+                "every step = host" if entry["bytes_match_host"]
+                else "NOT the host's")
         print(line, flush=True)
         for problem in entry.get("problems", [])[:5]:
             print("       " + problem)
         if not entry["ok"]:
             failed.append(name)
     with open(args.json, "w") as f:
-        json.dump({"checks": results, "host_backend_here": bool(host_here)},
-                  f, indent=1)
+        json.dump({"checks": results, "host_backend_here": bool(host_here),
+                   "skipped": skipped}, f, indent=1)
+    ran = len(results) - len(skipped)
+    note = "; %d %s: %s" % (len(skipped), NO_MPI, ", ".join(skipped)) \
+        if skipped else ""
     if failed:
-        print("analyze.py checks: %d of %d failed: %s" % (
-            len(failed), len(results), ", ".join(failed)))
+        print("analyze.py checks: %d of %d failed: %s%s" % (
+            len(failed), ran, ", ".join(failed), note))
         return 1
-    print("analyze.py checks: all %d passed" % len(results))
+    print("analyze.py checks: all %d passed%s" % (ran, note))
     return 0
 
 
@@ -427,9 +597,12 @@ def cmd_summary(args):
         path = os.path.join(work, name + ".json")
         if os.path.exists(path):
             results[name] = json.load(open(path))
-    checks_path = os.path.join(work, "checks.json")
-    if os.path.exists(checks_path):
-        results["checks"] = json.load(open(checks_path))
+    # run_all.sh: world size 1 in checks.json, 2 in checks-n2.json.
+    for key, name in (("checks", "checks.json"),
+                      ("checks_2_ranks", "checks-n2.json")):
+        path = os.path.join(work, name)
+        if os.path.exists(path):
+            results[key] = json.load(open(path))
     copybw = None
     if os.path.exists(os.path.join(work, "copybw.json")):
         copybw = json.load(open(os.path.join(work, "copybw.json")))
@@ -538,19 +711,29 @@ def cmd_summary(args):
     if copybw:
         lines += ["", "D2D copy: %.0f GB/s (%s)." % (copybw["bandwidth_GBps"],
                                                      copybw["note"])]
-    if "checks" in results:
+    if "checks" in results or "checks_2_ranks" in results:
         lines += ["", "## Whole-step checks: CUDA against the host backend",
                   ""]
-        for c in results["checks"]["checks"]:
-            text = "- %s %s (%s, %d steps)" % ("OK" if c["ok"] else "FAIL",
-                                               c["name"], c["precision"],
-                                               c["steps"])
-            if "loss_max_rel" in c:
-                text += ": loss max rel %.2e, weights max abs %.2e" % (
-                    c["loss_max_rel"], c["weight_max_abs"])
-            for p in c.get("problems", [])[:3]:
-                text += "; " + p
-            lines.append(text)
+        for key in ("checks", "checks_2_ranks"):
+            for c in results.get(key, {}).get("checks", []):
+                world = c.get("world_size", 1)
+                text = "- %s %s (%s, %d steps%s)" % (
+                    "SKIPPED" if c.get("skipped") else
+                    "OK" if c["ok"] else "FAIL", c["name"], c["precision"],
+                    c["steps"], ", %d ranks on one GPU" % world
+                    if world > 1 else "")
+                if c.get("skipped"):
+                    text += ": " + c["skipped"]
+                if "loss_max_rel" in c:
+                    text += ": loss max rel %.2e, weights max abs %.2e" % (
+                        c["loss_max_rel"], c["weight_max_abs"])
+                if "bytes_per_step" in c:
+                    text += ", bytes sent/received per step %s" % (
+                        "= host's on every rank" if c["bytes_match_host"]
+                        else "NOT the host's")
+                for p in c.get("problems", [])[:3]:
+                    text += "; " + p
+                lines.append(text)
     text = "\n".join(lines) + "\n"
     with open(args.out_md, "w") as f:
         f.write(text)
@@ -573,6 +756,8 @@ def main():
     p.add_argument("--timeout", type=int, default=180)
     # The device under test; cpu checks this script where no GPU is.
     p.add_argument("--device", default="cuda")
+    # Only the checks of this world size (default: all of them).
+    p.add_argument("--world-size", type=int)
     p = sub.add_parser("overlap")
     p.add_argument("trace")
     p.add_argument("--warmup", type=int, default=0)

@@ -3,17 +3,21 @@
 # which has no LLVM/MLIR (so no zero-model or zero-opt), no Debian packages
 # and no network:
 #
-#   schedules/checks/NAME.json        small steps (world size 1) compiled by
-#                                     zero-opt, with NAME.host.jsonl and
+#   schedules/checks/NAME.json        small steps (world size 1, and 2 for
+#                                     the NAME-n2 ones) compiled by zero-opt,
+#                                     with NAME.host.jsonl and
 #                                     NAME.host.safetensors: the host
-#                                     backend's metrics and final weights
-#                                     (zero-run here), the reference the CUDA
-#                                     backend is compared with
+#                                     backend's metrics (every rank's) and
+#                                     final weights (zero-run here; --nproc 2
+#                                     for world size 2), the reference the
+#                                     CUDA backend is compared with
 #   schedules/gpt2-124m-bf16-sS.json  GPT-2 124M, bf16 mixed precision, ZeRO
 #                                     stage S (0 and 3), world size 1, with
 #                                     zero-opt's report (.report.json)
 #   schedules/manifest.json           the list run_all.sh reads: each check's
-#                                     files, steps, seed and tolerances
+#                                     files, world size, steps, seed and
+#                                     tolerances (schedules/ is ignored by
+#                                     git: a device run carries it)
 #   .deps/json/include, .deps/googletest (at the repository's root, ignored
 #                                     by git: carry it) nlohmann-json's headers
 #                                     and googletest's sources from this
@@ -63,31 +67,34 @@ mkdir -p "$out/checks"
 : >"$work/checks.tsv"
 
 # One whole-step check: NAME DTYPE MODEL("gpt"|"mlp") STEPS TOLERANCE-KIND
-# ZERO-OPT-FLAGS...
+# WORLD-SIZE ZERO-OPT-FLAGS... (world size 2: the host reference runs 2 ranks,
+# zero-run --nproc 2, i.e. mpirun on this machine; micro-batch as on 1 rank)
 small_gpt=(gpt --num-layers 2 --hidden-size 64 --num-attention-heads 4
   --seq-length 32 --batch-size 4 --vocab-size 128)
 small_mlp=(mlp --layers 3 --hidden 64 --batch-size 8)
 lr=1e-3
 seed=7
 make_check() {
-  local name=$1 dtype=$2 model=$3 steps=$4 tolerance=$5
-  shift 5
-  begin "check $name: zero-model $model --dtype $dtype; zero-opt $*"
+  local name=$1 dtype=$2 model=$3 steps=$4 tolerance=$5 world=$6
+  shift 6
+  begin "check $name: zero-model $model --dtype $dtype; zero-opt --zero-world-size=$world $*"
   local -a args
   if [ "$model" = gpt ]; then args=("${small_gpt[@]}"); else args=("${small_mlp[@]}"); fi
   "$bin/zero-model" "${args[@]}" --dtype "$dtype" -o "$work/$name.mlir"
   # From the work folder: locations name NAME.mlir, not a temporary path.
-  (cd "$work" && "$bin/zero-opt" "$name.mlir" --zero-world-size=1 \
+  (cd "$work" && "$bin/zero-opt" "$name.mlir" --zero-world-size="$world" \
     --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=$lr \
     "$@" --zero-emit-schedule="$out/checks/$name.json" -o /dev/null)
-  begin "check $name: host reference (zero-run ${host_device[*]} --steps $steps --seed $seed)"
-  "$bin/zero-run" "${host_device[@]}" "$out/checks/$name.json" \
+  local -a run=("${host_device[@]}")
+  [ "$world" -eq 1 ] || run=(--nproc "$world" "${run[@]}")
+  begin "check $name: host reference (zero-run ${run[*]} --steps $steps --seed $seed)"
+  "$bin/zero-run" "${run[@]}" "$out/checks/$name.json" \
     --steps "$steps" --seed "$seed" \
     --metrics "$out/checks/$name.host.jsonl" \
     --export "$out/checks/$name.host.safetensors" >"$work/$name.log"
   tail -1 "$work/$name.log"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$dtype" "$steps" "$seed" \
-    "$tolerance" "$lr" >>"$work/checks.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$dtype" "$steps" "$seed" \
+    "$tolerance" "$lr" "$world" >>"$work/checks.tsv"
 }
 
 gather3=(--zero-stage=3
@@ -95,14 +102,23 @@ gather3=(--zero-stage=3
   --zero-set=zero_optimization.stage3_prefetch_bucket_size=20000
   --zero-set=zero_optimization.reduce_bucket_size=20000
   --zero-set=zero_optimization.allgather_bucket_size=20000)
-make_check gpt-f32-s0 f32 gpt 5 f32 --zero-stage=0
-make_check gpt-f32-s1 f32 gpt 5 f32 --zero-stage=1
-make_check gpt-f32-s2 f32 gpt 5 f32 --zero-stage=2
-make_check gpt-f32-s3 f32 gpt 5 f32 "${gather3[@]}"
-make_check gpt-f64-s3 f64 gpt 5 f64 "${gather3[@]}"
-make_check gpt-bf16-s0 f32 gpt 4 bf16 --zero-stage=0 --zero-set=bf16.enabled=true
-make_check gpt-bf16-s3 f32 gpt 4 bf16 "${gather3[@]}" --zero-set=bf16.enabled=true
-make_check mlp-f32-s3 f32 mlp 5 f32 "${gather3[@]}"
+buckets=(--zero-set=zero_optimization.reduce_bucket_size=20000
+  --zero-set=zero_optimization.allgather_bucket_size=20000)
+make_check gpt-f32-s0 f32 gpt 5 f32 1 --zero-stage=0
+make_check gpt-f32-s1 f32 gpt 5 f32 1 --zero-stage=1
+make_check gpt-f32-s2 f32 gpt 5 f32 1 --zero-stage=2
+make_check gpt-f32-s3 f32 gpt 5 f32 1 "${gather3[@]}"
+make_check gpt-f64-s3 f64 gpt 5 f64 1 "${gather3[@]}"
+make_check gpt-bf16-s0 f32 gpt 4 bf16 1 --zero-stage=0 --zero-set=bf16.enabled=true
+make_check gpt-bf16-s3 f32 gpt 4 bf16 1 "${gather3[@]}" --zero-set=bf16.enabled=true
+make_check mlp-f32-s3 f32 mlp 5 f32 1 "${gather3[@]}"
+# World size 2 (run_all.sh: mpirun -np 2 on the one GPU, the staged-MPI device
+# communicator; skipped where the GPU machine has no MPI): stage 1 with small
+# buckets (several reduce-scatters and all-gathers per step), stage 3 with
+# every parameter gathered, in f32 and bf16.
+make_check gpt-f32-s1-n2 f32 gpt 5 f32 2 --zero-stage=1 "${buckets[@]}"
+make_check gpt-f32-s3-n2 f32 gpt 5 f32 2 "${gather3[@]}"
+make_check gpt-bf16-s3-n2 f32 gpt 4 bf16 2 "${gather3[@]}" --zero-set=bf16.enabled=true
 
 # GPT-2 124M as in the GPT-2 paper and nanoGPT: 12 layers, hidden 768, 12
 # heads, 1024 positions, GPT-2's 50257 tokens; micro-batch 8; bf16 with fp32
@@ -140,6 +156,8 @@ tsv, path, model = sys.argv[1:4]
 # other sums: losses to 1e-2 relative; a weight may move up to 2 lr per step
 # the other way where its gradient is noise, so at most 2 * steps * lr apart,
 # and at most 1% of the weights more than lr apart.
+# World size 2: the same, for every rank's loss and the mean loss; and every
+# rank's bytes sent and received per step exactly the host run's (analyze.py).
 TOLERANCES = {
     "f64": {"loss_rtol": 1e-11, "loss_atol": 0.0, "weight_rtol": 2.5e-7,
             "weight_atol": 1e-12},
@@ -149,7 +167,7 @@ TOLERANCES = {
 }
 checks = []
 for line in open(tsv):
-    name, dtype, steps, seed, kind, lr = line.rstrip("\n").split("\t")
+    name, dtype, steps, seed, kind, lr, world = line.rstrip("\n").split("\t")
     tol = dict(TOLERANCES[kind])
     if tol.pop("noise_steps", False):
         tol["weight_max_abs"] = 2 * int(steps) * float(lr)
@@ -157,20 +175,21 @@ for line in open(tsv):
         tol["weight_outlier_fraction"] = 0.01
     checks.append({
         "name": name, "dtype": dtype, "precision": kind,
-        "schedule": "checks/%s.json" % name, "steps": int(steps),
-        "seed": int(seed),
+        "world_size": int(world), "schedule": "checks/%s.json" % name,
+        "steps": int(steps), "seed": int(seed),
         "reference_metrics": "checks/%s.host.jsonl" % name,
         "reference_export": "checks/%s.host.safetensors" % name,
         "tolerance": tol})
 benchmarks = [{
     "name": "gpt2-124m-bf16-s%d" % s, "stage": s,
-    "schedule": "gpt2-124m-bf16-s%d.json" % s,
+    "schedule": "gpt2-124m-bf16-s%d.json" % s, "world_size": 1,
     "report": "gpt2-124m-bf16-s%d.report.json" % s,
     "model": "zero-model " + model, "precision": "bf16 (fp32 master weights)",
     "tokens_per_step": 8 * 1024} for s in (0, 3)]
-json.dump({"world_size": 1, "checks": checks, "benchmarks": benchmarks},
+json.dump({"checks": checks, "benchmarks": benchmarks},
           open(path, "w"), indent=1)
-print("%d checks, %d benchmarks" % (len(checks), len(benchmarks)))
+print("%d checks (%d on 2 ranks), %d benchmarks" % (
+    len(checks), sum(c["world_size"] == 2 for c in checks), len(benchmarks)))
 PY
 
 begin "deps: nlohmann-json headers and googletest sources in .deps/"

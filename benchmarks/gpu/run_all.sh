@@ -9,7 +9,11 @@
 #   2. runs the GPU unit tests (ctest -R 'Gpu|Cuda|Nccl');
 #   3. runs every whole-step check of benchmarks/gpu/schedules/manifest.json
 #      with zero-run --device cuda and compares its losses and weights with
-#      the host backend's (analyze.py checks);
+#      the host backend's (analyze.py checks): world size 1, then world size 2
+#      as `mpirun -np 2 zero-run ... --gpus-per-node 1` (two ranks on the one
+#      GPU, the staged-MPI device communicator; also every rank's bytes per
+#      step), reported as "skipped: no MPI on this machine" where there is no
+#      mpirun or the runtime was built without MPI;
 #   4. benchmarks GPT-2 124M bf16 at ZeRO stages 0 and 3 with zero-run, and
 #      the same model in PyTorch (eager and torch.compile, fused AdamW);
 #      measures the comm/compute overlap and the fused Adam bandwidth (as a
@@ -106,7 +110,8 @@ write_steps() {
 begin "environment"
 if [ ! -f "$here/schedules/manifest.json" ]; then
   echo "run_all.sh: $here/schedules/manifest.json is missing: run" \
-    "benchmarks/gpu/compile_schedules.sh on the build machine first" >&2
+    "benchmarks/gpu/compile_schedules.sh on the build machine first, and" \
+    "carry benchmarks/gpu/schedules (ignored by git)" >&2
   exit 1
 fi
 nvidia-smi --query-gpu=name,driver_version,memory.total,clocks.max.sm \
@@ -119,7 +124,7 @@ cmake --version | head -1
 echo "ninja $(ninja --version)"
 $python -c 'import torch; print("torch", torch.__version__, "cuda", torch.version.cuda)'
 command -v mpirun >/dev/null && echo "mpirun: $(command -v mpirun)" ||
-  echo "mpirun: none (one rank only)"
+  echo "mpirun: none (the 2-rank checks will be skipped)"
 rm -rf "$work"
 mkdir -p "$work" "$deps_build"
 
@@ -182,6 +187,12 @@ if ! grep -q "zero-runtime: CUDA backend" "$work/configure.log"; then
   echo "run_all.sh: CMake did not enable the CUDA backend (see above)" >&2
   exit 1
 fi
+if grep -q "zero-runtime: no MPI" "$work/configure.log"; then
+  echo "MPI: none found by CMake: zero-run runs one rank (the 2-rank checks" \
+    "will be skipped)"
+else
+  echo "MPI: found by CMake (2-rank checks under mpirun)"
+fi
 
 begin "build (ninja -j $jobs)"
 ninja -C "$build" -j "$jobs"
@@ -223,9 +234,23 @@ gpu_tests() {
 soft "GPU unit tests (ctest -R 'Gpu|Cuda|Nccl')" gpu_tests
 
 soft "whole-step checks: CUDA against the host backend" \
-  $python "$here/analyze.py" checks --bin "$build/bin" \
+  $python "$here/analyze.py" checks --bin "$build/bin" --world-size 1 \
   --manifest "$here/schedules/manifest.json" --work "$work/checks" \
   --json "$work/checks.json"
+# Two ranks on the one GPU: mpirun -np 2 ... --gpus-per-node 1 (staged MPI).
+# Small steps (seconds); a hung run is killed after 90 s and the other 2-rank
+# checks are then not run, so the budget is spent at most once.
+two_rank_checks="whole-step checks, 2 ranks on one GPU (mpirun, staged MPI)"
+soft "$two_rank_checks" \
+  $python "$here/analyze.py" checks --bin "$build/bin" --world-size 2 \
+  --timeout 90 --manifest "$here/schedules/manifest.json" \
+  --work "$work/checks-n2" --json "$work/checks-n2.json"
+# Skipped (no mpirun, or a runtime built without MPI): say so in the steps.
+skip=$($python -c 'import json, sys; d = json.load(open(sys.argv[1])); s = [c["skipped"] for c in d["checks"] if c.get("skipped")]; print(s[0] if s else "")' \
+  "$work/checks-n2.json" 2>/dev/null || true)
+if [ -n "$skip" ] && [ "${status[$two_rank_checks]}" = "ok" ]; then
+  record "$two_rank_checks" "$skip"
+fi
 
 # ---------------------------------------------------------------------------
 # (Functions run by soft run without errexit: each failure returns.)

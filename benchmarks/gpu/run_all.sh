@@ -237,6 +237,12 @@ soft "whole-step checks: CUDA against the host backend" \
   $python "$here/analyze.py" checks --bin "$build/bin" --world-size 1 \
   --manifest "$here/schedules/manifest.json" --work "$work/checks" \
   --json "$work/checks.json"
+# 10 AdamW steps of the small GPT on the GPU against the same model in
+# PyTorch on the GPU (test/Runtime/Inputs/torch_reference.py --device cuda).
+soft "10 AdamW steps: CUDA against PyTorch on the GPU" \
+  $python "$here/analyze.py" torch --bin "$build/bin" \
+  --manifest "$here/schedules/manifest.json" --work "$work/torch" \
+  --json "$work/torch.json"
 # Two ranks on the one GPU: mpirun -np 2 ... --gpus-per-node 1 (staged MPI).
 # Small steps (seconds); a hung run is killed after 90 s and the other 2-rank
 # checks are then not run, so the budget is spent at most once.

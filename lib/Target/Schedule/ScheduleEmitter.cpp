@@ -191,8 +191,10 @@ static FailureOr<json> parseInit(StringRef text) {
 /// everything else normal(0, 0.02).
 static json getDefaultInit(StringRef name) {
   json init;
-  StringRef last = name.rsplit('.').second;
-  StringRef module = name.rsplit('.').first.rsplit('.').second;
+  auto [prefix, last] = name.rsplit('.');
+  // The module owning the parameter: "ln_1" of "h.0.ln_1.weight", "ln_f" of
+  // "ln_f.weight" (rsplit of a name without a dot gives no second part).
+  StringRef module = prefix.contains('.') ? prefix.rsplit('.').second : prefix;
   if (name == "bias" || last == "bias") {
     init["kind"] = "zeros";
   } else if (last == "weight" && module.starts_with("ln_")) {

@@ -106,6 +106,9 @@ def main():
     parser.add_argument("--weight-rtol", type=float,
                         help="rtol of the final weights (default --rtol); "
                         "zero-run exports fp32, so f64 runs compare there")
+    parser.add_argument("--weight-atol", type=float,
+                        help="absolute tolerance of the final weights "
+                             "(default: --atol)")
     parser.add_argument("--variant", action="append", default=[],
                         help="NAME=FLAGS: zero-opt flags of one variant")
     parser.add_argument("--common", default="",
@@ -145,7 +148,8 @@ def main():
             weight_err = max(weight_err,
                              compare(ref, weights[key],
                                      args.weight_rtol or args.rtol,
-                                     args.atol))
+                                     args.atol if args.weight_atol is None
+                                     else args.weight_atol))
         if weight_err > 1:
             problems.append("final weights differ from the reference")
         comm = report["communication_bytes_per_step"]

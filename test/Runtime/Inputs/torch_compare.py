@@ -52,6 +52,9 @@ def main():
                         help="rtol of the final weights (default --rtol): "
                         "both sides export fp32, so f64 runs compare at fp32 "
                         "resolution")
+    parser.add_argument("--weight-atol", type=float,
+                        help="absolute tolerance of the final weights "
+                             "(default: --atol)")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     work = lambda name: os.path.join(args.work, name)
@@ -104,9 +107,9 @@ def main():
         sys.exit("torch_compare.py: the reference printed %d losses:\n%s" %
                  (len(torch_losses), out))
 
-    def error(a, b, rtol=args.rtol):
+    def error(a, b, rtol=args.rtol, atol=args.atol):
         a, b = np.asarray(a, np.float64), np.asarray(b, np.float64)
-        return float(np.max(np.abs(a - b) / (args.atol + rtol * np.abs(a)),
+        return float(np.max(np.abs(a - b) / (atol + rtol * np.abs(a)),
                             initial=0))
 
     failed = False
@@ -122,8 +125,9 @@ def main():
         sys.exit("torch_compare.py: the exported tensors differ: %s vs %s" %
                  (sorted(mine), sorted(theirs)))
     rtol = args.weight_rtol or args.rtol
-    worst = max(theirs, key=lambda k: error(theirs[k], mine[k], rtol))
-    weight_err = error(theirs[worst], mine[worst], rtol)
+    atol = args.atol if args.weight_atol is None else args.weight_atol
+    worst = max(theirs, key=lambda k: error(theirs[k], mine[k], rtol, atol))
+    weight_err = error(theirs[worst], mine[worst], rtol, atol)
     print("%s: %d final weights, largest error %.3g of the tolerance (%s)" %
           ("OK" if weight_err <= 1 else "FAIL", len(mine), weight_err, worst))
     failed |= weight_err > 1

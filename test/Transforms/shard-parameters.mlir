@@ -56,3 +56,20 @@
 // STAGE2: return
 
 // UNPARTITIONED: error: 'zero-shard-parameters' needs the 'zero.stage' and 'zero.world_size' attributes that 'zero-partition' writes; run it first
+
+// A parameter that no op reads is partitioned all the same (DeepSpeed's
+// ignore_unused_parameters): its argument is the rank's shard and nothing is
+// gathered for it; the whole stage-3 pipeline then gives valid IR, with one
+// optimizer step per parameter.
+// RUN: zero-opt %S/Inputs/unused-param-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters | FileCheck %s --check-prefix=UNUSED
+// RUN: zero-opt %S/Inputs/unused-param-step.mlir --zero-stage=3 --zero-world-size=2 \
+// RUN:   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
+// RUN:   | FileCheck %s --check-prefix=UNUSED-PIPELINE
+// UNUSED-LABEL: func.func @train_step(
+// UNUSED-SAME: %[[W:.*]]: tensor<2xf32> {zero.layout = #zero.layout<shape = [4], world_size = 2>, zero.param = "w"}
+// UNUSED-SAME: %[[U:.*]]: tensor<2xf32> {zero.layout = #zero.layout<shape = [4], world_size = 2>, zero.param = "u"}
+// UNUSED:     zero.all_gather_start %[[W]]
+// UNUSED-NOT: zero.all_gather_start %[[U]]
+// UNUSED-PIPELINE-COUNT-2: zero.adam

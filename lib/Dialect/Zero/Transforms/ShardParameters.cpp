@@ -96,6 +96,12 @@ struct ZeroShardParametersPass
 
     OpBuilder b(&getContext());
     for (PartitionedParam &param : params) {
+      Type elementType =
+          cast<RankedTensorType>(param.arg.getType()).getElementType();
+      // A parameter that no op reads (DeepSpeed's ignore_unused_parameters)
+      // is partitioned all the same: the rank keeps its shard, which its
+      // optimizer step updates, and nothing is gathered.
+      param.arg.setType(param.layout.getShardType(elementType));
       if (param.users.empty())
         continue;
       // Cut the uses into groups kept gathered across.
@@ -107,8 +113,6 @@ struct ZeroShardParametersPass
         groups.back().push_back(param.users[i]);
       }
 
-      Type elementType =
-          cast<RankedTensorType>(param.arg.getType()).getElementType();
       ArrayAttr layouts = b.getArrayAttr({param.layout});
       for (ArrayRef<Operation *> group : groups) {
         Operation *first = group.front(), *last = group.back();
@@ -127,7 +131,6 @@ struct ZeroShardParametersPass
         b.setInsertionPointAfter(last);
         ReleaseOp::create(b, last->getLoc(), full);
       }
-      param.arg.setType(param.layout.getShardType(elementType));
     }
     updateFunctionType(func);
   }

@@ -279,8 +279,17 @@ private:
            offset + ", " + value + ");";
   }
   Status emitOp(size_t index);
-  StatusOr<std::string> expression(const OpRecord &op);
+  /// The op's value; `operands` replaces its operands' names when given.
+  StatusOr<std::string>
+  expression(const OpRecord &op,
+             const std::vector<std::string> *operands = nullptr);
+  /// Output o's combine op applied to `acc` (in its block argument's place)
+  /// and `value` (in the element value's place).
+  std::string combine(size_t o, const std::string &acc,
+                      const std::string &value);
+  void emitPointIndices(int64_t numPoints);
   void emitParallel();
+  void emitCooperative();
   void emitSequential();
   void emitInputLoads(bool sequentialOffsets);
   Status emitBodyOps();
@@ -300,6 +309,7 @@ private:
   std::vector<int64_t> scalars_; // external scalars, parameter order
   std::vector<int64_t> tensors_; // external tensors, parameter order
   std::vector<ExtractSite> sites_;
+  std::vector<bool> skipOp_; // the combine ops of a cooperative reduction
 };
 
 Status KernelWriter::scanBody() {
@@ -390,11 +400,16 @@ std::string KernelWriter::baseOffset(const NestOperand &operand) const {
   return text.empty() ? "0" : text;
 }
 
-StatusOr<std::string> KernelWriter::expression(const OpRecord &op) {
+StatusOr<std::string>
+KernelWriter::expression(const OpRecord &op,
+                         const std::vector<std::string> *operands) {
   const DType rt = dtypeOf(op.results[0]);
   std::vector<std::string> x;
-  for (int64_t id : op.operands)
-    x.push_back(name(id));
+  if (operands)
+    x = *operands;
+  else
+    for (int64_t id : op.operands)
+      x.push_back(name(id));
   const DType ot = op.operands.empty() ? rt : dtypeOf(op.operands[0]);
   auto arity = [&](size_t n) -> Status {
     if (op.operands.size() != n)
@@ -660,8 +675,25 @@ Status KernelWriter::emitOp(size_t index) {
 
 Status KernelWriter::emitBodyOps() {
   for (size_t i = 0; i < body_.ops.size(); ++i)
-    ZERO_RETURN_IF_ERROR(emitOp(i));
+    if (skipOp_.empty() || !skipOp_[i])
+      ZERO_RETURN_IF_ERROR(emitOp(i));
   return Status::ok();
+}
+
+std::string KernelWriter::combine(size_t o, const std::string &acc,
+                                  const std::string &value) {
+  const OpRecord &op = body_.ops[nest_.combineOps[o]];
+  const size_t accOperand = nest_.accumulatorOperand[o];
+  std::vector<std::string> operands(2);
+  operands[accOperand] = acc;
+  operands[1 - accOperand] = value;
+  StatusOr<std::string> text = expression(op, &operands);
+  if (!text.isOk()) {
+    if (bodyStatus_.isOk())
+      bodyStatus_ = text.status();
+    return "0";
+  }
+  return *text;
 }
 
 /// Loads the used input arguments at the current point.
@@ -679,28 +711,17 @@ void KernelWriter::emitInputLoads(bool sequentialOffsets) {
   }
 }
 
-void KernelWriter::emitParallel() {
+/// The point p's parallel loop indices (innermost fastest) and the
+/// operands' offsets over the parallel loops. 32-bit division when the
+/// space allows it: NVRTC turns it into a multiply by a constant.
+void KernelWriter::emitPointIndices(int64_t numPoints) {
   const size_t numLoops = nest_.loopSizes.size();
   const size_t numOutputs = nest_.outputs.size();
-  const int64_t numThreads = nest_.numThreads();
-  bool anyInThread = false;
-  int64_t numInThread = 1;
-  for (size_t d = 0; d < numLoops; ++d)
-    if (nest_.inThread[d]) {
-      anyInThread = true;
-      numInThread *= nest_.loopSizes[d];
-    }
-
-  open("for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
-       "p < " +
-       intLiteral(numThreads) + "; p += (long long)gridDim.x * blockDim.x)");
-  // The parallel loop indices, innermost fastest. 32-bit division when the
-  // space allows it: NVRTC turns it into a multiply by a constant.
   std::vector<size_t> parallel;
   for (size_t d = 0; d < numLoops; ++d)
     if (!nest_.inThread[d] && nest_.loopSizes[d] != 1)
       parallel.push_back(d);
-  const bool narrow = numThreads <= 0xffffffffLL;
+  const bool narrow = numPoints <= 0xffffffffLL;
   const char *qType = narrow ? "unsigned" : "unsigned long long";
   const char *qSuffix = narrow ? "u" : "ULL";
   if (parallel.size() > 1)
@@ -729,6 +750,24 @@ void KernelWriter::emitParallel() {
   for (size_t o = 0; o < numOutputs; ++o)
     line("const long long bo" + std::to_string(o) + " = " +
          baseOffset(nest_.outputs[o]) + ";");
+}
+
+void KernelWriter::emitParallel() {
+  const size_t numLoops = nest_.loopSizes.size();
+  const size_t numOutputs = nest_.outputs.size();
+  const int64_t numThreads = nest_.numThreads();
+  bool anyInThread = false;
+  int64_t numInThread = 1;
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest_.inThread[d]) {
+      anyInThread = true;
+      numInThread *= nest_.loopSizes[d];
+    }
+
+  open("for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+       "p < " +
+       intLiteral(numThreads) + "; p += (long long)gridDim.x * blockDim.x)");
+  emitPointIndices(numThreads);
 
   if (!anyInThread) {
     emitInputLoads(false);
@@ -788,6 +827,135 @@ void KernelWriter::emitParallel() {
   close();
 }
 
+/// A cooperative reduction (Codegen.h): the threads of a warp, or of a
+/// block, combine one point's elements in a fixed order.
+void KernelWriter::emitCooperative() {
+  const size_t numLoops = nest_.loopSizes.size();
+  const size_t numOutputs = nest_.outputs.size();
+  const int threads = nest_.pointThreads;
+  const bool block = threads > kWarpThreads;
+  const int warps = threads / kWarpThreads;
+  const int64_t numPoints = nest_.numPoints();
+  const int64_t numElements = nest_.numElements();
+  const std::string step = intLiteral(threads);
+  skipOp_.assign(body_.ops.size(), false);
+  for (size_t op : nest_.combineOps)
+    skipOp_[op] = true;
+  auto partial = [](size_t o) { return "c" + std::to_string(o); };
+  auto regType = [&](size_t o) {
+    return std::string(registerType(nest_.outputs[o].dtype));
+  };
+  // Lane distances 16, 8, ... (`from` first): partner values by shuffle.
+  auto butterfly = [&](int from) {
+    open("for (int m = " + std::to_string(from) + "; m > 0; m >>= 1)");
+    for (size_t o = 0; o < numOutputs; ++o)
+      line("const " + regType(o) + " o" + std::to_string(o) +
+           " = __shfl_xor_sync(0xffffffffu, " + partial(o) + ", m);");
+    for (size_t o = 0; o < numOutputs; ++o)
+      line(partial(o) + " = " +
+           combine(o, partial(o), "o" + std::to_string(o)) + ";");
+    close();
+  };
+
+  line("const int lane = threadIdx.x & 31;");
+  if (block) {
+    line("const int warp = threadIdx.x >> 5;");
+    for (size_t o = 0; o < numOutputs; ++o)
+      line("__shared__ " + regType(o) + " w" + std::to_string(o) + "[" +
+           std::to_string(warps) + "];");
+    open("for (long long p = blockIdx.x; p < " + intLiteral(numPoints) +
+         "; p += gridDim.x)");
+  } else {
+    open("for (long long p = ((long long)blockIdx.x * blockDim.x + "
+         "threadIdx.x) >> 5; p < " +
+         intLiteral(numPoints) +
+         "; p += ((long long)gridDim.x * blockDim.x) >> 5)");
+  }
+  emitPointIndices(numPoints);
+
+  // The thread's elements e, e + step, ... of the in-thread loops flattened
+  // row-major; its first (e < step) starts the partial.
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(regType(o) + " " + partial(o) + " = " +
+         (isFloat(nest_.outputs[o].dtype) ? "0.0;" : "0LL;"));
+  open(std::string("for (long long e = ") + (block ? "threadIdx.x" : "lane") +
+       "; e < " + intLiteral(numElements) + "; e += " + step + ")");
+  std::vector<size_t> reduced;
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest_.inThread[d])
+      reduced.push_back(d);
+  const bool narrow = numElements <= 0xffffffffLL;
+  const char *uType = narrow ? "unsigned" : "unsigned long long";
+  const char *uSuffix = narrow ? "u" : "ULL";
+  if (reduced.size() > 1)
+    line(std::string(uType) + " u = (" + uType + ")e;");
+  for (size_t k = reduced.size(); k-- > 0;) {
+    const std::string index = "i" + std::to_string(reduced[k]);
+    const std::string size = std::to_string(nest_.loopSizes[reduced[k]]);
+    if (reduced.size() == 1)
+      line("const long long " + index + " = e;");
+    else if (k == 0)
+      line("const long long " + index + " = (long long)u;");
+    else {
+      line("const long long " + index + " = (long long)(u % " + size + uSuffix +
+           ");");
+      line("u /= " + size + uSuffix + ";");
+    }
+  }
+  emitInputLoads(false);
+  bodyStatus_ = emitBodyOps();
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const OpRecord &op = body_.ops[nest_.combineOps[o]];
+    const std::string value =
+        name(op.operands[1 - nest_.accumulatorOperand[o]]);
+    line(partial(o) + " = e < " + step + " ? " + value + " : " +
+         combine(o, partial(o), value) + ";");
+  }
+  close();
+
+  butterfly(kWarpThreads / 2);
+  // combine(init, tree) once, by the group's first thread.
+  auto finish = [&]() {
+    open("if (lane == 0)");
+    for (size_t o = 0; o < numOutputs; ++o) {
+      const NestOperand &output = nest_.outputs[o];
+      const std::string init = name(body_.arguments[numInputs_ + o]);
+      line("const " + regType(o) + " " + init + " = " +
+           load(output.dtype, "d" + std::to_string(o),
+                "bo" + std::to_string(o)) +
+           ";");
+    }
+    for (size_t o = 0; o < numOutputs; ++o)
+      line(
+          store(nest_.outputs[o].dtype, "r" + std::to_string(o),
+                "bo" + std::to_string(o),
+                combine(o, name(body_.arguments[numInputs_ + o]), partial(o))));
+    close();
+  };
+  if (!block) {
+    finish();
+    close();
+    return;
+  }
+  // The warps' values through shared memory, combined by warp 0 (lane w
+  // holds warp w's; lanes past the warps only mirror them).
+  open("if (lane == 0)");
+  for (size_t o = 0; o < numOutputs; ++o)
+    line("w" + std::to_string(o) + "[warp] = " + partial(o) + ";");
+  close();
+  line("__syncthreads();");
+  open("if (warp == 0)");
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(partial(o) + " = w" + std::to_string(o) + "[lane & " +
+         std::to_string(warps - 1) + "];");
+  butterfly(warps / 2);
+  finish();
+  close();
+  // The next point's warps write w only after warp 0 has read it.
+  line("__syncthreads();");
+  close();
+}
+
 /// One thread, every loop in order, the outputs read and written in place in
 /// the results (after copying the destinations there), as the host's
 /// sequential nest does.
@@ -838,9 +1006,19 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
   kernel.numInputs = nest_.inputs.size();
   kernel.numOutputs = nest_.outputs.size();
 
+  kernel.pointThreads = nest_.pointThreads;
+  kernel.numPoints = nest_.numPoints();
+  kernel.sequential = nest_.sequential;
+
   out_ << getKernelPrelude();
-  out_ << "\n// " << (nest_.sequential ? "sequential" : "parallel")
-       << " nest, loops [";
+  if (nest_.pointThreads == kWarpThreads)
+    out_ << "\n// cooperative reduction, a warp per point, loops [";
+  else if (nest_.pointThreads > kWarpThreads)
+    out_ << "\n// cooperative reduction, a block of " << nest_.pointThreads
+         << " threads per point, loops [";
+  else
+    out_ << "\n// " << (nest_.sequential ? "sequential" : "parallel")
+         << " nest, loops [";
   for (size_t d = 0; d < nest_.loopSizes.size(); ++d)
     out_ << (d ? ", " : "") << nest_.loopSizes[d]
          << (nest_.sequential    ? ""
@@ -926,6 +1104,8 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
 
   if (nest_.sequential)
     emitSequential();
+  else if (nest_.pointThreads > 1)
+    emitCooperative();
   else
     emitParallel();
   ZERO_RETURN_IF_ERROR(bodyStatus_);
@@ -936,7 +1116,7 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
 
 } // namespace
 
-int64_t LoopNest::numThreads() const {
+int64_t LoopNest::numPoints() const {
   if (sequential)
     return 1;
   int64_t n = 1;
@@ -944,6 +1124,144 @@ int64_t LoopNest::numThreads() const {
     if (!inThread[d])
       n *= loopSizes[d];
   return n;
+}
+
+int64_t LoopNest::numElements() const {
+  int64_t n = 1;
+  for (size_t d = 0; d < loopSizes.size(); ++d)
+    if (inThread[d])
+      n *= loopSizes[d];
+  return n;
+}
+
+namespace {
+
+/// The associative and commutative ops a cooperative reduction combines
+/// with (float ones up to rounding).
+bool isCombineOp(OpCode code) {
+  switch (code) {
+  case OpCode::AddF:
+  case OpCode::MulF:
+  case OpCode::MaximumF:
+  case OpCode::MinimumF:
+  case OpCode::AddI:
+  case OpCode::MulI:
+  case OpCode::MaxSI:
+  case OpCode::MinSI:
+  case OpCode::AndI:
+  case OpCode::OrI:
+  case OpCode::XOrI:
+    return true;
+  default:
+    return false;
+  }
+}
+
+} // namespace
+
+void planCooperative(LoopNest &nest) {
+  nest.pointThreads = 1;
+  nest.combineOps.clear();
+  nest.accumulatorOperand.clear();
+  if (nest.sequential || !nest.body)
+    return;
+  const RegionBody &body = *nest.body;
+  const size_t numInputs = nest.inputs.size();
+  const size_t numOutputs = nest.outputs.size();
+  const size_t numLoops = nest.loopSizes.size();
+  if (body.arguments.size() != numInputs + numOutputs ||
+      body.yield.size() != numOutputs)
+    return;
+  // Lanes walk the innermost loop; it must be reduced, and long enough.
+  size_t innermost = numLoops;
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest.loopSizes[d] != 1)
+      innermost = d;
+  if (innermost == numLoops || !nest.inThread[innermost] ||
+      nest.numElements() < kMinCooperativeElements)
+    return;
+
+  // Each output yields combine(its accumulator, f).
+  std::map<int64_t, size_t> definedBy;
+  for (size_t i = 0; i < body.ops.size(); ++i) {
+    if (body.ops[i].results.size() != 1)
+      return;
+    definedBy[body.ops[i].results[0]] = i;
+  }
+  std::vector<size_t> combineOps(numOutputs), accumulatorOperand(numOutputs);
+  std::vector<int> combinedOutput(body.ops.size(), -1);
+  for (size_t o = 0; o < numOutputs; ++o) {
+    auto found = definedBy.find(body.yield[o]);
+    if (found == definedBy.end())
+      return;
+    const OpRecord &op = body.ops[found->second];
+    const int64_t acc = body.arguments[numInputs + o];
+    if (!isCombineOp(op.code()) || op.operands.size() != 2 ||
+        combinedOutput[found->second] >= 0)
+      return;
+    if (op.operands[0] == acc && op.operands[1] != acc)
+      accumulatorOperand[o] = 0;
+    else if (op.operands[1] == acc && op.operands[0] != acc)
+      accumulatorOperand[o] = 1;
+    else
+      return;
+    combineOps[o] = found->second;
+    combinedOutput[found->second] = static_cast<int>(o);
+  }
+  // Nothing else reads an accumulator, directly or through a combine.
+  std::set<int64_t> dependent(body.arguments.begin() + numInputs,
+                              body.arguments.end());
+  std::set<int64_t> used;
+  for (size_t i = 0; i < body.ops.size(); ++i) {
+    const OpRecord &op = body.ops[i];
+    for (size_t k = 0; k < op.operands.size(); ++k) {
+      if (combinedOutput[i] >= 0 && k == accumulatorOperand[combinedOutput[i]])
+        continue;
+      if (dependent.count(op.operands[k]))
+        return;
+      used.insert(op.operands[k]);
+    }
+    if (combinedOutput[i] >= 0)
+      dependent.insert(op.results[0]);
+  }
+  // The inputs read along the innermost loop are contiguous there.
+  for (size_t i = 0; i < numInputs; ++i) {
+    const int64_t stride = nest.inputs[i].strides[innermost];
+    if (used.count(body.arguments[i]) && stride != 0 && stride != 1)
+      return;
+  }
+  nest.pointThreads = nest.numElements() > kMaxWarpElements
+                          ? kBlockReductionThreads
+                          : kWarpThreads;
+  nest.combineOps = std::move(combineOps);
+  nest.accumulatorOperand = std::move(accumulatorOperand);
+}
+
+LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
+  constexpr int64_t kThreadsPerMultiprocessor = 2048;
+  LaunchShape shape;
+  if (kernel.numThreads == 0)
+    return shape; // nothing to compute: every output is empty
+  if (kernel.sequential) {
+    shape.blocks = 1;
+    return shape;
+  }
+  const int64_t sms = std::max(1, multiProcessors);
+  if (kernel.pointThreads == kBlockReductionThreads) {
+    shape.threads = kBlockReductionThreads;
+    shape.blocks = std::min(kernel.numPoints, sms * (kThreadsPerMultiprocessor /
+                                                     kBlockReductionThreads));
+    return shape;
+  }
+  // Smaller blocks when the threads are few, so that every multiprocessor
+  // gets some; whole warps (a warp reduction's lanes share a block).
+  int blockSize = kMaxBlockSize;
+  while (blockSize > kWarpThreads && kernel.numThreads < blockSize * sms)
+    blockSize /= 2;
+  shape.threads = blockSize;
+  shape.blocks = std::min((kernel.numThreads + blockSize - 1) / blockSize,
+                          sms * (kThreadsPerMultiprocessor / blockSize));
+  return shape;
 }
 
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
@@ -1038,6 +1356,7 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
                          "or linalg.generic");
   }
   classifyLoops(nest);
+  planCooperative(nest);
   return nest;
 }
 

@@ -23,7 +23,8 @@
 // A loop that every output indexes is *parallel*; a loop that no output
 // indexes is *in-thread* (a reduction loop, or a parallel loop nobody
 // stores along); a loop of size 1 is parallel. Each point of the parallel
-// space is one GPU thread (grid-stride loop, 64-bit indices) that owns its
+// space is one GPU thread (grid-stride loop, 64-bit indices; a warp or a
+// block for the cooperative reductions below) that owns its
 // output elements, reads their initial values from the destinations, runs
 // the in-thread loops nested in increasing loop order (lexicographic, as
 // the host does) with the outputs' block arguments as accumulators, and
@@ -34,6 +35,44 @@
 // A nest where some loop is indexed by some outputs but not others
 // (size > 1) has no such split: it runs in one thread, every loop in order
 // (`sequential`), after copying the destinations into the results.
+//
+// Cooperative reductions (planCooperative). A row reduction on one thread
+// per point reads addresses a row apart in adjacent threads and runs a row
+// of 50257 in 50257 dependent steps. When the body allows it, a warp (32
+// threads) or, for more than 4096 reduced elements, a block (256 threads)
+// reduces each point instead. It allows it when:
+//   - every output o yields `combine(acc_o, f)`: combine is one of addf,
+//     mulf, maximumf, minimumf, addi, muli, maxsi, minsi, andi, ori, xori
+//     applied to o's own block argument acc_o, and no other op of the body
+//     (f included) depends on any output's block argument, so f can be
+//     evaluated for any element in any order;
+//   - the innermost loop (of size > 1) is in-thread, and every input the
+//     body reads has stride 0 or 1 along it: a warp's lanes read
+//     consecutive elements. Where an input is strided along it (a
+//     transposed operand), thread-per-point is the layout that reads
+//     consecutive addresses in adjacent threads, and stays;
+//   - each point combines at least 64 elements, two per lane (a chosen,
+//     not measured, threshold: below it the five shuffle steps per output
+//     outweigh a lane's share of the row).
+// The number of points sets no limit: with the innermost loop contiguous,
+// thread-per-point touches 32 rows per warp-wide load at any point count,
+// so many points do not make it coalesced. Above 4096 elements a block
+// shortens each thread's serial chain eightfold (50257: 197 steps, not
+// 1571), which matters most when the points are few.
+// The order, fixed by the shape alone (the same bits on every run and GPU):
+// the in-thread loops are flattened row-major into elements e in [0, n);
+// thread t of T (T = 32 or 256) combines f(t), f(t + T), f(t + 2T), ...
+// starting from f(t) (every thread has one: n >= T); the warp combines its
+// lanes' values with __shfl_xor_sync at lane distances 16, 8, 4, 2, 1; a
+// block then combines its 8 warps' values (lane w of warp 0 holds warp w's)
+// at distances 4, 2, 1; finally `combine(init, tree)` once, init being the
+// destination's element, stored by thread 0 of the group. Each op rounds
+// to its dtype as elsewhere. Integer combines, maximumf and minimumf are
+// exact in any order (NaN payloads aside): results equal the host's. Float
+// sums and products are reassociated: not the host's bits, but within
+// twice the worst-case bound of any order, 2 gamma_n S (n terms, S the sum
+// of their magnitudes and the initial value's; the tests' bound,
+// StructuredCases.h), and the same bits on every run.
 //
 // Numerics. Every value of the body is a `double` (floats, already
 // rounded to their dtype) or a `long long` (integers, wrapped to their
@@ -70,6 +109,16 @@ struct NestOperand {
   int64_t numel = 0;
 };
 
+/// Threads that reduce one point together on the cooperative paths.
+constexpr int kWarpThreads = 32;
+constexpr int kBlockReductionThreads = 256;
+/// Elements per point from which a warp, and above which a block, reduces
+/// each point (Codegen.h's file comment).
+constexpr int64_t kMinCooperativeElements = 64;
+constexpr int64_t kMaxWarpElements = 4096;
+/// The largest block of any launch (and the kernels' __launch_bounds__).
+constexpr int kMaxBlockSize = 256;
+
 /// linalg.map, linalg.reduce or linalg.generic as a loop nest.
 struct LoopNest {
   std::vector<int64_t> loopSizes;
@@ -83,10 +132,20 @@ struct LoopNest {
   std::vector<NestOperand> outputs;
   std::vector<int64_t> results; // value ids, one per output
   const RegionBody *body = nullptr;
+  /// Threads per point of the parallel space: 1, or kWarpThreads or
+  /// kBlockReductionThreads for a cooperative reduction (planCooperative).
+  int pointThreads = 1;
+  /// When cooperative, per output: the body op (index in body->ops) that
+  /// combines its block argument, and that argument's operand position.
+  std::vector<size_t> combineOps;
+  std::vector<size_t> accumulatorOperand;
 
-  /// Threads of the parallel space: the product of the parallel loops
-  /// (1 when sequential).
-  int64_t numThreads() const;
+  /// Points of the parallel space: the product of the parallel loops (1
+  /// when sequential).
+  int64_t numPoints() const;
+  /// Elements each point combines: the product of the in-thread loops.
+  int64_t numElements() const;
+  int64_t numThreads() const { return numPoints() * pointThreads; }
 };
 
 /// The loop nest of a checked linalg.map, linalg.reduce or linalg.generic
@@ -94,12 +153,16 @@ struct LoopNest {
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
                                  const ValueTable &values);
 
+/// Sets nest.pointThreads (and the combine ops) by the rule of the file
+/// comment; buildLoopNest calls it. Exposed for tests.
+void planCooperative(LoopNest &nest);
+
 struct CodegenOptions {
   /// No input shares memory with a result: inputs become
   /// `const T *__restrict__` (loads through the read-only path).
   bool restrictInputs = false;
   /// Threads per block the kernel is compiled for (__launch_bounds__).
-  int maxBlockSize = 256;
+  int maxBlockSize = kMaxBlockSize;
 };
 
 /// Where a tensor.extract of the body reads, for out-of-range messages.
@@ -128,7 +191,11 @@ struct GeneratedKernel {
   std::vector<ExtractSite> extractSites;
   size_t numInputs = 0;
   size_t numOutputs = 0;
+  /// LoopNest's: threads per point (1, 32 or 256), points, all threads.
+  int pointThreads = 1;
+  int64_t numPoints = 1;
   int64_t numThreads = 1;
+  bool sequential = false;
   size_t numParameters() const {
     return 2 * numOutputs + numInputs + scalars.size() + tensors.size() +
            (extractSites.empty() ? 0 : 3);
@@ -140,6 +207,19 @@ struct GeneratedKernel {
 StatusOr<GeneratedKernel> generateKernel(const LoopNest &nest,
                                          const ValueTable &values,
                                          const CodegenOptions &options = {});
+
+/// A kernel's launch: `blocks` of `threads` (no launch when blocks is 0).
+struct LaunchShape {
+  int64_t blocks = 0;
+  int threads = 1;
+};
+
+/// The launch of `kernel` on a GPU with `multiProcessors`: blocks of 256
+/// threads (a block per point for block reductions), halved down to 32
+/// while the threads would not give every multiprocessor a block; at most
+/// one wave of resident blocks (2048 threads per multiprocessor), the
+/// grid-stride loops doing the rest; one thread for sequential nests.
+LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors);
 
 /// The helpers every generated source starts with (conversions, rounding,
 /// the integer and float ops the host defines specially). Exposed for

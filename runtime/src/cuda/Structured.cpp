@@ -6,7 +6,6 @@
 #include "CudaOps.h"
 #include "KernelCache.h"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -14,11 +13,6 @@
 namespace zero::runtime::cuda {
 
 namespace {
-
-constexpr int kMaxBlockSize = 256;
-constexpr int kMinBlockSize = 32;
-/// Threads an H100-class multiprocessor keeps resident.
-constexpr int kThreadsPerMultiprocessor = 2048;
 
 class StructuredOp final : public PreparedOp {
 public:
@@ -129,26 +123,18 @@ PreparedOpOr prepareStructured(const Instruction &inst,
   for (int64_t id : kernel->tensors)
     arguments.push_back(ctx.tensor(id));
 
-  // The launch shape: one thread per parallel point; smaller blocks when
-  // the points are few, so that every multiprocessor gets some; at most one
-  // wave of resident blocks, the grid-stride loop doing the rest.
-  dim3 grid(1), block(1);
-  const int64_t numThreads = kernel->numThreads;
-  if (numThreads == 0) {
-    grid.x = 0; // nothing to compute: every output is empty
-  } else if (!nest->sequential) {
-    StatusOr<int> multiprocessors = ctx.kernels->multiProcessorCount();
-    if (!multiprocessors.isOk())
-      return multiprocessors.status();
-    const int64_t sms = std::max(1, *multiprocessors);
-    int blockSize = kMaxBlockSize;
-    while (blockSize > kMinBlockSize && numThreads < blockSize * sms)
-      blockSize /= 2;
-    const int64_t blocks = (numThreads + blockSize - 1) / blockSize;
-    const int64_t maxBlocks = sms * (kThreadsPerMultiprocessor / blockSize);
-    block.x = static_cast<unsigned>(blockSize);
-    grid.x = static_cast<unsigned>(std::min(blocks, maxBlocks));
+  // The launch shape (getLaunchShape): at most one wave of resident
+  // blocks, the grid-stride loops doing the rest.
+  int multiProcessors = 1;
+  if (kernel->numThreads != 0 && !kernel->sequential) {
+    StatusOr<int> count = ctx.kernels->multiProcessorCount();
+    if (!count.isOk())
+      return count.status();
+    multiProcessors = *count;
   }
+  const LaunchShape shape = getLaunchShape(*kernel, multiProcessors);
+  const dim3 grid(static_cast<unsigned>(shape.blocks));
+  const dim3 block(static_cast<unsigned>(shape.threads));
 
   // A destination that shares bytes with a result without being it: the
   // host moves it into its result first and reads it there; so does the op

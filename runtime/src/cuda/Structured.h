@@ -14,21 +14,27 @@
 // runs the reduction loops itself, sequentially and in increasing index
 // order, so every output element is combined in exactly the host's order
 // and results match the host's bit for bit (the ops are rounded the same
-// way; only transcendental functions may differ in the last ulp). No
-// atomics, no cross-thread reductions. Blocks of 256 threads, fewer when
-// the parallel space is small, so that long per-thread reductions still
-// spread over every multiprocessor; at most one wave of resident blocks,
-// the rest covered by the grid-stride loop. Nests with no such split run
-// in one thread (Codegen.h), and are slow but exact.
+// way; only transcendental functions may differ in the last ulp). Row
+// reductions whose body is `combine(acc, f)` per output, over at least 64
+// contiguous elements, are cooperative instead (Codegen.h): a warp per
+// point, or a block of 256 threads above 4096 elements, combining in a
+// fixed strided order and a __shfl_xor_sync butterfly; exact for integer,
+// max and min combines, reassociated (deterministic, within the error
+// bound) for float sums and products. No atomics. Blocks of 256 threads,
+// fewer (whole warps) when the threads are few, so that long reductions
+// still spread over every multiprocessor; at most one wave of resident
+// blocks, the rest covered by the grid-stride loop (getLaunchShape). Nests
+// with no split into parallel and reduction loops run in one thread
+// (Codegen.h), and are slow but exact.
 //
-// Results and destinations. A thread reads its output elements' initial
-// values from the destinations and writes the results, so a result in
-// another buffer than its destination needs no copy (each output element
-// belongs to exactly one thread). A destination that shares bytes with a
-// result without being it is first copied into its result, as the host
-// does (through scratch memory: the ranges overlap), and read there.
-// Inputs that share no byte with any result are declared __restrict__
-// (read-only cache).
+// Results and destinations. A thread (a cooperative group's first thread)
+// reads its output elements' initial values from the destinations and
+// writes the results, so a result in another buffer than its destination
+// needs no copy (each output element belongs to exactly one thread). A
+// destination that shares bytes with a result without being it is first
+// copied into its result, as the host does (through scratch memory: the
+// ranges overlap), and read there. Inputs that share no byte with any
+// result are declared __restrict__ (read-only cache).
 //
 // Errors. The only failure of a running kernel is a tensor.extract index
 // outside its tensor: the element reads as 0 and the first such index goes

@@ -1,7 +1,9 @@
 //===- CodegenTest.cpp - kernels generated from region bodies -------------===//
 //
 // The CUDA backend's code generator without a GPU: the loop nests it builds,
-// the exact source of small kernels, and every kernel of StructuredCases.h
+// which reductions are cooperative (a warp or a block per point) and their
+// launch shapes, the exact source of small kernels, and every kernel of
+// StructuredCases.h
 // compiled by NVRTC (which needs no device) for sm_90 (hardware bf16
 // conversions), sm_80 (the software ones) and as PTX. Also the NVRTC
 // options (no FMA contraction), the target choice, compile errors and the
@@ -19,11 +21,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 using namespace zero::runtime;
@@ -98,6 +102,7 @@ std::optional<StructuredCase> findCase(const std::string &name) {
 //===----------------------------------------------------------------------===//
 
 TEST(CodegenTest, RowReductionKernel) {
+  // Rows of 8 (< 64): one thread per row, in the host's order.
   CaseBuilder b("sum of exp");
   const int64_t x = b.tensor(DType::F32, {4, 8});
   const int64_t init = b.tensor(DType::F32, {4});
@@ -136,6 +141,88 @@ zero_structured(float *r0,
   EXPECT_EQ(kernel.name, "zero_structured");
   EXPECT_EQ(kernel.numThreads, 4);
   EXPECT_EQ(kernel.numParameters(), 3u);
+}
+
+TEST(CodegenTest, WarpReductionKernel) {
+  // Rows of 100: a warp per row; lane l sums elements l, l + 32, ... from
+  // its first, the lanes combine at distances 16 to 1, and lane 0 adds the
+  // destination's element once.
+  CaseBuilder b("sum of exp");
+  const int64_t x = b.tensor(DType::F32, {4, 100});
+  const int64_t init = b.tensor(DType::F32, {4});
+  const int64_t out = b.result(init);
+  const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+  const int64_t e = b.op("math.exp", {a}, DType::F32);
+  const int64_t s = b.op("arith.addf", {e, acc}, DType::F32);
+  Decoded d = decode(b.finish({{"op", "linalg.reduce"},
+                               {"operands", {x, init}},
+                               {"results", {out}},
+                               {"dimensions", {1}},
+                               {"body", b.body({a, acc}, {s})}}));
+  GeneratedKernel kernel = generate(d, /*restrictInputs=*/true);
+  EXPECT_EQ(kernelText(kernel), R"(
+// cooperative reduction, a warp per point, loops [4, 100 in-thread]
+extern "C" __global__ void __launch_bounds__(256)
+zero_structured(float *r0,
+    const float *d0,
+    const float *__restrict__ a0) {
+  const int lane = threadIdx.x & 31;
+  for (long long p = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5; p < 4LL; p += ((long long)gridDim.x * blockDim.x) >> 5) {
+    const long long i0 = p;
+    const long long ba0 = i0 * 100LL;
+    const long long bo0 = i0;
+    double c0 = 0.0;
+    for (long long e = lane; e < 100LL; e += 32LL) {
+      const long long i1 = e;
+      const double arg0 = zk_ld_f32(a0, ba0 + i1);
+      const double v0 = zk_rnd_f32(exp(arg0));
+      c0 = e < 32LL ? v0 : zk_rnd_f32(v0 + c0);
+    }
+    for (int m = 16; m > 0; m >>= 1) {
+      const double o0 = __shfl_xor_sync(0xffffffffu, c0, m);
+      c0 = zk_rnd_f32(o0 + c0);
+    }
+    if (lane == 0) {
+      const double arg1 = zk_ld_f32(d0, bo0);
+      zk_st_f32(r0, bo0, zk_rnd_f32(c0 + arg1));
+    }
+  }
+}
+)");
+  EXPECT_EQ(kernel.pointThreads, 32);
+  EXPECT_EQ(kernel.numPoints, 4);
+  EXPECT_EQ(kernel.numThreads, 128);
+  EXPECT_EQ(kernel.numParameters(), 3u);
+}
+
+TEST(CodegenTest, BlockReductionKernel) {
+  // Rows of 50257: a block of 256 per row; the 8 warps' values meet in
+  // shared memory, warp 0 combines them at distances 4, 2, 1.
+  std::optional<StructuredCase> c =
+      findCase("cooperative bf16 max and f32 sum of exp over rows of 50257");
+  ASSERT_TRUE(c);
+  GeneratedKernel kernel = generate(decode(*c), true);
+  const std::string text = kernelText(kernel);
+  for (const char *piece : {
+           "// cooperative reduction, a block of 256 threads per point, "
+           "loops [2, 50257 in-thread]\n",
+           "  __shared__ double w0[8];\n  __shared__ double w1[8];\n",
+           "for (long long p = blockIdx.x; p < 2LL; p += gridDim.x) {",
+           "for (long long e = threadIdx.x; e < 50257LL; e += 256LL) {",
+           "c0 = e < 256LL ? arg0 : zk_rnd_bf16(zk_maximumf(c0, arg0));",
+           "c1 = e < 256LL ? v2 : zk_rnd_f32(c1 + v2);",
+           "const double o1 = __shfl_xor_sync(0xffffffffu, c1, m);",
+           "    if (lane == 0) {\n      w0[warp] = c0;\n      w1[warp] = "
+           "c1;\n    }\n    __syncthreads();\n    if (warp == 0) {\n      c0 "
+           "= w0[lane & 7];\n      c1 = w1[lane & 7];\n      for (int m = 4; "
+           "m > 0; m >>= 1) {",
+           "zk_st_bf16(r0, bo0, zk_rnd_bf16(zk_maximumf(arg1, c0)));",
+           "zk_st_f32(r1, bo1, zk_rnd_f32(arg2 + c1));",
+           "      }\n    }\n    __syncthreads();\n  }\n}\n",
+       })
+    EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nin\n" << text;
+  EXPECT_EQ(kernel.pointThreads, 256);
+  EXPECT_EQ(kernel.numPoints, 2);
 }
 
 TEST(CodegenTest, MapWithScalarsConstantsAndCompare) {
@@ -316,26 +403,53 @@ TEST(CodegenTest, LoopNests) {
     const char *name;
     std::vector<bool> inThread;
     bool sequential;
-    int64_t numThreads;
+    int64_t numPoints;
+    int pointThreads;
   };
   const Expected expected[] = {
-      {"reduce sum of squares over dim 1", {false, true}, false, 37},
-      {"reduce sum of squares over dim 0", {true, false}, false, 301},
-      {"reduce max over dims 0 and 2 in bf16", {true, false, true}, false, 4},
+      {"reduce sum of squares over dim 1", {false, true}, false, 37, 32},
+      {"reduce sum of squares over dim 0", {true, false}, false, 301, 1},
+      {"reduce max over dims 0 and 2 in bf16",
+       {true, false, true},
+       false,
+       4,
+       1},
       {"reduce over an empty dimension keeps the destination",
        {false, true},
        false,
-       4},
-      {"map over an empty tensor", {false, false}, false, 0},
-      {"generic matmul", {false, false, true}, false, 63},
+       4,
+       1},
+      {"map over an empty tensor", {false, false}, false, 0, 1},
+      {"generic matmul", {false, false, true}, false, 63, 1},
       {"generic transposed output and broadcast input",
        {false, false},
        false,
-       1040},
-      {"generic parallel loop indexed by no output", {false, true}, false, 20},
-      {"generic full reduction to a scalar tensor", {true}, false, 1},
-      {"generic sequential nest", {true, true}, true, 1},
-      {"generic accumulators that swap", {false, true}, false, 5},
+       1040,
+       1},
+      {"generic parallel loop indexed by no output",
+       {false, true},
+       false,
+       20,
+       1},
+      {"generic full reduction to a scalar tensor", {true}, false, 1, 32},
+      {"generic sequential nest", {true, true}, true, 1, 1},
+      {"generic accumulators that swap", {false, true}, false, 5, 1},
+      {"cooperative f32 sums over rows of 50257", {false, true}, false, 2, 256},
+      {"cooperative reduction over loops 0 and 2 with linalg.index",
+       {true, false, true},
+       false,
+       4,
+       32},
+      {"cooperative threshold: rows of 33 stay one thread each",
+       {false, true},
+       false,
+       5,
+       1},
+      {"cooperative rule: a strided input stays one thread per point",
+       {false, true},
+       false,
+       3,
+       1},
   };
   for (const Expected &e : expected) {
     std::optional<StructuredCase> c = findCase(e.name);
@@ -345,8 +459,232 @@ TEST(CodegenTest, LoopNests) {
     ASSERT_TRUE(nest.isOk()) << nest.status().toString();
     EXPECT_EQ(nest->inThread, e.inThread) << e.name;
     EXPECT_EQ(nest->sequential, e.sequential) << e.name;
-    EXPECT_EQ(nest->numThreads(), e.numThreads) << e.name;
+    EXPECT_EQ(nest->numPoints(), e.numPoints) << e.name;
+    EXPECT_EQ(nest->pointThreads, e.pointThreads) << e.name;
+    EXPECT_EQ(nest->numThreads(), e.numPoints * e.pointThreads) << e.name;
   }
+}
+
+/// The threads per point buildLoopNest plans for a reduction of `shape`
+/// over `dims` (linalg.reduce) or a generic with `maps` and iterators whose
+/// body `makeBody(b, arguments)` yields (one output per entry of dests).
+struct Planned {
+  int pointThreads = 0;
+  std::vector<size_t> combineOps;
+  std::vector<size_t> accumulatorOperand;
+};
+
+template <typename MakeBody>
+Planned planReduce(std::vector<int64_t> shape, std::vector<int64_t> dims,
+                   int numOutputs, MakeBody makeBody, DType type = DType::F32) {
+  CaseBuilder b("plan");
+  std::vector<int64_t> kept;
+  for (size_t d = 0; d < shape.size(); ++d)
+    if (std::find(dims.begin(), dims.end(), int64_t(d)) == dims.end())
+      kept.push_back(shape[d]);
+  std::vector<int64_t> operands, results, args;
+  for (int k = 0; k < numOutputs; ++k)
+    operands.push_back(b.tensor(type, shape));
+  for (int k = 0; k < numOutputs; ++k)
+    operands.push_back(b.tensor(type, kept));
+  for (int k = 0; k < numOutputs; ++k)
+    results.push_back(b.result(operands[numOutputs + k]));
+  for (int k = 0; k < 2 * numOutputs; ++k)
+    args.push_back(b.scalar(type));
+  const std::vector<int64_t> yields = makeBody(b, args);
+  Decoded d = decode(b.finish({{"op", "linalg.reduce"},
+                               {"operands", operands},
+                               {"results", results},
+                               {"dimensions", dims},
+                               {"body", b.body(args, yields)}}));
+  StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+  EXPECT_TRUE(nest.isOk()) << nest.status().toString();
+  if (!nest.isOk())
+    return {};
+  return {nest->pointThreads, nest->combineOps, nest->accumulatorOperand};
+}
+
+TEST(CodegenTest, CooperativeBodies) {
+  // yield combine(acc, f): each combine op, the accumulator on either side.
+  for (const char *op :
+       {"arith.addf", "arith.mulf", "arith.maximumf", "arith.minimumf"}) {
+    Planned p = planReduce({3, 100}, {1}, 1, [&](CaseBuilder &b, auto a) {
+      const int64_t e = b.op("math.exp", {a[0]}, DType::F32);
+      return std::vector<int64_t>{b.op(op, {e, a[1]}, DType::F32)};
+    });
+    EXPECT_EQ(p.pointThreads, 32) << op;
+    EXPECT_EQ(p.combineOps, std::vector<size_t>{1}) << op;
+    EXPECT_EQ(p.accumulatorOperand, std::vector<size_t>{1}) << op;
+  }
+  for (const char *op :
+       {"arith.addi", "arith.muli", "arith.maxsi", "arith.minsi", "arith.andi",
+        "arith.ori", "arith.xori"}) {
+    Planned p = planReduce(
+        {3, 100}, {1}, 1,
+        [&](CaseBuilder &b, auto a) {
+          return std::vector<int64_t>{b.op(op, {a[1], a[0]}, DType::I32)};
+        },
+        DType::I32);
+    EXPECT_EQ(p.pointThreads, 32) << op;
+    EXPECT_EQ(p.accumulatorOperand, std::vector<size_t>{0}) << op;
+  }
+  // Two outputs, each with its own combine; f a constant (a count).
+  Planned two = planReduce({3, 100}, {1}, 2, [](CaseBuilder &b, auto a) {
+    const int64_t one = b.constant(DType::F32, 1.0);
+    return std::vector<int64_t>{
+        b.op("arith.maximumf", {a[2], a[0]}, DType::F32),
+        b.op("arith.addf", {one, a[3]}, DType::F32)};
+  });
+  EXPECT_EQ(two.pointThreads, 32);
+  EXPECT_EQ(two.combineOps, (std::vector<size_t>{1, 2}));
+  EXPECT_EQ(two.accumulatorOperand, (std::vector<size_t>{0, 1}));
+
+  // Not of the form: one thread per point.
+  auto single = [](auto makeYield) {
+    return planReduce({3, 100}, {1}, 1, makeYield).pointThreads;
+  };
+  // argmax: the index's select reads the max's accumulator.
+  EXPECT_EQ(
+      planReduce({3, 100}, {1}, 2,
+                 [](CaseBuilder &b, auto a) {
+                   const int64_t gt = b.op("arith.cmpf", {a[0], a[2]},
+                                           DType::I1, {{"predicate", "ogt"}});
+                   return std::vector<int64_t>{
+                       b.op("arith.maximumf", {a[2], a[0]}, DType::F32),
+                       b.op("arith.select", {gt, a[1], a[3]}, DType::F32)};
+                 })
+          .pointThreads,
+      1);
+  // f reads the accumulator.
+  EXPECT_EQ(
+      single([](CaseBuilder &b, auto a) {
+        const int64_t m = b.op("arith.mulf", {a[0], a[1]}, DType::F32);
+        return std::vector<int64_t>{b.op("arith.addf", {a[1], m}, DType::F32)};
+      }),
+      1);
+  // A combine's result read by another op (even an unused one).
+  EXPECT_EQ(single([](CaseBuilder &b, auto a) {
+              const int64_t s = b.op("arith.addf", {a[1], a[0]}, DType::F32);
+              b.op("arith.mulf", {s, s}, DType::F32);
+              return std::vector<int64_t>{s};
+            }),
+            1);
+  // combine(acc, acc), a non-associative op, the accumulator itself.
+  EXPECT_EQ(single([](CaseBuilder &b, auto a) {
+              return std::vector<int64_t>{
+                  b.op("arith.addf", {a[1], a[1]}, DType::F32)};
+            }),
+            1);
+  EXPECT_EQ(single([](CaseBuilder &b, auto a) {
+              return std::vector<int64_t>{
+                  b.op("arith.subf", {a[1], a[0]}, DType::F32)};
+            }),
+            1);
+  EXPECT_EQ(
+      single([](CaseBuilder &, auto a) { return std::vector<int64_t>{a[1]}; }),
+      1);
+  EXPECT_EQ(
+      single([](CaseBuilder &, auto a) { return std::vector<int64_t>{a[0]}; }),
+      1);
+  // Each output combines its own accumulator, not another's.
+  EXPECT_EQ(planReduce({3, 100}, {1}, 2,
+                       [](CaseBuilder &b, auto a) {
+                         return std::vector<int64_t>{
+                             b.op("arith.addf", {a[3], a[0]}, DType::F32),
+                             b.op("arith.addf", {a[2], a[1]}, DType::F32)};
+                       })
+                .pointThreads,
+            1);
+}
+
+TEST(CodegenTest, CooperativeShapes) {
+  auto sum = [](CaseBuilder &b, auto a) {
+    return std::vector<int64_t>{b.op("arith.addf", {a[1], a[0]}, DType::F32)};
+  };
+  // At least 64 elements per point; a block above 4096.
+  EXPECT_EQ(planReduce({5, 63}, {1}, 1, sum).pointThreads, 1);
+  EXPECT_EQ(planReduce({5, 64}, {1}, 1, sum).pointThreads, 32);
+  EXPECT_EQ(planReduce({5, 4096}, {1}, 1, sum).pointThreads, 32);
+  EXPECT_EQ(planReduce({5, 4097}, {1}, 1, sum).pointThreads, 256);
+  // Counted over every reduced loop: 8 x 8.
+  EXPECT_EQ(planReduce({8, 3, 8}, {0, 2}, 1, sum).pointThreads, 32);
+  // The innermost loop must be reduced (a column sum stays per thread,
+  // where adjacent threads read adjacent elements); loops of size 1 do
+  // not count as innermost.
+  EXPECT_EQ(planReduce({100, 7}, {0}, 1, sum).pointThreads, 1);
+  EXPECT_EQ(planReduce({3, 100, 1}, {1}, 1, sum).pointThreads, 32);
+  // Many points set no limit.
+  EXPECT_EQ(planReduce({100000, 64}, {1}, 1, sum).pointThreads, 32);
+  // A full reduction to one point.
+  EXPECT_EQ(planReduce({10000}, {0}, 1, sum).pointThreads, 256);
+}
+
+TEST(CodegenTest, CooperativeStrides) {
+  // generic [i, k] -> [i]: each used input contiguous or broadcast along k.
+  auto plan = [](std::vector<std::vector<int64_t>> inputMaps, bool useAll) {
+    CaseBuilder b("strides");
+    std::vector<int64_t> operands, args;
+    for (const auto &map : inputMaps)
+      operands.push_back(b.tensor(
+          DType::F32, map.size() == 2
+                          ? (map[0] == 0 ? std::vector<int64_t>{3, 200}
+                                         : std::vector<int64_t>{200, 3})
+                          : std::vector<int64_t>{map[0] == 0 ? 3 : 200}));
+    const int64_t init = b.tensor(DType::F32, {3});
+    const int64_t out = b.result(init);
+    for (size_t i = 0; i <= inputMaps.size(); ++i)
+      args.push_back(b.scalar(DType::F32));
+    int64_t f = args[0];
+    for (size_t i = 1; useAll && i < inputMaps.size(); ++i)
+      f = b.op("arith.mulf", {f, args[i]}, DType::F32);
+    const int64_t s = b.op("arith.addf", {args.back(), f}, DType::F32);
+    json maps = json::array();
+    for (const auto &map : inputMaps)
+      maps.push_back(map);
+    maps.push_back({0});
+    operands.push_back(init);
+    Decoded d = decode(b.finish({{"op", "linalg.generic"},
+                                 {"operands", operands},
+                                 {"results", {out}},
+                                 {"indexing_maps", maps},
+                                 {"iterator_types", {"parallel", "reduction"}},
+                                 {"body", b.body(args, {s})}}));
+    StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+    EXPECT_TRUE(nest.isOk());
+    return nest.isOk() ? nest->pointThreads : 0;
+  };
+  EXPECT_EQ(plan({{0, 1}, {0}}, true), 32);     // broadcast row value
+  EXPECT_EQ(plan({{0, 1}, {1}}, true), 32);     // contiguous vector
+  EXPECT_EQ(plan({{1, 0}}, true), 1);           // transposed
+  EXPECT_EQ(plan({{0, 1}, {1, 0}}, true), 1);   // one of them transposed
+  EXPECT_EQ(plan({{0, 1}, {1, 0}}, false), 32); // ... but never read
+}
+
+TEST(CodegenTest, LaunchShapes) {
+  auto shape = [](int pointThreads, int64_t numPoints, int sms,
+                  bool sequential = false) {
+    GeneratedKernel kernel;
+    kernel.pointThreads = pointThreads;
+    kernel.numPoints = numPoints;
+    kernel.numThreads = numPoints * pointThreads;
+    kernel.sequential = sequential;
+    const LaunchShape s = getLaunchShape(kernel, sms);
+    return std::make_pair(s.blocks, s.threads);
+  };
+  using Shape = std::pair<int64_t, int>;
+  // One thread per point: blocks of 256, smaller when the points are few,
+  // at most one wave (2048 threads per multiprocessor).
+  EXPECT_EQ(shape(1, 1000000, 132), Shape(1056, 256));
+  EXPECT_EQ(shape(1, 37, 132), Shape(2, 32));
+  EXPECT_EQ(shape(1, 0, 132), Shape(0, 1));
+  EXPECT_EQ(shape(1, 1, 132, true), Shape(1, 1));
+  // A warp per point: whole warps per block.
+  EXPECT_EQ(shape(32, 3, 132), Shape(3, 32));
+  EXPECT_EQ(shape(32, 8192, 132), Shape(1024, 256));
+  EXPECT_EQ(shape(32, 98304, 132), Shape(1056, 256));
+  // A block of 256 per point.
+  EXPECT_EQ(shape(256, 2, 132), Shape(2, 256));
+  EXPECT_EQ(shape(256, 8192, 132), Shape(1056, 256));
 }
 
 TEST(CodegenTest, LoopOfSizeOneIsParallel) {
@@ -456,7 +794,8 @@ TEST(CodegenTest, NoFusedMultiplyAdd) {
   // NVRTC computes f32 + - * / in f32, which rounds the same as double
   // rounded to f32).
   for (const char *name :
-       {"float ops f64", "float ops f32", "generic matmul"}) {
+       {"float ops f64", "float ops f32", "generic matmul",
+        "cooperative sum of squared deviations over rows of 768"}) {
     std::optional<StructuredCase> c = findCase(name);
     ASSERT_TRUE(c);
     StatusOr<CompiledKernel> ptx =
@@ -465,6 +804,19 @@ TEST(CodegenTest, NoFusedMultiplyAdd) {
     EXPECT_EQ(ptx->image.find("fma."), std::string::npos) << name;
     EXPECT_NE(ptx->image.find("mul.rn."), std::string::npos) << name;
   }
+}
+
+TEST(CodegenTest, CooperativeKernelsShuffle) {
+  // Butterfly shuffles of 64-bit registers; a block reduction's barriers.
+  std::optional<StructuredCase> c =
+      findCase("cooperative bf16 max and f32 sum of exp over rows of 50257");
+  ASSERT_TRUE(c);
+  StatusOr<CompiledKernel> ptx =
+      compileKernelSource(generate(decode(*c)).source, "compute_90");
+  ASSERT_TRUE(ptx.isOk()) << ptx.status().toString();
+  EXPECT_NE(ptx->image.find("shfl.sync.bfly.b32"), std::string::npos);
+  EXPECT_NE(ptx->image.find("bar.sync"), std::string::npos);
+  EXPECT_EQ(ptx->image.find("atom."), std::string::npos);
 }
 
 TEST(CodegenTest, HardwareConversionsOnlyWhereTheGpuHasThem) {

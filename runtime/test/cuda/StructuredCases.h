@@ -2,10 +2,13 @@
 //
 // The instructions the generated kernels are tested on: every body op and
 // dtype, every loop mapping (parallel, in-thread, sequential), reductions,
-// tensor.extract, scalars from outside, aliasing and empty tensors. Each
+// tensor.extract, scalars from outside, aliasing and empty tensors, and
+// the cooperative reductions (a warp or a block per point, Codegen.h). Each
 // case is a value table and one instruction; CodegenTest compiles every
 // case's kernel with NVRTC (no GPU needed), StructuredGpuTest runs it on
-// the GPU and on the host backend and compares.
+// the GPU and on the host backend and compares: bitwise, except float
+// sums and products that a cooperative reduction reassociates, which are
+// compared within the error bound of compareReassociated.
 //
 //===----------------------------------------------------------------------===//
 
@@ -21,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <random>
 #include <string>
@@ -35,8 +39,13 @@ struct ValueSpec {
   std::vector<int64_t> shape;
   /// Shares the buffer of this (earlier) value.
   int64_t aliasOf = -1;
-  /// Integer data in [lo, hi) when hi > lo; else random over the type.
+  /// Integer data in [lo, hi) when hi > lo (for floats too: sums of such
+  /// values are exact in every order while they stay below 2^mantissa);
+  /// else random over the type.
   int64_t lo = 0, hi = 0;
+  /// Floats uniform in [low, high) when high > low, rounded to the dtype,
+  /// a `specials` fraction of them NaN, +inf, -inf, +0 or -0.
+  double low = 0, high = 0, specials = 0;
   /// A scalar from outside the body: its register holds `constant`.
   bool external = false;
   double constant = 0;
@@ -49,6 +58,42 @@ struct ValueSpec {
   }
 };
 
+/// The bytes of every value as the tests write them (makeCaseData with seed
+/// id + 1), by value id; empty for scalars and aliases.
+using CaseData = std::vector<std::vector<uint8_t>>;
+
+/// A float result whose elements combine an initial value and `terms`
+/// values in another order than the host's (a cooperative sum or product).
+struct Reassociated {
+  size_t checked = 0; // index in StructuredCase::checked
+  int64_t terms = 0;
+  /// Per element, from the data in double: S = |init| + sum |term| for a
+  /// sum, |init * prod term| for a product; inf or NaN where a term is.
+  std::function<std::vector<double>(const CaseData &)> magnitude;
+};
+
+/// Element k of float data of `type`, as a double.
+inline double elementAt(DType type, const std::vector<uint8_t> &bytes,
+                        int64_t k) {
+  switch (type) {
+  case DType::F32: {
+    float f;
+    std::memcpy(&f, bytes.data() + 4 * k, 4);
+    return f;
+  }
+  case DType::F64: {
+    double d;
+    std::memcpy(&d, bytes.data() + 8 * k, 8);
+    return d;
+  }
+  default: {
+    uint16_t h;
+    std::memcpy(&h, bytes.data() + 2 * k, 2);
+    return type == DType::BF16 ? bf16ToFloat(h) : f16ToDouble(h);
+  }
+  }
+}
+
 struct StructuredCase {
   std::string name;
   std::vector<ValueSpec> values; // value id = index
@@ -59,6 +104,8 @@ struct StructuredCase {
   bool transcendental = false;
   /// The run fails with an error containing this text.
   std::string runError;
+  /// Results compared within compareReassociated's bound, not bitwise.
+  std::vector<Reassociated> reassociated;
 };
 
 /// Builds one case: values, then a body, then the instruction.
@@ -79,6 +126,14 @@ public:
     const int64_t id = tensor(type, std::move(shape));
     case_.values[id].lo = lo;
     case_.values[id].hi = hi;
+    return id;
+  }
+  int64_t uniformTensor(DType type, std::vector<int64_t> shape, double low,
+                        double high, double specials = 0) {
+    const int64_t id = tensor(type, std::move(shape));
+    case_.values[id].low = low;
+    case_.values[id].high = high;
+    case_.values[id].specials = specials;
     return id;
   }
   /// A tensor like `like` for a result (compared after the run).
@@ -191,6 +246,27 @@ StructuredCase opTable(const std::string &name, std::vector<DType> inputTypes,
   StructuredCase result = b.finish(inst);
   result.transcendental = transcendental;
   return result;
+}
+
+/// Reassociated::magnitude of a reduction whose points are `rows` rows of
+/// `cols` consecutive terms: |init[r]| plus (or times) each |term(data, k)|,
+/// k the term's row-major index.
+inline std::function<std::vector<double>(const CaseData &)>
+rowMagnitude(DType initType, int64_t init, int64_t rows, int64_t cols,
+             std::function<double(const CaseData &, int64_t)> term,
+             bool product = false) {
+  return [=](const CaseData &data) {
+    std::vector<double> magnitude(rows);
+    for (int64_t r = 0; r < rows; ++r) {
+      double s = std::fabs(elementAt(initType, data[init], r));
+      for (int64_t c = 0; c < cols; ++c) {
+        const double t = std::fabs(term(data, r * cols + c));
+        s = product ? s * t : s + t;
+      }
+      magnitude[r] = s;
+    }
+    return magnitude;
+  };
 }
 
 } // namespace detail
@@ -361,13 +437,17 @@ inline std::vector<StructuredCase> getStructuredCases() {
                               {"body", b.body({ax, an, ai}, {v})}}));
   }
 
-  // Reductions: sum of squares over the last dimension (row reduction),
-  // over the first (column reduction), and max over two of three dims.
+  // Reductions: sum of squares over the last dimension (row reduction: a
+  // cooperative one, on integer-valued data, whose sums are exact in every
+  // order), over the first (column reduction, one thread per column), and
+  // max over two of three dims.
   for (int dim : {1, 0}) {
     CaseBuilder b(std::string("reduce sum of squares over dim ") +
                   std::to_string(dim));
-    const int64_t x = b.tensor(DType::F32, {37, 301});
-    const int64_t init = b.tensor(DType::F32, {dim == 1 ? 37 : 301});
+    const int64_t x = dim == 1 ? b.intTensor(DType::F32, {37, 301}, -8, 8)
+                               : b.tensor(DType::F32, {37, 301});
+    const int64_t init = dim == 1 ? b.intTensor(DType::F32, {37}, -8, 8)
+                                  : b.tensor(DType::F32, {301});
     const int64_t out = b.result(init);
     const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
     const int64_t sq = b.op("arith.mulf", {a, a}, DType::F32);
@@ -392,9 +472,10 @@ inline std::vector<StructuredCase> getStructuredCases() {
                               {"body", b.body({a, acc}, {m})}}));
   }
   {
+    // Cooperative; integer-valued, so that every partial sum is exact.
     CaseBuilder b("reduce sum in f16 into a result of its own");
-    const int64_t x = b.tensor(DType::F16, {5, 200});
-    const int64_t init = b.tensor(DType::F16, {5});
+    const int64_t x = b.intTensor(DType::F16, {5, 200}, -8, 8);
+    const int64_t init = b.intTensor(DType::F16, {5}, -8, 8);
     const int64_t out = b.result(init);
     const int64_t a = b.scalar(DType::F16), acc = b.scalar(DType::F16);
     const int64_t sum = b.op("arith.addf", {a, acc}, DType::F16);
@@ -526,10 +607,10 @@ inline std::vector<StructuredCase> getStructuredCases() {
                               {"body", b.body({a, acc}, {s})}}));
   }
   {
-    // Reduce to a rank-0 tensor: one thread, every element in order.
+    // Reduce to a rank-0 tensor: one warp (integer-valued: exact).
     CaseBuilder b("generic full reduction to a scalar tensor");
-    const int64_t x = b.tensor(DType::F32, {3000});
-    const int64_t init = b.tensor(DType::F32, {});
+    const int64_t x = b.intTensor(DType::F32, {3000}, -8, 8);
+    const int64_t init = b.intTensor(DType::F32, {}, -8, 8);
     const int64_t out = b.result(init);
     const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
     const int64_t s = b.op("arith.addf", {acc, a}, DType::F32);
@@ -617,6 +698,333 @@ inline std::vector<StructuredCase> getStructuredCases() {
                               {"results", {out}},
                               {"body", b.body({a, o}, {t})}}));
   }
+
+  // A linalg.generic reducing rows: inputs [rows, cols], outputs [rows]
+  // (linalg.reduce wants an input per output).
+  auto rowGeneric = [](std::vector<int64_t> operands, size_t numInputs,
+                       std::vector<int64_t> results, json body) {
+    json maps = json::array();
+    for (size_t i = 0; i < operands.size(); ++i)
+      maps.push_back(i < numInputs ? json{0, 1} : json{0});
+    return json{{"op", "linalg.generic"},
+                {"operands", operands},
+                {"results", results},
+                {"indexing_maps", maps},
+                {"iterator_types", {"parallel", "reduction"}},
+                {"body", body}};
+  };
+
+  // Cooperative reductions (Codegen.h): a warp per point up to 4096
+  // elements, a block of 256 threads above. Integer-valued floats and the
+  // integer, max and min combines are exact in every order and compared
+  // bitwise; other float sums and products within compareReassociated's
+  // bound.
+  using detail::rowMagnitude;
+  {
+    // Softmax's denominator over rows of 1000: a warp per row.
+    CaseBuilder b("cooperative sum of exp over rows of 1000");
+    const int64_t x = b.uniformTensor(DType::F32, {3, 1000}, -4, 4);
+    const int64_t init = b.uniformTensor(DType::F32, {3}, -4, 4);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t e = b.op("math.exp", {a}, DType::F32);
+    const int64_t sum = b.op("arith.addf", {e, acc}, DType::F32);
+    StructuredCase c = b.finish({{"op", "linalg.reduce"},
+                                 {"operands", {x, init}},
+                                 {"results", {out}},
+                                 {"dimensions", {1}},
+                                 {"body", b.body({a, acc}, {sum})}});
+    c.transcendental = true;
+    c.reassociated.push_back(
+        {0, 1000,
+         rowMagnitude(DType::F32, init, 3, 1000,
+                      [x](const CaseData &d, int64_t k) {
+                        return std::exp(elementAt(DType::F32, d[x], k));
+                      })});
+    cases.push_back(c);
+  }
+  {
+    // Two outputs with their own combines, exact on integer values.
+    CaseBuilder b("cooperative sum and max of integer values over rows of "
+                  "1000");
+    const int64_t x = b.intTensor(DType::F32, {3, 1000}, -8, 8);
+    const int64_t init0 = b.intTensor(DType::F32, {3}, -8, 8);
+    const int64_t init1 = b.tensor(DType::F32, {3});
+    const int64_t out0 = b.result(init0), out1 = b.result(init1);
+    const int64_t a = b.scalar(DType::F32), acc0 = b.scalar(DType::F32),
+                  acc1 = b.scalar(DType::F32);
+    const int64_t sum = b.op("arith.addf", {acc0, a}, DType::F32);
+    const int64_t max = b.op("arith.maximumf", {a, acc1}, DType::F32);
+    cases.push_back(b.finish(rowGeneric({x, init0, init1}, 1, {out0, out1},
+                                        b.body({a, acc0, acc1}, {sum, max}))));
+  }
+  {
+    // Cross-entropy's logsumexp pieces over GPT-2's vocabulary, a block per
+    // row: the bf16 max (exact) and the sum of exp in f32.
+    CaseBuilder b("cooperative bf16 max and f32 sum of exp over rows of 50257");
+    const int64_t x = b.uniformTensor(DType::BF16, {2, 50257}, -4, 4);
+    const int64_t initM = b.uniformTensor(DType::BF16, {2}, -4, 4);
+    const int64_t initS = b.uniformTensor(DType::F32, {2}, 0, 4);
+    const int64_t outM = b.result(initM), outS = b.result(initS);
+    const int64_t a = b.scalar(DType::BF16), accM = b.scalar(DType::BF16),
+                  accS = b.scalar(DType::F32);
+    const int64_t max = b.op("arith.maximumf", {accM, a}, DType::BF16);
+    const int64_t wide = b.op("arith.extf", {a}, DType::F32);
+    const int64_t e = b.op("math.exp", {wide}, DType::F32);
+    const int64_t sum = b.op("arith.addf", {accS, e}, DType::F32);
+    StructuredCase c =
+        b.finish(rowGeneric({x, initM, initS}, 1, {outM, outS},
+                            b.body({a, accM, accS}, {max, sum})));
+    c.transcendental = true;
+    c.reassociated.push_back(
+        {1, 50257,
+         rowMagnitude(DType::F32, initS, 2, 50257,
+                      [x](const CaseData &d, int64_t k) {
+                        return std::exp(elementAt(DType::BF16, d[x], k));
+                      })});
+    cases.push_back(c);
+  }
+  {
+    // Row sums of 50257 f32: integer values (exact) and uniform ones.
+    CaseBuilder b("cooperative f32 sums over rows of 50257");
+    const int64_t x = b.intTensor(DType::F32, {2, 50257}, -8, 8);
+    const int64_t y = b.uniformTensor(DType::F32, {2, 50257}, -1, 1);
+    const int64_t init0 = b.intTensor(DType::F32, {2}, -8, 8);
+    const int64_t init1 = b.uniformTensor(DType::F32, {2}, -1, 1);
+    const int64_t out0 = b.result(init0), out1 = b.result(init1);
+    const int64_t a = b.scalar(DType::F32), c = b.scalar(DType::F32),
+                  acc0 = b.scalar(DType::F32), acc1 = b.scalar(DType::F32);
+    const int64_t sum0 = b.op("arith.addf", {a, acc0}, DType::F32);
+    const int64_t sum1 = b.op("arith.addf", {acc1, c}, DType::F32);
+    StructuredCase sums =
+        b.finish({{"op", "linalg.reduce"},
+                  {"operands", {x, y, init0, init1}},
+                  {"results", {out0, out1}},
+                  {"dimensions", {1}},
+                  {"body", b.body({a, c, acc0, acc1}, {sum0, sum1})}});
+    sums.reassociated.push_back(
+        {1, 50257,
+         rowMagnitude(DType::F32, init1, 2, 50257,
+                      [y](const CaseData &d, int64_t k) {
+                        return elementAt(DType::F32, d[y], k);
+                      })});
+    cases.push_back(sums);
+  }
+  {
+    // 33 < 64 elements: one thread per row, the host's order (exact on the
+    // default data: NaN, infinities, large values).
+    CaseBuilder b("cooperative threshold: rows of 33 stay one thread each");
+    const int64_t x = b.tensor(DType::F32, {5, 33});
+    const int64_t init = b.tensor(DType::F32, {5});
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t sum = b.op("arith.addf", {a, acc}, DType::F32);
+    cases.push_back(b.finish({{"op", "linalg.reduce"},
+                              {"operands", {x, init}},
+                              {"results", {out}},
+                              {"dimensions", {1}},
+                              {"body", b.body({a, acc}, {sum})}}));
+  }
+  {
+    // maximumf/minimumf over NaN, infinities and zeros of both signs (the
+    // products with 0): exact in every order.
+    CaseBuilder b("cooperative max and min with NaN, infinities and signed "
+                  "zeros");
+    const int64_t x = b.tensor(DType::F32, {7, 100});
+    const int64_t init0 = b.tensor(DType::F32, {7});
+    const int64_t init1 = b.tensor(DType::F32, {7});
+    const int64_t init2 = b.tensor(DType::F32, {7});
+    const int64_t out0 = b.result(init0), out1 = b.result(init1),
+                  out2 = b.result(init2);
+    const int64_t a = b.scalar(DType::F32), acc0 = b.scalar(DType::F32),
+                  acc1 = b.scalar(DType::F32), acc2 = b.scalar(DType::F32);
+    const int64_t zero = b.constant(DType::F32, 0.0);
+    const int64_t z = b.op("arith.mulf", {a, zero}, DType::F32);
+    const int64_t max = b.op("arith.maximumf", {acc0, a}, DType::F32);
+    const int64_t min = b.op("arith.minimumf", {a, acc1}, DType::F32);
+    const int64_t maxZero = b.op("arith.maximumf", {acc2, z}, DType::F32);
+    cases.push_back(b.finish(
+        rowGeneric({x, init0, init1, init2}, 1, {out0, out1, out2},
+                   b.body({a, acc0, acc1, acc2}, {max, min, maxZero}))));
+  }
+  {
+    // Rows with a NaN or an infinity are NaN or infinite in every order
+    // (exact); the others within the bound.
+    CaseBuilder b("cooperative sum with NaN and infinities");
+    const int64_t x = b.uniformTensor(DType::F32, {7, 100}, -2, 2, 0.02);
+    const int64_t init = b.uniformTensor(DType::F32, {7}, -2, 2);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t sum = b.op("arith.addf", {acc, a}, DType::F32);
+    StructuredCase c = b.finish({{"op", "linalg.reduce"},
+                                 {"operands", {x, init}},
+                                 {"results", {out}},
+                                 {"dimensions", {1}},
+                                 {"body", b.body({a, acc}, {sum})}});
+    c.reassociated.push_back({0, 100,
+                              rowMagnitude(DType::F32, init, 7, 100,
+                                           [x](const CaseData &d, int64_t k) {
+                                             return elementAt(DType::F32, d[x],
+                                                              k);
+                                           })});
+    cases.push_back(c);
+  }
+  {
+    CaseBuilder b("cooperative product over rows of 300");
+    const int64_t x = b.uniformTensor(DType::F32, {3, 300}, 0.5, 1.5);
+    const int64_t init = b.uniformTensor(DType::F32, {3}, 0.5, 1.5);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t product = b.op("arith.mulf", {a, acc}, DType::F32);
+    StructuredCase c = b.finish({{"op", "linalg.reduce"},
+                                 {"operands", {x, init}},
+                                 {"results", {out}},
+                                 {"dimensions", {1}},
+                                 {"body", b.body({a, acc}, {product})}});
+    c.reassociated.push_back({0, 300,
+                              rowMagnitude(
+                                  DType::F32, init, 3, 300,
+                                  [x](const CaseData &d, int64_t k) {
+                                    return elementAt(DType::F32, d[x], k);
+                                  },
+                                  /*product=*/true)});
+    cases.push_back(c);
+  }
+  for (DType t : {DType::I32, DType::I64, DType::I1}) {
+    // Every integer combine, one output each, the accumulator on either
+    // side: exact (wrapping) in every order.
+    CaseBuilder b(std::string("cooperative integer combines ") +
+                  getDTypeName(t));
+    const char *combines[] = {"arith.addi",  "arith.muli", "arith.maxsi",
+                              "arith.minsi", "arith.andi", "arith.ori",
+                              "arith.xori"};
+    const int64_t x = b.tensor(t, {4, 300});
+    std::vector<int64_t> operands = {x}, results, args, yields;
+    for (size_t k = 0; k < 7; ++k)
+      operands.push_back(b.tensor(t, {4}));
+    for (size_t k = 0; k < 7; ++k)
+      results.push_back(b.result(operands[k + 1]));
+    const int64_t a = b.scalar(t);
+    args.push_back(a);
+    for (size_t k = 0; k < 7; ++k)
+      args.push_back(b.scalar(t));
+    for (size_t k = 0; k < 7; ++k)
+      yields.push_back(b.op(combines[k],
+                            k % 2 ? std::vector<int64_t>{a, args[k + 1]}
+                                  : std::vector<int64_t>{args[k + 1], a},
+                            t));
+    cases.push_back(
+        b.finish(rowGeneric(operands, 1, results, b.body(args, yields))));
+  }
+  {
+    // Layer norm's variance: a generic with the row mean broadcast.
+    CaseBuilder b("cooperative sum of squared deviations over rows of 768");
+    const int64_t x = b.uniformTensor(DType::F32, {6, 768}, -3, 3);
+    const int64_t mean = b.uniformTensor(DType::F32, {6}, -0.5, 0.5);
+    const int64_t init = b.uniformTensor(DType::F32, {6}, 0, 1);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), m = b.scalar(DType::F32),
+                  acc = b.scalar(DType::F32);
+    const int64_t d = b.op("arith.subf", {a, m}, DType::F32);
+    const int64_t sq = b.op("arith.mulf", {d, d}, DType::F32);
+    const int64_t sum = b.op("arith.addf", {acc, sq}, DType::F32);
+    StructuredCase c = b.finish({{"op", "linalg.generic"},
+                                 {"operands", {x, mean, init}},
+                                 {"results", {out}},
+                                 {"indexing_maps", {{0, 1}, {0}, {0}}},
+                                 {"iterator_types", {"parallel", "reduction"}},
+                                 {"body", b.body({a, m, acc}, {sum})}});
+    c.reassociated.push_back(
+        {0, 768,
+         rowMagnitude(DType::F32, init, 6, 768,
+                      [x, mean](const CaseData &data, int64_t k) {
+                        const double v =
+                            elementAt(DType::F32, data[x], k) -
+                            elementAt(DType::F32, data[mean], k / 768);
+                        return v * v;
+                      })});
+    cases.push_back(c);
+  }
+  {
+    // Two reduced loops flattened into a warp's elements (3 x 40 per point),
+    // with linalg.index of both; exact.
+    CaseBuilder b("cooperative reduction over loops 0 and 2 with linalg.index");
+    const int64_t x = b.intTensor(DType::F32, {3, 4, 40}, -8, 8);
+    const int64_t init0 = b.intTensor(DType::F32, {4}, -8, 8);
+    const int64_t init1 = b.intTensor(DType::I64, {4}, -100, 100);
+    const int64_t out0 = b.result(init0), out1 = b.result(init1);
+    const int64_t a = b.scalar(DType::F32), acc0 = b.scalar(DType::F32),
+                  acc1 = b.scalar(DType::I64);
+    const int64_t sum = b.op("arith.addf", {acc0, a}, DType::F32);
+    const int64_t i0 = b.index(0), i2 = b.index(2);
+    const int64_t thousand = b.constant(DType::Index, 1000);
+    const int64_t scaled = b.op("arith.muli", {i0, thousand}, DType::Index);
+    const int64_t w = b.op("arith.addi", {scaled, i2}, DType::Index);
+    const int64_t wide = b.op("arith.index_cast", {w}, DType::I64);
+    const int64_t indices = b.op("arith.addi", {wide, acc1}, DType::I64);
+    cases.push_back(
+        b.finish({{"op", "linalg.generic"},
+                  {"operands", {x, init0, init1}},
+                  {"results", {out0, out1}},
+                  {"indexing_maps", {{0, 1, 2}, {1}, {1}}},
+                  {"iterator_types", {"reduction", "parallel", "reduction"}},
+                  {"body", b.body({a, acc0, acc1}, {sum, indices})}}));
+  }
+  {
+    // A block per point over two reduced dims (64 x 100 elements); exact.
+    CaseBuilder b("cooperative block reduction over dims 1 and 2");
+    const int64_t x = b.intTensor(DType::F32, {2, 64, 100}, -8, 8);
+    const int64_t init = b.intTensor(DType::F32, {2}, -8, 8);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t sum = b.op("arith.addf", {a, acc}, DType::F32);
+    cases.push_back(b.finish({{"op", "linalg.reduce"},
+                              {"operands", {x, init}},
+                              {"results", {out}},
+                              {"dimensions", {1, 2}},
+                              {"body", b.body({a, acc}, {sum})}}));
+  }
+  for (bool outOfRange : {false, true}) {
+    // tensor.extract inside a cooperative sum: an index outside the table is
+    // reported as on the other paths.
+    CaseBuilder b(outOfRange ? "cooperative sum of tensor.extract out of range"
+                             : "cooperative sum of tensor.extract");
+    const int64_t tokens =
+        b.intTensor(DType::I64, {3, 100}, 0, outOfRange ? 40 : 17);
+    const int64_t table = b.intTensor(DType::F32, {17}, -8, 8);
+    const int64_t init = b.intTensor(DType::F32, {3}, -8, 8);
+    const int64_t out = b.result(init);
+    const int64_t tok = b.scalar(DType::I64), acc = b.scalar(DType::F32);
+    const int64_t row = b.op("arith.index_cast", {tok}, DType::Index);
+    const int64_t v = b.op("tensor.extract", {table, row}, DType::F32);
+    const int64_t sum = b.op("arith.addf", {acc, v}, DType::F32);
+    StructuredCase c = b.finish({{"op", "linalg.generic"},
+                                 {"operands", {tokens, init}},
+                                 {"results", {out}},
+                                 {"indexing_maps", {{0, 1}, {0}}},
+                                 {"iterator_types", {"parallel", "reduction"}},
+                                 {"body", b.body({tok, acc}, {sum})}});
+    if (outOfRange)
+      c.runError = "tensor.extract index ";
+    cases.push_back(c);
+  }
+  {
+    // An input strided along the reduced loop (a transposed operand): one
+    // thread per point, whose neighbours read neighbouring elements; exact.
+    CaseBuilder b("cooperative rule: a strided input stays one thread per "
+                  "point");
+    const int64_t x = b.intTensor(DType::F32, {1000, 3}, -8, 8);
+    const int64_t init = b.intTensor(DType::F32, {3}, -8, 8);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t sum = b.op("arith.addf", {acc, a}, DType::F32);
+    cases.push_back(b.finish({{"op", "linalg.generic"},
+                              {"operands", {x, init}},
+                              {"results", {out}},
+                              {"indexing_maps", {{1, 0}, {0}}},
+                              {"iterator_types", {"parallel", "reduction"}},
+                              {"body", b.body({a, acc}, {sum})}}));
+  }
   return cases;
 }
 
@@ -651,9 +1059,21 @@ inline std::vector<uint8_t> makeCaseData(const ValueSpec &value,
           0.0,  -0.0, inf,  -inf,  std::numeric_limits<double>::quiet_NaN(),
           1.0,  -1.0, tiny, -tiny, huge,
           -huge};
-      const double r = unit(rng);
       double v;
-      if (r < 0.05) {
+      const double r =
+          value.hi > value.lo || value.high > value.low ? 1 : unit(rng);
+      if (value.hi > value.lo) {
+        v = static_cast<double>(
+            value.lo + static_cast<int64_t>(
+                           rng() % static_cast<uint64_t>(value.hi - value.lo)));
+      } else if (value.high > value.low) {
+        const double few[] = {std::numeric_limits<double>::quiet_NaN(), inf,
+                              -inf, 0.0, -0.0};
+        if (unit(rng) < value.specials)
+          v = few[rng() % 5];
+        else
+          v = value.low + (value.high - value.low) * unit(rng);
+      } else if (r < 0.05) {
         v = specials[rng() % (sizeof(specials) / sizeof(specials[0]))];
       } else if (r < 0.15) {
         v = static_cast<double>(static_cast<int64_t>(rng() % 17) - 8);
@@ -771,6 +1191,100 @@ inline std::string compareCaseData(DType type,
     return text;
   }
   return "";
+}
+
+inline CaseData makeAllCaseData(const StructuredCase &c) {
+  CaseData data(c.values.size());
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (c.values[i].isTensor && c.values[i].aliasOf < 0)
+      data[i] = makeCaseData(c.values[i], i + 1);
+  return data;
+}
+
+/// "" when every element of `actual` is within the reassociation bound of
+/// `expected` (the host's), else the first that is not.
+///
+/// The bound. Combining an initial value and n terms in any order is a
+/// binary tree of n additions (or multiplications), each rounded once to
+/// the dtype, so |computed - exact| <= gamma_n * S, gamma_n = n u / (1 - n u),
+/// with u the dtype's unit roundoff (2^-24 f32, 2^-53 f64, 2^-8 bf16, 2^-11
+/// f16) and S = |init| + sum |term_i| (products: |init * prod term_i|)
+/// (Higham, Accuracy and Stability of Numerical Algorithms, 2nd ed., 4.2
+/// and Lemma 3.1). The host's sequential order and the GPU's tree both
+/// satisfy it, hence |gpu - host| <= 2 gamma_n S; plus 4 u S because S is
+/// computed from the exact terms (each rounds once, u) and a transcendental
+/// term may differ by an ulp (2u) between CUDA's libm and glibc. It holds
+/// while nothing overflows: an element whose S is not finite (an infinite
+/// or NaN term) must match exactly (NaN any NaN), and one whose bound
+/// reaches the dtype's largest value is an error of the case. The bound
+/// uses the worst order (n roundings per term) rather than the GPU's
+/// shallower tree, so it does not depend on the kernel's shape.
+inline std::string compareReassociated(DType type,
+                                       const std::vector<uint8_t> &expected,
+                                       const std::vector<uint8_t> &actual,
+                                       int64_t terms,
+                                       const std::vector<double> &magnitude) {
+  if (expected.size() != actual.size())
+    return "sizes differ";
+  const int mantissa = type == DType::F32    ? 23
+                       : type == DType::F64  ? 52
+                       : type == DType::BF16 ? 7
+                                             : 10;
+  const double largest = type == DType::F32    ? 3.4028234663852886e38
+                         : type == DType::F64  ? 1.7976931348623157e308
+                         : type == DType::BF16 ? 3.3895313892515355e38
+                                               : 65504.0;
+  const double u = std::ldexp(1.0, -(mantissa + 1));
+  const double nu = static_cast<double>(terms) * u;
+  if (nu >= 0.5)
+    return "no useful bound for " + std::to_string(terms) + " terms";
+  const double factor = 2 * nu / (1 - nu) + 4 * u;
+  const int64_t numel =
+      static_cast<int64_t>(expected.size()) / getDTypeWidth(type);
+  if (static_cast<int64_t>(magnitude.size()) != numel)
+    return "the magnitudes do not match the result";
+  for (int64_t k = 0; k < numel; ++k) {
+    const double a = elementAt(type, expected, k);
+    const double b = elementAt(type, actual, k);
+    const double s = magnitude[k];
+    char text[200];
+    if (!std::isfinite(s)) {
+      if ((std::isnan(a) && std::isnan(b)) || a == b)
+        continue;
+      std::snprintf(text, sizeof(text),
+                    "element %lld: expected %.9g, got %.9g (not finite: "
+                    "exact)",
+                    static_cast<long long>(k), a, b);
+      return text;
+    }
+    const double bound = factor * s;
+    if (s * (1 + factor) >= largest)
+      return "element " + std::to_string(k) + ": a partial result may overflow";
+    if (std::fabs(a - b) <= bound)
+      continue;
+    std::snprintf(text, sizeof(text),
+                  "element %lld: expected %.9g, got %.9g, more than %.3g "
+                  "apart (S = %.6g, n = %lld)",
+                  static_cast<long long>(k), a, b, bound, s,
+                  static_cast<long long>(terms));
+    return text;
+  }
+  return "";
+}
+
+/// Compares result k (StructuredCase::checked[k]) of `c`: within the
+/// reassociation bound when `c` lists it, else bitwise (NaN any NaN; an
+/// ulp of slack for transcendental cases).
+inline std::string compareCaseResult(const StructuredCase &c, size_t k,
+                                     const std::vector<uint8_t> &expected,
+                                     const std::vector<uint8_t> &actual,
+                                     const CaseData &data) {
+  const DType type = c.values[c.checked[k]].dtype;
+  for (const Reassociated &r : c.reassociated)
+    if (r.checked == k)
+      return compareReassociated(type, expected, actual, r.terms,
+                                 r.magnitude(data));
+  return compareCaseData(type, expected, actual, c.transcendental ? 1 : 0);
 }
 
 } // namespace zero::runtime::test

@@ -355,11 +355,19 @@ CudaDevice::prepareGroup(const std::vector<const Instruction *> &group) {
                       describe() + ": prepare before load");
   for (const Instruction *inst : group)
     ZERO_RETURN_IF_ERROR(host::checkInstruction(*inst, *schedule_));
+  // One by one where a later step's result reuses an earlier one's memory.
+  if (!isFusableOptimizerGroup(group, *schedule_))
+    return std::unique_ptr<PreparedOp>();
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   // One multi-tensor launch for the whole run of optimizer steps.
-  return group.front()->code() == OpCode::Adam
-             ? prepareAdamGroup(group, ctx_)
-             : prepareSgdGroup(group, ctx_);
+  PreparedOpOr op = group.front()->code() == OpCode::Adam
+                        ? prepareAdamGroup(group, ctx_)
+                        : prepareSgdGroup(group, ctx_);
+  if (!op.isOk())
+    return op.status();
+  // Run from the compute thread, like every other op.
+  return std::unique_ptr<PreparedOp>(
+      new CurrentDeviceOp(ordinal_, std::move(*op)));
 }
 
 StatusOr<std::unique_ptr<PreparedOp>>

@@ -149,6 +149,13 @@ PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
                               const CudaContext &ctx);
 PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
                              const CudaContext &ctx);
+/// Whether a group can be one launch: the host runs its instructions one
+/// after another, so a later instruction's result may reuse the memory of an
+/// earlier one's gradient (dead by then); one launch, whose moves all run
+/// first and whose blocks run in any order, needs every instruction's
+/// results to share no byte with another instruction's tensors.
+bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
+                             const Schedule &schedule);
 
 //===----------------------------------------------------------------------===//
 // Shared helpers

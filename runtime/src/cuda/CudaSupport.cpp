@@ -294,6 +294,39 @@ void storeHostElement(void *data, DType type, int64_t index, Scalar value) {
   }
 }
 
+bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
+                             const Schedule &schedule) {
+  struct Range {
+    size_t inst;
+    MemorySpace space;
+    int64_t begin, end;
+  };
+  std::vector<Range> results, tensors;
+  for (size_t i = 0; i < group.size(); ++i) {
+    auto add = [&](const std::vector<int64_t> &ids, bool isResult) {
+      for (int64_t id : ids) {
+        const ValueInfo &value = schedule.values().values[id];
+        if (!value.isTensor || value.numel == 0)
+          continue;
+        const BufferInfo &buffer = schedule.bufferOf(id);
+        Range range{i, buffer.space, buffer.offset,
+                    buffer.offset + value.numel * getDTypeWidth(value.dtype)};
+        tensors.push_back(range);
+        if (isResult)
+          results.push_back(range);
+      }
+    };
+    add(group[i]->operands, false);
+    add(group[i]->results, true);
+  }
+  for (const Range &r : results)
+    for (const Range &t : tensors)
+      if (r.inst != t.inst && r.space == t.space && r.begin < t.end &&
+          t.begin < r.end)
+        return false;
+  return true;
+}
+
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
   std::vector<int64_t> strides(shape.size(), 1);
   for (size_t i = shape.size(); i-- > 1;)

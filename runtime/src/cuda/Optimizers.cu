@@ -236,7 +236,13 @@ __global__ void __launch_bounds__(kThreads)
   const double lr = registers[t.lrRegister].f;
   const long long step = registers[t.stepRegister].i;
   if (t.biasCorrection && step < 1) {
-    if (threadIdx.x == 0)
+    // The host stops at the group's first failing instruction: only its
+    // chunks report, whichever block runs first.
+    bool first = true;
+    for (int32_t e = 0; e < chunk.tensor && first; ++e)
+      first = !(tensors[e].biasCorrection &&
+                registers[tensors[e].stepRegister].i < 1);
+    if (threadIdx.x == 0 && first)
       raiseDeviceError(errors, t.site, 0, step, stepNumber);
     return; // the host updates nothing either
   }

@@ -8,6 +8,11 @@
 // (empty, 1, 3, 4099, 65536 + 5 elements), the state results in place and
 // in buffers of their own.
 //
+// Runs of consecutive steps are one multi-tensor launch (a group): several
+// parameters of mixed types and sizes in one schedule, a group whose later
+// result reuses an earlier gradient's memory (which must not be fused), and
+// the error of a group whose steps are all below one.
+//
 // Tolerances. The kernels perform the host's float operations one by one
 // (same fma calls, same rounding), so f32, bf16 and f16 results are equal
 // bit for bit, except that the bias corrections 1 - beta^t use CUDA's pow
@@ -19,7 +24,10 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CudaOps.h"
 #include "CudaTestUtil.h"
+
+#include <thread>
 
 using namespace zero::runtime;
 using namespace zero::runtime::cudatest;
@@ -231,6 +239,224 @@ TEST(CudaOptimizers, SgdMatchesTheHost) {
       }
     }
   }
+}
+
+/// One parameter of an optimizer group.
+struct GroupMember {
+  OptimizerTypes types;
+  int64_t numel;
+};
+
+struct GroupIds {
+  int64_t param, grad, m, v, param2, m2, v2;
+};
+
+/// Consecutive zero.adam (or zero.sgd) steps, one per member, sharing the
+/// step and lr registers (read from two rank-0 tensors first). The states
+/// are updated in place; the params too, unless `reuseGrads`: then member
+/// k's param result lives in member k - 1's gradient (dead once step k - 1
+/// has run), which the members' shapes must allow.
+struct GroupSchedule {
+  ScheduleBuilder b;
+  std::vector<GroupIds> ids;
+  int64_t stepTensor = -1, lrTensor = -1;
+};
+
+GroupSchedule optimizerGroup(bool adam, const std::vector<GroupMember> &members,
+                             bool reuseGrads) {
+  GroupSchedule g;
+  ScheduleBuilder &b = g.b;
+  for (const GroupMember &member : members) {
+    const OptimizerTypes &t = member.types;
+    GroupIds ids{};
+    ids.param = b.tensor(t.param, {member.numel});
+    ids.grad = b.tensor(t.grad, {member.numel});
+    ids.m = b.tensor(t.m, {member.numel});
+    ids.v = adam ? b.tensor(t.v, {member.numel}) : -1;
+    g.ids.push_back(ids);
+  }
+  g.stepTensor = b.tensor(DType::I64, {});
+  g.lrTensor = b.tensor(DType::F32, {});
+  const int64_t step = adam ? b.extract(g.stepTensor, DType::I64) : -1;
+  const int64_t lr = b.extract(g.lrTensor, DType::F32);
+  for (size_t k = 0; k < members.size(); ++k) {
+    const OptimizerTypes &t = members[k].types;
+    GroupIds &ids = g.ids[k];
+    ids.param2 = b.tensor(t.param, {members[k].numel},
+                          reuseGrads && k > 0 ? g.ids[k - 1].grad : ids.param);
+    ids.m2 = b.tensor(t.m, {members[k].numel}, ids.m);
+    if (adam) {
+      ids.v2 = b.tensor(t.v, {members[k].numel}, ids.v);
+      b.op({{"op", "zero.adam"},
+            {"beta1", 0.9},
+            {"beta2", 0.999},
+            {"eps", 1e-8},
+            {"weight_decay", 0.01 * static_cast<double>(k)},
+            {"mode", k % 2 ? "l2" : "adamw"},
+            {"bias_correction", true},
+            {"operands", {ids.param, ids.grad, ids.m, ids.v, step, lr}},
+            {"results", {ids.param2, ids.m2, ids.v2}}});
+    } else {
+      b.op({{"op", "zero.sgd"},
+            {"momentum", 0.9},
+            {"dampening", 0.0},
+            {"weight_decay", 0.01 * static_cast<double>(k)},
+            {"nesterov", k % 2 == 1},
+            {"operands", {ids.param, ids.grad, ids.m, lr}},
+            {"results", {ids.param2, ids.m2}}});
+    }
+  }
+  return g;
+}
+
+std::vector<const Instruction *> optimizerSteps(const Schedule &schedule) {
+  std::vector<const Instruction *> steps;
+  for (const Instruction &inst : schedule.streams()[0].instructions)
+    if (inst.kind == Instruction::Kind::Compute &&
+        (inst.code() == OpCode::Adam || inst.code() == OpCode::Sgd))
+      steps.push_back(&inst);
+  return steps;
+}
+
+const std::vector<GroupMember> &mixedMembers() {
+  const DType f32 = DType::F32, f64 = DType::F64, bf16 = DType::BF16;
+  static const std::vector<GroupMember> members = {
+      {{f32, f32, f32, f32}, 4099},
+      {{bf16, bf16, f32, f32}, 65536 + 5},
+      {{f64, f64, f64, f64}, 3},
+      {{f32, f32, f32, f32}, 0},
+      {{f32, bf16, f32, f32}, 65536 * 2}};
+  return members;
+}
+
+const std::vector<GroupMember> &sameMembers() {
+  const DType f32 = DType::F32;
+  static const std::vector<GroupMember> members = {
+      {{f32, f32, f32, f32}, 4099},
+      {{f32, f32, f32, f32}, 4099},
+      {{f32, f32, f32, f32}, 4099}};
+  return members;
+}
+
+// Plain C++: runs without a GPU.
+TEST(CudaOptimizers, GroupsOnlyStepsWhoseMemoryIsDisjoint) {
+  for (bool adam : {true, false}) {
+    for (bool reuse : {false, true}) {
+      GroupSchedule g = optimizerGroup(adam, sameMembers(), reuse);
+      StatusOr<Schedule> schedule = Schedule::parse(g.b.text(), "t.json");
+      ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
+      std::vector<const Instruction *> steps = optimizerSteps(*schedule);
+      ASSERT_EQ(steps.size(), 3u);
+      EXPECT_EQ(cuda::isFusableOptimizerGroup(steps, *schedule), !reuse)
+          << (adam ? "adam" : "sgd") << (reuse ? " reusing grads" : "");
+      // Each step alone is its own group.
+      EXPECT_TRUE(cuda::isFusableOptimizerGroup({steps[1]}, *schedule));
+    }
+  }
+}
+
+/// Runs `steps` steps of a group on the host and the GPU and compares.
+void expectGroupMatchesTheHost(bool adam,
+                               const std::vector<GroupMember> &members,
+                               bool reuseGrads, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  GroupSchedule g = optimizerGroup(adam, members, reuseGrads);
+  Runner r(g.b);
+  ZERO_ASSERT_RUNNER(r);
+  for (size_t k = 0; k < members.size(); ++k) {
+    const OptimizerTypes &t = members[k].types;
+    const int64_t n = members[k].numel;
+    r.write(g.ids[k].param, randomBytes(t.param, n, rng));
+    r.write(g.ids[k].m, randomBytes(t.m, n, rng, 0.1));
+    if (adam) {
+      Bytes v = randomBytes(t.v, n, rng, 0.01);
+      for (int64_t i = 0; i < n; ++i)
+        setFloat(v, t.v, i, std::fabs(floatAt(v, t.v, i)));
+      r.write(g.ids[k].v, v);
+    }
+  }
+  for (int64_t s = 1; s <= 3; ++s) {
+    for (size_t k = 0; k < members.size(); ++k)
+      r.write(g.ids[k].grad, randomBytes(members[k].types.grad,
+                                         members[k].numel, rng, 0.5));
+    Bytes stepBytes = makeBytes(DType::I64, 1);
+    setInt(stepBytes, DType::I64, 0, s);
+    r.write(g.stepTensor, stepBytes);
+    Bytes lrBytes = makeBytes(DType::F32, 1);
+    setFloat(lrBytes, DType::F32, 0, 1e-3 * s);
+    r.write(g.lrTensor, lrBytes);
+    r.step();
+    std::vector<Bytes> params;
+    for (size_t k = 0; k < members.size(); ++k) {
+      const OptimizerTypes &t = members[k].types;
+      const GroupIds &ids = g.ids[k];
+      const std::string what =
+          std::string(adam ? "adam" : "sgd") + " group member " +
+          std::to_string(k) + (reuseGrads ? " (reusing grads)" : "") +
+          " step " + std::to_string(s);
+      params.push_back(r.readHost(ids.param2));
+      expectClose(params.back(), r.readGpu(ids.param2), t.param,
+                  what + " param");
+      expectClose(r.readHost(ids.m2), r.readGpu(ids.m2), t.m, what + " m");
+      if (adam)
+        expectClose(r.readHost(ids.v2), r.readGpu(ids.v2), t.v, what + " v");
+    }
+    // Params updated elsewhere: the next step starts from the host's.
+    for (size_t k = 0; k < members.size(); ++k)
+      if (g.ids[k].param2 != g.ids[k].param)
+        r.write(g.ids[k].param, params[k]);
+  }
+}
+
+TEST(CudaOptimizers, GroupsMatchTheHost) {
+  ZERO_REQUIRE_GPU();
+  for (bool adam : {true, false}) {
+    expectGroupMatchesTheHost(adam, mixedMembers(), false, 41);
+    expectGroupMatchesTheHost(adam, sameMembers(), true, 42);
+  }
+}
+
+TEST(CudaOptimizers, AdamGroupWithStepsBelowOneFailsLikeTheHost) {
+  ZERO_REQUIRE_GPU();
+  // Every member fails; the host names the first, and so must the GPU,
+  // whichever of the launch's blocks runs first.
+  GroupSchedule g = optimizerGroup(true, mixedMembers(), false);
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    Runner r(g.b);
+    ZERO_ASSERT_RUNNER(r);
+    auto [host, gpu] = r.failingStep();
+    EXPECT_NE(host, "");
+    EXPECT_EQ(host, gpu);
+  }
+}
+
+TEST(CudaOptimizers, GroupRunsOnItsGpuFromAnyThread) {
+  ZERO_REQUIRE_GPU();
+  int count = 0;
+  if (gpuTestsOnHost() || cudaGetDeviceCount(&count) != cudaSuccess ||
+      count < 2)
+    GTEST_SKIP() << "needs two GPUs";
+  // GPU 1's executor stepped from a new thread, whose current GPU is 0.
+  GroupSchedule g = optimizerGroup(true, sameMembers(), false);
+  StatusOr<Schedule> parsed = Schedule::parse(g.b.text(), "t.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  auto schedule = std::make_shared<const Schedule>(std::move(*parsed));
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Device>> device = createCudaDevice(1);
+  ASSERT_TRUE(device.isOk()) << device.status().toString();
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(schedule, std::move(*device), *comm, {});
+  ASSERT_TRUE(executor.isOk()) << executor.status().toString();
+  Bytes one = makeBytes(DType::I64, 1);
+  setInt(one, DType::I64, 0, 1);
+  ASSERT_TRUE((*executor)->writeTensor(g.stepTensor, one.data()).isOk());
+  Status status = Status::ok();
+  std::thread stepper([&] {
+    StatusOr<StepStats> stats = (*executor)->step();
+    status = stats.status();
+  });
+  stepper.join();
+  EXPECT_TRUE(status.isOk()) << status.toString();
 }
 
 } // namespace

@@ -57,6 +57,8 @@ TEST(CudaDataMovement, Transpose) {
       {{2, 3, 4, 5, 6}, {4, 3, 2, 1, 0}},
       {{3, 4, 5}, {0, 1, 2}},        // identity: a memcpy
       {{4, 6, 8}, {1, 0, 2}},        // inner dim kept: widened
+      {{70000, 2, 3}, {0, 2, 1}},    // more outer tiles than grid.z takes
+      {{2, 2100000}, {1, 0}},        // more row tiles than grid.y: generic
   };
   std::mt19937_64 rng(1);
   for (DType type : allDTypes()) {

@@ -11,6 +11,8 @@ static const char *kNoCuda =
 
 bool hasCudaBackend() { return false; }
 
+void prepareProcessForCuda() {}
+
 StatusOr<std::unique_ptr<Device>> createCudaDevice(int) {
   return ZERO_ERROR(kUnavailable, kNoCuda);
 }

@@ -68,6 +68,8 @@ Session::create(std::shared_ptr<const Schedule> schedule,
   std::unique_ptr<Session> session(new Session());
   session->options_ = std::move(options);
   const SessionOptions &o = session->options_;
+  if (o.device == DeviceKind::Cuda)
+    prepareProcessForCuda(); // before MPI, which may initialize CUDA
   if (o.useMpi) {
     MpiOptions mpi;
     mpi.timeoutSeconds = o.commTimeoutSeconds;

@@ -559,12 +559,12 @@ void CudaDevice::clearTimeMarks() {
 
 bool hasCudaBackend() { return true; }
 
-StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal) {
-  // Load every module when it is loaded, not at its first launch: lazy
-  // loading in the middle of a step can deadlock against NCCL's kernels,
-  // which spin until their peers arrive. Before the first CUDA call, unless
-  // the user chose otherwise.
+void prepareProcessForCuda() {
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
+}
+
+StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal) {
+  prepareProcessForCuda();
   int count = 0;
   const cudaError_t code = cudaGetDeviceCount(&count);
   if (code == cudaErrorNoDevice || (code == cudaSuccess && count == 0))

@@ -115,6 +115,13 @@ std::unique_ptr<Device> createHostDevice();
 
 /// Whether this build has the CUDA backend.
 bool hasCudaBackend();
+/// The process-wide settings the CUDA backend needs before anything
+/// initializes CUDA, which a CUDA-aware MPI may do in MPI_Init: call it
+/// before the communicators (createCudaDevice calls it too). Eager module
+/// loading, unless the user set CUDA_MODULE_LOADING: a kernel loaded at its
+/// first launch, inside a step, can deadlock against NCCL kernels spinning
+/// for their peers. A no-op without the backend.
+void prepareProcessForCuda();
 /// The CUDA backend on GPU `ordinal`. Fails with one line naming the cause
 /// when the build has no CUDA backend, or there is no driver or device.
 StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal);

@@ -43,6 +43,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from intervals import intersection, total, union  # noqa: E402
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 MODEL = ("--num-layers 4 --hidden-size 128 --num-attention-heads 4 "
          "--seq-length 64 --batch-size 8 --vocab-size 76")
@@ -87,36 +90,6 @@ def compile_flags(stage, buckets):
     return flags
 
 
-def union(intervals):
-    """Sorted, merged [start, end) intervals."""
-    merged = []
-    for start, end in sorted(intervals):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return merged
-
-
-def total(intervals):
-    return sum(end - start for start, end in intervals)
-
-
-def overlap(a, b):
-    """Length of the intersection of two merged interval lists."""
-    i = j = 0
-    length = 0.0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if hi > lo:
-            length += hi - lo
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return length
-
-
 def analyze_trace(path, warmup):
     """(comm busy us, hidden us, compute-stream wait us, steps) summed over
     ranks and the steps after the warm-up."""
@@ -150,7 +123,7 @@ def analyze_trace(path, warmup):
             continue
         c = union(intervals)
         comm += total(c)
-        hidden += overlap(c, union(busy.get((pid, "compute", step), [])))
+        hidden += intersection(c, union(busy.get((pid, "compute", step), [])))
     return comm, hidden, waits, len(steps)
 
 

@@ -47,6 +47,8 @@ import subprocess
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.dirname(HERE))
+from intervals import intersection, total, union  # noqa: E402
 
 
 # ---------------------------------------------------------------------------
@@ -448,34 +450,6 @@ def load_trace(path):
     return out
 
 
-def union(intervals):
-    merged = []
-    for start, end in sorted(intervals):
-        if merged and start <= merged[-1][1]:
-            merged[-1][1] = max(merged[-1][1], end)
-        else:
-            merged.append([start, end])
-    return merged
-
-
-def length(intervals):
-    return sum(end - start for start, end in intervals)
-
-
-def intersection(a, b):
-    i = j = 0
-    total = 0.0
-    while i < len(a) and j < len(b):
-        lo, hi = max(a[i][0], b[j][0]), min(a[i][1], b[j][1])
-        if hi > lo:
-            total += hi - lo
-        if a[i][1] < b[j][1]:
-            i += 1
-        else:
-            j += 1
-    return total
-
-
 def overlap(path, warmup=0):
     """Comm busy, hidden and exposed time (us per rank and step), the hidden
     fraction, and the steps counted."""
@@ -498,7 +472,7 @@ def overlap(path, warmup=0):
             continue
         ranks.add(pid)
         c = union(intervals)
-        comm += length(c)
+        comm += total(c)
         hidden += intersection(c, union(busy.get((pid, "compute", step), [])))
     per = max(1, len(steps)) * max(1, len(ranks))
     return {"comm_busy_us": comm / per, "hidden_us": hidden / per,

@@ -83,6 +83,7 @@ void forEachField(Config &config, Fn &&fn) {
   fn("optimizer.params.eps", optimizer.eps);
   fn("optimizer.params.weight_decay", optimizer.weightDecay);
   fn("optimizer.params.adam_w_mode", optimizer.adamWMode);
+  fn("optimizer.params.bias_correction", optimizer.biasCorrection);
   fn("optimizer.params.momentum", optimizer.momentum);
   fn("optimizer.params.dampening", optimizer.dampening);
   fn("optimizer.params.nesterov", optimizer.nesterov);

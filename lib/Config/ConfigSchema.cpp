@@ -290,8 +290,7 @@ const KnobInfo kKnobs[] = {
         .appliesTo("Adam|AdamW"),
     boolean("optimizer.params.bias_correction", "true",
             "Adam's bias correction.")
-        .appliesTo("Adam|AdamW")
-        .refused("Adam without bias correction is not supported yet"),
+        .appliesTo("Adam|AdamW"),
     boolean("optimizer.params.amsgrad", "false", "The AMSGrad variant.")
         .appliesTo("Adam|AdamW")
         .refused("AMSGrad is not supported yet"),

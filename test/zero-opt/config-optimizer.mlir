@@ -10,6 +10,8 @@
 // RUN:   | FileCheck %s --check-prefix=ADAMW
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/adam-l2.json --zero-world-size=2 \
 // RUN:   | FileCheck %s --check-prefix=ADAM-L2
+// RUN: zero-opt %t.mlir --zero-config=%S/Inputs/adam-no-bias-correction.json \
+// RUN:   --zero-world-size=2 | FileCheck %s --check-prefix=NO-BIAS-CORRECTION
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/sgd.json --zero-world-size=2 \
 // RUN:   | FileCheck %s --check-prefix=SGD
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/sgd-dampening.json --zero-world-size=2 \
@@ -34,6 +36,10 @@
 
 // "Adam" with adam_w_mode false: L2 weight decay.
 // ADAM-L2: zero.adam {{.*}} {mode = #zero.adam_mode<l2>, weight_decay = 1.000000e-01 : f64,
+
+// bias_correction false: the moments are not divided by 1 - beta^t (the op's
+// attribute; the runtime's kernels honour it, runtime/test/HostOptimizerTest).
+// NO-BIAS-CORRECTION-COUNT-4: zero.adam {{.*}}bias_correction = false
 
 // "sgd" (case-insensitive, as in DeepSpeed) with momentum: one momentum
 // buffer per parameter, no Adam moments.

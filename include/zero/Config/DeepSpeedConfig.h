@@ -125,6 +125,8 @@ struct OptimizerConfig {
   /// Adam family: decoupled weight decay. True for AdamW, and for Adam unless
   /// `adam_w_mode` is false (DeepSpeed's default makes "Adam" AdamW).
   bool adamWMode = false;
+  /// Adam family: divide the moments by 1 - beta^t (DeepSpeed's default).
+  bool biasCorrection = true;
   double momentum = 0;
   double dampening = 0;
   bool nesterov = false;

@@ -298,7 +298,8 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
     auto adam = AdamOp::create(
         b, loc, param, grad, states[0], states[1], step, lr,
         APFloat(beta1.getValue()), APFloat(beta2.getValue()),
-        APFloat(eps.getValue()), APFloat(weightDecay.getValue()), mode);
+        APFloat(eps.getValue()), APFloat(weightDecay.getValue()), mode,
+        biasCorrection);
     return {adam.getParamOut(), adam.getExpAvgOut(), adam.getExpAvgSqOut()};
   }
   if (momentum > 0) {

@@ -221,6 +221,7 @@ void Mapper::mapOptimizer(ZeroPipelineOptions &options) {
     options.beta2 = opt.betas[1];
     options.eps = opt.eps;
     options.adamWMode = opt.adamWMode;
+    options.biasCorrection = opt.biasCorrection;
   }
   options.gradientClipping = config.gradientClipping;
 }
@@ -329,6 +330,8 @@ const KnobRoute kKnobRoutes[] = {
     {"optimizer.params.eps", "eps (zero-insert-optimizer)"},
     {"optimizer.params.weight_decay", "weight-decay (zero-insert-optimizer)"},
     {"optimizer.params.adam_w_mode", "adam-w-mode (zero-insert-optimizer)"},
+    {"optimizer.params.bias_correction",
+     "bias-correction (zero-insert-optimizer)"},
     {"optimizer.params.momentum", "momentum (zero-insert-optimizer)"},
     {"optimizer.params.dampening", "dampening (zero-insert-optimizer)"},
     {"optimizer.params.nesterov", "nesterov (zero-insert-optimizer)"},

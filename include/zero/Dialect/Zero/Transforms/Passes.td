@@ -196,6 +196,8 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
            "Weight decay">,
     Option<"adamWMode", "adam-w-mode", "bool", /*default=*/"true",
            "Adam: decoupled weight decay (DeepSpeed's default) or L2">,
+    Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
+           "Adam: divide the moments by 1 - beta^t (DeepSpeed's default)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0",

@@ -61,6 +61,7 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<double> eps{*this, "eps", llvm::cl::init(1e-8)};
   Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.0)};
   Option<bool> adamWMode{*this, "adam-w-mode", llvm::cl::init(true)};
+  Option<bool> biasCorrection{*this, "bias-correction", llvm::cl::init(true)};
   Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<double> dampening{*this, "dampening", llvm::cl::init(0.0)};
   Option<bool> nesterov{*this, "nesterov", llvm::cl::init(false)};

@@ -3,6 +3,13 @@
 // RUN:   --zero-shard-parameters --zero-reduce-gradients \
 // RUN:   --zero-insert-optimizer="lr=0.01 weight-decay=0.1" | FileCheck %s
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 param-persistence-threshold=4" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients \
+// RUN:   --zero-insert-optimizer="bias-correction=false" \
+// RUN:   | FileCheck %s --check-prefix=NO-BIAS-CORRECTION
+// NO-BIAS-CORRECTION-COUNT-4: zero.adam {{.*}}bias_correction = false
+// NO-BIAS-CORRECTION-NOT: zero.adam
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=0 world-size=4" --zero-reduce-gradients \
 // RUN:   --zero-insert-optimizer="optimizer=sgd momentum=0.9 nesterov=true" \
 // RUN:   | FileCheck %s --check-prefix=SGD0

@@ -198,9 +198,7 @@ const KnobInfo kKnobs[] = {
             "Gather 16-bit weights when saving the model.")
         .flags(Stage3Alias | Stage3Only),
     boolean("zero_optimization.ignore_unused_parameters", "true",
-            "Ignore parameters that get no gradient (false: fail).")
-        .refused("failing on unused parameters is not supported; an unused "
-                 "parameter is visible in the IR and gets a zero gradient"),
+            "Ignore parameters that get no gradient (false: fail)."),
     boolean("zero_optimization.legacy_stage1", "false",
             "DeepSpeed's old stage-1 implementation.")
         .refused("DeepSpeed's legacy stage-1 implementation is not "

@@ -95,6 +95,8 @@ struct ZeroOptimizationConfig {
   int64_t paramPersistenceThreshold = 0;
   int64_t modelPersistenceThreshold = 0;
   int64_t subGroupSize = 0;
+  /// false: a parameter that no op reads is an error (DeepSpeed: true).
+  bool ignoreUnusedParameters = true;
   OffloadOptimizerConfig offloadOptimizer;
   OffloadParamConfig offloadParam;
 };

@@ -10,7 +10,8 @@ using namespace mlir::zero;
 
 void zero::buildZeroPipeline(OpPassManager &pm,
                              const ZeroPipelineOptions &options) {
-  pm.addPass(createZeroVerifyTrainStepPass({options.entry}));
+  pm.addPass(createZeroVerifyTrainStepPass(
+      {options.entry, options.ignoreUnusedParameters}));
   pm.addPass(createZeroPartitionPass(
       {options.entry, options.stage, options.worldSize,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));

@@ -234,6 +234,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   options.paramPersistenceThreshold = z.paramPersistenceThreshold;
   options.modelPersistenceThreshold = z.modelPersistenceThreshold;
   options.maxReuseDistance = z.maxReuseDistance;
+  options.ignoreUnusedParameters = z.ignoreUnusedParameters;
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
   options.reduceScatter = z.reduceScatter;
@@ -310,6 +311,8 @@ const KnobRoute kKnobRoutes[] = {
      "max-live-parameters (zero-schedule-prefetch)"},
     {"zero_optimization.max_reuse_distance",
      "max-reuse-distance (zero-shard-parameters)"},
+    {"zero_optimization.ignore_unused_parameters",
+     "ignore-unused-parameters (zero-verify-train-step)"},
     {"zero_optimization.gather_16bit_weights_on_model_save",
      "refused unless false (no model export in the compiled step)"},
     {"zero_optimization.round_robin_gradients",

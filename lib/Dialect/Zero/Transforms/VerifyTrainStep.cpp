@@ -50,7 +50,7 @@ struct ParamInfo {
 
 /// Checks `func` against the contract. Reports every violation, not only the
 /// first, and returns failure if there was one.
-LogicalResult verifyTrainStep(func::FuncOp func) {
+LogicalResult verifyTrainStep(func::FuncOp func, bool ignoreUnusedParameters) {
   bool valid = true;
   auto fail = [&](Location loc) {
     valid = false;
@@ -177,6 +177,16 @@ LogicalResult verifyTrainStep(func::FuncOp func) {
           << ZeroDialect::getGradAttrName() << " = \"" << name
           << "\"' or mark the argument '" << ZeroDialect::getFrozenAttrName()
           << "'";
+    // DeepSpeed trains a parameter that no op reads with a zero gradient,
+    // unless told not to.
+    BlockArgument arg = entry.getArgument(param.argIndex);
+    if (!ignoreUnusedParameters && !param.frozen && arg.use_empty())
+      fail(arg.getLoc()) << "parameter '" << name << "' (argument #"
+                         << param.argIndex
+                         << ") is read by no op, and "
+                            "zero_optimization.ignore_unused_parameters is "
+                            "false (DeepSpeed's default, true, trains it "
+                            "with a zero gradient)";
   }
   return success(valid);
 }
@@ -187,7 +197,8 @@ struct ZeroVerifyTrainStepPass
 
   void runOnOperation() override {
     FailureOr<func::FuncOp> step = lookupTrainStep(getOperation(), entry);
-    if (failed(step) || failed(verifyTrainStep(*step)))
+    if (failed(step) ||
+        failed(verifyTrainStep(*step, ignoreUnusedParameters)))
       signalPassFailure();
   }
 };

@@ -23,6 +23,10 @@ def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
            "Name of the training-step function (needed when the module "
            "holds several candidates)">,
+    Option<"ignoreUnusedParameters", "ignore-unused-parameters", "bool",
+           /*default=*/"true",
+           "false: a parameter that no op reads is an error (DeepSpeed's "
+           "ignore_unused_parameters)">,
   ];
   let dependentDialects = ["::mlir::func::FuncDialect"];
 }

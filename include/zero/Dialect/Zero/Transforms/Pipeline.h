@@ -29,6 +29,10 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       *this, "model-persistence-threshold",
       llvm::cl::desc("Stage 3: cap on persistent parameter elements"),
       llvm::cl::init(std::numeric_limits<int64_t>::max())};
+  Option<bool> ignoreUnusedParameters{
+      *this, "ignore-unused-parameters",
+      llvm::cl::desc("false: a parameter that no op reads is an error"),
+      llvm::cl::init(true)};
   Option<int64_t> maxReuseDistance{
       *this, "max-reuse-distance",
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "

@@ -117,14 +117,15 @@ const KnobInfo kKnobs[] = {
         .autoRule(AutoRule::HiddenSquared),
     boolean("zero_optimization.use_multi_rank_bucket_allreduce", "true",
             "Combine the ranks' reduce buckets into one all-reduce.")
-        .refused("per-rank Reduce operations in place of one bucketed "
-                 "all-reduce are not supported; zero-opt chooses the "
-                 "collective itself"),
+        .noEffect("how DeepSpeed's stage 1/2 issues its reductions (one "
+                  "bucketed all-reduce or per-rank Reduce calls); zero-opt "
+                  "chooses the collectives itself, and the reduced values "
+                  "are the same either way"),
     boolean("zero_optimization.allgather_partitions", "true",
             "All-gather updated partitions (false: a series of broadcasts).")
-        .refused("gathering updated partitions with broadcasts is not "
-                 "supported (DeepSpeed parses this key but never reads it; "
-                 "zero-opt always all-gathers)"),
+        .noEffect("DeepSpeed parses this key but never reads it: its "
+                  "updated partitions are always all-gathered, as zero-opt's "
+                  "are"),
     integer("zero_optimization.allgather_bucket_size", "500000000",
             "Elements all-gathered at a time."),
     boolean("zero_optimization.overlap_comm", "null",

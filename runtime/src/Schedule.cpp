@@ -1218,8 +1218,7 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
                                    const std::string &path,
                                    const std::string &loc,
                                    FieldValue &out) const {
-  auto intList = [&](const json &list, const std::string &where,
-                     std::vector<int64_t> &ids) -> bool {
+  auto intList = [&](const json &list, std::vector<int64_t> &ids) -> bool {
     if (!list.is_array())
       return false;
     for (const json &entry : list) {
@@ -1227,7 +1226,6 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
         return false;
       ids.push_back(entry.get<int64_t>());
     }
-    (void)where;
     return true;
   };
   switch (info.kind) {
@@ -1253,7 +1251,7 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
     return Status::ok();
   case FieldKind::IntList: {
     std::vector<int64_t> list;
-    if (!intList(node, path, list))
+    if (!intList(node, list))
       return opError(path, "expected an array of integers, got " + node.dump(), loc);
     out = std::move(list);
     return Status::ok();
@@ -1262,7 +1260,7 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
     std::vector<std::vector<int64_t>> lists;
     bool ok = node.is_array();
     for (size_t i = 0; ok && i < node.size(); ++i)
-      ok = intList(node[i], path, lists.emplace_back());
+      ok = intList(node[i], lists.emplace_back());
     if (!ok)
       return opError(path, "expected an array of arrays of integers, got " +
                              node.dump(), loc);

@@ -10,7 +10,16 @@
 
 #include <sstream>
 
+#include <cstdlib>
+
 namespace zero::runtime {
+
+// With or without MPI in the build: a launcher's environment is the same.
+bool isLaunchedByMpi() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
+         std::getenv("PMI_SIZE");
+}
+
 
 Status Communicator::allGather(const void *send, void *recv, int64_t count,
                                DType type, const CollectiveContext &context) {

@@ -351,11 +351,6 @@ Status MpiCommunicator::broadcastBytes(std::string &bytes, int root,
 
 } // namespace
 
-bool isLaunchedByMpi() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
-         std::getenv("PMI_SIZE");
-}
-
 StatusOr<std::unique_ptr<Communicator>>
 createMpiCommunicator(const MpiOptions &options) {
   if (!(options.timeoutSeconds > 0))

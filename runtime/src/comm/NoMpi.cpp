@@ -7,14 +7,7 @@
 
 #include "zero/runtime/Communicator.h"
 
-#include <cstdlib>
-
 namespace zero::runtime {
-
-bool isLaunchedByMpi() {
-  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") ||
-         std::getenv("PMI_SIZE");
-}
 
 StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator(const MpiOptions &) {
   return ZERO_ERROR(kUnavailable,

@@ -239,6 +239,23 @@ void printError(const Communicator *comm, const std::string &message) {
   std::fflush(stderr);
 }
 
+/// Prints an error the ranks agreed on (Session::agree): rank 0's names every
+/// failed rank's, one per line; the other ranks' is empty.
+void printAgreedError(const Status &status) {
+  if (Session::isReported(status))
+    return;
+  const std::string &message = status.message();
+  for (size_t begin = 0; begin <= message.size();) {
+    size_t end = message.find('\n', begin);
+    if (end == std::string::npos)
+      end = message.size();
+    std::fprintf(stderr, "zero-run: %s\n",
+                 message.substr(begin, end - begin).c_str());
+    begin = end + 1;
+  }
+  std::fflush(stderr);
+}
+
 /// Everything that must work before the first step, on every rank.
 struct Run {
   std::unique_ptr<Session> session;
@@ -445,38 +462,19 @@ int runMain(int argc, char **argv) {
   StatusOr<std::unique_ptr<Session>> session =
       Session::create(options.schedule, getSessionOptions(options, underMpi));
   if (!session.isOk()) {
-    // Rank 0 reports every rank's set-up error, one per line.
-    if (!Session::isReported(session.status())) {
-      std::string message = session.status().message();
-      for (size_t begin = 0; begin <= message.size();) {
-        size_t end = message.find('\n', begin);
-        if (end == std::string::npos)
-          end = message.size();
-        std::fprintf(stderr, "zero-run: %s\n",
-                     message.substr(begin, end - begin).c_str());
-        begin = end + 1;
-      }
-    }
+    printAgreedError(session.status());
     return 1;
   }
   run.session = std::move(*session);
   Communicator &comm = run.session->communicator();
   Outcome outcome = Outcome::Failed;
   // Only rank 0 writes files; its failure to open one ends every rank.
-  Status opened =
-      comm.rank() == 0 ? openOutputs(options, run) : Status::ok();
-  int32_t failed = opened.isOk() ? 0 : 1;
-  if (comm.size() > 1) {
-    CollectiveContext context{"agreement on the output files", nullptr};
-    Status agreed = comm.allReduce(&failed, &failed, 1, DType::I32,
-                                   ReduceOp::Max, context);
-    if (!agreed.isOk())
-      opened = agreed;
-  }
-  if (!opened.isOk())
-    printError(&comm, describe(opened));
-  if (!failed && opened.isOk())
+  Status opened = run.session->agree(
+      comm.rank() == 0 ? openOutputs(options, run) : Status::ok());
+  if (opened.isOk())
     outcome = runSteps(options, run);
+  else
+    printAgreedError(opened);
   if (run.metrics && std::fclose(run.metrics) != 0 &&
       outcome == Outcome::Done) {
     printError(&comm,

@@ -66,10 +66,6 @@ public:
   std::byte *base(MemorySpace space) const {
     return arenas_[static_cast<int>(space)].data();
   }
-  /// The byte at `offset` of the arena of `space`.
-  std::byte *at(MemorySpace space, int64_t offset) const {
-    return base(space) + offset;
-  }
 
 private:
   std::array<HostAllocation, kNumMemorySpaces> arenas_;

@@ -91,6 +91,11 @@ public:
   /// in a collective (a no-op for one rank).
   void abortJob(int exitCode);
 
+  /// Every rank learns whether all of them succeeded (`local` is this
+  /// rank's outcome), as after the set-up: on failure, rank 0's error names
+  /// each failed rank's, the others' is empty (isReported). A collective.
+  Status agree(const Status &local);
+
   int rank() const { return host_->rank(); }
   int worldSize() const { return host_->size(); }
   /// The communicator of host buffers (metrics, agreement).
@@ -106,8 +111,6 @@ private:
          const std::string &path);
   /// The set-up after the communicator, whose error is this rank's own.
   Status setUp(std::shared_ptr<const Schedule> schedule);
-  /// Every rank learns whether all set up; see create.
-  Status agree(const Status &local);
 
   SessionOptions options_;
   std::unique_ptr<Communicator> host_;

@@ -466,7 +466,7 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
       if (arg.kind == ArgumentInfo::Kind::Data) {
         const ValueInfo &value = executor->schedule_->values().values[arg.value];
         executor->dataStaging_.emplace_back(
-            static_cast<size_t>(value.numel * getDTypeWidth(value.dtype)));
+            static_cast<size_t>(value.bytes()));
       }
   executor->impl_->startWorkers();
   return executor;
@@ -481,18 +481,14 @@ TensorRef Executor::argumentData(size_t index) {
   return tensorData(schedule_->arguments()[index].value);
 }
 
-static int64_t tensorBytes(const ValueInfo &value) {
-  return value.numel * getDTypeWidth(value.dtype);
-}
-
 Status Executor::readTensor(int64_t id, void *host) {
   return device_->read(host, impl_->address(id),
-                       tensorBytes(schedule_->values().values[id]));
+                       schedule_->values().values[id].bytes());
 }
 
 Status Executor::writeTensor(int64_t id, const void *host) {
   return device_->write(impl_->address(id), host,
-                        tensorBytes(schedule_->values().values[id]));
+                        schedule_->values().values[id].bytes());
 }
 
 std::vector<TraceEvent> Executor::takeTraceEvents() {

@@ -172,7 +172,7 @@ Status Executor::initialize(const InitOptions &options) {
     if (arg.kind == ArgumentInfo::Kind::Data)
       continue;
     TensorRef dst = argumentData(i);
-    host.assign(static_cast<size_t>(dst.numel * getDTypeWidth(dst.dtype)),
+    host.assign(static_cast<size_t>(dst.bytes()),
                 std::byte{0});
     dst.data = host.data();
     switch (arg.kind) {
@@ -216,7 +216,7 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
     bool fromMaster = it != master.end();
     TensorRef src = argumentData(fromMaster ? it->second : i);
     std::vector<std::byte> host(
-        static_cast<size_t>(src.numel * getDTypeWidth(src.dtype)));
+        static_cast<size_t>(src.bytes()));
     ZERO_RETURN_IF_ERROR(readTensor(s.arguments()[fromMaster ? it->second : i].value,
                                     host.data()));
     src.data = host.data();

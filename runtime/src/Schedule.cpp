@@ -190,11 +190,6 @@ public:
 
   Status checkEvents() const;
 
-  /// Bytes of tensor value `id`.
-  int64_t tensorBytes(int64_t id) const {
-    const ValueInfo &info = s.values_.values[id];
-    return info.numel * getDTypeWidth(info.dtype);
-  }
 
   Schedule &s;
   std::unordered_map<int64_t, size_t> bufferIndex;
@@ -606,7 +601,7 @@ Status ScheduleParser::parseValues(const json &root) {
                                          " is not defined");
     info.buffer = static_cast<int64_t>(it->second);
     const BufferInfo &b = s.buffers_[it->second];
-    int64_t bytes = info.numel * getDTypeWidth(info.dtype);
+    int64_t bytes = info.bytes();
     if (bytes > b.bytes)
       return error(path, "tensor value " + std::to_string(id) + " " +
                              joinShape(info.shape) + " x " + dtype + " (" +
@@ -1497,8 +1492,8 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     // bytes (an in-place all-reduce) but must not partly overlap.
     const BufferInfo &in = s.bufferOf(inst.operands[0]);
     const BufferInfo &out = s.bufferOf(inst.results[0]);
-    int64_t inBytes = tensorBytes(inst.operands[0]);
-    int64_t outBytes = tensorBytes(inst.results[0]);
+    int64_t inBytes = s.values_.values[inst.operands[0]].bytes();
+    int64_t outBytes = s.values_.values[inst.results[0]].bytes();
     bool same = in.space == out.space && in.offset == out.offset &&
                 inst.kind == Instruction::Kind::AllReduce;
     bool overlap = in.space == out.space && in.offset < out.offset + outBytes &&

@@ -310,7 +310,7 @@ bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
           continue;
         const BufferInfo &buffer = schedule.bufferOf(id);
         Range range{i, buffer.space, buffer.offset,
-                    buffer.offset + value.numel * getDTypeWidth(value.dtype)};
+                    buffer.offset + value.bytes()};
         tensors.push_back(range);
         if (isResult)
           results.push_back(range);

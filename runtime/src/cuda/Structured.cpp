@@ -94,7 +94,7 @@ PreparedOpOr prepareStructured(const Instruction &inst,
       const ValueInfo &out = ctx.value(result);
       if (overlaps(ctx.tensor(input.value),
                    input.numel * getDTypeWidth(input.dtype), ctx.tensor(result),
-                   out.numel * getDTypeWidth(out.dtype)))
+                   out.bytes()))
         restrictInputs = false;
     }
   CodegenOptions options;

@@ -164,7 +164,7 @@ void *prepareResult(Frame &frame, const ValueInfo &operand,
   void *in = frame.tensor(operand.id).data;
   void *out = frame.tensor(result.id).data;
   if (in != out)
-    std::memmove(out, in, operand.numel * getDTypeWidth(operand.dtype));
+    std::memmove(out, in, operand.bytes());
   return out;
 }
 

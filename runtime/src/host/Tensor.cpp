@@ -243,7 +243,7 @@ HostOpOr prepareInsertSlice(const OpContext &ctx) {
   spec.source = source.id;
   spec.result = result.id;
   spec.dest = dest.id;
-  spec.destBytes = dest.numel * getDTypeWidth(dest.dtype);
+  spec.destBytes = dest.bytes();
   spec.shape = slice.sizes;
   spec.srcStrides = getRowMajorStrides(slice.sizes);
   spec.dstStrides = scale(strides, slice.strides);
@@ -305,7 +305,7 @@ HostOpOr prepareReshape(const OpContext &ctx, bool collapse) {
                                             (collapse ? "source" : "result"));
   }
   return std::unique_ptr<ComputeOp>(new ReshapeOp(
-      source.id, result.id, source.numel * getDTypeWidth(source.dtype)));
+      source.id, result.id, source.bytes()));
 }
 
 HostOpOr prepareExtract(const OpContext &ctx) {
@@ -378,7 +378,7 @@ HostOpOr prepareConstantTensor(const OpContext &ctx) {
                      "has " + std::to_string(value.elements.size()) +
                          " elements, but " + describeValue(result) + " has " +
                          std::to_string(result.numel));
-  std::vector<char> bytes(result.numel * getDTypeWidth(result.dtype));
+  std::vector<char> bytes(result.bytes());
   std::string message;
   if (isSplat) {
     Scalar element;

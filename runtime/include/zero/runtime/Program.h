@@ -44,6 +44,9 @@ struct ValueInfo {
   int64_t numel = 1;          // product of shape; 1 for scalars
   int64_t buffer = -1;        // tensors only: index into the buffer table
   std::string name;           // the SSA name, for messages
+
+  /// Bytes of a tensor's elements in memory.
+  int64_t bytes() const { return numel * getDTypeWidth(dtype); }
 };
 
 /// Every value of the schedule by id (ids are dense: 0 .. size-1).
@@ -65,6 +68,8 @@ struct TensorRef {
   DType dtype = DType::F32;
   const std::vector<int64_t> *shape = nullptr;
   int64_t numel = 0;
+
+  int64_t bytes() const { return numel * getDTypeWidth(dtype); }
 };
 
 } // namespace zero::runtime

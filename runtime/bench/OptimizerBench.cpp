@@ -40,9 +40,9 @@ public:
   explicit AdamFrame(int64_t n) : n_(n), shape_{n} {
     for (std::vector<float> &array : arrays_)
       array.resize(n);
-    const char *names[] = {"%param", "%grad", "%exp_avg", "%exp_avg_sq",
-                           "%step", "%lr", "%param_new", "%exp_avg_new",
-                           "%exp_avg_sq_new"};
+    const char *names[] = {"%param",      "%grad",        "%exp_avg",
+                           "%exp_avg_sq", "%step",        "%lr",
+                           "%param_new",  "%exp_avg_new", "%exp_avg_sq_new"};
     for (int64_t id = 0; id < 9; ++id) {
       ValueInfo info;
       info.id = id;
@@ -105,12 +105,13 @@ void report(const char *kernel, int64_t n, int threads, int bytesPerElement,
             std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
-  std::printf("{\"kernel\": \"%s\", \"elements\": %lld, \"threads\": %d, "
-              "\"bytes_per_element\": %d, \"runs\": %zu, \"median_s\": %.6e, "
-              "\"min_s\": %.6e, \"elements_per_s\": %.6e, \"gb_per_s\": %.4f}\n",
-              kernel, static_cast<long long>(n), threads, bytesPerElement,
-              seconds.size(), median, seconds.front(), n / median,
-              n * static_cast<double>(bytesPerElement) / median / 1e9);
+  std::printf(
+      "{\"kernel\": \"%s\", \"elements\": %lld, \"threads\": %d, "
+      "\"bytes_per_element\": %d, \"runs\": %zu, \"median_s\": %.6e, "
+      "\"min_s\": %.6e, \"elements_per_s\": %.6e, \"gb_per_s\": %.4f}\n",
+      kernel, static_cast<long long>(n), threads, bytesPerElement,
+      seconds.size(), median, seconds.front(), n / median,
+      n * static_cast<double>(bytesPerElement) / median / 1e9);
   std::fflush(stdout);
 }
 
@@ -144,9 +145,9 @@ int main(int argc, char **argv) {
     } else if (arg == "--threads" || arg == "--repeat") {
       long count = std::strtol(value.c_str(), &end, 10);
       if (*end || count < 1)
-        return usage((arg + ": expected a positive integer, got '" + value +
-                      "'")
-                         .c_str());
+        return usage(
+            (arg + ": expected a positive integer, got '" + value + "'")
+                .c_str());
       (arg == "--threads" ? threads : repeat) = static_cast<int>(count);
     } else {
       return usage(("unknown argument '" + arg + "'").c_str());

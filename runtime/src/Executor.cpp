@@ -29,8 +29,7 @@ public:
   explicit Impl(Executor &executor)
       : executor(executor), schedule(*executor.schedule_),
         device(*executor.device_), comm(executor.communicator_),
-        prepared(schedule.streams().size()),
-        grouped(schedule.streams().size()),
+        prepared(schedule.streams().size()), grouped(schedule.streams().size()),
         recorded(static_cast<size_t>(schedule.numEvents()), 0),
         freedBy(schedule.buffers().size(), nullptr),
         pendingEvents(schedule.streams().size()),
@@ -295,8 +294,7 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index) {
   case Instruction::Kind::Wait: {
     {
       std::unique_lock<std::mutex> lock(mutex);
-      eventCv.wait(lock,
-                   [&] { return recorded[inst.event] || failed.load(); });
+      eventCv.wait(lock, [&] { return recorded[inst.event] || failed.load(); });
       if (failed.load())
         return Status::ok(); // runStream stops next
     }
@@ -455,18 +453,18 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
   std::unique_ptr<Executor> executor(
       new Executor(std::move(schedule), std::move(device), communicator,
                    std::move(options)));
-  ZERO_RETURN_IF_ERROR(executor->device_->load(
-      *executor->schedule_, communicator.rank(), communicator.size(),
-      executor->tracker_));
+  ZERO_RETURN_IF_ERROR(
+      executor->device_->load(*executor->schedule_, communicator.rank(),
+                              communicator.size(), executor->tracker_));
   executor->impl_ = std::make_unique<Impl>(*executor);
   ZERO_RETURN_IF_ERROR(executor->impl_->prepareAll());
   // Data arguments are written in host memory and moved to the device.
   if (!executor->device_->isHostMemory())
     for (const ArgumentInfo &arg : executor->schedule_->arguments())
       if (arg.kind == ArgumentInfo::Kind::Data) {
-        const ValueInfo &value = executor->schedule_->values().values[arg.value];
-        executor->dataStaging_.emplace_back(
-            static_cast<size_t>(value.bytes()));
+        const ValueInfo &value =
+            executor->schedule_->values().values[arg.value];
+        executor->dataStaging_.emplace_back(static_cast<size_t>(value.bytes()));
       }
   executor->impl_->startWorkers();
   return executor;
@@ -577,8 +575,8 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
       stats.loss = value->f;
     } else {
       std::byte bytes[8] = {};
-      ZERO_RETURN_IF_ERROR(
-          device_->read(bytes, tensorData(loss.id).data, getDTypeWidth(loss.dtype)));
+      ZERO_RETURN_IF_ERROR(device_->read(bytes, tensorData(loss.id).data,
+                                         getDTypeWidth(loss.dtype)));
       stats.loss = lossFromBytes(bytes, loss.dtype);
     }
   }
@@ -607,9 +605,9 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
     CollectiveContext context{"all_reduce of the loss (step " +
                                   std::to_string(stats.step) + ")",
                               nullptr};
-    ZERO_RETURN_IF_ERROR(hostCommunicator().allReduce(
-        &stats.meanLoss, &stats.meanLoss, 1, DType::F64, ReduceOp::Avg,
-        context));
+    ZERO_RETURN_IF_ERROR(
+        hostCommunicator().allReduce(&stats.meanLoss, &stats.meanLoss, 1,
+                                     DType::F64, ReduceOp::Avg, context));
   }
   return stats;
 }

@@ -156,8 +156,8 @@ Status Executor::initialize(const InitOptions &options) {
   auto fillPart = [&](const ArgumentInfo &param, bool shard,
                       TensorRef dst) -> Status {
     const PartitionLayout &layout = param.layout;
-    ElementRange part = shard ? layout.ownedRange(rank)
-                              : ElementRange{0, layout.numel};
+    ElementRange part =
+        shard ? layout.ownedRange(rank) : ElementRange{0, layout.numel};
     std::vector<float> values;
     ZERO_RETURN_IF_ERROR(initialValues(param, part.begin, part.size(), values));
     storeValue(0, dst); // the padding
@@ -172,8 +172,7 @@ Status Executor::initialize(const InitOptions &options) {
     if (arg.kind == ArgumentInfo::Kind::Data)
       continue;
     TensorRef dst = argumentData(i);
-    host.assign(static_cast<size_t>(dst.bytes()),
-                std::byte{0});
+    host.assign(static_cast<size_t>(dst.bytes()), std::byte{0});
     dst.data = host.data();
     switch (arg.kind) {
     case ArgumentInfo::Kind::Param:
@@ -215,10 +214,9 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
     auto it = master.find(static_cast<int64_t>(i));
     bool fromMaster = it != master.end();
     TensorRef src = argumentData(fromMaster ? it->second : i);
-    std::vector<std::byte> host(
-        static_cast<size_t>(src.bytes()));
-    ZERO_RETURN_IF_ERROR(readTensor(s.arguments()[fromMaster ? it->second : i].value,
-                                    host.data()));
+    std::vector<std::byte> host(static_cast<size_t>(src.bytes()));
+    ZERO_RETURN_IF_ERROR(readTensor(
+        s.arguments()[fromMaster ? it->second : i].value, host.data()));
     src.data = host.data();
     bool shard = fromMaster ? s.stage() >= 1 : param.sharded;
     NamedTensor tensor;

@@ -190,7 +190,6 @@ public:
 
   Status checkEvents() const;
 
-
   Schedule &s;
   std::unordered_map<int64_t, size_t> bufferIndex;
   std::vector<std::string> bufferPaths;
@@ -1119,12 +1118,14 @@ Status ScheduleParser::decodeOp(const json &object, bool inBody,
     return opError(path, "missing key 'op'", loc);
   ZERO_RETURN_IF_ERROR(atLoc(getString(object, "op", path, op.op), loc));
   op.info = lookupOp(op.op);
-  if (!op.info || !(inBody ? op.info->isBodyOp() : op.info->isComputeStreamOp()))
+  if (!op.info ||
+      !(inBody ? op.info->isBodyOp() : op.info->isComputeStreamOp()))
     return opError(path + ".op",
-                 "unsupported op '" + op.op + "'" +
-                     (inBody ? " in a body (expected a scalar arith or math "
-                               "op, linalg.index or tensor.extract)"
-                             : ""), loc);
+                   "unsupported op '" + op.op + "'" +
+                       (inBody ? " in a body (expected a scalar arith or math "
+                                 "op, linalg.index or tensor.extract)"
+                               : ""),
+                   loc);
   for (auto it = object.begin(); it != object.end(); ++it) {
     const std::string &key = it.key();
     if (key == "op" || key == "operands" || key == "results" ||
@@ -1142,19 +1143,21 @@ Status ScheduleParser::decodeOp(const json &object, bool inBody,
       expected += std::string(expected.empty() ? "" : ", ") + "'" +
                   std::string(getFieldInfo(*f).name) + "'";
     return opError(path + "." + key,
-                 "unknown key for " + op.op +
-                     (expected.empty() ? " (it takes no fields)"
-                                       : " (its fields: " + expected + ")"), loc);
+                   "unknown key for " + op.op +
+                       (expected.empty() ? " (it takes no fields)"
+                                         : " (its fields: " + expected + ")"),
+                   loc);
   }
   for (const char *key : {"operands", "results"}) {
     if (!object.contains(key))
       return opError(path, std::string("missing key '") + key + "'", loc);
     std::vector<int64_t> &ids =
         std::string(key) == "operands" ? op.operands : op.results;
-    ZERO_RETURN_IF_ERROR(atLoc(getIntList(object, key, path, ids,
-                                          std::numeric_limits<int64_t>::min()),
-                               loc));
-    ZERO_RETURN_IF_ERROR(atLoc(checkValueIds(ids, path + "." + key, false), loc));
+    ZERO_RETURN_IF_ERROR(atLoc(
+        getIntList(object, key, path, ids, std::numeric_limits<int64_t>::min()),
+        loc));
+    ZERO_RETURN_IF_ERROR(
+        atLoc(checkValueIds(ids, path + "." + key, false), loc));
   }
   for (const Field *f = op.info->beginFields(); f != op.info->endFields();
        ++f) {
@@ -1198,9 +1201,11 @@ Status ScheduleParser::decodeNumber(const json &node, const std::string &path,
     else if (text == "-nan")
       out.f = -std::numeric_limits<double>::quiet_NaN();
     else
-      return opError(path, "expected a number, \"inf\", \"-inf\" or \"nan\", "
-                         "got " +
-                             out.text, loc);
+      return opError(path,
+                     "expected a number, \"inf\", \"-inf\" or \"nan\", "
+                     "got " +
+                         out.text,
+                     loc);
     return Status::ok();
   } else {
     return opError(path, "expected a number, got " + out.text, loc);
@@ -1247,7 +1252,8 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
   case FieldKind::IntList: {
     std::vector<int64_t> list;
     if (!intList(node, list))
-      return opError(path, "expected an array of integers, got " + node.dump(), loc);
+      return opError(path, "expected an array of integers, got " + node.dump(),
+                     loc);
     out = std::move(list);
     return Status::ok();
   }
@@ -1257,8 +1263,9 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
     for (size_t i = 0; ok && i < node.size(); ++i)
       ok = intList(node[i], lists.emplace_back());
     if (!ok)
-      return opError(path, "expected an array of arrays of integers, got " +
-                             node.dump(), loc);
+      return opError(
+          path, "expected an array of arrays of integers, got " + node.dump(),
+          loc);
     out = std::move(lists);
     return Status::ok();
   }
@@ -1271,7 +1278,8 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
         list.push_back(node[i].get<std::string>());
     }
     if (!ok)
-      return opError(path, "expected an array of strings, got " + node.dump(), loc);
+      return opError(path, "expected an array of strings, got " + node.dump(),
+                     loc);
     out = std::move(list);
     return Status::ok();
   }
@@ -1279,12 +1287,14 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
     ConstantValue constant;
     if (node.is_object()) {
       bool splat = node.size() == 1 && node.contains("splat");
-      bool data = node.size() == 1 && node.contains("data") &&
-                  node["data"].is_array();
+      bool data =
+          node.size() == 1 && node.contains("data") && node["data"].is_array();
       if (!splat && !data)
-        return opError(path, "a tensor constant is {\"splat\": x} or "
-                           "{\"data\": [...]}, got " +
-                               node.dump(), loc);
+        return opError(path,
+                       "a tensor constant is {\"splat\": x} or "
+                       "{\"data\": [...]}, got " +
+                           node.dump(),
+                       loc);
       if (splat) {
         constant.form = ConstantValue::Form::Splat;
         ZERO_RETURN_IF_ERROR(decodeNumber(node["splat"], path + ".splat", loc,
@@ -1293,10 +1303,9 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
         constant.form = ConstantValue::Form::Elements;
         const json &elements = node["data"];
         for (size_t i = 0; i < elements.size(); ++i)
-          ZERO_RETURN_IF_ERROR(
-              decodeNumber(elements[i],
-                           path + ".data[" + std::to_string(i) + "]", loc,
-                           constant.elements.emplace_back()));
+          ZERO_RETURN_IF_ERROR(decodeNumber(
+              elements[i], path + ".data[" + std::to_string(i) + "]", loc,
+              constant.elements.emplace_back()));
       }
     } else {
       ZERO_RETURN_IF_ERROR(
@@ -1325,9 +1334,12 @@ Status ScheduleParser::decodeBody(const json &node, const std::string &path,
                                   const std::string &loc,
                                   RegionBody &out) const {
   if (!node.is_object())
-    return opError(path, "expected an object with \"arguments\", \"ops\" and "
-                       "\"yield\"", loc);
-  ZERO_RETURN_IF_ERROR(atLoc(checkKeys(node, path, {"arguments", "ops", "yield"}, {}), loc));
+    return opError(path,
+                   "expected an object with \"arguments\", \"ops\" and "
+                   "\"yield\"",
+                   loc);
+  ZERO_RETURN_IF_ERROR(
+      atLoc(checkKeys(node, path, {"arguments", "ops", "yield"}, {}), loc));
   ZERO_RETURN_IF_ERROR(atLoc(getIntList(node, "arguments", path, out.arguments,
                                         std::numeric_limits<int64_t>::min()),
                              loc));
@@ -1338,8 +1350,7 @@ Status ScheduleParser::decodeBody(const json &node, const std::string &path,
   out.ops.resize(ops->size());
   for (size_t i = 0; i < ops->size(); ++i) {
     out.ops[i].path = path + ".ops[" + std::to_string(i) + "]";
-    ZERO_RETURN_IF_ERROR(
-        decodeOp((*ops)[i], /*inBody=*/true, loc, out.ops[i]));
+    ZERO_RETURN_IF_ERROR(decodeOp((*ops)[i], /*inBody=*/true, loc, out.ops[i]));
   }
   ZERO_RETURN_IF_ERROR(atLoc(getIntList(node, "yield", path, out.yield,
                                         std::numeric_limits<int64_t>::min()),
@@ -1395,11 +1406,12 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
           s.buffers_[values.values[inst.results[i]].buffer];
       if (buffer.liveBegin > inst.point)
         return error(path + ".results[" + std::to_string(i) + "]",
-                     s.describeValue(inst.results[i]) + " is written from "
-                     "point " + std::to_string(inst.point) +
-                     " on, but its buffer '" + buffer.name +
-                     "' is reserved only from point " +
-                     std::to_string(buffer.liveBegin));
+                     s.describeValue(inst.results[i]) +
+                         " is written from "
+                         "point " +
+                         std::to_string(inst.point) + " on, but its buffer '" +
+                         buffer.name + "' is reserved only from point " +
+                         std::to_string(buffer.liveBegin));
     }
 
   bool padded = false;

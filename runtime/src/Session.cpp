@@ -201,7 +201,8 @@ Status Session::agree(const Status &local) {
                 (message.rfind(prefix, 0) == 0 ? message : prefix + message);
     }
   }
-  StatusCode code = local.isOk() ? StatusCode::kFailedPrecondition : local.code();
+  StatusCode code =
+      local.isOk() ? StatusCode::kFailedPrecondition : local.code();
   return Status(code, report, __FILE__, __LINE__);
 }
 

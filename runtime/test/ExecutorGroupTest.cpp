@@ -108,7 +108,8 @@ OptimizerSchedule makeSchedule() {
     int64_t p = b.tensor(DType::F32, {n}), g = b.tensor(DType::BF16, {n}),
             m = b.tensor(DType::F32, {n}), v = b.tensor(DType::F32, {n});
     s.tensors.insert(s.tensors.end(), {p, g, m, v});
-    int64_t pOut = b.tensor(DType::F32, {n}, p), mOut = b.tensor(DType::F32, {n}, m),
+    int64_t pOut = b.tensor(DType::F32, {n}, p),
+            mOut = b.tensor(DType::F32, {n}, m),
             vOut = b.tensor(DType::F32, {n}, v);
     s.results.insert(s.results.end(), {pOut, mOut, vOut});
     b.op({{"op", "zero.adam"},

@@ -30,9 +30,8 @@ std::shared_ptr<const Schedule> parse(const json &schedule) {
 std::unique_ptr<Executor> create(std::shared_ptr<const Schedule> schedule,
                                  Communicator &comm,
                                  ExecutorOptions options = {}) {
-  StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(std::move(schedule), createHostDevice(), comm,
-                       std::move(options));
+  StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
+      std::move(schedule), createHostDevice(), comm, std::move(options));
   EXPECT_TRUE(executor.isOk()) << executor.status().toString();
   return executor.isOk() ? std::move(*executor) : nullptr;
 }
@@ -193,7 +192,8 @@ public:
   gatherBytes(const std::string &bytes, const CollectiveContext &) override {
     return std::vector<std::string>{bytes};
   }
-  Status broadcastBytes(std::string &, int, const CollectiveContext &) override {
+  Status broadcastBytes(std::string &, int,
+                        const CollectiveContext &) override {
     return Status::ok();
   }
 
@@ -225,8 +225,8 @@ TEST(Executor, AFailureOnCommReleasesTheComputeStream) {
 
 TEST(Executor, ChecksTheLaunch) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
-  StatusOr<std::unique_ptr<Executor>> executor =
-      Executor::create(parse(makeAverageSchedule(2)), createHostDevice(), *comm);
+  StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
+      parse(makeAverageSchedule(2)), createHostDevice(), *comm);
   ASSERT_FALSE(executor.isOk());
   EXPECT_EQ(executor.status().message(),
             "t.json: world_size: the schedule is compiled for 2 ranks, but 1 "

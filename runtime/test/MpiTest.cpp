@@ -125,9 +125,9 @@ TEST(Mpi, AveragesDataAcrossRanks) {
   StatusOr<Schedule> parsed =
       Schedule::parse(makeAverageSchedule(2).dump(), "t.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
-  StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
-      std::make_shared<const Schedule>(std::move(*parsed)), createHostDevice(),
-      comm);
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(std::make_shared<const Schedule>(std::move(*parsed)),
+                       createHostDevice(), comm);
   ASSERT_TRUE(executor.isOk()) << executor.status().toString();
   int rank = comm.rank();
   StatusOr<StepStats> stats = (*executor)->step(
@@ -151,9 +151,9 @@ TEST(Mpi, PacksBucketsWithPadding) {
   StatusOr<Schedule> parsed =
       Schedule::parse(makeBucketSchedule(2).dump(), "b.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
-  StatusOr<std::unique_ptr<Executor>> created = Executor::create(
-      std::make_shared<const Schedule>(std::move(*parsed)), createHostDevice(),
-      comm);
+  StatusOr<std::unique_ptr<Executor>> created =
+      Executor::create(std::make_shared<const Schedule>(std::move(*parsed)),
+                       createHostDevice(), comm);
   ASSERT_TRUE(created.isOk()) << created.status().toString();
   Executor &executor = **created;
   int rank = comm.rank();

@@ -527,10 +527,9 @@ TEST(DeepSpeedConfigRules, RefusedKeys) {
             "hierarchical partitioning (ZeRO++ hpZ) is not supported yet "
             "(only the default, 1, is accepted)\n");
   // Keys that cannot change a compiled step are accepted at every value.
-  EXPECT_EQ(
-      errorsOf(R"({"zero_optimization": {"allgather_partitions": false,
+  EXPECT_EQ(errorsOf(R"({"zero_optimization": {"allgather_partitions": false,
       "use_multi_rank_bucket_allreduce": false}})"),
-      "");
+            "");
   // Defaults are accepted, as HuggingFace templates write them.
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"allgather_partitions": true,
       "zero_quantized_weights": false, "mics_shard_size": -1}})"),

@@ -1088,7 +1088,7 @@ static void printExpanded(llvm::raw_ostream &os, const json &value,
 //===----------------------------------------------------------------------===//
 
 LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
-                                        llvm::raw_ostream &os) {
+                                              llvm::raw_ostream &os) {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitOpError("'@")
            << func.getSymName()
@@ -1128,8 +1128,8 @@ LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
 }
 
 LogicalResult mlir::zero::translateModuleToSchedule(ModuleOp module,
-                                              llvm::raw_ostream &os,
-                                              StringRef entry) {
+                                                    llvm::raw_ostream &os,
+                                                    StringRef entry) {
   FailureOr<func::FuncOp> func = lookupTrainStep(module, entry);
   if (failed(func))
     return failure();

@@ -31,9 +31,7 @@ Status collectiveFailure(int rank, const CollectiveContext &context,
 /// The deadline of a collective that a thread polls until it completes.
 class CollectiveDeadline {
 public:
-  explicit CollectiveDeadline(double seconds) : seconds_(seconds) {
-    restart();
-  }
+  explicit CollectiveDeadline(double seconds) : seconds_(seconds) { restart(); }
   /// Gives the call its whole time again, from now.
   void restart();
   bool passed() const { return Clock::now() > deadline_; }

@@ -20,7 +20,6 @@ bool isLaunchedByMpi() {
          std::getenv("PMI_SIZE");
 }
 
-
 Status Communicator::allGather(const void *send, void *recv, int64_t count,
                                DType type, const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(doAllGather(send, recv, count, type, context));

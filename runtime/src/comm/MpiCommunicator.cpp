@@ -241,8 +241,8 @@ Status MpiCommunicator::complete(MPI_Request &request,
 }
 
 Status MpiCommunicator::doAllGather(const void *send, void *recv, int64_t count,
-                                  DType type,
-                                  const CollectiveContext &context) {
+                                    DType type,
+                                    const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
   std::lock_guard<std::mutex> lock(mutex_);
   int64_t width = getDTypeWidth(type);
@@ -260,8 +260,8 @@ Status MpiCommunicator::doAllGather(const void *send, void *recv, int64_t count,
 }
 
 Status MpiCommunicator::doReduceScatter(const void *send, void *recv,
-                                      int64_t count, DType type, ReduceOp op,
-                                      const CollectiveContext &context) {
+                                        int64_t count, DType type, ReduceOp op,
+                                        const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
   std::lock_guard<std::mutex> lock(mutex_);
   MPI_Request request;
@@ -276,8 +276,8 @@ Status MpiCommunicator::doReduceScatter(const void *send, void *recv,
 }
 
 Status MpiCommunicator::doAllReduce(const void *send, void *recv, int64_t count,
-                                  DType type, ReduceOp op,
-                                  const CollectiveContext &context) {
+                                    DType type, ReduceOp op,
+                                    const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
   std::lock_guard<std::mutex> lock(mutex_);
   MPI_Request request;

@@ -9,7 +9,8 @@
 
 namespace zero::runtime {
 
-StatusOr<std::unique_ptr<Communicator>> createMpiCommunicator(const MpiOptions &) {
+StatusOr<std::unique_ptr<Communicator>>
+createMpiCommunicator(const MpiOptions &) {
   return ZERO_ERROR(kUnavailable,
                     "this zero-run was built without MPI (CMake found none): "
                     "it runs one rank");

@@ -23,7 +23,8 @@ public:
   gatherBytes(const std::string &bytes, const CollectiveContext &) override {
     return std::vector<std::string>{bytes};
   }
-  Status broadcastBytes(std::string &, int, const CollectiveContext &) override {
+  Status broadcastBytes(std::string &, int,
+                        const CollectiveContext &) override {
     return Status::ok();
   }
 
@@ -41,6 +42,7 @@ protected:
                      ReduceOp, const CollectiveContext &) override {
     return copy(send, recv, count, type);
   }
+
 private:
   Status copy(const void *send, void *recv, int64_t elements, DType type) {
     if (send != recv && elements > 0)

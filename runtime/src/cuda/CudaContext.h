@@ -1,4 +1,4 @@
-//===- CudaContext.h - what the CUDA backend's ops see of the device -*- C++ -*-===//
+//===- CudaContext.h - the device as the CUDA ops see it --------*- C++ -*-===//
 //
 // The contract between the CUDA device (CudaDevice.cpp: memory, streams,
 // events) and the files that prepare its ops (one per family). An op is

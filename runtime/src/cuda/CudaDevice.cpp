@@ -252,20 +252,19 @@ Status CudaDevice::loadMemory(const Schedule &schedule) {
     if (bytes <= 0)
       continue;
     void *data = nullptr;
-    const cudaError_t code = space == MemorySpace::Device
-                                 ? cudaMalloc(&data, static_cast<size_t>(bytes))
-                                 : cudaMallocHost(&data, static_cast<size_t>(bytes));
+    const cudaError_t code =
+        space == MemorySpace::Device
+            ? cudaMalloc(&data, static_cast<size_t>(bytes))
+            : cudaMallocHost(&data, static_cast<size_t>(bytes));
     if (code != cudaSuccess)
-      return Status(code == cudaErrorMemoryAllocation
-                        ? StatusCode::kResourceExhausted
-                        : StatusCode::kInternal,
-                    schedule.name() + ": memory.arenas." +
-                        getMemorySpaceName(space) + ": cannot allocate " +
-                        std::to_string(bytes) + " bytes of " +
-                        (space == MemorySpace::Device ? "GPU" : "pinned host") +
-                        " memory on " + describe() + ": " +
-                        cudaGetErrorString(code),
-                    __FILE__, __LINE__);
+      return Status(
+          code == cudaErrorMemoryAllocation ? StatusCode::kResourceExhausted
+                                            : StatusCode::kInternal,
+          schedule.name() + ": memory.arenas." + getMemorySpaceName(space) +
+              ": cannot allocate " + std::to_string(bytes) + " bytes of " +
+              (space == MemorySpace::Device ? "GPU" : "pinned host") +
+              " memory on " + describe() + ": " + cudaGetErrorString(code),
+          __FILE__, __LINE__);
     arenas_[i] = static_cast<std::byte *>(data);
     arenaBytes_[i] = bytes;
     tracker_->allocate(bytes);
@@ -428,17 +427,16 @@ CudaDevice::prepare(const Instruction &inst) {
 Status CudaDevice::checkStream(size_t stream) const {
   if (stream < streams_.size())
     return Status::ok();
-  return ZERO_ERROR(kInternal, describe() + ": no stream " +
-                                   std::to_string(stream) + " (" +
-                                   std::to_string(streams_.size()) +
-                                   " streams)");
+  return ZERO_ERROR(kInternal,
+                    describe() + ": no stream " + std::to_string(stream) +
+                        " (" + std::to_string(streams_.size()) + " streams)");
 }
 
 Status CudaDevice::recordEvent(size_t stream, int64_t event) {
   ZERO_RETURN_IF_ERROR(checkStream(stream));
   if (event < 0 || event >= static_cast<int64_t>(events_.size()))
-    return ZERO_ERROR(kInternal, describe() + ": no event " +
-                                     std::to_string(event));
+    return ZERO_ERROR(kInternal,
+                      describe() + ": no event " + std::to_string(event));
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   ZERO_CUDA_RETURN_IF_ERROR(cudaEventRecord(events_[event], streams_[stream]));
   return Status::ok();
@@ -447,8 +445,8 @@ Status CudaDevice::recordEvent(size_t stream, int64_t event) {
 Status CudaDevice::waitEvent(size_t stream, int64_t event) {
   ZERO_RETURN_IF_ERROR(checkStream(stream));
   if (event < 0 || event >= static_cast<int64_t>(events_.size()))
-    return ZERO_ERROR(kInternal, describe() + ": no event " +
-                                     std::to_string(event));
+    return ZERO_ERROR(kInternal,
+                      describe() + ": no event " + std::to_string(event));
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   ZERO_CUDA_RETURN_IF_ERROR(
       cudaStreamWaitEvent(streams_[stream], events_[event], 0));
@@ -461,9 +459,9 @@ Status CudaDevice::copy(size_t stream, void *to, const void *from,
   if (bytes <= 0 || to == from)
     return Status::ok();
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
-  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(to, from, static_cast<size_t>(bytes),
-                                            cudaMemcpyDefault,
-                                            streams_[stream]));
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemcpyAsync(to, from, static_cast<size_t>(bytes), cudaMemcpyDefault,
+                      streams_[stream]));
   return Status::ok();
 }
 

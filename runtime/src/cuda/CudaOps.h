@@ -164,8 +164,8 @@ bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
 /// Enqueues setting `bytes` bytes at `dst` to a pattern of `width` bytes
 /// (1, 2, 4 or 8; `dst` aligned to it), the low bytes of `pattern`. A kernel
 /// rather than cudaMemsetAsync, so that pinned host arenas are filled too.
-Status enqueueFillPattern(void *dst, int64_t bytes, int width,
-                          uint64_t pattern, cudaStream_t stream);
+Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
+                          cudaStream_t stream);
 
 /// A scalar constant in register form: floats rounded to `type`, integers
 /// wrapped (the checks already refused a float for an integer type).

@@ -57,8 +57,8 @@ std::string CudaContext::sitePrefix(const Instruction &inst,
 }
 
 std::string CudaContext::siteSuffix(const Instruction &inst) {
-  return " at " + (inst.loc.empty() ? std::string("an unknown location")
-                                    : inst.loc);
+  return " at " +
+         (inst.loc.empty() ? std::string("an unknown location") : inst.loc);
 }
 
 //===----------------------------------------------------------------------===//
@@ -148,8 +148,8 @@ Status PreparedMove::enqueue(cudaStream_t stream) const {
     return Status::ok();
   const size_t bytes = static_cast<size_t>(bytes_);
   if (scratch_) {
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        scratch_->get(), src_, bytes, cudaMemcpyDefault, stream));
+    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(scratch_->get(), src_, bytes,
+                                              cudaMemcpyDefault, stream));
     ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(dst_, scratch_->get(), bytes,
                                               cudaMemcpyDefault, stream));
     return Status::ok();
@@ -206,8 +206,8 @@ Status DeviceErrors::check(int rank) {
   if (!memory_.get())
     return Status::ok();
   DeviceErrorRecord record;
-  ZERO_CUDA_RETURN_IF_ERROR(
-      cudaMemcpy(&record, memory_.get(), sizeof(record), cudaMemcpyDeviceToHost));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(&record, memory_.get(), sizeof(record),
+                                       cudaMemcpyDeviceToHost));
   if (record.flag == 0)
     return Status::ok();
   // On the legacy stream, which the non-blocking streams do not wait for:

@@ -41,8 +41,7 @@ struct CopyParams {
 };
 
 template <typename E, typename I>
-__global__ void __launch_bounds__(kThreads)
-    stridedCopyKernel(CopyParams p) {
+__global__ void __launch_bounds__(kThreads) stridedCopyKernel(CopyParams p) {
   E *dst = reinterpret_cast<E *>(p.dst);
   const E *src = reinterpret_cast<const E *>(p.src);
   const I numel = static_cast<I>(p.numel);
@@ -216,21 +215,20 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
   return plan;
 }
 
-template <typename E> Status launchGeneric(const CopyPlan &plan,
-                                           cudaStream_t stream) {
+template <typename E>
+Status launchGeneric(const CopyPlan &plan, cudaStream_t stream) {
   const unsigned grid = gridFor(plan.params.numel, kThreads);
   clearStaleError();
   if (plan.index32)
-    stridedCopyKernel<E, uint32_t>
-        <<<grid, kThreads, 0, stream>>>(plan.params);
+    stridedCopyKernel<E, uint32_t><<<grid, kThreads, 0, stream>>>(plan.params);
   else
     stridedCopyKernel<E, int64_t><<<grid, kThreads, 0, stream>>>(plan.params);
   ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }
 
-template <typename E> Status launchTranspose(const CopyPlan &plan,
-                                             cudaStream_t stream) {
+template <typename E>
+Status launchTranspose(const CopyPlan &plan, cudaStream_t stream) {
   const CopyParams &p = plan.params;
   const int r = p.rank;
   int64_t outer = 1;
@@ -250,10 +248,10 @@ Status launchCopy(const CopyPlan &plan, cudaStream_t stream) {
   case CopyPlan::Kind::Empty:
     return Status::ok();
   case CopyPlan::Kind::Memcpy:
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpyAsync(
-        plan.params.dst, plan.params.src,
-        static_cast<size_t>(plan.params.numel * plan.width), cudaMemcpyDefault,
-        stream));
+    ZERO_CUDA_RETURN_IF_ERROR(
+        cudaMemcpyAsync(plan.params.dst, plan.params.src,
+                        static_cast<size_t>(plan.params.numel * plan.width),
+                        cudaMemcpyDefault, stream));
     return Status::ok();
   case CopyPlan::Kind::Transpose:
     switch (plan.width) {

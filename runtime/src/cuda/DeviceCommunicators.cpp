@@ -46,12 +46,11 @@ StatusOr<Residence> locate(const void *pointer, int ordinal, const char *role,
     return Residence::Gpu; // reachable from every device (UVA)
   case cudaMemoryTypeDevice:
     if (attributes.device != ordinal)
-      return ZERO_ERROR(kInvalidArgument,
-                        describeCall(rank, context) + ": the " + role +
-                            " buffer is on GPU " +
-                            std::to_string(attributes.device) +
-                            ", the communicator on GPU " +
-                            std::to_string(ordinal));
+      return ZERO_ERROR(
+          kInvalidArgument,
+          describeCall(rank, context) + ": the " + role + " buffer is on GPU " +
+              std::to_string(attributes.device) + ", the communicator on GPU " +
+              std::to_string(ordinal));
     return Residence::Gpu;
   }
   return Residence::Pageable;
@@ -70,8 +69,8 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
 /// Errors start with "rank R: <what>: ".
 StatusOr<CollectiveBuffers> checkCollective(CollectiveKind kind,
                                             const void *send, const void *recv,
-                                            int64_t count, DType type,
-                                            int rank, int size, int ordinal,
+                                            int64_t count, DType type, int rank,
+                                            int size, int ordinal,
                                             const CollectiveContext &context) {
   if (count < 0)
     return ZERO_ERROR(kInvalidArgument, describeCall(rank, context) +

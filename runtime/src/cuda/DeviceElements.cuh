@@ -1,4 +1,4 @@
-//===- DeviceElements.cuh - tensor elements as registers on the GPU -*- CUDA -*-===//
+//===- DeviceElements.cuh - tensor elements on the GPU ---------*- CUDA -*-===//
 //
 // The device side of host/Elements.h and host/ScalarOps.cpp's conversions:
 // a tensor element in memory (f32, f64, bf16/f16 bits, i64/index, i32, i1
@@ -50,7 +50,8 @@ __host__ __device__ constexpr int byteWidthOf(DType type) {
 }
 
 __device__ __forceinline__ double bf16BitsToDouble(uint16_t bits) {
-  return static_cast<double>(__uint_as_float(static_cast<uint32_t>(bits) << 16));
+  return static_cast<double>(
+      __uint_as_float(static_cast<uint32_t>(bits) << 16));
 }
 __device__ __forceinline__ double f16BitsToDouble(uint16_t bits) {
   return static_cast<double>(__half2float(__ushort_as_half(bits)));

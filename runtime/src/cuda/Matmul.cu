@@ -54,22 +54,22 @@ __global__ void matmulFallbackKernel(FallbackParams p) {
     const int64_t aRow = batch * m * k + i * k, bCol = batch * k * n + j;
     Scalar acc = loadElement(p.c, ct, index);
     for (int64_t q = 0; q < k; ++q) {
-      const Scalar x = castScalar(loadElement(p.a, p.aType, aRow + q),
-                                  p.aType, ct);
-      const Scalar y = castScalar(loadElement(p.b, p.bType, bCol + q * n),
-                                  p.bType, ct);
+      const Scalar x =
+          castScalar(loadElement(p.a, p.aType, aRow + q), p.aType, ct);
+      const Scalar y =
+          castScalar(loadElement(p.b, p.bType, bCol + q * n), p.bType, ct);
       if (floats) {
-        acc.f = roundFloat(__dadd_rn(acc.f, roundFloat(__dmul_rn(x.f, y.f), ct)),
-                           ct);
+        acc.f = roundFloat(
+            __dadd_rn(acc.f, roundFloat(__dmul_rn(x.f, y.f), ct)), ct);
       } else {
         const unsigned long long product =
             static_cast<unsigned long long>(x.i) *
             static_cast<unsigned long long>(y.i);
         const long long term = wrapInt(static_cast<long long>(product), ct);
-        acc.i = wrapInt(static_cast<long long>(
-                            static_cast<unsigned long long>(acc.i) +
-                            static_cast<unsigned long long>(term)),
-                        ct);
+        acc.i = wrapInt(
+            static_cast<long long>(static_cast<unsigned long long>(acc.i) +
+                                   static_cast<unsigned long long>(term)),
+            ct);
       }
     }
     storeElement(p.c, ct, index, acc);

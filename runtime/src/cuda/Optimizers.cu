@@ -151,8 +151,8 @@ template <typename T> struct AdamConstants {
 };
 
 template <typename T>
-__device__ AdamConstants<T> adamConstants(const OptimizerTensor &t,
-                                          double lr, long long step) {
+__device__ AdamConstants<T> adamConstants(const OptimizerTensor &t, double lr,
+                                          long long step) {
   AdamConstants<T> c;
   c.beta1 = static_cast<T>(t.beta1);
   c.oneMinusBeta1 = static_cast<T>(t.oneMinusBeta1);
@@ -263,8 +263,8 @@ template <typename T> struct SgdConstants {
 
 /// host sgdUpdate for one element.
 template <typename T>
-__device__ __forceinline__ void sgdElement(const SgdConstants<T> &c, T &p,
-                                           T g, T &buf) {
+__device__ __forceinline__ void sgdElement(const SgdConstants<T> &c, T &p, T g,
+                                           T &buf) {
   if (c.weightDecay != T(0))
     g = fmaT(p, c.weightDecay, g);
   if (c.momentum != T(0)) {
@@ -345,8 +345,7 @@ public:
       ZERO_RETURN_IF_ERROR(move.enqueue(ctx_.compute));
     if (numChunks_ == 0)
       return Status::ok();
-    const auto *tensors =
-        static_cast<const OptimizerTensor *>(tensors_.get());
+    const auto *tensors = static_cast<const OptimizerTensor *>(tensors_.get());
     const auto *chunks = static_cast<const Chunk *>(chunks_.get());
     const unsigned grid = static_cast<unsigned>(numChunks_);
     clearStaleError();
@@ -435,8 +434,8 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     }
     t.vec4 = t.paramType == DType::F32 && t.gradType == DType::F32 &&
              t.mType == DType::F32 && (!adam || t.vType == DType::F32) &&
-             isAligned16(t.param) && isAligned16(t.grad) &&
-             isAligned16(t.m) && (!adam || isAligned16(t.v));
+             isAligned16(t.param) && isAligned16(t.grad) && isAligned16(t.m) &&
+             (!adam || isAligned16(t.v));
     const int32_t index = static_cast<int32_t>(tensors.size());
     tensors.push_back(t);
     // An empty tensor still gets a chunk: Adam's step check runs anyway.

@@ -23,9 +23,32 @@ namespace {
 
 /// arith.cmpf and arith.cmpi predicates.
 enum class Pred : int8_t {
-  OEQ, OGT, OGE, OLT, OLE, ONE, ORD, UEQ, UGT, UGE, ULT, ULE, UNE, UNO,
-  True, False,
-  EQ, NE, SLT, SLE, SGT, SGE, ULTI, ULEI, UGTI, UGEI,
+  OEQ,
+  OGT,
+  OGE,
+  OLT,
+  OLE,
+  ONE,
+  ORD,
+  UEQ,
+  UGT,
+  UGE,
+  ULT,
+  ULE,
+  UNE,
+  UNO,
+  True,
+  False,
+  EQ,
+  NE,
+  SLT,
+  SLE,
+  SGT,
+  SGE,
+  ULTI,
+  ULEI,
+  UGTI,
+  UGEI,
 };
 
 struct PredicateName {
@@ -33,17 +56,17 @@ struct PredicateName {
   Pred pred;
 };
 constexpr PredicateName kCmpF[] = {
-    {"oeq", Pred::OEQ}, {"ogt", Pred::OGT}, {"oge", Pred::OGE},
-    {"olt", Pred::OLT}, {"ole", Pred::OLE}, {"one", Pred::ONE},
-    {"ord", Pred::ORD}, {"ueq", Pred::UEQ}, {"ugt", Pred::UGT},
-    {"uge", Pred::UGE}, {"ult", Pred::ULT}, {"ule", Pred::ULE},
-    {"une", Pred::UNE}, {"uno", Pred::UNO}, {"true", Pred::True},
+    {"oeq", Pred::OEQ},    {"ogt", Pred::OGT}, {"oge", Pred::OGE},
+    {"olt", Pred::OLT},    {"ole", Pred::OLE}, {"one", Pred::ONE},
+    {"ord", Pred::ORD},    {"ueq", Pred::UEQ}, {"ugt", Pred::UGT},
+    {"uge", Pred::UGE},    {"ult", Pred::ULT}, {"ule", Pred::ULE},
+    {"une", Pred::UNE},    {"uno", Pred::UNO}, {"true", Pred::True},
     {"false", Pred::False}};
-constexpr PredicateName kCmpI[] = {
-    {"eq", Pred::EQ},    {"ne", Pred::NE},    {"slt", Pred::SLT},
-    {"sle", Pred::SLE},  {"sgt", Pred::SGT},  {"sge", Pred::SGE},
-    {"ult", Pred::ULTI}, {"ule", Pred::ULEI}, {"ugt", Pred::UGTI},
-    {"uge", Pred::UGEI}};
+constexpr PredicateName kCmpI[] = {{"eq", Pred::EQ},    {"ne", Pred::NE},
+                                   {"slt", Pred::SLT},  {"sle", Pred::SLE},
+                                   {"sgt", Pred::SGT},  {"sge", Pred::SGE},
+                                   {"ult", Pred::ULTI}, {"ule", Pred::ULEI},
+                                   {"ugt", Pred::UGTI}, {"uge", Pred::UGEI}};
 
 struct ScalarParams {
   OpCode code;
@@ -321,8 +344,7 @@ __device__ Scalar applyScalarOp(const ScalarParams &p, Scalar a, Scalar b,
     if (ot == DType::F32) {
       out.i = static_cast<int32_t>(__float_as_uint(__double2float_rn(a.f)));
     } else if (rt == DType::F32) {
-      out.f = static_cast<double>(
-          __uint_as_float(static_cast<uint32_t>(a.i)));
+      out.f = static_cast<double>(__uint_as_float(static_cast<uint32_t>(a.i)));
     } else { // f64 <-> i64/index: the register bits are the value's bits
       out = a;
     }

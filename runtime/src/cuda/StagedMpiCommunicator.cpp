@@ -1,4 +1,5 @@
-//===- StagedMpiCommunicator.cpp - device buffers over the host communicator -===//
+//===- StagedMpiCommunicator.cpp - device buffers over the host communicator
+//-===//
 //
 // Several ranks may share one GPU (NCCL refuses that), so tests can run a
 // multi-rank CUDA job on one card: each collective copies its send buffer
@@ -54,8 +55,8 @@ public:
   Status initialize();
 
   std::string describe() const override {
-    return host_.describe() + ", staged through 2 x " +
-           formatBytes(capacity_) + " of pinned host memory";
+    return host_.describe() + ", staged through 2 x " + formatBytes(capacity_) +
+           " of pinned host memory";
   }
 
 protected:
@@ -74,15 +75,15 @@ private:
 Status StagedMpiCommunicator::initialize() {
   ZERO_RETURN_IF_ERROR(initializeDevice());
   if (capacity_ > 0) {
-    cudaError_t code = cudaHostAlloc(&sendStage_, static_cast<size_t>(capacity_),
-                                     cudaHostAllocPortable);
+    cudaError_t code = cudaHostAlloc(
+        &sendStage_, static_cast<size_t>(capacity_), cudaHostAllocPortable);
     if (code == cudaSuccess)
       code = cudaHostAlloc(&recvStage_, static_cast<size_t>(capacity_),
                            cudaHostAllocPortable);
     if (code != cudaSuccess)
       return ZERO_ERROR(kResourceExhausted,
-                        "rank " + std::to_string(rank_) +
-                            ": cannot pin 2 x " + formatBytes(capacity_) +
+                        "rank " + std::to_string(rank_) + ": cannot pin 2 x " +
+                            formatBytes(capacity_) +
                             " of host memory for the staged collectives: " +
                             cudaGetErrorString(code));
   }

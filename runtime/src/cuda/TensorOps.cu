@@ -71,19 +71,19 @@ __global__ void fillKernel(char *dst, int64_t bytes, int width,
                            FillSource source) {
   uint64_t bits = source.bits;
   if (source.reg)
-    bits = elementBits(castScalar(*source.reg, source.from, source.to),
-                       source.to);
+    bits =
+        elementBits(castScalar(*source.reg, source.from, source.to), source.to);
   const uint64_t pattern = replicate(bits, width);
-  const int64_t misalign = static_cast<int64_t>(
-      reinterpret_cast<uintptr_t>(dst) & 15);
+  const int64_t misalign =
+      static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 15);
   int64_t head = misalign ? 16 - misalign : 0;
   if (head > bytes)
     head = bytes;
   const int64_t body = (bytes - head) & ~int64_t(15);
   const int64_t tail = bytes - head - body;
   const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t first = static_cast<int64_t>(blockIdx.x) * blockDim.x +
-                        threadIdx.x;
+  const int64_t first =
+      static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   for (int64_t i = first; i * width < head; i += stride)
     storeBits(dst + i * width, width, bits);
   const uint4 vector = make_uint4(
@@ -156,7 +156,8 @@ class FromElementsOp final : public PreparedOp {
 public:
   FromElementsOp(const CudaContext &ctx, void *dst, DType type, int64_t numel,
                  DeviceAllocation ids)
-      : ctx_(ctx), dst_(dst), type_(type), numel_(numel), ids_(std::move(ids)) {}
+      : ctx_(ctx), dst_(dst), type_(type), numel_(numel), ids_(std::move(ids)) {
+  }
   Status run(int64_t) override {
     if (numel_ == 0)
       return Status::ok();
@@ -250,10 +251,10 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
   const ConstantValue &value = inst.fields.getConstant(Field::Value);
   void *dst = ctx.tensor(result.id);
   if (value.form != ConstantValue::Form::Elements) {
-    FillSource source{nullptr, result.dtype, result.dtype,
-                      hostElementBits(constantRegister(value.elements[0],
-                                                       result.dtype),
-                                      result.dtype)};
+    FillSource source{
+        nullptr, result.dtype, result.dtype,
+        hostElementBits(constantRegister(value.elements[0], result.dtype),
+                        result.dtype)};
     return std::unique_ptr<PreparedOp>(
         new FillOp(ctx, dst, result.numel, result.dtype, source));
   }
@@ -312,8 +313,8 @@ PreparedOpOr prepareExtract(const Instruction &inst, const CudaContext &ctx) {
 
 } // namespace
 
-Status enqueueFillPattern(void *dst, int64_t bytes, int width,
-                          uint64_t pattern, cudaStream_t stream) {
+Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
+                          cudaStream_t stream) {
   FillSource source{nullptr, DType::I64, DType::I64, pattern};
   return launchFill(dst, bytes, width, source, stream);
 }

@@ -68,8 +68,7 @@ HostOpOr prepareOp(const OpContext &ctx) {
       return prepareScalarInstruction(ctx);
     // linalg.index, collectives and synchronization: the decoder keeps
     // them off the compute stream's compute instructions.
-    return ctx.error("op", "'" + ctx.name() +
-                               "' is not a compute instruction");
+    return ctx.error("op", "'" + ctx.name() + "' is not a compute instruction");
   }
 }
 
@@ -78,7 +77,8 @@ HostOpOr prepareOp(const OpContext &ctx) {
 StatusOr<std::unique_ptr<ComputeOp>>
 prepareComputeOp(const Instruction &inst, const std::string &fileName,
                  const ValueTable &values) {
-  OpContext ctx(&inst, fileName.empty() ? inst.path : fileName + ": " + inst.path,
+  OpContext ctx(&inst,
+                fileName.empty() ? inst.path : fileName + ": " + inst.path,
                 inst.loc, values);
   return prepareOp(ctx);
 }

@@ -10,8 +10,8 @@
 #ifndef ZERO_RUNTIME_HOST_ELEMENTS_H
 #define ZERO_RUNTIME_HOST_ELEMENTS_H
 
-#include "zero/runtime/Program.h"
 #include "zero/runtime/FloatFormats.h"
+#include "zero/runtime/Program.h"
 
 #include <cstdint>
 

@@ -369,7 +369,7 @@ static LoopOperand makeOperand(const ValueInfo &value,
 /// Checks the results against the destinations (the last `numOutputs`
 /// operands) and finishes the nest.
 static HostOpOr finishNest(const OpContext &ctx, const OpValues &v,
-                             LoopNest nest, size_t numOutputs) {
+                           LoopNest nest, size_t numOutputs) {
   const size_t first = v.operands.size() - numOutputs;
   for (size_t o = 0; o < numOutputs; ++o) {
     const ValueInfo &dest = *v.operands[first + o];
@@ -484,8 +484,8 @@ HostOpOr prepareGeneric(const OpContext &ctx) {
     const std::string &type = iterators[d];
     if (type != "parallel" && type != "reduction")
       return ctx.error("iterator_types[" + std::to_string(d) + "]",
-                       "expected \"parallel\" or \"reduction\", got \"" +
-                           type + "\"");
+                       "expected \"parallel\" or \"reduction\", got \"" + type +
+                           "\"");
     nest.isReduction.push_back(type == "reduction");
   }
   const size_t numLoops = nest.isReduction.size();

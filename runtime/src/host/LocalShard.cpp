@@ -19,16 +19,15 @@ class LocalShardOp : public ComputeOp {
 public:
   LocalShardOp(const OpContext &ctx, int64_t full, int64_t result,
                PartitionLayout layout, int64_t width)
-      : full_(full), result_(result), layout_(std::move(layout)),
-        width_(width), site_(ctx.site()) {}
+      : full_(full), result_(result), layout_(std::move(layout)), width_(width),
+        site_(ctx.site()) {}
 
   Status run(Frame &frame) override {
     if (frame.worldSize() != layout_.worldSize)
-      return site_.error(StatusCode::kFailedPrecondition, "layout",
-                         "the layout is for " +
-                             std::to_string(layout_.worldSize) +
-                             " ranks, but this run has " +
-                             std::to_string(frame.worldSize()));
+      return site_.error(
+          StatusCode::kFailedPrecondition, "layout",
+          "the layout is for " + std::to_string(layout_.worldSize) +
+              " ranks, but this run has " + std::to_string(frame.worldSize()));
     const char *full = static_cast<const char *>(frame.tensor(full_).data);
     char *shard = static_cast<char *>(frame.tensor(result_).data);
     const ElementRange owned = layout_.ownedRange(frame.rank());

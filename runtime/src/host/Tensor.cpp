@@ -304,8 +304,8 @@ HostOpOr prepareReshape(const OpContext &ctx, bool collapse) {
                                             " dimensions of the " +
                                             (collapse ? "source" : "result"));
   }
-  return std::unique_ptr<ComputeOp>(new ReshapeOp(
-      source.id, result.id, source.bytes()));
+  return std::unique_ptr<ComputeOp>(
+      new ReshapeOp(source.id, result.id, source.bytes()));
 }
 
 HostOpOr prepareExtract(const OpContext &ctx) {

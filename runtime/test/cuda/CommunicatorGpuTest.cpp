@@ -51,8 +51,8 @@ Communicator &host() {
 }
 
 int localRank() {
-  for (const char *name : {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID",
-                           "SLURM_LOCALID"})
+  for (const char *name :
+       {"OMPI_COMM_WORLD_LOCAL_RANK", "MPI_LOCALRANKID", "SLURM_LOCALID"})
     if (const char *value = std::getenv(name))
       return std::atoi(value);
   return 0;
@@ -115,7 +115,8 @@ CollectiveContext context(const std::string &what, cudaStream_t stream,
 }
 
 // Element values as doubles, stored in and read from every element type.
-void store(DType type, const std::vector<double> &values, std::vector<std::byte> &bytes) {
+void store(DType type, const std::vector<double> &values,
+           std::vector<std::byte> &bytes) {
   int64_t width = getDTypeWidth(type);
   bytes.assign(values.size() * width, std::byte{0});
   for (size_t i = 0; i < values.size(); ++i) {
@@ -286,9 +287,8 @@ double tolerance(ReduceOp op, DType type, double expected, int size) {
   return 4 * epsilon * std::max(1.0, std::fabs(expected));
 }
 
-const DType kTypes[] = {DType::F32, DType::F64,   DType::BF16,
-                        DType::F16, DType::I32,   DType::I64,
-                        DType::Index};
+const DType kTypes[] = {DType::F32, DType::F64, DType::BF16, DType::F16,
+                        DType::I32, DType::I64, DType::Index};
 const ReduceOp kOps[] = {ReduceOp::Sum, ReduceOp::Avg, ReduceOp::Max,
                          ReduceOp::Min};
 
@@ -373,8 +373,7 @@ TEST_P(DeviceCommunicatorGpuTest, AllGathersEveryType) {
       std::vector<std::byte> bytes;
       store(type, mine, bytes);
       DeviceBuffer send(count * width), recv(size * count * width);
-      ASSERT_EQ(cudaMemset(recv.data, 0xff, size * count * width),
-                cudaSuccess);
+      ASSERT_EQ(cudaMemset(recv.data, 0xff, size * count * width), cudaSuccess);
       // In place: this rank's block of recv already holds its shard.
       void *in = inPlace ? recv.bytes() + rank * count * width : send.data;
       upload(in, bytes, stream);
@@ -408,9 +407,8 @@ TEST_P(DeviceCommunicatorGpuTest, ReduceScattersEveryTypeInAndOutOfPlace) {
         DeviceBuffer send(size * count * width), recv(count * width);
         upload(send.data, bytes, stream);
         void *out = inPlace ? send.data : recv.data;
-        Status status =
-            comm->reduceScatter(send.data, out, count, type, op,
-                                context("reduce_scatter", stream));
+        Status status = comm->reduceScatter(send.data, out, count, type, op,
+                                            context("reduce_scatter", stream));
         ASSERT_TRUE(status.isOk()) << status.toString();
         std::vector<std::byte> result = download(out, count * width);
         for (int64_t j = 0; j < count; ++j) {
@@ -438,8 +436,7 @@ TEST_P(DeviceCommunicatorGpuTest, CountsTheRingVolumeOnce) {
                               context("all_gather", stream))
                   .isOk());
   ASSERT_TRUE(comm->allReduce(send.data, recv.data, count, DType::F32,
-                              ReduceOp::Sum,
-                              context("all_reduce", stream))
+                              ReduceOp::Sum, context("all_reduce", stream))
                   .isOk());
   CommunicationCounters after = comm->counters();
   int64_t shard = (size - 1) * count * 4;
@@ -480,14 +477,13 @@ TEST_P(DeviceCommunicatorGpuTest, WaitsForTheWorkInFrontOnItsStream) {
                             cudaMemcpyHostToDevice, stream),
             cudaSuccess);
   Status status = comm->allReduce(send.data, recv.data, count, DType::F32,
-                                  ReduceOp::Sum,
-                                  context("all_reduce", stream));
+                                  ReduceOp::Sum, context("all_reduce", stream));
   ASSERT_TRUE(status.isOk()) << status.toString();
   // Complete on return: no synchronize before reading.
   std::vector<float> result(count);
-  ASSERT_EQ(cudaMemcpy(result.data(), recv.data, count * 4,
-                       cudaMemcpyDeviceToHost),
-            cudaSuccess);
+  ASSERT_EQ(
+      cudaMemcpy(result.data(), recv.data, count * 4, cudaMemcpyDeviceToHost),
+      cudaSuccess);
   float expected = size * (size + 1) / 2.0f;
   for (int64_t i = 0; i < count; ++i)
     ASSERT_EQ(result[i], expected) << "element " << i;
@@ -501,8 +497,9 @@ TEST_P(DeviceCommunicatorGpuTest, RunsWithoutAStream) {
   store(DType::F64, mine, bytes);
   DeviceBuffer buffer(count * 8);
   upload(buffer.data, bytes, stream);
-  Status status = comm->allReduce(buffer.data, buffer.data, count, DType::F64,
-                                  ReduceOp::Max, context("all_reduce", nullptr));
+  Status status =
+      comm->allReduce(buffer.data, buffer.data, count, DType::F64,
+                      ReduceOp::Max, context("all_reduce", nullptr));
   ASSERT_TRUE(status.isOk()) << status.toString();
   std::vector<std::byte> result = download(buffer.data, count * 8);
   EXPECT_EQ(load(DType::F64, result.data()), 2.0);
@@ -522,18 +519,18 @@ TEST_P(DeviceCommunicatorGpuTest, TakesHostBuffersThroughTheHost) {
 TEST_P(DeviceCommunicatorGpuTest, RefusesMixedAndOverlappingBuffers) {
   DeviceBuffer device(64 * 4);
   std::vector<float> hostBuffer(64);
-  Status mixed = comm->allReduce(device.data, hostBuffer.data(), 64,
-                                 DType::F32, ReduceOp::Sum,
-                                 context("all_reduce of mixed", stream));
+  Status mixed =
+      comm->allReduce(device.data, hostBuffer.data(), 64, DType::F32,
+                      ReduceOp::Sum, context("all_reduce of mixed", stream));
   EXPECT_EQ(mixed.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(mixed.message().find("rank " + std::to_string(rank) +
                                  ": all_reduce of mixed: the receive buffer "
                                  "is pageable host memory"),
             std::string::npos)
       << mixed.message();
-  Status overlap = comm->allReduce(device.bytes(), device.bytes() + 4, 32,
-                                   DType::F32, ReduceOp::Sum,
-                                   context("all_reduce", stream));
+  Status overlap =
+      comm->allReduce(device.bytes(), device.bytes() + 4, 32, DType::F32,
+                      ReduceOp::Sum, context("all_reduce", stream));
   EXPECT_EQ(overlap.code(), StatusCode::kInvalidArgument);
   EXPECT_NE(overlap.message().find("overlap"), std::string::npos)
       << overlap.message();
@@ -574,10 +571,9 @@ TEST(StagedMpiCommunicatorGpu, RefusesACallLargerThanItsStaging) {
       make(DeviceCommunication::StagedMpi, 30, /*staging=*/1024);
   ASSERT_NE(comm, nullptr);
   DeviceBuffer buffer(4096);
-  Status status = comm->allReduce(buffer.data, buffer.data, 512, DType::F32,
-                                  ReduceOp::Sum,
-                                  context("all_reduce of bucket at m.mlir:1:1",
-                                          nullptr));
+  Status status =
+      comm->allReduce(buffer.data, buffer.data, 512, DType::F32, ReduceOp::Sum,
+                      context("all_reduce of bucket at m.mlir:1:1", nullptr));
   EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
   EXPECT_NE(status.message().find(
                 ": all_reduce of bucket at m.mlir:1:1 moves 2048 bytes (send "
@@ -647,9 +643,9 @@ TEST(NcclCommunicatorGpu, FailsAtTheDeadlineInsteadOfHanging) {
     Status status = comm->allReduce(
         buffer.data, buffer.data, 1024, DType::F32, ReduceOp::Sum,
         context("all_reduce of bucket at m.mlir:3:4 (step 3)", stream.stream));
-    double waited = std::chrono::duration<double>(
-                        std::chrono::steady_clock::now() - start)
-                        .count();
+    double waited =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start)
+            .count();
     EXPECT_EQ(status.code(), StatusCode::kUnavailable);
     EXPECT_EQ(status.message(), "rank 0: all_reduce of bucket at m.mlir:3:4 "
                                 "(step 3) did not complete within 1 s: a "
@@ -659,9 +655,9 @@ TEST(NcclCommunicatorGpu, FailsAtTheDeadlineInsteadOfHanging) {
     EXPECT_LT(waited, 20.0);
   }
   // The aborted communicator refuses further calls with the first error.
-  Status again = comm->allReduce(buffer.data, buffer.data, 1024, DType::F32,
-                                 ReduceOp::Sum,
-                                 context("all_reduce (step 4)", stream.stream));
+  Status again =
+      comm->allReduce(buffer.data, buffer.data, 1024, DType::F32, ReduceOp::Sum,
+                      context("all_reduce (step 4)", stream.stream));
   EXPECT_EQ(again.code(), StatusCode::kFailedPrecondition);
   EXPECT_NE(again.message().find("aborted after an earlier failure"),
             std::string::npos)

@@ -63,9 +63,7 @@ TEST(CudaDevice, TraceTimesAreOrdered) {
   int64_t a = b.tensor(DType::F32, {256, 256});
   int64_t c = b.tensor(DType::F32, {256, 256});
   for (int i = 0; i < 4; ++i)
-    b.op({{"op", "linalg.matmul"},
-          {"operands", {a, a, c}},
-          {"results", {c}}});
+    b.op({{"op", "linalg.matmul"}, {"operands", {a, a, c}}, {"results", {c}}});
   ExecutorOptions options;
   options.trace = true;
   Runner r(b, options);

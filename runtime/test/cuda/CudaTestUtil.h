@@ -1,4 +1,4 @@
-//===- CudaTestUtil.h - running one schedule on the host and the GPU -*- C++ -*-===//
+//===- CudaTestUtil.h - one schedule on the host and the GPU ----*- C++ -*-===//
 //
 // The CUDA backend's kernel tests build a small schedule (values with a
 // buffer each, one compute stream), run it on the host device (the
@@ -58,8 +58,8 @@ inline const std::string &gpuUnavailableReason() {
 
 #define ZERO_REQUIRE_GPU()                                                     \
   do {                                                                         \
-    if (!::zero::runtime::cudatest::gpuUnavailableReason().empty())                \
-      GTEST_SKIP() << ::zero::runtime::cudatest::gpuUnavailableReason();           \
+    if (!::zero::runtime::cudatest::gpuUnavailableReason().empty())            \
+      GTEST_SKIP() << ::zero::runtime::cudatest::gpuUnavailableReason();       \
   } while (false)
 
 inline std::unique_ptr<Device> createTestDevice() {
@@ -72,14 +72,14 @@ inline std::unique_ptr<Device> createTestDevice() {
 inline const char *dtypeName(DType type) { return getDTypeName(type); }
 
 inline const std::vector<DType> &allDTypes() {
-  static const std::vector<DType> types = {
-      DType::F32, DType::F64, DType::BF16, DType::F16,
-      DType::I64, DType::I32, DType::I1,   DType::Index};
+  static const std::vector<DType> types = {DType::F32, DType::F64,  DType::BF16,
+                                           DType::F16, DType::I64,  DType::I32,
+                                           DType::I1,  DType::Index};
   return types;
 }
 inline const std::vector<DType> &floatDTypes() {
-  static const std::vector<DType> types = {DType::F32, DType::F64,
-                                           DType::BF16, DType::F16};
+  static const std::vector<DType> types = {DType::F32, DType::F64, DType::BF16,
+                                           DType::F16};
   return types;
 }
 
@@ -103,8 +103,7 @@ public:
       buffer = bufferOf_[aliasOf];
     } else {
       buffer = static_cast<int64_t>(buffers_.size());
-      const int64_t bytes =
-          std::max<int64_t>(numel * getDTypeWidth(dtype), 1);
+      const int64_t bytes = std::max<int64_t>(numel * getDTypeWidth(dtype), 1);
       buffers_.push_back({{"id", buffer},
                           {"name", "b" + std::to_string(buffer)},
                           {"category", "activation"},
@@ -401,7 +400,8 @@ inline Bytes randomBytes(DType type, int64_t numel, std::mt19937_64 &rng,
     if (isFloat(type))
       setFloat(bytes, type, i, normal(rng));
     else
-      setInt(bytes, type, i, type == DType::I1 ? uniform(rng) & 1 : uniform(rng));
+      setInt(bytes, type, i,
+             type == DType::I1 ? uniform(rng) & 1 : uniform(rng));
   }
   return bytes;
 }
@@ -423,8 +423,7 @@ inline bool isNanAt(const Bytes &bytes, DType type, int64_t i) {
 inline void expectSameElements(const Bytes &expected, const Bytes &actual,
                                DType type, const std::string &what) {
   ASSERT_EQ(expected.size(), actual.size()) << what;
-  const int64_t n =
-      static_cast<int64_t>(expected.size()) / getDTypeWidth(type);
+  const int64_t n = static_cast<int64_t>(expected.size()) / getDTypeWidth(type);
   int failures = 0;
   for (int64_t i = 0; i < n && failures < 10; ++i) {
     if (isNanAt(expected, type, i) && isNanAt(actual, type, i))
@@ -433,8 +432,9 @@ inline void expectSameElements(const Bytes &expected, const Bytes &actual,
       ++failures;
       ADD_FAILURE() << what << ": element " << i << " of " << n << " ("
                     << getDTypeName(type) << "): host "
-                    << (isFloat(type) ? std::to_string(floatAt(expected, type, i))
-                                      : std::to_string(intAt(expected, type, i)))
+                    << (isFloat(type)
+                            ? std::to_string(floatAt(expected, type, i))
+                            : std::to_string(intAt(expected, type, i)))
                     << " (bits " << std::hex << bitsAt(expected, type, i)
                     << "), gpu "
                     << (isFloat(type) ? std::to_string(floatAt(actual, type, i))

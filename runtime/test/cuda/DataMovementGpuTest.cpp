@@ -48,17 +48,17 @@ TEST(CudaDataMovement, Transpose) {
       {{0, 3}, {1, 0}},
       {{1, 1}, {1, 0}},
       {{7, 5}, {1, 0}},
-      {{33, 65}, {1, 0}},    // tile edges
-      {{64, 96}, {1, 0}},    // whole tiles
+      {{33, 65}, {1, 0}}, // tile edges
+      {{64, 96}, {1, 0}}, // whole tiles
       {{3, 4, 5}, {2, 0, 1}},
       {{2, 1, 3}, {1, 2, 0}},
-      {{2, 3, 4, 5}, {0, 1, 3, 2}},  // batched inner transpose
+      {{2, 3, 4, 5}, {0, 1, 3, 2}}, // batched inner transpose
       {{5, 33, 17}, {0, 2, 1}},
       {{2, 3, 4, 5, 6}, {4, 3, 2, 1, 0}},
-      {{3, 4, 5}, {0, 1, 2}},        // identity: a memcpy
-      {{4, 6, 8}, {1, 0, 2}},        // inner dim kept: widened
-      {{70000, 2, 3}, {0, 2, 1}},    // more outer tiles than grid.z takes
-      {{2, 2100000}, {1, 0}},        // more row tiles than grid.y: generic
+      {{3, 4, 5}, {0, 1, 2}},     // identity: a memcpy
+      {{4, 6, 8}, {1, 0, 2}},     // inner dim kept: widened
+      {{70000, 2, 3}, {0, 2, 1}}, // more outer tiles than grid.z takes
+      {{2, 2100000}, {1, 0}},     // more row tiles than grid.y: generic
   };
   std::mt19937_64 rng(1);
   for (DType type : allDTypes()) {
@@ -89,11 +89,9 @@ TEST(CudaDataMovement, Broadcast) {
     std::vector<int64_t> in, dims, out;
   };
   const std::vector<Case> cases = {
-      {{5}, {0}, {3, 5}},         {{3}, {1}, {3, 4}},
-      {{}, {0, 1}, {2, 3}},       {{2, 3}, {1}, {2, 7, 3}},
-      {{4}, {0, 2}, {3, 4, 5}},   {{1}, {1}, {1, 1}},
-      {{0}, {0}, {3, 0}},         {{6, 1}, {0}, {5, 6, 1}},
-      {{8}, {0}, {129, 8}},
+      {{5}, {0}, {3, 5}},       {{3}, {1}, {3, 4}},       {{}, {0, 1}, {2, 3}},
+      {{2, 3}, {1}, {2, 7, 3}}, {{4}, {0, 2}, {3, 4, 5}}, {{1}, {1}, {1, 1}},
+      {{0}, {0}, {3, 0}},       {{6, 1}, {0}, {5, 6, 1}}, {{8}, {0}, {129, 8}},
   };
   std::mt19937_64 rng(2);
   for (DType type : allDTypes()) {
@@ -121,22 +119,36 @@ TEST(CudaDataMovement, Broadcast) {
 /// types, halfway cases, negative zero.
 Bytes castInputs(DType type, int64_t n, std::mt19937_64 &rng) {
   Bytes bytes = makeBytes(type, n);
-  const double floats[] = {0.0,   -0.0,   1.0,    -1.0,   0.5,     -2.5,
-                           3.7,   -3.7,   1e10,   -1e10,  3e38,    -3e38,
-                           65504, 70000,  1e-8,   -1e-40, NAN,     INFINITY,
-                           -INFINITY, 2147483647.0, -2147483649.0,
-                           9.3e18, -9.3e18, 1.00390625, 255.5};
-  const int64_t ints[] = {0,  1,  -1,  2,   127, -128, 255, 65535, 65536,
-                          16777217, -16777217, INT32_MAX, INT32_MIN,
-                          int64_t(INT32_MAX) + 1, INT64_MAX, INT64_MIN,
+  const double floats[] = {
+      0.0,           -0.0,   1.0,      -1.0,       0.5,
+      -2.5,          3.7,    -3.7,     1e10,       -1e10,
+      3e38,          -3e38,  65504,    70000,      1e-8,
+      -1e-40,        NAN,    INFINITY, -INFINITY,  2147483647.0,
+      -2147483649.0, 9.3e18, -9.3e18,  1.00390625, 255.5};
+  const int64_t ints[] = {0,
+                          1,
+                          -1,
+                          2,
+                          127,
+                          -128,
+                          255,
+                          65535,
+                          65536,
+                          16777217,
+                          -16777217,
+                          INT32_MAX,
+                          INT32_MIN,
+                          int64_t(INT32_MAX) + 1,
+                          INT64_MAX,
+                          INT64_MIN,
                           (int64_t(1) << 53) + 1};
   std::uniform_int_distribution<int> pick(0, 1000);
   for (int64_t i = 0; i < n; ++i) {
     if (isFloat(type))
-      setFloat(bytes, type, i, floats[i % std::size(floats)] *
-                                   (i >= int64_t(std::size(floats))
-                                        ? 1.0 + pick(rng) / 1000.0
-                                        : 1.0));
+      setFloat(bytes, type, i,
+               floats[i % std::size(floats)] * (i >= int64_t(std::size(floats))
+                                                    ? 1.0 + pick(rng) / 1000.0
+                                                    : 1.0));
     else
       setInt(bytes, type, i, ints[i % std::size(ints)] + (i / 17) * pick(rng));
   }
@@ -175,11 +187,11 @@ TEST(CudaDataMovement, ExtractSlice) {
   };
   const std::vector<Case> cases = {
       {{7, 9}, {1, 2}, {3, 4}, {2, 1}, {3, 4}},
-      {{7, 9}, {3, 0}, {1, 9}, {1, 1}, {9}},     // a row, unit dim dropped
-      {{7, 9}, {0, 4}, {7, 1}, {1, 1}, {7}},     // a column
-      {{7, 9}, {2, 3}, {0, 2}, {1, 1}, {0, 2}},  // empty
+      {{7, 9}, {3, 0}, {1, 9}, {1, 1}, {9}},    // a row, unit dim dropped
+      {{7, 9}, {0, 4}, {7, 1}, {1, 1}, {7}},    // a column
+      {{7, 9}, {2, 3}, {0, 2}, {1, 1}, {0, 2}}, // empty
       {{5, 6, 7}, {1, 1, 1}, {2, 2, 3}, {2, 3, 2}, {2, 2, 3}},
-      {{5}, {4}, {1}, {1}, {}},                  // one element, rank 0
+      {{5}, {4}, {1}, {1}, {}},                    // one element, rank 0
       {{4, 64}, {1, 0}, {2, 64}, {1, 1}, {2, 64}}, // contiguous rows
   };
   std::mt19937_64 rng(4);
@@ -225,8 +237,8 @@ TEST(CudaDataMovement, InsertSliceInPlaceAndIntoANewBuffer) {
         ScheduleBuilder b;
         int64_t source = b.tensor(type, c.source);
         int64_t dest = b.tensor(type, c.dest);
-        int64_t result = inPlace ? b.tensor(type, c.dest, dest)
-                                 : b.tensor(type, c.dest);
+        int64_t result =
+            inPlace ? b.tensor(type, c.dest, dest) : b.tensor(type, c.dest);
         b.op({{"op", "tensor.insert_slice"},
               {"offsets", c.offsets},
               {"sizes", c.sizes},

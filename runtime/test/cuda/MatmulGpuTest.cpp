@@ -11,13 +11,13 @@
 //   |computed - exact| <= g(k + 1) * (|c| + sum_p |a_ip b_pj|)
 //                         + u_out * |exact|,   g(n) = (1 + u)^n - 1
 // (Higham's gamma(n) = n u / (1 - n u) bounds (1 + u)^n - 1, which is used
-// here as it stays finite for n u >= 1) with u = 2^-24 for f32 and for bf16/f16 operands (cuBLAS multiplies them
-// exactly and accumulates in f32), 2^-53 for f64, and u_out the rounding of
-// a 16-bit result (2^-8 bf16, 2^-11 f16, else 0). The host's own bound for
-// 16-bit C is much looser (it rounds the accumulator to 16 bits after every
-// op: u = u_out), so GPU and host must agree within the sum of their two
-// bounds. The other combinations run the host's element loop on the GPU
-// and must agree with the host bit for bit.
+// here as it stays finite for n u >= 1) with u = 2^-24 for f32 and for bf16/f16
+// operands (cuBLAS multiplies them exactly and accumulates in f32), 2^-53 for
+// f64, and u_out the rounding of a 16-bit result (2^-8 bf16, 2^-11 f16, else
+// 0). The host's own bound for 16-bit C is much looser (it rounds the
+// accumulator to 16 bits after every op: u = u_out), so GPU and host must agree
+// within the sum of their two bounds. The other combinations run the host's
+// element loop on the GPU and must agree with the host bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
@@ -61,8 +61,8 @@ double gamma(int64_t n, double u) {
   return std::expm1(static_cast<double>(n) * std::log1p(u));
 }
 
-void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k,
-                 int64_t n, bool batched, bool inPlace, std::mt19937_64 &rng) {
+void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k, int64_t n,
+                 bool batched, bool inPlace, std::mt19937_64 &rng) {
   auto shape = [&](int64_t rows, int64_t cols) {
     return batched ? std::vector<int64_t>{batch, rows, cols}
                    : std::vector<int64_t>{rows, cols};
@@ -71,8 +71,8 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k,
   int64_t a = b.tensor(t.a, shape(m, k));
   int64_t bb = b.tensor(t.b, shape(k, n));
   int64_t c = b.tensor(t.c, shape(m, n));
-  int64_t result = inPlace ? b.tensor(t.c, shape(m, n), c)
-                           : b.tensor(t.c, shape(m, n));
+  int64_t result =
+      inPlace ? b.tensor(t.c, shape(m, n), c) : b.tensor(t.c, shape(m, n));
   b.op({{"op", batched ? "linalg.batch_matmul" : "linalg.matmul"},
         {"operands", {a, bb, c}},
         {"results", {result}}});
@@ -80,10 +80,10 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k,
   ZERO_ASSERT_RUNNER(r);
   // Integers small enough that nothing wraps except on purpose (i32 sums of
   // products of values up to 2^20 wrap, as on the host).
-  const Bytes aBytes = randomBytes(t.a, batch * m * k, rng, 1.0, -(1 << 20),
-                                   1 << 20);
-  const Bytes bBytes = randomBytes(t.b, batch * k * n, rng, 1.0, -(1 << 20),
-                                   1 << 20);
+  const Bytes aBytes =
+      randomBytes(t.a, batch * m * k, rng, 1.0, -(1 << 20), 1 << 20);
+  const Bytes bBytes =
+      randomBytes(t.b, batch * k * n, rng, 1.0, -(1 << 20), 1 << 20);
   const Bytes cBytes = randomBytes(t.c, batch * m * n, rng, 1.0, -1000, 1000);
   r.write(a, aBytes);
   r.write(bb, bBytes);
@@ -102,8 +102,8 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k,
   }
   const bool narrow = t.c == DType::BF16 || t.c == DType::F16;
   const double uOut = narrow ? unitRoundoff(t.c) : 0.0;
-  const double uAccumulate = t.a == DType::F64 ? unitRoundoff(DType::F64)
-                                               : unitRoundoff(DType::F32);
+  const double uAccumulate =
+      t.a == DType::F64 ? unitRoundoff(DType::F64) : unitRoundoff(DType::F32);
   const double uHost = narrow ? unitRoundoff(t.c) : uAccumulate;
   // With ZERO_GPU_TESTS_ON_HOST the "GPU" is a host device too.
   const double uGpu = gpuTestsOnHost() ? uHost : uAccumulate;
@@ -120,10 +120,10 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k,
           exact += x * y;
           magnitude += std::fabs(x * y);
         }
-        const double gpuBound =
-            gamma(k + 1, uGpu) * double(magnitude) + uOut * std::fabs(double(exact));
-        const double hostBound =
-            gamma(k + 1, uHost) * double(magnitude) + uOut * std::fabs(double(exact));
+        const double gpuBound = gamma(k + 1, uGpu) * double(magnitude) +
+                                uOut * std::fabs(double(exact));
+        const double hostBound = gamma(k + 1, uHost) * double(magnitude) +
+                                 uOut * std::fabs(double(exact));
         const double g = floatAt(gpu, t.c, ci), h = floatAt(host, t.c, ci);
         if (!(std::fabs(g - double(exact)) <= gpuBound) ||
             !(std::fabs(g - h) <= gpuBound + hostBound)) {
@@ -139,14 +139,25 @@ const std::vector<Types> &allTypeCombinations() {
   const DType f32 = DType::F32, f64 = DType::F64, bf16 = DType::BF16,
               f16 = DType::F16, i1 = DType::I1, i32 = DType::I32,
               i64 = DType::I64, index = DType::Index;
-  static const std::vector<Types> combos = {
-      // cuBLAS
-      {f32, f32, f32}, {f64, f64, f64}, {bf16, bf16, bf16}, {bf16, bf16, f32},
-      {f16, f16, f16}, {f16, f16, f32},
-      // the element loop
-      {bf16, f32, f32}, {f32, bf16, bf16}, {f16, bf16, f32}, {f64, f32, f32},
-      {f32, f32, f64}, {bf16, bf16, f16}, {i32, i32, i32}, {i64, i32, i64},
-      {i1, i1, i1}, {index, i64, index}, {i32, i64, i32}};
+  static const std::vector<Types> combos = {// cuBLAS
+                                            {f32, f32, f32},
+                                            {f64, f64, f64},
+                                            {bf16, bf16, bf16},
+                                            {bf16, bf16, f32},
+                                            {f16, f16, f16},
+                                            {f16, f16, f32},
+                                            // the element loop
+                                            {bf16, f32, f32},
+                                            {f32, bf16, bf16},
+                                            {f16, bf16, f32},
+                                            {f64, f32, f32},
+                                            {f32, f32, f64},
+                                            {bf16, bf16, f16},
+                                            {i32, i32, i32},
+                                            {i64, i32, i64},
+                                            {i1, i1, i1},
+                                            {index, i64, index},
+                                            {i32, i64, i32}};
   return combos;
 }
 
@@ -156,8 +167,8 @@ TEST(CudaMatmul, EveryTypeOnAwkwardShapes) {
   struct Shape {
     int64_t m, k, n;
   };
-  const std::vector<Shape> shapes = {{1, 1, 1}, {0, 3, 4}, {3, 0, 4},
-                                     {3, 4, 0}, {5, 7, 3}, {17, 33, 9},
+  const std::vector<Shape> shapes = {{1, 1, 1}, {0, 3, 4},    {3, 0, 4},
+                                     {3, 4, 0}, {5, 7, 3},    {17, 33, 9},
                                      {3, 1, 5}, {64, 128, 32}};
   for (const Types &t : allTypeCombinations())
     for (const Shape &s : shapes)

@@ -42,9 +42,9 @@ const std::vector<OptimizerTypes> &typeMixes() {
   const DType f32 = DType::F32, f64 = DType::F64, bf16 = DType::BF16,
               f16 = DType::F16;
   static const std::vector<OptimizerTypes> mixes = {
-      {f32, f32, f32, f32},   {f32, bf16, f32, f32}, {bf16, bf16, f32, f32},
-      {f16, f16, f32, f32},   {f64, f64, f64, f64},  {f64, f32, f32, f64},
-      {f32, f32, bf16, f16},  {f32, f64, f64, f32}};
+      {f32, f32, f32, f32},  {f32, bf16, f32, f32}, {bf16, bf16, f32, f32},
+      {f16, f16, f32, f32},  {f64, f64, f64, f64},  {f64, f32, f32, f64},
+      {f32, f32, bf16, f16}, {f32, f64, f64, f32}};
   return mixes;
 }
 
@@ -129,8 +129,8 @@ TEST(CudaOptimizers, AdamMatchesTheHost) {
             r.write(lrTensor, lrBytes);
             r.step();
             const std::string what =
-                std::string("adam ") + c.mode + " " + dtypeName(t.param) +
-                "/" + dtypeName(t.grad) + "/" + dtypeName(t.m) + "/" +
+                std::string("adam ") + c.mode + " " + dtypeName(t.param) + "/" +
+                dtypeName(t.grad) + "/" + dtypeName(t.m) + "/" +
                 dtypeName(t.v) + " n" + std::to_string(numel) + " step " +
                 std::to_string(s) + (inPlace ? " in place" : "");
             expectClose(r.readHost(param2), r.readGpu(param2), t.param,
@@ -377,8 +377,8 @@ void expectGroupMatchesTheHost(bool adam,
   }
   for (int64_t s = 1; s <= 3; ++s) {
     for (size_t k = 0; k < members.size(); ++k)
-      r.write(g.ids[k].grad, randomBytes(members[k].types.grad,
-                                         members[k].numel, rng, 0.5));
+      r.write(g.ids[k].grad,
+              randomBytes(members[k].types.grad, members[k].numel, rng, 0.5));
     Bytes stepBytes = makeBytes(DType::I64, 1);
     setInt(stepBytes, DType::I64, 0, s);
     r.write(g.stepTensor, stepBytes);
@@ -390,10 +390,10 @@ void expectGroupMatchesTheHost(bool adam,
     for (size_t k = 0; k < members.size(); ++k) {
       const OptimizerTypes &t = members[k].types;
       const GroupIds &ids = g.ids[k];
-      const std::string what =
-          std::string(adam ? "adam" : "sgd") + " group member " +
-          std::to_string(k) + (reuseGrads ? " (reusing grads)" : "") +
-          " step " + std::to_string(s);
+      const std::string what = std::string(adam ? "adam" : "sgd") +
+                               " group member " + std::to_string(k) +
+                               (reuseGrads ? " (reusing grads)" : "") +
+                               " step " + std::to_string(s);
       params.push_back(r.readHost(ids.param2));
       expectClose(params.back(), r.readGpu(ids.param2), t.param,
                   what + " param");

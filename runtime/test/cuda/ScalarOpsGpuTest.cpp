@@ -24,7 +24,7 @@ namespace {
 
 const std::vector<json> &floatValues() {
   static const std::vector<json> values = {
-      0.0,  -0.0, 1.0,    -1.0,  0.1,   -2.5, 3.0,    1e30,
+      0.0,    -0.0,    1.0,     -1.0, 0.1,  -2.5,  3.0,   1e30,
       -1e-30, 65504.0, 70000.0, 1e-8, 0.75, "nan", "inf", "-inf"};
   return values;
 }
@@ -32,11 +32,10 @@ const std::vector<json> &floatValues() {
 const std::vector<json> &intValues(DType type) {
   static const std::vector<json> i1 = {0, 1};
   static const std::vector<json> wide = {
-      0,  1,  -1, 2,  7, -8, 31, 32, 63, 64, INT32_MIN, INT32_MAX,
-      INT64_MIN, INT64_MAX, 123456789};
-  static const std::vector<json> i32 = {0,  1,  -1, 2,  7,         -8,
-                                        31, 32, 33, 63, INT32_MIN, INT32_MAX,
-                                        123456789};
+      0,  1,  -1,        2,         7,         -8,        31,       32,
+      63, 64, INT32_MIN, INT32_MAX, INT64_MIN, INT64_MAX, 123456789};
+  static const std::vector<json> i32 = {
+      0, 1, -1, 2, 7, -8, 31, 32, 33, 63, INT32_MIN, INT32_MAX, 123456789};
   return type == DType::I1 ? i1 : type == DType::I32 ? i32 : wide;
 }
 
@@ -119,9 +118,9 @@ void checkOp(const std::string &op, const std::vector<DType> &operandTypes,
 TEST(CudaScalarOps, FloatArithmeticAndMath) {
   ZERO_REQUIRE_GPU();
   for (DType t : floatDTypes()) {
-    for (const char *op : {"arith.addf", "arith.subf", "arith.mulf",
-                           "arith.divf", "arith.maximumf", "arith.minimumf",
-                           "arith.remf", "math.powf"})
+    for (const char *op :
+         {"arith.addf", "arith.subf", "arith.mulf", "arith.divf",
+          "arith.maximumf", "arith.minimumf", "arith.remf", "math.powf"})
       checkOp(op, {t, t}, t);
     for (const char *op :
          {"arith.negf", "math.exp", "math.exp2", "math.log", "math.log2",
@@ -178,21 +177,27 @@ TEST(CudaScalarOps, SelectAndCasts) {
       checkOp("arith.fptosi", {from}, to);
       checkOp("arith.fptoui", {from}, to);
     }
-  for (auto [from, to] : std::vector<std::pair<DType, DType>>{
-           {i32, index}, {i64, index}, {i1, index}, {index, i32},
-           {index, i64}, {index, i1}})
+  for (auto [from, to] : std::vector<std::pair<DType, DType>>{{i32, index},
+                                                              {i64, index},
+                                                              {i1, index},
+                                                              {index, i32},
+                                                              {index, i64},
+                                                              {index, i1}})
     checkOp("arith.index_cast", {from}, to);
-  for (auto [from, to] : std::vector<std::pair<DType, DType>>{
-           {i1, i32}, {i1, i64}, {i32, i64}}) {
+  for (auto [from, to] :
+       std::vector<std::pair<DType, DType>>{{i1, i32}, {i1, i64}, {i32, i64}}) {
     checkOp("arith.extsi", {from}, to);
     checkOp("arith.extui", {from}, to);
   }
-  for (auto [from, to] : std::vector<std::pair<DType, DType>>{
-           {i64, i32}, {i64, i1}, {i32, i1}})
+  for (auto [from, to] :
+       std::vector<std::pair<DType, DType>>{{i64, i32}, {i64, i1}, {i32, i1}})
     checkOp("arith.trunci", {from}, to);
-  for (auto [from, to] : std::vector<std::pair<DType, DType>>{
-           {f32, i32}, {i32, f32}, {f64, i64}, {i64, f64}, {f64, index},
-           {index, f64}})
+  for (auto [from, to] : std::vector<std::pair<DType, DType>>{{f32, i32},
+                                                              {i32, f32},
+                                                              {f64, i64},
+                                                              {i64, f64},
+                                                              {f64, index},
+                                                              {index, f64}})
     checkOp("arith.bitcast", {from}, to);
 }
 

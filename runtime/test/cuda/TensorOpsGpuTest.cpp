@@ -18,19 +18,18 @@ namespace {
 TEST(CudaTensorOps, FillCastsFromEveryType) {
   ZERO_REQUIRE_GPU();
   std::mt19937_64 rng(11);
-  const std::vector<json> floatValues = {1.5,   -0.0,    "nan", "-inf",
-                                         3e9,   -7.25,   70000.0, 1e-30,
-                                         -3e38};
-  const std::vector<json> intValues = {0, 1, -1, 300, INT32_MIN,
-                                       int64_t(1) << 40, INT64_MIN};
+  const std::vector<json> floatValues = {1.5,   -0.0,    "nan", "-inf", 3e9,
+                                         -7.25, 70000.0, 1e-30, -3e38};
+  const std::vector<json> intValues = {
+      0, 1, -1, 300, INT32_MIN, int64_t(1) << 40, INT64_MIN};
   for (DType from : allDTypes()) {
     const std::vector<json> &values = isFloat(from) ? floatValues : intValues;
     for (DType to : allDTypes()) {
       ScheduleBuilder b;
       std::vector<int64_t> results;
       for (size_t v = 0; v < values.size(); ++v) {
-        json value = from == DType::I1 ? json(values[v].get<int64_t>() & 1)
-                                       : values[v];
+        json value =
+            from == DType::I1 ? json(values[v].get<int64_t>() & 1) : values[v];
         int64_t scalar = b.constant(from, value);
         for (int64_t n : {0, 1, 7, 33}) {
           int64_t init = b.tensor(to, {n});

@@ -128,10 +128,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       continue;
     }
     static const char *kValued[] = {
-        "--steps",       "--print-every",  "--data",         "--seed",
-        "--init-from",   "--export",       "--metrics",      "--trace",
-        "--nproc",       "--memory-limit", "--comm-timeout", "--fail-at-step",
-        "--fail-rank",   "--device",       "--gpus-per-node"};
+        "--steps",     "--print-every",  "--data",         "--seed",
+        "--init-from", "--export",       "--metrics",      "--trace",
+        "--nproc",     "--memory-limit", "--comm-timeout", "--fail-at-step",
+        "--fail-rank", "--device",       "--gpus-per-node"};
     if (std::none_of(std::begin(kValued), std::end(kValued),
                      [&](const char *name) { return flag == name; }))
       return usageError("unknown option '" + flag + "'");
@@ -373,14 +373,13 @@ Outcome runSteps(const Options &options, Run &run) {
     StatusOr<StepStats> stats = session.step();
     if (!stats.isOk())
       return fail(stats.status(), Outcome::FailedMidRun);
-    bool print = i == 0 || i + 1 == options.steps ||
-                 (i + 1) % options.printEvery == 0;
+    bool print =
+        i == 0 || i + 1 == options.steps || (i + 1) % options.printEvery == 0;
     if (comm.rank() == 0 && print) {
-      double tokensPerSecond =
-          stats->stepTimeSeconds > 0
-              ? session.data().tokensPerStep() * comm.size() /
-                    stats->stepTimeSeconds
-              : 0;
+      double tokensPerSecond = stats->stepTimeSeconds > 0
+                                   ? session.data().tokensPerStep() *
+                                         comm.size() / stats->stepTimeSeconds
+                                   : 0;
       std::printf(
           "step=%lld loss=%s time=%s tokens/s=%s peak=%s sent=%lld "
           "received=%lld\n",

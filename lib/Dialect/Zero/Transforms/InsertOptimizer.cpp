@@ -295,11 +295,11 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
     ArrayRef<Value> states, Value step, Value lr) {
   if (kind != OptimizerKind::Sgd) {
     auto mode = kind == OptimizerKind::AdamW ? AdamMode::AdamW : AdamMode::L2;
-    auto adam = AdamOp::create(
-        b, loc, param, grad, states[0], states[1], step, lr,
-        APFloat(beta1.getValue()), APFloat(beta2.getValue()),
-        APFloat(eps.getValue()), APFloat(weightDecay.getValue()), mode,
-        biasCorrection);
+    auto adam =
+        AdamOp::create(b, loc, param, grad, states[0], states[1], step, lr,
+                       APFloat(beta1.getValue()), APFloat(beta2.getValue()),
+                       APFloat(eps.getValue()), APFloat(weightDecay.getValue()),
+                       mode, biasCorrection);
     return {adam.getParamOut(), adam.getExpAvgOut(), adam.getExpAvgSqOut()};
   }
   if (momentum > 0) {

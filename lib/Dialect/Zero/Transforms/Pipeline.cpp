@@ -29,9 +29,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
        options.beta2, options.eps, options.weightDecay, options.adamWMode,
        options.biasCorrection, options.momentum, options.dampening,
        options.nesterov, options.gradientClipping, options.subGroupSize,
-       options.lossScaleWindow,
-       options.hysteresis, options.consecutiveHysteresis,
-       options.minLossScale}));
+       options.lossScaleWindow, options.hysteresis,
+       options.consecutiveHysteresis, options.minLossScale}));
   pm.addPass(createZeroBucketPass({options.entry, options.reduceBucketSize,
                                    options.allgatherBucketSize,
                                    options.prefetchBucketSize}));

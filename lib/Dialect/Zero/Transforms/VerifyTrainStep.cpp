@@ -197,8 +197,7 @@ struct ZeroVerifyTrainStepPass
 
   void runOnOperation() override {
     FailureOr<func::FuncOp> step = lookupTrainStep(getOperation(), entry);
-    if (failed(step) ||
-        failed(verifyTrainStep(*step, ignoreUnusedParameters)))
+    if (failed(step) || failed(verifyTrainStep(*step, ignoreUnusedParameters)))
       signalPassFailure();
   }
 };

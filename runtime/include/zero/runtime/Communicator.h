@@ -18,8 +18,8 @@
 #ifndef ZERO_RUNTIME_COMMUNICATOR_H
 #define ZERO_RUNTIME_COMMUNICATOR_H
 
-#include "zero/runtime/Program.h"
 #include "zero/runtime/Instruction.h"
+#include "zero/runtime/Program.h"
 #include "zero/runtime/Status.h"
 
 #include <atomic>

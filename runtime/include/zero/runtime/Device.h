@@ -1,4 +1,4 @@
-//===- Device.h - where a schedule's memory lives and its ops run -*- C++ -*-===//
+//===- Device.h - a schedule's memory and ops on a backend ------*- C++ -*-===//
 //
 // The backend interface under the executor (docs/Runtime.md, "Devices"): a
 // device owns the arenas of the memory plan, prepares each compute

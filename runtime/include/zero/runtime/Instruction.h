@@ -44,8 +44,8 @@ const char *getReduceOpName(ReduceOp op);
 /// gives it meaning is the backend's to apply.
 struct Number {
   bool isInteger = false;
-  int64_t i = 0; // isInteger
-  double f = 0;  // the value as a double (also for integers)
+  int64_t i = 0;    // isInteger
+  double f = 0;     // the value as a double (also for integers)
   std::string text; // as written, for messages
 };
 

@@ -1,4 +1,4 @@
-//===- OpSet.h - the ops of the schedule format and their fields -*- C++ -*-===//
+//===- OpSet.h - the schedule format's ops and their fields -----*- C++ -*-===//
 //
 // OpSet.def lists the ops once; this header turns the list into an enum and
 // a table with each op's placement and fields. It is header-only and needs
@@ -123,8 +123,8 @@ struct OpInfo {
   }
   /// Ops of a region body.
   constexpr bool isBodyOp() const {
-    return placement == OpPlacement::Scalar ||
-           placement == OpPlacement::Body || code == OpCode::Extract;
+    return placement == OpPlacement::Scalar || placement == OpPlacement::Body ||
+           code == OpCode::Extract;
   }
 };
 

@@ -4,6 +4,7 @@
 
 #include "zero/runtime/FloatFormats.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <condition_variable>
@@ -69,7 +70,7 @@ public:
   Communicator &comm;
   /// Per stream, per instruction: the prepared compute op (null otherwise),
   /// and whether the op of an earlier instruction runs this one too (a
-  /// multi-tensor group, Device::prepareGroup).
+  /// group, Device::prepareGroup).
   std::vector<std::vector<std::unique_ptr<PreparedOp>>> prepared;
   std::vector<std::vector<bool>> grouped;
 
@@ -166,26 +167,19 @@ Status Executor::Impl::prepareAll() {
     for (size_t i = 0; i < list.size(); ++i) {
       if (list[i].kind != Instruction::Kind::Compute)
         continue;
-      // A run of optimizer steps may become one multi-tensor op.
-      OpCode code = list[i].code();
-      size_t end = i + 1;
-      if (code == OpCode::Adam || code == OpCode::Sgd)
-        while (end < list.size() &&
-               list[end].kind == Instruction::Kind::Compute &&
-               list[end].code() == code)
-          ++end;
-      if (end - i > 1) {
-        std::vector<const Instruction *> group;
-        for (size_t k = i; k < end; ++k)
-          group.push_back(&list[k]);
-        StatusOr<std::unique_ptr<PreparedOp>> op = device.prepareGroup(group);
+      // The device may run a group of instructions as one op (a
+      // multi-tensor optimizer update, a fused row program).
+      const size_t count = std::min(device.groupLength(si, i), list.size() - i);
+      if (count > 1) {
+        StatusOr<std::unique_ptr<PreparedOp>> op =
+            device.prepareGroup(si, i, count);
         if (!op.isOk())
           return op.status();
         if (*op) {
           prepared[si][i] = std::move(*op);
-          for (size_t k = i + 1; k < end; ++k)
+          for (size_t k = i + 1; k < i + count; ++k)
             grouped[si][k] = true;
-          i = end - 1;
+          i += count - 1;
           continue;
         }
       }
@@ -610,6 +604,20 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
                                      DType::F64, ReduceOp::Avg, context));
   }
   return stats;
+}
+
+size_t getOptimizerRunLength(const std::vector<Instruction> &instructions,
+                             size_t first) {
+  const Instruction &head = instructions[first];
+  if (head.kind != Instruction::Kind::Compute ||
+      (head.code() != OpCode::Adam && head.code() != OpCode::Sgd))
+    return 1;
+  size_t end = first + 1;
+  while (end < instructions.size() &&
+         instructions[end].kind == Instruction::Kind::Compute &&
+         instructions[end].code() == head.code())
+    ++end;
+  return end - first;
 }
 
 } // namespace zero::runtime

@@ -1,8 +1,9 @@
 //===- ExecutorGroupTest.cpp - multi-tensor optimizer groups --------------===//
 //
-// The executor hands a device each run of consecutive zero.adam (or
-// zero.sgd) instructions as one group (Device::prepareGroup); a device that
-// takes it runs the group where its first instruction stands. Checked with
+// A device that proposes each run of consecutive zero.adam (or zero.sgd)
+// instructions as one group (Device::groupLength, getOptimizerRunLength) is
+// handed it (Device::prepareGroup) and runs it where its first instruction
+// stands. Checked with
 // a device that groups on top of the host backend: the same bits as one by
 // one, and the groups the schedule's runs make.
 //
@@ -27,6 +28,7 @@ public:
   bool isHostMemory() const override { return true; }
   Status load(const Schedule &schedule, int rank, int worldSize,
               MemoryTracker &tracker) override {
+    schedule_ = &schedule;
     return inner_->load(schedule, rank, worldSize, tracker);
   }
   std::byte *arenaBase(MemorySpace space) const override {
@@ -36,16 +38,22 @@ public:
   prepare(const Instruction &inst) override {
     return inner_->prepare(inst);
   }
+  size_t groupLength(size_t stream, size_t first) override {
+    return getOptimizerRunLength(schedule_->streams()[stream].instructions,
+                                 first);
+  }
   StatusOr<std::unique_ptr<PreparedOp>>
-  prepareGroup(const std::vector<const Instruction *> &group) override {
+  prepareGroup(size_t stream, size_t first, size_t count) override {
     auto op = std::make_unique<GroupOp>();
-    for (const Instruction *inst : group) {
-      StatusOr<std::unique_ptr<PreparedOp>> member = inner_->prepare(*inst);
+    const std::vector<Instruction> &list =
+        schedule_->streams()[stream].instructions;
+    for (size_t i = first; i < first + count; ++i) {
+      StatusOr<std::unique_ptr<PreparedOp>> member = inner_->prepare(list[i]);
       if (!member.isOk())
         return member.status();
       op->members.push_back(std::move(*member));
     }
-    groups_.push_back(group.size());
+    groups_.push_back(count);
     return std::unique_ptr<PreparedOp>(std::move(op));
   }
   Status recordEvent(size_t s, int64_t e) override {
@@ -89,6 +97,7 @@ private:
     }
   };
   std::unique_ptr<Device> inner_;
+  const Schedule *schedule_ = nullptr;
   std::vector<size_t> &groups_;
 };
 

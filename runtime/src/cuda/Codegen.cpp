@@ -234,7 +234,7 @@ std::string cmpiExpression(const std::string &predicate, DType type,
 }
 
 /// The kernel's text, built statement by statement.
-class KernelWriter {
+class KernelWriter : public SourceWriter {
 public:
   KernelWriter(const LoopNest &nest, const ValueTable &values,
                const CodegenOptions &options)
@@ -252,31 +252,17 @@ private:
     return found == names_.end() ? "undefined" : found->second;
   }
 
-  void line(const std::string &text) {
-    out_ << std::string(indent_ * 2, ' ') << text << "\n";
-  }
-  void open(const std::string &text) {
-    line(text + " {");
-    ++indent_;
-  }
-  void close() {
-    --indent_;
-    line("}");
-  }
-
   Status scanBody();
   std::string offsetOf(const NestOperand &operand, const std::string &base,
                        bool parallelPart) const;
   std::string baseOffset(const NestOperand &operand) const;
   std::string load(DType type, const std::string &pointer,
                    const std::string &offset) const {
-    return std::string("zk_ld_") + typeSuffix(type) + "(" + pointer + ", " +
-           offset + ")";
+    return loadExpression(type, pointer, offset);
   }
   std::string store(DType type, const std::string &pointer,
                     const std::string &offset, const std::string &value) const {
-    return std::string("zk_st_") + typeSuffix(type) + "(" + pointer + ", " +
-           offset + ", " + value + ");";
+    return storeStatement(type, pointer, offset, value);
   }
   Status emitOp(size_t index);
   /// The op's value; `operands` replaces its operands' names when given.
@@ -298,8 +284,6 @@ private:
   const ValueTable &values_;
   const CodegenOptions &options_;
   const RegionBody &body_;
-  std::ostringstream out_;
-  int indent_ = 0;
   Status bodyStatus_;
 
   size_t numInputs_ = 0;
@@ -403,13 +387,22 @@ std::string KernelWriter::baseOffset(const NestOperand &operand) const {
 StatusOr<std::string>
 KernelWriter::expression(const OpRecord &op,
                          const std::vector<std::string> *operands) {
-  const DType rt = dtypeOf(op.results[0]);
   std::vector<std::string> x;
   if (operands)
     x = *operands;
   else
     for (int64_t id : op.operands)
       x.push_back(name(id));
+  return bodyOpExpression(op, values_, x);
+}
+
+} // namespace
+
+StatusOr<std::string> bodyOpExpression(const OpRecord &op,
+                                       const ValueTable &values,
+                                       const std::vector<std::string> &x) {
+  auto dtypeOf = [&](int64_t id) { return values.values[id].dtype; };
+  const DType rt = dtypeOf(op.results[0]);
   const DType ot = op.operands.empty() ? rt : dtypeOf(op.operands[0]);
   auto arity = [&](size_t n) -> Status {
     if (op.operands.size() != n)
@@ -615,6 +608,53 @@ KernelWriter::expression(const OpRecord &op,
     return internalError("'" + op.op + "' is not an op of a region body");
   }
 }
+
+StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
+                                          const ValueTable &values) {
+  const DType rt = values.values[op.results[0]].dtype;
+  const ConstantValue &value = op.fields.getConstant(Field::Value);
+  if (value.elements.size() != 1)
+    return internalError("a body constant is a single number");
+  const Number &number = value.elements[0];
+  switch (rt) {
+  case DType::F32:
+    return formatDoubleLiteral(
+        static_cast<double>(static_cast<float>(number.f)));
+  case DType::F64:
+    return formatDoubleLiteral(number.f);
+  case DType::BF16:
+    return formatDoubleLiteral(bf16ToFloat(roundToBF16(number.f)));
+  case DType::F16:
+    return formatDoubleLiteral(f16ToDouble(roundToF16(number.f)));
+  default: {
+    if (!number.isInteger)
+      return internalError("an integer constant is " + number.text);
+    int64_t v = number.i;
+    if (rt == DType::I1)
+      v &= 1;
+    else if (rt == DType::I32)
+      v = static_cast<int32_t>(static_cast<uint32_t>(v));
+    return intLiteral(v);
+  }
+  }
+}
+
+const char *elementTypeName(DType type) { return elementType(type); }
+const char *registerTypeName(DType type) { return registerType(type); }
+std::string int64Literal(int64_t value) { return intLiteral(value); }
+std::string loadExpression(DType type, const std::string &pointer,
+                           const std::string &offset) {
+  return std::string("zk_ld_") + typeSuffix(type) + "(" + pointer + ", " +
+         offset + ")";
+}
+std::string storeStatement(DType type, const std::string &pointer,
+                           const std::string &offset,
+                           const std::string &value) {
+  return std::string("zk_st_") + typeSuffix(type) + "(" + pointer + ", " +
+         offset + ", " + value + ");";
+}
+
+namespace {
 
 /// Emits body op `index` (not constants: those are loop invariants).
 Status KernelWriter::emitOp(size_t index) {
@@ -1067,39 +1107,11 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
   for (const OpRecord &op : body_.ops) {
     if (op.code() != OpCode::Constant)
       continue;
-    const DType rt = dtypeOf(op.results[0]);
-    const ConstantValue &value = op.fields.getConstant(Field::Value);
-    if (value.elements.size() != 1)
-      return internalError("a body constant is a single number");
-    const Number &number = value.elements[0];
-    std::string literal;
-    switch (rt) {
-    case DType::F32:
-      literal = formatDoubleLiteral(
-          static_cast<double>(static_cast<float>(number.f)));
-      break;
-    case DType::F64:
-      literal = formatDoubleLiteral(number.f);
-      break;
-    case DType::BF16:
-      literal = formatDoubleLiteral(bf16ToFloat(roundToBF16(number.f)));
-      break;
-    case DType::F16:
-      literal = formatDoubleLiteral(f16ToDouble(roundToF16(number.f)));
-      break;
-    default: {
-      if (!number.isInteger)
-        return internalError("an integer constant is " + number.text);
-      int64_t v = number.i;
-      if (rt == DType::I1)
-        v &= 1;
-      else if (rt == DType::I32)
-        v = static_cast<int32_t>(static_cast<uint32_t>(v));
-      literal = intLiteral(v);
-    }
-    }
-    line(std::string("const ") + registerType(rt) + " " + name(op.results[0]) +
-         " = " + literal + ";");
+    StatusOr<std::string> literal = bodyConstantLiteral(op, values_);
+    if (!literal.isOk())
+      return literal.status();
+    line(std::string("const ") + registerType(dtypeOf(op.results[0])) + " " +
+         name(op.results[0]) + " = " + *literal + ";");
   }
 
   if (nest_.sequential)

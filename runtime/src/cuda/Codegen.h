@@ -96,6 +96,7 @@
 #include "zero/runtime/Status.h"
 
 #include <cstdint>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -229,6 +230,46 @@ const std::string &getKernelPrelude();
 /// `value` as a C++ double literal that reads back exactly ("0.5", "1.0",
 /// "-0.0", "1e-05"; infinities and NaNs as a bit pattern).
 std::string formatDoubleLiteral(double value);
+
+// The pieces of a generated kernel that the fused row programs
+// (RowFusion.h) share with the structured ops, so that a body op is
+// spelled, rounded and wrapped the same way in both.
+
+/// The value of body op `op` (not a constant, linalg.index or
+/// tensor.extract) with its operands named `operands`, rounded or wrapped
+/// to its result type.
+StatusOr<std::string>
+bodyOpExpression(const OpRecord &op, const ValueTable &values,
+                 const std::vector<std::string> &operands);
+/// The literal of body constant `op` in its type's canonical form.
+StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
+                                          const ValueTable &values);
+/// Element pointer and register types ("unsigned short", "double").
+const char *elementTypeName(DType type);
+const char *registerTypeName(DType type);
+std::string int64Literal(int64_t value);
+/// Kernel source built statement by statement, indented by block.
+class SourceWriter {
+protected:
+  void line(const std::string &text) {
+    out_ << std::string(indent_ * 2, ' ') << text << "\n";
+  }
+  void open(const std::string &text) {
+    line(text + " {");
+    ++indent_;
+  }
+  void close() {
+    --indent_;
+    line("}");
+  }
+  std::ostringstream out_;
+  int indent_ = 0;
+};
+/// `zk_ld_f32(pointer, offset)` and `zk_st_f32(pointer, offset, value);`.
+std::string loadExpression(DType type, const std::string &pointer,
+                           const std::string &offset);
+std::string storeStatement(DType type, const std::string &pointer,
+                           const std::string &offset, const std::string &value);
 
 } // namespace zero::runtime::cuda
 

@@ -18,6 +18,7 @@
 
 #include "CudaOps.h"
 #include "KernelCache.h"
+#include "RowFusion.h"
 #include "Structured.h"
 
 #include "host/Check.h"
@@ -29,6 +30,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
+#include <optional>
 
 namespace zero::runtime {
 
@@ -78,8 +80,9 @@ public:
   }
   StatusOr<std::unique_ptr<PreparedOp>>
   prepare(const Instruction &inst) override;
+  size_t groupLength(size_t stream, size_t first) override;
   StatusOr<std::unique_ptr<PreparedOp>>
-  prepareGroup(const std::vector<const Instruction *> &group) override;
+  prepareGroup(size_t stream, size_t first, size_t count) override;
 
   Status recordEvent(size_t stream, int64_t event) override;
   Status waitEvent(size_t stream, int64_t event) override;
@@ -136,6 +139,9 @@ private:
   DeviceErrors errors_;
   std::unique_ptr<KernelCache> kernels_;
   CudaContext ctx_;
+  /// Row programs (RowFusion.h): off with ZERO_CUDA_FUSION=off.
+  bool fuseRows_ = true;
+  std::unique_ptr<ValueUses> uses_;
 
   // Trace timestamps: a pool of timing events (markTime), resolved against a
   // base event whose time since load is known. The base moves to the end of
@@ -239,6 +245,16 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.errors = &errors_;
   for (int i = 0; i < kNumMemorySpaces; ++i)
     ctx_.arenas[i] = arenas_[i];
+  if (const char *fusion = std::getenv("ZERO_CUDA_FUSION")) {
+    const std::string value = fusion;
+    if (value != "on" && value != "off")
+      return ZERO_ERROR(kInvalidArgument,
+                        "ZERO_CUDA_FUSION is '" + value +
+                            "': it is 'on' (the default) or 'off'");
+    fuseRows_ = value == "on";
+  }
+  if (fuseRows_)
+    uses_ = std::make_unique<ValueUses>(schedule);
   // Everything above was synchronous or on the legacy stream; make sure it
   // is done before the non-blocking streams start.
   ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
@@ -347,23 +363,55 @@ Status CudaDevice::loadBlas() {
 // Preparing
 //===----------------------------------------------------------------------===//
 
+size_t CudaDevice::groupLength(size_t stream, size_t first) {
+  if (!schedule_)
+    return 1;
+  const std::vector<Instruction> &list =
+      schedule_->streams()[stream].instructions;
+  const size_t optimizerRun = getOptimizerRunLength(list, first);
+  if (optimizerRun > 1 || !fuseRows_)
+    return optimizerRun;
+  std::optional<RowProgram> program =
+      findRowProgram(*schedule_, *uses_, stream, first);
+  return program ? program->steps.size() : 1;
+}
+
 StatusOr<std::unique_ptr<PreparedOp>>
-CudaDevice::prepareGroup(const std::vector<const Instruction *> &group) {
+CudaDevice::prepareGroup(size_t stream, size_t first, size_t count) {
   if (!schedule_)
     return ZERO_ERROR(kFailedPrecondition,
                       describe() + ": prepare before load");
-  for (const Instruction *inst : group)
-    ZERO_RETURN_IF_ERROR(host::checkInstruction(*inst, *schedule_));
-  // One by one where a later step's result reuses an earlier one's memory.
-  if (!isFusableOptimizerGroup(group, *schedule_))
-    return std::unique_ptr<PreparedOp>();
+  const std::vector<Instruction> &list =
+      schedule_->streams()[stream].instructions;
+  std::vector<const Instruction *> group;
+  for (size_t i = first; i < first + count && i < list.size(); ++i) {
+    // Every device refuses exactly what the host refuses.
+    ZERO_RETURN_IF_ERROR(host::checkInstruction(list[i], *schedule_));
+    group.push_back(&list[i]);
+  }
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
-  // One multi-tensor launch for the whole run of optimizer steps.
-  PreparedOpOr op = group.front()->code() == OpCode::Adam
-                        ? prepareAdamGroup(group, ctx_)
-                        : prepareSgdGroup(group, ctx_);
+  PreparedOpOr op = [&]() -> PreparedOpOr {
+    const OpCode code = group.front()->code();
+    if (code == OpCode::Adam || code == OpCode::Sgd) {
+      // One by one where a later step's result reuses an earlier one's
+      // memory; else one multi-tensor launch for the whole run.
+      if (!isFusableOptimizerGroup(group, *schedule_))
+        return std::unique_ptr<PreparedOp>();
+      return code == OpCode::Adam ? prepareAdamGroup(group, ctx_)
+                                  : prepareSgdGroup(group, ctx_);
+    }
+    std::optional<RowProgram> program =
+        fuseRows_ ? findRowProgram(*schedule_, *uses_, stream, first)
+                  : std::nullopt;
+    if (!program || program->steps.size() != count ||
+        !checkRowProgramMemory(*program, *schedule_).empty())
+      return std::unique_ptr<PreparedOp>();
+    return prepareRowProgram(*program, ctx_);
+  }();
   if (!op.isOk())
     return op.status();
+  if (!*op)
+    return std::unique_ptr<PreparedOp>();
   // Run from the compute thread, like every other op.
   return std::unique_ptr<PreparedOp>(
       new CurrentDeviceOp(ordinal_, std::move(*op)));

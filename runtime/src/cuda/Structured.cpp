@@ -5,6 +5,7 @@
 #include "Codegen.h"
 #include "CudaOps.h"
 #include "KernelCache.h"
+#include "RowFusion.h"
 
 #include <cstddef>
 #include <cstdint>
@@ -73,7 +74,89 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
          y < x + static_cast<uintptr_t>(aBytes);
 }
 
+/// The loaded kernel of generated `source`; errors carry `where`.
+StatusOr<cudaKernel_t> loadGenerated(const CudaContext &ctx,
+                                     const std::string &where,
+                                     const Status &generated,
+                                     const std::string &source,
+                                     const std::string &name) {
+  if (!generated.isOk())
+    return Status(generated.code(), where + ": " + generated.message(),
+                  __FILE__, __LINE__);
+  StatusOr<cudaKernel_t> handle = ctx.kernels->getKernel(source, name);
+  if (!handle.isOk())
+    return Status(handle.status().code(),
+                  where + ": " + handle.status().message(), __FILE__, __LINE__);
+  return handle;
+}
+
+/// Ops in order: a row program's constants, then its kernel.
+class SequenceOp final : public PreparedOp {
+public:
+  explicit SequenceOp(std::vector<std::unique_ptr<PreparedOp>> ops)
+      : ops_(std::move(ops)) {}
+  Status run(int64_t step) override {
+    for (const std::unique_ptr<PreparedOp> &op : ops_)
+      ZERO_RETURN_IF_ERROR(op->run(step));
+    return Status::ok();
+  }
+
+private:
+  std::vector<std::unique_ptr<PreparedOp>> ops_;
+};
+
 } // namespace
+
+PreparedOpOr prepareRowProgram(const RowProgram &program,
+                               const CudaContext &ctx) {
+  const Instruction &head = *program.steps.front().inst;
+  const std::string where = ctx.where(head) + " (a row program of " +
+                            std::to_string(program.steps.size()) +
+                            " instructions)";
+  if (!ctx.kernels)
+    return ZERO_ERROR(kInternal, where + ": the CUDA device has no kernel "
+                                         "cache");
+  StatusOr<RowKernel> kernel =
+      generateRowKernel(program, ctx.schedule->values());
+  StatusOr<cudaKernel_t> handle = loadGenerated(
+      ctx, where, kernel.status(), kernel.isOk() ? kernel->source : "",
+      kernel.isOk() ? kernel->name : "");
+  if (!handle.isOk())
+    return handle.status();
+
+  std::vector<std::unique_ptr<PreparedOp>> ops;
+  for (const RowStep &step : program.steps) {
+    if (step.kind != RowStep::Kind::Constant)
+      continue;
+    PreparedOpOr constant = prepareScalarOp(*step.inst, ctx);
+    if (!constant.isOk())
+      return constant.status();
+    ops.push_back(std::move(*constant));
+  }
+
+  // Arguments in RowKernel's order.
+  std::vector<void *> arguments;
+  for (int64_t id : program.outputs())
+    arguments.push_back(ctx.tensor(id));
+  for (const RowInput &input : program.inputs)
+    arguments.push_back(ctx.tensor(input.value));
+  for (int64_t id : program.scalars)
+    arguments.push_back(ctx.registers + id);
+
+  StatusOr<int> multiProcessors = ctx.kernels->multiProcessorCount();
+  if (!multiProcessors.isOk())
+    return multiProcessors.status();
+  GeneratedKernel shapeOf;
+  shapeOf.pointThreads = kernel->pointThreads;
+  shapeOf.numPoints = kernel->numPoints;
+  shapeOf.numThreads = kernel->numPoints * kernel->pointThreads;
+  const LaunchShape shape = getLaunchShape(shapeOf, *multiProcessors);
+  ops.push_back(std::make_unique<StructuredOp>(
+      ctx.compute, *handle, dim3(static_cast<unsigned>(shape.blocks)),
+      dim3(static_cast<unsigned>(shape.threads)), std::move(arguments),
+      std::vector<PreparedMove>(), /*reportsErrors=*/false, 0));
+  return std::unique_ptr<PreparedOp>(new SequenceOp(std::move(ops)));
+}
 
 PreparedOpOr prepareStructured(const Instruction &inst,
                                const CudaContext &ctx) {
@@ -101,14 +184,11 @@ PreparedOpOr prepareStructured(const Instruction &inst,
   options.restrictInputs = restrictInputs;
   options.maxBlockSize = kMaxBlockSize;
   StatusOr<GeneratedKernel> kernel = generateKernel(*nest, values, options);
-  if (!kernel.isOk())
-    return Status(kernel.status().code(),
-                  where + ": " + kernel.status().message(), __FILE__, __LINE__);
-  StatusOr<cudaKernel_t> handle =
-      ctx.kernels->getKernel(kernel->source, kernel->name);
+  StatusOr<cudaKernel_t> handle = loadGenerated(
+      ctx, where, kernel.status(), kernel.isOk() ? kernel->source : "",
+      kernel.isOk() ? kernel->name : "");
   if (!handle.isOk())
-    return Status(handle.status().code(),
-                  where + ": " + handle.status().message(), __FILE__, __LINE__);
+    return handle.status();
 
   // Arguments in GeneratedKernel's order.
   std::vector<void *> arguments;

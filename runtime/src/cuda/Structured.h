@@ -57,6 +57,14 @@ namespace zero::runtime::cuda {
 /// instruction (ctx.where) and carries the first lines of NVRTC's log.
 PreparedOpOr prepareStructured(const Instruction &inst, const CudaContext &ctx);
 
+struct RowProgram;
+
+/// Prepares a row program (RowFusion.h) whose memory allows one kernel
+/// (checkRowProgramMemory): its scalar constants as they are, then one
+/// launch of its generated kernel.
+PreparedOpOr prepareRowProgram(const RowProgram &program,
+                               const CudaContext &ctx);
+
 } // namespace zero::runtime::cuda
 
 #endif // ZERO_RUNTIME_CUDA_STRUCTURED_H

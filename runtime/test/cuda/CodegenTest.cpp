@@ -12,8 +12,10 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/Codegen.h"
+#include "RowPrograms.h"
 #include "StructuredCases.h"
 #include "cuda/KernelCache.h"
+#include "cuda/RowFusion.h"
 
 #include "zero/runtime/Schedule.h"
 
@@ -972,6 +974,162 @@ TEST(CodegenTest, DiskCacheFiles) {
   // A directory that cannot be created: no error, no file, a miss.
   writeCachedKernel("/proc/zero-opt-kernels", key, kernel);
   EXPECT_FALSE(readCachedKernel("/proc/zero-opt-kernels", key, read));
+}
+
+//===----------------------------------------------------------------------===//
+// Row programs (RowFusion.h)
+//===----------------------------------------------------------------------===//
+
+Schedule parseRowSchedule(const cudatest::RowProgramSchedule &s) {
+  StatusOr<Schedule> schedule = Schedule::parse(s.b.text(), "rows.json");
+  EXPECT_TRUE(schedule.isOk()) << schedule.status().toString();
+  return schedule.isOk() ? std::move(*schedule) : Schedule();
+}
+
+std::vector<int64_t> inputIds(const RowProgram &program) {
+  std::vector<int64_t> ids;
+  for (const RowInput &input : program.inputs)
+    ids.push_back(input.value);
+  return ids;
+}
+
+TEST(RowFusionTest, SoftmaxIsOneProgram) {
+  cudatest::RowProgramSchedule s =
+      cudatest::makeSoftmax(DType::F32, {3, 5}, 200);
+  Schedule schedule = parseRowSchedule(s);
+  ValueUses uses(schedule);
+  std::optional<RowProgram> program = findRowProgram(schedule, uses, 0, 0);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->steps.size(), s.programLength);
+  EXPECT_EQ(program->threads, kWarpThreads);
+  EXPECT_EQ(program->numPoints, 15);
+  EXPECT_EQ(program->rowLength, 200);
+  EXPECT_EQ(program->elementsPerThread(), 7);
+  // Only the probabilities reach memory: the maxima, the broadcasts, the
+  // exponentials and the sums stay in registers.
+  EXPECT_EQ(program->outputs(), s.stored);
+  EXPECT_EQ(inputIds(*program), s.inputs);
+  EXPECT_EQ(program->scalars, s.scalars);
+  EXPECT_EQ(checkRowProgramMemory(*program, schedule), "");
+  // From the second instruction on, the same program less its constant;
+  // none starts at the copy after it.
+  std::optional<RowProgram> later = findRowProgram(schedule, uses, 0, 1);
+  ASSERT_TRUE(later);
+  EXPECT_EQ(later->steps.size(), s.programLength - 1);
+  EXPECT_FALSE(findRowProgram(schedule, uses, 0, s.programLength));
+}
+
+TEST(RowFusionTest, LayerNormIsOneProgram) {
+  cudatest::RowProgramSchedule s = cudatest::makeLayerNorm(DType::F32, 6, 96);
+  Schedule schedule = parseRowSchedule(s);
+  ValueUses uses(schedule);
+  std::optional<RowProgram> program = findRowProgram(schedule, uses, 0, 0);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->steps.size(), s.programLength);
+  EXPECT_EQ(program->elementsPerThread(), 3);
+  // The centred rows and the reciprocal deviations (read later) and the
+  // output (read by nothing: kept for whoever reads it) are written.
+  EXPECT_EQ(program->outputs(), s.stored);
+  EXPECT_EQ(inputIds(*program), s.inputs);
+  EXPECT_EQ(program->inputs[1].shape, RowShape::Vector);
+  EXPECT_EQ(program->scalars, s.scalars);
+  int pointMaps = 0, vectorBroadcasts = 0;
+  for (const RowStep &step : program->steps) {
+    pointMaps +=
+        step.kind == RowStep::Kind::Map && step.shape == RowShape::Point;
+    vectorBroadcasts += step.kind == RowStep::Kind::BroadcastVector;
+  }
+  EXPECT_EQ(pointMaps, 1);
+  EXPECT_EQ(vectorBroadcasts, 2);
+}
+
+TEST(RowFusionTest, RowsTooLongOrTooShortStayUnfused) {
+  // 63 elements: below the cooperative reductions' threshold; 2048: more
+  // registers per lane than a warp's program keeps; 5000: a block's.
+  for (int64_t rowLength : {63, 2048}) {
+    Schedule schedule =
+        parseRowSchedule(cudatest::makeSoftmax(DType::F32, {4}, rowLength));
+    EXPECT_FALSE(findRowProgram(schedule, ValueUses(schedule), 0, 0))
+        << rowLength;
+  }
+  Schedule block =
+      parseRowSchedule(cudatest::makeSoftmax(DType::F32, {2}, 5000));
+  std::optional<RowProgram> program =
+      findRowProgram(block, ValueUses(block), 0, 0);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(program->threads, kBlockReductionThreads);
+  EXPECT_EQ(program->elementsPerThread(), 20);
+}
+
+TEST(RowFusionTest, MemoryShared) {
+  // The probabilities written over the scores: in place, allowed.
+  {
+    cudatest::RowProgramSchedule s = cudatest::makeSoftmax(DType::F32, {4}, 64);
+    Schedule schedule = parseRowSchedule(s);
+    std::optional<RowProgram> program =
+        findRowProgram(schedule, ValueUses(schedule), 0, 0);
+    ASSERT_TRUE(program);
+    EXPECT_EQ(checkRowProgramMemory(*program, schedule), "");
+  }
+  // A layer norm whose stored reciprocal deviations [6] sit in the first
+  // bytes of its input rows: another row's thread would read them.
+  cudatest::RowProgramSchedule s = cudatest::makeLayerNorm(DType::F32, 6, 96);
+  json text = json::parse(s.b.text());
+  const int64_t x = s.inputs[0], rstd = s.stored[1];
+  text["values"][rstd]["buffer"] = text["values"][x]["buffer"];
+  StatusOr<Schedule> schedule = Schedule::parse(text.dump(), "rows.json");
+  ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
+  std::optional<RowProgram> program =
+      findRowProgram(*schedule, ValueUses(*schedule), 0, 0);
+  ASSERT_TRUE(program);
+  EXPECT_EQ(checkRowProgramMemory(*program, *schedule),
+            "value " + std::to_string(x) + " (%t" + std::to_string(x) +
+                ") and value " + std::to_string(rstd) + " (%t" +
+                std::to_string(rstd) + ") share memory across rows");
+}
+
+TEST(RowFusionTest, KernelsCompileWithNvrtc) {
+  struct Program {
+    const char *name;
+    cudatest::RowProgramSchedule s;
+  };
+  std::vector<Program> programs;
+  for (DType dtype : {DType::F32, DType::BF16, DType::F64}) {
+    programs.push_back({"softmax", cudatest::makeSoftmax(dtype, {3, 5}, 200)});
+    programs.push_back({"layer norm", cudatest::makeLayerNorm(dtype, 6, 96)});
+  }
+  programs.push_back(
+      {"block softmax", cudatest::makeSoftmax(DType::F32, {2}, 5000)});
+  for (const Program &p : programs) {
+    Schedule schedule = parseRowSchedule(p.s);
+    std::optional<RowProgram> program =
+        findRowProgram(schedule, ValueUses(schedule), 0, 0);
+    ASSERT_TRUE(program) << p.name;
+    StatusOr<RowKernel> kernel = generateRowKernel(*program, schedule.values());
+    ASSERT_TRUE(kernel.isOk()) << kernel.status().toString();
+    EXPECT_EQ(kernel->pointThreads, program->threads);
+    for (const char *target : {"sm_90", "sm_80"}) {
+      StatusOr<CompiledKernel> compiled =
+          compileKernelSource(kernel->source, target);
+      ASSERT_TRUE(compiled.isOk()) << p.name << " for " << target << ": "
+                                   << compiled.status().toString();
+    }
+    StatusOr<CompiledKernel> ptx =
+        compileKernelSource(kernel->source, "compute_90");
+    ASSERT_TRUE(ptx.isOk());
+    EXPECT_NE(ptx->image.find("shfl.sync.bfly.b32"), std::string::npos);
+    // A warp hands its reductions' results on by shuffle, a block through
+    // shared memory and barriers.
+    const char *handOn =
+        program->threads == kWarpThreads ? "shfl.sync.idx.b32" : "bar.sync";
+    EXPECT_NE(ptx->image.find(handOn), std::string::npos) << p.name;
+    // No contraction (libm's exp has fused multiply-adds of its own).
+    if (std::string(p.name) == "layer norm") {
+      EXPECT_EQ(ptx->image.find("fma."), std::string::npos) << p.name;
+    }
+    // Registers, not local memory arrays, for the rows' values.
+    EXPECT_EQ(ptx->image.find(".local"), std::string::npos) << p.name;
+  }
 }
 
 } // namespace

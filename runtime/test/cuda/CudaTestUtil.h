@@ -83,6 +83,20 @@ inline const std::vector<DType> &floatDTypes() {
   return types;
 }
 
+/// The unit roundoff of a float dtype (half an ulp of 1).
+inline double unitRoundoff(DType type) {
+  switch (type) {
+  case DType::F64:
+    return std::ldexp(1.0, -53);
+  case DType::BF16:
+    return std::ldexp(1.0, -8);
+  case DType::F16:
+    return std::ldexp(1.0, -11);
+  default:
+    return std::ldexp(1.0, -24);
+  }
+}
+
 //===----------------------------------------------------------------------===//
 // Schedules
 //===----------------------------------------------------------------------===//

@@ -42,19 +42,6 @@ bool usesBlas(const Types &t) {
   return false;
 }
 
-double unitRoundoff(DType type) {
-  switch (type) {
-  case DType::F64:
-    return std::ldexp(1.0, -53);
-  case DType::BF16:
-    return std::ldexp(1.0, -8);
-  case DType::F16:
-    return std::ldexp(1.0, -11);
-  default:
-    return std::ldexp(1.0, -24);
-  }
-}
-
 /// (1 + u)^n - 1: the worst relative growth of n roundings (gamma(n) for
 /// n u < 1, and still a bound where n u >= 1, as for 16-bit accumulators).
 double gamma(int64_t n, double u) {

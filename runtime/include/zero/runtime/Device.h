@@ -64,14 +64,24 @@ public:
   /// Prepares compute instruction `inst` of the loaded schedule.
   virtual StatusOr<std::unique_ptr<PreparedOp>>
   prepare(const Instruction &inst) = 0;
-  /// Prepares `group`, consecutive instructions of the compute stream of one
-  /// optimizer kind (zero.adam or zero.sgd, one per parameter), as one op
-  /// that runs where the first stands (a multi-tensor update), each
-  /// instruction checked as prepare checks it; null when the device runs
-  /// them one by one.
+  /// How many consecutive compute instructions of `stream`, from index
+  /// `first`, the device runs as one op (prepareGroup): 1, the default, when
+  /// it runs instructions[first] alone. Called after load.
+  virtual size_t groupLength(size_t stream, size_t first) {
+    (void)stream;
+    (void)first;
+    return 1;
+  }
+  /// Prepares instructions [first, first + count) of `stream`, a group that
+  /// groupLength proposed, as one op that runs where the first stands (a
+  /// multi-tensor optimizer update, a fused row program), each instruction
+  /// checked as prepare checks it; null when the device runs them one by
+  /// one after all.
   virtual StatusOr<std::unique_ptr<PreparedOp>>
-  prepareGroup(const std::vector<const Instruction *> &group) {
-    (void)group;
+  prepareGroup(size_t stream, size_t first, size_t count) {
+    (void)stream;
+    (void)first;
+    (void)count;
     return std::unique_ptr<PreparedOp>();
   }
 
@@ -109,6 +119,12 @@ public:
   virtual double resolveTime(int64_t mark) const = 0;
   virtual void clearTimeMarks() = 0;
 };
+
+/// The length of the run of consecutive zero.adam (or zero.sgd)
+/// instructions from instructions[first] (at least 1): the group a device
+/// that updates many tensors in one launch proposes.
+size_t getOptimizerRunLength(const std::vector<Instruction> &instructions,
+                             size_t first);
 
 /// The host backend (its threads: host/Threads.h).
 std::unique_ptr<Device> createHostDevice();

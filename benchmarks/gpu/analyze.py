@@ -647,6 +647,18 @@ def cmd_summary(args):
                      ratio(z["step_time_s"], compiled),
                      "%.1f-%.1f ms" % (z["step_time_min_s"] * 1e3,
                                        z["step_time_max_s"] * 1e3)])
+    unfused = os.path.join(work, "gpt2-124m-bf16-s0-unfused.jsonl")
+    if manifest["benchmarks"] and os.path.exists(unfused):
+        z = bench_numbers(unfused, args.warmup,
+                          manifest["benchmarks"][0]["tokens_per_step"])
+        results["zero_run_s0_unfused"] = z
+        rows.append(["zero-run stage 0, ZERO_CUDA_FUSION=off",
+                     "%.1f" % (z["step_time_s"] * 1e3),
+                     "%.0f" % z["tokens_per_s"],
+                     "%.1f" % (z["peak_bytes"] / 2**30),
+                     ratio(z["step_time_s"], eager),
+                     ratio(z["step_time_s"], compiled),
+                     "softmax and layer norm unfused"])
     for name, t in torch_runs.items():
         rows.append([t["framework"].replace("pytorch ", "PyTorch "),
                      "%.1f" % (t["step_time_s"] * 1e3),

@@ -14,7 +14,8 @@
 #      GPU, the staged-MPI device communicator; also every rank's bytes per
 #      step), reported as "skipped: no MPI on this machine" where there is no
 #      mpirun or the runtime was built without MPI;
-#   4. benchmarks GPT-2 124M bf16 at ZeRO stages 0 and 3 with zero-run, and
+#   4. benchmarks GPT-2 124M bf16 at ZeRO stages 0 and 3 with zero-run (and
+#      stage 0 with ZERO_CUDA_FUSION=off: softmax and layer norm unfused), and
 #      the same model in PyTorch (eager and torch.compile, fused AdamW);
 #      measures the comm/compute overlap and the fused Adam bandwidth (as a
 #      fraction of a device-to-device copy) from zero-run's traces;
@@ -266,6 +267,7 @@ bench_zero_run() {
     --steps "$bench_steps" --seed 1 --metrics "$work/$name.jsonl" \
     --print-every 1 2>&1 | tee "$work/$name.log" || return
 }
+bench_unfused() { ZERO_CUDA_FUSION=off bench_zero_run "$@"; }
 trace_zero_run() {
   local name=$1 schedule=$2
   timeout 300 "$zero_run" --device cuda "$here/schedules/$schedule" \
@@ -306,6 +308,14 @@ for stage in 0 3; do
     record "traced run stage $stage" "skipped (time budget)"
   fi
 done
+# The row programs' share of the step: stage 0 again with every instruction
+# run alone.
+if within_budget; then
+  soft "GPT-2 124M bf16 stage 0, ZERO_CUDA_FUSION=off ($bench_steps steps)" \
+    bench_unfused gpt2-124m-bf16-s0-unfused gpt2-124m-bf16-s0.json
+else
+  record "stage 0 unfused" "skipped (time budget)"
+fi
 if within_budget; then
   soft "PyTorch torch.compile GPT-2 124M bf16 (fused AdamW)" \
     timeout "$(remaining)" \

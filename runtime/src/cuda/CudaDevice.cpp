@@ -142,6 +142,8 @@ private:
   /// Row programs (RowFusion.h): off with ZERO_CUDA_FUSION=off.
   bool fuseRows_ = true;
   std::unique_ptr<ValueUses> uses_;
+  /// The row program groupLength last proposed, which prepareGroup takes.
+  std::optional<RowProgram> proposed_;
 
   // Trace timestamps: a pool of timing events (markTime), resolved against a
   // base event whose time since load is known. The base moves to the end of
@@ -364,6 +366,7 @@ Status CudaDevice::loadBlas() {
 //===----------------------------------------------------------------------===//
 
 size_t CudaDevice::groupLength(size_t stream, size_t first) {
+  proposed_.reset();
   if (!schedule_)
     return 1;
   const std::vector<Instruction> &list =
@@ -371,9 +374,8 @@ size_t CudaDevice::groupLength(size_t stream, size_t first) {
   const size_t optimizerRun = getOptimizerRunLength(list, first);
   if (optimizerRun > 1 || !fuseRows_)
     return optimizerRun;
-  std::optional<RowProgram> program =
-      findRowProgram(*schedule_, *uses_, stream, first);
-  return program ? program->steps.size() : 1;
+  proposed_ = findRowProgram(*schedule_, *uses_, stream, first);
+  return proposed_ ? proposed_->steps.size() : 1;
 }
 
 StatusOr<std::unique_ptr<PreparedOp>>
@@ -400,10 +402,11 @@ CudaDevice::prepareGroup(size_t stream, size_t first, size_t count) {
       return code == OpCode::Adam ? prepareAdamGroup(group, ctx_)
                                   : prepareSgdGroup(group, ctx_);
     }
-    std::optional<RowProgram> program =
-        fuseRows_ ? findRowProgram(*schedule_, *uses_, stream, first)
-                  : std::nullopt;
-    if (!program || program->steps.size() != count ||
+    // The program groupLength proposed for this group.
+    std::optional<RowProgram> program = std::move(proposed_);
+    proposed_.reset();
+    if (!program || program->stream != stream || program->first != first ||
+        program->steps.size() != count ||
         !checkRowProgramMemory(*program, *schedule_).empty())
       return std::unique_ptr<PreparedOp>();
     return prepareRowProgram(*program, ctx_);

@@ -251,8 +251,7 @@ bool isCandidate(const Instruction &inst, const ValueTable &values) {
 
 /// The tensors a step reads (not the destinations it only overwrites),
 /// with the class each is read as.
-std::vector<RowInput> readTensors(const RowStep &step,
-                                  const ValueTable &values) {
+std::vector<RowInput> readTensors(const RowStep &step) {
   const Instruction &inst = *step.inst;
   switch (step.kind) {
   case RowStep::Kind::Reduce:
@@ -269,7 +268,6 @@ std::vector<RowInput> readTensors(const RowStep &step,
     return read;
   }
   default:
-    (void)values;
     return {};
   }
 }
@@ -360,7 +358,7 @@ std::optional<RowProgram> findRowProgram(const Schedule &schedule,
   const size_t last = first + program.steps.size();
   std::set<int64_t> defined, seenInputs, seenScalars;
   for (RowStep &step : program.steps) {
-    for (const RowInput &input : readTensors(step, values))
+    for (const RowInput &input : readTensors(step))
       if (!defined.count(input.value) && seenInputs.insert(input.value).second)
         program.inputs.push_back(input);
     for (int64_t id : readScalars(step, values))
@@ -386,8 +384,7 @@ std::string checkRowProgramMemory(const RowProgram &program,
   std::vector<Access> accesses;
   std::map<int64_t, size_t> lastRead;
   for (size_t j = 0; j < program.steps.size(); ++j)
-    for (const RowInput &input :
-         readTensors(program.steps[j], schedule.values()))
+    for (const RowInput &input : readTensors(program.steps[j]))
       lastRead[input.value] = j;
   for (const RowInput &input : program.inputs)
     accesses.push_back(

@@ -89,6 +89,36 @@ void forEachField(Config &config, Fn &&fn) {
   fn("optimizer.params.dampening", optimizer.dampening);
   fn("optimizer.params.nesterov", optimizer.nesterov);
 
+  auto &scheduler = config.scheduler;
+  fn("scheduler.type", scheduler.kind);
+  fn("scheduler.params.last_batch_iteration", scheduler.lastBatchIteration);
+  fn("scheduler.params.warmup_min_lr", scheduler.warmupMinLr);
+  fn("scheduler.params.warmup_max_lr", scheduler.warmupMaxLr);
+  fn("scheduler.params.warmup_num_steps", scheduler.warmupNumSteps);
+  fn("scheduler.params.warmup_type", scheduler.warmupType);
+  fn("scheduler.params.total_num_steps", scheduler.totalNumSteps);
+  fn("scheduler.params.warmup_min_ratio", scheduler.warmupMinRatio);
+  fn("scheduler.params.cos_min_ratio", scheduler.cosMinRatio);
+  fn("scheduler.params.cycle_min_lr", scheduler.cycleMinLr);
+  fn("scheduler.params.cycle_max_lr", scheduler.cycleMaxLr);
+  fn("scheduler.params.decay_lr_rate", scheduler.decayLrRate);
+  fn("scheduler.params.cycle_first_step_size", scheduler.cycleFirstStepSize);
+  fn("scheduler.params.cycle_second_step_size", scheduler.cycleSecondStepSize);
+  fn("scheduler.params.cycle_first_stair_count",
+     scheduler.cycleFirstStairCount);
+  fn("scheduler.params.cycle_second_stair_count",
+     scheduler.cycleSecondStairCount);
+  fn("scheduler.params.decay_step_size", scheduler.decayStepSize);
+  fn("scheduler.params.cycle_momentum", scheduler.cycleMomentum);
+  fn("scheduler.params.cycle_min_mom", scheduler.cycleMinMom);
+  fn("scheduler.params.cycle_max_mom", scheduler.cycleMaxMom);
+  fn("scheduler.params.decay_mom_rate", scheduler.decayMomRate);
+  fn("scheduler.params.lr_range_test_min_lr", scheduler.lrRangeTestMinLr);
+  fn("scheduler.params.lr_range_test_step_size", scheduler.lrRangeTestStepSize);
+  fn("scheduler.params.lr_range_test_step_rate", scheduler.lrRangeTestStepRate);
+  fn("scheduler.params.lr_range_test_staircase",
+     scheduler.lrRangeTestStaircase);
+
   fn("gradient_clipping", config.gradientClipping);
   fn("train_batch_size", config.trainBatchSize);
   fn("train_micro_batch_size_per_gpu", config.trainMicroBatchSizePerGpu);

@@ -25,14 +25,12 @@ public:
     forEachField(config, [&](StringRef path, const auto &field) {
       fields[path] = fieldValue(field, *lookupKnob(path)).toJSON();
     });
-    optimizerType =
-        fieldValue(config.optimizer.kind, *lookupKnob("optimizer.type")).text;
   }
 
   void printSection(llvm::json::OStream &json, StringRef section) {
     json.object([&] {
       for (const KnobInfo &knob : getKnobs()) {
-        if (knob.getParent() != section || !appliesToOptimizer(knob))
+        if (knob.getParent() != section || !appliesToType(knob))
           continue;
         json.attributeBegin(knob.getName());
         if (knob.kind == KnobKind::Section && !isNullSection(knob))
@@ -45,22 +43,27 @@ public:
   }
 
 private:
-  /// Refused sections (scheduler) and a missing optimizer print as null.
+  /// Refused sections and a missing optimizer or scheduler print as null.
   bool isNullSection(const KnobInfo &knob) const {
     if (knob.support == KnobSupport::RefusedUnlessDefault)
       return true;
-    return knob.path == "optimizer" &&
-           config.optimizer.kind == OptimizerKind::None;
+    if (knob.path == "optimizer")
+      return config.optimizer.kind == OptimizerKind::None;
+    if (knob.path == "scheduler")
+      return config.scheduler.kind == SchedulerKind::None;
+    return false;
   }
 
-  /// Only the parameters of the configured optimizer are printed, so that
-  /// the output reads back as the same configuration.
-  bool appliesToOptimizer(const KnobInfo &knob) const {
+  /// Only the parameters of the configured optimizer and schedule are
+  /// printed, so that the output reads back as the same configuration.
+  bool appliesToType(const KnobInfo &knob) const {
     if (knob.appliesTo.empty())
       return true;
     llvm::SmallVector<StringRef> types;
     knob.appliesTo.split(types, '|');
-    return llvm::is_contained(types, optimizerType);
+    // The type's field prints as JSON: "\"AdamW\"".
+    std::string type = fields.lookup(knob.getTypeKey());
+    return llvm::is_contained(types, StringRef(type).trim('"'));
   }
 
   std::string valueOf(const KnobInfo &knob) const {
@@ -74,7 +77,6 @@ private:
 
   const DeepSpeedConfig &config;
   llvm::StringMap<std::string> fields;
-  std::string optimizerType;
 };
 
 } // namespace

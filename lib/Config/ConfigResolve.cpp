@@ -20,6 +20,14 @@ using llvm::Twine;
 
 namespace {
 
+/// "Adam, AdamW or SGD".
+std::string describeChoices(const KnobInfo &knob) {
+  llvm::SmallVector<StringRef> choices;
+  knob.choices.split(choices, '|');
+  std::string last = choices.pop_back_val().str();
+  return choices.empty() ? last : llvm::join(choices, ", ") + " or " + last;
+}
+
 constexpr StringRef kStage = "zero_optimization.stage";
 constexpr StringRef kTrainBatch = "train_batch_size";
 constexpr StringRef kMicroBatch = "train_micro_batch_size_per_gpu";
@@ -41,7 +49,9 @@ public:
     checkSupport();
     checkPrecision();
     checkOffload();
+    checkTypedParameters();
     checkOptimizer();
+    checkScheduler();
     resolveBatch();
     if (!errors.empty())
       return llvm::make_error<ConfigError>(std::move(errors));
@@ -205,13 +215,20 @@ private:
                 ": a ratio below 1 needs stage 3 (stage is " + stageText + ")");
   }
 
-  void checkOptimizer() {
-    const ConfigValue &type = value("optimizer.type");
-    if (isSet("optimizer") && type.isNull())
-      error("optimizer",
-            spelled("optimizer") + ": 'type' is missing (Adam, AdamW or SGD)");
+  /// A typed section (optimizer, scheduler) needs its type, and takes only
+  /// the parameters of that type.
+  void checkTypedParameters() {
+    for (StringRef section : {"optimizer", "scheduler"}) {
+      std::string typeKey = (section + ".type").str();
+      if (isSet(section) && value(typeKey).isNull())
+        error(section, spelled(section) + ": 'type' is missing (" +
+                           describeChoices(*lookupKnob(typeKey)) + ")");
+    }
     for (const KnobInfo &knob : getKnobs()) {
-      if (knob.appliesTo.empty() || !isSet(knob.path) || type.isNull())
+      if (knob.appliesTo.empty() || !isSet(knob.path))
+        continue;
+      const ConfigValue &type = value(knob.getTypeKey());
+      if (type.isNull())
         continue;
       llvm::SmallVector<StringRef> types;
       knob.appliesTo.split(types, '|');
@@ -220,6 +237,10 @@ private:
                              type.text + " (only of " +
                              llvm::join(types, ", ") + ")");
     }
+  }
+
+  void checkOptimizer() {
+    const ConfigValue &type = value("optimizer.type");
     if (type.text == "AdamW" && isSet("optimizer.params.adam_w_mode") &&
         !value("optimizer.params.adam_w_mode").boolean)
       error("optimizer.params.adam_w_mode",
@@ -234,6 +255,60 @@ private:
       error("optimizer.params.nesterov",
             "optimizer.params.nesterov needs a positive momentum and zero "
             "dampening");
+  }
+
+  /// Required parameters, and the defaults DeepSpeed derives from other
+  /// values (docs/Config.md, "Learning-rate schedules").
+  void checkScheduler() {
+    StringRef type = text("scheduler.type");
+    if (value("scheduler.type").isNull())
+      return;
+    auto param = [](StringRef name) {
+      return "scheduler.params." + name.str();
+    };
+    auto require = [&](StringRef name) {
+      if (value(param(name)).isNull())
+        error("scheduler.type", spelled("scheduler.type") + " is " + type +
+                                    ", which needs " + param(name));
+    };
+    auto defaultTo = [&](StringRef name, const ConfigValue &fallback) {
+      ConfigValue &result = value(param(name));
+      if (result.isNull())
+        result = fallback;
+    };
+    if (type == "WarmupLR")
+      defaultTo("warmup_max_lr", value("optimizer.params.lr"));
+    if (type == "WarmupDecayLR")
+      defaultTo("warmup_max_lr", ConfigValue::makeFloat(0.001));
+    if (type == "WarmupDecayLR" || type == "WarmupCosineLR") {
+      require("total_num_steps");
+      int64_t total = value(param("total_num_steps")).integer;
+      int64_t warmup = value(param("warmup_num_steps")).integer;
+      if (!value(param("total_num_steps")).isNull() && total < warmup)
+        warning(param("total_num_steps"),
+                param("total_num_steps") + " (" + Twine(total) +
+                    ") is less than warmup_num_steps (" + Twine(warmup) +
+                    "): the rate decays from its peak at once");
+    }
+    if (type == "OneCycle") {
+      require("cycle_min_lr");
+      require("cycle_max_lr");
+      defaultTo("cycle_second_step_size",
+                value(param("cycle_first_step_size")));
+      defaultTo("cycle_second_stair_count",
+                value(param("cycle_first_stair_count")));
+      // DeepSpeed cycles the betas of the optimizers that have them.
+      if (text("optimizer.type") == "SGD" &&
+          value(param("cycle_momentum")).boolean) {
+        if (isSet(param("cycle_momentum")))
+          warning(param("cycle_momentum"),
+                  param("cycle_momentum") +
+                      " is true but SGD has no betas to cycle; as in "
+                      "DeepSpeed, the momentum stays "
+                      "optimizer.params.momentum");
+        value(param("cycle_momentum")) = ConfigValue::makeBool(false);
+      }
+    }
   }
 
   /// DeepSpeed's rule: train_batch_size = micro * accumulation * world size;

@@ -303,14 +303,96 @@ const KnobInfo kKnobs[] = {
         .appliesTo("SGD"),
     boolean("optimizer.params.nesterov", "false", "Nesterov momentum.")
         .appliesTo("SGD"),
-    section("scheduler", "Learning-rate schedule.")
-        .refused("learning-rate schedules are not supported yet; the "
-                 "compiled optimizer step uses the constant "
-                 "optimizer.params.lr"),
+    section("scheduler", "Learning-rate schedule, computed in the compiled "
+                         "step from its step counter."),
     choice("scheduler.type", "null",
            "WarmupLR|WarmupDecayLR|WarmupCosineLR|OneCycle|LRRangeTest",
            "DeepSpeed's schedule name."),
-    any("scheduler.params", "Parameters of the schedule."),
+    section("scheduler.params", "Parameters of the schedule."),
+    integer("scheduler.params.last_batch_iteration", "-1",
+            "Schedule iterations already taken before the first step.")
+        .range(-1, kNoMax),
+    number("scheduler.params.warmup_min_lr", "0", "First warm-up rate.")
+        .autoRule(AutoRule::NeedsTrainer)
+        .appliesTo("WarmupLR|WarmupDecayLR"),
+    number("scheduler.params.warmup_max_lr", "null",
+           "Rate at the end of the warm-up; null: optimizer.params.lr "
+           "(WarmupLR), 0.001 (WarmupDecayLR).")
+        .autoRule(AutoRule::NeedsTrainer)
+        .appliesTo("WarmupLR|WarmupDecayLR"),
+    integer("scheduler.params.warmup_num_steps", "1000",
+            "Warm-up length in steps.")
+        .range(1, kNoMax)
+        .autoRule(AutoRule::NeedsTrainer)
+        .appliesTo("WarmupLR|WarmupDecayLR|WarmupCosineLR"),
+    choice("scheduler.params.warmup_type", "\"log\"", "log|linear",
+           "Shape of the warm-up.")
+        .appliesTo("WarmupLR|WarmupDecayLR|WarmupCosineLR"),
+    integer("scheduler.params.total_num_steps", "null",
+            "Steps of the whole schedule, warm-up included (required).")
+        .range(1, kNoMax)
+        .autoRule(AutoRule::NeedsTrainer)
+        .appliesTo("WarmupDecayLR|WarmupCosineLR"),
+    number("scheduler.params.warmup_min_ratio", "0",
+           "First warm-up rate as a fraction of optimizer.params.lr.")
+        .appliesTo("WarmupCosineLR"),
+    number("scheduler.params.cos_min_ratio", "0.0001",
+           "Final rate as a fraction of optimizer.params.lr.")
+        .appliesTo("WarmupCosineLR"),
+    number("scheduler.params.cycle_min_lr", "null",
+           "Lowest rate of the cycle (required).")
+        .appliesTo("OneCycle"),
+    number("scheduler.params.cycle_max_lr", "null",
+           "Highest rate of the cycle (required).")
+        .appliesTo("OneCycle"),
+    number("scheduler.params.decay_lr_rate", "0", "Rate decay after the cycle.")
+        .appliesTo("OneCycle"),
+    integer("scheduler.params.cycle_first_step_size", "2000",
+            "Steps of the rising half of the cycle.")
+        .range(1, kNoMax)
+        .appliesTo("OneCycle"),
+    integer("scheduler.params.cycle_second_step_size", "null",
+            "Steps of the falling half; null: cycle_first_step_size.")
+        .range(1, kNoMax)
+        .appliesTo("OneCycle"),
+    integer("scheduler.params.cycle_first_stair_count", "0",
+            "Stairs of the rising half; 0: continuous.")
+        .appliesTo("OneCycle"),
+    integer("scheduler.params.cycle_second_stair_count", "null",
+            "Stairs of the falling half; null: cycle_first_stair_count.")
+        .appliesTo("OneCycle"),
+    integer("scheduler.params.decay_step_size", "0",
+            "Steps per decay interval after the cycle; 0: no decay.")
+        .appliesTo("OneCycle"),
+    boolean("scheduler.params.cycle_momentum", "true",
+            "Cycle Adam's beta1 against the rate (beta2 becomes 0.99).")
+        .appliesTo("OneCycle"),
+    number("scheduler.params.cycle_min_mom", "0.8",
+           "Lowest beta1 of the cycle.")
+        .range(0, 1)
+        .flags(MaxExclusive)
+        .appliesTo("OneCycle"),
+    number("scheduler.params.cycle_max_mom", "0.9",
+           "Highest beta1 of the cycle.")
+        .range(0, 1)
+        .flags(MaxExclusive)
+        .appliesTo("OneCycle"),
+    number("scheduler.params.decay_mom_rate", "0",
+           "beta1 growth after the cycle.")
+        .appliesTo("OneCycle"),
+    number("scheduler.params.lr_range_test_min_lr", "0.001",
+           "First rate of the range test.")
+        .appliesTo("LRRangeTest"),
+    integer("scheduler.params.lr_range_test_step_size", "2000",
+            "Steps per increase interval.")
+        .range(1, kNoMax)
+        .appliesTo("LRRangeTest"),
+    number("scheduler.params.lr_range_test_step_rate", "1.0",
+           "Increase per interval, as a multiple of the first rate.")
+        .appliesTo("LRRangeTest"),
+    boolean("scheduler.params.lr_range_test_staircase", "false",
+            "Increase in whole intervals instead of continuously.")
+        .appliesTo("LRRangeTest"),
 
     // --- batch and gradients ------------------------------------------------
     integer("train_batch_size", "null",

@@ -28,6 +28,13 @@ ConfigValue ConfigValue::makeInt(int64_t value) {
   return result;
 }
 
+ConfigValue ConfigValue::makeFloat(double value) {
+  ConfigValue result;
+  result.kind = Float;
+  result.number = value;
+  return result;
+}
+
 ConfigValue ConfigValue::makeString(std::string value) {
   ConfigValue result;
   result.kind = String;

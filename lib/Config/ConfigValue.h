@@ -36,6 +36,7 @@ struct ConfigValue {
 
   static ConfigValue makeBool(bool value);
   static ConfigValue makeInt(int64_t value);
+  static ConfigValue makeFloat(double value);
   static ConfigValue makeString(std::string value);
 
   bool isNull() const { return kind == Null; }

@@ -520,6 +520,63 @@ TEST(DeepSpeedConfigRules, Conflicts) {
             "\"AdamW\", \"SGD\", got \"Adamx\"; did you mean \"Adam\"?\n");
 }
 
+TEST(DeepSpeedConfigRules, SchedulerParameters) {
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "WarmupLR",
+                         "params": {"warmup_num_steps": 100}}})"),
+            "");
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"params": {"warmup_num_steps": 1}}})"),
+            "ds.json:1:15: error: scheduler: 'type' is missing (WarmupLR, "
+            "WarmupDecayLR, WarmupCosineLR, OneCycle or LRRangeTest)\n");
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "WarmupLR",
+                         "params": {"cos_min_ratio": 0.1}}})"),
+            "ds.json:2:54: error: scheduler.params.cos_min_ratio is not a "
+            "parameter of WarmupLR (only of WarmupCosineLR)\n");
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "WarmupCosineLR"}})"),
+            "ds.json:1:24: error: scheduler.type is WarmupCosineLR, which "
+            "needs scheduler.params.total_num_steps\n");
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "OneCycle",
+                         "params": {"cycle_min_lr": 0.1}}})"),
+            "ds.json:1:24: error: scheduler.type is OneCycle, which needs "
+            "scheduler.params.cycle_max_lr\n");
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "WarmupLR",
+                         "params": {"warmup_num_steps": 0}}})"),
+            "ds.json:2:57: error: scheduler.params.warmup_num_steps: expected "
+            "a positive integer, got 0\n");
+}
+
+TEST(DeepSpeedConfigJson, SchedulerDefaults) {
+  ResolveContext context;
+  // warmup_max_lr defaults to the optimizer's rate for WarmupLR only.
+  DeepSpeedConfig warmup = loadOrDie(R"({"optimizer": {"type": "AdamW",
+      "params": {"lr": 0.0003}}, "scheduler": {"type": "WarmupLR"}})",
+                                     context);
+  EXPECT_EQ(warmup.scheduler.kind, SchedulerKind::WarmupLR);
+  EXPECT_EQ(warmup.scheduler.warmupMaxLr, 0.0003);
+  EXPECT_EQ(warmup.scheduler.lastBatchIteration, -1);
+  EXPECT_EQ(warmup.scheduler.warmupType, WarmupType::Log);
+  DeepSpeedConfig decay = loadOrDie(R"({"scheduler": {"type": "WarmupDecayLR",
+      "params": {"total_num_steps": 50, "warmup_type": "linear"}}})",
+                                    context);
+  EXPECT_EQ(decay.scheduler.warmupMaxLr, 0.001);
+  EXPECT_EQ(decay.scheduler.totalNumSteps, 50);
+  EXPECT_EQ(decay.scheduler.warmupType, WarmupType::Linear);
+  // OneCycle's second half copies the first; SGD turns momentum cycling off.
+  DeepSpeedConfig cycle = loadOrDie(R"({"optimizer": {"type": "SGD"},
+      "scheduler": {"type": "OneCycle", "params": {"cycle_min_lr": 0.01,
+      "cycle_max_lr": 0.1, "cycle_first_step_size": 7,
+      "cycle_first_stair_count": 2}}})",
+                                    context);
+  EXPECT_EQ(cycle.scheduler.cycleSecondStepSize, 7);
+  EXPECT_EQ(cycle.scheduler.cycleSecondStairCount, 2);
+  EXPECT_FALSE(cycle.scheduler.cycleMomentum);
+  // Only the schedule's own parameters print, and they read back the same.
+  std::string text = cycle.toJSON();
+  EXPECT_NE(text.find("\"cycle_second_step_size\": 7"), std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("warmup_num_steps"), std::string::npos) << text;
+  EXPECT_EQ(loadOrDie(text, context).toJSON(), text);
+}
+
 TEST(DeepSpeedConfigRules, RefusedKeys) {
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"stage": 3,
   "zero_hpz_partition_size": 8}})"),
@@ -534,11 +591,6 @@ TEST(DeepSpeedConfigRules, RefusedKeys) {
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"allgather_partitions": true,
       "zero_quantized_weights": false, "mics_shard_size": -1}})"),
             "");
-  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "WarmupLR",
-                         "params": {"warmup_num_steps": 100}}})"),
-            "ds.json:1:15: error: scheduler: learning-rate schedules are not "
-            "supported yet; the compiled optimizer step uses the constant "
-            "optimizer.params.lr\n");
   EXPECT_EQ(errorsOf(R"({"optimizer": {"type": "OneBitAdam"}})"),
             "ds.json:1:24: error: optimizer.type: \"OneBitAdam\": 1-bit Adam "
             "(compressed communication) is not supported yet\n");

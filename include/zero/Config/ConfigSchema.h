@@ -77,8 +77,8 @@ struct KnobInfo {
   llvm::StringRef choices;
   AutoRule autoRule = AutoRule::None;
   unsigned flags = NoKnobFlags;
-  /// Optimizer parameters: the optimizer types that take it ('|'-separated);
-  /// empty for all.
+  /// Parameters of a typed section (optimizer, scheduler): the section types
+  /// that take it ('|'-separated), read from getTypeKey(); empty for all.
   llvm::StringRef appliesTo;
   KnobSupport support = KnobSupport::Supported;
   /// Why a knob is refused or has no effect.
@@ -96,6 +96,11 @@ struct KnobInfo {
     size_t dot = path.rfind('.');
     return dot == llvm::StringRef::npos ? llvm::StringRef()
                                         : path.take_front(dot);
+  }
+  /// The knob naming the type of the top-level section this knob is in
+  /// ("optimizer.type" for "optimizer.params.lr").
+  std::string getTypeKey() const {
+    return path.take_until([](char c) { return c == '.'; }).str() + ".type";
   }
   bool hasFlag(KnobFlags flag) const { return flags & flag; }
 };

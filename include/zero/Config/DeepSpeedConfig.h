@@ -38,6 +38,15 @@ namespace zero {
 
 enum class OffloadDevice { None, Cpu, Nvme };
 enum class OptimizerKind { None, Adam, AdamW, SGD };
+enum class SchedulerKind {
+  None,
+  WarmupLR,
+  WarmupDecayLR,
+  WarmupCosineLR,
+  OneCycle,
+  LRRangeTest
+};
+enum class WarmupType { Log, Linear };
 
 /// Element type of the training step's parameters, as the compiler sees it in
 /// the IR; resolves `fp16.enabled` / `bf16.enabled` set to "auto".
@@ -134,12 +143,47 @@ struct OptimizerConfig {
   bool nesterov = false;
 };
 
+/// DeepSpeed's learning-rate schedules (docs/Config.md, "Learning-rate
+/// schedules"); each schedule reads only its own parameters.
+struct SchedulerConfig {
+  /// None when the file has no scheduler section: the rate is constant.
+  SchedulerKind kind = SchedulerKind::None;
+  int64_t lastBatchIteration = 0;
+  // WarmupLR, WarmupDecayLR, WarmupCosineLR.
+  double warmupMinLr = 0;
+  double warmupMaxLr = 0;
+  int64_t warmupNumSteps = 0;
+  WarmupType warmupType = WarmupType::Log;
+  int64_t totalNumSteps = 0;
+  double warmupMinRatio = 0;
+  double cosMinRatio = 0;
+  // OneCycle.
+  double cycleMinLr = 0;
+  double cycleMaxLr = 0;
+  double decayLrRate = 0;
+  int64_t cycleFirstStepSize = 0;
+  int64_t cycleSecondStepSize = 0;
+  int64_t cycleFirstStairCount = 0;
+  int64_t cycleSecondStairCount = 0;
+  int64_t decayStepSize = 0;
+  bool cycleMomentum = false;
+  double cycleMinMom = 0;
+  double cycleMaxMom = 0;
+  double decayMomRate = 0;
+  // LRRangeTest.
+  double lrRangeTestMinLr = 0;
+  int64_t lrRangeTestStepSize = 0;
+  double lrRangeTestStepRate = 0;
+  bool lrRangeTestStaircase = false;
+};
+
 /// A resolved configuration: every value decided, every check passed.
 struct DeepSpeedConfig {
   ZeroOptimizationConfig zero;
   FP16Config fp16;
   BF16Config bf16;
   OptimizerConfig optimizer;
+  SchedulerConfig scheduler;
   /// 0 disables clipping.
   double gradientClipping = 0;
   /// train_batch_size = micro * gradient_accumulation_steps * worldSize.

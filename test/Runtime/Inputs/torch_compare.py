@@ -35,6 +35,18 @@ BATCH = {"gpt": 2, "mlp": 4}
 
 
 
+def warmup_keys(spec):
+    """--zero-set flags for WarmupLR from "MIN,MAX,STEPS,TYPE"."""
+    if not spec:
+        return []
+    low, high, steps, kind = spec.split(",")
+    return ["--zero-set=scheduler.type=WarmupLR",
+            "--zero-set=scheduler.params.warmup_min_lr=" + low,
+            "--zero-set=scheduler.params.warmup_max_lr=" + high,
+            "--zero-set=scheduler.params.warmup_num_steps=" + steps,
+            "--zero-set=scheduler.params.warmup_type=" + kind]
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -46,6 +58,9 @@ def main():
     parser.add_argument("--steps", type=int, default=10)
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--weight-decay", type=float, default=0.01)
+    parser.add_argument("--warmup", metavar="MIN,MAX,STEPS,TYPE",
+                        help="train with DeepSpeed's WarmupLR (scheduler "
+                        "keys for zero-opt, LambdaLR in PyTorch)")
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
     parser.add_argument("--weight-rtol", type=float,
@@ -70,7 +85,8 @@ def main():
          "--zero-set=optimizer.type=AdamW",
          "--zero-set=optimizer.params.lr=%r" % args.lr,
          "--zero-set=optimizer.params.weight_decay=%r" % args.weight_decay,
-         "--zero-emit-schedule=" + work("step.json"), "-o", os.devnull])
+         "--zero-emit-schedule=" + work("step.json"), "-o", os.devnull] +
+        warmup_keys(args.warmup))
 
     data = []
     if args.model == "gpt":
@@ -98,6 +114,8 @@ def main():
         # zero.adam takes the learning rate as an f32 scalar.
         "--lr", repr(float(np.float32(args.lr))), "--weight-decay", repr(args.weight_decay),
         "--export", work("torch.safetensors")] + data
+    if args.warmup:
+        reference += ["--warmup", args.warmup]
     if args.model == "mlp":
         reference += ["--seed", "11"]
     out = launch.run(reference)

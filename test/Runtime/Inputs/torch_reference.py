@@ -39,6 +39,7 @@ parameters after the last step (fp32 safetensors, like zero-run --export).
 """
 
 import argparse
+import math
 import os
 import sys
 
@@ -158,8 +159,11 @@ def train(spec, params, args):
     V = {n: torch.zeros_like(P[n], requires_grad=False) for n in names}
     tokens = load_tokens(args) if spec.model == "gpt" else None
     b1, b2, lr, eps, wd = args.beta1, args.beta2, args.lr, args.eps, args.weight_decay
+    schedule = warmup_schedule(args.warmup) if args.warmup else None
     losses = []
     for step in range(args.steps):
+        if schedule:
+            lr = schedule.get_last_lr()[0]
         data = step_data(spec, args, step, tokens)
         D = {k: torch.tensor(v, dtype=tdt, device=dev) if v.dtype.kind == "f"
              else torch.tensor(v.astype(np.int64), device=dev)
@@ -191,7 +195,36 @@ def train(spec, params, args):
                 if args.adam_w_mode and wd != 0:
                     update = update + wd * p
                 p.sub_(lr * update)
+        if schedule:
+            schedule.step()
     return {n: P[n].detach().to(torch.float32).cpu().numpy() for n in names}, losses
+
+
+def warmup_schedule(spec):
+    """DeepSpeed's WarmupLR as a torch LambdaLR on a holder optimizer of base
+    rate 1, so that get_last_lr() is the rate itself. LambdaLR calls the
+    lambda with e = 0 before the first step; DeepSpeed's scheduler has then
+    taken no step, its last_batch_iteration i = e - 1 = -1, at which WarmupLR
+    gives the minimum. zero.adam takes the rate as an f32."""
+    low, high, steps, kind = spec.split(",")
+    low, high, steps = float(low), float(high), max(2, int(steps))
+    if kind not in ("log", "linear"):
+        raise InputError(f"--warmup: TYPE must be log or linear, got {kind}")
+
+    def rate(e):
+        i = e - 1
+        if i < 0:
+            gamma = 0.0
+        elif i < steps:
+            gamma = (math.log(i + 1) / math.log(steps) if kind == "log"
+                     else i / steps)
+        else:
+            gamma = 1.0
+        return float(np.float32(low + (high - low) * gamma))
+
+    import torch
+    holder = torch.optim.SGD([torch.zeros(1)], lr=1.0)
+    return torch.optim.lr_scheduler.LambdaLR(holder, rate)
 
 
 def main():
@@ -223,6 +256,9 @@ def main():
     ap.add_argument("--no-adam-w-mode", dest="adam_w_mode", action="store_false",
                     help="L2 weight decay (Adam) instead of decoupled (AdamW)")
     ap.add_argument("--gradient-clipping", type=float, default=0.0)
+    ap.add_argument("--warmup", metavar="MIN,MAX,STEPS,TYPE",
+                    help="DeepSpeed's WarmupLR (TYPE log or linear) through "
+                    "torch's LambdaLR, instead of the constant --lr")
     ap.add_argument("--dtype", choices=["f32", "f64"], default="f32",
                     help="arithmetic of the model and optimizer")
     ap.add_argument("--device", default="cpu",

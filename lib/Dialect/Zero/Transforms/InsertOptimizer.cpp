@@ -16,6 +16,7 @@
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
+#include "LearningRateSchedule.h"
 #include "TensorUtils.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
@@ -106,6 +107,53 @@ struct ZeroInsertOptimizerPass
       return func.emitError("min-loss-scale must be > 0, got ")
              << minLossScale.getValue();
     return success();
+  }
+
+  /// The learning-rate schedule the options describe.
+  FailureOr<LRSchedule> parseSchedule(func::FuncOp func) {
+    LRSchedule schedule;
+    std::optional<LRScheduleKind> kind = LRSchedule::parseKind(lrSchedule);
+    if (!kind)
+      return func.emitError("unknown lr-schedule '")
+             << lrSchedule.getValue()
+             << "'; expected constant, warmup, warmup-decay, warmup-cosine, "
+                "one-cycle or range-test";
+    if (warmupType != "log" && warmupType != "linear")
+      return func.emitError("unknown warmup-type '")
+             << warmupType.getValue() << "'; expected log or linear";
+    schedule.kind = *kind;
+    schedule.lr = lr;
+    schedule.lastBatchIteration = lastBatchIteration;
+    schedule.warmupMinLr = warmupMinLr;
+    schedule.warmupMaxLr = warmupMaxLr;
+    schedule.warmupNumSteps = warmupNumSteps;
+    schedule.warmupLinear = warmupType == "linear";
+    schedule.totalNumSteps = totalNumSteps;
+    schedule.warmupMinRatio = warmupMinRatio;
+    schedule.cosMinRatio = cosMinRatio;
+    schedule.cycleMinLr = cycleMinLr;
+    schedule.cycleMaxLr = cycleMaxLr;
+    schedule.decayLrRate = decayLrRate;
+    schedule.cycleFirstStepSize = cycleFirstStepSize;
+    schedule.cycleSecondStepSize = cycleSecondStepSize;
+    schedule.cycleFirstStairCount = cycleFirstStairCount;
+    schedule.cycleSecondStairCount = cycleSecondStairCount;
+    schedule.decayStepSize = decayStepSize;
+    // SGD has no betas: DeepSpeed leaves its momentum alone.
+    schedule.cycleMomentum = cycleMomentum && optimizer != "sgd";
+    schedule.cycleMinMom = cycleMinMom;
+    schedule.cycleMaxMom = cycleMaxMom;
+    schedule.decayMomRate = decayMomRate;
+    schedule.rangeTestMinLr = rangeTestMinLr;
+    schedule.rangeTestStepSize = rangeTestStepSize;
+    schedule.rangeTestStepRate = rangeTestStepRate;
+    schedule.rangeTestStaircase = rangeTestStaircase;
+    if (failed(schedule.verify([&] { return func.emitError(); })))
+      return failure();
+    if (schedule.schedulesBeta1())
+      return func.emitError("cycle-momentum is not supported yet: zero.adam "
+                            "takes beta1 as an attribute; set it to false");
+    return schedule;
   }
 
   /// The names of the optimizer's per-parameter states.
@@ -398,6 +446,9 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   FailureOr<OptimizerKind> kind = parseOptimizer(func);
   if (failed(kind) || failed(checkOptions(func)))
     return signalPassFailure();
+  FailureOr<LRSchedule> schedule = parseSchedule(func);
+  if (failed(schedule))
+    return signalPassFailure();
   MLIRContext *ctx = &getContext();
   Builder attrs(ctx);
   Type f32 = attrs.getF32Type();
@@ -540,8 +591,10 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   Value oldStep = tensor::ExtractOp::create(b, loc, stepArg, ValueRange{});
   Value one = arith::ConstantOp::create(b, loc, attrs.getI64IntegerAttr(1));
   Value step = arith::AddIOp::create(b, loc, oldStep, one);
-  Value lrValue = arith::ConstantOp::create(
-      b, loc, attrs.getF32FloatAttr(static_cast<float>(lr)));
+  // DeepSpeed steps its scheduler after each applied optimizer step, so the
+  // rate follows the steps applied before this one.
+  ScheduledRates rates = buildScheduledRates(b, loc, oldStep, *schedule);
+  Value lrValue = rates.lr;
 
   SmallVector<Value> grads;
   for (TrainableParam &tp : trainable)

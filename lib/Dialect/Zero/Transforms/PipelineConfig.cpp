@@ -24,6 +24,7 @@ using namespace mlir;
 using namespace mlir::zero;
 using ::zero::OffloadDevice;
 using ::zero::OptimizerKind;
+using ::zero::SchedulerKind;
 
 namespace {
 
@@ -82,6 +83,7 @@ private:
   void mapOffload();
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
+  void mapScheduler(ZeroPipelineOptions &options);
 
   const ::zero::DeepSpeedConfig &config;
   std::vector<ConfigFinding> findings;
@@ -226,6 +228,55 @@ void Mapper::mapOptimizer(ZeroPipelineOptions &options) {
   options.gradientClipping = config.gradientClipping;
 }
 
+void Mapper::mapScheduler(ZeroPipelineOptions &options) {
+  const ::zero::SchedulerConfig &sched = config.scheduler;
+  switch (sched.kind) {
+  case SchedulerKind::None:
+    options.lrSchedule = "constant";
+    return;
+  case SchedulerKind::WarmupLR:
+    options.lrSchedule = "warmup";
+    break;
+  case SchedulerKind::WarmupDecayLR:
+    options.lrSchedule = "warmup-decay";
+    break;
+  case SchedulerKind::WarmupCosineLR:
+    options.lrSchedule = "warmup-cosine";
+    break;
+  case SchedulerKind::OneCycle:
+    options.lrSchedule = "one-cycle";
+    break;
+  case SchedulerKind::LRRangeTest:
+    options.lrSchedule = "range-test";
+    break;
+  }
+  options.lastBatchIteration = sched.lastBatchIteration;
+  options.warmupMinLr = sched.warmupMinLr;
+  options.warmupMaxLr = sched.warmupMaxLr;
+  options.warmupNumSteps = sched.warmupNumSteps;
+  options.warmupType =
+      sched.warmupType == ::zero::WarmupType::Linear ? "linear" : "log";
+  options.totalNumSteps = sched.totalNumSteps;
+  options.warmupMinRatio = sched.warmupMinRatio;
+  options.cosMinRatio = sched.cosMinRatio;
+  options.cycleMinLr = sched.cycleMinLr;
+  options.cycleMaxLr = sched.cycleMaxLr;
+  options.decayLrRate = sched.decayLrRate;
+  options.cycleFirstStepSize = sched.cycleFirstStepSize;
+  options.cycleSecondStepSize = sched.cycleSecondStepSize;
+  options.cycleFirstStairCount = sched.cycleFirstStairCount;
+  options.cycleSecondStairCount = sched.cycleSecondStairCount;
+  options.decayStepSize = sched.decayStepSize;
+  options.cycleMomentum = sched.cycleMomentum;
+  options.cycleMinMom = sched.cycleMinMom;
+  options.cycleMaxMom = sched.cycleMaxMom;
+  options.decayMomRate = sched.decayMomRate;
+  options.rangeTestMinLr = sched.lrRangeTestMinLr;
+  options.rangeTestStepSize = sched.lrRangeTestStepSize;
+  options.rangeTestStepRate = sched.lrRangeTestStepRate;
+  options.rangeTestStaircase = sched.lrRangeTestStaircase;
+}
+
 std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   const ::zero::ZeroOptimizationConfig &z = config.zero;
   options.worldSize = config.worldSize;
@@ -249,6 +300,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   options.contiguousGradients = z.contiguousGradients;
   mapPrecision(options);
   mapOptimizer(options);
+  mapScheduler(options);
   mapOffload();
 
   // Knobs that only some stages read (the library warns about the stage-3
@@ -347,6 +399,46 @@ const KnobRoute kKnobRoutes[] = {
     {"gradient_accumulation_steps",
      "gradient-accumulation-steps (zero-accumulate-gradients)"},
     {"gradient_clipping", "gradient-clipping (zero-insert-optimizer)"},
+    {"scheduler.type", "lr-schedule (zero-insert-optimizer)"},
+    {"scheduler.params.last_batch_iteration",
+     "last-batch-iteration (zero-insert-optimizer)"},
+    {"scheduler.params.warmup_min_lr", "warmup-min-lr (zero-insert-optimizer)"},
+    {"scheduler.params.warmup_max_lr", "warmup-max-lr (zero-insert-optimizer)"},
+    {"scheduler.params.warmup_num_steps",
+     "warmup-num-steps (zero-insert-optimizer)"},
+    {"scheduler.params.warmup_type", "warmup-type (zero-insert-optimizer)"},
+    {"scheduler.params.total_num_steps",
+     "total-num-steps (zero-insert-optimizer)"},
+    {"scheduler.params.warmup_min_ratio",
+     "warmup-min-ratio (zero-insert-optimizer)"},
+    {"scheduler.params.cos_min_ratio", "cos-min-ratio (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_min_lr", "cycle-min-lr (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_max_lr", "cycle-max-lr (zero-insert-optimizer)"},
+    {"scheduler.params.decay_lr_rate", "decay-lr-rate (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_first_step_size",
+     "cycle-first-step-size (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_second_step_size",
+     "cycle-second-step-size (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_first_stair_count",
+     "cycle-first-stair-count (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_second_stair_count",
+     "cycle-second-stair-count (zero-insert-optimizer)"},
+    {"scheduler.params.decay_step_size",
+     "decay-step-size (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_momentum",
+     "cycle-momentum (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_min_mom", "cycle-min-mom (zero-insert-optimizer)"},
+    {"scheduler.params.cycle_max_mom", "cycle-max-mom (zero-insert-optimizer)"},
+    {"scheduler.params.decay_mom_rate",
+     "decay-mom-rate (zero-insert-optimizer)"},
+    {"scheduler.params.lr_range_test_min_lr",
+     "range-test-min-lr (zero-insert-optimizer)"},
+    {"scheduler.params.lr_range_test_step_size",
+     "range-test-step-size (zero-insert-optimizer)"},
+    {"scheduler.params.lr_range_test_step_rate",
+     "range-test-step-rate (zero-insert-optimizer)"},
+    {"scheduler.params.lr_range_test_staircase",
+     "range-test-staircase (zero-insert-optimizer)"},
 };
 
 } // namespace
@@ -417,8 +509,6 @@ std::vector<std::pair<std::string, std::string>> mlir::zero::getKnobRoutes() {
       route = "refused by the config library unless at its default";
     else if (knob.support == ::zero::KnobSupport::NoEffect)
       route = "no effect: a warning from the config library";
-    else if (llvm::StringRef(knob.getParent()) == "scheduler")
-      route = "inside scheduler, which the config library refuses";
     else if (knob.kind == ::zero::KnobKind::Section)
       route = "section";
     for (const KnobRoute &known : kKnobRoutes)

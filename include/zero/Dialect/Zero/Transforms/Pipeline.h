@@ -82,6 +82,46 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<bool> consecutiveHysteresis{*this, "consecutive-hysteresis",
                                      llvm::cl::init(false)};
   Option<double> minLossScale{*this, "min-loss-scale", llvm::cl::init(1.0)};
+  // Learning-rate schedule (zero-insert-optimizer; docs/Passes.md).
+  Option<std::string> lrSchedule{
+      *this, "lr-schedule",
+      llvm::cl::desc("constant, warmup, warmup-decay, warmup-cosine, "
+                     "one-cycle or range-test"),
+      llvm::cl::init("constant")};
+  Option<int64_t> lastBatchIteration{*this, "last-batch-iteration",
+                                     llvm::cl::init(-1)};
+  Option<double> warmupMinLr{*this, "warmup-min-lr", llvm::cl::init(0.0)};
+  Option<double> warmupMaxLr{*this, "warmup-max-lr", llvm::cl::init(1e-3)};
+  Option<int64_t> warmupNumSteps{*this, "warmup-num-steps",
+                                 llvm::cl::init(1000)};
+  Option<std::string> warmupType{*this, "warmup-type", llvm::cl::init("log")};
+  Option<int64_t> totalNumSteps{*this, "total-num-steps", llvm::cl::init(0)};
+  Option<double> warmupMinRatio{*this, "warmup-min-ratio", llvm::cl::init(0.0)};
+  Option<double> cosMinRatio{*this, "cos-min-ratio", llvm::cl::init(1e-4)};
+  Option<double> cycleMinLr{*this, "cycle-min-lr", llvm::cl::init(0.0)};
+  Option<double> cycleMaxLr{*this, "cycle-max-lr", llvm::cl::init(0.0)};
+  Option<double> decayLrRate{*this, "decay-lr-rate", llvm::cl::init(0.0)};
+  Option<int64_t> cycleFirstStepSize{*this, "cycle-first-step-size",
+                                     llvm::cl::init(2000)};
+  Option<int64_t> cycleSecondStepSize{*this, "cycle-second-step-size",
+                                      llvm::cl::init(2000)};
+  Option<int64_t> cycleFirstStairCount{*this, "cycle-first-stair-count",
+                                       llvm::cl::init(0)};
+  Option<int64_t> cycleSecondStairCount{*this, "cycle-second-stair-count",
+                                        llvm::cl::init(0)};
+  Option<int64_t> decayStepSize{*this, "decay-step-size", llvm::cl::init(0)};
+  Option<bool> cycleMomentum{*this, "cycle-momentum", llvm::cl::init(true)};
+  Option<double> cycleMinMom{*this, "cycle-min-mom", llvm::cl::init(0.8)};
+  Option<double> cycleMaxMom{*this, "cycle-max-mom", llvm::cl::init(0.9)};
+  Option<double> decayMomRate{*this, "decay-mom-rate", llvm::cl::init(0.0)};
+  Option<double> rangeTestMinLr{*this, "range-test-min-lr",
+                                llvm::cl::init(1e-3)};
+  Option<int64_t> rangeTestStepSize{*this, "range-test-step-size",
+                                    llvm::cl::init(2000)};
+  Option<double> rangeTestStepRate{*this, "range-test-step-rate",
+                                   llvm::cl::init(1.0)};
+  Option<bool> rangeTestStaircase{*this, "range-test-staircase",
+                                  llvm::cl::init(false)};
   // Communication schedule.
   Option<int64_t> reduceBucketSize{*this, "reduce-bucket-size",
                                    llvm::cl::init(500000000)};

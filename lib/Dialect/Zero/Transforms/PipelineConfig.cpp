@@ -139,11 +139,12 @@ void Mapper::mapOffload() {
           "true is not supported yet: it spreads the copies of gradients to "
           "host memory over the ranks, which only matters with optimizer "
           "offload, and offload is not supported yet");
+  // HuggingFace's ZeRO-3 template sets it: accepted, with what it means here.
   if (z.gather16BitWeightsOnModelSave)
-    error("zero_optimization.gather_16bit_weights_on_model_save",
-          "true is not supported yet: saving the model is not part of the "
-          "compiled step, and zero-run has no model export that gathers the "
-          "16-bit weights");
+    warning("zero_optimization.gather_16bit_weights_on_model_save",
+            "saving the model is not part of the compiled step, and zero-run "
+            "--export always writes the whole (gathered) parameters, in "
+            "fp32");
 }
 
 void Mapper::mapPrecision(ZeroPipelineOptions &options) {
@@ -366,7 +367,7 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.ignore_unused_parameters",
      "ignore-unused-parameters (zero-verify-train-step)"},
     {"zero_optimization.gather_16bit_weights_on_model_save",
-     "refused unless false (no model export in the compiled step)"},
+     "no effect: a warning when true (zero-run --export always gathers)"},
     {"zero_optimization.round_robin_gradients",
      "refused unless false (only matters with optimizer offload)"},
     {"fp16.enabled", "precision=fp16 (zero-mixed-precision)"},

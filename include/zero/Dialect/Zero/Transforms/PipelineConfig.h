@@ -56,7 +56,7 @@ struct ConfigFinding {
 /// prefetch, memory plan, gradient accumulation) and leaves the others
 /// (entry, report, device memory) alone. Knobs that the library accepts but
 /// the pipeline does not implement yet (offload, round_robin_gradients,
-/// fp16.auto_cast, gather_16bit_weights_on_model_save) are returned as
+/// fp16.auto_cast) are returned as
 /// errors; knobs without effect in this configuration as warnings.
 std::vector<ConfigFinding>
 applyDeepSpeedConfig(const ::zero::DeepSpeedConfig &config,

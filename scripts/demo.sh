@@ -29,12 +29,19 @@ echo "== zero-model ${gpt[*]}"
 echo "== zero-opt --zero-stage=3 --zero-world-size=2 --zero-emit-schedule"
 # ZeRO-3 with small buckets and no persistence, so that even this small model
 # gathers each layer's parameters before use and frees them after, and
-# reduce-scatters gradients during the backward pass. AdamW at lr 3e-3.
+# reduce-scatters gradients during the backward pass. AdamW at a peak lr of
+# 1e-3 with DeepSpeed's WarmupCosineLR: a linear warm-up over 30 steps, then
+# a cosine decay to a tenth of the peak at the last step.
 "$bin/zero-opt" "$out/gpt.mlir" --zero-stage=3 --zero-world-size=2 \
   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
   --zero-set=zero_optimization.stage3_prefetch_bucket_size=100000 \
   --zero-set=zero_optimization.reduce_bucket_size=200000 \
-  --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=3e-3 \
+  --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=1e-3 \
+  --zero-set=scheduler.type=WarmupCosineLR \
+  --zero-set=scheduler.params.warmup_num_steps=30 \
+  --zero-set=scheduler.params.warmup_type=linear \
+  --zero-set=scheduler.params.total_num_steps="$steps" \
+  --zero-set=scheduler.params.cos_min_ratio=0.1 \
   --zero-report="$out/gpt.zero3.report.json" \
   --zero-emit-schedule="$out/gpt.zero3.json" -o "$out/gpt.zero3.mlir"
 /usr/bin/python3 - "$out/gpt.zero3.report.json" "$out/gpt.zero3.json" <<'PY'

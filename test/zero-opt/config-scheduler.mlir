@@ -13,6 +13,13 @@
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/one-cycle.json --zero-world-size=2 \
 // RUN:   | FileCheck %s --check-prefix=ONE-CYCLE
 //
+// fp16 with a dynamic scale: the rate follows the step counter before the
+// step, and an overflow keeps the counter, so a skipped step leaves the
+// schedule where it was (DeepSpeed does not step its scheduler on overflow).
+// RUN: zero-opt %t.mlir --zero-config=%S/Inputs/fp16-dynamic.json --zero-world-size=2 \
+// RUN:   --zero-set=scheduler.type=WarmupLR --zero-set=scheduler.params.warmup_num_steps=10 \
+// RUN:   | FileCheck %s --check-prefix=FP16
+//
 // "auto" needs a trainer; --zero-set fills it in, as HuggingFace would.
 // RUN: not zero-opt %t.mlir --zero-config=%S/Inputs/scheduler-auto.json 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=AUTO --match-full-lines --strict-whitespace
@@ -67,6 +74,14 @@
 // ONE-CYCLE:     %[[LR:.*]] = arith.truncf %{{.*}} : f64 to f32
 // ONE-CYCLE-NOT: arith.truncf
 // ONE-CYCLE:     zero.adam {{.*}}, %[[LR]] {zero.offsets
+
+// FP16:      %[[OLD:.*]] = tensor.extract %[[STEP:arg[0-9]+]][] : tensor<i64>
+// FP16-NEXT: %[[C1:.*]] = arith.constant 1 : i64
+// FP16-NEXT: %[[NEXT:.*]] = arith.addi %[[OLD]], %[[C1]] : i64
+// FP16:      %[[I:.*]] = arith.addi %[[OLD]], %c-1_i64 : i64
+// FP16-NEXT: arith.sitofp %[[I]] : i64 to f64
+// FP16:      %[[KEPT:.*]] = arith.select %[[OVERFLOW:.*]], %[[OLD]], %[[NEXT]] : i64
+// FP16-NEXT: tensor.from_elements %[[KEPT]]
 
 // AUTO:{{.*}}scheduler-auto.json:8:27: error: scheduler.params.warmup_num_steps: "auto" is filled in by a HuggingFace trainer, and zero-opt has none; write the value
 // AUTO:{{.*}}scheduler-auto.json:9:26: error: scheduler.params.total_num_steps: "auto" is filled in by a HuggingFace trainer, and zero-opt has none; write the value

@@ -109,11 +109,13 @@ struct ZeroInsertOptimizerPass
   }
 
   /// The names of the optimizer's per-parameter states.
-  static SmallVector<StringRef> stateKinds(OptimizerKind kind,
-                                           double momentum) {
+  static SmallVector<StringRef> stateKinds(OptimizerKind kind, double momentum,
+                                           bool amsgrad) {
     if (kind == OptimizerKind::Sgd)
       return momentum > 0 ? SmallVector<StringRef>{"momentum_buffer"}
                           : SmallVector<StringRef>{};
+    if (amsgrad)
+      return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
     return {"exp_avg", "exp_avg_sq"};
   }
 
@@ -130,7 +132,8 @@ private:
                                       Value overflow);
   SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, OptimizerKind kind,
                                  Value param, Value grad,
-                                 ArrayRef<Value> states, Value step, Value lr);
+                                 ArrayRef<Value> states, Value step, Value lr,
+                                 Value beta1Value = {});
   SmallVector<Value> buildTiledUpdate(OpBuilder &b, Location loc,
                                       OptimizerKind kind, Value param,
                                       Value grad, ArrayRef<Value> states,
@@ -289,18 +292,21 @@ ZeroInsertOptimizerPass::buildScaleUpdate(OpBuilder &b, Location loc,
 }
 
 /// One optimizer-step op on `param` (a shard or tile), returning the updated
-/// parameter followed by the updated states.
+/// parameter followed by the updated states. Adam: a non-null `beta1Value`
+/// (f32) is this step's beta1 in place of the `beta1` option.
 SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
     OpBuilder &b, Location loc, OptimizerKind kind, Value param, Value grad,
-    ArrayRef<Value> states, Value step, Value lr) {
+    ArrayRef<Value> states, Value step, Value lr, Value beta1Value) {
   if (kind != OptimizerKind::Sgd) {
     auto mode = kind == OptimizerKind::AdamW ? AdamMode::AdamW : AdamMode::L2;
-    auto adam =
-        AdamOp::create(b, loc, param, grad, states[0], states[1], step, lr,
-                       APFloat(beta1.getValue()), APFloat(beta2.getValue()),
-                       APFloat(eps.getValue()), APFloat(weightDecay.getValue()),
-                       mode, biasCorrection);
-    return {adam.getParamOut(), adam.getExpAvgOut(), adam.getExpAvgSqOut()};
+    Value maxExpAvgSq = amsgrad ? states[2] : Value();
+    auto adam = AdamOp::create(
+        b, loc, param, grad, states[0], states[1], maxExpAvgSq, step, lr,
+        beta1Value, APFloat(beta1.getValue()), APFloat(beta2.getValue()),
+        APFloat(eps.getValue()), APFloat(weightDecay.getValue()), mode,
+        biasCorrection, amsgrad);
+    // The results are the parameter and the states, in state order.
+    return SmallVector<Value>(adam->getResults());
   }
   if (momentum > 0) {
     auto sgd = SgdOp::create(b, loc, param, grad, states[0], lr,
@@ -467,7 +473,7 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   };
   unsigned insertAt = lastParamArg + 1;
   SmallVector<SmallVector<unsigned>> stateOrdinals;
-  SmallVector<StringRef> kinds = stateKinds(*kind, momentum);
+  SmallVector<StringRef> kinds = stateKinds(*kind, momentum, amsgrad);
   for (TrainableParam &tp : trainable) {
     auto nameAttr = attrs.getNamedAttr(ZeroDialect::getParamAttrName(),
                                        attrs.getStringAttr(tp.param.name));

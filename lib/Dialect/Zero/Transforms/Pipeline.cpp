@@ -27,9 +27,9 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroInsertOptimizerPass(
       {options.entry, options.optimizer, options.lr, options.beta1,
        options.beta2, options.eps, options.weightDecay, options.adamWMode,
-       options.biasCorrection, options.momentum, options.dampening,
-       options.nesterov, options.gradientClipping, options.subGroupSize,
-       options.lossScaleWindow, options.hysteresis,
+       options.biasCorrection, options.amsgrad, options.momentum,
+       options.dampening, options.nesterov, options.gradientClipping,
+       options.subGroupSize, options.lossScaleWindow, options.hysteresis,
        options.consecutiveHysteresis, options.minLossScale}));
   pm.addPass(createZeroBucketPass({options.entry, options.reduceBucketSize,
                                    options.allgatherBucketSize,

@@ -85,6 +85,7 @@ void forEachField(Config &config, Fn &&fn) {
   fn("optimizer.params.weight_decay", optimizer.weightDecay);
   fn("optimizer.params.adam_w_mode", optimizer.adamWMode);
   fn("optimizer.params.bias_correction", optimizer.biasCorrection);
+  fn("optimizer.params.amsgrad", optimizer.amsgrad);
   fn("optimizer.params.momentum", optimizer.momentum);
   fn("optimizer.params.dampening", optimizer.dampening);
   fn("optimizer.params.nesterov", optimizer.nesterov);

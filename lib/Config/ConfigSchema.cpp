@@ -291,8 +291,7 @@ const KnobInfo kKnobs[] = {
             "Adam's bias correction.")
         .appliesTo("Adam|AdamW"),
     boolean("optimizer.params.amsgrad", "false", "The AMSGrad variant.")
-        .appliesTo("Adam|AdamW")
-        .refused("AMSGrad is not supported yet"),
+        .appliesTo("Adam|AdamW"),
     boolean("optimizer.params.torch_adam", "false",
             "Use torch.optim.Adam instead of DeepSpeed's fused Adam.")
         .appliesTo("Adam|AdamW")

@@ -185,7 +185,7 @@ int main(int argc, char **argv) {
         R"({"op": "zero.adam", "point": 0, "loc": "bench:1:1",
             "operands": [0, 1, 2, 3, 4, 5], "results": [6, 7, 8],
             "beta1": 0.9, "beta2": 0.999, "eps": 1e-8, "weight_decay": 0.01,
-            "mode": "adamw", "bias_correction": true})",
+            "mode": "adamw", "bias_correction": true, "amsgrad": false})",
         "instructions.compute[0]", frame.values);
     StatusOr<std::unique_ptr<host::ComputeOp>> adam =
         op.isOk() ? host::prepareComputeOp(*op, "bench", frame.values)

@@ -728,7 +728,7 @@ Status ScheduleParser::parseArguments(const json &root) {
                                      {"param", "init"}));
       ZERO_RETURN_IF_ERROR(getString(entry, "state", path, arg.state));
       static const char *kPerParam[] = {"master", "exp_avg", "exp_avg_sq",
-                                        "momentum_buffer"};
+                                        "max_exp_avg_sq", "momentum_buffer"};
       static const char *kStepLevel[] = {"loss_scale", "loss_scale_hysteresis",
                                          "good_steps"};
       bool perParam =
@@ -737,12 +737,19 @@ Status ScheduleParser::parseArguments(const json &root) {
       bool stepLevel =
           std::any_of(std::begin(kStepLevel), std::end(kStepLevel),
                       [&](const char *k) { return arg.state == k; });
-      if (!perParam && !stepLevel)
-        return error(path + ".state",
-                     "unknown state '" + arg.state +
-                         "' (expected master, exp_avg, exp_avg_sq, "
-                         "momentum_buffer, loss_scale, loss_scale_hysteresis "
-                         "or good_steps)");
+      if (!perParam && !stepLevel) {
+        std::vector<std::string> known(std::begin(kPerParam),
+                                       std::end(kPerParam));
+        known.insert(known.end(), std::begin(kStepLevel), std::end(kStepLevel));
+        std::string expected;
+        for (size_t i = 0; i < known.size(); ++i)
+          expected += (i == 0                  ? ""
+                       : i + 1 == known.size() ? " or "
+                                               : ", ") +
+                      known[i];
+        return error(path + ".state", "unknown state '" + arg.state +
+                                          "' (expected " + expected + ")");
+      }
       if (perParam) {
         if (!entry.contains("param"))
           return error(path, "state '" + arg.state +

@@ -129,7 +129,8 @@ OptimizerSchedule makeSchedule() {
           {"eps", 1e-8},
           {"weight_decay", n == 1 ? 0.0 : 0.1},
           {"mode", "adamw"},
-          {"bias_correction", true}});
+          {"bias_correction", true},
+          {"amsgrad", false}});
   }
   int64_t filled = b.tensor(DType::F32, {3});
   int64_t fillValue = b.constant(DType::F32, 2.5);

@@ -6,6 +6,8 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
+#include <type_traits>
 
 using namespace zero::runtime;
 using namespace zero::runtime::test;
@@ -26,32 +28,58 @@ const std::vector<std::vector<float>> kGrads = {
     {0.05f, 0.2f, -0.3f, 2e-3f, -4.0f, 1e-4f, 0.5f, -0.7f, 0.05f},
     {-0.1f, 0.1f, 0.01f, -1e-3f, 3.0f, 0.0f, -0.5f, 0.6f, 0.2f}};
 
-struct AdamProgram {
+/// One zero.adam over n elements of type T (f32 or f64). With `amsgrad`, a
+/// max_exp_avg_sq state; with `scheduledBeta1`, an f32 beta1 operand.
+template <typename T = float> struct AdamProgram {
+  static constexpr DType kType =
+      std::is_same<T, float>::value ? DType::F32 : DType::F64;
   TestProgram p;
   int64_t param, grad, m, v, step, lr, paramOut, mOut, vOut;
+  // -1 without amsgrad, without a scheduled beta1.
+  int64_t vMax = -1, vMaxOut = -1, beta1 = -1;
+  bool amsgrad;
 
-  AdamProgram(int64_t n, DType gradType, bool inPlace) {
-    param = p.tensor(DType::F32, {n});
+  AdamProgram(int64_t n, DType gradType, bool inPlace, bool amsgrad = false,
+              bool scheduledBeta1 = false)
+      : amsgrad(amsgrad) {
+    param = p.tensor(kType, {n});
     grad = p.tensor(gradType, {n});
-    m = p.tensor(DType::F32, {n});
-    v = p.tensor(DType::F32, {n});
+    m = p.tensor(kType, {n});
+    v = p.tensor(kType, {n});
+    if (amsgrad)
+      vMax = p.tensor(kType, {n});
     step = p.scalar(DType::I64, "%step");
     lr = p.scalar(DType::F32, "%lr");
-    paramOut = p.tensor(DType::F32, {n}, "", inPlace ? param : -1);
-    mOut = p.tensor(DType::F32, {n}, "", inPlace ? m : -1);
-    vOut = p.tensor(DType::F32, {n}, "", inPlace ? v : -1);
+    if (scheduledBeta1)
+      beta1 = p.scalar(DType::F32, "%beta1");
+    paramOut = p.tensor(kType, {n}, "", inPlace ? param : -1);
+    mOut = p.tensor(kType, {n}, "", inPlace ? m : -1);
+    vOut = p.tensor(kType, {n}, "", inPlace ? v : -1);
+    if (amsgrad)
+      vMaxOut = p.tensor(kType, {n}, "", inPlace ? vMax : -1);
   }
-  json op(double beta1, double beta2, double weightDecay, const char *mode,
+  json op(double beta1Field, double beta2, double weightDecay, const char *mode,
           bool biasCorrection) const {
+    json operands = {param, grad, m, v};
+    json results = {paramOut, mOut, vOut};
+    if (amsgrad) {
+      operands.push_back(vMax);
+      results.push_back(vMaxOut);
+    }
+    operands.push_back(step);
+    operands.push_back(lr);
+    if (beta1 >= 0)
+      operands.push_back(beta1);
     return {{"op", "zero.adam"},
-            {"operands", {param, grad, m, v, step, lr}},
-            {"results", {paramOut, mOut, vOut}},
-            {"beta1", beta1},
+            {"operands", operands},
+            {"results", results},
+            {"beta1", beta1Field},
             {"beta2", beta2},
             {"eps", 1e-8},
             {"weight_decay", weightDecay},
             {"mode", mode},
-            {"bias_correction", biasCorrection}};
+            {"bias_correction", biasCorrection},
+            {"amsgrad", amsgrad}};
   }
 };
 
@@ -60,7 +88,7 @@ struct AdamProgram {
 TEST(HostAdam, MatchesPyTorchAdamWBitwise) {
   // torch 1.13 AdamW(lr=f32(1e-3), betas=(0.9, 0.95), eps=1e-8,
   // weight_decay=0.1, foreach=False), three steps on these gradients.
-  AdamProgram a(9, DType::F32, true);
+  AdamProgram<> a(9, DType::F32, true);
   a.p.set(a.param, kInit);
   a.p.set(a.m, std::vector<float>(9, 0));
   a.p.set(a.v, std::vector<float>(9, 0));
@@ -92,7 +120,7 @@ TEST(HostAdam, OneStepByHand) {
   // m = 0.05, v = 0.00025, m_hat = 0.5, v_hat = 0.25,
   // p = 1 - 0.125 * 0.5 / (0.5 + 1e-8).
   for (DType gradType : {DType::F32, DType::BF16}) {
-    AdamProgram a(1, gradType, false);
+    AdamProgram<> a(1, gradType, false);
     a.p.set<float>(a.param, {1.0f});
     if (gradType == DType::F32)
       a.p.set<float>(a.grad, {0.5f});
@@ -114,7 +142,7 @@ TEST(HostAdam, OneStepByHand) {
 }
 
 TEST(HostAdam, WithoutBiasCorrectionAndWithL2) {
-  AdamProgram a(1, DType::F32, true);
+  AdamProgram<> a(1, DType::F32, true);
   a.p.set<float>(a.param, {1.0f});
   a.p.set<float>(a.grad, {0.5f});
   a.p.set<float>(a.m, {0});
@@ -126,7 +154,7 @@ TEST(HostAdam, WithoutBiasCorrectionAndWithL2) {
   EXPECT_NEAR(a.p.get<float>(a.param)[0],
               1 - 0.125 * 0.05 / (std::sqrt(0.00025) + 1e-8), 1e-6);
 
-  AdamProgram b(1, DType::F32, true);
+  AdamProgram<> b(1, DType::F32, true);
   b.p.set<float>(b.param, {2.0f});
   b.p.set<float>(b.grad, {0.5f});
   b.p.set<float>(b.m, {0});
@@ -140,7 +168,7 @@ TEST(HostAdam, WithoutBiasCorrectionAndWithL2) {
 }
 
 TEST(HostAdam, AStepBelowOneFailsTheRun) {
-  AdamProgram a(1, DType::F32, true);
+  AdamProgram<> a(1, DType::F32, true);
   a.p.setI(a.step, 0);
   StatusOr<std::unique_ptr<host::ComputeOp>> op =
       a.p.prepare(a.op(0.9, 0.999, 0.0, "adamw", true));
@@ -150,11 +178,208 @@ TEST(HostAdam, AStepBelowOneFailsTheRun) {
             "bias correction needs a step >= 1 at m.mlir:1:1");
 }
 
+TEST(HostAdam, AmsgradMatchesPyTorchAdamWBitwise) {
+  // torch 1.13 AdamW(lr=f32(1e-3), betas=(0.9, 0.95), eps=1e-8,
+  // weight_decay=0.1, amsgrad=True, foreach=False): the three steps above and
+  // a fourth of small gradients, after which v is below its running maximum
+  // in every element but the sixth (whose v still grows).
+  AdamProgram<> a(9, DType::F32, true, /*amsgrad=*/true);
+  a.p.set(a.param, kInit);
+  a.p.set(a.m, std::vector<float>(9, 0));
+  a.p.set(a.v, std::vector<float>(9, 0));
+  a.p.set(a.vMax, std::vector<float>(9, 0));
+  a.p.setF(a.lr, static_cast<double>(1e-3f));
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
+      a.p.prepare(a.op(0.9, 0.95, 0.1, "adamw", true));
+  ASSERT_TRUE(op.isOk()) << op.status().toString();
+  std::vector<std::vector<float>> grads = kGrads;
+  grads.push_back(std::vector<float>(9, 1e-4f));
+  for (int s = 0; s < 4; ++s) {
+    a.p.set(a.grad, grads[s]);
+    a.p.setI(a.step, s + 1);
+    ASSERT_TRUE((*op)->run(a.p).isOk());
+  }
+  EXPECT_EQ(
+      a.p.get<float>(a.param),
+      fromBits({0x3efecd5b, 0xbe7f65cd, 0x3dfe0d27, 0x3f7f3229, 0xc04006fd,
+                0x3aca1dd1, 0x401fe4e5, 0xbf404da5, 0x3e9976f3}));
+  EXPECT_EQ(
+      a.p.get<float>(a.m),
+      fromBits({0x3b1a0274, 0x3c2e2972, 0xbac73ac2, 0x39226ca7, 0x3e9efb2b,
+                0x37355c99, 0xbb9320de, 0x3d46002a, 0x3c96db0e}));
+  EXPECT_EQ(
+      a.p.get<float>(a.v),
+      fromBits({0x3a853c19, 0x3b82e665, 0x3c01d475, 0x3491b0a4, 0x400e2873,
+                0x30bda83b, 0x3cbdb22c, 0x3d76a60a, 0x3b0aef72}));
+  // The v of the third step (MatchesPyTorchAdamWBitwise), but the sixth's.
+  EXPECT_EQ(
+      a.p.get<float>(a.vMax),
+      fromBits({0x3a8c3f3f, 0x3b89ca19, 0x3c0fc505, 0x34991349, 0x4015a3d7,
+                0x30bda83b, 0x3cc7ae14, 0x3d81d0a7, 0x3b123f69}));
+}
+
+TEST(HostAdam, ScheduledBeta1MatchesPyTorchAdamWBitwise) {
+  // torch 1.13 AdamW as in MatchesPyTorchAdamWBitwise, with the group's
+  // betas set to (beta1, 0.95) before each step, beta1 = f32(0.85),
+  // f32(0.9), f32(0.95) (DeepSpeed's OneCycle cycles it so): the moment and
+  // the bias correction 1 - beta1^t use the step's beta1, and the op's
+  // field (0.5) is not read.
+  AdamProgram<> a(9, DType::F32, true, /*amsgrad=*/false,
+                  /*scheduledBeta1=*/true);
+  a.p.set(a.param, kInit);
+  a.p.set(a.m, std::vector<float>(9, 0));
+  a.p.set(a.v, std::vector<float>(9, 0));
+  a.p.setF(a.lr, static_cast<double>(1e-3f));
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
+      a.p.prepare(a.op(0.5, 0.95, 0.1, "adamw", true));
+  ASSERT_TRUE(op.isOk()) << op.status().toString();
+  const float beta1s[] = {0.85f, 0.9f, 0.95f};
+  for (int s = 0; s < 3; ++s) {
+    a.p.set(a.grad, kGrads[s]);
+    a.p.setI(a.step, s + 1);
+    a.p.setF(a.beta1, beta1s[s]);
+    ASSERT_TRUE((*op)->run(a.p).isOk());
+  }
+  EXPECT_EQ(
+      a.p.get<float>(a.param),
+      fromBits({0x3efe4134, 0xbe7ea44d, 0x3dfce05d, 0x3f7f0b20, 0xc040128e,
+                0x3b220f1d, 0x401fe16a, 0xbf406392, 0x3e99ebbc}));
+  EXPECT_EQ(
+      a.p.get<float>(a.m),
+      fromBits({0x3c4e075c, 0xbad84474, 0x3c2b9f45, 0x398ca3e9, 0x3ed28f57,
+                0xb65f22fd, 0x3cb851ee, 0x3d5a36dd, 0x3c089a08}));
+  // beta2 is not scheduled: v is that of MatchesPyTorchAdamWBitwise.
+  EXPECT_EQ(
+      a.p.get<float>(a.v),
+      fromBits({0x3a8c3f3f, 0x3b89ca19, 0x3c08a9be, 0x34991349, 0x4015a3d7,
+                0x307e9b0c, 0x3cc7ae14, 0x3d81d0a7, 0x3b123f69}));
+}
+
+TEST(HostAdam, F64AmsgradWithScheduledBeta1MatchesTheFormulas) {
+  // torch.optim.Adam(amsgrad=True) with L2 weight decay, written out in
+  // double here, with a beta1 that changes every step: f64 parameters step
+  // in double, so only the fused multiply-adds differ from this reference.
+  const int64_t n = 9;
+  const double lr = static_cast<double>(1e-3f), beta2 = 0.95, eps = 1e-8,
+               wd = 0.05;
+  const float beta1s[] = {0.7f, 0.8f, 0.9f, 0.6f};
+  std::vector<std::vector<double>> grads;
+  for (const std::vector<float> &g : kGrads)
+    grads.emplace_back(g.begin(), g.end());
+  grads.emplace_back(n, 1e-4);
+
+  AdamProgram<double> a(n, DType::F64, false, /*amsgrad=*/true,
+                        /*scheduledBeta1=*/true);
+  std::vector<double> p(kInit.begin(), kInit.end()), m(n, 0), v(n, 0),
+      vMax(n, 0);
+  a.p.set(a.param, p);
+  a.p.set(a.m, m);
+  a.p.set(a.v, v);
+  a.p.set(a.vMax, vMax);
+  a.p.setF(a.lr, lr);
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
+      a.p.prepare(a.op(0.9, beta2, wd, "l2", true));
+  ASSERT_TRUE(op.isOk()) << op.status().toString();
+  bool maxDiffers = false;
+  for (int s = 0; s < 4; ++s) {
+    const double beta1 = beta1s[s], t = s + 1;
+    const double bc1 = 1 - std::pow(beta1, t), bc2 = 1 - std::pow(beta2, t);
+    for (int64_t i = 0; i < n; ++i) {
+      const double g = grads[s][i] + wd * p[i];
+      m[i] = beta1 * m[i] + (1 - beta1) * g;
+      v[i] = beta2 * v[i] + (1 - beta2) * g * g;
+      vMax[i] = std::max(vMax[i], v[i]);
+      maxDiffers |= vMax[i] != v[i];
+      p[i] -= lr / bc1 * m[i] / (std::sqrt(vMax[i]) / std::sqrt(bc2) + eps);
+    }
+    a.p.set(a.grad, grads[s]);
+    a.p.setI(a.step, s + 1);
+    a.p.setF(a.beta1, beta1);
+    ASSERT_TRUE((*op)->run(a.p).isOk());
+    // The results live apart: the next step starts from them.
+    a.p.set(a.param, a.p.get<double>(a.paramOut));
+    a.p.set(a.m, a.p.get<double>(a.mOut));
+    a.p.set(a.v, a.p.get<double>(a.vOut));
+    a.p.set(a.vMax, a.p.get<double>(a.vMaxOut));
+  }
+  EXPECT_TRUE(maxDiffers); // the maximum is not v itself
+  auto expectNear = [](const std::vector<double> &got,
+                       const std::vector<double> &want, const char *what) {
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < got.size(); ++i)
+      EXPECT_NEAR(got[i], want[i], 1e-14 * std::fabs(want[i]))
+          << what << "[" << i << "]";
+  };
+  expectNear(a.p.get<double>(a.paramOut), p, "param");
+  expectNear(a.p.get<double>(a.mOut), m, "exp_avg");
+  expectNear(a.p.get<double>(a.vOut), v, "exp_avg_sq");
+  expectNear(a.p.get<double>(a.vMaxOut), vMax, "max_exp_avg_sq");
+}
+
+TEST(HostAdam, AmsgradTakesTheMaximumWithItsNaN) {
+  // torch.maximum: a NaN on either side is the maximum. g = 0, beta2 = 0.5:
+  // v = 0.5 * v.
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  AdamProgram<> a(3, DType::F32, true, /*amsgrad=*/true);
+  a.p.set<float>(a.param, {1, 1, 1});
+  a.p.set<float>(a.grad, {0, 0, 0});
+  a.p.set<float>(a.m, {0, 0, 0});
+  a.p.set<float>(a.v, {4, nan, 4});
+  a.p.set<float>(a.vMax, {1, 1, nan});
+  a.p.setF(a.lr, 0.5);
+  a.p.setI(a.step, 1);
+  a.p.run(a.op(0.9, 0.5, 0.0, "adamw", false));
+  std::vector<float> vMax = a.p.get<float>(a.vMax);
+  EXPECT_EQ(vMax[0], 2.0f);
+  EXPECT_TRUE(std::isnan(vMax[1]));
+  EXPECT_TRUE(std::isnan(vMax[2]));
+}
+
+TEST(HostAdam, AScheduledBeta1OutsideZeroOneFailsTheRun) {
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (bool amsgrad : {false, true}) {
+    AdamProgram<> a(1, DType::F32, true, amsgrad, /*scheduledBeta1=*/true);
+    a.p.set<float>(a.param, {1.0f});
+    a.p.set<float>(a.grad, {0.5f});
+    a.p.setF(a.lr, 0.125);
+    a.p.setI(a.step, 1);
+    StatusOr<std::unique_ptr<host::ComputeOp>> op =
+        a.p.prepare(a.op(0.9, 0.999, 0.0, "adamw", true));
+    ASSERT_TRUE(op.isOk()) << op.status().toString();
+    // The operand after lr: operands[6], or [7] after max_exp_avg_sq.
+    const std::string where = std::string("instructions.compute[0].operands[") +
+                              (amsgrad ? "7" : "6") +
+                              "]: the beta1 operand is ";
+    const std::pair<double, const char *> cases[] = {
+        {1.0, "1"}, {-0.25, "-0.25"}, {nan, "nan"}, {1.5f, "1.5"}};
+    for (auto [value, text] : cases) {
+      a.p.setF(a.beta1, value);
+      EXPECT_EQ((*op)->run(a.p).message(),
+                where + text +
+                    ", but Adam's beta1 must be in [0, 1) at m.mlir:1:1");
+    }
+    // Nothing was updated.
+    EXPECT_EQ(a.p.get<float>(a.param)[0], 1.0f);
+    // The step is checked first; with amsgrad it is operands[5].
+    a.p.setI(a.step, 0);
+    EXPECT_EQ((*op)->run(a.p).message(),
+              std::string("instructions.compute[0].operands[") +
+                  (amsgrad ? "5" : "4") +
+                  "]: the step is 0, but Adam's bias correction needs a "
+                  "step >= 1 at m.mlir:1:1");
+    // 0 is a beta1: m is the gradient.
+    a.p.setI(a.step, 1);
+    a.p.setF(a.beta1, 0.0);
+    ASSERT_TRUE((*op)->run(a.p).isOk());
+    EXPECT_EQ(a.p.get<float>(a.m)[0], 0.5f);
+  }
+}
+
 TEST(HostAdam, LargeShardsSplitAcrossBlocksLikeOneBlock) {
   // More elements than a block, f16 gradients: each element is updated on
   // its own, so the first elements equal a one-element run.
   const int64_t n = 20000;
-  AdamProgram big(n, DType::F16, true), one(1, DType::F16, true);
+  AdamProgram<> big(n, DType::F16, true), one(1, DType::F16, true);
   std::vector<float> init(n);
   std::vector<uint16_t> grads(n);
   for (int64_t i = 0; i < n; ++i) {
@@ -260,7 +485,8 @@ TEST(HostAdam, F64ParametersUseDoubleMath) {
          {"eps", 1e-8},
          {"weight_decay", 0.0},
          {"mode", "adamw"},
-         {"bias_correction", true}});
+         {"bias_correction", true},
+         {"amsgrad", false}});
   // m_hat = 0.1, v_hat = 0.01: p = 1 - 0.125 * 0.1 / (0.1 + 1e-8), far
   // closer than f32 math could get.
   EXPECT_NEAR(p.get<double>(param)[0], 1 - 0.125 * 0.1 / (0.1 + 1e-8), 1e-15);

@@ -412,11 +412,12 @@ TEST_F(HostValidation, Optimizers) {
   int64_t vv = p.tensor(DType::F32, {4}, "%vv");
   int64_t gi = p.tensor(DType::I32, {4}, "%gi");
   int64_t lr = p.scalar(DType::F32, "%lr");
-  json adam = {{"op", "zero.adam"},      {"operands", {pm, g, m, vv, step, lr}},
-               {"results", {pm, m, vv}}, {"beta1", 0.9},
-               {"beta2", 0.999},         {"eps", 1e-8},
-               {"weight_decay", 0.0},    {"mode", "adamw"},
-               {"bias_correction", true}};
+  json adam = {
+      {"op", "zero.adam"},       {"operands", {pm, g, m, vv, step, lr}},
+      {"results", {pm, m, vv}},  {"beta1", 0.9},
+      {"beta2", 0.999},          {"eps", 1e-8},
+      {"weight_decay", 0.0},     {"mode", "adamw"},
+      {"bias_correction", true}, {"amsgrad", false}};
   EXPECT_EQ(p.prepareError(adam), "");
   json bad = adam;
   bad["beta2"] = 1.0;
@@ -446,6 +447,55 @@ TEST_F(HostValidation, Optimizers) {
   bad["operands"] = {pm, g, m, vv, step, lr};
   bad["results"] = {pm, g, vv};
   expectError(bad, "instructions.compute[0].results[1]: expected dtype f32, "
+                   "got bf16 for value 18 (%g)");
+  bad = adam;
+  bad.erase("amsgrad");
+  expectError(bad,
+              "instructions.compute[0]: missing field 'amsgrad' of zero.adam");
+
+  // amsgrad: max_exp_avg_sq after exp_avg_sq, a fourth result. A scheduled
+  // beta1: an f32 scalar after lr.
+  int64_t vmax = p.tensor(DType::F32, {4}, "%vmax");
+  int64_t beta1 = p.scalar(DType::F32, "%beta1");
+  json amsgrad = adam;
+  amsgrad["amsgrad"] = true;
+  amsgrad["operands"] = {pm, g, m, vv, vmax, step, lr, beta1};
+  amsgrad["results"] = {pm, m, vv, vmax};
+  EXPECT_EQ(p.prepareError(amsgrad), "");
+  amsgrad["operands"] = {pm, g, m, vv, vmax, step, lr};
+  EXPECT_EQ(p.prepareError(amsgrad), "");
+  bad = adam;
+  bad["operands"] = {pm, g, m, vv, step, lr, beta1};
+  EXPECT_EQ(p.prepareError(bad), "");
+  bad["operands"] = {pm, g, m, vv, step};
+  expectError(bad, "instructions.compute[0].operands: zero.adam without "
+                   "amsgrad takes 6 operands, or 7 with a beta1 operand, got "
+                   "5");
+  bad["operands"] = {pm, g, m, vv, step, lr, beta1, beta1};
+  expectError(bad, "instructions.compute[0].operands: zero.adam without "
+                   "amsgrad takes 6 operands, or 7 with a beta1 operand, got "
+                   "8");
+  bad["operands"] = {pm, g, m, vv, step, lr, step};
+  expectError(bad, "instructions.compute[0].operands[6]: expected dtype f32, "
+                   "got i64 for value 6 (%step)");
+  bad["operands"] = {pm, g, m, vv, step, lr, vmax};
+  expectError(bad, "instructions.compute[0].operands[6]: expected a scalar, "
+                   "got tensor value 23 (%vmax)");
+  bad = amsgrad;
+  bad["operands"] = {pm, g, m, vv, step, lr};
+  expectError(bad, "instructions.compute[0].operands: zero.adam with amsgrad "
+                   "takes 7 operands, or 8 with a beta1 operand, got 6");
+  bad = amsgrad;
+  bad["results"] = {pm, m, vv};
+  expectError(bad, "instructions.compute[0].results: zero.adam takes 4 "
+                   "results, got 3");
+  bad = amsgrad;
+  bad["operands"] = {pm, g, m, vv, gi, step, lr};
+  expectError(bad, "instructions.compute[0].operands[4]: expected a float "
+                   "tensor, got i32 for value 21 (%gi)");
+  bad["operands"] = {pm, g, m, vv, vmax, step, lr};
+  bad["results"] = {pm, m, vv, g};
+  expectError(bad, "instructions.compute[0].results[3]: expected dtype f32, "
                    "got bf16 for value 18 (%g)");
   json sgd = {{"op", "zero.sgd"},   {"operands", {pm, g, m, lr}},
               {"results", {pm, m}}, {"momentum", 0.9},

@@ -254,6 +254,18 @@ TEST(Schedule, RefusesMalformedArguments) {
                   "naming its parameter");
   s = makeAverageSchedule();
   s["arguments"].push_back(
+      {{"value", 5}, {"kind", "state"}, {"state", "max_exp_avg"}});
+  EXPECT_ERROR(s, "arguments[2].state: unknown state 'max_exp_avg' (expected "
+                  "master, exp_avg, exp_avg_sq, max_exp_avg_sq, "
+                  "momentum_buffer, loss_scale, loss_scale_hysteresis or "
+                  "good_steps)");
+  s = makeAverageSchedule();
+  s["arguments"].push_back(
+      {{"value", 5}, {"kind", "state"}, {"state", "max_exp_avg_sq"}});
+  EXPECT_ERROR(s, "arguments[2]: state 'max_exp_avg_sq' needs the key "
+                  "'param' naming its parameter");
+  s = makeAverageSchedule();
+  s["arguments"].push_back(
       {{"value", 5}, {"kind", "state"}, {"state", "exp_avg"}, {"param", "v"}});
   EXPECT_ERROR(s, "arguments[2].param: 'v' is not a parameter argument "
                   "before it");

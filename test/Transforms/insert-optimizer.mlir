@@ -18,6 +18,10 @@
 // RUN:   --zero-insert-optimizer="optimizer=adam adam-w-mode=false sub-group-size=3" \
 // RUN:   | FileCheck %s --check-prefix=TILES
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=2 world-size=4" --zero-reduce-gradients \
+// RUN:   --zero-insert-optimizer="amsgrad=true sub-group-size=3" \
+// RUN:   | FileCheck %s --check-prefix=AMSGRAD
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=1 world-size=4" --zero-reduce-gradients \
 // RUN:   --zero-insert-optimizer="gradient-clipping=1.0" \
 // RUN:   | FileCheck %s --check-prefix=CLIP
@@ -77,6 +81,31 @@
 // TILES:      zero.adam {{.*}} : tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
 // TILES:      tensor.insert_slice %{{.*}}[3] [1] [1] : tensor<1xf32> into tensor<4xf32>
 // TILES:      zero.all_gather_start
+
+// amsgrad=true: a third Adam state per parameter, max_exp_avg_sq, a shard
+// like the moments, after exp_avg_sq; each zero.adam (here each tile of
+// sub-group-size 3) takes and returns it, and it is returned updated.
+// AMSGRAD-LABEL: func.func @step(
+// AMSGRAD-SAME: %[[M0:[^:]*]]: tensor<4xf32> {zero.param = "w0", zero.state = "exp_avg"}
+// AMSGRAD-SAME: %[[V0:[^:]*]]: tensor<4xf32> {zero.param = "w0", zero.state = "exp_avg_sq"}
+// AMSGRAD-SAME: %[[VMAX0:[^:]*]]: tensor<4xf32> {zero.param = "w0", zero.state = "max_exp_avg_sq"}
+// AMSGRAD-SAME: %{{[^:]*}}: tensor<1xf32> {zero.param = "b0", zero.state = "exp_avg"}
+// AMSGRAD-SAME: %{{[^:]*}}: tensor<1xf32> {zero.param = "b0", zero.state = "exp_avg_sq"}
+// AMSGRAD-SAME: %[[VMAXB0:[^:]*]]: tensor<1xf32> {zero.param = "b0", zero.state = "max_exp_avg_sq"}
+// AMSGRAD-SAME: %{{[^:]*}}: tensor<2xf32> {zero.param = "b1", zero.state = "max_exp_avg_sq"}
+// AMSGRAD-SAME: %{{[^:]*}}: tensor<i64> {zero.step}
+// AMSGRAD-SAME: -> (
+// AMSGRAD-SAME: tensor<4xf32> {zero.param = "w0", zero.state = "exp_avg_sq"}, tensor<4xf32> {zero.param = "w0", zero.state = "max_exp_avg_sq"}, tensor<1xf32> {zero.param = "b0", zero.state = "exp_avg"}
+// AMSGRAD:      %[[T0:.*]] = tensor.extract_slice %[[VMAX0]][0] [3] [1] : tensor<4xf32> to tensor<3xf32>
+// AMSGRAD-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %[[VMAXT0:[a-z_0-9]+]] = zero.adam %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} amsgrad(%[[T0]]) : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+// AMSGRAD:      %[[VMAXI0:.*]] = tensor.insert_slice %[[VMAXT0]] into %{{.*}}[0] [3] [1] : tensor<3xf32> into tensor<4xf32>
+// AMSGRAD:      %[[T1:.*]] = tensor.extract_slice %[[VMAX0]][3] [1] [1] : tensor<4xf32> to tensor<1xf32>
+// AMSGRAD-NEXT: %{{.*}}, %{{.*}}, %{{.*}}, %[[VMAXT1:[a-z_0-9]+]] = zero.adam {{.*}} amsgrad(%[[T1]]) : tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
+// AMSGRAD:      %[[VMAXW0:.*]] = tensor.insert_slice %[[VMAXT1]] into %[[VMAXI0]][3] [1] [1] : tensor<1xf32> into tensor<4xf32>
+// AMSGRAD:      %{{.*}}, %{{.*}}, %{{.*}}, %[[VMAXB0N:[a-z_0-9]+]] = zero.adam {{.*}} amsgrad(%[[VMAXB0]]) : tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>, tensor<1xf32>
+// AMSGRAD-COUNT-3: zero.adam {{.*}} amsgrad(
+// AMSGRAD-NOT:  zero.adam
+// AMSGRAD:      return {{.*}}, %[[VMAXW0]], {{.*}}, %[[VMAXB0N]], {{.*}} : tensor<f32>
 
 // Gradient clipping at stage 1: the squares of every gradient shard are
 // summed locally, then across ranks, before the coefficient

@@ -12,6 +12,9 @@
 // RUN:   | FileCheck %s --check-prefix=ADAM-L2
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/adam-no-bias-correction.json \
 // RUN:   --zero-world-size=2 | FileCheck %s --check-prefix=NO-BIAS-CORRECTION
+// RUN: zero-opt %t.mlir --zero-config=%S/Inputs/amsgrad-bf16.json --zero-world-size=2 \
+// RUN:   --zero-report=%t.amsgrad.json | FileCheck %s --check-prefix=AMSGRAD
+// RUN: FileCheck %s --check-prefix=AMSGRAD-REPORT --input-file=%t.amsgrad.json
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/sgd.json --zero-world-size=2 \
 // RUN:   | FileCheck %s --check-prefix=SGD
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/sgd-dampening.json --zero-world-size=2 \
@@ -40,6 +43,29 @@
 // bias_correction false: the moments are not divided by 1 - beta^t (the op's
 // attribute; the runtime's kernels honour it, runtime/test/HostOptimizerTest).
 // NO-BIAS-CORRECTION-COUNT-4: zero.adam {{.*}}bias_correction = false
+
+// amsgrad true, with bf16: four fp32 states per parameter (master, exp_avg,
+// exp_avg_sq, max_exp_avg_sq), each zero.adam takes and returns the fourth.
+// The report counts them: Psi = 40 parameters, stage 1 on 2 ranks, 20
+// elements of each state per rank: 4 x 4 x 20 = 320 bytes (16 bytes per
+// parameter over the ranks instead of Adam's 12).
+// AMSGRAD-LABEL: func.func @train_step(
+// AMSGRAD-SAME:    %arg4: tensor<8xf32> {{[^}]*}}zero.param = "fc0.weight", zero.state = "master"}
+// AMSGRAD-SAME:    %arg5: tensor<8xf32> {{[^}]*}}zero.param = "fc0.weight", zero.state = "exp_avg"}
+// AMSGRAD-SAME:    %arg6: tensor<8xf32> {{[^}]*}}zero.param = "fc0.weight", zero.state = "exp_avg_sq"}
+// AMSGRAD-SAME:    %arg7: tensor<8xf32> {{[^}]*}}zero.param = "fc0.weight", zero.state = "max_exp_avg_sq"}
+// AMSGRAD-SAME:    %arg8: tensor<2xf32> {{[^}]*}}zero.param = "fc0.bias", zero.state = "master"}
+// AMSGRAD-SAME:    -> (
+// AMSGRAD-SAME:    tensor<8xf32> {zero.param = "fc0.weight", zero.state = "max_exp_avg_sq"}
+// AMSGRAD:         %[[P:[a-z_0-9]+]], %[[M:[a-z_0-9]+]], %[[V:[a-z_0-9]+]], %[[VMAX:[a-z_0-9]+]] = zero.adam %arg4, %{{.*}}, %arg5, %arg6, %{{.*}}, %{{.*}} amsgrad(%arg7) {zero.offsets = array<i64: {{.*}}>} : tensor<8xf32>, tensor<8xbf16>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
+// AMSGRAD-COUNT-3: zero.adam {{.*}} amsgrad(
+// AMSGRAD:         return {{.*}}, %[[P]], %[[M]], %[[V]], %[[VMAX]],
+// AMSGRAD-REPORT:      "num_parameters": 40,
+// AMSGRAD-REPORT-NEXT: "per_rank_bytes": {
+// AMSGRAD-REPORT-NEXT:   "parameters": 80,
+// AMSGRAD-REPORT-NEXT:   "gradients": 80,
+// AMSGRAD-REPORT-NEXT:   "optimizer_states": 320,
+// AMSGRAD-REPORT-NEXT:   "model_states": 480,
 
 // "sgd" (case-insensitive, as in DeepSpeed) with momentum: one momentum
 // buffer per parameter, no Adam moments.

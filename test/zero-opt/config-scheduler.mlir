@@ -12,6 +12,9 @@
 // RUN:   | FileCheck %s --check-prefix=WARMUP
 // RUN: zero-opt %t.mlir --zero-config=%S/Inputs/one-cycle.json --zero-world-size=2 \
 // RUN:   | FileCheck %s --check-prefix=ONE-CYCLE
+// RUN: zero-opt %t.mlir --zero-config=%S/Inputs/one-cycle.json --zero-world-size=2 \
+// RUN:   --zero-set=scheduler.params.cycle_momentum=true \
+// RUN:   | FileCheck %s --check-prefix=ONE-CYCLE-MOM
 //
 // fp16 with a dynamic scale: the rate follows the step counter before the
 // step, and an overflow keeps the counter, so a skipped step leaves the
@@ -82,6 +85,13 @@
 // FP16-NEXT: arith.sitofp %[[I]] : i64 to f64
 // FP16:      %[[KEPT:.*]] = arith.select %[[OVERFLOW:.*]], %[[OLD]], %[[NEXT]] : i64
 // FP16-NEXT: tensor.from_elements %[[KEPT]]
+
+// With momentum cycling (DeepSpeed's default), beta1 is computed too and
+// becomes zero.adam's beta1 operand; beta2 is DeepSpeed's 0.99.
+// ONE-CYCLE-MOM:     %[[BETA1:.*]] = arith.truncf %{{.*}} : f64 to f32
+// ONE-CYCLE-MOM:     %[[LR:.*]] = arith.truncf %{{.*}} : f64 to f32
+// ONE-CYCLE-MOM:     zero.adam {{.*}}, %[[LR]] beta1(%[[BETA1]]) {beta2 = 0.98999999999999999 : f64,
+// ONE-CYCLE-MOM-COUNT-3: zero.adam {{.*}}, %[[LR]] beta1(%[[BETA1]])
 
 // AUTO:{{.*}}scheduler-auto.json:8:27: error: scheduler.params.warmup_num_steps: "auto" is filled in by a HuggingFace trainer, and zero-opt has none; write the value
 // AUTO:{{.*}}scheduler-auto.json:9:26: error: scheduler.params.total_num_steps: "auto" is filled in by a HuggingFace trainer, and zero-opt has none; write the value

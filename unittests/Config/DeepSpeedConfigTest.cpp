@@ -251,10 +251,17 @@ TEST(DeepSpeedConfigDefaults, OptimizerDefaults) {
   EXPECT_EQ(adam.optimizer.weightDecay, 0);
   // DeepSpeed's "Adam" decouples weight decay unless adam_w_mode is false.
   EXPECT_TRUE(adam.optimizer.adamWMode);
+  EXPECT_FALSE(adam.optimizer.amsgrad);
 
   DeepSpeedConfig l2 = loadOrDie(
       R"({"optimizer": {"type": "Adam", "params": {"adam_w_mode": false}}})");
   EXPECT_FALSE(l2.optimizer.adamWMode);
+
+  DeepSpeedConfig amsgrad = loadOrDie(
+      R"({"optimizer": {"type": "AdamW", "params": {"amsgrad": true}}})");
+  EXPECT_TRUE(amsgrad.optimizer.amsgrad);
+  EXPECT_NE(amsgrad.toJSON().find("\"amsgrad\": true"), std::string::npos)
+      << amsgrad.toJSON();
 
   DeepSpeedConfig sgd = loadOrDie(R"({"optimizer": {"type": "SGD",
       "params": {"lr": 0.1, "momentum": 0.9, "nesterov": true}}})");

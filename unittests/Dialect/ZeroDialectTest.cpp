@@ -128,4 +128,50 @@ TEST_F(ZeroDialectTest, WaitBuilderTakesTheAwaitedTypes) {
   EXPECT_TRUE(succeeded(verify(*module)));
 }
 
+TEST_F(ZeroDialectTest, AdamBuilderTakesAmsgradStateAndScheduledBeta1) {
+  OpBuilder builder(&context);
+  Location loc = builder.getUnknownLoc();
+  auto stateType = RankedTensorType::get({8}, builder.getF32Type());
+  auto gradType = RankedTensorType::get({8}, builder.getBF16Type());
+
+  OwningOpRef<ModuleOp> module = ModuleOp::create(builder, loc);
+  builder.setInsertionPointToEnd(module->getBody());
+  // Stand-ins for the states and scalars of a step.
+  auto values = UnrealizedConversionCastOp::create(
+      builder, loc,
+      TypeRange{stateType, gradType, stateType, stateType, stateType,
+                builder.getI64Type(), builder.getF32Type(),
+                builder.getF32Type()},
+      ValueRange{});
+  Value param = values.getResult(0), grad = values.getResult(1),
+        m = values.getResult(2), v = values.getResult(3),
+        vMax = values.getResult(4), step = values.getResult(5),
+        lr = values.getResult(6), beta1 = values.getResult(7);
+  auto create = [&](Value maxExpAvgSq, Value beta1Value, bool amsgrad) {
+    return zero::AdamOp::create(builder, loc, param, grad, m, v, maxExpAvgSq,
+                                step, lr, beta1Value, APFloat(0.9),
+                                APFloat(0.999), APFloat(1e-8), APFloat(0.0),
+                                zero::AdamMode::AdamW, true, amsgrad);
+  };
+
+  // Without the variants: three results, no optional operand.
+  auto plain = create(Value(), Value(), false);
+  EXPECT_EQ(plain.getNumResults(), 3u);
+  EXPECT_FALSE(plain.getMaxExpAvgSq());
+  EXPECT_FALSE(plain.getBeta1Value());
+  // amsgrad: a fourth result of the state's type; a beta1 operand.
+  auto both = create(vMax, beta1, true);
+  ASSERT_EQ(both.getNumResults(), 4u);
+  EXPECT_EQ(both.getMaxExpAvgSqOut().getType(), stateType);
+  EXPECT_EQ(both.getMaxExpAvgSq(), vMax);
+  EXPECT_EQ(both.getBeta1Value(), beta1);
+  EXPECT_EQ(both.getStep(), step);
+  EXPECT_EQ(both.getLr(), lr);
+  EXPECT_TRUE(succeeded(verify(*module)));
+
+  // The state without the flag is refused.
+  create(vMax, Value(), false);
+  EXPECT_TRUE(failed(verify(*module)));
+}
+
 } // namespace

@@ -138,6 +138,9 @@ struct OptimizerConfig {
   bool adamWMode = false;
   /// Adam family: divide the moments by 1 - beta^t (DeepSpeed's default).
   bool biasCorrection = true;
+  /// Adam family: AMSGrad, the running maximum of the second moment in the
+  /// denominator.
+  bool amsgrad = false;
   double momentum = 0;
   double dampening = 0;
   bool nesterov = false;

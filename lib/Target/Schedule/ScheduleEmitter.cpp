@@ -545,9 +545,10 @@ FailureOr<json> ScheduleEmitter::getArguments() {
                << "'): 'zero.initial_value' must be a number, got " << initial;
       } else if (state.getValue() == "master" && param) {
         init["kind"] = "param";
-      } else if (param && llvm::is_contained(
-                              {"exp_avg", "exp_avg_sq", "momentum_buffer"},
-                              state.getValue())) {
+      } else if (param &&
+                 llvm::is_contained({"exp_avg", "exp_avg_sq", "max_exp_avg_sq",
+                                     "momentum_buffer"},
+                                    state.getValue())) {
         init["kind"] = "zeros";
       } else {
         return emitError(arg.getLoc(), "argument #")
@@ -860,6 +861,9 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
             inst["weight_decay"] = adam.getWeightDecay().convertToDouble();
             inst["mode"] = stringifyAdamMode(adam.getMode()).str();
             inst["bias_correction"] = adam.getBiasCorrection();
+            // The optional max_exp_avg_sq and beta1_value are operands;
+            // amsgrad tells which one a seventh operand is.
+            inst["amsgrad"] = adam.getAmsgrad();
             return success();
           })
           .Case([&](SgdOp sgd) {

@@ -7,10 +7,11 @@
 // fused multiply-adds where the host calls fma and none elsewhere (every
 // operation below is an _rn intrinsic, so nvcc cannot contract or reorder
 // them), and the per-step scalars (bias corrections, -lr / bc1, 1 - lr * wd)
-// computed in double from the lr and step registers, as the host does on
-// its side. So results equal the host's bit for bit, except where CUDA's
-// double pow differs from glibc's in the last ulp and that ulp survives the
-// rounding of bc1 or sqrt(bc2) to f32 (rare; see the tests' tolerances).
+// computed in double from the lr, step and (if scheduled) beta1 registers,
+// as the host does on its side. So results equal the host's bit for bit, except
+// where CUDA's double pow differs from glibc's in the last ulp and that ulp
+// survives the rounding of bc1 or sqrt(bc2) to f32 (rare; see the tests'
+// tolerances).
 //
 // Every launch is a multi-tensor apply: a table of tensors (one per
 // instruction) and a table of chunks of up to 64K elements, one block per
@@ -22,6 +23,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "host/Check.h"
 
 #include <algorithm>
 #include <cmath>
@@ -36,25 +38,27 @@ constexpr int kThreads = 256;
 constexpr int64_t kChunk = 65536; // a multiple of 4: float4 stays aligned
 
 /// One instruction's tensors (the results, already holding the state
-/// operands) and scalars. For SGD, `m` is the momentum buffer and `v` unused.
+/// operands) and scalars. For SGD, `m` is the momentum buffer and `v` unused;
+/// `vMax` is Adam's max_exp_avg_sq with amsgrad, else unused.
 struct OptimizerTensor {
   void *param;
   const void *grad;
   void *m;
   void *v;
-  DType paramType, gradType, mType, vType;
+  void *vMax;
+  DType paramType, gradType, mType, vType, vMaxType;
   int64_t numel;
   int64_t lrRegister;
-  int64_t stepRegister; // Adam
-  // Adam.
-  double beta1, oneMinusBeta1, beta2, oneMinusBeta2, eps;
+  // Adam; beta1Register is -1 without a scheduled beta1.
+  int64_t stepRegister, beta1Register;
+  double beta1, beta2, oneMinusBeta2, eps;
   // Both.
   double weightDecay;
   // SGD.
   double momentum, oneMinusDampening;
-  bool adamw, biasCorrection, nesterov;
+  bool adamw, biasCorrection, amsgrad, nesterov;
   bool vec4;
-  int32_t site; // Adam's step check
+  int32_t stepSite, beta1Site; // Adam's checks
 };
 
 struct Chunk {
@@ -147,15 +151,21 @@ __device__ __forceinline__ void storeAs(void *data, DType type, int64_t i,
 template <typename T> struct AdamConstants {
   T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
   T weightDecay, decay, eps, bc2Sqrt, negStepSize;
-  bool adamw, l2;
+  bool adamw, l2, amsgrad;
 };
+
+/// The step's beta1: the field, or the scheduled beta1's register.
+__device__ __forceinline__ double adamBeta1(const OptimizerTensor &t,
+                                            const Scalar *registers) {
+  return t.beta1Register >= 0 ? registers[t.beta1Register].f : t.beta1;
+}
 
 template <typename T>
 __device__ AdamConstants<T> adamConstants(const OptimizerTensor &t, double lr,
-                                          long long step) {
+                                          long long step, double beta1) {
   AdamConstants<T> c;
-  c.beta1 = static_cast<T>(t.beta1);
-  c.oneMinusBeta1 = static_cast<T>(t.oneMinusBeta1);
+  c.beta1 = static_cast<T>(beta1);
+  c.oneMinusBeta1 = static_cast<T>(__dsub_rn(1.0, beta1));
   c.beta2 = static_cast<T>(t.beta2);
   c.oneMinusBeta2 = static_cast<T>(t.oneMinusBeta2);
   c.weightDecay = static_cast<T>(t.weightDecay);
@@ -163,18 +173,20 @@ __device__ AdamConstants<T> adamConstants(const OptimizerTensor &t, double lr,
   c.eps = static_cast<T>(t.eps);
   c.adamw = t.adamw;
   c.l2 = !t.adamw && t.weightDecay != 0.0;
+  c.amsgrad = t.amsgrad;
   const double s = static_cast<double>(step);
-  const double bc1 = t.biasCorrection ? __dsub_rn(1.0, pow(t.beta1, s)) : 1.0;
+  const double bc1 = t.biasCorrection ? __dsub_rn(1.0, pow(beta1, s)) : 1.0;
   const double bc2 = t.biasCorrection ? __dsub_rn(1.0, pow(t.beta2, s)) : 1.0;
   c.negStepSize = static_cast<T>(-__ddiv_rn(lr, bc1));
   c.bc2Sqrt = static_cast<T>(__dsqrt_rn(bc2));
   return c;
 }
 
-/// host adamUpdate for one element.
+/// host adamUpdate for one element; `vMax` is read and written only with
+/// amsgrad.
 template <typename T>
 __device__ __forceinline__ void adamElement(const AdamConstants<T> &c, T &p,
-                                            T g, T &m, T &v) {
+                                            T g, T &m, T &v, T &vMax) {
   if (c.l2)
     g = fmaT(p, c.weightDecay, g);
   if (c.adamw)
@@ -183,7 +195,13 @@ __device__ __forceinline__ void adamElement(const AdamConstants<T> &c, T &p,
   mi = fmaT(g, c.oneMinusBeta1, mi);
   T vi = mulT(v, c.beta2);
   vi = fmaT(mulT(c.oneMinusBeta2, g), g, vi);
-  const T denom = addT(divT(sqrtT(vi), c.bc2Sqrt), c.eps);
+  T second = vi;
+  if (c.amsgrad) {
+    // torch.maximum propagates a NaN of either side (fmax would not).
+    second = vMax > vi || vMax != vMax ? vMax : vi;
+    vMax = second;
+  }
+  const T denom = addT(divT(sqrtT(second), c.bc2Sqrt), c.eps);
   p = addT(p, divT(mulT(c.negStepSize, mi), denom));
   m = mi;
   v = vi;
@@ -191,8 +209,8 @@ __device__ __forceinline__ void adamElement(const AdamConstants<T> &c, T &p,
 
 template <typename T>
 __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
-                          double lr, long long step) {
-  const AdamConstants<T> c = adamConstants<T>(t, lr, step);
+                          double lr, long long step, double beta1) {
+  const AdamConstants<T> c = adamConstants<T>(t, lr, step, beta1);
   int64_t begin = chunk.begin;
   if constexpr (std::is_same<T, float>::value) {
     if (t.vec4) {
@@ -201,15 +219,20 @@ __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
       const float4 *grad = reinterpret_cast<const float4 *>(t.grad) + begin / 4;
       float4 *m = reinterpret_cast<float4 *>(t.m) + begin / 4;
       float4 *v = reinterpret_cast<float4 *>(t.v) + begin / 4;
+      float4 *vMax =
+          t.amsgrad ? reinterpret_cast<float4 *>(t.vMax) + begin / 4 : nullptr;
       for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
         float4 p = param[q], g = grad[q], mq = m[q], vq = v[q];
-        adamElement(c, p.x, g.x, mq.x, vq.x);
-        adamElement(c, p.y, g.y, mq.y, vq.y);
-        adamElement(c, p.z, g.z, mq.z, vq.z);
-        adamElement(c, p.w, g.w, mq.w, vq.w);
+        float4 xq = t.amsgrad ? vMax[q] : float4{};
+        adamElement(c, p.x, g.x, mq.x, vq.x, xq.x);
+        adamElement(c, p.y, g.y, mq.y, vq.y, xq.y);
+        adamElement(c, p.z, g.z, mq.z, vq.z, xq.z);
+        adamElement(c, p.w, g.w, mq.w, vq.w, xq.w);
         param[q] = p;
         m[q] = mq;
         v[q] = vq;
+        if (t.amsgrad)
+          vMax[q] = xq;
       }
       begin += quads * 4;
     }
@@ -218,11 +241,27 @@ __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
     T p = loadAs<T>(t.param, t.paramType, i);
     T m = loadAs<T>(t.m, t.mType, i);
     T v = loadAs<T>(t.v, t.vType, i);
-    adamElement(c, p, loadAs<T>(t.grad, t.gradType, i), m, v);
+    T vMax = t.amsgrad ? loadAs<T>(t.vMax, t.vMaxType, i) : T(0);
+    adamElement(c, p, loadAs<T>(t.grad, t.gradType, i), m, v, vMax);
     storeAs<T>(t.param, t.paramType, i, p);
     storeAs<T>(t.m, t.mType, i, m);
     storeAs<T>(t.v, t.vType, i, v);
+    if (t.amsgrad)
+      storeAs<T>(t.vMax, t.vMaxType, i, vMax);
   }
+}
+
+/// Adam's checks of its scalar registers, in the host's order: 0 when they
+/// pass, else 1 (the step) or 2 (a scheduled beta1).
+__device__ __forceinline__ int adamCheck(const OptimizerTensor &t,
+                                         const Scalar *registers) {
+  if (t.biasCorrection && registers[t.stepRegister].i < 1)
+    return 1;
+  const double beta1 = adamBeta1(t, registers);
+  // Written to also reject NaN.
+  if (t.beta1Register >= 0 && !(beta1 >= 0.0 && beta1 < 1.0))
+    return 2;
+  return 0;
 }
 
 __global__ void __launch_bounds__(kThreads)
@@ -235,21 +274,26 @@ __global__ void __launch_bounds__(kThreads)
   const OptimizerTensor t = tensors[chunk.tensor];
   const double lr = registers[t.lrRegister].f;
   const long long step = registers[t.stepRegister].i;
-  if (t.biasCorrection && step < 1) {
+  const double beta1 = adamBeta1(t, registers);
+  if (const int failed = adamCheck(t, registers)) {
     // The host stops at the group's first failing instruction: only its
     // chunks report, whichever block runs first.
     bool first = true;
     for (int32_t e = 0; e < chunk.tensor && first; ++e)
-      first = !(tensors[e].biasCorrection &&
-                registers[tensors[e].stepRegister].i < 1);
-    if (threadIdx.x == 0 && first)
-      raiseDeviceError(errors, t.site, 0, step, stepNumber);
+      first = adamCheck(tensors[e], registers) == 0;
+    if (threadIdx.x == 0 && first) {
+      if (failed == 1)
+        raiseDeviceError(errors, t.stepSite, 0, step, stepNumber);
+      else // the value's bits; the site's message turns them back
+        raiseDeviceError(errors, t.beta1Site, 0, __double_as_longlong(beta1),
+                         stepNumber);
+    }
     return; // the host updates nothing either
   }
   if (t.paramType == DType::F64)
-    adamChunk<double>(t, chunk, lr, step);
+    adamChunk<double>(t, chunk, lr, step, beta1);
   else
-    adamChunk<float>(t, chunk, lr, step);
+    adamChunk<float>(t, chunk, lr, step, beta1);
 }
 
 //===----------------------------------------------------------------------===//
@@ -382,8 +426,12 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     if (inst->code() != (adam ? OpCode::Adam : OpCode::Sgd))
       return ZERO_ERROR(kInternal,
                         ctx.where(*inst) + ": mixed optimizers in one group");
-    // Operands: param, grad, state(s), [step], lr; results: param, state(s).
-    const size_t numStates = adam ? 2 : 1;
+    // Operands: param, grad, state(s), [step], lr, [beta1]; results: param,
+    // state(s). Adam's states: exp_avg, exp_avg_sq and, with amsgrad,
+    // max_exp_avg_sq.
+    const OpFields &f = inst->fields;
+    const bool amsgrad = adam && f.getBool(Field::Amsgrad);
+    const size_t numStates = adam ? host::AdamOperands(amsgrad).numStates : 1;
     for (size_t r = 0; r <= numStates; ++r) {
       const int64_t operand = inst->operands[r == 0 ? 0 : r + 1];
       const ValueInfo &value = ctx.value(operand);
@@ -406,26 +454,44 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     t.gradType = ctx.value(inst->operands[1]).dtype;
     t.mType = ctx.value(inst->results[1]).dtype;
     t.vType = adam ? ctx.value(inst->results[2]).dtype : DType::F32;
+    t.vMax = amsgrad ? ctx.tensor(inst->results[3]) : nullptr;
+    t.vMaxType = amsgrad ? ctx.value(inst->results[3]).dtype : DType::F32;
     t.numel = param.numel;
-    const OpFields &f = inst->fields;
     t.weightDecay = f.getNumber(Field::WeightDecay);
     if (adam) {
-      t.stepRegister = inst->operands[4];
-      t.lrRegister = inst->operands[5];
+      const host::AdamOperands layout(amsgrad);
+      t.stepRegister = inst->operands[layout.step];
+      t.lrRegister = inst->operands[layout.lr];
+      t.beta1Register = inst->operands.size() > layout.beta1
+                            ? inst->operands[layout.beta1]
+                            : -1;
       t.beta1 = f.getNumber(Field::Beta1);
       t.beta2 = f.getNumber(Field::Beta2);
-      t.oneMinusBeta1 = 1.0 - t.beta1;
       t.oneMinusBeta2 = 1.0 - t.beta2;
       t.eps = f.getNumber(Field::Eps);
       t.adamw = f.getString(Field::Mode) == "adamw";
       t.biasCorrection = f.getBool(Field::BiasCorrection);
-      const std::string head = ctx.sitePrefix(*inst, "operands[4]");
+      t.amsgrad = amsgrad;
       const std::string tail = CudaContext::siteSuffix(*inst);
-      t.site = ctx.errors->addSite(
-          StatusCode::kOutOfRange, [head, tail](const DeviceErrorRecord &r) {
-            return head + "the step is " + std::to_string(r.value) +
-                   ", but Adam's bias correction needs a step >= 1" + tail;
+      const std::string stepHead = ctx.sitePrefix(
+          *inst, "operands[" + std::to_string(layout.step) + "]");
+      t.stepSite = ctx.errors->addSite(
+          StatusCode::kOutOfRange,
+          [stepHead, tail](const DeviceErrorRecord &r) {
+            return stepHead + host::describeAdamStepError(r.value) + tail;
           });
+      t.beta1Site = -1;
+      if (t.beta1Register >= 0) {
+        const std::string beta1Head = ctx.sitePrefix(
+            *inst, "operands[" + std::to_string(layout.beta1) + "]");
+        t.beta1Site = ctx.errors->addSite(
+            StatusCode::kOutOfRange,
+            [beta1Head, tail](const DeviceErrorRecord &r) {
+              double beta1;
+              std::memcpy(&beta1, &r.value, sizeof(beta1));
+              return beta1Head + host::describeAdamBeta1Error(beta1) + tail;
+            });
+      }
     } else {
       t.lrRegister = inst->operands[3];
       t.momentum = f.getNumber(Field::Momentum);
@@ -434,8 +500,9 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     }
     t.vec4 = t.paramType == DType::F32 && t.gradType == DType::F32 &&
              t.mType == DType::F32 && (!adam || t.vType == DType::F32) &&
-             isAligned16(t.param) && isAligned16(t.grad) && isAligned16(t.m) &&
-             (!adam || isAligned16(t.v));
+             (!amsgrad || t.vMaxType == DType::F32) && isAligned16(t.param) &&
+             isAligned16(t.grad) && isAligned16(t.m) &&
+             (!adam || isAligned16(t.v)) && (!amsgrad || isAligned16(t.vMax));
     const int32_t index = static_cast<int32_t>(tensors.size());
     tensors.push_back(t);
     // An empty tensor still gets a chunk: Adam's step check runs anyway.

@@ -19,6 +19,22 @@ namespace zero::runtime::host {
 /// schedule, the instruction's path and field, and its loc.
 Status checkInstruction(const Instruction &inst, const Schedule &schedule);
 
+/// Where zero.adam's operands are: param, grad, exp_avg, exp_avg_sq, then
+/// max_exp_avg_sq with amsgrad, step, lr, and a scheduled beta1 if any
+/// (`beta1` is also the number of operands without it).
+struct AdamOperands {
+  size_t numStates, step, lr, beta1;
+
+  explicit AdamOperands(bool amsgrad)
+      : numStates(amsgrad ? 3 : 2), step(2 + numStates), lr(step + 1),
+        beta1(lr + 1) {}
+};
+
+/// The messages of zero.adam's checks of the scalars it reads when it runs
+/// (Optimizers.cpp), which the CUDA kernels report too.
+std::string describeAdamStepError(int64_t step);
+std::string describeAdamBeta1Error(double beta1);
+
 } // namespace zero::runtime::host
 
 #endif // ZERO_RUNTIME_HOST_CHECK_H

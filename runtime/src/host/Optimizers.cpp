@@ -12,9 +12,12 @@
 //   adamw: param = param * f32(1 - lr * weight_decay)       param.mul_(...)
 //   m      = m * beta1; m = fma(g, 1 - beta1, m)    mul_(b1).add_(g, alpha=..)
 //   v      = v * beta2; v = fma((1 - beta2) * g, g, v)   mul_(b2).addcmul_(..)
+//   amsgrad: v_max = max(v_max, v), NaN if either is    torch.maximum(out=)
 //   bc1    = 1 - beta1^t, bc2 = 1 - beta2^t (double; 1 without correction)
-//   denom  = sqrt(v) / f32(sqrt(bc2)) + eps
+//   denom  = sqrt(amsgrad ? v_max : v) / f32(sqrt(bc2)) + eps
 //   param  = param + (f32(-lr / bc1) * m) / denom   addcdiv_(m, denom, -lr/bc1)
+// beta1 is the `beta1` field, or the value of the instruction's beta1 operand
+// when it has one (a scheduled beta1, checked to be in [0, 1) every run).
 // PyTorch's vectorized kernels compute add with alpha as a fused multiply-add
 // and its compiler fuses addcmul's multiply and add; the fma calls here do the
 // same.
@@ -29,11 +32,13 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Check.h"
 #include "Elements.h"
 #include "HostOps.h"
 #include "Parallel.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <type_traits>
 
@@ -48,12 +53,14 @@ constexpr int64_t kBlock = 4096;
 template <typename T> struct AdamConstants {
   T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
   T weightDecay, decay, eps, bc2Sqrt, negStepSize;
-  bool adamw, l2;
+  bool adamw, l2, amsgrad;
 };
 
-template <typename T>
+/// `vMax` is null unless `Amsgrad` (a template argument: plain Adam's loop
+/// stays as it was).
+template <typename T, bool Amsgrad>
 inline void adamUpdate(const AdamConstants<T> &c, int64_t n, T *param,
-                       const T *grad, T *m, T *v) {
+                       const T *grad, T *m, T *v, T *vMax) {
   for (int64_t i = 0; i < n; ++i) {
     T g = grad[i];
     T p = param[i];
@@ -65,7 +72,14 @@ inline void adamUpdate(const AdamConstants<T> &c, int64_t n, T *param,
     mi = std::fma(g, c.oneMinusBeta1, mi);
     T vi = v[i] * c.beta2;
     vi = std::fma(c.oneMinusBeta2 * g, g, vi);
-    const T denom = std::sqrt(vi) / c.bc2Sqrt + c.eps;
+    T second = vi;
+    if constexpr (Amsgrad) {
+      // torch.maximum propagates a NaN of either side.
+      const T old = vMax[i];
+      second = old > vi || old != old ? old : vi;
+      vMax[i] = second;
+    }
+    const T denom = std::sqrt(second) / c.bc2Sqrt + c.eps;
     param[i] = p + (c.negStepSize * mi) / denom;
     m[i] = mi;
     v[i] = vi;
@@ -76,14 +90,20 @@ inline void adamUpdate(const AdamConstants<T> &c, int64_t n, T *param,
 // otherwise): same results, several times faster.
 __attribute__((target_clones("fma", "default"))) void
 adamBlock(const AdamConstants<float> &c, int64_t n, float *param,
-          const float *grad, float *m, float *v) {
-  adamUpdate(c, n, param, grad, m, v);
+          const float *grad, float *m, float *v, float *vMax) {
+  if (c.amsgrad)
+    adamUpdate<float, true>(c, n, param, grad, m, v, vMax);
+  else
+    adamUpdate<float, false>(c, n, param, grad, m, v, vMax);
 }
 
 __attribute__((target_clones("fma", "default"))) void
 adamBlock(const AdamConstants<double> &c, int64_t n, double *param,
-          const double *grad, double *m, double *v) {
-  adamUpdate(c, n, param, grad, m, v);
+          const double *grad, double *m, double *v, double *vMax) {
+  if (c.amsgrad)
+    adamUpdate<double, true>(c, n, param, grad, m, v, vMax);
+  else
+    adamUpdate<double, false>(c, n, param, grad, m, v, vMax);
 }
 
 template <typename T> struct SgdConstants {
@@ -171,35 +191,49 @@ void *prepareResult(Frame &frame, const ValueInfo &operand,
 class AdamOp : public ComputeOp {
 public:
   AdamOp(const OpContext &ctx, const OpValues &v, double beta1, double beta2,
-         double eps, double weightDecay, bool adamw, bool biasCorrection)
-      : site_(ctx.site()), beta1_(beta1), beta2_(beta2), eps_(eps),
-        weightDecay_(weightDecay), adamw_(adamw),
-        biasCorrection_(biasCorrection) {
-    for (int i = 0; i < 6; ++i)
-      operands_[i] = *v.operands[i];
-    for (int i = 0; i < 3; ++i)
-      results_[i] = *v.results[i];
+         double eps, double weightDecay, bool adamw, bool biasCorrection,
+         bool amsgrad)
+      : site_(ctx.site()), layout_(amsgrad), beta1_(beta1), beta2_(beta2),
+        eps_(eps), weightDecay_(weightDecay), adamw_(adamw),
+        biasCorrection_(biasCorrection), amsgrad_(amsgrad),
+        scheduledBeta1_(v.operands.size() > layout_.beta1) {
+    for (const ValueInfo *operand : v.operands)
+      operands_.push_back(*operand);
+    for (const ValueInfo *result : v.results)
+      results_.push_back(*result);
   }
 
   Status run(Frame &frame) override {
-    const int64_t step = frame.scalar(operands_[4].id).i;
-    const double lr = frame.scalar(operands_[5].id).f;
+    const int64_t step = frame.scalar(operands_[layout_.step].id).i;
+    const double lr = frame.scalar(operands_[layout_.lr].id).f;
     if (biasCorrection_ && step < 1)
-      return site_.error(StatusCode::kOutOfRange, "operands[4]",
-                         "the step is " + std::to_string(step) +
-                             ", but Adam's bias correction needs a step >= 1");
+      return site_.error(StatusCode::kOutOfRange, operandField(layout_.step),
+                         describeAdamStepError(step));
+    double beta1 = beta1_;
+    if (scheduledBeta1_) {
+      beta1 = frame.scalar(operands_[layout_.beta1].id).f;
+      // Written to also reject NaN.
+      if (!(beta1 >= 0.0 && beta1 < 1.0))
+        return site_.error(StatusCode::kOutOfRange, operandField(layout_.beta1),
+                           describeAdamBeta1Error(beta1));
+    }
     if (results_[0].dtype == DType::F64)
-      update<double>(frame, lr, step);
+      update<double>(frame, lr, step, beta1);
     else
-      update<float>(frame, lr, step);
+      update<float>(frame, lr, step, beta1);
     return Status::ok();
   }
 
 private:
-  template <typename T> void update(Frame &frame, double lr, int64_t step) {
+  static std::string operandField(size_t index) {
+    return "operands[" + std::to_string(index) + "]";
+  }
+
+  template <typename T>
+  void update(Frame &frame, double lr, int64_t step, double beta1) {
     AdamConstants<T> c;
-    c.beta1 = static_cast<T>(beta1_);
-    c.oneMinusBeta1 = static_cast<T>(1.0 - beta1_);
+    c.beta1 = static_cast<T>(beta1);
+    c.oneMinusBeta1 = static_cast<T>(1.0 - beta1);
     c.beta2 = static_cast<T>(beta2_);
     c.oneMinusBeta2 = static_cast<T>(1.0 - beta2_);
     c.weightDecay = static_cast<T>(weightDecay_);
@@ -207,8 +241,9 @@ private:
     c.eps = static_cast<T>(eps_);
     c.adamw = adamw_;
     c.l2 = !adamw_ && weightDecay_ != 0.0;
+    c.amsgrad = amsgrad_;
     const double t = static_cast<double>(step);
-    const double bc1 = biasCorrection_ ? 1.0 - std::pow(beta1_, t) : 1.0;
+    const double bc1 = biasCorrection_ ? 1.0 - std::pow(beta1, t) : 1.0;
     const double bc2 = biasCorrection_ ? 1.0 - std::pow(beta2_, t) : 1.0;
     c.negStepSize = static_cast<T>(-(lr / bc1));
     c.bc2Sqrt = static_cast<T>(std::sqrt(bc2));
@@ -216,25 +251,32 @@ private:
     void *param = prepareResult(frame, operands_[0], results_[0]);
     void *m = prepareResult(frame, operands_[2], results_[1]);
     void *v = prepareResult(frame, operands_[3], results_[2]);
+    void *vMax =
+        amsgrad_ ? prepareResult(frame, operands_[4], results_[3]) : nullptr;
     void *grad = frame.tensor(operands_[1].id).data;
     const int64_t numel = operands_[0].numel;
     parallelBlocks(numel, kBlock, numel * 8, [&](int64_t begin, int64_t end) {
       const int64_t count = end - begin;
       View<T> p{param, results_[0].dtype, {}}, g{grad, operands_[1].dtype, {}},
-          mv{m, results_[1].dtype, {}}, vv{v, results_[2].dtype, {}};
+          mv{m, results_[1].dtype, {}}, vv{v, results_[2].dtype, {}},
+          vMaxView{vMax, amsgrad_ ? results_[3].dtype : View<T>::kType, {}};
       adamBlock(c, count, p.load(begin, count), g.load(begin, count),
-                mv.load(begin, count), vv.load(begin, count));
+                mv.load(begin, count), vv.load(begin, count),
+                amsgrad_ ? vMaxView.load(begin, count) : nullptr);
       p.store(begin, count);
       mv.store(begin, count);
       vv.store(begin, count);
+      if (amsgrad_)
+        vMaxView.store(begin, count);
     });
   }
 
   OpSite site_;
-  ValueInfo operands_[6];
-  ValueInfo results_[3];
+  AdamOperands layout_;
+  std::vector<ValueInfo> operands_;
+  std::vector<ValueInfo> results_;
   double beta1_, beta2_, eps_, weightDecay_;
-  bool adamw_, biasCorrection_;
+  bool adamw_, biasCorrection_, amsgrad_, scheduledBeta1_;
 };
 
 class SgdOp : public ComputeOp {
@@ -334,13 +376,44 @@ StatusOr<double> getRange(const OpContext &ctx, const char *key, double lo,
 
 } // namespace
 
+std::string describeAdamStepError(int64_t step) {
+  return "the step is " + std::to_string(step) +
+         ", but Adam's bias correction needs a step >= 1";
+}
+
+std::string describeAdamBeta1Error(double beta1) {
+  char value[32];
+  std::snprintf(value, sizeof(value), "%.9g", beta1);
+  return std::string("the beta1 operand is ") + value +
+         ", but Adam's beta1 must be in [0, 1)";
+}
+
 HostOpOr prepareAdam(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
-  ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 6));
-  ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 3));
-  ZERO_RETURN_IF_ERROR(checkState(ctx, v, {0, 1, 2, 3}, {0, 2, 3}));
-  ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, 4, DType::I64));
-  ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, 5, DType::F32));
+  StatusOr<bool> amsgrad = ctx.getBool("amsgrad");
+  if (!amsgrad.isOk())
+    return amsgrad.status();
+  const AdamOperands layout(*amsgrad);
+  const bool scheduledBeta1 = v.operands.size() == layout.beta1 + 1;
+  if (v.operands.size() != layout.beta1 && !scheduledBeta1)
+    return ctx.error("operands",
+                     "zero.adam " + std::string(*amsgrad ? "with" : "without") +
+                         " amsgrad takes " + std::to_string(layout.beta1) +
+                         " operands, or " + std::to_string(layout.beta1 + 1) +
+                         " with a beta1 operand, got " +
+                         std::to_string(v.operands.size()));
+  ZERO_RETURN_IF_ERROR(
+      ctx.expectCount("results", v.results, layout.numStates + 1));
+  std::vector<size_t> tensors = {0, 1, 2, 3}, states = {0, 2, 3};
+  if (*amsgrad) {
+    tensors.push_back(4);
+    states.push_back(4);
+  }
+  ZERO_RETURN_IF_ERROR(checkState(ctx, v, tensors, states));
+  ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.step, DType::I64));
+  ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.lr, DType::F32));
+  if (scheduledBeta1)
+    ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.beta1, DType::F32));
   StatusOr<double> beta1 = getRange(ctx, "beta1", 0, 1, true);
   if (!beta1.isOk())
     return beta1.status();
@@ -365,7 +438,7 @@ HostOpOr prepareAdam(const OpContext &ctx) {
     return biasCorrection.status();
   return std::unique_ptr<ComputeOp>(new AdamOp(ctx, v, *beta1, *beta2, *eps,
                                                *weightDecay, *mode == "adamw",
-                                               *biasCorrection));
+                                               *biasCorrection, *amsgrad));
 }
 
 HostOpOr prepareSgd(const OpContext &ctx) {

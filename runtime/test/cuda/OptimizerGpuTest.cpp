@@ -13,6 +13,11 @@
 // result reuses an earlier gradient's memory (which must not be fused), and
 // the error of a group whose steps are all below one.
 //
+// Adam's variants: amsgrad (a fourth state, max_exp_avg_sq) and a scheduled
+// beta1 (an f32 operand read from its register every step), alone, together
+// and mixed with plain Adam in one group; a scheduled beta1 outside [0, 1)
+// fails like the host, naming the group's first failing instruction.
+//
 // Tolerances. The kernels perform the host's float operations one by one
 // (same fma calls, same rounding), so f32, bf16 and f16 results are equal
 // bit for bit, except that the bias corrections 1 - beta^t use CUDA's pow
@@ -109,6 +114,7 @@ TEST(CudaOptimizers, AdamMatchesTheHost) {
                 {"weight_decay", c.weightDecay},
                 {"mode", c.mode},
                 {"bias_correction", c.biasCorrection},
+                {"amsgrad", false},
                 {"operands", {param, grad, m, v, step, lr}},
                 {"results", {param2, m2, v2}}});
           Runner r(b);
@@ -166,6 +172,7 @@ TEST(CudaOptimizers, AdamStepBelowOneFailsLikeTheHost) {
           {"weight_decay", 0.0},
           {"mode", "adamw"},
           {"bias_correction", true},
+          {"amsgrad", false},
           {"operands", {param, grad, m, v, step, lr}},
           {"results", {param, m, v}}});
     Runner r(b);
@@ -173,6 +180,277 @@ TEST(CudaOptimizers, AdamStepBelowOneFailsLikeTheHost) {
     auto [host, gpu] = r.failingStep();
     EXPECT_NE(host, "");
     EXPECT_EQ(host, gpu);
+  }
+}
+
+/// One zero.adam with its variants: amsgrad (max_exp_avg_sq, in `vMax`)
+/// and a scheduled beta1 (read from `beta1Tensor`, or the constant
+/// `beta1Constant` when that is not null). The states are updated in place,
+/// the parameter too unless `paramOut` is given.
+struct AdamVariant {
+  OptimizerTypes types;
+  int64_t numel;
+  bool amsgrad, scheduledBeta1;
+  int64_t param = -1, grad = -1, m = -1, v = -1, vMax = -1;
+  int64_t param2 = -1, m2 = -1, v2 = -1, vMax2 = -1, beta1Tensor = -1;
+
+  /// Adds the tensors (before the instructions that read them).
+  void addTensors(ScheduleBuilder &b) {
+    param = b.tensor(types.param, {numel});
+    grad = b.tensor(types.grad, {numel});
+    m = b.tensor(types.m, {numel});
+    v = b.tensor(types.v, {numel});
+    if (amsgrad)
+      vMax = b.tensor(types.v, {numel});
+    if (scheduledBeta1)
+      beta1Tensor = b.tensor(DType::F32, {});
+  }
+  /// Adds the instruction; a scheduled beta1 is extracted first, unless
+  /// `beta1` names its scalar.
+  void addOp(ScheduleBuilder &b, int64_t step, int64_t lr, const json &mode,
+             double weightDecay, bool biasCorrection, int64_t beta1 = -1,
+             bool inPlace = true) {
+    if (scheduledBeta1 && beta1 < 0)
+      beta1 = b.extract(beta1Tensor, DType::F32);
+    param2 = b.tensor(types.param, {numel}, inPlace ? param : -1);
+    m2 = b.tensor(types.m, {numel}, inPlace ? m : -1);
+    v2 = b.tensor(types.v, {numel}, inPlace ? v : -1);
+    json operands = {param, grad, m, v};
+    json results = {param2, m2, v2};
+    if (amsgrad) {
+      vMax2 = b.tensor(types.v, {numel}, inPlace ? vMax : -1);
+      operands.push_back(vMax);
+      results.push_back(vMax2);
+    }
+    operands.push_back(step);
+    operands.push_back(lr);
+    if (scheduledBeta1)
+      operands.push_back(beta1);
+    b.op({{"op", "zero.adam"},
+          {"beta1", 0.5}, // not read with a scheduled beta1
+          {"beta2", 0.999},
+          {"eps", 1e-8},
+          {"weight_decay", weightDecay},
+          {"mode", mode},
+          {"bias_correction", biasCorrection},
+          {"amsgrad", amsgrad},
+          {"operands", operands},
+          {"results", results}});
+  }
+  /// Random states; the second moments (and their maximum) are >= 0.
+  void writeStates(Runner &r, std::mt19937_64 &rng) const {
+    r.write(param, randomBytes(types.param, numel, rng));
+    r.write(m, randomBytes(types.m, numel, rng, 0.1));
+    for (int64_t id : {v, vMax}) {
+      if (id < 0)
+        continue;
+      Bytes bytes = randomBytes(types.v, numel, rng, 0.01);
+      for (int64_t i = 0; i < numel; ++i)
+        setFloat(bytes, types.v, i, std::fabs(floatAt(bytes, types.v, i)));
+      r.write(id, bytes);
+    }
+  }
+  void writeBeta1(Runner &r, double beta1) const {
+    if (beta1Tensor < 0)
+      return;
+    Bytes bytes = makeBytes(DType::F32, 1);
+    setFloat(bytes, DType::F32, 0, beta1);
+    r.write(beta1Tensor, bytes);
+  }
+  void expectMatch(Runner &r, const std::string &what) const {
+    expectClose(r.readHost(param2), r.readGpu(param2), types.param,
+                what + " param");
+    expectClose(r.readHost(m2), r.readGpu(m2), types.m, what + " m");
+    expectClose(r.readHost(v2), r.readGpu(v2), types.v, what + " v");
+    if (amsgrad)
+      expectClose(r.readHost(vMax2), r.readGpu(vMax2), types.v,
+                  what + " max_exp_avg_sq");
+  }
+  /// Starts the next step from the host's results where they live apart.
+  void carryOver(Runner &r) const {
+    const std::pair<int64_t, int64_t> pairs[] = {
+        {param, param2}, {m, m2}, {v, v2}, {vMax, vMax2}};
+    for (auto [operand, result] : pairs)
+      if (operand >= 0 && result != operand &&
+          r.schedule().bufferOf(result).id != r.schedule().bufferOf(operand).id)
+        r.write(operand, r.readHost(result));
+  }
+  std::string name() const {
+    return std::string(amsgrad ? "amsgrad " : "") +
+           (scheduledBeta1 ? "scheduled-beta1 " : "") + dtypeName(types.param) +
+           "/" + dtypeName(types.grad) + "/" + dtypeName(types.m) + "/" +
+           dtypeName(types.v) + " n" + std::to_string(numel);
+  }
+};
+
+void writeStepAndLr(Runner &r, int64_t stepTensor, int64_t lrTensor,
+                    int64_t s) {
+  Bytes stepBytes = makeBytes(DType::I64, 1);
+  setInt(stepBytes, DType::I64, 0, s);
+  r.write(stepTensor, stepBytes);
+  Bytes lrBytes = makeBytes(DType::F32, 1);
+  setFloat(lrBytes, DType::F32, 0, 1e-3 * s);
+  r.write(lrTensor, lrBytes);
+}
+
+/// beta1 at step s (1-based): a cycle as OneCycle's, in f32.
+double scheduledBeta1(int64_t s) {
+  const float cycle[] = {0.85f, 0.9f, 0.95f, 0.0f};
+  return cycle[(s - 1) % 4];
+}
+
+TEST(CudaOptimizers, AdamVariantsMatchTheHost) {
+  ZERO_REQUIRE_GPU();
+  std::mt19937_64 rng(33);
+  for (const OptimizerTypes &t : typeMixes()) {
+    for (auto [amsgrad, beta1] :
+         {std::pair{true, false}, std::pair{false, true},
+          std::pair{true, true}}) {
+      for (int64_t numel : {0, 1, 3, 4099, 65536 + 5}) {
+        for (bool inPlace : {true, false}) {
+          if (numel > 4099 && !inPlace)
+            continue;
+          ScheduleBuilder b;
+          AdamVariant a{t, numel, amsgrad, beta1};
+          a.addTensors(b);
+          int64_t stepTensor = b.tensor(DType::I64, {});
+          int64_t lrTensor = b.tensor(DType::F32, {});
+          int64_t step = b.extract(stepTensor, DType::I64);
+          int64_t lr = b.extract(lrTensor, DType::F32);
+          const bool l2 = numel % 2 == 1;
+          a.addOp(b, step, lr, l2 ? "l2" : "adamw", l2 ? 0.1 : 0.01,
+                  /*biasCorrection=*/!l2, -1, inPlace);
+          Runner r(b);
+          ZERO_ASSERT_RUNNER(r);
+          a.writeStates(r, rng);
+          // Four steps: a second moment falls below its maximum somewhere.
+          for (int64_t s = 1; s <= 4; ++s) {
+            r.write(a.grad,
+                    randomBytes(t.grad, numel, rng, s == 4 ? 0.01 : 0.5));
+            writeStepAndLr(r, stepTensor, lrTensor, s);
+            a.writeBeta1(r, scheduledBeta1(s));
+            r.step();
+            a.expectMatch(r, a.name() + (inPlace ? " in place" : "") +
+                                 " step " + std::to_string(s));
+            a.carryOver(r);
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(CudaOptimizers, AdamScheduledBeta1OutsideZeroOneFailsLikeTheHost) {
+  ZERO_REQUIRE_GPU();
+  for (bool amsgrad : {false, true}) {
+    for (int64_t numel : {0, 5}) {
+      for (const json &value : {json(1.0), json("nan"), json(-0.5)}) {
+        ScheduleBuilder b;
+        AdamVariant a{{DType::F32, DType::F32, DType::F32, DType::F32},
+                      numel,
+                      amsgrad,
+                      true};
+        a.addTensors(b);
+        int64_t step = b.constant(DType::I64, 1);
+        int64_t lr = b.constant(DType::F32, 0.001);
+        int64_t beta1 = b.constant(DType::F32, value);
+        a.addOp(b, step, lr, "adamw", 0.0, true, beta1);
+        Runner r(b);
+        ZERO_ASSERT_RUNNER(r);
+        auto [host, gpu] = r.failingStep();
+        EXPECT_NE(host, "") << value;
+        EXPECT_EQ(host, gpu) << value;
+      }
+    }
+  }
+}
+
+/// A group of Adam variants of mixed types and sizes, one instruction each,
+/// sharing the step and lr registers.
+struct VariantGroup {
+  ScheduleBuilder b;
+  std::vector<AdamVariant> members;
+  int64_t stepTensor = -1, lrTensor = -1;
+};
+
+VariantGroup variantGroup() {
+  const DType f32 = DType::F32, f64 = DType::F64, bf16 = DType::BF16;
+  VariantGroup g;
+  g.members = {{{f32, f32, f32, f32}, 4099, true, false},
+               {{bf16, bf16, f32, f32}, 65536 + 5, false, true},
+               {{f32, f32, f32, f32}, 3, false, false},
+               {{f64, f64, f64, f64}, 3, true, true},
+               {{f32, bf16, f32, f32}, 0, true, true},
+               {{f32, f32, f32, f32}, 65536 * 2, true, true}};
+  for (AdamVariant &member : g.members)
+    member.addTensors(g.b);
+  g.stepTensor = g.b.tensor(DType::I64, {});
+  g.lrTensor = g.b.tensor(DType::F32, {});
+  const int64_t step = g.b.extract(g.stepTensor, DType::I64);
+  const int64_t lr = g.b.extract(g.lrTensor, DType::F32);
+  // The beta1s first: the group is the run of zero.adam that follows.
+  std::vector<int64_t> beta1s;
+  for (AdamVariant &member : g.members)
+    beta1s.push_back(member.scheduledBeta1
+                         ? g.b.extract(member.beta1Tensor, DType::F32)
+                         : -1);
+  for (size_t k = 0; k < g.members.size(); ++k)
+    g.members[k].addOp(g.b, step, lr, k % 2 ? "l2" : "adamw",
+                       0.01 * static_cast<double>(k), true, beta1s[k]);
+  return g;
+}
+
+TEST(CudaOptimizers, AdamVariantGroupsMatchTheHost) {
+  ZERO_REQUIRE_GPU();
+  std::mt19937_64 rng(43);
+  VariantGroup g = variantGroup();
+  Runner r(g.b);
+  ZERO_ASSERT_RUNNER(r);
+  for (const AdamVariant &member : g.members)
+    member.writeStates(r, rng);
+  for (int64_t s = 1; s <= 4; ++s) {
+    for (size_t k = 0; k < g.members.size(); ++k) {
+      const AdamVariant &member = g.members[k];
+      r.write(member.grad, randomBytes(member.types.grad, member.numel, rng,
+                                       s == 4 ? 0.01 : 0.5));
+      // Each member its own beta1.
+      member.writeBeta1(r, scheduledBeta1(s + static_cast<int64_t>(k)));
+    }
+    writeStepAndLr(r, g.stepTensor, g.lrTensor, s);
+    r.step();
+    for (size_t k = 0; k < g.members.size(); ++k)
+      g.members[k].expectMatch(r, "group member " + std::to_string(k) + " " +
+                                      g.members[k].name() + " step " +
+                                      std::to_string(s));
+  }
+}
+
+TEST(CudaOptimizers, AdamVariantGroupFailsAtItsFirstBadMemberLikeTheHost) {
+  ZERO_REQUIRE_GPU();
+  // The group's first failing member names the error, whichever of the
+  // launch's blocks runs first. A bad beta1 from member `first` on (members
+  // 1, 3, 4 and 5 read one); first = 0: the step is 0 as well, which each
+  // member checks before its beta1, so member 0 names the step. Members
+  // 0-5 are instructions 6-11, after the extracts of step, lr and beta1s.
+  const std::pair<int, const char *> cases[] = {
+      {0, "instructions.compute[6].operands[5]: the step is 0, but Adam's "
+          "bias correction needs a step >= 1 at t.mlir:7:1"},
+      {1, "instructions.compute[7].operands[6]: the beta1 operand is 1, but "
+          "Adam's beta1 must be in [0, 1) at t.mlir:8:1"},
+      {3, "instructions.compute[9].operands[7]: the beta1 operand is 1, but "
+          "Adam's beta1 must be in [0, 1) at t.mlir:10:1"}};
+  for (auto [first, message] : cases) {
+    VariantGroup g = variantGroup();
+    for (int attempt = 0; attempt < 3; ++attempt) {
+      Runner r(g.b);
+      ZERO_ASSERT_RUNNER(r);
+      writeStepAndLr(r, g.stepTensor, g.lrTensor, first == 0 ? 0 : 1);
+      for (size_t k = 0; k < g.members.size(); ++k)
+        g.members[k].writeBeta1(r, static_cast<int>(k) >= first ? 1.0 : 0.9);
+      auto [host, gpu] = r.failingStep();
+      EXPECT_EQ(host, std::string("rank 0: step 1: t.json: ") + message);
+      EXPECT_EQ(host, gpu) << first;
+    }
   }
 }
 
@@ -294,6 +572,7 @@ GroupSchedule optimizerGroup(bool adam, const std::vector<GroupMember> &members,
             {"weight_decay", 0.01 * static_cast<double>(k)},
             {"mode", k % 2 ? "l2" : "adamw"},
             {"bias_correction", true},
+            {"amsgrad", false},
             {"operands", {ids.param, ids.grad, ids.m, ids.v, step, lr}},
             {"results", {ids.param2, ids.m2, ids.v2}}});
     } else {

@@ -417,6 +417,58 @@ func.func @adam_weight_decay_nan(%p: tensor<4xf32>, %s: i64, %lr: f32) {
 
 // -----
 
+func.func @adam_max_exp_avg_sq_element_type(%p: tensor<4xf32>, %vm: tensor<4xbf16>, %s: i64, %lr: f32) {
+  // expected-error @+1 {{max_exp_avg_sq must have the element type of param ('f32'), but has type 'tensor<4xbf16>'}}
+  %0:4 = zero.adam %p, %p, %p, %p, %s, %lr amsgrad(%vm) : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xbf16>
+  return
+}
+
+// -----
+
+func.func @adam_max_exp_avg_sq_shape(%p: tensor<4xf32>, %vm: tensor<2x2xf32>, %s: i64, %lr: f32) {
+  // expected-error @+1 {{max_exp_avg_sq must have the shape of param ('tensor<4xf32>'), but has type 'tensor<2x2xf32>'}}
+  %0:4 = zero.adam %p, %p, %p, %p, %s, %lr amsgrad(%vm) : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<2x2xf32>
+  return
+}
+
+// -----
+
+// The custom syntax writes amsgrad and its state together; the generic form
+// can split them.
+func.func @adam_amsgrad_without_state(%p: tensor<4xf32>, %s: i64, %lr: f32) {
+  // expected-error @+1 {{amsgrad needs the max_exp_avg_sq operand}}
+  %0:3 = "zero.adam"(%p, %p, %p, %p, %s, %lr) <{amsgrad, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_state_without_amsgrad(%p: tensor<4xf32>, %s: i64, %lr: f32) {
+  // expected-error @+1 {{has a max_exp_avg_sq operand but not amsgrad}}
+  %0:4 = "zero.adam"(%p, %p, %p, %p, %p, %s, %lr) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+// The fourth state has a fourth result.
+func.func @adam_amsgrad_without_result(%p: tensor<4xf32>, %s: i64, %lr: f32) {
+  // expected-error @+2 {{'zero.adam' op inferred type(s) 'tensor<4xf32>', 'tensor<4xf32>', 'tensor<4xf32>', 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>', 'tensor<4xf32>', 'tensor<4xf32>'}}
+  // expected-error @+1 {{failed to infer returned types}}
+  %0:3 = "zero.adam"(%p, %p, %p, %p, %p, %s, %lr) <{amsgrad, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @adam_beta1_value_type(%p: tensor<4xf32>, %s: i64, %lr: f32, %b1: f64) {
+  // expected-error @+1 {{operand #6 must be 32-bit float, but got 'f64'}}
+  %0:3 = "zero.adam"(%p, %p, %p, %p, %s, %lr, %b1) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 1>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32, f64) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
 //===----------------------------------------------------------------------===//
 // SgdOp
 //===----------------------------------------------------------------------===//

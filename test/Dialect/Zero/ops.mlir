@@ -169,6 +169,29 @@ func.func @adam(%p: tensor<64xf32>, %g: tensor<64xbf16>, %m: tensor<64xf32>,
   return
 }
 
+// AMSGrad's fourth state and a scheduled beta1, each alone and together.
+// CHECK-LABEL: func.func @adam_variants
+// CHECK-SAME: (%[[P:.*]]: tensor<64xf32>, %[[G:.*]]: tensor<64xbf16>, %[[M:.*]]: tensor<64xf32>, %[[V:.*]]: tensor<64xf32>, %[[VMAX:.*]]: tensor<64xf32>, %[[STEP:.*]]: i64, %[[LR:.*]]: f32, %[[B1:.*]]: f32)
+func.func @adam_variants(%p: tensor<64xf32>, %g: tensor<64xbf16>,
+                         %m: tensor<64xf32>, %v: tensor<64xf32>,
+                         %vmax: tensor<64xf32>, %step: i64, %lr: f32,
+                         %b1: f32) {
+  // CHECK: %[[P1:[a-z_0-9]+]], %[[M1:[a-z_0-9]+]], %[[V1:[a-z_0-9]+]], %[[VMAX1:[a-z_0-9]+]] = zero.adam %[[P]], %[[G]], %[[M]], %[[V]], %[[STEP]], %[[LR]] amsgrad(%[[VMAX]]) : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p1, %m1, %v1, %vmax1 = zero.adam %p, %g, %m, %v, %step, %lr amsgrad(%vmax)
+      : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>,
+        tensor<64xf32>
+  // CHECK: %[[P2:[a-z_0-9]+]], %[[M2:[a-z_0-9]+]], %[[V2:[a-z_0-9]+]] = zero.adam %[[P1]], %[[G]], %[[M1]], %[[V1]], %[[STEP]], %[[LR]] beta1(%[[B1]]) {weight_decay = 1.000000e-02 : f64} : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p2, %m2, %v2 = zero.adam %p1, %g, %m1, %v1, %step, %lr beta1(%b1)
+      {weight_decay = 0.01 : f64}
+      : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>
+  // CHECK: = zero.adam %[[P2]], %[[G]], %[[M2]], %[[V2]], %[[STEP]], %[[LR]] amsgrad(%[[VMAX1]]) beta1(%[[B1]]) {mode = #zero.adam_mode<l2>} : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p3, %m3, %v3, %vmax3 = zero.adam %p2, %g, %m2, %v2, %step, %lr
+      amsgrad(%vmax1) beta1(%b1) {mode = #zero.adam_mode<l2>}
+      : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>,
+        tensor<64xf32>
+  return
+}
+
 // Offloaded: the whole state in host memory.
 // CHECK-LABEL: func.func @adam_host
 func.func @adam_host(%p: tensor<8xf32, #zero.memory_space<host>>,

@@ -10,6 +10,11 @@ starts at last_batch_iteration and steps once after every optimizer step.
 Prints `CASE step=T i=I lr=...` for every step and `OK: CASE` or `FAIL: CASE`,
 and exits 1 on any failure. Rates agree to f32 resolution: zero.sgd takes
 the rate as an f32.
+
+OneCycle also cycles Adam's beta1 (and sets beta2 to 0.99): the last case
+trains the probe with Adam instead, whose step with gradient 1 depends on
+every beta1 so far, and compares each step's update with Adam computed here
+from the expected rates and betas.
 """
 
 import argparse
@@ -91,6 +96,22 @@ def one_cycle_lr(p, lr, i):
     return low + (high - low) * scale
 
 
+def one_cycle_beta1(p, i):
+    low, high = p.get("cycle_min_mom", 0.8), p.get("cycle_max_mom", 0.9)
+    if i < 0:  # DeepSpeed sets the betas to the minimum when it starts.
+        return low
+    first = float(p.get("cycle_first_step_size", 2000))
+    total = first + float(p.get("cycle_second_step_size", first))
+    if i >= total:
+        size, rate = p.get("decay_step_size", 0), p.get("decay_mom_rate", 0.0)
+        if size == 0 or rate == 0:
+            return high
+        return high * (1 + rate * ((i - total + 1) / size))
+    # The momentum moves against the rate: the same scale factor.
+    zero = dict(p, cycle_min_lr=0.0, cycle_max_lr=1.0, decay_lr_rate=0.0)
+    return high - (high - low) * one_cycle_lr(zero, 0.0, i)
+
+
 def range_test_lr(p, lr, i):
     intervals = (i + 1) / p.get("lr_range_test_step_size", 2000)
     if p.get("lr_range_test_staircase", False):
@@ -153,9 +174,9 @@ def expected_rates(kind, params, steps):
     return rates
 
 
-def measured_rates(args, name, kind, params, steps):
+def measured_rates(args, name, kind, params, steps, optimizer="SGD"):
     work = lambda f: os.path.join(args.work, name + "." + f)
-    config = {"optimizer": {"type": "SGD", "params": {"lr": LR}},
+    config = {"optimizer": {"type": optimizer, "params": {"lr": LR}},
               "scheduler": {"type": kind, "params": params}}
     with open(work("json"), "w") as f:
         json.dump(config, f)
@@ -169,6 +190,30 @@ def measured_rates(args, name, kind, params, steps):
                    check=True, stdout=subprocess.DEVNULL)
     losses = [json.loads(line)["loss"] for line in open(work("metrics.jsonl"))]
     return [a - b for a, b in zip(losses, losses[1:])]
+
+
+ADAM_CASE = ("one-cycle-adam", 10,
+             {"cycle_min_lr": 0.001, "cycle_max_lr": 0.004,
+              "cycle_first_step_size": 3, "cycle_second_step_size": 3,
+              "cycle_min_mom": 0.85, "cycle_max_mom": 0.95,
+              "decay_step_size": 2, "decay_mom_rate": 0.01})
+
+
+def expected_adam_updates(params, steps):
+    """Adam (bias correction, no weight decay) on gradient 1 from zero
+    moments, with the f32 rate and beta1 zero.adam receives and beta2 0.99."""
+    m = v = 0.0
+    updates = []
+    for t in range(1, steps + 1):
+        i = params.get("last_batch_iteration", -1) + t - 1
+        lr = float(np.float32(one_cycle_lr(params, LR, i)))
+        b1 = float(np.float32(one_cycle_beta1(params, i)))
+        b2 = 0.99
+        m = b1 * m + (1 - b1)
+        v = b2 * v + (1 - b2)
+        denom = math.sqrt(v) / math.sqrt(1 - b2 ** t) + 1e-8
+        updates.append((lr / (1 - b1 ** t)) * m / denom)
+    return updates
 
 
 def main():
@@ -193,6 +238,20 @@ def main():
                 print("  expected %.9g" % want32)
         print("%s: %s" % ("OK" if ok else "FAIL", name))
         failed |= not ok
+
+    name, steps, params = ADAM_CASE
+    expected = expected_adam_updates(params, steps)
+    measured = measured_rates(args, name, "OneCycle", params, steps, "AdamW")
+    ok = len(measured) == steps
+    for t, (want, got) in enumerate(zip(expected, measured), 1):
+        i = t - 2
+        print("%s step=%d i=%d beta1=%.6g update=%.9g" %
+              (name, t, i, np.float32(one_cycle_beta1(params, i)), got))
+        if abs(got - want) > 1e-9 * abs(want):
+            print("  expected %.12g" % want)
+            ok = False
+    print("%s: %s" % ("OK" if ok else "FAIL", name))
+    failed |= not ok
     sys.exit(1 if failed else 0)
 
 

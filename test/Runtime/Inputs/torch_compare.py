@@ -3,7 +3,8 @@
 
 Both start from the same weights (zero-run's built-in initialization,
 exported with --steps 0) and read the same data (a token file for GPT, the
-synthetic rows for the MLP), then take --steps AdamW steps: zero-run on
+synthetic rows for the MLP), then take --steps AdamW steps (AMSGrad with --amsgrad: the config's
+optimizer.params.amsgrad, torch.optim.AdamW(amsgrad=True)): zero-run on
 --ranks MPI ranks with the rank step compiled at --stage, PyTorch
 (torch_reference.py) in one process with the whole batch. Prints both loss
 curves and the largest differences, and exits 1 if a loss or a final weight
@@ -61,6 +62,8 @@ def main():
     parser.add_argument("--warmup", metavar="MIN,MAX,STEPS,TYPE",
                         help="train with DeepSpeed's WarmupLR (scheduler "
                         "keys for zero-opt, LambdaLR in PyTorch)")
+    parser.add_argument("--amsgrad", action="store_true",
+                        help="AdamW with AMSGrad on both sides")
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
     parser.add_argument("--weight-rtol", type=float,
@@ -85,6 +88,7 @@ def main():
          "--zero-set=optimizer.type=AdamW",
          "--zero-set=optimizer.params.lr=%r" % args.lr,
          "--zero-set=optimizer.params.weight_decay=%r" % args.weight_decay,
+         "--zero-set=optimizer.params.amsgrad=%s" % str(args.amsgrad).lower(),
          "--zero-emit-schedule=" + work("step.json"), "-o", os.devnull] +
         warmup_keys(args.warmup))
 
@@ -113,7 +117,8 @@ def main():
         "--init", work("init.safetensors"), "--steps", str(args.steps),
         # zero.adam takes the learning rate as an f32 scalar.
         "--lr", repr(float(np.float32(args.lr))), "--weight-decay", repr(args.weight_decay),
-        "--export", work("torch.safetensors")] + data
+        "--export", work("torch.safetensors")] + data + (
+            ["--amsgrad"] if args.amsgrad else [])
     if args.warmup:
         reference += ["--warmup", args.warmup]
     if args.model == "mlp":

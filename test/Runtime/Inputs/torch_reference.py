@@ -28,6 +28,9 @@ The optimizer is DeepSpeed's fused Adam (zero-opt's zero.adam): with t the
 1-based step, m = b1 m + (1 - b1) g, v = b2 v + (1 - b2) g^2, denom =
 sqrt(v / (1 - b2^t)) + eps, update = m / (1 - b1^t) / denom; AdamW (default)
 p -= lr (update + wd p); --no-adam-w-mode (L2) adds wd p to g first.
+--amsgrad steps with PyTorch's own torch.optim.AdamW(amsgrad=True) (Adam
+with L2 weight decay under --no-adam-w-mode; foreach=False), whose
+denominator uses the running maximum of v.
 --gradient-clipping c scales all gradients by min(1, c / (norm + 1e-6)).
 Defaults are DeepSpeed's and zero-opt's (docs/Config.md): lr 1e-3, betas
 0.9/0.999, eps 1e-8, weight decay 0.
@@ -160,10 +163,18 @@ def train(spec, params, args):
     tokens = load_tokens(args) if spec.model == "gpt" else None
     b1, b2, lr, eps, wd = args.beta1, args.beta2, args.lr, args.eps, args.weight_decay
     schedule = warmup_schedule(args.warmup) if args.warmup else None
+    optimizer = None
+    if args.amsgrad:
+        kind = torch.optim.AdamW if args.adam_w_mode else torch.optim.Adam
+        optimizer = kind([P[n] for n in names], lr=lr, betas=(b1, b2), eps=eps,
+                         weight_decay=wd, amsgrad=True, foreach=False)
     losses = []
     for step in range(args.steps):
         if schedule:
             lr = schedule.get_last_lr()[0]
+            if optimizer:
+                for group in optimizer.param_groups:
+                    group["lr"] = lr
         data = step_data(spec, args, step, tokens)
         D = {k: torch.tensor(v, dtype=tdt, device=dev) if v.dtype.kind == "f"
              else torch.tensor(v.astype(np.int64), device=dev)
@@ -181,6 +192,11 @@ def train(spec, params, args):
                 coef = args.gradient_clipping / (float(norm) + 1e-6)
                 if coef < 1:
                     G = {n: g * coef for n, g in G.items()}
+            if optimizer is not None:
+                for n in names:
+                    P[n].grad = G[n]
+                optimizer.step()
+                continue
             t = step + 1
             bc1 = 1.0 - b1 ** t
             bc2 = 1.0 - b2 ** t
@@ -255,6 +271,9 @@ def main():
     ap.add_argument("--weight-decay", type=float, default=0.0)
     ap.add_argument("--no-adam-w-mode", dest="adam_w_mode", action="store_false",
                     help="L2 weight decay (Adam) instead of decoupled (AdamW)")
+    ap.add_argument("--amsgrad", action="store_true",
+                    help="AMSGrad: torch.optim.AdamW(amsgrad=True) (Adam with "
+                         "--no-adam-w-mode)")
     ap.add_argument("--gradient-clipping", type=float, default=0.0)
     ap.add_argument("--warmup", metavar="MIN,MAX,STEPS,TYPE",
                     help="DeepSpeed's WarmupLR (TYPE log or linear) through "

@@ -84,7 +84,7 @@ func.func @step(%emb: tensor<4x2xf32> {zero.param = "emb.weight"},
 // CHECK-NEXT: {"op": "arith.constant", "point": 24, "loc": "<stdin>:41:15", "operands": [], "results": [42], "value": 1},
 // CHECK-NEXT: {"op": "arith.addi", "point": 25, "loc": "<stdin>:42:11", "operands": [41, 42], "results": [43]},
 // CHECK-NEXT: {"op": "arith.constant", "point": 26, "loc": "<stdin>:43:14", "operands": [], "results": [44], "value": 0.0010000000474974513},
-// CHECK-NEXT: {"op": "zero.adam", "point": 27, "loc": "<stdin>:44:49", "operands": [0, 40, 1, 2, 43, 44], "results": [45, 46, 47], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true},
+// CHECK-NEXT: {"op": "zero.adam", "point": 27, "loc": "<stdin>:44:49", "operands": [0, 40, 1, 2, 43, 44], "results": [45, 46, 47], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true, "amsgrad": false},
 // CHECK-NEXT: {"op": "tensor.from_elements", "point": 28, "loc": "<stdin>:45:22", "operands": [43], "results": [48]}
 // CHECK-NEXT: ],
 // CHECK-NEXT: "comm": [

@@ -183,8 +183,8 @@ func.func @step(%w: tensor<2x3xf32> {zero.param = "fc.weight"},
 // CHECK-NEXT: {"op": "arith.addi", "point": 25, "loc": "<stdin>:36:11", "operands": [34, 35], "results": [36]},
 // CHECK-NEXT: {"op": "arith.constant", "point": 26, "loc": "<stdin>:37:14", "operands": [], "results": [37], "value": 0.0010000000474974513},
 // CHECK-NEXT: {"op": "wait", "point": 27, "loc": "<stdin>:38:13", "event": 3},
-// CHECK-NEXT: {"op": "zero.adam", "point": 28, "loc": "<stdin>:39:49", "operands": [0, 38, 2, 3, 36, 37], "results": [40, 41, 42], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true},
-// CHECK-NEXT: {"op": "zero.adam", "point": 29, "loc": "<stdin>:40:55", "operands": [1, 39, 4, 5, 36, 37], "results": [43, 44, 45], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true},
+// CHECK-NEXT: {"op": "zero.adam", "point": 28, "loc": "<stdin>:39:49", "operands": [0, 38, 2, 3, 36, 37], "results": [40, 41, 42], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true, "amsgrad": false},
+// CHECK-NEXT: {"op": "zero.adam", "point": 29, "loc": "<stdin>:40:55", "operands": [1, 39, 4, 5, 36, 37], "results": [43, 44, 45], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true, "amsgrad": false},
 // CHECK-NEXT: {"op": "tensor.from_elements", "point": 30, "loc": "<stdin>:41:22", "operands": [36], "results": [46]}
 // CHECK-NEXT: ],
 // CHECK-NEXT: "comm": [

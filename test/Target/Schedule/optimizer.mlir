@@ -6,6 +6,9 @@
 // RUN:   '--zero-set=optimizer={"type":"Adam","params":{"lr":0.01,"betas":[0.8,0.9],"eps":1e-6,"weight_decay":0.1,"adam_w_mode":false}}' \
 // RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=ADAM --match-full-lines
 // RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
+// RUN:   '--zero-set=optimizer={"type":"AdamW","params":{"lr":0.01,"amsgrad":true}}' \
+// RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=AMSGRAD --match-full-lines
+// RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
 // RUN:   '--zero-set=optimizer={"type":"SGD","params":{"lr":0.5,"momentum":0.9,"nesterov":true,"weight_decay":0.01}}' \
 // RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=NESTEROV --match-full-lines
 // RUN: zero-opt %s --zero-stage=0 --zero-world-size=2 \
@@ -50,8 +53,20 @@ func.func @step(%w: tensor<2x3xf32> {zero.param = "fc.weight"},
 // The learning rate is an f32 constant, written exactly (0.01 in f32); the
 // operands are param, grad, exp_avg, exp_avg_sq, step, lr.
 // ADAM: {"op": "arith.constant", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [], "results": [[[LR:[0-9]+]]], "value": 0.009999999776482582},
-// ADAM: {"op": "zero.adam", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [{{[0-9]+}}, {{[0-9]+}}, 2, 3, [[STEP:[0-9]+]], [[LR]]], "results": [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], "beta1": 0.8, "beta2": 0.9, "eps": 1e-06, "weight_decay": 0.1, "mode": "l2", "bias_correction": true},
-// ADAM: {"op": "zero.adam", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [{{[0-9]+}}, {{[0-9]+}}, 4, 5, [[STEP]], [[LR]]], "results": [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], "beta1": 0.8, "beta2": 0.9, "eps": 1e-06, "weight_decay": 0.1, "mode": "l2", "bias_correction": true},
+// ADAM: {"op": "zero.adam", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [{{[0-9]+}}, {{[0-9]+}}, 2, 3, [[STEP:[0-9]+]], [[LR]]], "results": [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], "beta1": 0.8, "beta2": 0.9, "eps": 1e-06, "weight_decay": 0.1, "mode": "l2", "bias_correction": true, "amsgrad": false},
+// ADAM: {"op": "zero.adam", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [{{[0-9]+}}, {{[0-9]+}}, 4, 5, [[STEP]], [[LR]]], "results": [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}], "beta1": 0.8, "beta2": 0.9, "eps": 1e-06, "weight_decay": 0.1, "mode": "l2", "bias_correction": true, "amsgrad": false},
+
+// AMSGrad: a third state per parameter, optimizer_state bytes in the plan,
+// zeros at the start, an operand and a result of zero.adam after exp_avg_sq,
+// and updated like the other states.
+// AMSGRAD: {"id": 4, "name": "fc.weight.max_exp_avg_sq", "category": "optimizer_state", "role": "", "space": "device", "offset": {{[0-9]+}}, "bytes": 12, "live": [0, {{[0-9]+}}]},
+// AMSGRAD: {"id": 7, "name": "fc.bias.max_exp_avg_sq", "category": "optimizer_state", "role": "", "space": "device", "offset": {{[0-9]+}}, "bytes": 8, "live": [0, {{[0-9]+}}]},
+// AMSGRAD: {"value": 4, "kind": "state", "state": "max_exp_avg_sq", "param": "fc.weight", "init": {"kind": "zeros"}},
+// AMSGRAD: {"value": 7, "kind": "state", "state": "max_exp_avg_sq", "param": "fc.bias", "init": {"kind": "zeros"}},
+// AMSGRAD: {"value": [[W_VMAX:[0-9]+]], "kind": "update", "argument": 4},
+// AMSGRAD: {"value": [[B_VMAX:[0-9]+]], "kind": "update", "argument": 7},
+// AMSGRAD: {"op": "zero.adam", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [{{[0-9]+}}, {{[0-9]+}}, 2, 3, 4, [[STEP:[0-9]+]], [[LR:[0-9]+]]], "results": [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, [[W_VMAX]]], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true, "amsgrad": true},
+// AMSGRAD: {"op": "zero.adam", "point": {{[0-9]+}}, "loc": "{{.*}}", "operands": [{{[0-9]+}}, {{[0-9]+}}, 5, 6, 7, [[STEP]], [[LR]]], "results": [{{[0-9]+}}, {{[0-9]+}}, {{[0-9]+}}, [[B_VMAX]]], "beta1": 0.9, "beta2": 0.999, "eps": 1e-08, "weight_decay": 0.0, "mode": "adamw", "bias_correction": true, "amsgrad": true},
 
 // NESTEROV: {"value": 2, "kind": "state", "state": "momentum_buffer", "param": "fc.weight", "init": {"kind": "zeros"}},
 // NESTEROV: {"value": 3, "kind": "state", "state": "momentum_buffer", "param": "fc.bias", "init": {"kind": "zeros"}},

@@ -374,10 +374,29 @@ static LogicalResult verifyNonNegative(Operation *op, StringRef name,
   return success();
 }
 
+LogicalResult AdamOp::inferReturnTypes(MLIRContext *, std::optional<Location>,
+                                       Adaptor adaptor,
+                                       SmallVectorImpl<Type> &types) {
+  // Each state result has its operand's type; amsgrad adds the fourth.
+  types.push_back(adaptor.getParam().getType());
+  types.push_back(adaptor.getExpAvg().getType());
+  types.push_back(adaptor.getExpAvgSq().getType());
+  if (Value maxExpAvgSq = adaptor.getMaxExpAvgSq())
+    types.push_back(maxExpAvgSq.getType());
+  return success();
+}
+
 LogicalResult AdamOp::verify() {
-  if (failed(verifyOptimizerState(
-          *this, getParam(), getGrad(),
-          {{"exp_avg", getExpAvg()}, {"exp_avg_sq", getExpAvgSq()}})))
+  // The custom syntax ties the two; the generic form can split them.
+  if (getAmsgrad() && !getMaxExpAvgSq())
+    return emitOpError("amsgrad needs the max_exp_avg_sq operand");
+  if (!getAmsgrad() && getMaxExpAvgSq())
+    return emitOpError("has a max_exp_avg_sq operand but not amsgrad");
+  SmallVector<std::pair<StringRef, Value>> states{
+      {"exp_avg", getExpAvg()}, {"exp_avg_sq", getExpAvgSq()}};
+  if (Value maxExpAvgSq = getMaxExpAvgSq())
+    states.push_back({"max_exp_avg_sq", maxExpAvgSq});
+  if (failed(verifyOptimizerState(*this, getParam(), getGrad(), states)))
     return failure();
   for (auto [name, beta] :
        {std::pair<StringRef, double>{"beta1", getBeta1().convertToDouble()},

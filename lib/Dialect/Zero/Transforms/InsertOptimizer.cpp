@@ -150,18 +150,17 @@ struct ZeroInsertOptimizerPass
     schedule.rangeTestStaircase = rangeTestStaircase;
     if (failed(schedule.verify([&] { return func.emitError(); })))
       return failure();
-    if (schedule.schedulesBeta1())
-      return func.emitError("cycle-momentum is not supported yet: zero.adam "
-                            "takes beta1 as an attribute; set it to false");
     return schedule;
   }
 
   /// The names of the optimizer's per-parameter states.
-  static SmallVector<StringRef> stateKinds(OptimizerKind kind,
-                                           double momentum) {
+  static SmallVector<StringRef> stateKinds(OptimizerKind kind, double momentum,
+                                           bool amsgrad) {
     if (kind == OptimizerKind::Sgd)
       return momentum > 0 ? SmallVector<StringRef>{"momentum_buffer"}
                           : SmallVector<StringRef>{};
+    if (amsgrad)
+      return {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"};
     return {"exp_avg", "exp_avg_sq"};
   }
 
@@ -178,11 +177,12 @@ private:
                                       Value overflow);
   SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, OptimizerKind kind,
                                  Value param, Value grad,
-                                 ArrayRef<Value> states, Value step, Value lr);
+                                 ArrayRef<Value> states, Value step,
+                                 const ScheduledRates &rates);
   SmallVector<Value> buildTiledUpdate(OpBuilder &b, Location loc,
                                       OptimizerKind kind, Value param,
                                       Value grad, ArrayRef<Value> states,
-                                      Value step, Value lr);
+                                      Value step, const ScheduledRates &rates);
 };
 
 /// The loss-scale argument that zero-mixed-precision added, if any.
@@ -337,18 +337,23 @@ ZeroInsertOptimizerPass::buildScaleUpdate(OpBuilder &b, Location loc,
 }
 
 /// One optimizer-step op on `param` (a shard or tile), returning the updated
-/// parameter followed by the updated states.
+/// parameter followed by the updated states, at the scheduled rates. Adam: a
+/// scheduled beta1 (OneCycle) replaces the `beta1` option, and beta2 is then
+/// 0.99, as DeepSpeed's OneCycle sets it.
 SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
     OpBuilder &b, Location loc, OptimizerKind kind, Value param, Value grad,
-    ArrayRef<Value> states, Value step, Value lr) {
+    ArrayRef<Value> states, Value step, const ScheduledRates &rates) {
+  Value lr = rates.lr;
   if (kind != OptimizerKind::Sgd) {
     auto mode = kind == OptimizerKind::AdamW ? AdamMode::AdamW : AdamMode::L2;
-    auto adam =
-        AdamOp::create(b, loc, param, grad, states[0], states[1], step, lr,
-                       APFloat(beta1.getValue()), APFloat(beta2.getValue()),
-                       APFloat(eps.getValue()), APFloat(weightDecay.getValue()),
-                       mode, biasCorrection);
-    return {adam.getParamOut(), adam.getExpAvgOut(), adam.getExpAvgSqOut()};
+    Value maxExpAvgSq = amsgrad ? states[2] : Value();
+    auto adam = AdamOp::create(
+        b, loc, param, grad, states[0], states[1], maxExpAvgSq, step, lr,
+        rates.beta1, APFloat(beta1.getValue()),
+        APFloat(rates.beta1 ? 0.99 : beta2.getValue()), APFloat(eps.getValue()),
+        APFloat(weightDecay.getValue()), mode, biasCorrection, amsgrad);
+    // The results are the parameter and the states, in state order.
+    return SmallVector<Value>(adam->getResults());
   }
   if (momentum > 0) {
     auto sgd = SgdOp::create(b, loc, param, grad, states[0], lr,
@@ -383,11 +388,11 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
 /// runtime never needs the working set of a whole large partition at once.
 SmallVector<Value> ZeroInsertOptimizerPass::buildTiledUpdate(
     OpBuilder &b, Location loc, OptimizerKind kind, Value param, Value grad,
-    ArrayRef<Value> states, Value step, Value lr) {
+    ArrayRef<Value> states, Value step, const ScheduledRates &rates) {
   auto type = cast<RankedTensorType>(param.getType());
   int64_t numel = type.getNumElements();
   if (numel <= subGroupSize)
-    return buildUpdate(b, loc, kind, param, grad, states, step, lr);
+    return buildUpdate(b, loc, kind, param, grad, states, step, rates);
 
   // Tiles are ranges of the flattened tensor.
   SmallVector<ReassociationIndices> flatDims{
@@ -420,7 +425,7 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildTiledUpdate(
                                                      sizes, strides));
     SmallVector<Value> updated =
         buildUpdate(b, loc, kind, tiles[0], tiles[1],
-                    ArrayRef<Value>(tiles).drop_front(2), step, lr);
+                    ArrayRef<Value>(tiles).drop_front(2), step, rates);
     for (auto [result, tile] : llvm::zip_equal(results, updated))
       result = tensor::InsertSliceOp::create(b, loc, tile, result, offsets,
                                              sizes, strides);
@@ -518,7 +523,7 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   };
   unsigned insertAt = lastParamArg + 1;
   SmallVector<SmallVector<unsigned>> stateOrdinals;
-  SmallVector<StringRef> kinds = stateKinds(*kind, momentum);
+  SmallVector<StringRef> kinds = stateKinds(*kind, momentum, amsgrad);
   for (TrainableParam &tp : trainable) {
     auto nameAttr = attrs.getNamedAttr(ZeroDialect::getParamAttrName(),
                                        attrs.getStringAttr(tp.param.name));
@@ -594,7 +599,6 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   // DeepSpeed steps its scheduler after each applied optimizer step, so the
   // rate follows the steps applied before this one.
   ScheduledRates rates = buildScheduledRates(b, loc, oldStep, *schedule);
-  Value lrValue = rates.lr;
 
   SmallVector<Value> grads;
   for (TrainableParam &tp : trainable)
@@ -653,9 +657,8 @@ void ZeroInsertOptimizerPass::runOnOperation() {
       stepped = param;
     }
     Value input = scale ? unscale(grad) : grad;
-    SmallVector<Value> updated =
-        buildTiledUpdate(b, loc, *kind, stepped, input,
-                         SmallVector<Value>(states), step, lrValue);
+    SmallVector<Value> updated = buildTiledUpdate(
+        b, loc, *kind, stepped, input, SmallVector<Value>(states), step, rates);
     if (overflow) {
       // Skipped step: every updated tensor keeps its old value. The 16-bit
       // parameter follows its master weights.

@@ -225,6 +225,7 @@ void Mapper::mapOptimizer(ZeroPipelineOptions &options) {
     options.eps = opt.eps;
     options.adamWMode = opt.adamWMode;
     options.biasCorrection = opt.biasCorrection;
+    options.amsgrad = opt.amsgrad;
   }
   options.gradientClipping = config.gradientClipping;
 }
@@ -388,6 +389,7 @@ const KnobRoute kKnobRoutes[] = {
     {"optimizer.params.adam_w_mode", "adam-w-mode (zero-insert-optimizer)"},
     {"optimizer.params.bias_correction",
      "bias-correction (zero-insert-optimizer)"},
+    {"optimizer.params.amsgrad", "amsgrad (zero-insert-optimizer)"},
     {"optimizer.params.momentum", "momentum (zero-insert-optimizer)"},
     {"optimizer.params.dampening", "dampening (zero-insert-optimizer)"},
     {"optimizer.params.nesterov", "nesterov (zero-insert-optimizer)"},

@@ -46,6 +46,7 @@ enum class Field : uint8_t {
   WeightDecay,
   Mode,
   BiasCorrection,
+  Amsgrad,
   Momentum,
   Dampening,
   Nesterov,
@@ -91,6 +92,7 @@ inline constexpr FieldInfo kFieldInfos[] = {
     {Field::WeightDecay, "weight_decay", FieldKind::Number},
     {Field::Mode, "mode", FieldKind::String},
     {Field::BiasCorrection, "bias_correction", FieldKind::Bool},
+    {Field::Amsgrad, "amsgrad", FieldKind::Bool},
     {Field::Momentum, "momentum", FieldKind::Number},
     {Field::Dampening, "dampening", FieldKind::Number},
     {Field::Nesterov, "nesterov", FieldKind::Bool},
@@ -105,7 +107,7 @@ struct OpInfo {
   OpCode code;
   std::string_view name;
   OpPlacement placement;
-  std::array<Field, 6> fields;
+  std::array<Field, 7> fields;
   uint8_t numFields;
 
   constexpr const Field *beginFields() const { return fields.data(); }
@@ -152,7 +154,7 @@ struct OpSetNames {
                          Beta2 = Field::Beta2, Eps = Field::Eps,
                          WeightDecay = Field::WeightDecay, Mode = Field::Mode,
                          BiasCorrection = Field::BiasCorrection,
-                         Momentum = Field::Momentum,
+                         Amsgrad = Field::Amsgrad, Momentum = Field::Momentum,
                          Dampening = Field::Dampening,
                          Nesterov = Field::Nesterov, Dim = Field::Dim;
   static constexpr OpPlacement Compute = OpPlacement::Compute,

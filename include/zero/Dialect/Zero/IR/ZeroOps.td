@@ -228,7 +228,8 @@ def Zero_LocalShardOp : Zero_Op<"local_shard", [Pure]> {
 // Optimizer ops
 //===----------------------------------------------------------------------===//
 
-def Zero_AdamOp : Zero_Op<"adam", [Pure,
+def Zero_AdamOp : Zero_Op<"adam", [Pure, AttrSizedOperandSegments,
+    InferTypeOpAdaptor,
     AllTypesMatch<["param", "param_out"]>,
     AllTypesMatch<["exp_avg", "exp_avg_out"]>,
     AllTypesMatch<["exp_avg_sq", "exp_avg_sq_out"]>]> {
@@ -240,14 +241,22 @@ def Zero_AdamOp : Zero_Op<"adam", [Pure,
     gradients of an fp32 master). `step` is the 1-based step count for bias
     correction, `lr` the learning rate of this step (a scheduler changes it).
 
+    With `amsgrad` (torch.optim.Adam(amsgrad=True)) the op has a fourth state,
+    `max_exp_avg_sq`, the running maximum of `v`, as an operand and a result;
+    it has the type of the other states. `beta1_value`, when present, is this
+    step's beta1 (a schedule such as DeepSpeed's OneCycle computes it in the
+    step): it replaces the `beta1` attribute everywhere, the bias correction
+    1 - beta1^t included, and must be in [0, 1) when the step runs.
+
     With `g = grad` (converted to param's type), `t = step`:
 
     ```
     l2:    g = g + weight_decay * param
     m      = beta1 * m + (1 - beta1) * g
     v      = beta2 * v + (1 - beta2) * g * g
+    amsgrad: v_max = max(v_max, v); v' = v_max   (else v' = v)
     m_hat  = bias_correction ? m / (1 - beta1^t) : m
-    v_hat  = bias_correction ? v / (1 - beta2^t) : v
+    v_hat  = bias_correction ? v' / (1 - beta2^t) : v'
     adamw: param = param - lr * weight_decay * param
     param  = param - lr * m_hat / (sqrt(v_hat) + eps)
     ```
@@ -260,27 +269,38 @@ def Zero_AdamOp : Zero_Op<"adam", [Pure,
     %p1, %m1, %v1 = zero.adam %p, %g, %m, %v, %step, %lr
         {beta2 = 0.95 : f64, weight_decay = 0.01 : f64}
         : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>
+    %p2, %m2, %v2, %vmax2 = zero.adam %p1, %g, %m1, %v1, %step, %lr
+        amsgrad(%vmax) beta1(%b1)
+        : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>,
+          tensor<64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$param,
                        AnyRankedTensor:$grad,
                        AnyRankedTensor:$exp_avg,
                        AnyRankedTensor:$exp_avg_sq,
+                       Optional<AnyRankedTensor>:$max_exp_avg_sq,
                        I64:$step,
                        F32:$lr,
+                       Optional<F32>:$beta1_value,
                        DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                        DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                        DefaultValuedAttr<F64Attr, "1e-8">:$eps,
                        DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
                        DefaultValuedAttr<Zero_AdamModeAttr,
                            "::mlir::zero::AdamMode::AdamW">:$mode,
-                       DefaultValuedAttr<BoolAttr, "true">:$bias_correction);
+                       DefaultValuedAttr<BoolAttr, "true">:$bias_correction,
+                       UnitAttr:$amsgrad);
   let results = (outs AnyRankedTensor:$param_out,
                       AnyRankedTensor:$exp_avg_out,
-                      AnyRankedTensor:$exp_avg_sq_out);
+                      AnyRankedTensor:$exp_avg_sq_out,
+                      Optional<AnyRankedTensor>:$max_exp_avg_sq_out);
   let assemblyFormat = [{
-    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr attr-dict
+    $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr
+    (`amsgrad` $amsgrad^ `(` $max_exp_avg_sq `)`)?
+    (`beta1` `(` $beta1_value^ `)`)? attr-dict
     `:` type($param) `,` type($grad) `,` type($exp_avg) `,` type($exp_avg_sq)
+    (`,` type($max_exp_avg_sq)^)?
   }];
   let hasVerifier = 1;
 }

@@ -202,6 +202,9 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
            "Adam: decoupled weight decay (DeepSpeed's default) or L2">,
     Option<"biasCorrection", "bias-correction", "bool", /*default=*/"true",
            "Adam: divide the moments by 1 - beta^t (DeepSpeed's default)">,
+    Option<"amsgrad", "amsgrad", "bool", /*default=*/"false",
+           "Adam: AMSGrad, the running maximum of the second moment in the "
+           "denominator (a max_exp_avg_sq state per parameter)">,
     Option<"momentum", "momentum", "double", /*default=*/"0.0",
            "SGD momentum">,
     Option<"dampening", "dampening", "double", /*default=*/"0.0",

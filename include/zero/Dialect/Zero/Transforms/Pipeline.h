@@ -66,6 +66,7 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<double> weightDecay{*this, "weight-decay", llvm::cl::init(0.0)};
   Option<bool> adamWMode{*this, "adam-w-mode", llvm::cl::init(true)};
   Option<bool> biasCorrection{*this, "bias-correction", llvm::cl::init(true)};
+  Option<bool> amsgrad{*this, "amsgrad", llvm::cl::init(false)};
   Option<double> momentum{*this, "momentum", llvm::cl::init(0.0)};
   Option<double> dampening{*this, "dampening", llvm::cl::init(0.0)};
   Option<bool> nesterov{*this, "nesterov", llvm::cl::init(false)};

@@ -46,6 +46,11 @@
 // RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16" \
 // RUN:   --zero-mixed-precision=precision=bf16 --zero-reduce-gradients=grad-accum-dtype=bf16 \
 // RUN:   | FileCheck %s --check-prefix=STAGE1
+// f64 shards are summed in f64 (they used to be rounded to f32).
+// RUN: zero-model mlp --layers 1 --hidden 4 --batch-size 2 --dtype f64 -o %t.f64.mlir
+// RUN: zero-opt %t.f64.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-accumulate-gradients=steps=2 --zero-reduce-gradients \
+// RUN:   | FileCheck %s --check-prefix=F64
 //
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition \
 // RUN:   --zero-reduce-gradients=communication-data-type=fp8 2>&1 \
@@ -160,6 +165,10 @@
 // STAGE1-NOT:     zero.reduce_scatter_start
 // STAGE1:         zero.reduce_scatter_start avg %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 2>] {zero.grads = ["w0"]} : tensor<4x4xbf16>
 // STAGE1:         zero.reduce_scatter_start avg %[[SUM]] layouts [#zero.layout<shape = [4, 4], world_size = 2>] {zero.grads = ["w1"]} : tensor<4x4xbf16>
+
+// F64:     zero.reduce_scatter_start avg
+// F64-NOT: f32
+// F64:     linalg.map { arith.addf } ins(%{{.*}}, %{{.*}} : tensor<8xf64>, tensor<8xf64>) outs(%{{.*}} : tensor<8xf64>)
 
 // BAD-TYPE: error: unknown communication-data-type 'fp8'; expected fp32, bf16 or fp16
 // BAD-ACCUM: error: unknown grad-accum-dtype 'float32'; expected fp32, bf16 or fp16

@@ -409,22 +409,19 @@ const KnobInfo kKnobs[] = {
     number("gradient_clipping", "0", "Global gradient norm bound; 0: off.")
         .autoRule(AutoRule::NeedsTrainer),
     boolean("prescale_gradients", "false",
-            "Scale gradients before the reduction.")
-        .refused("scaling gradients before the reduction is not supported "
-                 "yet; the compiled step averages after reducing"),
+            "Divide gradients by the world size before the reduction."),
     number("gradient_predivide_factor", "1.0",
            "Divide gradients by this before the reduction.")
-        .refused("splitting the gradient average around the reduction is "
-                 "not supported yet"),
+        .flags(MinExclusive),
     boolean("sparse_gradients", "false", "Sparse embedding gradients.")
         .refused("sparse gradient reduction is not supported yet"),
+    // DeepSpeed lower-cases communication_data_type, not grad_accum_dtype.
     choice("communication_data_type", "null", "fp16|bf16|fp32",
-           "Data type of gradient communication.")
-        .refused("communicating gradients in another type than their own "
-                 "is not supported yet"),
-    any("data_types", "grad_accum_dtype and friends.")
-        .refused("accumulating gradients in another type is not supported "
-                 "yet"),
+           "Data type of the gradient reductions.")
+        .flags(CaseInsensitive),
+    section("data_types", "Data types of the gradients."),
+    choice("data_types.grad_accum_dtype", "null", "fp16|bf16|fp32",
+           "Data type gradients are accumulated in across micro-steps."),
 
     // --- DeepSpeed engine keys without effect on a compiled step -------------
     integer("steps_per_print", "10", "Print progress every N steps.")

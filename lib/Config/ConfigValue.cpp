@@ -145,14 +145,17 @@ std::string describeExpectation(const KnobInfo &knob) {
   auto ranged = [&](StringRef article, StringRef noun) {
     std::string text = (article + noun).str();
     if (bounded)
-      return text + " in [" + formatBound(knob.min) + ", " +
-             formatBound(knob.max) + (knob.hasFlag(MaxExclusive) ? ")" : "]");
+      return text + (knob.hasFlag(MinExclusive) ? " in (" : " in [") +
+             formatBound(knob.min) + ", " + formatBound(knob.max) +
+             (knob.hasFlag(MaxExclusive) ? ")" : "]");
     if (knob.min == 0)
-      return "a non-negative " + noun.str();
+      return (knob.hasFlag(MinExclusive) ? "a positive " : "a non-negative ") +
+             noun.str();
     if (knob.min == 1 && integral)
       return "a positive " + noun.str();
     if (std::isfinite(knob.min))
-      return text + " >= " + formatBound(knob.min);
+      return text + (knob.hasFlag(MinExclusive) ? " > " : " >= ") +
+             formatBound(knob.min);
     return text;
   };
   switch (knob.kind) {
@@ -183,7 +186,7 @@ std::string describeExpectation(const KnobInfo &knob) {
 }
 
 bool inRange(const KnobInfo &knob, double value) {
-  if (value < knob.min)
+  if (value < knob.min || (knob.hasFlag(MinExclusive) && value == knob.min))
     return false;
   return knob.hasFlag(MaxExclusive) ? value < knob.max : value <= knob.max;
 }

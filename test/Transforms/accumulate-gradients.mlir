@@ -11,6 +11,26 @@
 // RUN:   --zero-accumulate-gradients=steps=1 | FileCheck %s --check-prefix=ONE
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition \
 // RUN:   --zero-accumulate-gradients=steps=0 2>&1 | FileCheck %s --check-prefix=ZERO
+//
+// grad-accum-dtype at stage 1: a wider type sums here (bf16 step, fp32); the
+// step's own type changes nothing; a narrower one (f32 step, bf16) leaves the
+// micro-step gradients to zero-reduce-gradients, to be summed once stored.
+// RUN: zero-opt %S/../zero-opt/Inputs/bf16-step.mlir \
+// RUN:   --zero-partition="stage=1 world-size=2" \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp32" \
+// RUN:   | FileCheck %s --check-prefix=WIDER
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=1 world-size=2" \
+// RUN:   --zero-accumulate-gradients=steps=2 -o %t.own.mlir
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=1 world-size=2" \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp32" -o %t.fp32.mlir
+// RUN: diff %t.own.mlir %t.fp32.mlir
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=1 world-size=2" \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16" \
+// RUN:   | FileCheck %s --check-prefix=NARROWER
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp64" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-TYPE
 
 // Three micro-steps at stage 1: the data argument gains a leading dimension
 // of 3, each micro-step reads its slice, the full gradients are summed and
@@ -53,3 +73,22 @@
 // ONE: tensor<2x4xf32> {zero.data = "x"}
 
 // ZERO: error: gradient accumulation steps must be at least 1, got 0
+
+// The bf16 micro-gradients are extended and summed in f32, and the sum
+// scaled by 1/2 in f32: the gradient results become f32.
+// WIDER-LABEL: func.func @step(
+// WIDER-SAME:    -> (tensor<bf16> {zero.loss}, tensor<4x4xf32> {zero.grad = "w0"}, tensor<4xf32> {zero.grad = "b0"}, tensor<4x4xf32> {zero.grad = "w1"}, tensor<6xf32> {zero.grad = "b1"})
+// WIDER:         linalg.map ins(%{{.*}}, %{{.*}} : tensor<4x4xbf16>, tensor<4x4xbf16>) outs(%{{.*}} : tensor<4x4xf32>)
+// WIDER-NEXT:      (%[[A:.*]]: bf16, %[[B:.*]]: bf16, %{{.*}}: f32) {
+// WIDER-NEXT:        %[[AF:.*]] = arith.extf %[[A]] : bf16 to f32
+// WIDER-NEXT:        %[[BF:.*]] = arith.extf %[[B]] : bf16 to f32
+// WIDER-NEXT:        %[[S:.*]] = arith.addf %[[AF]], %[[BF]] : f32
+// WIDER-NEXT:        %[[HALF:.*]] = arith.constant 5.000000e-01 : f32
+// WIDER-NEXT:        arith.mulf %[[S]], %[[HALF]] : f32
+
+// Each micro-gradient is scaled by 1/2 and returned with its micro-step, as
+// at stage 2.
+// NARROWER-LABEL: func.func @step(
+// NARROWER-SAME:    -> (tensor<f32> {zero.loss}, tensor<4x4xf32> {zero.grad = "w0", zero.micro_step = 0 : i64}, tensor<4x4xf32> {zero.grad = "w0", zero.micro_step = 1 : i64}, tensor<4xf32> {zero.grad = "b0", zero.micro_step = 0 : i64}, tensor<4xf32> {zero.grad = "b0", zero.micro_step = 1 : i64}, tensor<4x4xf32> {zero.grad = "w1", zero.micro_step = 0 : i64}, tensor<4x4xf32> {zero.grad = "w1", zero.micro_step = 1 : i64}, tensor<6xf32> {zero.grad = "b1", zero.micro_step = 0 : i64}, tensor<6xf32> {zero.grad = "b1", zero.micro_step = 1 : i64})
+
+// BAD-TYPE: error: unknown grad-accum-dtype 'fp64'; expected fp32, bf16 or fp16

@@ -235,6 +235,10 @@ TEST(DeepSpeedConfigDefaults, EmptyFileMatchesTheReference) {
 
   EXPECT_EQ(config.optimizer.kind, OptimizerKind::None);
   EXPECT_EQ(config.gradientClipping, 0);
+  EXPECT_EQ(config.communicationDataType, DataType::None);
+  EXPECT_FALSE(config.prescaleGradients);
+  EXPECT_EQ(config.gradientPredivideFactor, 1.0);
+  EXPECT_EQ(config.dataTypes.gradAccumDtype, DataType::None);
   EXPECT_EQ(config.trainBatchSize, 0);
   EXPECT_EQ(config.trainMicroBatchSizePerGpu, 0);
   EXPECT_EQ(config.gradientAccumulationSteps, 1);
@@ -427,6 +431,44 @@ TEST(DeepSpeedConfigValues, WrongTypesAndRanges) {
                          {"betas": [0.9, 1.0]}}})"),
             "ds.json:2:36: error: optimizer.params.betas: expected two "
             "numbers in [0, 1), got [0.9, 1.0]\n");
+}
+
+TEST(DeepSpeedConfigValues, GradientDataTypes) {
+  DeepSpeedConfig config = loadOrDie(R"({"communication_data_type": "fp32",
+      "data_types": {"grad_accum_dtype": "bf16"}, "prescale_gradients": true,
+      "gradient_predivide_factor": 2.5})");
+  EXPECT_EQ(config.communicationDataType, DataType::FP32);
+  EXPECT_EQ(config.dataTypes.gradAccumDtype, DataType::BF16);
+  EXPECT_TRUE(config.prescaleGradients);
+  EXPECT_EQ(config.gradientPredivideFactor, 2.5);
+  std::string text = config.toJSON();
+  EXPECT_NE(text.find("\"communication_data_type\": \"fp32\""),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("\"data_types\": {\n    \"grad_accum_dtype\": \"bf16\""),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(loadOrDie(text).toJSON(), text);
+
+  // DeepSpeed lower-cases communication_data_type; its DtypeEnum does not
+  // accept "BF16" for grad_accum_dtype.
+  EXPECT_EQ(
+      loadOrDie(R"({"communication_data_type": "BF16"})").communicationDataType,
+      DataType::BF16);
+  EXPECT_EQ(errorsOf(R"({"data_types": {"grad_accum_dtype": "BF16"}})"),
+            "ds.json:1:37: error: data_types.grad_accum_dtype: expected one "
+            "of \"fp16\", \"bf16\", \"fp32\", got \"BF16\"; did you mean "
+            "\"bf16\"?\n");
+  // The predivide factor is a divisor.
+  EXPECT_EQ(errorsOf(R"({"gradient_predivide_factor": 0})"),
+            "ds.json:1:31: error: gradient_predivide_factor: expected a "
+            "positive number, got 0\n");
+  EXPECT_EQ(errorsOf(R"({"gradient_predivide_factor": -1.5})"),
+            "ds.json:1:31: error: gradient_predivide_factor: expected a "
+            "positive number, got -1.5\n");
+  EXPECT_EQ(errorsOf(R"({"data_types": {"grad_accum_type": "fp32"}})"),
+            "ds.json:1:17: error: unknown key 'data_types.grad_accum_type'; "
+            "did you mean 'grad_accum_dtype'?\n");
 }
 
 TEST(DeepSpeedConfigValues, StrictJson) {

@@ -63,6 +63,8 @@ enum KnobFlags : unsigned {
   MaxExclusive = 1 << 2,
   /// Only stage 3 reads it: setting it at a lower stage draws a warning.
   Stage3Only = 1 << 3,
+  /// The range excludes `min` (a divisor must be > 0).
+  MinExclusive = 1 << 4,
 };
 
 struct KnobInfo {

@@ -126,6 +126,14 @@ struct BF16Config {
   bool enabled = false;
 };
 
+/// A gradient data type as DeepSpeed names it; None is DeepSpeed's null.
+enum class DataType { None, FP16, BF16, FP32 };
+
+struct DataTypesConfig {
+  /// The type of the sum of the micro-step gradients.
+  DataType gradAccumDtype = DataType::None;
+};
+
 struct OptimizerConfig {
   /// None when the file has no optimizer section.
   OptimizerKind kind = OptimizerKind::None;
@@ -189,6 +197,12 @@ struct DeepSpeedConfig {
   SchedulerConfig scheduler;
   /// 0 disables clipping.
   double gradientClipping = 0;
+  /// The element type of the gradient reductions (None: the gradients').
+  DataType communicationDataType = DataType::None;
+  /// DeepSpeed's split of the gradient average around the sum-reduction.
+  bool prescaleGradients = false;
+  double gradientPredivideFactor = 0;
+  DataTypesConfig dataTypes;
   /// train_batch_size = micro * gradient_accumulation_steps * worldSize.
   /// The two batch sizes are 0 when neither the file nor the IR gives one.
   int64_t trainBatchSize = 0;

@@ -8,7 +8,11 @@
 // stage: at stages 0-1 the full gradients are summed here and reduced once,
 // at the boundary; at stages 2-3 every micro-gradient is its own result, so
 // that `zero-reduce-gradients` reduce-scatters each one where it is produced
-// and only shards are accumulated.
+// and only shards are accumulated. DeepSpeed's grad_accum_dtype is the type
+// of the sum; one narrower than the gradients sums them as stored, in 16
+// bits with their loss scale, which only exists after zero-mixed-precision:
+// such gradients are returned per micro-step at stages 0-1 too, and
+// zero-reduce-gradients sums them before their reduction.
 //
 //===----------------------------------------------------------------------===//
 
@@ -16,6 +20,7 @@
 
 #include "TensorUtils.h"
 #include "mlir/IR/IRMapping.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
@@ -31,20 +36,35 @@ using namespace mlir::zero;
 
 namespace {
 
-/// The mean of same-typed float tensors or scalars: (x_0 + ... ) * (1 / n).
+/// The mean of same-typed float tensors or scalars, (x_0 + ... ) * (1 / n),
+/// computed in `sumType` (null: theirs).
 Value buildMean(OpBuilder &b, Location loc, ArrayRef<Value> values,
-                double scale) {
+                double scale, Type sumType = {}) {
+  Type valueType = getElementTypeOrSelf(values.front().getType());
+  if (!sumType)
+    sumType = valueType;
   auto combine = [&](OpBuilder &nb, Location l, ValueRange xs) -> Value {
-    Value sum = xs.front();
+    Value sum = buildScalarCast(nb, l, xs.front(), sumType);
     for (Value x : xs.drop_front())
-      sum = arith::AddFOp::create(nb, l, sum, x);
+      sum =
+          arith::AddFOp::create(nb, l, sum, buildScalarCast(nb, l, x, sumType));
     Value factor =
-        arith::ConstantOp::create(nb, l, nb.getFloatAttr(sum.getType(), scale));
+        arith::ConstantOp::create(nb, l, nb.getFloatAttr(sumType, scale));
     return arith::MulFOp::create(nb, l, sum, factor);
   };
-  if (auto type = dyn_cast<RankedTensorType>(values.front().getType()))
-    return buildElementwise(b, loc, values, type.getElementType(), combine);
+  if (isa<RankedTensorType>(values.front().getType()))
+    return buildElementwise(b, loc, values, sumType, combine);
   return combine(b, loc, values);
+}
+
+/// Whether a sum in `sumType` (null: the gradients' own) of micro-gradients
+/// of `gradType` can be computed before they are stored: not when it would
+/// round them to a narrower (or another 16-bit) type.
+bool sumsBeforeStorage(Type sumType, Type gradType) {
+  if (!sumType || sumType == gradType)
+    return true;
+  return cast<FloatType>(sumType).getWidth() >
+         cast<FloatType>(gradType).getWidth();
 }
 
 struct ZeroAccumulateGradientsPass
@@ -60,6 +80,13 @@ struct ZeroAccumulateGradientsPass
     if (steps < 1) {
       func.emitError("gradient accumulation steps must be at least 1, got ")
           << steps.getValue();
+      return signalPassFailure();
+    }
+    Type sumType;
+    if (!gradAccumDtype.empty() &&
+        !(sumType = getFloatTypeByName(&getContext(), gradAccumDtype))) {
+      func.emitError("unknown grad-accum-dtype '")
+          << gradAccumDtype.getValue() << "'; expected fp32, bf16 or fp16";
       return signalPassFailure();
     }
     if (steps == 1)
@@ -124,8 +151,9 @@ struct ZeroAccumulateGradientsPass
       arg.setType(type.clone(shape));
     }
 
-    // The loss and, at stages 0-1, every gradient are averaged here; at
-    // stages 2-3 each micro-gradient is scaled by 1/G and returned.
+    // The loss and, at stages 0-1, every gradient are averaged here (unless
+    // the sum must wait for storage); otherwise each micro-gradient is
+    // scaled by 1/G and returned.
     double scale = 1.0 / static_cast<double>(steps);
     SmallVector<Value> newResults;
     SmallVector<DictionaryAttr> newAttrs;
@@ -135,8 +163,14 @@ struct ZeroAccumulateGradientsPass
       bool isGrad =
           func.getResultAttr(i, ZeroDialect::getGradAttrName()) != nullptr;
       Location loc = ret->getOperand(i).getLoc();
-      if (!isGrad || rank->stage <= 1) {
+      if (!isGrad) {
         newResults.push_back(buildMean(b, loc, results[i], scale));
+        newAttrs.push_back(resultAttrs);
+        continue;
+      }
+      Type gradType = getElementTypeOrSelf(results[i].front().getType());
+      if (rank->stage <= 1 && sumsBeforeStorage(sumType, gradType)) {
+        newResults.push_back(buildMean(b, loc, results[i], scale, sumType));
         newAttrs.push_back(resultAttrs);
         continue;
       }

@@ -16,14 +16,17 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       {options.entry, options.stage, options.worldSize,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));
   pm.addPass(createZeroAccumulateGradientsPass(
-      {options.entry, options.gradientAccumulationSteps}));
+      {options.entry, options.gradientAccumulationSteps,
+       options.gradAccumDtype}));
   pm.addPass(createZeroMixedPrecisionPass({options.entry, options.precision,
                                            options.lossScale,
                                            options.initialScalePower}));
   pm.addPass(
       createZeroShardParametersPass({options.entry, options.maxReuseDistance}));
-  pm.addPass(
-      createZeroReduceGradientsPass({options.entry, options.reduceScatter}));
+  pm.addPass(createZeroReduceGradientsPass(
+      {options.entry, options.reduceScatter, options.communicationDataType,
+       options.gradAccumDtype, options.prescaleGradients,
+       options.gradientPredivideFactor}));
   pm.addPass(createZeroInsertOptimizerPass({options.entry,
                                             options.optimizer,
                                             options.lr,

@@ -22,6 +22,7 @@
 
 using namespace mlir;
 using namespace mlir::zero;
+using ::zero::DataType;
 using ::zero::OffloadDevice;
 using ::zero::OptimizerKind;
 using ::zero::SchedulerKind;
@@ -84,6 +85,7 @@ private:
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
   void mapScheduler(ZeroPipelineOptions &options);
+  void mapGradientTypes(ZeroPipelineOptions &options);
 
   const ::zero::DeepSpeedConfig &config;
   std::vector<ConfigFinding> findings;
@@ -279,6 +281,59 @@ void Mapper::mapScheduler(ZeroPipelineOptions &options) {
   options.rangeTestStaircase = sched.lrRangeTestStaircase;
 }
 
+/// DeepSpeed's name of a gradient data type, "" for null.
+StringRef getDataTypeName(DataType type) {
+  switch (type) {
+  case DataType::None:
+    return "";
+  case DataType::FP16:
+    return "fp16";
+  case DataType::BF16:
+    return "bf16";
+  case DataType::FP32:
+    return "fp32";
+  }
+  llvm_unreachable("unknown data type");
+}
+
+void Mapper::mapGradientTypes(ZeroPipelineOptions &options) {
+  options.communicationDataType =
+      getDataTypeName(config.communicationDataType).str();
+  options.gradAccumDtype =
+      getDataTypeName(config.dataTypes.gradAccumDtype).str();
+  options.prescaleGradients = config.prescaleGradients;
+  options.gradientPredivideFactor = config.gradientPredivideFactor;
+
+  // The type zero-mixed-precision stores gradients in.
+  DataType gradType = config.bf16.enabled   ? DataType::BF16
+                      : config.fp16.enabled ? DataType::FP16
+                                            : DataType::FP32;
+  StringRef gradName = getDataTypeName(gradType);
+  StringRef why = config.bf16.enabled   ? "bf16.enabled is true"
+                  : config.fp16.enabled ? "fp16.enabled is true"
+                                        : "fp16 and bf16 are not enabled";
+  // Under fp32 the step's own type may be f64, which fp32 does change.
+  if (gradType != DataType::FP32 && config.communicationDataType == gradType)
+    warning("communication_data_type",
+            "the gradients are " + gradName + " already (" + why + ")");
+  DataType sumType = config.dataTypes.gradAccumDtype;
+  if (sumType != DataType::None && sumType != DataType::FP32 &&
+      sumType != gradType)
+    error("data_types.grad_accum_dtype",
+          "\"" + getDataTypeName(sumType) + "\": the gradients are " +
+              gradName + " (" + why + "), and " + getDataTypeName(sumType) +
+              " cannot hold every " + gradName + " value; accumulate them in " +
+              (gradType == DataType::FP32 ? "fp32"
+                                          : (gradName + " or fp32").str()));
+  else if (sumType != DataType::None && config.gradientAccumulationSteps <= 1)
+    warning("data_types.grad_accum_dtype", "gradient_accumulation_steps is 1");
+  if (config.prescaleGradients)
+    noEffectUnlessDefault("gradient_predivide_factor",
+                          config.gradientPredivideFactor,
+                          "prescale_gradients is true, which divides by the "
+                          "world size instead");
+}
+
 std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   const ::zero::ZeroOptimizationConfig &z = config.zero;
   options.worldSize = config.worldSize;
@@ -291,6 +346,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
   options.reduceScatter = z.reduceScatter;
+  mapGradientTypes(options);
   // Communication schedule (zero-bucket, zero-schedule-prefetch).
   options.reduceBucketSize = z.reduceBucketSize;
   options.allgatherBucketSize = z.allgatherBucketSize;
@@ -401,6 +457,13 @@ const KnobRoute kKnobRoutes[] = {
      "gradient-accumulation-steps by the batch rule"},
     {"gradient_accumulation_steps",
      "gradient-accumulation-steps (zero-accumulate-gradients)"},
+    {"prescale_gradients", "prescale-gradients (zero-reduce-gradients)"},
+    {"gradient_predivide_factor",
+     "gradient-predivide-factor (zero-reduce-gradients)"},
+    {"communication_data_type",
+     "communication-data-type (zero-reduce-gradients)"},
+    {"data_types.grad_accum_dtype",
+     "grad-accum-dtype (zero-accumulate-gradients, zero-reduce-gradients)"},
     {"gradient_clipping", "gradient-clipping (zero-insert-optimizer)"},
     {"scheduler.type", "lr-schedule (zero-insert-optimizer)"},
     {"scheduler.params.last_batch_iteration",

@@ -8,13 +8,22 @@
 // gradient accumulation at stages 2-3, each micro-step's gradient is reduced
 // on its own and the shards are summed as they arrive.
 //
+// DeepSpeed's communication_data_type, prescale_gradients and
+// gradient_predivide_factor shape each reduction: the gradient is converted
+// to the communication type (and pre-scaled) in one map right before it, and
+// the average is either the reduction's own (`avg`) or a `sum` with scaling
+// maps around it, as DeepSpeed's allreduce_bucket computes it.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 #include "TensorUtils.h"
+#include "mlir/IR/TypeUtilities.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
+
+#include <cmath>
 
 namespace mlir {
 namespace zero {
@@ -27,10 +36,39 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
-/// Folds the reduced micro-step gradients of each parameter (results with
-/// the same `zero.grad` name) into one result: each is added to the running
-/// sum right after it arrives, in f32, and the sum keeps the shards' type.
-void sumMicroSteps(func::FuncOp func) {
+/// The type arithmetic on `types` happens in: f32, or the widest of them.
+Type getArithmeticType(OpBuilder &b, ArrayRef<Type> types) {
+  Type result = b.getF32Type();
+  for (Type type : types)
+    if (cast<FloatType>(type).getWidth() > cast<FloatType>(result).getWidth())
+      result = type;
+  return result;
+}
+
+/// `tensor` converted to `elementType` and, with a `factor`, multiplied by
+/// it: one map, whose product is computed in f32 (or f64) and rounded once,
+/// as PyTorch multiplies 16-bit tensors by a scalar.
+Value buildScaledCast(OpBuilder &b, Location loc, Value tensor,
+                      Type elementType, std::optional<double> factor) {
+  if (!factor)
+    return buildFloatCast(b, loc, tensor, elementType);
+  Type compute = getArithmeticType(b, {elementType});
+  return buildElementwise(
+      b, loc, tensor, elementType,
+      [&](OpBuilder &nb, Location l, ValueRange args) {
+        Value x = buildScalarCast(nb, l, args[0], compute);
+        Value c =
+            arith::ConstantOp::create(nb, l, nb.getFloatAttr(compute, *factor));
+        return buildScalarCast(nb, l, arith::MulFOp::create(nb, l, x, c),
+                               elementType);
+      });
+}
+
+/// Folds the micro-step gradients of each parameter (results with the same
+/// `zero.grad` name) into one result: each is added to the running sum right
+/// after it arrives, in f32 (or f64), and the sum has type `sumType` (null:
+/// the type of the summands).
+void sumMicroSteps(func::FuncOp func, Type sumType) {
   Operation *ret = func.getBody().front().getTerminator();
   llvm::StringMap<unsigned> firstResult;
   SmallVector<Value> results;
@@ -56,16 +94,18 @@ void sumMicroSteps(func::FuncOp func) {
       if (value.getDefiningOp() &&
           value.getDefiningOp()->isBeforeInBlock(sumDef))
         b.setInsertionPointAfter(sumDef);
-    auto type = cast<RankedTensorType>(value.getType());
-    Type f32 = b.getF32Type();
-    sum = buildElementwise(
-        b, value.getLoc(), {sum, value}, type.getElementType(),
-        [&](OpBuilder &nb, Location l, ValueRange args) {
-          Value total =
-              arith::AddFOp::create(nb, l, buildScalarCast(nb, l, args[0], f32),
-                                    buildScalarCast(nb, l, args[1], f32));
-          return buildScalarCast(nb, l, total, type.getElementType());
-        });
+    Type resultType = sumType ? sumType : getElementTypeOrSelf(value);
+    Type compute =
+        getArithmeticType(b, {getElementTypeOrSelf(sum),
+                              getElementTypeOrSelf(value), resultType});
+    sum =
+        buildElementwise(b, value.getLoc(), {sum, value}, resultType,
+                         [&](OpBuilder &nb, Location l, ValueRange args) {
+                           Value total = arith::AddFOp::create(
+                               nb, l, buildScalarCast(nb, l, args[0], compute),
+                               buildScalarCast(nb, l, args[1], compute));
+                           return buildScalarCast(nb, l, total, resultType);
+                         });
   }
   if (results.size() == ret->getNumOperands())
     return;
@@ -74,6 +114,22 @@ void sumMicroSteps(func::FuncOp func) {
   ret->erase();
   updateFunctionType(func);
   func.setAllResultAttrs(resultAttrs);
+}
+
+/// Multiplies `reduced` by `factor` right before its first use, so that the
+/// reduction's wait stays free to move and the reduction to join a bucket.
+void scaleBeforeFirstUse(Value reduced, double factor) {
+  Block *block = reduced.getParentBlock();
+  Operation *first = nullptr;
+  for (Operation *user : reduced.getUsers()) {
+    Operation *op = block->findAncestorOpInBlock(*user);
+    if (!first || op->isBeforeInBlock(first))
+      first = op;
+  }
+  OpBuilder b(first);
+  Value scaled = buildScaledCast(b, reduced.getLoc(), reduced,
+                                 getElementTypeOrSelf(reduced), factor);
+  reduced.replaceAllUsesExcept(scaled, scaled.getDefiningOp());
 }
 
 struct ZeroReduceGradientsPass
@@ -88,15 +144,54 @@ struct ZeroReduceGradientsPass
     func::FuncOp func = step->func;
     const RankInfo *rank = &step->rank;
 
+    MLIRContext *ctx = &getContext();
+    // Null for an empty option.
+    auto parseType = [&](StringRef option, StringRef name,
+                         Type &type) -> LogicalResult {
+      if (name.empty() || (type = getFloatTypeByName(ctx, name)))
+        return success();
+      return func.emitError("unknown ")
+             << option << " '" << name << "'; expected fp32, bf16 or fp16";
+    };
+    Type commType, sumType;
+    if (failed(parseType("communication-data-type", communicationDataType,
+                         commType)) ||
+        failed(parseType("grad-accum-dtype", gradAccumDtype, sumType)))
+      return signalPassFailure();
+    double predivide = gradientPredivideFactor;
+    if (!(predivide > 0) || !std::isfinite(predivide)) {
+      func.emitError("gradient-predivide-factor must be a positive number, "
+                     "got ")
+          << predivide;
+      return signalPassFailure();
+    }
+
+    // DeepSpeed's allreduce_bucket: with the defaults, the average.
+    auto worldSize = static_cast<double>(rank->worldSize);
+    std::optional<double> preScale, postScale;
+    if (prescaleGradients) {
+      preScale = 1.0 / worldSize;
+    } else if (predivide != 1.0) {
+      preScale = 1.0 / predivide;
+      if (predivide != worldSize)
+        postScale = predivide / worldSize;
+    }
+    auto kind = ReductionKindAttr::get(ctx, preScale ? ReductionKind::Sum
+                                                     : ReductionKind::Avg);
+
     llvm::StringMap<LayoutAttr> layouts;
     for (const ParamArg &param : getParamArgs(func))
       layouts[param.name] = param.layout;
 
-    MLIRContext *ctx = &getContext();
+    // Stages 0-1 reduce each gradient once: stored micro-steps are summed
+    // first.
+    if (rank->stage <= 1)
+      sumMicroSteps(func, sumType);
+
     OpBuilder b(ctx);
-    auto avg = ReductionKindAttr::get(ctx, ReductionKind::Avg);
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
+    SmallVector<Value> toPostScale;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(
           i, ZeroDialect::getGradAttrName());
@@ -115,27 +210,34 @@ struct ZeroReduceGradientsPass
       else
         b.setInsertionPointAfter(grad.getDefiningOp());
       Location loc = grad.getLoc();
+      Value operand = buildScaledCast(
+          b, loc, grad, commType ? commType : getElementTypeOrSelf(grad),
+          preScale);
+      auto type = cast<RankedTensorType>(operand.getType());
 
       AsyncStartOpInterface start;
       Value reduced;
       if (rank->stage == 0 || !reduceScatter) {
-        start = AllReduceStartOp::create(b, loc, grad, avg);
+        start = AllReduceStartOp::create(b, loc, operand, kind);
         reduced = WaitOp::create(b, loc, start).getResult(0);
-        if (rank->stage != 0) {
-          auto type = cast<RankedTensorType>(grad.getType());
+        if (rank->stage != 0)
           reduced = LocalShardOp::create(
               b, loc, layout.getShardType(type.getElementType()), reduced,
               layout);
-        }
       } else {
-        start = ReduceScatterStartOp::create(b, loc, grad, avg,
+        start = ReduceScatterStartOp::create(b, loc, operand, kind,
                                              b.getArrayAttr({layout}));
         reduced = WaitOp::create(b, loc, start).getResult(0);
       }
       start->setAttr(getGradsAttrName(), b.getArrayAttr({name}));
       ret->setOperand(i, reduced);
+      if (postScale)
+        toPostScale.push_back(reduced);
     }
-    sumMicroSteps(func);
+    if (rank->stage >= 2)
+      sumMicroSteps(func, sumType);
+    for (Value reduced : toPostScale)
+      scaleBeforeFirstUse(reduced, *postScale);
     updateFunctionType(func);
   }
 };

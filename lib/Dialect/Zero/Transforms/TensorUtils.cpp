@@ -47,7 +47,21 @@ Value zero::buildScalarCast(OpBuilder &b, Location loc, Value scalar,
     return scalar;
   if (to.getWidth() > from.getWidth())
     return arith::ExtFOp::create(b, loc, to, scalar);
+  // truncf needs a narrower result; f32 holds every bf16 and f16 value.
+  if (to.getWidth() == from.getWidth())
+    scalar = arith::ExtFOp::create(b, loc, b.getF32Type(), scalar);
   return arith::TruncFOp::create(b, loc, to, scalar);
+}
+
+Type zero::getFloatTypeByName(MLIRContext *ctx, StringRef name) {
+  Builder b(ctx);
+  if (name == "fp32")
+    return b.getF32Type();
+  if (name == "bf16")
+    return b.getBF16Type();
+  if (name == "fp16")
+    return b.getF16Type();
+  return nullptr;
 }
 
 /// Folds every element of an f32 tensor, starting from 0, with `CombineOp`

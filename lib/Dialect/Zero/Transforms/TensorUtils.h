@@ -26,8 +26,12 @@ Value buildElementwise(
 Value buildFloatCast(OpBuilder &b, Location loc, Value tensor,
                      Type elementType);
 
-/// Converts a float scalar to `type` (extf or truncf), or returns it.
+/// Converts a float scalar to `type` (extf or truncf; between bf16 and f16
+/// through f32), or returns it.
 Value buildScalarCast(OpBuilder &b, Location loc, Value scalar, Type type);
+
+/// The float type DeepSpeed names `name` (fp32, bf16, fp16), or null.
+Type getFloatTypeByName(MLIRContext *ctx, StringRef name);
 
 /// The sum of the squares of the elements of a float tensor, accumulated in
 /// f32, as an f32 scalar.

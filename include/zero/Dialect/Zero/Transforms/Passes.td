@@ -111,6 +111,13 @@ def ZeroAccumulateGradientsPass
     stages 2-3 each micro-step's gradient stays a result of its own
     (`zero.micro_step = i`), so that `zero-reduce-gradients` reduce-scatters
     it where it is produced and sums the shards.
+
+    At stages 0-1 the sum is computed here, in the gradients' type or in
+    `grad-accum-dtype` when that is wider. A `grad-accum-dtype` narrower than
+    the gradients (bf16 or fp16 for an f32 step) asks for every micro-step's
+    gradient to be stored before it is added: the micro-step gradients are
+    then returned one by one, as at stages 2-3, and `zero-reduce-gradients`
+    sums them in that type before their reduction.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -118,6 +125,10 @@ def ZeroAccumulateGradientsPass
            "holds several candidates)">,
     Option<"steps", "steps", "int64_t", /*default=*/"1",
            "gradient_accumulation_steps: micro-steps per optimizer step">,
+    Option<"gradAccumDtype", "grad-accum-dtype", "std::string",
+           /*default=*/"\"\"",
+           "fp32, bf16 or fp16: the type of the sum of the micro-step "
+           "gradients (empty: the gradients' own)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::tensor::TensorDialect",
@@ -153,6 +164,19 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
     shard, where it is produced (stages 2-3) or at the end of the backward
     pass (stage 1). With `reduce-scatter=false`, an all-reduce followed by
     `zero.local_shard` replaces the reduce-scatter.
+
+    `communication-data-type` converts each gradient to that type right
+    before its reduction; the reduced gradient keeps it. Gradients of
+    micro-steps (`zero.micro_step`) are summed in `grad-accum-dtype` (empty:
+    in the type of what is summed): at stages 2-3 the reduced shards as they
+    arrive, at stages 0-1 the gradients before their one reduction.
+
+    `prescale-gradients` and `gradient-predivide-factor` F split the average
+    as DeepSpeed does: prescale multiplies by 1/N before a `sum` reduction;
+    otherwise F != 1 multiplies by 1/F before the `sum` and by F/N after it
+    (not when F = N). Each scaling is one `linalg.map` in the communication
+    type (16-bit values are multiplied in f32 and rounded once); the one after
+    the reduction sits right before the first use of the reduced gradient.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -160,7 +184,26 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
            "holds several candidates)">,
     Option<"reduceScatter", "reduce-scatter", "bool", /*default=*/"true",
            "Use reduce-scatter (else all-reduce and keep the local shard)">,
+    Option<"communicationDataType", "communication-data-type", "std::string",
+           /*default=*/"\"\"",
+           "fp32, bf16 or fp16: the element type of the reductions (empty: "
+           "the gradients' own)">,
+    Option<"gradAccumDtype", "grad-accum-dtype", "std::string",
+           /*default=*/"\"\"",
+           "fp32, bf16 or fp16: the type of the sum of the micro-step "
+           "gradients (empty: the type of what is summed)">,
+    Option<"prescaleGradients", "prescale-gradients", "bool",
+           /*default=*/"false",
+           "Divide by the world size before a sum reduction (DeepSpeed's "
+           "prescale_gradients)">,
+    Option<"gradientPredivideFactor", "gradient-predivide-factor", "double",
+           /*default=*/"1.0",
+           "Divide by this before a sum reduction and by world size / this "
+           "after it (DeepSpeed's gradient_predivide_factor)">,
   ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
 }
 
 def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {

@@ -54,6 +54,24 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<bool> reduceScatter{*this, "reduce-scatter",
                              llvm::cl::desc("Reduce-scatter gradients"),
                              llvm::cl::init(true)};
+  Option<std::string> communicationDataType{
+      *this, "communication-data-type",
+      llvm::cl::desc("Element type of the gradient reductions: fp32, bf16, "
+                     "fp16 (empty: the gradients' own)")};
+  Option<std::string> gradAccumDtype{
+      *this, "grad-accum-dtype",
+      llvm::cl::desc("Type of the sum of the micro-step gradients: fp32, "
+                     "bf16, fp16 (empty: the gradients' own)")};
+  Option<bool> prescaleGradients{
+      *this, "prescale-gradients",
+      llvm::cl::desc("Divide gradients by the world size before a sum "
+                     "reduction"),
+      llvm::cl::init(false)};
+  Option<double> gradientPredivideFactor{
+      *this, "gradient-predivide-factor",
+      llvm::cl::desc("Divide gradients by this before a sum reduction, by "
+                     "world size / this after it"),
+      llvm::cl::init(1.0)};
   // Optimizer.
   Option<std::string> optimizer{*this, "optimizer",
                                 llvm::cl::desc("adam, adamw or sgd"),

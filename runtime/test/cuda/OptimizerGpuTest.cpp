@@ -81,6 +81,16 @@ struct AdamCase {
   double weightDecay;
 };
 
+void writeStepAndLr(Runner &r, int64_t stepTensor, int64_t lrTensor,
+                    int64_t s) {
+  Bytes stepBytes = makeBytes(DType::I64, 1);
+  setInt(stepBytes, DType::I64, 0, s);
+  r.write(stepTensor, stepBytes);
+  Bytes lrBytes = makeBytes(DType::F32, 1);
+  setFloat(lrBytes, DType::F32, 0, 1e-3 * s);
+  r.write(lrTensor, lrBytes);
+}
+
 TEST(CudaOptimizers, AdamMatchesTheHost) {
   ZERO_REQUIRE_GPU();
   std::mt19937_64 rng(31);
@@ -127,12 +137,7 @@ TEST(CudaOptimizers, AdamMatchesTheHost) {
           r.write(v, vBytes);
           for (int64_t s = 1; s <= 3; ++s) {
             r.write(grad, randomBytes(t.grad, numel, rng, 0.5));
-            Bytes stepBytes = makeBytes(DType::I64, 1);
-            setInt(stepBytes, DType::I64, 0, s);
-            r.write(stepTensor, stepBytes);
-            Bytes lrBytes = makeBytes(DType::F32, 1);
-            setFloat(lrBytes, DType::F32, 0, 1e-3 * s);
-            r.write(lrTensor, lrBytes);
+            writeStepAndLr(r, stepTensor, lrTensor, s);
             r.step();
             const std::string what =
                 std::string("adam ") + c.mode + " " + dtypeName(t.param) + "/" +
@@ -282,16 +287,6 @@ struct AdamVariant {
            dtypeName(types.v) + " n" + std::to_string(numel);
   }
 };
-
-void writeStepAndLr(Runner &r, int64_t stepTensor, int64_t lrTensor,
-                    int64_t s) {
-  Bytes stepBytes = makeBytes(DType::I64, 1);
-  setInt(stepBytes, DType::I64, 0, s);
-  r.write(stepTensor, stepBytes);
-  Bytes lrBytes = makeBytes(DType::F32, 1);
-  setFloat(lrBytes, DType::F32, 0, 1e-3 * s);
-  r.write(lrTensor, lrBytes);
-}
 
 /// beta1 at step s (1-based): a cycle as OneCycle's, in f32.
 double scheduledBeta1(int64_t s) {

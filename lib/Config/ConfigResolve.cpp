@@ -351,17 +351,29 @@ private:
                              Twine(divisor) + ")");
       return false;
     };
+    // A product that overflows is an error at the key that makes it so.
+    auto overflows = [&](StringRef path, const Twine &product) {
+      error(path, spelled(path) + ": " + product + " overflows");
+    };
     int64_t product;
     if (train && micro && !steps) {
       int64_t result;
-      if (llvm::MulOverflow(*micro, world, product) ||
-          !divide(product, kMicroBatch.str() + " * world size", result))
+      if (llvm::MulOverflow(*micro, world, product)) {
+        overflows(kMicroBatch, kMicroBatch + " (" + Twine(*micro) +
+                                   ") * world size (" + Twine(world) + ")");
+        return;
+      }
+      if (!divide(product, kMicroBatch.str() + " * world size", result))
         return;
       steps = result;
     } else if (train && steps && !micro) {
       int64_t result;
-      if (llvm::MulOverflow(*steps, world, product) ||
-          !divide(product, kAccumulation.str() + " * world size", result))
+      if (llvm::MulOverflow(*steps, world, product)) {
+        overflows(kAccumulation, kAccumulation + " (" + Twine(*steps) +
+                                     ") * world size (" + Twine(world) + ")");
+        return;
+      }
+      if (!divide(product, kAccumulation.str() + " * world size", result))
         return;
       micro = result;
     } else if (train && !micro) {
@@ -386,7 +398,10 @@ private:
       int64_t result;
       if (llvm::MulOverflow(*micro, *steps, product) ||
           llvm::MulOverflow(product, world, result)) {
-        error(kMicroBatch, "the train batch size overflows");
+        // The micro-batch may come from the IR: blame a key that is written.
+        overflows(given(kAccumulation) ? kAccumulation : kMicroBatch,
+                  "the train batch size, " + Twine(*micro) + " * " +
+                      Twine(*steps) + " * world size (" + Twine(world) + "),");
         return;
       }
       train = result;

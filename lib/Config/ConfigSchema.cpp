@@ -176,7 +176,8 @@ const KnobInfo kKnobs[] = {
     boolean("zero_optimization.offload_param.pin_memory", "false",
             "Page-locked host memory."),
     integer("zero_optimization.sub_group_size", "1000000000",
-            "Elements per tile of the optimizer step."),
+            "Elements per tile of the optimizer step.")
+        .range(1, kNoMax),
     integer("zero_optimization.prefetch_bucket_size", "50000000",
             "Parameter elements fetched ahead of use (0: no prefetch).")
         .autoRule(AutoRule::NineTenthsHiddenSquared)
@@ -250,13 +251,17 @@ const KnobInfo kKnobs[] = {
     boolean("fp16.auto_cast", "false", "Cast inputs to fp16."),
     number("fp16.loss_scale", "0", "Static loss scale; 0: dynamic."),
     integer("fp16.initial_scale_power", "16",
-            "Initial dynamic loss scale is 2^this."),
+            "Initial dynamic loss scale is 2^this.")
+        .range(0, 127),
     integer("fp16.loss_scale_window", "1000",
-            "Steps without overflow before the scale grows."),
-    integer("fp16.hysteresis", "2", "Overflows tolerated before shrinking."),
+            "Steps without overflow before the scale grows.")
+        .range(1, kNoMax),
+    integer("fp16.hysteresis", "2", "Overflows tolerated before shrinking.")
+        .range(1, kNoMax),
     boolean("fp16.consecutive_hysteresis", "false",
             "Refill hysteresis after a step without overflow."),
-    number("fp16.min_loss_scale", "1", "Lower bound of the dynamic scale."),
+    number("fp16.min_loss_scale", "1", "Lower bound of the dynamic scale.")
+        .flags(MinExclusive),
     boolean("fp16.fp16_master_weights_and_grads", "false",
             "Keep master weights and gradients in fp16.")
         .refused("fp16 master weights and gradients are not supported yet; "
@@ -280,6 +285,7 @@ const KnobInfo kKnobs[] = {
         .autoRule(AutoRule::NeedsTrainer)
         .appliesTo("Adam|AdamW"),
     number("optimizer.params.eps", "1e-08", "Adam's denominator term.")
+        .flags(MinExclusive)
         .autoRule(AutoRule::NeedsTrainer)
         .appliesTo("Adam|AdamW"),
     number("optimizer.params.weight_decay", "0", "Weight decay.")

@@ -222,16 +222,16 @@ public:
           llvm::SMLoc loc = llvm::SMLoc::getFromPointer(
               overrideMgr.getMemoryBuffer(1)->getBufferStart() + key.size() +
               1);
-          overrideMgr.PrintMessage(loc, kind,
-                                   describe(finding, spelling) + separator +
-                                       finding.message);
+          printExcerpt(overrideMgr.GetMessage(
+              loc, kind, describe(finding, spelling) + separator +
+                             finding.message));
           return;
         }
     for (const std::string &spelling : spellings)
       if (llvm::SMLoc loc = find(spelling); loc.isValid()) {
-        fileMgr.PrintMessage(loc, kind,
-                             describe(finding, spelling) + separator +
-                                 finding.message);
+        printExcerpt(fileMgr.GetMessage(loc, kind,
+                                        describe(finding, spelling) +
+                                            separator + finding.message));
         return;
       }
     llvm::SMDiagnostic(
@@ -242,6 +242,11 @@ public:
   }
 
 private:
+  /// As the config library prints its own errors: long lines as an excerpt.
+  static void printExcerpt(const llvm::SMDiagnostic &diagnostic) {
+    llvm::errs() << ::zero::formatDiagnostics(diagnostic);
+  }
+
   static std::string describe(const mlir::zero::ConfigFinding &finding,
                               llvm::StringRef spelling) {
     bool legacy = llvm::any_of(::zero::getLegacyKeys(), [&](auto &key) {

@@ -38,6 +38,7 @@
 #include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
 #include "zero/Target/Schedule/Passes.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
@@ -135,23 +136,57 @@ LogicalResult applyDriverOptions(PassManager &pm) {
 }
 
 /// What "auto" is resolved from, read from the input (parsed on its own;
-/// a broken input is diagnosed by the real run).
+/// a broken input is diagnosed by the real run). The parse runs in a crash
+/// recovery context: on some malformed inputs MLIR's parser crashes after
+/// its error (see runRecoveringFromParserCrashes), and the real run reports
+/// that error.
 ::zero::ResolveContext readResolveContext(llvm::MemoryBufferRef input,
                                           DialectRegistry &registry) {
-  MLIRContext context(registry);
-  context.allowUnregisteredDialects();
-  ScopedDiagnosticHandler silence(&context,
-                                  [](Diagnostic &) { return success(); });
-  llvm::SourceMgr sourceMgr;
-  sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(input),
-                               llvm::SMLoc());
-  OwningOpRef<ModuleOp> module = parseSourceFile<ModuleOp>(sourceMgr, &context);
-  if (!module) {
-    ::zero::ResolveContext unknown;
-    unknown.worldSize = zeroWorldSize;
-    return unknown;
+  ::zero::ResolveContext context;
+  context.worldSize = zeroWorldSize;
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  recovery.RunSafely([&] {
+    MLIRContext mlirContext(registry);
+    mlirContext.allowUnregisteredDialects();
+    ScopedDiagnosticHandler silence(&mlirContext,
+                                    [](Diagnostic &) { return success(); });
+    llvm::SourceMgr sourceMgr;
+    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(input),
+                                 llvm::SMLoc());
+    OwningOpRef<ModuleOp> module =
+        parseSourceFile<ModuleOp>(sourceMgr, &mlirContext);
+    if (module)
+      context = mlir::zero::inferResolveContext(*module, entryFunction,
+                                                zeroWorldSize);
+  });
+  llvm::CrashRecoveryContext::Disable();
+  return context;
+}
+
+/// Runs MlirOptMain; a crash inside it becomes exit 1. MLIR 22's parser
+/// crashes on some malformed IR after reporting the error (linalg.reduce,
+/// linalg.broadcast and linalg.transpose store the null attribute their
+/// failed `dimensions`/`permutation` parse returns), which a byte-flip fuzzer
+/// found; the error it printed names
+/// the position, and zero-opt must still end with an error, not a signal.
+LogicalResult runRecoveringFromParserCrashes(
+    llvm::raw_ostream &os, llvm::StringRef inputFilename,
+    std::unique_ptr<llvm::MemoryBuffer> input, DialectRegistry &registry,
+    const MlirOptMainConfig &config) {
+  LogicalResult result = failure();
+  llvm::CrashRecoveryContext::Enable();
+  llvm::CrashRecoveryContext recovery;
+  bool finished = recovery.RunSafely(
+      [&] { result = MlirOptMain(os, std::move(input), registry, config); });
+  llvm::CrashRecoveryContext::Disable();
+  if (!finished) {
+    llvm::errs() << "zero-opt: " << inputFilename
+                 << ": MLIR crashed while reading this malformed input, after "
+                    "the error above\n";
+    return failure();
   }
-  return mlir::zero::inferResolveContext(*module, entryFunction, zeroWorldSize);
+  return result;
 }
 
 /// The command-line settings of configuration keys, in the order they
@@ -453,7 +488,8 @@ int main(int argc, char **argv) {
     llvm::errs() << "zero-opt: " << errorMessage << "\n";
     return 1;
   }
-  if (failed(MlirOptMain(output->os(), std::move(input), registry, config)))
+  if (failed(runRecoveringFromParserCrashes(
+          output->os(), inputFilename, std::move(input), registry, config)))
     return 1;
   output->keep();
   return 0;

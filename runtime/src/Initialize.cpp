@@ -14,8 +14,10 @@
 #include "zero/runtime/FloatFormats.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <map>
+#include <set>
 
 namespace zero::runtime {
 
@@ -26,6 +28,28 @@ std::string joinShape(const std::vector<int64_t> &shape) {
   for (size_t i = 0; i < shape.size(); ++i)
     text += (i ? ", " : "") + std::to_string(shape[i]);
   return text + "]";
+}
+
+/// The first element of `tensor` that is NaN or infinite, as an error naming
+/// it by flat and multi-dimensional index: a non-finite initial weight would
+/// only show later as a non-finite loss.
+Status checkFinite(const std::string &file, const NamedTensor &tensor) {
+  auto bad = std::find_if(tensor.data.begin(), tensor.data.end(),
+                          [](float v) { return !std::isfinite(v); });
+  if (bad == tensor.data.end())
+    return Status::ok();
+  int64_t flat = bad - tensor.data.begin();
+  std::vector<int64_t> index(tensor.shape.size());
+  int64_t rest = flat;
+  for (size_t d = tensor.shape.size(); d-- > 0;) {
+    index[d] = rest % tensor.shape[d];
+    rest /= tensor.shape[d];
+  }
+  std::string value = std::isnan(*bad) ? "nan" : *bad > 0 ? "inf" : "-inf";
+  return ZERO_ERROR(kInvalidArgument,
+                    file + ": tensor '" + tensor.name + "' holds " + value +
+                        " at element " + std::to_string(flat) + " (index " +
+                        joinShape(index) + "): initial weights must be finite");
 }
 
 /// dst[offset + i] = values[i] in the tensor's element type.
@@ -112,6 +136,7 @@ Status Executor::initialize(const InitOptions &options) {
   const Schedule &s = *schedule_;
   const int64_t rank = communicator_.rank();
   std::map<std::string, const NamedTensor *> given;
+  std::set<std::string> checked; // the given tensors found finite
   if (options.parameters)
     for (const NamedTensor &tensor : *options.parameters)
       given.emplace(tensor.name, &tensor);
@@ -134,6 +159,10 @@ Status Executor::initialize(const InitOptions &options) {
                               "' has shape " + joinShape(tensor.shape) +
                               ", but the parameter of " + s.name() +
                               " has shape " + joinShape(param.layout.shape));
+      if (!checked.count(param.name)) {
+        ZERO_RETURN_IF_ERROR(checkFinite(options.parametersFile, tensor));
+        checked.insert(param.name);
+      }
       std::copy_n(tensor.data.begin() + begin, count, out.begin());
       return Status::ok();
     }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <limits>
 #include <unistd.h>
 
 using namespace zero::runtime;
@@ -97,6 +98,17 @@ TEST(Executor, InitializesAndExportsParameters) {
   EXPECT_EQ((*exported)[0].name, "w");
   EXPECT_EQ((*exported)[0].shape, (std::vector<int64_t>{4}));
   EXPECT_EQ((*exported)[0].data, (std::vector<float>{5, 6, 7, 8}));
+
+  // The first non-finite element, by flat index and index.
+  given[0].data = {5, 6, -std::numeric_limits<float>::infinity(),
+                   std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_EQ(executor->initialize(init).message(),
+            "given.safetensors: tensor 'w' holds -inf at element 2 (index "
+            "[2]): initial weights must be finite");
+  given[0].data = {5, 6, 7, std::numeric_limits<float>::quiet_NaN()};
+  EXPECT_EQ(executor->initialize(init).message(),
+            "given.safetensors: tensor 'w' holds nan at element 3 (index "
+            "[3]): initial weights must be finite");
 
   given[0].shape = {2, 2};
   EXPECT_EQ(executor->initialize(init).message(),

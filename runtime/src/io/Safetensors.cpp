@@ -40,16 +40,6 @@ struct FileCloser {
 };
 using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
-Status writeAll(std::FILE *file, const std::string &path, const void *data,
-                size_t bytes) {
-  if (bytes == 0)
-    return Status::ok();
-  errno = 0;
-  if (std::fwrite(data, 1, bytes, file) != bytes)
-    return io::writeError(path, "write failed");
-  return Status::ok();
-}
-
 /// One entry of the header, checked.
 struct TensorEntry {
   std::string name;
@@ -303,9 +293,10 @@ readSafetensors(const std::string &path,
   return tensors;
 }
 
-Status writeSafetensors(const std::string &path,
+Status writeSafetensors(OutputFile &file,
                         const std::vector<NamedTensor> &tensors,
                         const std::map<std::string, std::string> &metadata) {
+  const std::string &path = file.path();
   json header = json::object();
   uint64_t offset = 0;
   for (size_t i = 0; i < tensors.size(); ++i) {
@@ -357,13 +348,8 @@ Status writeSafetensors(const std::string &path,
   for (int i = 0; i < 8; ++i)
     lengthBytes[i] = static_cast<unsigned char>(length >> (8 * i));
 
-  std::FILE *raw = std::fopen(path.c_str(), "wb");
-  if (!raw)
-    return io::openError(path, "cannot open for writing");
-  FilePtr file(raw);
-  ZERO_RETURN_IF_ERROR(writeAll(file.get(), path, lengthBytes, 8));
-  ZERO_RETURN_IF_ERROR(
-      writeAll(file.get(), path, headerText.data(), headerText.size()));
+  ZERO_RETURN_IF_ERROR(file.write(lengthBytes, 8));
+  ZERO_RETURN_IF_ERROR(file.write(headerText));
   std::vector<float> swapped;
   for (const NamedTensor &tensor : tensors) {
     const float *data = tensor.data.data();
@@ -372,17 +358,19 @@ Status writeSafetensors(const std::string &path,
       swapFloatBytes(swapped.data(), swapped.size());
       data = swapped.data();
     }
-    ZERO_RETURN_IF_ERROR(
-        writeAll(file.get(), path, data, tensor.data.size() * 4));
+    ZERO_RETURN_IF_ERROR(file.write(data, tensor.data.size() * 4));
   }
-  // Buffered data reaches the disk (or fails to) at the flush and the close.
-  errno = 0;
-  if (std::fflush(file.get()) != 0)
-    return io::writeError(path, "write failed");
-  errno = 0;
-  if (std::fclose(file.release()) != 0)
-    return io::writeError(path, "close failed");
   return Status::ok();
+}
+
+Status writeSafetensors(const std::string &path,
+                        const std::vector<NamedTensor> &tensors,
+                        const std::map<std::string, std::string> &metadata) {
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file.isOk())
+    return file.status();
+  ZERO_RETURN_IF_ERROR(writeSafetensors(**file, tensors, metadata));
+  return (*file)->commit();
 }
 
 } // namespace zero::runtime

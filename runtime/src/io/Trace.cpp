@@ -45,7 +45,7 @@ static json eventToJson(const TraceEvent &event) {
   return value;
 }
 
-Status writeChromeTrace(const std::string &path,
+Status writeChromeTrace(OutputFile &file,
                         const std::vector<TraceEvent> &events) {
   // Thread ids by sorted stream name, so that a stream has the same tid on
   // every rank and the viewer lists the streams in the same order.
@@ -104,24 +104,21 @@ Status writeChromeTrace(const std::string &path,
     text = trace.dump(-1, ' ', false, json::error_handler_t::replace);
   } catch (const json::exception &error) {
     return ZERO_ERROR(kInvalidArgument,
-                      path + ": cannot serialize the trace: " + error.what());
+                      file.path() +
+                          ": cannot serialize the trace: " + error.what());
   }
   text += '\n';
 
-  std::FILE *file = std::fopen(path.c_str(), "wb");
-  if (!file)
-    return io::openError(path, "cannot open for writing");
-  errno = 0;
-  if (std::fwrite(text.data(), 1, text.size(), file) != text.size() ||
-      std::fflush(file) != 0) {
-    Status error = io::writeError(path, "write failed");
-    std::fclose(file);
-    return error;
-  }
-  errno = 0;
-  if (std::fclose(file) != 0)
-    return io::writeError(path, "close failed");
-  return Status::ok();
+  return file.write(text);
+}
+
+Status writeChromeTrace(const std::string &path,
+                        const std::vector<TraceEvent> &events) {
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file.isOk())
+    return file.status();
+  ZERO_RETURN_IF_ERROR(writeChromeTrace(**file, events));
+  return (*file)->commit();
 }
 
 std::string serializeTraceEvents(const std::vector<TraceEvent> &events) {

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Session.h"
 
 #include <nlohmann/json.hpp>
@@ -16,11 +17,13 @@
 #include <algorithm>
 #include <cerrno>
 #include <climits>
+#include <cmath>
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <memory>
@@ -51,6 +54,12 @@ const char *kUsage =
     "step\n"
     "  --metrics FILE       one JSON object per step and rank\n"
     "  --trace FILE         a Chrome/Perfetto trace of every rank's streams\n"
+    "                       (--export, --metrics, --trace: opened before the\n"
+    "                       first step, directories created; each appears\n"
+    "                       whole under its name at the end)\n"
+    "  --allow-nonfinite    go on after a NaN or infinite loss (default: stop\n"
+    "                       after that step's outputs; fp16 with dynamic loss\n"
+    "                       scaling skips such steps and always goes on)\n"
     "  --nproc N            start N ranks with mpirun\n"
     "  --memory-limit B     bytes the plan may use (default: no limit)\n"
     "  --comm-timeout S     seconds before a stuck collective fails (60)\n"
@@ -73,6 +82,7 @@ struct Options {
   int64_t memoryLimit = 0;
   double commTimeout = 60;
   bool debug = false;
+  bool allowNonfinite = false;
   bool help = false;
   int64_t failAtStep = -1;
   int64_t failRank = -1;
@@ -120,10 +130,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
       value = arg.substr(equals + 1);
       hasValue = true;
     }
-    if (flag == "--debug") {
+    if (flag == "--debug" || flag == "--allow-nonfinite") {
       if (hasValue)
-        return usageError("--debug takes no value");
-      options.debug = true;
+        return usageError(flag + " takes no value");
+      (flag == "--debug" ? options.debug : options.allowNonfinite) = true;
       options.forwarded.push_back(arg);
       continue;
     }
@@ -192,6 +202,18 @@ Status parseOptions(int argc, char **argv, Options &options) {
     return usageError("--steps is required");
   if ((options.failAtStep >= 0) != (options.failRank >= 0))
     return usageError("--fail-at-step and --fail-rank go together");
+  // Two outputs of one name would overwrite each other at the end.
+  std::pair<const char *, const std::string *> outputs[] = {
+      {"--export", &options.exportPath},
+      {"--metrics", &options.metrics},
+      {"--trace", &options.trace}};
+  for (size_t i = 0; i < std::size(outputs); ++i)
+    for (size_t j = i + 1; j < std::size(outputs); ++j)
+      if (!outputs[i].second->empty() &&
+          *outputs[i].second == *outputs[j].second)
+        return usageError(std::string(outputs[i].first) + " and " +
+                          outputs[j].first + " both write '" +
+                          *outputs[i].second + "'");
   return Status::ok();
 }
 
@@ -259,7 +281,8 @@ void printAgreedError(const Status &status) {
 /// Everything that must work before the first step, on every rank.
 struct Run {
   std::unique_ptr<Session> session;
-  std::FILE *metrics = nullptr;
+  /// Rank 0's outputs (null where not asked for, and on other ranks).
+  std::unique_ptr<OutputFile> metrics, trace, exported;
 };
 
 /// This process's MPI rank as its launcher sets it, 0 without one.
@@ -294,26 +317,63 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
   return session;
 }
 
-/// The files of rank 0, checked before the first step: a run must not fail
+/// The files of rank 0, opened before the first step: a run must not fail
 /// at its end for a path it could not write.
 Status openOutputs(const Options &options, Run &run) {
-  for (const std::string *path : {&options.trace, &options.exportPath}) {
+  std::pair<const std::string *, std::unique_ptr<OutputFile> *> outputs[] = {
+      {&options.metrics, &run.metrics},
+      {&options.trace, &run.trace},
+      {&options.exportPath, &run.exported}};
+  for (auto &[path, file] : outputs) {
     if (path->empty())
       continue;
-    size_t slash = path->rfind('/');
-    std::string directory =
-        slash == std::string::npos ? "." : path->substr(0, slash + 1);
-    if (access(directory.c_str(), W_OK) != 0)
-      return ZERO_ERROR(kNotFound,
-                        *path + ": cannot write: " + std::strerror(errno));
-  }
-  if (!options.metrics.empty()) {
-    run.metrics = std::fopen(options.metrics.c_str(), "w");
-    if (!run.metrics)
-      return ZERO_ERROR(kNotFound, options.metrics + ": cannot write: " +
-                                       std::strerror(errno));
+    StatusOr<std::unique_ptr<OutputFile>> opened = OutputFile::open(*path);
+    if (!opened.isOk())
+      return opened.status();
+    *file = std::move(*opened);
   }
   return Status::ok();
+}
+
+/// Whether a NaN or infinite loss ends the run: the schedule has a loss, and
+/// no dynamic fp16 loss scale (a `loss_scale` state that a result updates,
+/// docs/Passes.md), whose overflow check skips such a step by itself.
+bool stopsOnNonfiniteLoss(const Schedule &schedule) {
+  bool hasLoss = false;
+  for (const ResultInfo &result : schedule.results()) {
+    if (result.kind == ResultInfo::Kind::Loss)
+      hasLoss = true;
+    else if (schedule.arguments()[result.argument].state == "loss_scale")
+      return false;
+  }
+  return hasLoss;
+}
+
+/// The error of a step whose mean loss is not finite, naming each rank whose
+/// own loss is not (a collective; rank 0 gets the message).
+StatusOr<std::string> describeNonfiniteLoss(Session &session,
+                                            const StepStats &stats) {
+  auto text = [](double value) -> std::string {
+    return std::isnan(value) ? "nan" : value > 0 ? "inf" : "-inf";
+  };
+  Communicator &comm = session.communicator();
+  CollectiveContext context{"gather of the losses (step " +
+                                std::to_string(stats.step) + ")",
+                            nullptr};
+  StatusOr<std::vector<std::string>> losses = comm.gatherBytes(
+      std::isfinite(stats.loss) ? std::string() : text(stats.loss), context);
+  if (!losses.isOk())
+    return losses.status();
+  std::string ranks;
+  for (size_t rank = 0; rank < losses->size(); ++rank)
+    if (!(*losses)[rank].empty())
+      ranks += std::string(ranks.empty() ? "" : ", ") + "rank " +
+               std::to_string(rank) + ": " + (*losses)[rank];
+  if (ranks.empty()) // each finite, their sum not
+    ranks = "the mean: " + text(stats.meanLoss);
+  return session.schedule().name() + ": step " + std::to_string(stats.step) +
+         ": non-finite loss (" + ranks +
+         "); the run stops (--allow-nonfinite lets it go on)";
 }
 
 std::string formatDouble(const char *format, double value) {
@@ -322,8 +382,7 @@ std::string formatDouble(const char *format, double value) {
   return text;
 }
 
-Status writeMetrics(Communicator &comm, Run &run, const Options &options,
-                    const StepStats &stats) {
+Status writeMetrics(Communicator &comm, Run &run, const StepStats &stats) {
   double tokensPerSecond =
       stats.stepTimeSeconds > 0
           ? run.session->data().tokensPerStep() / stats.stepTimeSeconds
@@ -347,20 +406,26 @@ Status writeMetrics(Communicator &comm, Run &run, const Options &options,
   if (comm.rank() != 0)
     return Status::ok();
   for (const std::string &text : *lines)
-    std::fprintf(run.metrics, "%s\n", text.c_str());
-  if (std::fflush(run.metrics) != 0 || std::ferror(run.metrics))
-    return ZERO_ERROR(kResourceExhausted, options.metrics + ": write failed: " +
-                                              std::strerror(errno));
-  return Status::ok();
+    ZERO_RETURN_IF_ERROR(run.metrics->write(text + "\n"));
+  // A full disk shows at the step it happens.
+  return run.metrics->flush();
 }
 
 enum class Outcome {
   Done,
   /// Failed where every rank can still end normally.
   Failed,
+  /// Stopped at a non-finite loss, its outputs written.
+  Stopped,
   /// Failed in the middle of the run: the peers may wait in a collective.
   FailedMidRun,
 };
+
+/// Writes a gathered output into its file and renames it into place.
+Status finish(OutputFile &file, const std::function<Status()> &write) {
+  Status status = write();
+  return status.isOk() ? file.commit() : status;
+}
 
 Outcome runSteps(const Options &options, Run &run) {
   Session &session = *run.session;
@@ -369,12 +434,18 @@ Outcome runSteps(const Options &options, Run &run) {
     printError(&comm, describe(status));
     return outcome;
   };
-  for (int64_t i = 0; i < options.steps; ++i) {
+  const bool stopOnNonfinite =
+      !options.allowNonfinite && stopsOnNonfiniteLoss(session.schedule());
+  // Rank 0's message when a non-finite loss stopped the run.
+  std::optional<std::string> stopped;
+  for (int64_t i = 0; i < options.steps && !stopped; ++i) {
     StatusOr<StepStats> stats = session.step();
     if (!stats.isOk())
       return fail(stats.status(), Outcome::FailedMidRun);
-    bool print =
-        i == 0 || i + 1 == options.steps || (i + 1) % options.printEvery == 0;
+    // The mean is the same on every rank, so all of them stop together.
+    bool nonfinite = stopOnNonfinite && !std::isfinite(stats->meanLoss);
+    bool print = i == 0 || i + 1 == options.steps ||
+                 (i + 1) % options.printEvery == 0 || nonfinite;
     if (comm.rank() == 0 && print) {
       double tokensPerSecond = stats->stepTimeSeconds > 0
                                    ? session.data().tokensPerStep() *
@@ -393,9 +464,15 @@ Outcome runSteps(const Options &options, Run &run) {
       std::fflush(stdout);
     }
     if (!options.metrics.empty()) {
-      Status status = writeMetrics(comm, run, options, *stats);
+      Status status = writeMetrics(comm, run, *stats);
       if (!status.isOk())
         return fail(status, Outcome::FailedMidRun);
+    }
+    if (nonfinite) {
+      StatusOr<std::string> message = describeNonfiniteLoss(session, *stats);
+      if (!message.isOk())
+        return fail(message.status(), Outcome::FailedMidRun);
+      stopped = std::move(*message);
     }
   }
   // The last collectives first; then rank 0 writes the files, and a failed
@@ -414,23 +491,36 @@ Outcome runSteps(const Options &options, Run &run) {
       return fail(exported.status(), Outcome::FailedMidRun);
     tensors = std::move(*exported);
   }
+  Outcome outcome = stopped ? Outcome::Stopped : Outcome::Done;
   if (comm.rank() != 0)
-    return Outcome::Done;
-  Outcome outcome = Outcome::Done;
-  if (!options.trace.empty()) {
-    Status status = writeChromeTrace(options.trace, events);
+    return outcome;
+  // Each output on its own: one that fails loses no other.
+  if (run.metrics) {
+    Status status = run.metrics->commit();
     if (!status.isOk())
       outcome = fail(status, Outcome::Failed);
   }
-  if (!options.exportPath.empty()) {
+  if (run.trace) {
+    Status status = finish(
+        *run.trace, [&] { return writeChromeTrace(*run.trace, events); });
+    if (!status.isOk())
+      outcome = fail(status, Outcome::Failed);
+  }
+  if (run.exported) {
     std::map<std::string, std::string> metadata = {
         {"producer", "zero-run"},
         {"schedule", session.schedule().name()},
         {"steps", std::to_string(session.executor().stepsTaken())},
         {"seed", std::to_string(options.seed)}};
-    Status status = writeSafetensors(options.exportPath, tensors, metadata);
+    Status status = finish(*run.exported, [&] {
+      return writeSafetensors(*run.exported, tensors, metadata);
+    });
     if (!status.isOk())
       outcome = fail(status, Outcome::Failed);
+  }
+  if (stopped) {
+    std::fprintf(stderr, "zero-run: %s\n", stopped->c_str());
+    std::fflush(stderr);
   }
   return outcome;
 }
@@ -474,12 +564,18 @@ int runMain(int argc, char **argv) {
     outcome = runSteps(options, run);
   else
     printAgreedError(opened);
-  if (run.metrics && std::fclose(run.metrics) != 0 &&
-      outcome == Outcome::Done) {
-    printError(&comm,
-               options.metrics + ": write failed: " + std::strerror(errno));
-    outcome = Outcome::Failed;
+  // The metrics of the steps that ran are whole lines: keep them when a step
+  // failed. The other outputs of a failed run are removed with their
+  // temporary files, since the job may end before destructors run.
+  if (outcome == Outcome::FailedMidRun && run.metrics &&
+      run.metrics->isOpen()) {
+    Status status = run.metrics->commit();
+    if (!status.isOk())
+      printError(&comm, describe(status));
   }
+  run.metrics.reset();
+  run.trace.reset();
+  run.exported.reset();
   exitCode = outcome == Outcome::Done ? 0 : 1;
   // Peers left inside a collective would wait until their timeout: end
   // the whole job instead.

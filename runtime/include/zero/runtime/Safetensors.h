@@ -12,6 +12,7 @@
 #ifndef ZERO_RUNTIME_SAFETENSORS_H
 #define ZERO_RUNTIME_SAFETENSORS_H
 
+#include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Status.h"
 
 #include <cstdint>
@@ -39,10 +40,15 @@ readSafetensors(const std::string &path,
 /// are sorted and it is padded with spaces to a multiple of 8 bytes, as the
 /// format's own writers do. Errors: a duplicate or empty name, data that
 /// disagrees with the shape, an unwritable path, a full disk (every write
-/// and the close are checked).
+/// and the close are checked). The file appears whole or not at all
+/// (OutputFile.h).
 Status
 writeSafetensors(const std::string &path,
                  const std::vector<NamedTensor> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
+/// The same into a file opened earlier, which the caller commits.
+Status
+writeSafetensors(OutputFile &file, const std::vector<NamedTensor> &tensors,
                  const std::map<std::string, std::string> &metadata = {});
 
 } // namespace zero::runtime

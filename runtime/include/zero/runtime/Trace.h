@@ -10,6 +10,7 @@
 #ifndef ZERO_RUNTIME_TRACE_H
 #define ZERO_RUNTIME_TRACE_H
 
+#include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Status.h"
 
 #include <cstdint>
@@ -36,8 +37,12 @@ struct TraceEvent {
 /// Writes {"traceEvents": [...], "displayTimeUnit": "ms"}: one process (pid)
 /// per rank named "rank N", one thread (tid) per stream named after it (tids
 /// by sorted stream name, the same on every rank), and a "ph": "X" event per
-/// TraceEvent. Error on an unwritable path or a failed write.
+/// TraceEvent. Error on an unwritable path or a failed write; the file
+/// appears whole or not at all (OutputFile.h).
 Status writeChromeTrace(const std::string &path,
+                        const std::vector<TraceEvent> &events);
+/// The same into a file opened earlier, which the caller commits.
+Status writeChromeTrace(OutputFile &file,
                         const std::vector<TraceEvent> &events);
 
 /// Events to bytes and back, so that ranks can send theirs to rank 0.

@@ -498,6 +498,40 @@ TEST(Schedule, RefusesReadsBeforeWrites) {
                   "test.mlir:2:3) already writes: a value has one writer");
 }
 
+// A body reads its own values in order; nothing outside reads them.
+TEST(Schedule, RefusesBodyValuesReadOutOfOrder) {
+  json s = makeCopyingSchedule();
+  for (int id : {8, 9, 10, 11})
+    s["values"].push_back({{"id", id},
+                           {"kind", "scalar"},
+                           {"dtype", "f32"},
+                           {"name", "%b" + std::to_string(id)}});
+  json map = {
+      {"op", "linalg.map"},
+      {"point", 1},
+      {"loc", "test.mlir:3:9"},
+      {"operands", {1, 6}},
+      {"results", {7}},
+      {"body",
+       {{"arguments", {8, 9}},
+        {"ops",
+         {{{"op", "arith.negf"}, {"operands", {8}}, {"results", {10}}},
+          {{"op", "arith.negf"}, {"operands", {10}}, {"results", {11}}}}},
+        {"yield", {11}}}}};
+  s["instructions"]["compute"][2] = map;
+  StatusOr<Schedule> mapped = Schedule::parse(s.dump(), "m.json");
+  ASSERT_TRUE(mapped.isOk()) << mapped.status().toString();
+  json swapped = s;
+  swapped["instructions"]["compute"][2]["body"]["ops"][0]["operands"] = {11};
+  EXPECT_ERROR(swapped, "instructions.compute[2].body.ops[0].operands[0]: "
+                        "reads value 11 (%b11) before it is defined: "
+                        "instructions.compute[2].body.ops[1] defines it");
+  s["instructions"]["compute"][1]["operands"][0] = 10;
+  EXPECT_ERROR(s, "instructions.compute[1].operands[0]: reads value 10 "
+                  "(%b10), a value of the body of instructions.compute[2] "
+                  "(linalg.map at test.mlir:3:9)");
+}
+
 TEST(Schedule, RefusesUnorderedAccessesOnTwoStreams) {
   // After the record, compute fills buffer 4, which the all-reduce reads.
   json s = makeCopyingSchedule();

@@ -8,6 +8,8 @@
 
 #include "zero/runtime/Schedule.h"
 
+#include "Dataflow.h"
+
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
@@ -189,6 +191,7 @@ public:
   }
 
   Status checkEvents() const;
+  Status checkPoints() const;
 
   Schedule &s;
   std::unordered_map<int64_t, size_t> bufferIndex;
@@ -343,11 +346,12 @@ Status ScheduleParser::parse(const json &root) {
     return error("version", "version " + std::to_string(version) +
                                 " is not supported: this runtime reads "
                                 "version 1");
-  ZERO_RETURN_IF_ERROR(checkKeys(
-      root, "(top level)",
-      {"format", "version", "world_size", "memory", "buffers", "values",
-       "arguments", "results", "streams", "events", "instructions"},
-      {"producer", "source", "function", "stage", "topology"}));
+  ZERO_RETURN_IF_ERROR(
+      checkKeys(root, "(top level)",
+                {"format", "version", "stage", "world_size", "topology",
+                 "memory", "buffers", "values", "arguments", "results",
+                 "streams", "events", "instructions"},
+                {"producer", "source", "function"}));
   for (const char *key : {"producer", "source", "function"})
     if (root.contains(key)) {
       std::string text;
@@ -357,29 +361,28 @@ Status ScheduleParser::parse(const json &root) {
       else if (std::string(key) == "function")
         s.function_ = text;
     }
-  if (root.contains("stage"))
-    ZERO_RETURN_IF_ERROR(getInt(root, "stage", "", s.stage_, 0, 3));
+  ZERO_RETURN_IF_ERROR(getInt(root, "stage", "", s.stage_, 0, 3));
   ZERO_RETURN_IF_ERROR(
       getInt(root, "world_size", "", s.worldSize_, 1, 1 << 24));
-  if (root.contains("topology")) {
-    const json *topology;
-    ZERO_RETURN_IF_ERROR(getObject(root, "topology", "", topology));
-    ZERO_RETURN_IF_ERROR(checkKeys(*topology, "topology", {"grid"}, {}));
-    std::vector<int64_t> grid;
-    ZERO_RETURN_IF_ERROR(getIntList(*topology, "grid", "topology", grid, 1));
-    if (grid != std::vector<int64_t>{s.worldSize_})
-      return error("topology.grid",
-                   joinShape(grid) + " is not [world_size] = [" +
-                       std::to_string(s.worldSize_) +
-                       "]: version 1 has one data-parallel dimension");
-  }
+  const json *topology;
+  ZERO_RETURN_IF_ERROR(getObject(root, "topology", "", topology));
+  ZERO_RETURN_IF_ERROR(checkKeys(*topology, "topology", {"grid"}, {}));
+  std::vector<int64_t> grid;
+  ZERO_RETURN_IF_ERROR(getIntList(*topology, "grid", "topology", grid, 1));
+  if (grid != std::vector<int64_t>{s.worldSize_})
+    return error("topology.grid",
+                 joinShape(grid) + " is not [world_size] = [" +
+                     std::to_string(s.worldSize_) +
+                     "]: version 1 has one data-parallel dimension");
   ZERO_RETURN_IF_ERROR(parseMemory(root));
   ZERO_RETURN_IF_ERROR(parseBuffers(root));
   ZERO_RETURN_IF_ERROR(parseValues(root));
   ZERO_RETURN_IF_ERROR(parseArguments(root));
   ZERO_RETURN_IF_ERROR(parseResults(root));
   ZERO_RETURN_IF_ERROR(parseStreams(root));
-  return checkEvents();
+  ZERO_RETURN_IF_ERROR(checkPoints());
+  ZERO_RETURN_IF_ERROR(checkEvents());
+  return checkDataflow(s);
 }
 
 Status ScheduleParser::parseMemory(const json &root) {
@@ -416,36 +419,32 @@ Status ScheduleParser::parseBuffers(const json &root) {
   for (size_t i = 0; i < buffers->size(); ++i) {
     const json &entry = (*buffers)[i];
     std::string path = "buffers[" + std::to_string(i) + "]";
-    ZERO_RETURN_IF_ERROR(checkKeys(entry, path,
-                                   {"id", "space", "offset", "bytes", "live"},
-                                   {"name", "category", "role"}));
+    ZERO_RETURN_IF_ERROR(checkKeys(
+        entry, path,
+        {"id", "name", "category", "role", "space", "offset", "bytes", "live"},
+        {}));
     BufferInfo buffer;
     ZERO_RETURN_IF_ERROR(getInt(entry, "id", path, buffer.id));
     if (!bufferIndex.emplace(buffer.id, i).second)
       return error(path + ".id", "buffer " + std::to_string(buffer.id) +
                                      " is defined twice (first at " +
                                      bufferPaths[bufferIndex[buffer.id]] + ")");
-    if (entry.contains("name"))
-      ZERO_RETURN_IF_ERROR(getString(entry, "name", path, buffer.name));
-    if (entry.contains("category")) {
-      ZERO_RETURN_IF_ERROR(getString(entry, "category", path, buffer.category));
-      if (std::none_of(std::begin(kCategories), std::end(kCategories),
-                       [&](const char *c) { return buffer.category == c; }))
-        return error(path + ".category",
-                     "unknown category '" + buffer.category +
-                         "' (expected parameter, gradient, optimizer_state, "
-                         "input, activation or communication)");
-    }
-    if (entry.contains("role")) {
-      ZERO_RETURN_IF_ERROR(getString(entry, "role", path, buffer.role));
-      if (!buffer.role.empty() &&
-          std::none_of(std::begin(kRoles), std::end(kRoles),
-                       [&](const char *r) { return buffer.role == r; }))
-        return error(path + ".role",
-                     "unknown role '" + buffer.role +
-                         "' (expected 'in flight', gathered, reduced, "
-                         "swapped, staging or empty)");
-    }
+    ZERO_RETURN_IF_ERROR(getString(entry, "name", path, buffer.name));
+    ZERO_RETURN_IF_ERROR(getString(entry, "category", path, buffer.category));
+    if (std::none_of(std::begin(kCategories), std::end(kCategories),
+                     [&](const char *c) { return buffer.category == c; }))
+      return error(path + ".category",
+                   "unknown category '" + buffer.category +
+                       "' (expected parameter, gradient, optimizer_state, "
+                       "input, activation or communication)");
+    ZERO_RETURN_IF_ERROR(getString(entry, "role", path, buffer.role));
+    if (!buffer.role.empty() &&
+        std::none_of(std::begin(kRoles), std::end(kRoles),
+                     [&](const char *r) { return buffer.role == r; }))
+      return error(path + ".role",
+                   "unknown role '" + buffer.role +
+                       "' (expected 'in flight', gathered, reduced, "
+                       "swapped, staging or empty)");
     ZERO_RETURN_IF_ERROR(getSpace(entry, path, buffer.space));
     ZERO_RETURN_IF_ERROR(getInt(entry, "offset", path, buffer.offset));
     ZERO_RETURN_IF_ERROR(getInt(entry, "bytes", path, buffer.bytes));
@@ -680,7 +679,8 @@ Status ScheduleParser::parseArguments(const json &root) {
   const json *arguments;
   ZERO_RETURN_IF_ERROR(getArray(root, "arguments", "", arguments));
   std::map<int64_t, size_t> argumentOfValue;
-  std::map<std::string, size_t> params, data;
+  std::map<std::string, size_t> params, data, states;
+  std::optional<size_t> step;
   for (size_t i = 0; i < arguments->size(); ++i) {
     const json &entry = (*arguments)[i];
     std::string path = "arguments[" + std::to_string(i) + "]";
@@ -693,9 +693,10 @@ Status ScheduleParser::parseArguments(const json &root) {
     ZERO_RETURN_IF_ERROR(getString(entry, "kind", path, kind));
     if (kind == "param") {
       arg.kind = ArgumentInfo::Kind::Param;
-      ZERO_RETURN_IF_ERROR(checkKeys(entry, path,
-                                     {"value", "kind", "name", "layout"},
-                                     {"sharded", "persistent", "init"}));
+      ZERO_RETURN_IF_ERROR(checkKeys(
+          entry, path,
+          {"value", "kind", "name", "layout", "sharded", "persistent", "init"},
+          {}));
       ZERO_RETURN_IF_ERROR(getString(entry, "name", path, arg.name));
       if (arg.name.empty())
         return error(path + ".name", "a parameter needs a name");
@@ -707,25 +708,17 @@ Status ScheduleParser::parseArguments(const json &root) {
       const json *layout;
       ZERO_RETURN_IF_ERROR(getObject(entry, "layout", path, layout));
       ZERO_RETURN_IF_ERROR(parseLayout(*layout, path + ".layout", arg.layout));
-      if (entry.contains("sharded"))
-        ZERO_RETURN_IF_ERROR(getBool(entry, "sharded", path, arg.sharded));
-      if (entry.contains("persistent"))
-        ZERO_RETURN_IF_ERROR(
-            getBool(entry, "persistent", path, arg.persistent));
-      arg.init.kind = InitSpec::Kind::Normal;
-      arg.init.std = 0.02;
-      if (entry.contains("init")) {
-        ZERO_RETURN_IF_ERROR(
-            parseInit(entry["init"], path + ".init", arg.init));
-        if (arg.init.kind == InitSpec::Kind::Param ||
-            arg.init.kind == InitSpec::Kind::Value)
-          return error(path + ".init.kind",
-                       "a parameter starts as normal, zeros or ones");
-      }
+      ZERO_RETURN_IF_ERROR(getBool(entry, "sharded", path, arg.sharded));
+      ZERO_RETURN_IF_ERROR(getBool(entry, "persistent", path, arg.persistent));
+      ZERO_RETURN_IF_ERROR(parseInit(entry["init"], path + ".init", arg.init));
+      if (arg.init.kind == InitSpec::Kind::Param ||
+          arg.init.kind == InitSpec::Kind::Value)
+        return error(path + ".init.kind",
+                     "a parameter starts as normal, zeros or ones");
     } else if (kind == "state") {
       arg.kind = ArgumentInfo::Kind::State;
-      ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"value", "kind", "state"},
-                                     {"param", "init"}));
+      ZERO_RETURN_IF_ERROR(checkKeys(
+          entry, path, {"value", "kind", "state", "init"}, {"param"}));
       ZERO_RETURN_IF_ERROR(getString(entry, "state", path, arg.state));
       static const char *kPerParam[] = {"master", "exp_avg", "exp_avg_sq",
                                         "max_exp_avg_sq", "momentum_buffer"};
@@ -762,42 +755,41 @@ Status ScheduleParser::parseArguments(const json &root) {
                        "'" + arg.param +
                            "' is not a parameter argument before it");
         arg.paramArgument = static_cast<int64_t>(it->second);
-        arg.init.kind = arg.state == "master" ? InitSpec::Kind::Param
-                                              : InitSpec::Kind::Zeros;
-      } else {
-        if (entry.contains("param"))
-          return error(path + ".param", "state '" + arg.state +
-                                            "' belongs to the step, not to "
-                                            "a parameter");
-        if (!entry.contains("init"))
-          return error(path, "state '" + arg.state +
-                                 "' needs an init {\"kind\": \"value\", "
-                                 "\"value\": ...}");
+      } else if (entry.contains("param")) {
+        return error(path + ".param", "state '" + arg.state +
+                                          "' belongs to the step, not to "
+                                          "a parameter");
       }
-      if (entry.contains("init")) {
-        ZERO_RETURN_IF_ERROR(
-            parseInit(entry["init"], path + ".init", arg.init));
-        InitSpec::Kind expected = !perParam ? InitSpec::Kind::Value
-                                  : arg.state == "master"
-                                      ? InitSpec::Kind::Param
-                                      : InitSpec::Kind::Zeros;
-        if (arg.init.kind != expected)
-          return error(path + ".init.kind",
-                       "state '" + arg.state + "' starts as " +
-                           (expected == InitSpec::Kind::Value   ? "'value'"
-                            : expected == InitSpec::Kind::Param ? "'param'"
-                                                                : "'zeros'"));
-      }
+      // One state of each kind per parameter, and per step.
+      std::string key = arg.param + "\n" + arg.state;
+      if (!states.emplace(key, i).second)
+        return error(path + ".state",
+                     "state '" + arg.state + "'" +
+                         (perParam ? " of '" + arg.param + "'" : "") +
+                         " is already arguments[" +
+                         std::to_string(states[key]) + "]");
+      ZERO_RETURN_IF_ERROR(parseInit(entry["init"], path + ".init", arg.init));
+      InitSpec::Kind expected = !perParam               ? InitSpec::Kind::Value
+                                : arg.state == "master" ? InitSpec::Kind::Param
+                                                        : InitSpec::Kind::Zeros;
+      if (arg.init.kind != expected)
+        return error(path + ".init.kind",
+                     "state '" + arg.state + "' starts as " +
+                         (expected == InitSpec::Kind::Value   ? "'value'"
+                          : expected == InitSpec::Kind::Param ? "'param'"
+                                                              : "'zeros'"));
     } else if (kind == "step") {
       arg.kind = ArgumentInfo::Kind::Step;
-      ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"value", "kind"}, {"init"}));
-      arg.init.kind = InitSpec::Kind::Value;
-      if (entry.contains("init")) {
-        ZERO_RETURN_IF_ERROR(
-            parseInit(entry["init"], path + ".init", arg.init));
-        if (arg.init.kind != InitSpec::Kind::Value)
-          return error(path + ".init.kind", "the step count starts as 'value'");
-      }
+      ZERO_RETURN_IF_ERROR(
+          checkKeys(entry, path, {"value", "kind", "init"}, {}));
+      if (step)
+        return error(path + ".kind", "a second step count (the first is "
+                                     "arguments[" +
+                                         std::to_string(*step) + "])");
+      step = i;
+      ZERO_RETURN_IF_ERROR(parseInit(entry["init"], path + ".init", arg.init));
+      if (arg.init.kind != InitSpec::Kind::Value)
+        return error(path + ".init.kind", "the step count starts as 'value'");
     } else if (kind == "data") {
       arg.kind = ArgumentInfo::Kind::Data;
       ZERO_RETURN_IF_ERROR(
@@ -1024,10 +1016,15 @@ Status ScheduleParser::parseStreams(const json &root) {
     Stream stream;
     stream.name = name;
     stream.instructions.resize(list->size());
-    for (size_t i = 0; i < list->size(); ++i)
+    for (size_t i = 0; i < list->size(); ++i) {
+      std::string at = path + "[" + std::to_string(i) + "]";
       ZERO_RETURN_IF_ERROR(
-          parseInstruction((*list)[i], path + "[" + std::to_string(i) + "]",
-                           name, stream.instructions[i]));
+          parseInstruction((*list)[i], at, name, stream.instructions[i]));
+      // Optional for single ops (decodeInstruction), not in a schedule.
+      for (const char *key : {"point", "loc"})
+        if (!(*list)[i].contains(key))
+          return error(at, std::string("missing key '") + key + "'");
+    }
     s.streams_.push_back(std::move(stream));
   }
   return Status::ok();
@@ -1521,6 +1518,36 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
       return error(path, "the operand's bytes and the result's overlap; "
                          "without staging they must be the same or "
                          "disjoint");
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::checkPoints() const {
+  // Each stream runs its ops in program order (comm: the start ops').
+  int64_t last = 0;
+  for (const Stream &stream : s.streams_)
+    for (size_t i = 0; i < stream.instructions.size(); ++i) {
+      const Instruction &inst = stream.instructions[i];
+      if (i > 0 && inst.point < stream.instructions[i - 1].point)
+        return error(inst.path + ".point",
+                     "point " + std::to_string(inst.point) +
+                         " comes before the point " +
+                         std::to_string(stream.instructions[i - 1].point) +
+                         " of " + stream.instructions[i - 1].path +
+                         ": a stream runs in program order");
+      last = std::max(last, inst.point);
+    }
+  // The function's return is the point after its last instruction's; no
+  // buffer is reserved past it.
+  for (size_t i = 0; i < s.buffers_.size(); ++i) {
+    const BufferInfo &buffer = s.buffers_[i];
+    if (buffer.liveEnd > last + 1)
+      return error(bufferPaths[i] + ".live",
+                   "[" + std::to_string(buffer.liveBegin) + ", " +
+                       std::to_string(buffer.liveEnd) +
+                       "] ends after the program: its last point is " +
+                       std::to_string(last + 1) +
+                       ", the return after the last instruction");
   }
   return Status::ok();
 }

@@ -229,6 +229,8 @@ TEST(Schedule, RefusesWaitsThatCanDeadlock) {
   // compute waits for 1 before it records 0; comm waits for 0 first.
   json s = makeAverageSchedule();
   std::swap(s["instructions"]["compute"][2], s["instructions"]["compute"][3]);
+  std::swap(s["instructions"]["compute"][2]["point"],
+            s["instructions"]["compute"][3]["point"]);
   EXPECT_ERROR(s, "instructions.compute[2]: the wait on event 1 can "
                   "deadlock: its record at instructions.comm[2] comes after "
                   "instructions.comm[0], which waits on event 0 and cannot "
@@ -243,30 +245,38 @@ TEST(Schedule, RefusesWaitsThatCanDeadlock) {
 }
 
 TEST(Schedule, RefusesMalformedArguments) {
+  const json zeros = {{"kind", "zeros"}};
   json s = makeAverageSchedule();
   s["arguments"][1]["kind"] = "input";
   EXPECT_ERROR(s, "arguments[1].kind: unknown argument kind 'input' "
                   "(expected param, state, step or data)");
   s = makeAverageSchedule();
   s["arguments"].push_back(
-      {{"value", 5}, {"kind", "state"}, {"state", "exp_avg"}});
+      {{"value", 5}, {"kind", "state"}, {"state", "exp_avg"}, {"init", zeros}});
   EXPECT_ERROR(s, "arguments[2]: state 'exp_avg' needs the key 'param' "
                   "naming its parameter");
   s = makeAverageSchedule();
-  s["arguments"].push_back(
-      {{"value", 5}, {"kind", "state"}, {"state", "max_exp_avg"}});
+  s["arguments"].push_back({{"value", 5},
+                            {"kind", "state"},
+                            {"state", "max_exp_avg"},
+                            {"init", zeros}});
   EXPECT_ERROR(s, "arguments[2].state: unknown state 'max_exp_avg' (expected "
                   "master, exp_avg, exp_avg_sq, max_exp_avg_sq, "
                   "momentum_buffer, loss_scale, loss_scale_hysteresis or "
                   "good_steps)");
   s = makeAverageSchedule();
-  s["arguments"].push_back(
-      {{"value", 5}, {"kind", "state"}, {"state", "max_exp_avg_sq"}});
+  s["arguments"].push_back({{"value", 5},
+                            {"kind", "state"},
+                            {"state", "max_exp_avg_sq"},
+                            {"init", zeros}});
   EXPECT_ERROR(s, "arguments[2]: state 'max_exp_avg_sq' needs the key "
                   "'param' naming its parameter");
   s = makeAverageSchedule();
-  s["arguments"].push_back(
-      {{"value", 5}, {"kind", "state"}, {"state", "exp_avg"}, {"param", "v"}});
+  s["arguments"].push_back({{"value", 5},
+                            {"kind", "state"},
+                            {"state", "exp_avg"},
+                            {"param", "v"},
+                            {"init", zeros}});
   EXPECT_ERROR(s, "arguments[2].param: 'v' is not a parameter argument "
                   "before it");
   s = makeAverageSchedule();
@@ -360,6 +370,189 @@ TEST(Schedule, RefusesMalformedCollectives) {
   s["values"][1]["dtype"] = "bf16";
   EXPECT_ERROR(s, "instructions.comm[0]: value 1 (%b) is bf16, but the "
                   "bucket is f32: one collective moves one element type");
+}
+
+// Every field docs/ScheduleFormat.md lists as required is checked, and the
+// names it says are unique are.
+TEST(Schedule, RefusesMissingRequiredFields) {
+  json s = makeAverageSchedule();
+  s.erase("stage");
+  EXPECT_ERROR(s, "(top level): missing key 'stage'");
+  s = makeAverageSchedule();
+  s.erase("topology");
+  EXPECT_ERROR(s, "(top level): missing key 'topology'");
+  for (const char *key : {"name", "category", "role"}) {
+    s = makeAverageSchedule();
+    s["buffers"][1].erase(key);
+    EXPECT_ERROR(s, std::string("buffers[1]: missing key '") + key + "'");
+  }
+  for (const char *key : {"sharded", "persistent", "init"}) {
+    s = makeAverageSchedule();
+    s["arguments"][0].erase(key);
+    EXPECT_ERROR(s, std::string("arguments[0]: missing key '") + key + "'");
+  }
+  s = makeAverageSchedule();
+  s["arguments"].push_back({{"value", 5}, {"kind", "step"}});
+  EXPECT_ERROR(s, "arguments[2]: missing key 'init'");
+  for (const char *key : {"point", "loc"}) {
+    s = makeAverageSchedule();
+    s["instructions"]["compute"][1].erase(key);
+    EXPECT_ERROR(s, std::string("instructions.compute[1]: missing key '") +
+                        key + "'");
+    s = makeAverageSchedule();
+    s["instructions"]["comm"][0].erase(key);
+    EXPECT_ERROR(s, std::string("instructions.comm[0]: missing key '") + key +
+                        "'");
+  }
+}
+
+TEST(Schedule, RefusesDuplicateNames) {
+  json s = makeAverageSchedule();
+  json exp = {{"value", 5},
+              {"kind", "state"},
+              {"state", "exp_avg"},
+              {"param", "w"},
+              {"init", {{"kind", "zeros"}}}};
+  s["arguments"].push_back(exp);
+  s["arguments"].push_back(exp);
+  s["arguments"][3]["value"] = 3;
+  EXPECT_ERROR(s, "arguments[3].state: state 'exp_avg' of 'w' is already "
+                  "arguments[2]");
+  s = makeAverageSchedule();
+  s["arguments"][1] = s["arguments"][0];
+  s["arguments"][1]["value"] = 1;
+  EXPECT_ERROR(s, "arguments[1].name: parameter 'w' is named twice (first at "
+                  "arguments[0])");
+}
+
+// Points follow program order on each stream and buffers end by the return,
+// the point after the last instruction's.
+TEST(Schedule, RefusesPointsOutsideTheProgram) {
+  json s = makeAverageSchedule();
+  s["instructions"]["compute"][1]["point"] = 7;
+  EXPECT_ERROR(s, "instructions.compute[2].point: point 2 comes before the "
+                  "point 7 of instructions.compute[1]: a stream runs in "
+                  "program order");
+  s = makeAverageSchedule();
+  s["buffers"][0]["live"] = {0, 6};
+  EXPECT_ERROR(s, "buffers[0].live: [0, 6] ends after the program: its last "
+                  "point is 5, the return after the last instruction");
+}
+
+/// The average schedule where the all-reduce takes a copy of `x` that the
+/// compute stream makes before it records the event the comm stream waits
+/// on: value 7 (%x2) in buffer 4, copied into the destination 6 (%e).
+json makeCopyingSchedule() {
+  json s = makeAverageSchedule();
+  s["memory"]["arenas"]["device"] = 320;
+  s["buffers"].push_back(makeBuffer(4, "x2", "activation", 256, 16, 0, 5));
+  s["values"].push_back(makeTensor(6, "%e", {4}, 4));
+  s["values"].push_back(makeTensor(7, "%x2", {4}, 4));
+  json &compute = s["instructions"]["compute"];
+  compute.insert(compute.begin() + 2, json{{"op", "linalg.copy"},
+                                           {"point", 1},
+                                           {"loc", "test.mlir:3:9"},
+                                           {"operands", {1, 6}},
+                                           {"results", {7}}});
+  s["instructions"]["comm"][1]["operands"] = {7};
+  return s;
+}
+
+// The loader proves the dataflow (docs/ScheduleFormat.md, "What the loader
+// proves"); each error names the reader and the writer.
+TEST(Schedule, RefusesReadsBeforeWrites) {
+  StatusOr<Schedule> copying =
+      Schedule::parse(makeCopyingSchedule().dump(), "c.json");
+  ASSERT_TRUE(copying.isOk()) << copying.status().toString();
+  // The fill before the constant it fills with.
+  json s = makeAverageSchedule();
+  std::swap(s["instructions"]["compute"][0], s["instructions"]["compute"][1]);
+  std::swap(s["instructions"]["compute"][0]["point"],
+            s["instructions"]["compute"][1]["point"]);
+  EXPECT_ERROR(s, "instructions.compute[0].operands[0]: reads value 2 (%cst) "
+                  "before it is written: instructions.compute[1] "
+                  "(arith.constant at test.mlir:2:3) writes it later on the "
+                  "same stream");
+  // The comm stream no longer waits for the copy.
+  s = makeCopyingSchedule();
+  s["instructions"]["comm"].erase(0);
+  EXPECT_ERROR(s, "instructions.comm[0].operands[0]: reads value 7 (%x2), "
+                  "which instructions.compute[2] (linalg.copy at "
+                  "test.mlir:3:9) writes on stream 'compute', without "
+                  "waiting on an event recorded after that write");
+  // A value nothing writes, read by an instruction and as a result.
+  s = makeCopyingSchedule();
+  s["instructions"]["compute"].erase(2);
+  EXPECT_ERROR(s, "instructions.comm[1].operands[0]: reads value 7 (%x2), "
+                  "which nothing writes before it: it is neither an "
+                  "instruction's result nor an argument, and no earlier "
+                  "instruction writes its buffer 4 'x2'");
+  s = makeAverageSchedule();
+  s["instructions"]["compute"].erase(1);
+  EXPECT_ERROR(s, "results[0].value: value 4 (%loss) is never written");
+  // Two writers of one value.
+  s = makeAverageSchedule();
+  s["instructions"]["compute"][1]["results"] = {2};
+  EXPECT_ERROR(s, "instructions.compute[1].results[0]: writes value 2 (%cst), "
+                  "which instructions.compute[0] (arith.constant at "
+                  "test.mlir:2:3) already writes: a value has one writer");
+}
+
+// A body reads its own values in order; nothing outside reads them.
+TEST(Schedule, RefusesBodyValuesReadOutOfOrder) {
+  json s = makeCopyingSchedule();
+  for (int id : {8, 9, 10, 11})
+    s["values"].push_back({{"id", id},
+                           {"kind", "scalar"},
+                           {"dtype", "f32"},
+                           {"name", "%b" + std::to_string(id)}});
+  json map = {
+      {"op", "linalg.map"},
+      {"point", 1},
+      {"loc", "test.mlir:3:9"},
+      {"operands", {1, 6}},
+      {"results", {7}},
+      {"body",
+       {{"arguments", {8, 9}},
+        {"ops",
+         {{{"op", "arith.negf"}, {"operands", {8}}, {"results", {10}}},
+          {{"op", "arith.negf"}, {"operands", {10}}, {"results", {11}}}}},
+        {"yield", {11}}}}};
+  s["instructions"]["compute"][2] = map;
+  StatusOr<Schedule> mapped = Schedule::parse(s.dump(), "m.json");
+  ASSERT_TRUE(mapped.isOk()) << mapped.status().toString();
+  json swapped = s;
+  swapped["instructions"]["compute"][2]["body"]["ops"][0]["operands"] = {11};
+  EXPECT_ERROR(swapped, "instructions.compute[2].body.ops[0].operands[0]: "
+                        "reads value 11 (%b11) before it is defined: "
+                        "instructions.compute[2].body.ops[1] defines it");
+  s["instructions"]["compute"][1]["operands"][0] = 10;
+  EXPECT_ERROR(s, "instructions.compute[1].operands[0]: reads value 10 "
+                  "(%b10), a value of the body of instructions.compute[2] "
+                  "(linalg.map at test.mlir:3:9)");
+}
+
+TEST(Schedule, RefusesUnorderedAccessesOnTwoStreams) {
+  // After the record, compute fills buffer 4, which the all-reduce reads.
+  json s = makeCopyingSchedule();
+  s["values"].push_back(makeTensor(8, "%x3", {4}, 4));
+  json &compute = s["instructions"]["compute"];
+  compute.insert(compute.begin() + 4, json{{"op", "linalg.fill"},
+                                           {"point", 3},
+                                           {"loc", "test.mlir:4:9"},
+                                           {"operands", {2, 6}},
+                                           {"results", {8}}});
+  EXPECT_ERROR(s, "instructions.compute[4]: writes value 8 (%x3) (bytes "
+                  "[256, 272) of the device arena) while instructions.comm[1] "
+                  "(all_reduce at test.mlir:4:3) on stream 'comm' may read "
+                  "value 7 (%x2) (bytes [256, 272) of the device arena): no "
+                  "event orders the two");
+  // After its wait, the same fill is ordered after the all-reduce.
+  std::swap(compute[4], compute[5]);
+  compute[4]["point"] = 3;
+  compute[5]["point"] = 4;
+  StatusOr<Schedule> ordered = Schedule::parse(s.dump(), "o.json");
+  EXPECT_TRUE(ordered.isOk()) << ordered.status().toString();
 }
 
 TEST(Schedule, RefusesMalformedStreams) {

@@ -141,7 +141,7 @@ inline json makeBucketSchedule(int worldSize) {
   int offset = 0;
   for (int i = 0; i < 9; ++i) {
     buffers.push_back(
-        makeBuffer(i, names[i], "communication", offset, bytes[i], 0, 10));
+        makeBuffer(i, names[i], "communication", offset, bytes[i], 0, 3));
     offset += (bytes[i] + 63) / 64 * 64;
   }
   int stagingOffset = buffers[8]["offset"];
@@ -161,11 +161,16 @@ inline json makeBucketSchedule(int worldSize) {
   return {
       {"format", "zero-schedule"},
       {"version", 1},
+      {"stage", 3},
       {"world_size", worldSize},
+      {"topology", {{"grid", {worldSize}}}},
       {"memory", {{"alignment", 64}, {"arenas", {{"device", offset}}}}},
       {"buffers", buffers},
       {"values", values},
-      {"arguments", json::array()},
+      // The shards come from the test, as data.
+      {"arguments",
+       json::array({{{"value", 0}, {"kind", "data"}, {"name", "a"}},
+                    {{"value", 1}, {"kind", "data"}, {"name", "b"}}})},
       {"results", json::array()},
       {"streams", {"compute", "comm"}},
       {"events", 0},

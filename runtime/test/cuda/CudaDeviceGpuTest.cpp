@@ -62,8 +62,14 @@ TEST(CudaDevice, TraceTimesAreOrdered) {
   ScheduleBuilder b;
   int64_t a = b.tensor(DType::F32, {256, 256});
   int64_t c = b.tensor(DType::F32, {256, 256});
-  for (int i = 0; i < 4; ++i)
-    b.op({{"op", "linalg.matmul"}, {"operands", {a, a, c}}, {"results", {c}}});
+  // Each matmul accumulates in place: a new value in c's buffer.
+  for (int i = 0; i < 4; ++i) {
+    int64_t next = b.tensor(DType::F32, {256, 256}, c);
+    b.op({{"op", "linalg.matmul"},
+          {"operands", {a, a, c}},
+          {"results", {next}}});
+    c = next;
+  }
   ExecutorOptions options;
   options.trace = true;
   Runner r(b, options);

@@ -125,7 +125,7 @@ public:
                           {"space", "device"},
                           {"offset", offset_},
                           {"bytes", bytes},
-                          {"live", {0, 1000000}}});
+                          {"live", {0, 0}}}); // see text()
       offset_ += (bytes + 63) / 64 * 64;
     }
     bufferOf_.push_back(buffer);
@@ -176,16 +176,40 @@ public:
   }
 
   std::string text() const {
+    // The test writes the tensors no instruction writes before the step, as
+    // data: the loader proves that every value read is written first.
+    std::vector<bool> written(values_.size(), false);
+    for (const json &inst : compute_)
+      for (const json &id : inst["results"])
+        written[id.get<int64_t>()] = true;
+    json arguments = json::array();
+    for (size_t id = 0; id < values_.size(); ++id) {
+      const json &value = values_[id];
+      if (written[id] || value["kind"] != "tensor")
+        continue;
+      json arg = {{"value", id}, {"kind", "data"}, {"name", value["name"]}};
+      StatusOr<DType> dtype =
+          parseDType(value["dtype"].get<std::string>(), "dtype");
+      if (dtype.isOk() && !isFloat(*dtype))
+        arg["bound"] = std::numeric_limits<int32_t>::max();
+      arguments.push_back(arg);
+    }
+    // Buffers are live throughout: to the return after the last point.
+    json buffers = buffers_;
+    for (json &buffer : buffers)
+      buffer["live"] = {0, compute_.size()};
     json schedule = {
         {"format", "zero-schedule"},
         {"version", 1},
+        {"stage", 0},
         {"world_size", 1},
+        {"topology", {{"grid", {1}}}},
         {"memory",
          {{"alignment", 64},
           {"arenas", {{"device", offset_}, {"host", 0}, {"nvme", 0}}}}},
-        {"buffers", buffers_},
+        {"buffers", buffers},
         {"values", values_},
-        {"arguments", json::array()},
+        {"arguments", arguments},
         {"results", json::array()},
         {"streams", {"compute"}},
         {"events", 0},

@@ -170,6 +170,10 @@ TEST(CudaOptimizers, AdamStepBelowOneFailsLikeTheHost) {
     int64_t v = b.tensor(DType::F32, {numel});
     int64_t step = b.constant(DType::I64, 0);
     int64_t lr = b.constant(DType::F32, 0.001);
+    // In place: new values in the buffers of param, m and v.
+    int64_t param2 = b.tensor(DType::F32, {numel}, param);
+    int64_t m2 = b.tensor(DType::F32, {numel}, m);
+    int64_t v2 = b.tensor(DType::F32, {numel}, v);
     b.op({{"op", "zero.adam"},
           {"beta1", 0.9},
           {"beta2", 0.999},
@@ -179,7 +183,7 @@ TEST(CudaOptimizers, AdamStepBelowOneFailsLikeTheHost) {
           {"bias_correction", true},
           {"amsgrad", false},
           {"operands", {param, grad, m, v, step, lr}},
-          {"results", {param, m, v}}});
+          {"results", {param2, m2, v2}}});
     Runner r(b);
     ZERO_ASSERT_RUNNER(r);
     auto [host, gpu] = r.failingStep();

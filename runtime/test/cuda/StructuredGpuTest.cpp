@@ -29,9 +29,11 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <memory>
 #include <string>
 #include <unistd.h>
@@ -118,10 +120,11 @@ CaseSchedule buildSchedule(const StructuredCase &c, std::string &error) {
       buffers.push_back({{"id", bufferOf[i]},
                          {"name", name},
                          {"category", "activation"},
+                         {"role", ""},
                          {"space", "device"},
                          {"offset", offset},
                          {"bytes", bytes},
-                         {"live", {0, 100}}});
+                         {"live", {0, 0}}});
       offset += (bytes + 255) / 256 * 256 + 256;
     }
     values.push_back({{"id", i},
@@ -135,16 +138,35 @@ CaseSchedule buildSchedule(const StructuredCase &c, std::string &error) {
   op["point"] = compute.size();
   op["loc"] = "case.mlir:1:1";
   compute.push_back(op);
+  // Buffers are live to the return after the op. The test writes the
+  // tensors the op does not write before the step, as data: the loader
+  // proves that every value read is written first.
+  for (json &buffer : buffers)
+    buffer["live"] = {0, compute.size()};
+  json arguments = json::array();
+  for (size_t i = 0; i < c.values.size(); ++i) {
+    const json &results = op["results"];
+    if (!c.values[i].isTensor || c.values[i].aliasOf >= 0 ||
+        std::find(results.begin(), results.end(), json(i)) != results.end())
+      continue;
+    json arg = {
+        {"value", i}, {"kind", "data"}, {"name", "%v" + std::to_string(i)}};
+    if (!isFloat(c.values[i].dtype))
+      arg["bound"] = std::numeric_limits<int32_t>::max();
+    arguments.push_back(arg);
+  }
   json root = {
       {"format", "zero-schedule"},
       {"version", 1},
+      {"stage", 0},
       {"world_size", 1},
+      {"topology", {{"grid", {1}}}},
       {"memory",
        {{"alignment", 64},
         {"arenas", {{"device", offset}, {"host", 0}, {"nvme", 0}}}}},
       {"buffers", buffers},
       {"values", values},
-      {"arguments", json::array()},
+      {"arguments", arguments},
       {"results", json::array()},
       {"streams", {"compute"}},
       {"events", 0},

@@ -1,0 +1,442 @@
+//===- Dataflow.cpp - the loader's proof of a schedule's dataflow ---------===//
+//
+// Happens-before over the streams is a vector clock per instruction: entry t
+// of instruction I's clock counts the instructions of stream t that happen
+// before I or are I. Program order orders a stream; a wait takes on the clock
+// of its event's record. The streams are run symbolically once (checkEvents
+// has proved that they finish), so the clocks cost O(instructions x streams).
+//
+//===----------------------------------------------------------------------===//
+
+#include "Dataflow.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace zero::runtime {
+namespace {
+
+/// An instruction: its stream and its index in the stream.
+struct Ref {
+  int32_t stream = -1;
+  int32_t index = -1;
+  bool valid() const { return stream >= 0; }
+  bool operator==(const Ref &o) const {
+    return stream == o.stream && index == o.index;
+  }
+};
+
+/// Bytes an instruction reads or writes.
+struct Access {
+  MemorySpace space;
+  int64_t begin, end;
+  bool write;
+  int64_t value; // -1: the staging region of a collective
+};
+
+constexpr uint32_t kNever = std::numeric_limits<uint32_t>::max();
+
+/// Ops whose last `results.size()` operands are destinations (`outs`): a
+/// destination may be a `tensor.empty`, which no instruction writes.
+bool hasDestinations(OpCode code) {
+  switch (code) {
+  case OpCode::Matmul:
+  case OpCode::BatchMatmul:
+  case OpCode::Transpose:
+  case OpCode::Broadcast:
+  case OpCode::Fill:
+  case OpCode::Copy:
+  case OpCode::Map:
+  case OpCode::Reduce:
+  case OpCode::Generic:
+  case OpCode::InsertSlice:
+    return true;
+  default:
+    return false;
+  }
+}
+
+const RegionBody *getBody(const Instruction &inst) {
+  if (inst.kind != Instruction::Kind::Compute || !inst.fields.has(Field::Body))
+    return nullptr;
+  return &inst.fields.getBody(Field::Body);
+}
+
+class DataflowChecker {
+public:
+  explicit DataflowChecker(const Schedule &schedule)
+      : s(schedule), streams(schedule.streams()),
+        numStreams(schedule.streams().size()) {}
+
+  Status run() {
+    ZERO_RETURN_IF_ERROR(findWriters());
+    computeClocks();
+    ZERO_RETURN_IF_ERROR(checkReads());
+    ZERO_RETURN_IF_ERROR(checkResults());
+    return checkRaces();
+  }
+
+private:
+  Status error(const std::string &path, const std::string &message) const {
+    return ZERO_ERROR(kInvalidArgument,
+                      (s.name().empty() ? "" : s.name() + ": ") + path + ": " +
+                          message);
+  }
+  const Instruction &at(Ref r) const {
+    return streams[r.stream].instructions[r.index];
+  }
+  size_t flat(Ref r) const { return firstOfStream[r.stream] + r.index; }
+  uint32_t clock(Ref r, size_t t) const {
+    return clocks[flat(r) * numStreams + t];
+  }
+  /// Whether `a` happens before `b` (strictly).
+  bool happensBefore(Ref a, Ref b) const {
+    if (a.stream == b.stream)
+      return a.index < b.index;
+    return static_cast<uint32_t>(a.index) < clock(b, a.stream);
+  }
+
+  Status define(int64_t id, const std::string &path);
+  Status findWriters();
+  void computeClocks();
+  Status checkRead(Ref reader, int64_t id, const std::string &path,
+                   bool destination) const;
+  Status checkReads() const;
+  Status checkResults() const;
+  void collectAccesses(const Instruction &inst, std::vector<Access> &out) const;
+  std::string describeAccess(const Access &a) const;
+  Status checkRaces() const;
+
+  const Schedule &s;
+  const std::vector<Stream> &streams;
+  size_t numStreams;
+  std::vector<size_t> firstOfStream; // flat index of each stream's first
+  std::vector<uint32_t> clocks;      // numStreams entries per instruction
+  std::vector<Ref> writer;           // per value: the instruction writing it
+  std::vector<bool> isArgument;      // per value
+  // Values of a body: the instruction that holds it and its position, -1
+  // for the body's arguments, j for a result of body op j.
+  std::vector<Ref> bodyOwner;
+  std::vector<int32_t> bodyPosition;
+  // Per buffer: written before the step (an argument's), and the first
+  // instruction of each stream writing a value that names it.
+  std::vector<bool> writtenAtStart;
+  std::vector<uint32_t> firstWrite; // numStreams entries per buffer
+};
+
+Status DataflowChecker::define(int64_t id, const std::string &path) {
+  if (isArgument[id])
+    return error(path, "writes " + s.describeValue(id) +
+                           ", an argument, which is written before the step: "
+                           "a value has one writer");
+  if (writer[id].valid() || bodyOwner[id].valid())
+    return error(
+        path,
+        "writes " + s.describeValue(id) + ", which " +
+            at(writer[id].valid() ? writer[id] : bodyOwner[id]).describe() +
+            " already writes: a value has one writer");
+  return Status::ok();
+}
+
+Status DataflowChecker::findWriters() {
+  size_t numValues = s.values().values.size();
+  writer.assign(numValues, Ref{});
+  isArgument.assign(numValues, false);
+  bodyOwner.assign(numValues, Ref{});
+  bodyPosition.assign(numValues, 0);
+  writtenAtStart.assign(s.buffers().size(), false);
+  firstWrite.assign(s.buffers().size() * numStreams, kNever);
+  for (const ArgumentInfo &arg : s.arguments()) {
+    isArgument[arg.value] = true;
+    writtenAtStart[s.values().values[arg.value].buffer] = true;
+  }
+  size_t total = 0;
+  for (const Stream &stream : streams) {
+    firstOfStream.push_back(total);
+    total += stream.instructions.size();
+  }
+  for (size_t si = 0; si < numStreams; ++si) {
+    const auto &list = streams[si].instructions;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Instruction &inst = list[i];
+      Ref ref{static_cast<int32_t>(si), static_cast<int32_t>(i)};
+      for (size_t k = 0; k < inst.results.size(); ++k) {
+        int64_t id = inst.results[k];
+        ZERO_RETURN_IF_ERROR(
+            define(id, inst.path + ".results[" + std::to_string(k) + "]"));
+        writer[id] = ref;
+        const ValueInfo &value = s.values().values[id];
+        if (value.isTensor) {
+          uint32_t &first = firstWrite[value.buffer * numStreams + si];
+          first = std::min(first, static_cast<uint32_t>(i));
+        }
+      }
+      const RegionBody *body = getBody(inst);
+      if (!body)
+        continue;
+      std::string path = inst.path + ".body";
+      for (size_t k = 0; k < body->arguments.size(); ++k) {
+        int64_t id = body->arguments[k];
+        ZERO_RETURN_IF_ERROR(
+            define(id, path + ".arguments[" + std::to_string(k) + "]"));
+        bodyOwner[id] = ref;
+        bodyPosition[id] = -1;
+      }
+      for (size_t j = 0; j < body->ops.size(); ++j)
+        for (size_t k = 0; k < body->ops[j].results.size(); ++k) {
+          int64_t id = body->ops[j].results[k];
+          ZERO_RETURN_IF_ERROR(define(id, body->ops[j].path + ".results[" +
+                                              std::to_string(k) + "]"));
+          bodyOwner[id] = ref;
+          bodyPosition[id] = static_cast<int32_t>(j);
+        }
+    }
+  }
+  return Status::ok();
+}
+
+void DataflowChecker::computeClocks() {
+  size_t total = firstOfStream.empty() ? 0
+                                       : firstOfStream.back() +
+                                             streams.back().instructions.size();
+  clocks.assign(total * numStreams, 0);
+  std::vector<std::vector<uint32_t>> current(
+      numStreams, std::vector<uint32_t>(numStreams, 0));
+  std::vector<std::vector<uint32_t>> atRecord(s.numEvents());
+  std::vector<size_t> position(numStreams, 0);
+  // checkEvents proved that this run reaches the end of every stream.
+  bool progress = true;
+  while (progress) {
+    progress = false;
+    for (size_t si = 0; si < numStreams; ++si) {
+      const auto &list = streams[si].instructions;
+      std::vector<uint32_t> &clock = current[si];
+      for (size_t &pos = position[si]; pos < list.size(); ++pos) {
+        const Instruction &inst = list[pos];
+        if (inst.kind == Instruction::Kind::Wait) {
+          const std::vector<uint32_t> &recorded = atRecord[inst.event];
+          if (recorded.empty())
+            break;
+          for (size_t t = 0; t < numStreams; ++t)
+            clock[t] = std::max(clock[t], recorded[t]);
+        }
+        clock[si] = static_cast<uint32_t>(pos + 1);
+        std::copy(clock.begin(), clock.end(),
+                  clocks.begin() + (firstOfStream[si] + pos) * numStreams);
+        if (inst.kind == Instruction::Kind::Record)
+          atRecord[inst.event] = clock;
+        progress = true;
+      }
+    }
+  }
+}
+
+Status DataflowChecker::checkRead(Ref reader, int64_t id,
+                                  const std::string &path,
+                                  bool destination) const {
+  std::string what = s.describeValue(id);
+  if (bodyOwner[id].valid())
+    return error(path, "reads " + what + ", a value of the body of " +
+                           at(bodyOwner[id]).describe());
+  if (Ref w = writer[id]; w.valid()) {
+    if (happensBefore(w, reader))
+      return Status::ok();
+    if (w == reader)
+      return error(path, "reads " + what + ", which it writes itself");
+    if (w.stream == reader.stream)
+      return error(path, "reads " + what +
+                             " before it is written: " + at(w).describe() +
+                             " writes it later on the same stream");
+    return error(path, "reads " + what + ", which " + at(w).describe() +
+                           " writes on stream '" + streams[w.stream].name +
+                           "', without waiting on an event recorded after "
+                           "that write");
+  }
+  if (isArgument[id])
+    return Status::ok();
+  const ValueInfo &value = s.values().values[id];
+  if (!value.isTensor)
+    return error(path, "reads " + what + ", which no instruction writes");
+  if (destination)
+    return Status::ok(); // a tensor.empty
+  // A view or the destination of an in-place op: no instruction names the
+  // value, but one must have written its buffer before.
+  if (writtenAtStart[value.buffer])
+    return Status::ok();
+  std::string later;
+  for (size_t t = 0; t < numStreams; ++t) {
+    uint32_t first = firstWrite[value.buffer * numStreams + t];
+    if (first == kNever)
+      continue;
+    Ref w{static_cast<int32_t>(t), static_cast<int32_t>(first)};
+    if (happensBefore(w, reader))
+      return Status::ok();
+    if (later.empty())
+      later = " (" + at(w).describe() + " writes it, but not before)";
+  }
+  const BufferInfo &buffer = s.buffers()[value.buffer];
+  return error(path, "reads " + what +
+                         ", which nothing writes before it: it is neither an "
+                         "instruction's result nor an argument, and no "
+                         "earlier instruction writes its buffer " +
+                         std::to_string(buffer.id) + " '" + buffer.name + "'" +
+                         later);
+}
+
+Status DataflowChecker::checkReads() const {
+  for (size_t si = 0; si < numStreams; ++si) {
+    const auto &list = streams[si].instructions;
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Instruction &inst = list[i];
+      Ref ref{static_cast<int32_t>(si), static_cast<int32_t>(i)};
+      size_t firstDestination =
+          inst.kind == Instruction::Kind::Compute &&
+                  hasDestinations(inst.code()) &&
+                  inst.results.size() <= inst.operands.size()
+              ? inst.operands.size() - inst.results.size()
+              : inst.operands.size();
+      for (size_t k = 0; k < inst.operands.size(); ++k)
+        ZERO_RETURN_IF_ERROR(
+            checkRead(ref, inst.operands[k],
+                      inst.path + ".operands[" + std::to_string(k) + "]",
+                      k >= firstDestination));
+      const RegionBody *body = getBody(inst);
+      if (!body)
+        continue;
+      // A body reads its own values in order, and values of the program
+      // (scalars, tensors for tensor.extract) like an operand.
+      auto readInBody = [&](int64_t id, int32_t position,
+                            const std::string &path) -> Status {
+        if (!(bodyOwner[id] == ref))
+          return checkRead(ref, id, path, false);
+        if (bodyPosition[id] < position)
+          return Status::ok();
+        return error(
+            path, "reads " + s.describeValue(id) + " before it is defined: " +
+                      body->ops[bodyPosition[id]].path + " defines it");
+      };
+      for (size_t j = 0; j < body->ops.size(); ++j) {
+        const OpRecord &op = body->ops[j];
+        for (size_t k = 0; k < op.operands.size(); ++k)
+          ZERO_RETURN_IF_ERROR(
+              readInBody(op.operands[k], static_cast<int32_t>(j),
+                         op.path + ".operands[" + std::to_string(k) + "]"));
+      }
+      for (size_t k = 0; k < body->yield.size(); ++k)
+        ZERO_RETURN_IF_ERROR(
+            readInBody(body->yield[k], static_cast<int32_t>(body->ops.size()),
+                       inst.path + ".body.yield[" + std::to_string(k) + "]"));
+    }
+  }
+  return Status::ok();
+}
+
+Status DataflowChecker::checkResults() const {
+  // The step ends when every stream has, so any write will do.
+  for (size_t i = 0; i < s.results().size(); ++i) {
+    int64_t id = s.results()[i].value;
+    if (writer[id].valid() || isArgument[id])
+      continue;
+    const ValueInfo &value = s.values().values[id];
+    bool viewOfWritten = value.isTensor && writtenAtStart[value.buffer];
+    for (size_t t = 0; t < numStreams && value.isTensor; ++t)
+      viewOfWritten |= firstWrite[value.buffer * numStreams + t] != kNever;
+    if (!viewOfWritten)
+      return error("results[" + std::to_string(i) + "].value",
+                   s.describeValue(id) + " is never written");
+  }
+  return Status::ok();
+}
+
+void DataflowChecker::collectAccesses(const Instruction &inst,
+                                      std::vector<Access> &out) const {
+  auto add = [&](int64_t id, bool write) {
+    const ValueInfo &value = s.values().values[id];
+    if (!value.isTensor)
+      return;
+    const BufferInfo &buffer = s.buffers()[value.buffer];
+    int64_t bytes = value.bytes();
+    if (bytes > 0)
+      out.push_back(
+          {buffer.space, buffer.offset, buffer.offset + bytes, write, id});
+  };
+  for (int64_t id : inst.operands)
+    add(id, false);
+  for (int64_t id : inst.results)
+    add(id, true);
+  if (const RegionBody *body = getBody(inst))
+    for (const OpRecord &op : body->ops)
+      for (int64_t id : op.operands)
+        add(id, false);
+  if (inst.staging && inst.staging->bytes > 0)
+    out.push_back({inst.staging->space, inst.staging->offset,
+                   inst.staging->offset + inst.staging->bytes, true, -1});
+}
+
+std::string DataflowChecker::describeAccess(const Access &a) const {
+  return (a.value < 0 ? std::string("its staging region")
+                      : s.describeValue(a.value)) +
+         " (bytes [" + std::to_string(a.begin) + ", " + std::to_string(a.end) +
+         ") of the " + getMemorySpaceName(a.space) + " arena)";
+}
+
+Status DataflowChecker::checkRaces() const {
+  std::vector<std::vector<std::vector<Access>>> accesses(numStreams);
+  for (size_t si = 0; si < numStreams; ++si)
+    for (const Instruction &inst : streams[si].instructions)
+      collectAccesses(inst, accesses[si].emplace_back());
+  // For each instruction J of stream t, the instructions of an earlier
+  // stream s that are unordered with it form one window [lo, hi): those
+  // below lo happen before J, and J happens before those from hi on.
+  for (size_t t = 1; t < numStreams; ++t)
+    for (size_t j = 0; j < streams[t].instructions.size(); ++j) {
+      if (accesses[t][j].empty())
+        continue;
+      Ref other{static_cast<int32_t>(t), static_cast<int32_t>(j)};
+      for (size_t si = 0; si < t; ++si) {
+        size_t count = streams[si].instructions.size();
+        size_t lo = clock(other, si);
+        size_t hi = lo;
+        size_t step = count - lo;
+        // The first instruction of s whose clock has seen J: clocks only
+        // grow along a stream, so a binary search finds it.
+        while (step > 0) {
+          size_t half = step / 2;
+          Ref mid{static_cast<int32_t>(si), static_cast<int32_t>(hi + half)};
+          if (clock(mid, t) <= j) {
+            hi += half + 1;
+            step -= half + 1;
+          } else {
+            step = half;
+          }
+        }
+        for (size_t i = lo; i < hi; ++i)
+          for (const Access &a : accesses[si][i])
+            for (const Access &b : accesses[t][j]) {
+              if (a.space != b.space || !(a.write || b.write) ||
+                  a.end <= b.begin || b.end <= a.begin)
+                continue;
+              const Instruction &inst = streams[si].instructions[i];
+              return error(inst.path,
+                           std::string(a.write ? "writes " : "reads ") +
+                               describeAccess(a) + " while " +
+                               at(other).describe() + " on stream '" +
+                               streams[t].name + "' may " +
+                               (b.write ? "write " : "read ") +
+                               describeAccess(b) + ": no event orders the two");
+            }
+      }
+    }
+  return Status::ok();
+}
+
+} // namespace
+
+Status checkDataflow(const Schedule &schedule) {
+  return DataflowChecker(schedule).run();
+}
+
+} // namespace zero::runtime

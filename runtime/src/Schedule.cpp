@@ -461,16 +461,15 @@ Status ScheduleParser::parseBuffers(const json &root) {
       return error(path, "buffer " + std::to_string(buffer.id) + " '" +
                              buffer.name + "': offset " +
                              std::to_string(buffer.offset) + " + bytes " +
-                             std::to_string(buffer.bytes) +
-                             " overflows int64");
+                             std::to_string(buffer.bytes) + " overflows int64");
     int64_t arena = s.arenaBytes(buffer.space);
     if (*end > arena)
-      return error(
-          path, "buffer " + std::to_string(buffer.id) + " '" + buffer.name +
-                    "' (bytes [" + std::to_string(buffer.offset) + ", " +
-                    std::to_string(*end) +
-                    ")) lies outside the " + getMemorySpaceName(buffer.space) +
-                    " arena of " + std::to_string(arena) + " bytes");
+      return error(path, "buffer " + std::to_string(buffer.id) + " '" +
+                             buffer.name + "' (bytes [" +
+                             std::to_string(buffer.offset) + ", " +
+                             std::to_string(*end) + ")) lies outside the " +
+                             getMemorySpaceName(buffer.space) + " arena of " +
+                             std::to_string(arena) + " bytes");
     std::vector<int64_t> live;
     ZERO_RETURN_IF_ERROR(getIntList(entry, "live", path, live));
     if (live.size() != 2 || live[0] > live[1])
@@ -1518,8 +1517,7 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     int64_t arena = s.arenaBytes(region.space);
     if (*end > arena)
       return error(field, "bytes [" + std::to_string(region.offset) + ", " +
-                              std::to_string(*end) +
-                              ") lie outside the " +
+                              std::to_string(*end) + ") lie outside the " +
                               getMemorySpaceName(region.space) + " arena of " +
                               std::to_string(arena) + " bytes");
     inst.staging = region;

@@ -26,6 +26,7 @@
 #include "llvm/ADT/MapVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
@@ -95,7 +96,12 @@ FailureOr<int64_t> zero::getTensorByteSize(RankedTensorType type) {
   FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
   if (failed(width))
     return failure();
-  return type.getNumElements() * *width;
+  std::optional<int64_t> numel = getCheckedNumElements(type.getShape());
+  std::optional<int64_t> bytes =
+      numel ? llvm::checkedMul(*numel, *width) : std::nullopt;
+  if (!bytes)
+    return failure();
+  return *bytes;
 }
 
 /// "file:line:col" for file locations, the name of a NameLoc.
@@ -126,37 +132,41 @@ static int64_t getElementBytes(Value value) {
 /// Bytes of the flat buffer of a collective start (docs/ScheduleFormat.md,
 /// "Collectives"), or nullopt when the runtime can hand its single, unpadded
 /// operand to MPI as it is: an all-gather or reduce-scatter holds every
-/// rank's padded shards, an all-reduce its operands packed.
-static std::optional<int64_t> getStagingBytes(Operation *op) {
+/// rank's padded shards, an all-reduce its operands packed. Failure when the
+/// size does not fit int64.
+static FailureOr<std::optional<int64_t>> getStagingBytes(Operation *op) {
   ArrayAttr layouts;
   if (auto gather = dyn_cast<AllGatherStartOp>(op))
     layouts = gather.getLayouts();
   else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op))
     layouts = scatter.getLayouts();
   else if (!isa<AllReduceStartOp>(op))
-    return std::nullopt;
+    return std::optional<int64_t>();
 
+  std::optional<int64_t> bytes = 0;
   if (!layouts) {
     if (op->getNumOperands() <= 1)
-      return std::nullopt;
-    int64_t bytes = 0;
+      return std::optional<int64_t>();
     for (Value tensor : op->getOperands()) {
-      auto type = cast<RankedTensorType>(tensor.getType());
-      bytes += type.getNumElements() * getElementBytes(tensor);
+      FailureOr<int64_t> size =
+          getTensorByteSize(cast<RankedTensorType>(tensor.getType()));
+      if (failed(size) || !(bytes = llvm::checkedAdd(*bytes, *size)))
+        return failure();
     }
     return bytes;
   }
 
   bool padded = false;
-  int64_t bytes = 0;
   for (auto [tensor, attr] : llvm::zip_equal(op->getOperands(), layouts)) {
     auto layout = cast<LayoutAttr>(attr);
     padded |= layout.getPaddedNumel() != layout.getNumel();
-    bytes += layout.getWorldSize() * layout.getShardNumel() *
-             getElementBytes(tensor);
+    std::optional<int64_t> size =
+        llvm::checkedMul(layout.getPaddedNumel(), getElementBytes(tensor));
+    if (!size || !(bytes = llvm::checkedAdd(*bytes, *size)))
+      return failure();
   }
   if (op->getNumOperands() <= 1 && !padded)
-    return std::nullopt;
+    return std::optional<int64_t>();
   return bytes;
 }
 
@@ -192,8 +202,9 @@ private:
   int64_t getUseEnd(OpOperand &use);
   void assignBuffers();
   void classifyTransients();
-  void formGradientRegions();
-  void addStagingBuffers();
+  LogicalResult formGradientRegions();
+  LogicalResult addStagingBuffers();
+  LogicalResult checkArenaBounds();
   void allocate();
 
   unsigned addBuffer(BufferCategory category, std::string name, Value root,
@@ -239,6 +250,10 @@ LogicalResult MemoryPlanBuilder::addValue(Value value, int64_t def,
   std::optional<MemorySpace> space;
   if (type)
     space = getMemorySpace(type);
+  if (failed(size) && type && type.hasStaticShape() &&
+      succeeded(getElementByteWidth(type.getElementType())))
+    return emitError(loc, "the size in bytes of a value of type ")
+           << value.getType() << " does not fit int64";
   if (failed(size) || !space)
     return emitError(loc, "cannot plan the memory of a value of type ")
            << value.getType()
@@ -514,9 +529,9 @@ void MemoryPlanBuilder::classifyTransients() {
   }
 }
 
-void MemoryPlanBuilder::formGradientRegions() {
+LogicalResult MemoryPlanBuilder::formGradientRegions() {
   if (!plan.options.contiguousGradients)
-    return;
+    return success();
   for (Operation *op : plan.program) {
     if (!isa<ReduceScatterStartOp, AllReduceStartOp>(op) ||
         !op->hasAttr(kGradsAttrName))
@@ -537,7 +552,11 @@ void MemoryPlanBuilder::formGradientRegions() {
       }
       buffer.region = plan.regions.size();
       region.buffers.push_back(it->second);
-      region.size += buffer.size;
+      std::optional<int64_t> size = llvm::checkedAdd(region.size, buffer.size);
+      if (!size)
+        return op->emitError("the gradients this op reduces total more than "
+                             "int64 bytes");
+      region.size = *size;
       region.start = std::min(region.start, buffer.start);
       region.end = std::max(region.end, buffer.end);
     }
@@ -550,11 +569,16 @@ void MemoryPlanBuilder::formGradientRegions() {
     }
     plan.regions.push_back(std::move(region));
   }
+  return success();
 }
 
-void MemoryPlanBuilder::addStagingBuffers() {
+LogicalResult MemoryPlanBuilder::addStagingBuffers() {
   for (Operation *op : plan.program) {
-    std::optional<int64_t> bytes = getStagingBytes(op);
+    FailureOr<std::optional<int64_t>> staging = getStagingBytes(op);
+    if (failed(staging))
+      return op->emitError(
+          "the staging buffer of this collective needs more than int64 bytes");
+    std::optional<int64_t> bytes = *staging;
     if (!bytes)
       continue;
     // Reserved while the collective runs: from the start to its wait.
@@ -581,6 +605,26 @@ void MemoryPlanBuilder::addStagingBuffers() {
     plan.stagingOf[op] = plan.buffers.size();
     plan.buffers.push_back(std::move(buffer));
   }
+  return success();
+}
+
+/// Every offset the allocator hands out, and so every arena, is below the
+/// sum over the space's buffers of their size plus the alignment: an interval
+/// goes into a free block or on top of the arena's aligned end. That sum over
+/// all spaces fitting int64 makes every sum of buffer sizes the allocation
+/// and the report make fit.
+LogicalResult MemoryPlanBuilder::checkArenaBounds() {
+  int64_t alignment = plan.options.alignment;
+  // One alignment more for the aligned base of each space's transients.
+  std::optional<int64_t> bound = std::size(kSpaces) * alignment;
+  for (const PlannedBuffer &buffer : plan.buffers) {
+    std::optional<int64_t> padded = llvm::checkedAdd(buffer.size, alignment);
+    bound = padded ? llvm::checkedAdd(*bound, *padded) : std::nullopt;
+    if (!bound)
+      return plan.func.emitError(
+          "the buffers of the memory plan total more than int64 bytes");
+  }
+  return success();
 }
 
 void MemoryPlanBuilder::allocate() {
@@ -640,8 +684,9 @@ LogicalResult MemoryPlanBuilder::build() {
     return failure();
   assignBuffers();
   classifyTransients();
-  formGradientRegions();
-  addStagingBuffers();
+  if (failed(formGradientRegions()) || failed(addStagingBuffers()) ||
+      failed(checkArenaBounds()))
+    return failure();
   allocate();
   return success();
 }
@@ -800,30 +845,47 @@ void MemoryPlan::annotate() const {
 // Report and budget
 //===----------------------------------------------------------------------===//
 
-CommunicationVolume zero::computeCommunicationVolume(func::FuncOp func,
-                                                     int64_t worldSize) {
-  CommunicationVolume volume;
+/// `sum += a * b`, or clears `sum` if that overflows int64 or it already did.
+static void addProduct(std::optional<int64_t> &sum, int64_t a, int64_t b = 1) {
+  std::optional<int64_t> product = llvm::checkedMul(a, b);
+  sum = sum && product ? llvm::checkedAdd(*sum, *product) : std::nullopt;
+}
+
+FailureOr<CommunicationVolume>
+zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
+  std::optional<int64_t> allGather = 0, reduceScatter = 0, allReduce = 0,
+                         sent = 0, swapOut = 0, swapIn = 0;
   // A ring moves (N-1)/N of the padded bucket through every rank.
-  auto addRing = [&](int64_t paddedBytes, int64_t ranks, int64_t passes) {
-    int64_t bytes = passes * (ranks - 1) * (paddedBytes / ranks);
-    volume.sent += bytes;
-    volume.received += bytes;
+  auto addRing = [&](std::optional<int64_t> paddedBytes, int64_t ranks,
+                     int64_t passes) {
+    std::optional<int64_t> perRank =
+        paddedBytes ? llvm::checkedMul(passes, *paddedBytes / ranks)
+                    : std::nullopt;
+    if (!perRank)
+      sent = std::nullopt;
+    else
+      addProduct(sent, ranks - 1, *perRank);
   };
   auto paddedBytesOf = [](ValueRange tensors, ArrayAttr layouts) {
-    int64_t bytes = 0;
+    std::optional<int64_t> bytes = 0;
     for (auto [tensor, attr] : llvm::zip(tensors, layouts))
-      bytes +=
-          cast<LayoutAttr>(attr).getPaddedNumel() * getElementBytes(tensor);
+      addProduct(bytes, cast<LayoutAttr>(attr).getPaddedNumel(),
+                 getElementBytes(tensor));
     return bytes;
   };
   auto ranksOf = [](ArrayAttr layouts) {
     return layouts.empty() ? 1 : cast<LayoutAttr>(layouts[0]).getWorldSize();
   };
-  auto bytesOf = [](Value value) -> int64_t {
+  auto addBytesOf = [](std::optional<int64_t> &sum, Value value) {
     auto type = dyn_cast<RankedTensorType>(value.getType());
-    FailureOr<int64_t> size =
-        type ? getTensorByteSize(type) : FailureOr<int64_t>(failure());
-    return succeeded(size) ? *size : 0;
+    if (!type || !type.hasStaticShape() ||
+        failed(getElementByteWidth(type.getElementType())))
+      return;
+    FailureOr<int64_t> size = getTensorByteSize(type);
+    if (failed(size))
+      sum = std::nullopt;
+    else
+      addProduct(sum, *size);
   };
   func.walk([&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
@@ -833,33 +895,53 @@ CommunicationVolume zero::computeCommunicationVolume(func::FuncOp func,
         auto type = cast<RankedTensorType>(shard.getType());
         FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
         if (succeeded(width))
-          volume.allGather += cast<LayoutAttr>(layout).getNumel() * *width;
+          addProduct(allGather, cast<LayoutAttr>(layout).getNumel(), *width);
       }
       addRing(paddedBytesOf(gather.getShards(), gather.getLayouts()),
               ranksOf(gather.getLayouts()), 1);
     } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
       for (Value tensor : scatter.getTensors())
-        volume.reduceScatter += bytesOf(tensor);
+        addBytesOf(reduceScatter, tensor);
       addRing(paddedBytesOf(scatter.getTensors(), scatter.getLayouts()),
               ranksOf(scatter.getLayouts()), 1);
     } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
       // A reduce-scatter followed by an all-gather.
-      int64_t bytes = 0;
+      std::optional<int64_t> bytes = 0;
       for (Value tensor : reduce.getTensors())
-        bytes += bytesOf(tensor);
-      volume.allReduce += 2 * bytes;
+        addBytesOf(bytes, tensor);
+      if (!bytes) {
+        allReduce = std::nullopt;
+        return;
+      }
+      addProduct(allReduce, 2, *bytes);
       // The ring cuts the bucket into N equal chunks: P rounded up to a
       // multiple of N.
       int64_t ranks = std::max<int64_t>(worldSize, 1);
-      addRing(llvm::divideCeil(bytes, ranks) * ranks, ranks, 2);
-    } else if (auto swapOut = dyn_cast<SwapOutStartOp>(op)) {
-      for (Value tensor : swapOut.getTensors())
-        volume.swapOut += bytesOf(tensor);
-    } else if (auto swapIn = dyn_cast<SwapInStartOp>(op)) {
-      for (Value tensor : swapIn.getTensors())
-        volume.swapIn += bytesOf(tensor);
+      addRing(llvm::checkedMul(llvm::divideCeilSigned(*bytes, ranks), ranks),
+              ranks, 2);
+    } else if (auto swapOutOp = dyn_cast<SwapOutStartOp>(op)) {
+      for (Value tensor : swapOutOp.getTensors())
+        addBytesOf(swapOut, tensor);
+    } else if (auto swapInOp = dyn_cast<SwapInStartOp>(op)) {
+      for (Value tensor : swapInOp.getTensors())
+        addBytesOf(swapIn, tensor);
     }
   });
+  std::optional<int64_t> total = allGather;
+  if (reduceScatter)
+    addProduct(total, *reduceScatter);
+  if (allReduce)
+    addProduct(total, *allReduce);
+  if (!total || !reduceScatter || !allReduce || !sent || !swapOut || !swapIn)
+    return func.emitError("the communication volume of a step does not fit "
+                          "int64 bytes");
+  CommunicationVolume volume;
+  volume.allGather = *allGather;
+  volume.reduceScatter = *reduceScatter;
+  volume.allReduce = *allReduce;
+  volume.sent = volume.received = *sent;
+  volume.swapOut = *swapOut;
+  volume.swapIn = *swapIn;
   return volume;
 }
 
@@ -877,41 +959,53 @@ static SmallVector<BlockArgument> getParameterArguments(func::FuncOp func) {
   return params;
 }
 
-/// Elements of the full parameter of argument `arg`.
-static int64_t getFullNumel(func::FuncOp func, BlockArgument arg) {
+/// Elements of the full parameter of argument `arg`, or nothing if they do
+/// not fit int64.
+static std::optional<int64_t> getFullNumel(func::FuncOp func,
+                                           BlockArgument arg) {
   if (auto layout = func.getArgAttrOfType<LayoutAttr>(
           arg.getArgNumber(), ZeroDialect::getLayoutAttrName()))
     return layout.getNumel();
   auto type = dyn_cast<RankedTensorType>(arg.getType());
-  return type && type.hasStaticShape() ? type.getNumElements() : 0;
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return getCheckedNumElements(type.getShape());
 }
 
-int64_t zero::countParameters(func::FuncOp func) {
-  int64_t count = 0;
-  for (BlockArgument arg : getParameterArguments(func))
-    count += getFullNumel(func, arg);
+std::optional<int64_t> zero::countParameters(func::FuncOp func) {
+  std::optional<int64_t> count = 0;
+  for (BlockArgument arg : getParameterArguments(func)) {
+    std::optional<int64_t> numel = getFullNumel(func, arg);
+    count = numel && count ? llvm::checkedAdd(*count, *numel) : std::nullopt;
+  }
   return count;
 }
 
-/// Bytes of the full model's parameters in their own element types.
-static int64_t getFullParameterBytes(func::FuncOp func) {
-  int64_t bytes = 0;
+/// Bytes of the full model's parameters in their own element types, or
+/// nothing if they do not fit int64.
+static std::optional<int64_t> getFullParameterBytes(func::FuncOp func) {
+  std::optional<int64_t> bytes = 0;
   for (BlockArgument arg : getParameterArguments(func)) {
     auto type = dyn_cast<RankedTensorType>(arg.getType());
     if (!type)
       continue;
     FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
-    if (succeeded(width))
-      bytes += getFullNumel(func, arg) * *width;
+    if (failed(width))
+      continue;
+    std::optional<int64_t> numel = getFullNumel(func, arg);
+    if (!numel)
+      return std::nullopt;
+    addProduct(bytes, *numel, *width);
   }
   return bytes;
 }
 
 /// Bytes of the full (unreduced) gradient of every parameter that a gradient
 /// reduction names, once per parameter: what stages 0-1 hold whole until the
-/// accumulation boundary.
-static int64_t getFullGradientBytes(func::FuncOp func) {
+/// accumulation boundary. Nothing if they do not fit int64.
+static std::optional<int64_t> getFullGradientBytes(func::FuncOp func) {
   llvm::StringMap<int64_t> bytesByName;
+  bool overflow = false;
   func.walk([&](Operation *start) {
     if (!isa<ReduceScatterStartOp, AllReduceStartOp>(start))
       return;
@@ -921,18 +1015,20 @@ static int64_t getFullGradientBytes(func::FuncOp func) {
     for (auto [name, operand] :
          llvm::zip(names.getAsValueRange<StringAttr>(), start->getOperands())) {
       auto type = dyn_cast<RankedTensorType>(operand.getType());
-      if (!type || !type.hasStaticShape())
+      if (!type || !type.hasStaticShape() ||
+          failed(getElementByteWidth(type.getElementType())))
         continue;
-      FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
-      if (failed(width))
-        continue;
+      FailureOr<int64_t> size = getTensorByteSize(type);
+      overflow |= failed(size);
       int64_t &bytes = bytesByName[name];
-      bytes = std::max(bytes, type.getNumElements() * *width);
+      bytes = std::max(bytes, size.value_or(0));
     }
   });
-  int64_t total = 0;
+  if (overflow)
+    return std::nullopt;
+  std::optional<int64_t> total = 0;
   for (const auto &entry : bytesByName)
-    total += entry.getValue();
+    addProduct(total, entry.getValue());
   return total;
 }
 
@@ -1002,20 +1098,34 @@ std::string zero::formatByteSize(int64_t bytes) {
       .str();
 }
 
-void MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
-                             int64_t worldSize) const {
+LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
+                                      int64_t worldSize) const {
   using Category = BufferCategory;
+  // Sums of buffers fit int64 (checkArenaBounds); the full-model sizes and
+  // the communication volume are checked here.
   int64_t parameters = getResidentBytes(Category::Parameter);
   // Stages 0-1 hold each full gradient until the accumulation boundary (the
   // plan counts it as a buffer in flight to its reduction); stages 2-3 keep
   // only the reduced shard. The model states count what ZeRO's formulas
   // count: 2 bytes per element of a 16-bit gradient, whole or sharded.
-  int64_t gradients = stage <= 1 ? getFullGradientBytes(func)
-                                 : getResidentBytes(Category::Gradient);
+  std::optional<int64_t> gradients = stage <= 1
+                                         ? getFullGradientBytes(func)
+                                         : getResidentBytes(Category::Gradient);
   int64_t states = getResidentBytes(Category::OptimizerState);
   Peak devicePeak = getMaxLive(MemorySpace::Device);
-  CommunicationVolume volume = computeCommunicationVolume(func, worldSize);
-  int64_t fullParameterBytes = getFullParameterBytes(func);
+  FailureOr<CommunicationVolume> volume =
+      computeCommunicationVolume(func, worldSize);
+  if (failed(volume))
+    return failure();
+  std::optional<int64_t> fullParameterBytes = getFullParameterBytes(func);
+  std::optional<int64_t> numParameters = countParameters(func);
+  std::optional<int64_t> modelStates = parameters;
+  if (gradients)
+    addProduct(modelStates, *gradients);
+  addProduct(modelStates, states);
+  if (!gradients || !fullParameterBytes || !numParameters || !modelStates)
+    return func.emitError("the model's size for the memory report does not "
+                          "fit int64 bytes");
 
   llvm::json::OStream json(os, /*IndentSize=*/2);
   auto writePoint = [&](int64_t point) {
@@ -1027,12 +1137,12 @@ void MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
   json.object([&] {
     json.attribute("stage", stage);
     json.attribute("world_size", worldSize);
-    json.attribute("num_parameters", countParameters(func));
+    json.attribute("num_parameters", *numParameters);
     json.attributeObject("per_rank_bytes", [&] {
       json.attribute("parameters", parameters);
-      json.attribute("gradients", gradients);
+      json.attribute("gradients", *gradients);
       json.attribute("optimizer_states", states);
-      json.attribute("model_states", parameters + gradients + states);
+      json.attribute("model_states", *modelStates);
       json.attribute("inputs", getResidentBytes(Category::Input));
       json.attribute("activations_peak",
                      getMaxLive(std::nullopt, Category::Activation).bytes);
@@ -1042,21 +1152,21 @@ void MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       json.attribute("peak", getArenaSize(MemorySpace::Device));
     });
     json.attributeObject("communication_bytes_per_step", [&] {
-      json.attribute("all_gather", volume.allGather);
-      json.attribute("reduce_scatter", volume.reduceScatter);
-      json.attribute("all_reduce", volume.allReduce);
-      json.attribute("total", volume.getCollectiveTotal());
-      json.attribute("sent", volume.sent);
-      json.attribute("received", volume.received);
-      json.attribute("full_parameter_bytes", fullParameterBytes);
-      if (fullParameterBytes > 0)
+      json.attribute("all_gather", volume->allGather);
+      json.attribute("reduce_scatter", volume->reduceScatter);
+      json.attribute("all_reduce", volume->allReduce);
+      json.attribute("total", volume->getCollectiveTotal());
+      json.attribute("sent", volume->sent);
+      json.attribute("received", volume->received);
+      json.attribute("full_parameter_bytes", *fullParameterBytes);
+      if (*fullParameterBytes > 0)
         json.attribute("ratio_to_parameter_bytes",
-                       static_cast<double>(volume.getCollectiveTotal()) /
-                           fullParameterBytes);
+                       static_cast<double>(volume->getCollectiveTotal()) /
+                           *fullParameterBytes);
     });
     json.attributeObject("swap_bytes_per_step", [&] {
-      json.attribute("swap_out", volume.swapOut);
-      json.attribute("swap_in", volume.swapIn);
+      json.attribute("swap_out", volume->swapOut);
+      json.attribute("swap_in", volume->swapIn);
     });
     json.attributeObject("memory_spaces", [&] {
       for (MemorySpace space : kSpaces) {
@@ -1111,6 +1221,7 @@ void MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
     });
   });
   os << "\n";
+  return success();
 }
 
 LogicalResult MemoryPlan::checkDeviceBudget(int64_t budget) const {

@@ -2,6 +2,8 @@
 
 #include "zero/runtime/Layout.h"
 
+#include "zero/runtime/Sizes.h"
+
 #include <algorithm>
 #include <string>
 
@@ -13,17 +15,19 @@ StatusOr<PartitionLayout> PartitionLayout::create(std::vector<int64_t> shape,
   if (worldSize < 1)
     return ZERO_ERROR(kInvalidArgument, "world_size must be at least 1, got " +
                                             std::to_string(worldSize));
-  int64_t numel = 1;
-  for (int64_t dim : shape) {
+  for (int64_t dim : shape)
     if (dim < 0)
       return ZERO_ERROR(kInvalidArgument,
                         "shape has a negative size " + std::to_string(dim));
-    if (dim != 0 && numel > (int64_t(1) << 50) / dim)
-      return ZERO_ERROR(kInvalidArgument, "shape is too large");
-    numel *= dim;
-  }
+  std::optional<int64_t> count = getShapeNumel(shape);
+  if (!count)
+    return ZERO_ERROR(kInvalidArgument, "shape has more than 2^50 elements");
+  int64_t numel = *count;
+  // Rounded up without numel + worldSize - 1, which a huge world size
+  // overflows; the product is worldSize if that is at least numel, else below
+  // 2 * numel.
   if (paddedNumel < 0)
-    paddedNumel = (numel + worldSize - 1) / worldSize * worldSize;
+    paddedNumel = (numel / worldSize + (numel % worldSize != 0)) * worldSize;
   if (paddedNumel < numel)
     return ZERO_ERROR(kInvalidArgument,
                       "padded_numel " + std::to_string(paddedNumel) +

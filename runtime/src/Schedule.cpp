@@ -9,6 +9,7 @@
 #include "zero/runtime/Schedule.h"
 
 #include "Dataflow.h"
+#include "zero/runtime/Sizes.h"
 
 #include <nlohmann/json.hpp>
 
@@ -403,7 +404,7 @@ Status ScheduleParser::parseMemory(const json &root) {
     const char *space = getMemorySpaceName(static_cast<MemorySpace>(i));
     if (arenas->contains(space))
       ZERO_RETURN_IF_ERROR(getInt(*arenas, space, "memory.arenas", s.arenas_[i],
-                                  0, int64_t(1) << 50));
+                                  0, kMaxScheduleSize));
   }
   return Status::ok();
 }
@@ -453,14 +454,20 @@ Status ScheduleParser::parseBuffers(const json &root) {
                    std::to_string(buffer.offset) +
                        " is not a multiple of memory.alignment (" +
                        std::to_string(s.alignment_) + ")");
+    std::optional<int64_t> end = checkedAdd(buffer.offset, buffer.bytes);
+    if (!end)
+      return error(path, "buffer " + std::to_string(buffer.id) + " '" +
+                             buffer.name + "': offset " +
+                             std::to_string(buffer.offset) + " + bytes " +
+                             std::to_string(buffer.bytes) + " overflows int64");
     int64_t arena = s.arenaBytes(buffer.space);
-    if (buffer.offset > arena || buffer.bytes > arena - buffer.offset)
-      return error(
-          path, "buffer " + std::to_string(buffer.id) + " '" + buffer.name +
-                    "' (bytes [" + std::to_string(buffer.offset) + ", " +
-                    std::to_string(buffer.offset + buffer.bytes) +
-                    ")) lies outside the " + getMemorySpaceName(buffer.space) +
-                    " arena of " + std::to_string(arena) + " bytes");
+    if (*end > arena)
+      return error(path, "buffer " + std::to_string(buffer.id) + " '" +
+                             buffer.name + "' (bytes [" +
+                             std::to_string(buffer.offset) + ", " +
+                             std::to_string(*end) + ")) lies outside the " +
+                             getMemorySpaceName(buffer.space) + " arena of " +
+                             std::to_string(arena) + " bytes");
     std::vector<int64_t> live;
     ZERO_RETURN_IF_ERROR(getIntList(entry, "live", path, live));
     if (live.size() != 2 || live[0] > live[1])
@@ -580,12 +587,11 @@ Status ScheduleParser::parseValues(const json &root) {
     if (!entry.contains("shape"))
       return error(path, "missing key 'shape'");
     ZERO_RETURN_IF_ERROR(getIntList(entry, "shape", path, info.shape));
-    info.numel = 1;
-    for (int64_t dim : info.shape) {
-      if (dim != 0 && info.numel > (int64_t(1) << 50) / dim)
-        return error(path + ".shape", joinShape(info.shape) + " is too large");
-      info.numel *= dim;
-    }
+    std::optional<int64_t> numel = getShapeNumel(info.shape);
+    if (!numel)
+      return error(path + ".shape",
+                   joinShape(info.shape) + " has more than 2^50 elements");
+    info.numel = *numel;
     if (!entry.contains("buffer"))
       return error(path,
                    "tensor value " + std::to_string(id) + " has no buffer");
@@ -1419,6 +1425,7 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     }
 
   bool padded = false;
+  std::optional<int64_t> bucketNumel = 0;
   if (inst.kind == Instruction::Kind::AllReduce) {
     if (object.contains("layouts") && !object["layouts"].empty())
       return error(path + ".layouts", "an all_reduce moves whole tensors: "
@@ -1432,7 +1439,8 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                          std::to_string(out.numel) + " elements, but " +
                          s.describeValue(in.id) + " has " +
                          std::to_string(in.numel));
-      inst.bucketNumel += in.numel;
+      if (bucketNumel)
+        bucketNumel = checkedAdd(*bucketNumel, in.numel);
     }
   } else {
     const json *layouts;
@@ -1465,15 +1473,23 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                                     " elements, but the layout's tensor has " +
                                     std::to_string(layout.numel));
       padded |= layout.paddedNumel != layout.numel;
-      inst.bucketNumel += layout.shardNumel;
+      if (bucketNumel)
+        bucketNumel = checkedAdd(*bucketNumel, layout.shardNumel);
       inst.layouts.push_back(std::move(layout));
     }
   }
 
-  int64_t width = getDTypeWidth(inst.dtype);
-  int64_t needed = inst.kind == Instruction::Kind::AllReduce
-                       ? inst.bucketNumel * width
-                       : inst.bucketNumel * s.worldSize_ * width;
+  // Each count is at most 2^50, but a bucket sums many and the flat buffer
+  // holds every rank's shards.
+  std::optional<int64_t> bucketBytes =
+      bucketNumel ? checkedMul(*bucketNumel, getDTypeWidth(inst.dtype))
+                  : std::nullopt;
+  if (bucketBytes && inst.kind != Instruction::Kind::AllReduce)
+    bucketBytes = checkedMul(*bucketBytes, s.worldSize_);
+  if (!bucketBytes)
+    return error(path, "the flat bucket's size in bytes overflows int64");
+  inst.bucketNumel = *bucketNumel;
+  int64_t needed = *bucketBytes;
   bool needsStaging = count > 1 || padded;
   if (object.contains("staging")) {
     const json &staging = object["staging"];
@@ -1484,16 +1500,20 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     ZERO_RETURN_IF_ERROR(getSpace(staging, field, region.space));
     ZERO_RETURN_IF_ERROR(getInt(staging, "offset", field, region.offset));
     ZERO_RETURN_IF_ERROR(getInt(staging, "bytes", field, region.bytes));
+    std::optional<int64_t> end = checkedAdd(region.offset, region.bytes);
+    if (!end)
+      return error(field, "offset " + std::to_string(region.offset) +
+                              " + bytes " + std::to_string(region.bytes) +
+                              " overflows int64");
     if (region.bytes < needed)
       return error(field + ".bytes",
                    std::to_string(region.bytes) +
                        " bytes is less than the flat bucket's " +
                        std::to_string(needed));
     int64_t arena = s.arenaBytes(region.space);
-    if (region.offset > arena || region.bytes > arena - region.offset)
+    if (*end > arena)
       return error(field, "bytes [" + std::to_string(region.offset) + ", " +
-                              std::to_string(region.offset + region.bytes) +
-                              ") lie outside the " +
+                              std::to_string(*end) + ") lie outside the " +
                               getMemorySpaceName(region.space) + " arena of " +
                               std::to_string(arena) + " bytes");
     inst.staging = region;

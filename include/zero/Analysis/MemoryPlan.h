@@ -182,8 +182,9 @@ public:
   void annotate() const;
 
   /// Writes the JSON report (docs/passes/plan-memory.md).
-  void writeReport(llvm::raw_ostream &os, int64_t stage,
-                   int64_t worldSize) const;
+  /// Fails with an error on the function when a size does not fit int64.
+  LogicalResult writeReport(llvm::raw_ostream &os, int64_t stage,
+                            int64_t worldSize) const;
 
   /// Emits an error on the function and fails if the device arena exceeds
   /// `budget` bytes, naming the excess and what dominates the peak.
@@ -211,17 +212,20 @@ private:
 /// or failure for a type the plan cannot size.
 FailureOr<int64_t> getElementByteWidth(Type elementType);
 
-/// Bytes of a statically shaped tensor, or failure.
+/// Bytes of a statically shaped tensor, or failure, also when the size does
+/// not fit int64.
 FailureOr<int64_t> getTensorByteSize(RankedTensorType type);
 
 /// The communication volume of the collectives and swaps of `func`, whose
-/// all-reduces run on `worldSize` ranks.
-CommunicationVolume computeCommunicationVolume(func::FuncOp func,
-                                               int64_t worldSize);
+/// all-reduces run on `worldSize` ranks; an error on the function if it does
+/// not fit int64.
+FailureOr<CommunicationVolume> computeCommunicationVolume(func::FuncOp func,
+                                                          int64_t worldSize);
 
 /// The model's parameter count: the elements of the full shapes of the
-/// parameter arguments (their `zero.layout`, else their type).
-int64_t countParameters(func::FuncOp func);
+/// parameter arguments (their `zero.layout`, else their type), or nothing if
+/// it does not fit int64.
+std::optional<int64_t> countParameters(func::FuncOp func);
 
 /// Parses a byte count: an integer or decimal number with an optional unit,
 /// B, KB, MB, GB, TB (powers of 1000) or KiB, MiB, GiB, TiB (powers of 1024),

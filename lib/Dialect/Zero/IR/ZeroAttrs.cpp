@@ -27,8 +27,7 @@ void ZeroDialect::registerAttributes() {
 // LayoutAttr
 //===----------------------------------------------------------------------===//
 
-/// The element count of `shape`, or nothing for negative sizes or overflow.
-static std::optional<int64_t> computeNumel(ArrayRef<int64_t> shape) {
+std::optional<int64_t> zero::getCheckedNumElements(ArrayRef<int64_t> shape) {
   std::optional<int64_t> numel = 1;
   for (int64_t size : shape) {
     if (size < 0)
@@ -43,7 +42,7 @@ static std::optional<int64_t> computeNumel(ArrayRef<int64_t> shape) {
 int64_t LayoutAttr::getDefaultPaddedNumel(ArrayRef<int64_t> shape,
                                           int64_t worldSize) {
   // Invalid inputs get a value that the verifier rejects with a clear reason.
-  std::optional<int64_t> numel = computeNumel(shape);
+  std::optional<int64_t> numel = getCheckedNumElements(shape);
   if (!numel || worldSize < 1)
     return numel.value_or(0);
   std::optional<int64_t> padded =
@@ -51,7 +50,9 @@ int64_t LayoutAttr::getDefaultPaddedNumel(ArrayRef<int64_t> shape,
   return padded.value_or(*numel);
 }
 
-int64_t LayoutAttr::getNumel() const { return *computeNumel(getShape()); }
+int64_t LayoutAttr::getNumel() const {
+  return *getCheckedNumElements(getShape());
+}
 
 int64_t LayoutAttr::getShardNumel() const {
   return getPaddedNumel() / getWorldSize();
@@ -72,7 +73,7 @@ LogicalResult LayoutAttr::verify(function_ref<InFlightDiagnostic()> emitError,
     return emitError() << "world_size must be at least 1, but is " << worldSize;
   if (llvm::any_of(shape, [](int64_t size) { return size < 0; }))
     return emitError() << "shape must have static, non-negative sizes";
-  std::optional<int64_t> numel = computeNumel(shape);
+  std::optional<int64_t> numel = getCheckedNumElements(shape);
   if (!numel)
     return emitError() << "element count of the shape overflows int64";
   if (paddedNumel < *numel)

@@ -33,6 +33,9 @@ using namespace mlir::zero;
 
 namespace {
 
+/// The most optimizer-step tiles of one parameter (see buildTiledUpdate).
+constexpr int64_t kMaxTiles = 1 << 16;
+
 enum class OptimizerKind { Adam, AdamW, Sgd };
 
 constexpr StringLiteral kLossScaleState = "loss_scale";
@@ -414,7 +417,9 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildTiledUpdate(
         b, loc, ArrayRef<int64_t>{numel},
         cast<RankedTensorType>(operands[i].getType()).getElementType()));
   }
-  for (int64_t offset = 0; offset < numel; offset += subGroupSize) {
+  for (int64_t tile = 0, e = llvm::divideCeil(numel, subGroupSize); tile < e;
+       ++tile) {
+    int64_t offset = tile * subGroupSize;
     int64_t size = std::min<int64_t>(subGroupSize, numel - offset);
     SmallVector<OpFoldResult> offsets{b.getIndexAttr(offset)};
     SmallVector<OpFoldResult> sizes{b.getIndexAttr(size)};
@@ -639,6 +644,29 @@ void ZeroInsertOptimizerPass::runOnOperation() {
                        buildScalarCast(nb, l, coef, elementType))
                 .getResult();
           });
+    }
+  }
+
+  // One op per tile: a bound on the tiles keeps a huge partition with a
+  // small sub-group size from building a program without end.
+  for (const TrainableParam &tp : trainable) {
+    std::optional<int64_t> numel =
+        getCheckedNumElements(tp.partitionType.getShape());
+    if (!numel) {
+      emitError(tp.param.arg.getLoc())
+          << "the element count of parameter '" << tp.param.name
+          << "' does not fit int64";
+      return signalPassFailure();
+    }
+    int64_t tiles = llvm::divideCeil(*numel, subGroupSize);
+    if (tiles > kMaxTiles) {
+      emitError(tp.param.arg.getLoc())
+          << "the optimizer step of parameter '" << tp.param.name << "' ("
+          << *numel << " elements) needs " << tiles
+          << " tiles of sub-group-size = " << subGroupSize.getValue()
+          << " elements, more than " << kMaxTiles
+          << "; raise zero_optimization.sub_group_size";
+      return signalPassFailure();
     }
   }
 

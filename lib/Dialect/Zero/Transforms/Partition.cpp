@@ -66,7 +66,13 @@ struct ZeroPartitionPass
       NamedAttrList attrs(func.getArgAttrDict(i));
       if (attrs.get(ZeroDialect::getParamAttrName())) {
         auto type = cast<RankedTensorType>(func.getArgumentTypes()[i]);
-        auto layout = LayoutAttr::get(ctx, type.getShape(), worldSize);
+        // Checked: without zero-verify-train-step, a shape whose element
+        // count overflows int64 reaches this pass.
+        auto layout = LayoutAttr::getChecked(
+            [&] { return emitError(func.getArgument(i).getLoc()); }, ctx,
+            type.getShape(), worldSize.getValue());
+        if (!layout)
+          return signalPassFailure();
         attrs.set(ZeroDialect::getLayoutAttrName(), layout);
         int64_t numel = layout.getNumel();
         if (stage == 3 && numel <= paramPersistenceThreshold &&

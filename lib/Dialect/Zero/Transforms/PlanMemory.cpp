@@ -69,7 +69,8 @@ struct ZeroPlanMemoryPass
         module.emitError("cannot write the memory report: ") << error;
         return signalPassFailure();
       }
-      plan->writeReport(output->os(), rank->stage, rank->worldSize);
+      if (failed(plan->writeReport(output->os(), rank->stage, rank->worldSize)))
+        return signalPassFailure();
       output->keep();
     }
 

@@ -28,7 +28,7 @@ int64_t zero::getNumElements(Type type) {
   auto tensor = dyn_cast<RankedTensorType>(type);
   if (!tensor || !tensor.hasStaticShape())
     return -1;
-  return tensor.getNumElements();
+  return getCheckedNumElements(tensor.getShape()).value_or(-1);
 }
 
 int64_t zero::getOperandElements(Operation *collective, unsigned operandIndex) {

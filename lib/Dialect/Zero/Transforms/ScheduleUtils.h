@@ -25,7 +25,8 @@ WaitOp getSameBlockWait(Operation *start);
 /// gathers of updated shards.
 bool isParameterGather(AllGatherStartOp op, Block &body);
 
-/// Elements of a static tensor type; -1 for anything else.
+/// Elements of a static tensor type; -1 for anything else, a count that does
+/// not fit int64 included.
 int64_t getNumElements(Type type);
 
 /// Elements one operand of a collective moves: the gathered full tensor of

@@ -2,8 +2,9 @@
 //
 // Checks the contract of docs/TrainingStepIR.md on the input of the ZeRO
 // pipeline, so that later passes can rely on it: one training-step function,
-// uniquely named parameters, one scalar loss, and one gradient of the
-// parameter's type for every trainable parameter.
+// uniquely named parameters, one scalar loss, one gradient of the
+// parameter's type for every trainable parameter, and tensor sizes that fit
+// int64 bytes.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,9 +12,11 @@
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
+#include "zero/Analysis/MemoryPlan.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 namespace mlir {
 namespace zero {
@@ -41,6 +44,15 @@ bool isScalarFloat(Type type) {
   return isa<FloatType>(type);
 }
 
+/// Whether `type` is a tensor the memory plan can size whose bytes do not fit
+/// int64. The passes and the runtime size every tensor in int64 bytes.
+bool isOversizedTensor(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor && tensor.hasStaticShape() &&
+         succeeded(getElementByteWidth(tensor.getElementType())) &&
+         failed(getTensorByteSize(tensor));
+}
+
 struct ParamInfo {
   unsigned argIndex;
   Type type;
@@ -62,6 +74,28 @@ LogicalResult verifyTrainStep(func::FuncOp func, bool ignoreUnusedParameters) {
            << func.getSymName() << "' has no body";
 
   Block &entry = func.getBody().front();
+  // The passes and the runtime count every tensor in int64 bytes.
+  for (BlockArgument arg : entry.getArguments()) {
+    if (!isOversizedTensor(arg.getType()))
+      continue;
+    InFlightDiagnostic diag = fail(arg.getLoc());
+    if (auto name = func.getArgAttrOfType<StringAttr>(
+            arg.getArgNumber(), ZeroDialect::getParamAttrName()))
+      diag << "parameter '" << name.getValue() << "' (argument #"
+           << arg.getArgNumber() << ")";
+    else
+      diag << "argument #" << arg.getArgNumber();
+    diag << " has type " << arg.getType()
+         << ", whose size does not fit int64 bytes";
+  }
+  func.walk([&](Operation *op) {
+    for (OpResult result : op->getResults())
+      if (isOversizedTensor(result.getType()))
+        fail(op->getLoc()) << "result #" << result.getResultNumber() << " of '"
+                           << op->getName() << "' has type " << result.getType()
+                           << ", whose size does not fit int64 bytes";
+  });
+
   llvm::StringMap<ParamInfo> params;
   SmallVector<StringRef> paramOrder;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
@@ -162,6 +196,19 @@ LogicalResult verifyTrainStep(func::FuncOp func, bool ignoreUnusedParameters) {
                           << ", but the parameter (argument #" << param.argIndex
                           << ") has type " << param.type;
   }
+
+  // Each fits, but the plan also sums them (and their gradients and states).
+  std::optional<int64_t> paramBytes = 0;
+  for (StringRef name : paramOrder) {
+    auto type = dyn_cast<RankedTensorType>(params.find(name)->second.type);
+    FailureOr<int64_t> bytes =
+        type ? getTensorByteSize(type) : FailureOr<int64_t>(failure());
+    if (succeeded(bytes) && paramBytes)
+      paramBytes = llvm::checkedAdd(*paramBytes, *bytes);
+  }
+  if (!paramBytes)
+    fail(func.getLoc()) << "the parameters of '@" << func.getSymName()
+                        << "' total more than int64 bytes";
 
   if (!lossResult && valid)
     fail(func.getLoc()) << "training step '@" << func.getSymName()

@@ -45,7 +45,8 @@ struct ValueInfo {
   int64_t buffer = -1;        // tensors only: index into the buffer table
   std::string name;           // the SSA name, for messages
 
-  /// Bytes of a tensor's elements in memory.
+  /// Bytes of a tensor's elements in memory. The decoder refuses more than
+  /// kMaxScheduleSize (2^50) elements, so this does not overflow.
   int64_t bytes() const { return numel * getDTypeWidth(dtype); }
 };
 

@@ -36,6 +36,12 @@ std::optional<MemorySpace> getMemorySpace(RankedTensorType type);
 /// `#zero.memory_space<space>` as encoding.
 RankedTensorType getTensorTypeInSpace(RankedTensorType type, MemorySpace space);
 
+/// The element count of `shape`, or nothing for a dynamic or negative size
+/// or a count that overflows int64. Every element count and byte size the
+/// compiler computes starts from this, never from the wrapping
+/// `ShapedType::getNumElements`.
+std::optional<int64_t> getCheckedNumElements(ArrayRef<int64_t> shape);
+
 namespace detail {
 /// Checks that the handle of a start op is consumed by exactly one wait.
 LogicalResult verifyAsyncStartOp(Operation *op);

@@ -13,8 +13,10 @@ def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
     `zero.param` (a unique, non-empty name) are the parameters, whose results
     hold exactly one scalar floating-point loss marked `zero.loss` and, for
     every parameter not marked `zero.frozen`, exactly one gradient marked
-    `zero.grad` with the parameter's name and type. Every violation is reported
-    at the offending function, argument or result, and the pass fails.
+    `zero.grad` with the parameter's name and type. Every argument and op
+    result of the step has a tensor size that fits int64 bytes, and so do
+    the parameters together. Every violation is reported at the offending
+    function, argument, result or op, and the pass fails.
 
     The candidate functions are those with any `zero.*` argument or result
     attribute. With several candidates, `entry` names the one to use.

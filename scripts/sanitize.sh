@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Builds the tools, the runtime and the tests with AddressSanitizer and
+# UndefinedBehaviorSanitizer into build-sanitize/ (the CUDA backend off: the
+# sanitizers do not see into the GPU) and runs the lit and gtest suites
+# there. Any sanitizer report fails the run. Called by scripts/test.sh in CI.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+build=${ZERO_SANITIZE_BUILD_DIR:-$root/build-sanitize}
+
+"$root/scripts/setup.sh"
+flags="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+if [[ ! -f $build/build.ninja ]]; then
+  # -O1: the sanitizers' usual level; Release's -O3 would only slow the build.
+  cmake -G Ninja -S "$root" -B "$build" \
+    -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELEASE="-O1 -DNDEBUG" \
+    -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+    -DCMAKE_EXE_LINKER_FLAGS="$flags" -DCMAKE_SHARED_LINKER_FLAGS="$flags" \
+    -DZERO_RUNTIME_ENABLE_CUDA=OFF \
+    -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
+    -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
+fi
+cmake --build "$build"
+
+# MPI and Python keep allocations to their exit: leaks are not errors here.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0
+export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+status=0
+echo "== lit (sanitizers): $build/test"
+cmake --build "$build" --target check-zero-opt || status=1
+echo "== gtest (sanitizers)"
+ctest --test-dir "$build" --output-on-failure || status=1
+exit $status

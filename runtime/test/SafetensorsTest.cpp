@@ -121,10 +121,7 @@ TEST_F(Safetensors, RoundTrip) {
   for (size_t i = 0; i < tensors.size(); ++i) {
     EXPECT_EQ((*read)[i].shape, tensors[i].shape) << tensors[i].name;
     ASSERT_EQ((*read)[i].data.size(), tensors[i].data.size());
-    EXPECT_EQ(std::memcmp((*read)[i].data.data(), tensors[i].data.data(),
-                          tensors[i].data.size() * 4),
-              0)
-        << tensors[i].name;
+    EXPECT_EQ((*read)[i].data, tensors[i].data) << tensors[i].name;
   }
   EXPECT_EQ(metadata, (std::map<std::string, std::string>{{"step", "7"}}));
 }

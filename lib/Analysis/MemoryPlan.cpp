@@ -19,6 +19,7 @@
 #include "zero/Analysis/IntervalAllocator.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -30,6 +31,7 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <array>
 #include <map>
 
 using namespace mlir;
@@ -214,8 +216,21 @@ private:
   /// gradient reduction.
   std::optional<StringRef> getGradientName(WaitOp wait, unsigned index);
 
+  /// The op of the program that `op` is or is nested in; null outside.
+  Operation *getProgramOp(Operation &op) const {
+    if (loopBody)
+      if (Operation *inLoop = loopBody->findAncestorOpInBlock(op))
+        return inLoop;
+    return block->findAncestorOpInBlock(op);
+  }
+
   MemoryPlan &plan;
   Block *block = nullptr;
+  /// The micro-step loop, if any: its body's ops follow the loop op in the
+  /// program, and its terminator is the end of every iteration.
+  scf::ForOp loop;
+  Block *loopBody = nullptr;
+  int64_t loopEnd = -1;
   int64_t lastPoint = 0;
   llvm::DenseMap<Operation *, int64_t> pointOf;
   llvm::MapVector<Value, ValueInfo> values;
@@ -228,15 +243,20 @@ private:
 } // namespace mlir
 
 int64_t MemoryPlanBuilder::getUseEnd(OpOperand &use) {
-  Operation *user = block->findAncestorOpInBlock(*use.getOwner());
+  Operation *user = getProgramOp(*use.getOwner());
   if (!user)
     return lastPoint;
   int64_t end = pointOf.lookup(user);
   // The runtime reads a start op's operands until the wait.
   if (auto start = dyn_cast<AsyncStartOpInterface>(user))
     for (Operation *handleUser : start.getAsyncHandle().getUsers())
-      if (Operation *wait = block->findAncestorOpInBlock(*handleUser))
+      if (Operation *wait = getProgramOp(*handleUser))
         end = std::max(end, pointOf.lookup(wait));
+  // A value from before the loop that the loop reads is read by every
+  // iteration: it lives to the loop's end.
+  if (loopBody && user->getBlock() == loopBody &&
+      !loop.getRegion().isAncestor(use.get().getParentRegion()))
+    end = std::max(end, loopEnd);
   return end;
 }
 
@@ -271,9 +291,26 @@ LogicalResult MemoryPlanBuilder::collectValues() {
   if (func.isExternal() || !func.getBody().hasOneBlock())
     return func.emitError("the memory plan needs a function with one block");
   block = &func.front();
-  for (Operation &op : *block) {
+  auto addToProgram = [&](Operation &op) {
     pointOf[&op] = plan.program.size();
     plan.program.push_back(&op);
+  };
+  // The micro-step loop's body is planned once, right after the loop op
+  // (where the runtime starts the loop's sums); its terminator is where each
+  // iteration ends and the next sums are taken.
+  for (Operation &op : *block) {
+    addToProgram(op);
+    auto forOp = dyn_cast<scf::ForOp>(op);
+    if (!forOp)
+      continue;
+    if (loop)
+      return forOp.emitError("the memory plan handles one micro-step loop; "
+                             "this is a second one");
+    loop = forOp;
+    loopBody = forOp.getBody();
+    for (Operation &inner : *loopBody)
+      addToProgram(inner);
+    loopEnd = pointOf[loopBody->getTerminator()];
   }
   lastPoint = plan.program.size() - 1;
 
@@ -286,18 +323,29 @@ LogicalResult MemoryPlanBuilder::collectValues() {
     int64_t def = pointOf[op];
     if (auto wait = dyn_cast<WaitOp>(op))
       if (Operation *start = wait.getHandle().getDefiningOp())
-        if (start->getBlock() == block)
+        if (start->getBlock() == op->getBlock())
           def = pointOf.lookup(start);
+    // A running sum is written from the loop's start to its end.
+    if (op == loop)
+      for (BlockArgument sum : loop.getRegionIterArgs())
+        if (failed(addValue(sum, def, loop.getLoc())))
+          return failure();
     for (Value result : op->getResults())
       if (failed(addValue(result, def, op->getLoc())))
         return failure();
   }
 
-  // Views share their source's buffer and extend its lifetime.
+  // Views share their source's buffer and extend its lifetime; the loop's
+  // results are its running sums.
   for (auto &[value, info] : values) {
     Operation *op = value.getDefiningOp();
-    if (op && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op)) {
-      auto it = values.find(op->getOperand(0));
+    Value source;
+    if (op && isa<tensor::ExpandShapeOp, tensor::CollapseShapeOp>(op))
+      source = op->getOperand(0);
+    else if (op && op == loop)
+      source = loop.getTiedLoopRegionIterArg(cast<OpResult>(value));
+    if (source) {
+      auto it = values.find(source);
       if (it != values.end())
         info.root = it->second.root;
     }
@@ -306,6 +354,10 @@ LogicalResult MemoryPlanBuilder::collectValues() {
       group.start = info.def;
     group.end = std::max(group.end, info.lastUse);
   }
+  if (loop)
+    for (BlockArgument sum : loop.getRegionIterArgs())
+      if (values.count(sum))
+        groups[sum].end = std::max(groups[sum].end, loopEnd);
   return success();
 }
 
@@ -402,6 +454,13 @@ void MemoryPlanBuilder::assignBuffers() {
   llvm::StringMap<unsigned> gradientBuffers;
   for (Operation *op : plan.program) {
     int64_t point = pointOf[op];
+    if (op == loop)
+      for (BlockArgument sum : loop.getRegionIterArgs())
+        if (values.count(sum))
+          assign(sum, addBuffer(BufferCategory::Activation,
+                                "micro-step sum " +
+                                    std::to_string(sum.getArgNumber() - 1),
+                                sum, op, op->getLoc(), /*resident=*/false));
     for (OpResult result : op->getResults()) {
       auto it = values.find(result);
       if (it == values.end() || it->second.root != result)
@@ -520,7 +579,7 @@ void MemoryPlanBuilder::classifyTransients() {
       }
     }
     bool inFlight = llvm::any_of(value.getUsers(), [&](Operation *user) {
-      return isa<AsyncStartOpInterface>(block->findAncestorOpInBlock(*user));
+      return isa<AsyncStartOpInterface>(getProgramOp(*user));
     });
     if (inFlight && buffer.role.empty()) {
       buffer.category = BufferCategory::Communication;
@@ -584,7 +643,7 @@ LogicalResult MemoryPlanBuilder::addStagingBuffers() {
     // Reserved while the collective runs: from the start to its wait.
     int64_t point = pointOf[op], end = point;
     for (Operation *user : op->getResult(0).getUsers())
-      if (Operation *wait = block->findAncestorOpInBlock(*user))
+      if (Operation *wait = getProgramOp(*user))
         end = std::max(end, pointOf.lookup(wait));
     // Collectives with layouts read device tensors; an all-reduce stages
     // where its operands live.
@@ -851,6 +910,17 @@ static void addProduct(std::optional<int64_t> &sum, int64_t a, int64_t b = 1) {
   sum = sum && product ? llvm::checkedAdd(*sum, *product) : std::nullopt;
 }
 
+/// How many times `op` runs per step: the product of the trip counts of the
+/// loops around it.
+static int64_t getTripCount(Operation *op) {
+  int64_t times = 1;
+  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
+       loop = loop->getParentOfType<scf::ForOp>())
+    if (std::optional<APInt> count = loop.getStaticTripCount())
+      times = llvm::checkedMul(times, count->getSExtValue()).value_or(times);
+  return times;
+}
+
 FailureOr<CommunicationVolume>
 zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   std::optional<int64_t> allGather = 0, reduceScatter = 0, allReduce = 0,
@@ -887,7 +957,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     else
       addProduct(sum, *size);
   };
-  func.walk([&](Operation *op) {
+  auto count = [&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
       // The full tensors of the layouts, padding dropped.
       for (auto [shard, layout] :
@@ -925,6 +995,25 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     } else if (auto swapInOp = dyn_cast<SwapInStartOp>(op)) {
       for (Value tensor : swapInOp.getTensors())
         addBytesOf(swapIn, tensor);
+    }
+    };
+  // A collective of the micro-step loop runs once per iteration.
+  func.walk([&](Operation *op) {
+    std::array<std::optional<int64_t> *, 6> sums{
+        &allGather, &reduceScatter, &allReduce, &sent, &swapOut, &swapIn};
+    std::array<std::optional<int64_t>, 6> before;
+    for (auto [sum, old] : llvm::zip(sums, before))
+      old = *sum;
+    count(op);
+    int64_t times = getTripCount(op);
+    if (times == 1)
+      return;
+    for (auto [sum, old] : llvm::zip(sums, before)) {
+      if (!*sum || !old)
+        continue;
+      std::optional<int64_t> repeated = *old;
+      addProduct(repeated, **sum - *old, times);
+      *sum = repeated;
     }
   });
   std::optional<int64_t> total = allGather;

@@ -1,35 +1,35 @@
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=1 world-size=2" \
-// RUN:   --zero-accumulate-gradients=steps=3 --zero-reduce-gradients \
+// RUN:   --zero-accumulate-gradients="steps=3 unroll=true" --zero-reduce-gradients \
 // RUN:   | FileCheck %s --check-prefix=STAGE1
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=2 world-size=2" \
-// RUN:   --zero-accumulate-gradients=steps=2 --zero-reduce-gradients \
+// RUN:   --zero-accumulate-gradients="steps=2 unroll=true" --zero-reduce-gradients \
 // RUN:   | FileCheck %s --check-prefix=STAGE2
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=2 world-size=2" \
-// RUN:   --zero-accumulate-gradients=steps=1 | FileCheck %s --check-prefix=ONE
+// RUN:   --zero-accumulate-gradients="steps=1 unroll=true" | FileCheck %s --check-prefix=ONE
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition \
-// RUN:   --zero-accumulate-gradients=steps=0 2>&1 | FileCheck %s --check-prefix=ZERO
+// RUN:   --zero-accumulate-gradients="steps=0 unroll=true" 2>&1 | FileCheck %s --check-prefix=ZERO
 //
 // grad-accum-dtype at stage 1: a wider type sums here (bf16 step, fp32); the
 // step's own type changes nothing; a narrower one (f32 step, bf16) leaves the
 // micro-step gradients to zero-reduce-gradients, to be summed once stored.
 // RUN: zero-opt %S/../zero-opt/Inputs/bf16-step.mlir \
 // RUN:   --zero-partition="stage=1 world-size=2" \
-// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp32" \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp32 unroll=true" \
 // RUN:   | FileCheck %s --check-prefix=WIDER
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=1 world-size=2" \
-// RUN:   --zero-accumulate-gradients=steps=2 -o %t.own.mlir
+// RUN:   --zero-accumulate-gradients="steps=2 unroll=true" -o %t.own.mlir
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=1 world-size=2" \
-// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp32" -o %t.fp32.mlir
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp32 unroll=true" -o %t.fp32.mlir
 // RUN: diff %t.own.mlir %t.fp32.mlir
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=1 world-size=2" \
-// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16" \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16 unroll=true" \
 // RUN:   | FileCheck %s --check-prefix=NARROWER
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition \
-// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp64" 2>&1 \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=fp64 unroll=true" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-TYPE
 
 // Three micro-steps at stage 1: the data argument gains a leading dimension

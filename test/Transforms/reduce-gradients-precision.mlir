@@ -38,18 +38,18 @@
 // Accumulation: bf16 shards summed in f32 (stage 2); bf16 micro-step
 // gradients of an f32 step summed in bf16 before one reduction (stage 1).
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
-// RUN:   --zero-partition="stage=2 world-size=2" --zero-accumulate-gradients=steps=2 \
+// RUN:   --zero-partition="stage=2 world-size=2" --zero-accumulate-gradients="steps=2 unroll=true" \
 // RUN:   --zero-mixed-precision=precision=bf16 --zero-reduce-gradients=grad-accum-dtype=fp32 \
 // RUN:   | FileCheck %s --check-prefix=SHARDS
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=1 world-size=2" \
-// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16" \
+// RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16 unroll=true" \
 // RUN:   --zero-mixed-precision=precision=bf16 --zero-reduce-gradients=grad-accum-dtype=bf16 \
 // RUN:   | FileCheck %s --check-prefix=STAGE1
 // f64 shards are summed in f64 (they used to be rounded to f32).
 // RUN: zero-model mlp --layers 1 --hidden 4 --batch-size 2 --dtype f64 -o %t.f64.mlir
 // RUN: zero-opt %t.f64.mlir --zero-partition="stage=2 world-size=2" \
-// RUN:   --zero-accumulate-gradients=steps=2 --zero-reduce-gradients \
+// RUN:   --zero-accumulate-gradients="steps=2 unroll=true" --zero-reduce-gradients \
 // RUN:   | FileCheck %s --check-prefix=F64
 //
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition \

@@ -27,12 +27,15 @@
 // STAGE1-NOT:     zero.reduce_scatter_start
 
 // At stage 2 each micro-step's gradients are reduce-scattered where they are
-// produced, in every micro-step.
+// produced, in every micro-step: once in the body of the loop that runs the
+// three micro-steps.
 // STAGE2-LABEL: func.func @train_step(
 // STAGE2-SAME:    %arg13: tensor<3x2x4xf32> {zero.data = "inputs"
+// STAGE2:         scf.for %{{.*}} = %c0 to %c3 step %c1
 // STAGE2:         zero.reduce_scatter_start {{.*}}"fc0.bias"
-// STAGE2:         zero.reduce_scatter_start {{.*}}"fc0.bias"
-// STAGE2:         zero.reduce_scatter_start {{.*}}"fc0.bias"
+// STAGE2-NOT:     zero.reduce_scatter_start
+// STAGE2:         scf.yield
+// STAGE2-NOT:     zero.reduce_scatter_start
 
 // TWO-STEPS-LABEL: func.func @train_step(
 // TWO-STEPS-SAME:    %arg13: tensor<2x2x4xf32> {zero.data = "inputs"

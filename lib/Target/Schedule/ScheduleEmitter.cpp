@@ -25,6 +25,8 @@
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Utils/StaticValueUtils.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AsmState.h"
 #include "mlir/IR/BuiltinAttributes.h"
@@ -363,6 +365,9 @@ private:
   llvm::DenseMap<Value, int64_t> valueIds;
   json values = json::array();
   int64_t numEvents = 0;
+  /// The micro-step loop (docs/ScheduleFormat.md, "Loops"), if the step has
+  /// one.
+  json loops = json::array();
 };
 } // namespace
 
@@ -379,9 +384,30 @@ static bool isTopLevelOp(Operation *op) {
       lookupScheduleOp(op->getName().getStringRef());
   if (info && info->placement == ::zero::runtime::OpPlacement::Compute)
     return true;
-  // Ops that become collectives, synchronization or nothing.
+  // Ops that become collectives, synchronization, the loop or nothing.
   return isa<tensor::EmptyOp, AllGatherStartOp, ReduceScatterStartOp,
-             AllReduceStartOp, WaitOp, ReleaseOp, func::ReturnOp>(op);
+             AllReduceStartOp, WaitOp, ReleaseOp, func::ReturnOp, scf::ForOp,
+             scf::YieldOp>(op);
+}
+
+/// The micro-batch slice of the micro-step loop: `tensor.extract_slice` of
+/// row block `iv` of a tensor, `iv` the loop's induction variable.
+static bool isLoopSlice(tensor::ExtractSliceOp slice, scf::ForOp loop) {
+  if (!loop)
+    return false;
+  auto sourceType = slice.getSourceType();
+  ArrayRef<int64_t> sizes = slice.getStaticSizes();
+  SmallVector<OpFoldResult> offsets = slice.getMixedOffsets();
+  if (offsets.empty() || offsets[0] != OpFoldResult(loop.getInductionVar()))
+    return false;
+  for (OpFoldResult offset : ArrayRef(offsets).drop_front())
+    if (getConstantIntValue(offset) != 0)
+      return false;
+  for (auto [i, size] : llvm::enumerate(sizes))
+    if (size != (i == 0 ? 1 : sourceType.getDimSize(i)))
+      return false;
+  return llvm::all_of(slice.getStaticStrides(),
+                      [](int64_t stride) { return stride == 1; });
 }
 
 static LogicalResult checkBody(Operation *owner) {
@@ -409,8 +435,33 @@ static LogicalResult checkBody(Operation *owner) {
 
 /// Fails with an error at the first op the format cannot express.
 static LogicalResult checkOps(func::FuncOp func) {
+  SmallVector<Operation *> ops;
+  scf::ForOp loop;
   for (Operation &each : func.front()) {
-    Operation *op = &each;
+    ops.push_back(&each);
+    if (auto forOp = dyn_cast<scf::ForOp>(each)) {
+      if (loop)
+        return forOp.emitOpError("is a second loop; the schedule has at most "
+                                 "one, the micro-step loop");
+      loop = forOp;
+      for (Operation &inner : *forOp.getBody())
+        ops.push_back(&inner);
+    }
+  }
+  if (loop && (!loop.getStaticTripCount() || !loop.getConstantStep() ||
+               *loop.getConstantStep() != 1 ||
+               getConstantIntValue(loop.getLowerBound()) != 0))
+    return loop.emitOpError("must run from 0 to a constant count in steps "
+                            "of 1 to be the schedule's micro-step loop");
+  if (loop)
+    for (OpOperand &use : loop.getInductionVar().getUses())
+      if (auto slice = dyn_cast<tensor::ExtractSliceOp>(use.getOwner());
+          !slice || !isLoopSlice(slice, loop))
+        return use.getOwner()->emitOpError(
+            "reads the loop's induction variable; the schedule has it only as "
+            "the row block of a micro-batch slice (tensor.extract_slice "
+            "[%iv, 0, ...] [1, ...] [1, ...])");
+  for (Operation *op : ops) {
     if (!isTopLevelOp(op)) {
       bool onTensors = isScheduleScalarOpName(op->getName().getStringRef());
       InFlightDiagnostic diag =
@@ -473,6 +524,16 @@ LogicalResult ScheduleEmitter::numberValues() {
     if (failed(addValue(arg, /*inBody=*/false)))
       return failure();
   for (Operation *op : plan.getProgram()) {
+    // The loop's results are its carried sums after the last iteration.
+    if (auto loop = dyn_cast<scf::ForOp>(op)) {
+      for (BlockArgument sum : loop.getRegionIterArgs())
+        if (failed(addValue(sum, /*inBody=*/false)))
+          return failure();
+      for (OpResult result : loop.getResults())
+        valueIds[result] =
+            valueIds.lookup(loop.getTiedLoopRegionIterArg(result));
+      continue;
+    }
     for (Value result : op->getResults())
       if (failed(addValue(result, /*inBody=*/false)))
         return failure();
@@ -883,10 +944,44 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
 LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
   // The "collective done" event of each start op, waited for at its wait.
   llvm::DenseMap<Operation *, int64_t> doneEvents;
+  scf::ForOp loop;
+  int64_t loopBegin = 0;
   for (auto [index, op] : llvm::enumerate(plan.getProgram())) {
     int64_t point = index;
     if (isa<tensor::EmptyOp, func::ReturnOp>(op))
       continue;
+    // The loop's body follows the loop op in the program; the runtime starts
+    // the carried sums before it and takes the next ones at its end.
+    if (auto forOp = dyn_cast<scf::ForOp>(op)) {
+      loop = forOp;
+      loopBegin = point + 1;
+      continue;
+    }
+    if (auto yield = dyn_cast<scf::YieldOp>(op)) {
+      json carried = json::array();
+      for (auto [sum, init, next] :
+           llvm::zip(loop.getRegionIterArgs(), loop.getInitArgs(),
+                     yield.getOperands()))
+        carried.push_back({{"value", valueIds.lookup(sum)},
+                           {"init", valueIds.lookup(init)},
+                           {"next", valueIds.lookup(next)}});
+      loops.push_back({{"count", loop.getStaticTripCount()->getSExtValue()},
+                       {"begin", loopBegin},
+                       {"end", point},
+                       {"carried", std::move(carried)}});
+      continue;
+    }
+    if (auto slice = dyn_cast<tensor::ExtractSliceOp>(op);
+        slice && isLoopSlice(slice, loop)) {
+      json inst;
+      inst["op"] = "loop_slice";
+      inst["point"] = point;
+      inst["loc"] = formatLoc(op->getLoc());
+      inst["operands"] = getIds(slice.getSource());
+      inst["results"] = getIds(slice.getResult());
+      compute.push_back(std::move(inst));
+      continue;
+    }
     // A view needs no work when it shares its source's buffer range.
     if (isa<tensor::CollapseShapeOp, tensor::ExpandShapeOp>(op) &&
         plan.lookup(op->getResult(0)) == plan.lookup(op->getOperand(0)))
@@ -995,7 +1090,8 @@ FailureOr<json> ScheduleEmitter::emit() {
 
   json schedule;
   schedule["format"] = "zero-schedule";
-  schedule["version"] = kScheduleFormatVersion;
+  schedule["version"] =
+      loops.empty() ? kScheduleFormatVersion : kScheduleFormatLoopVersion;
   schedule["producer"] = "zero-opt";
   std::string source = "unknown";
   if (auto file = func.getLoc()->findInstanceOf<FileLineColLoc>())
@@ -1016,6 +1112,8 @@ FailureOr<json> ScheduleEmitter::emit() {
   schedule["results"] = std::move(*results);
   schedule["streams"] = json::array({"compute", "comm"});
   schedule["events"] = numEvents;
+  if (!loops.empty())
+    schedule["loops"] = std::move(loops);
   schedule["instructions"] = {{"compute", std::move(compute)},
                               {"comm", std::move(comm)}};
   return schedule;

@@ -16,8 +16,11 @@
 namespace mlir {
 namespace zero {
 
-/// The version of docs/ScheduleFormat.md that the emitter writes.
+/// The versions of docs/ScheduleFormat.md that the emitter writes: a step
+/// without a micro-step loop is written as version 1, which runtimes that
+/// know no loops still read; version 2 adds the loop.
 constexpr int64_t kScheduleFormatVersion = 1;
+constexpr int64_t kScheduleFormatLoopVersion = 2;
 
 /// Writes the schedule of `func`, a rank step with the attributes of the
 /// pipeline (`zero.stage`, `zero.world_size`, `zero.memory_plan`), to `os`.

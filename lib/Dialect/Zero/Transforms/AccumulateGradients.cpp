@@ -1,23 +1,27 @@
 //===- AccumulateGradients.cpp - gradient accumulation --------------------===//
 //
 // gradient_accumulation_steps = G runs G micro-batches per optimizer step.
-// The step is unrolled: the forward and backward passes are cloned once per
-// micro-step on slice i of every data argument, the loss becomes the mean of
-// the micro-losses and the gradients the mean of the micro-gradients (as
-// DeepSpeed scales the loss by 1/G). Where they are summed follows the
-// stage: at stages 0-1 the full gradients are summed here and reduced once,
-// at the boundary; at stages 2-3 every micro-gradient is its own result, so
-// that `zero-reduce-gradients` reduce-scatters each one where it is produced
-// and only shards are accumulated. DeepSpeed's grad_accum_dtype is the type
-// of the sum; one narrower than the gradients sums them as stored, in 16
-// bits with their loss scale, which only exists after zero-mixed-precision:
-// such gradients are returned per micro-step at stages 0-1 too, and
-// zero-reduce-gradients sums them before their reduction.
+// The loss becomes the mean of the micro-losses and the gradients the mean
+// of the micro-gradients (as DeepSpeed scales the loss by 1/G). Where they
+// are summed follows the stage: at stages 0-1 the full gradients are summed
+// here and reduced once, at the boundary; at stages 2-3 each micro-gradient
+// is reduce-scattered where it is produced and only shards are summed.
+// DeepSpeed's grad_accum_dtype is the type of the sum; one narrower than the
+// gradients sums them as stored, in 16 bits with their loss scale, which
+// only exists after zero-mixed-precision.
+//
+// The micro-steps are a loop (MicroStepLoop.h) with one copy of the
+// micro-step. Where the sums are made here, the loop is built here; where
+// they follow the reduction (stages 2-3) or the 16-bit storage, each
+// micro-gradient is scaled by 1/G here and `zero-reduce-gradients` builds
+// the loop after its reductions. `unroll` keeps the earlier form, one copy
+// of the micro-step per micro-batch, which the loop reproduces bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
+#include "MicroStepLoop.h"
 #include "TensorUtils.h"
 #include "mlir/IR/IRMapping.h"
 #include "mlir/IR/TypeUtilities.h"
@@ -94,7 +98,49 @@ struct ZeroAccumulateGradientsPass
     FailureOr<RankInfo> rank = getRankInfo(func, getArgument());
     if (failed(rank))
       return signalPassFailure();
+    if (unroll)
+      return unrollMicroSteps(func, *rank, sumType);
 
+    // Stages 0-1 sum full gradients before they are stored: the loop is
+    // built now, around the f32 micro-step. Otherwise the micro-gradients
+    // are scaled here and the loop waits for the reductions.
+    SmallVector<Accumulation> accumulations;
+    bool sumsNow = rank->stage <= 1;
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      bool isGrad =
+          func.getResultAttr(i, ZeroDialect::getGradAttrName()) != nullptr;
+      Type resultType = getElementTypeOrSelf(func.getResultTypes()[i]);
+      if (isGrad && !sumsBeforeStorage(sumType, resultType))
+        sumsNow = false;
+      accumulations.push_back(
+          {Accumulation::Kind::Mean, isGrad ? sumType : Type()});
+    }
+    if (sumsNow) {
+      if (failed(buildMicroStepLoop(func, steps, accumulations)))
+        return signalPassFailure();
+      return;
+    }
+    Operation *ret = func.getBody().front().getTerminator();
+    double scale = 1.0 / static_cast<double>(steps);
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      if (!func.getResultAttr(i, ZeroDialect::getGradAttrName()))
+        continue;
+      // Scale right after the micro-gradient is produced.
+      Value grad = ret->getOperand(i);
+      OpBuilder at(&getContext());
+      if (Operation *def = grad.getDefiningOp())
+        at.setInsertionPointAfter(def);
+      else
+        at.setInsertionPoint(ret);
+      ret->setOperand(i, buildMean(at, grad.getLoc(), {grad}, scale));
+    }
+    func->setAttr(getPendingMicroStepsAttrName(),
+                  Builder(&getContext()).getI64IntegerAttr(steps));
+  }
+
+  /// One copy of the micro-step per micro-batch.
+  void unrollMicroSteps(func::FuncOp func, const RankInfo &rank,
+                        Type sumType) {
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
     SmallVector<Operation *> microStep;
@@ -169,7 +215,7 @@ struct ZeroAccumulateGradientsPass
         continue;
       }
       Type gradType = getElementTypeOrSelf(results[i].front().getType());
-      if (rank->stage <= 1 && sumsBeforeStorage(sumType, gradType)) {
+      if (rank.stage <= 1 && sumsBeforeStorage(sumType, gradType)) {
         newResults.push_back(buildMean(b, loc, results[i], scale, sumType));
         newAttrs.push_back(resultAttrs);
         continue;

@@ -96,7 +96,7 @@ std::optional<BucketClass> classify(Operation *op, Block &body) {
   ArrayAttr layouts;
   if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
     layouts = gather.getLayouts();
-    cls.parameterGather = isParameterGather(gather, body);
+    cls.parameterGather = isParameterGather(gather);
   } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
     layouts = scatter.getLayouts();
     cls.reduction = scatter.getReductionAttr();
@@ -147,8 +147,12 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
       func.emitError("'zero-bucket' expects a training step with one block");
       return signalPassFailure();
     }
-    Block &body = func.getBody().front();
+    for (Block *block : getStepBlocks(func))
+      bucketCollectives(*block);
+  }
 
+  /// Merges the collectives of one block of the step into buckets.
+  void bucketCollectives(Block &body) {
     // Plan all buckets on the unchanged IR, then rewrite. Merging moves
     // parameter gathers up and other collectives down, so a check made on
     // the input stays true: parameter gathers read only arguments, and an

@@ -66,13 +66,13 @@ struct ZeroMixedPrecisionPass
         continue;
       llvm::SetVector<Operation *> users;
       for (OpOperand &use : param.arg.getUses())
-        users.insert(body.findAncestorOpInBlock(*use.getOwner()));
+        users.insert(getStepLevelOp(use.getOwner()));
       param.arg.setType(type.clone(storage));
       for (Operation *user : users) {
         b.setInsertionPoint(user);
         Value wide = buildFloatCast(b, user->getLoc(), param.arg, compute);
         param.arg.replaceUsesWithIf(wide, [&](OpOperand &use) {
-          return body.findAncestorOpInBlock(*use.getOwner()) == user;
+          return getStepLevelOp(use.getOwner()) == user;
         });
       }
     }

@@ -17,7 +17,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));
   pm.addPass(createZeroAccumulateGradientsPass(
       {options.entry, options.gradientAccumulationSteps,
-       options.gradAccumDtype}));
+       options.gradAccumDtype, options.unrollMicroSteps}));
   pm.addPass(createZeroMixedPrecisionPass({options.entry, options.precision,
                                            options.lossScale,
                                            options.initialScalePower}));

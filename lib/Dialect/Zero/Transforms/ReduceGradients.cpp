@@ -18,6 +18,7 @@
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
+#include "MicroStepLoop.h"
 #include "TensorUtils.h"
 #include "mlir/IR/TypeUtilities.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
@@ -37,14 +38,6 @@ using namespace mlir::zero;
 
 namespace {
 /// The type arithmetic on `types` happens in: f32, or the widest of them.
-Type getArithmeticType(OpBuilder &b, ArrayRef<Type> types) {
-  Type result = b.getF32Type();
-  for (Type type : types)
-    if (cast<FloatType>(type).getWidth() > cast<FloatType>(result).getWidth())
-      result = type;
-  return result;
-}
-
 /// `tensor` converted to `elementType` and, with a `factor`, multiplied by
 /// it: one map, whose product is computed in f32 (or f64) and rounded once,
 /// as PyTorch multiplies 16-bit tensors by a scalar.
@@ -116,6 +109,22 @@ void sumMicroSteps(func::FuncOp func, Type sumType) {
   func.setAllResultAttrs(resultAttrs);
 }
 
+/// Builds the micro-step loop `zero-accumulate-gradients` left pending, at
+/// the point where the unrolled form sums the micro-steps: the loss is
+/// averaged, the (scaled) gradients are summed in `sumType`.
+LogicalResult buildPendingLoop(func::FuncOp func, Type sumType) {
+  auto steps = func->getAttrOfType<IntegerAttr>(getPendingMicroStepsAttrName());
+  func->removeAttr(getPendingMicroStepsAttrName());
+  SmallVector<Accumulation> accumulations;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+    if (func.getResultAttr(i, ZeroDialect::getGradAttrName()))
+      accumulations.push_back({Accumulation::Kind::Sum, sumType});
+    else
+      accumulations.push_back({Accumulation::Kind::Mean, Type()});
+  }
+  return buildMicroStepLoop(func, steps.getInt(), accumulations);
+}
+
 /// Multiplies `reduced` by `factor` right before its first use, so that the
 /// reduction's wait stays free to move and the reduction to join a bucket.
 void scaleBeforeFirstUse(Value reduced, double factor) {
@@ -185,8 +194,12 @@ struct ZeroReduceGradientsPass
 
     // Stages 0-1 reduce each gradient once: stored micro-steps are summed
     // first.
-    if (rank->stage <= 1)
+    bool pendingLoop = func->hasAttr(getPendingMicroStepsAttrName());
+    if (rank->stage <= 1) {
+      if (pendingLoop && failed(buildPendingLoop(func, sumType)))
+        return signalPassFailure();
       sumMicroSteps(func, sumType);
+    }
 
     OpBuilder b(ctx);
     Block &body = func.getBody().front();
@@ -234,8 +247,11 @@ struct ZeroReduceGradientsPass
       if (postScale)
         toPostScale.push_back(reduced);
     }
-    if (rank->stage >= 2)
+    if (rank->stage >= 2) {
+      if (pendingLoop && failed(buildPendingLoop(func, sumType)))
+        return signalPassFailure();
       sumMicroSteps(func, sumType);
+    }
     for (Value reduced : toPostScale)
       scaleBeforeFirstUse(reduced, *postScale);
     updateFunctionType(func);

@@ -140,7 +140,7 @@ Timeline buildTimeline(Block &body, bool overlap) {
         pair.wait = wait;
         pair.order = order;
         auto gather = dyn_cast<AllGatherStartOp>(op);
-        pair.paramGather = gather && isParameterGather(gather, body);
+        pair.paramGather = gather && isParameterGather(gather);
         if (pair.paramGather)
           for (unsigned i = 0, e = op.getNumOperands(); i < e; ++i)
             pair.numel += getOperandElements(&op, i);
@@ -316,12 +316,15 @@ struct ZeroSchedulePrefetchPass
           "'zero-schedule-prefetch' expects a training step with one block");
       return signalPassFailure();
     }
-    Block &body = func.getBody().front();
-    if (failed(enforceLiveCap(body)))
-      return signalPassFailure();
-    Timeline t = buildTimeline(body, overlapComm);
-    prefetch(t);
-    emit(t);
+    // The micro-step loop's body is scheduled on its own: its gathers and
+    // reductions repeat with it.
+    for (Block *body : getStepBlocks(func)) {
+      if (failed(enforceLiveCap(*body)))
+        return signalPassFailure();
+      Timeline t = buildTimeline(*body, overlapComm);
+      prefetch(t);
+      emit(t);
+    }
   }
 
   /// Rewrites the body until gathered-and-unreleased parameters stay within

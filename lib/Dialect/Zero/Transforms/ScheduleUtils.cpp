@@ -17,10 +17,10 @@ WaitOp zero::getSameBlockWait(Operation *start) {
   return wait;
 }
 
-bool zero::isParameterGather(AllGatherStartOp op, Block &body) {
+bool zero::isParameterGather(AllGatherStartOp op) {
   return llvm::all_of(op.getShards(), [&](Value shard) {
     auto arg = dyn_cast<BlockArgument>(shard);
-    return arg && arg.getOwner() == &body;
+    return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp());
   });
 }
 

@@ -21,9 +21,9 @@ namespace zero {
 WaitOp getSameBlockWait(Operation *start);
 
 /// A parameter gather: an all-gather whose operands are all arguments of
-/// `body` (the parameter shards of the rank step), as opposed to post-step
-/// gathers of updated shards.
-bool isParameterGather(AllGatherStartOp op, Block &body);
+/// the function (the parameter shards of the rank step), as opposed to
+/// post-step gathers of updated shards.
+bool isParameterGather(AllGatherStartOp op);
 
 /// Elements of a static tensor type; -1 for anything else, a count that does
 /// not fit int64 included.

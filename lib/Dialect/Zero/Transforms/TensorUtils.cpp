@@ -126,3 +126,11 @@ Value zero::buildSelect(OpBuilder &b, Location loc, Value cond, Value ifTrue,
                                 .getResult();
                           });
 }
+
+Type zero::getArithmeticType(OpBuilder &b, ArrayRef<Type> types) {
+  Type result = b.getF32Type();
+  for (Type type : types)
+    if (cast<FloatType>(type).getWidth() > cast<FloatType>(result).getWidth())
+      result = type;
+  return result;
+}

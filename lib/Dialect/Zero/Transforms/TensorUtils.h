@@ -42,6 +42,10 @@ Value buildSumOfSquares(OpBuilder &b, Location loc, Value tensor);
 /// (unordered: true for NaN) as 1.0/0.0 in f32, reduced with max.
 Value buildNonFiniteFlag(OpBuilder &b, Location loc, Value tensor);
 
+/// The type float arithmetic on `types` is done in: the widest of them,
+/// and at least f32 (16-bit values are added in f32).
+Type getArithmeticType(OpBuilder &b, ArrayRef<Type> types);
+
 /// Elementwise choice between two tensors of one type by an `i1` scalar:
 /// a `linalg.map` of `arith.select %cond, %t, %f` over (ifTrue, ifFalse).
 Value buildSelect(OpBuilder &b, Location loc, Value cond, Value ifTrue,

@@ -2,6 +2,7 @@
 
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
+#include "mlir/Dialect/SCF/IR/SCF.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 
 using namespace mlir;
@@ -113,4 +114,21 @@ void zero::updateFunctionType(func::FuncOp func) {
   Block &body = func.getBody().front();
   func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),
                                  body.getTerminator()->getOperandTypes()));
+}
+
+Operation *zero::getStepLevelOp(Operation *op) {
+  while (Operation *parent = op->getParentOp()) {
+    if (isa<func::FuncOp, scf::ForOp>(parent))
+      return op;
+    op = parent;
+  }
+  return op;
+}
+
+SmallVector<Block *> zero::getStepBlocks(func::FuncOp func) {
+  Block &body = func.getBody().front();
+  SmallVector<Block *> blocks{&body};
+  for (auto loop : body.getOps<scf::ForOp>())
+    blocks.push_back(loop.getBody());
+  return blocks;
 }

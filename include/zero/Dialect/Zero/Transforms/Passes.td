@@ -106,20 +106,26 @@ def ZeroAccumulateGradientsPass
   let summary = "Gradient accumulation over micro-steps";
   let description = [{
     With `steps` = G > 1, the training step becomes G micro-steps: every data
-    argument gains a leading dimension G, the forward and backward passes are
-    repeated on each slice, the loss is their mean and the gradients are
-    averaged over the micro-steps. At stages 0-1 the gradients are summed
-    into one full gradient per parameter, reduced once at the boundary; at
-    stages 2-3 each micro-step's gradient stays a result of its own
-    (`zero.micro_step = i`), so that `zero-reduce-gradients` reduce-scatters
-    it where it is produced and sums the shards.
+    argument gains a leading dimension G, the forward and backward passes run
+    on each slice, the loss is their mean and the gradients are averaged
+    over the micro-steps. The micro-steps are an `scf.for` holding one copy
+    of the micro-step, whose iteration values are the running sums (started
+    at -0.0, which adds no bit), so that the step's size does not grow with
+    G.
 
-    At stages 0-1 the sum is computed here, in the gradients' type or in
-    `grad-accum-dtype` when that is wider. A `grad-accum-dtype` narrower than
-    the gradients (bf16 or fp16 for an f32 step) asks for every micro-step's
-    gradient to be stored before it is added: the micro-step gradients are
-    then returned one by one, as at stages 2-3, and `zero-reduce-gradients`
-    sums them in that type before their reduction.
+    At stages 0-1 the gradients are summed into one full gradient per
+    parameter, in their type or in `grad-accum-dtype` when that is wider,
+    and reduced once at the boundary: the loop is built here. At stages 2-3
+    each micro-gradient is scaled by 1/G here and `zero-reduce-gradients`
+    builds the loop after reduce-scattering it, so that only shards are
+    summed; the step carries `zero.pending_micro_steps = G` until then. A
+    `grad-accum-dtype` narrower than the gradients (bf16 or fp16 for an f32
+    step) asks for every micro-gradient to be stored before it is added, so
+    it defers the loop at stages 0-1 too.
+
+    `unroll` keeps the earlier form: one copy of the micro-step per slice,
+    each micro-gradient of stages 2-3 its own result (`zero.micro_step = i`).
+    The loop gives the same bits.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -131,8 +137,11 @@ def ZeroAccumulateGradientsPass
            /*default=*/"\"\"",
            "fp32, bf16 or fp16: the type of the sum of the micro-step "
            "gradients (empty: the gradients' own)">,
+    Option<"unroll", "unroll", "bool", /*default=*/"false",
+           "One copy of the micro-step per micro-batch instead of a loop">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
 }
@@ -169,9 +178,13 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
 
     `communication-data-type` converts each gradient to that type right
     before its reduction; the reduced gradient keeps it. Gradients of
-    micro-steps (`zero.micro_step`) are summed in `grad-accum-dtype` (empty:
-    in the type of what is summed): at stages 2-3 the reduced shards as they
-    arrive, at stages 0-1 the gradients before their one reduction.
+    micro-steps are summed in `grad-accum-dtype` (empty: in the type of what
+    is summed): at stages 2-3 the reduced shards as they arrive, at stages
+    0-1 the gradients before their one reduction. A step that
+    `zero-accumulate-gradients` left with `zero.pending_micro_steps` becomes
+    the micro-step loop here, whose iteration values are those sums (the
+    loss is averaged over it); unrolled micro-steps (`zero.micro_step`) are
+    summed result by result.
 
     `prescale-gradients` and `gradient-predivide-factor` F split the average
     as DeepSpeed does: prescale multiplies by 1/N before a `sum` reduction;
@@ -204,6 +217,7 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
            "after it (DeepSpeed's gradient_predivide_factor)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::scf::SCFDialect",
                            "::mlir::tensor::TensorDialect",
                            "::mlir::arith::ArithDialect"];
 }

@@ -95,6 +95,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<int64_t> gradientAccumulationSteps{
       *this, "gradient-accumulation-steps",
       llvm::cl::desc("Micro-steps per optimizer step"), llvm::cl::init(1)};
+  Option<bool> unrollMicroSteps{
+      *this, "unroll-micro-steps",
+      llvm::cl::desc("One copy of the micro-step per micro-batch instead of "
+                     "the micro-step loop (same results, a step that grows "
+                     "with the micro-steps)"),
+      llvm::cl::init(false)};
   Option<int64_t> lossScaleWindow{*this, "loss-scale-window",
                                   llvm::cl::init(1000)};
   Option<int64_t> hysteresis{*this, "hysteresis", llvm::cl::init(2)};

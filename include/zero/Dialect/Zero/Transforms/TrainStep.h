@@ -53,6 +53,15 @@ SmallVector<ParamArg> getParamArgs(func::FuncOp func);
 /// and its terminator's operand types, after a pass changed them.
 void updateFunctionType(func::FuncOp func);
 
+/// `op` or its ancestor that lies directly in a block of the step: the
+/// function's body or the body of its micro-step loop (an `scf.for`). The
+/// passes place code around such ops.
+Operation *getStepLevelOp(Operation *op);
+
+/// The blocks of the step that the scheduling passes order ops in: the
+/// function's body, then the body of its micro-step loop if it has one.
+SmallVector<Block *> getStepBlocks(func::FuncOp func);
+
 /// The discardable attribute on a gradient reduction naming, per operand,
 /// the parameter whose gradient it reduces.
 inline StringRef getGradsAttrName() { return "zero.grads"; }

@@ -996,7 +996,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
       for (Value tensor : swapInOp.getTensors())
         addBytesOf(swapIn, tensor);
     }
-    };
+  };
   // A collective of the micro-step loop runs once per iteration.
   func.walk([&](Operation *op) {
     std::array<std::optional<int64_t> *, 6> sums{

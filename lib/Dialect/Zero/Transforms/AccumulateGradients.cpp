@@ -139,8 +139,7 @@ struct ZeroAccumulateGradientsPass
   }
 
   /// One copy of the micro-step per micro-batch.
-  void unrollMicroSteps(func::FuncOp func, const RankInfo &rank,
-                        Type sumType) {
+  void unrollMicroSteps(func::FuncOp func, const RankInfo &rank, Type sumType) {
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
     SmallVector<Operation *> microStep;

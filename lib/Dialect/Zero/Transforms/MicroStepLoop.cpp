@@ -28,17 +28,15 @@ bool holdsExactly(Type to, Type from) {
 Value buildNegativeZero(OpBuilder &b, Location loc, Value like, Type type) {
   auto shaped = cast<RankedTensorType>(like.getType());
   Value empty = tensor::EmptyOp::create(b, loc, shaped.getShape(), type);
-  Value zero = arith::ConstantOp::create(
-      b, loc, b.getFloatAttr(type, -0.0));
+  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, -0.0));
   return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
 }
 
 /// A 0-d f32 tensor filled with `value`.
 Value buildFlag(OpBuilder &b, Location loc, double value) {
-  Value empty = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{},
-                                        b.getF32Type());
-  Value constant =
-      arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
+  Value empty =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getF32Type());
+  Value constant = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
   return linalg::FillOp::create(b, loc, constant, empty).getResult(0);
 }
 
@@ -175,8 +173,8 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
       if (!first) {
         Value flag = tensor::ExtractOp::create(
             inLoop, loc, loop.getRegionIterArgs().back(), ValueRange{});
-        Value zero = arith::ConstantOp::create(inLoop, loc,
-                                               inLoop.getF32FloatAttr(0.0));
+        Value zero =
+            arith::ConstantOp::create(inLoop, loc, inLoop.getF32FloatAttr(0.0));
         first = arith::CmpFOp::create(inLoop, loc, arith::CmpFPredicate::ONE,
                                       flag, zero);
       }

@@ -16,8 +16,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       {options.entry, options.stage, options.worldSize,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));
   pm.addPass(createZeroAccumulateGradientsPass(
-      {options.entry, options.gradientAccumulationSteps,
-       options.gradAccumDtype, options.unrollMicroSteps}));
+      {options.entry, options.gradientAccumulationSteps, options.gradAccumDtype,
+       options.unrollMicroSteps}));
   pm.addPass(createZeroMixedPrecisionPass({options.entry, options.precision,
                                            options.lossScale,
                                            options.initialScalePower}));

@@ -108,6 +108,13 @@ llvm::cl::opt<std::string> zeroDeviceMemory(
     llvm::cl::desc("Device memory budget of the plan, e.g. 80GiB"),
     llvm::cl::value_desc("SIZE"), llvm::cl::init(""),
     llvm::cl::cat(zeroCategory));
+llvm::cl::opt<bool> zeroUnrollMicroSteps(
+    "zero-unroll-micro-steps",
+    llvm::cl::desc("Compile gradient accumulation as one copy of the "
+                   "micro-step per micro-batch instead of the micro-step "
+                   "loop: the same results, in a step that grows with "
+                   "gradient_accumulation_steps (for comparisons)"),
+    llvm::cl::init(false), llvm::cl::cat(zeroCategory));
 
 /// Prints the diagnostics of a configuration error, one per line.
 void printError(llvm::Error error) {
@@ -395,6 +402,7 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.entry = entryFunction;
   options.report = zeroReport;
   options.deviceMemory = zeroDeviceMemory;
+  options.unrollMicroSteps = zeroUnrollMicroSteps;
   return success();
 }
 } // namespace
@@ -452,9 +460,10 @@ int main(int argc, char **argv) {
     if (zeroPrintConfig)
       return 0;
   } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
-             zeroWorldSize.getNumOccurrences()) {
-    llvm::errs() << "zero-opt: --zero-world-size, --zero-report and "
-                    "--zero-device-memory need the pipeline: give "
+             zeroWorldSize.getNumOccurrences() || zeroUnrollMicroSteps) {
+    llvm::errs() << "zero-opt: --zero-world-size, --zero-report, "
+                    "--zero-device-memory and --zero-unroll-micro-steps "
+                    "need the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";
     return 1;
   }

@@ -2,7 +2,8 @@
 """Runs compiled ZeRO steps on N ranks and compares them with one process.
 
 For one model (zero-model mlp|gpt) and one dtype, the reference is the same
-model compiled for one rank at stage 0 with the whole batch (N * B rows),
+model compiled for one rank at stage 0 with the whole batch (N * G * B rows,
+G the variants' micro-steps),
 trained for --steps steps from the built-in initialization on synthetic data.
 Every variant (a stage and --zero-set knobs) is compiled for N ranks with
 micro-batch B, run under `mpirun --oversubscribe -np N zero-run`, and must
@@ -101,6 +102,10 @@ def main():
     parser.add_argument("--dtype", choices=["f32", "f64"], default="f64")
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--steps", type=int, default=3)
+    parser.add_argument("--accumulation", type=int, default=1,
+                        help="micro-steps per step of the variants (their "
+                        "flags set gradient_accumulation_steps): the "
+                        "reference takes all their rows at once")
     parser.add_argument("--rtol", type=float, default=1e-9)
     parser.add_argument("--atol", type=float, default=1e-12)
     parser.add_argument("--weight-rtol", type=float,
@@ -121,11 +126,12 @@ def main():
     _, _, batch = MODELS[args.model]
 
     common = shlex.split(args.common)
-    ref_schedule, _ = compile_step(args, "reference", batch * args.ranks, 1,
+    ref_batch = batch * args.ranks * args.accumulation
+    ref_schedule, _ = compile_step(args, "reference", ref_batch, 1,
                                    ["--zero-stage=0"] + common)
     ref_losses, ref_weights, _ = train(args, "reference", ref_schedule, 1)
     print("reference: 1 rank, batch %d, losses %s" %
-          (batch * args.ranks, " ".join("%.10g" % l for l in ref_losses)))
+          (ref_batch, " ".join("%.10g" % l for l in ref_losses)))
 
     results = {}
     failed = False

@@ -195,9 +195,11 @@ TEST(Executor, AFailureOnComputeReleasesTheCommStream) {
   EXPECT_TRUE(plain->step(fillX).isOk());
 }
 
-/// A world of one whose all-reduce fails, to stop the comm stream.
+/// A world of one whose all-reduce fails, to stop the comm stream, after
+/// `succeeding` all-reduces that work.
 class FailingCommunicator final : public Communicator {
 public:
+  explicit FailingCommunicator(int succeeding = 0) : succeeding(succeeding) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string describe() const override { return "failing"; }
@@ -220,10 +222,17 @@ protected:
                          const CollectiveContext &) override {
     return Status::ok();
   }
-  Status doAllReduce(const void *, void *, int64_t, DType, ReduceOp,
-                     const CollectiveContext &context) override {
+  Status doAllReduce(const void *in, void *out, int64_t count, DType dtype,
+                     ReduceOp, const CollectiveContext &context) override {
+    if (succeeding-- > 0) {
+      std::memmove(out, in, count * getDTypeWidth(dtype));
+      return Status::ok();
+    }
     return ZERO_ERROR(kUnavailable, "rank 0: " + context.what + " failed");
   }
+
+private:
+  int succeeding;
 };
 
 TEST(Executor, AFailureOnCommReleasesTheComputeStream) {
@@ -371,6 +380,21 @@ TEST(ExecutorLoop, ALoopOfOneIterationIsTheLoopFreeProgram) {
                        floatsOf(unrolled->tensorData(10))));
   EXPECT_TRUE(
       sameBits(floatsOf(looped->tensorData(10)), expectedLoopSum(0, 1, 4)));
+}
+
+// A stream that fails in an iteration releases the other, wherever it waits
+// (on an event, or for the iteration's end).
+TEST(ExecutorLoop, AFailureInAnIterationReleasesTheOtherStream) {
+  for (int succeeding : {0, 1, 3}) {
+    FailingCommunicator comm(succeeding);
+    std::unique_ptr<Executor> executor =
+        create(parse(makeLoopSchedule(5, 4, true)), comm);
+    ASSERT_TRUE(executor);
+    StatusOr<StepStats> stats = executor->step(fillLoopData);
+    ASSERT_FALSE(stats.isOk());
+    EXPECT_EQ(stats.status().message(),
+              "rank 0: all_reduce of bucket at loop.mlir:4:3 (step 1) failed");
+  }
 }
 
 /// tokens and targets [2, 4] (bound 10), labels [2] (bound 3), inputs [2, 3].

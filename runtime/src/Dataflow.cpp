@@ -123,10 +123,10 @@ private:
   /// The instance of stream `stream`'s instruction `index` in `iteration`
   /// (ignored outside the body).
   Ref instance(size_t stream, size_t index, int iteration) const {
-    size_t at = firstInstance[stream][index];
+    size_t position = firstInstance[stream][index];
     if (loop && loop->inBody(stream, index))
-      at += (iteration - 1) * stride[stream];
-    return {static_cast<int32_t>(stream), static_cast<int32_t>(at)};
+      position += (iteration - 1) * stride[stream];
+    return {static_cast<int32_t>(stream), static_cast<int32_t>(position)};
   }
   /// The iteration whose version of a value of the body `reader` reads: its
   /// own, the last after the loop, the first before it (which fails).

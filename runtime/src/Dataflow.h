@@ -14,7 +14,34 @@
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
 namespace zero::runtime {
+
+/// One run of an instruction in the analysis of a schedule with a loop: the
+/// loop's body is analyzed as two iterations (one when the loop has one),
+/// enough for every ordering between iterations (docs/ScheduleFormat.md,
+/// "Loops").
+struct Instance {
+  /// The instruction's index in its stream, or a copy of the carried values
+  /// on the compute stream.
+  size_t index;
+  /// 0 outside the loop, else the iteration (1-based).
+  int iteration;
+};
+constexpr size_t kEntryCopy = static_cast<size_t>(-1);
+constexpr size_t kEndCopy = static_cast<size_t>(-2);
+
+/// The iterations of the loop the analysis runs: 0 without a loop.
+int getAnalyzedIterations(const Schedule &schedule);
+/// The instances of `stream` in order: the instructions before the body, the
+/// body per analyzed iteration, the rest. With `withCopies`, the compute
+/// stream also holds the entry copy of the carried values before the first
+/// iteration and an end copy after each.
+std::vector<Instance> unrollStream(const Schedule &schedule, size_t stream,
+                                   bool withCopies);
 
 /// Checks the dataflow of `schedule`, whose fields and events (no deadlock)
 /// are already checked; the first error names the instructions involved.

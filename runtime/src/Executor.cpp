@@ -11,6 +11,7 @@
 #include <cstring>
 #include <limits>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 namespace zero::runtime {
@@ -31,10 +32,20 @@ public:
       : executor(executor), schedule(*executor.schedule_),
         device(*executor.device_), comm(executor.communicator_),
         prepared(schedule.streams().size()), grouped(schedule.streams().size()),
-        recorded(static_cast<size_t>(schedule.numEvents()), 0),
+        recordCount(static_cast<size_t>(schedule.numEvents()), 0),
+        recordInBody(static_cast<size_t>(schedule.numEvents()), 0),
+        iterationsDone(schedule.streams().size(), 0),
         freedBy(schedule.buffers().size(), nullptr),
         pendingEvents(schedule.streams().size()),
-        streamEvents(schedule.streams().size()), epoch(Clock::now()) {}
+        streamEvents(schedule.streams().size()), epoch(Clock::now()) {
+    if (const std::optional<LoopInfo> &loop = schedule.loop())
+      for (size_t s = 0; s < schedule.streams().size(); ++s)
+        for (size_t i = loop->bodyBegin[s]; i < loop->bodyEnd[s]; ++i) {
+          const Instruction &inst = schedule.streams()[s].instructions[i];
+          if (inst.kind == Instruction::Kind::Record)
+            recordInBody[inst.event] = 1;
+        }
+  }
 
   ~Impl() {
     {
@@ -78,7 +89,13 @@ public:
   std::condition_variable eventCv; // an event recorded, or a failure
   std::condition_variable workCv;  // a step to run, or stopping
   std::condition_variable doneCv;  // a worker finished its stream
-  std::vector<char> recorded;
+  /// Per event: the records issued in this step. In a loop a record of the
+  /// body is issued once per iteration, and a wait waits for the record of
+  /// its own iteration (the last one after the loop).
+  std::vector<int64_t> recordCount;
+  std::vector<char> recordInBody;
+  /// Per stream: the iterations of the loop it has finished in this step.
+  std::vector<int64_t> iterationsDone;
   std::atomic<bool> failed{false};
   Status firstError;
   int64_t generation = 0;
@@ -94,6 +111,7 @@ public:
   struct PendingEvent {
     const Instruction *inst;
     int64_t start, end;
+    int64_t iteration; // -1 outside the loop
   };
   std::vector<std::vector<PendingEvent>> pendingEvents;
   std::vector<std::vector<TraceEvent>> streamEvents;
@@ -102,7 +120,16 @@ public:
 private:
   void workerLoop(size_t stream);
   Status runStream(size_t stream);
-  Status runInstruction(size_t stream, size_t index);
+  /// Runs instructions [begin, end) of `stream`; `iteration` is the loop's
+  /// (0-based) for the body, -1 outside it.
+  Status runRange(size_t stream, size_t begin, size_t end, int64_t iteration);
+  Status runInstruction(size_t stream, size_t index, int64_t iteration);
+  /// Copies the carried values' inits (`entry`) or nexts into them on the
+  /// compute stream.
+  Status copyCarried(bool entry);
+  /// Marks `stream` done with `iteration` iterations and waits until every
+  /// stream is; false when a stream failed.
+  bool awaitIteration(size_t stream, int64_t iteration);
   Status runCollective(size_t stream, const Instruction &inst);
   Status checkNotFreed(const Instruction &inst) const;
   void fail(const Status &status);
@@ -142,7 +169,8 @@ void Executor::Impl::workerLoop(size_t stream) {
 Status Executor::Impl::runStep(int64_t stepNumber) {
   {
     std::lock_guard<std::mutex> lock(mutex);
-    std::fill(recorded.begin(), recorded.end(), 0);
+    std::fill(recordCount.begin(), recordCount.end(), 0);
+    std::fill(iterationsDone.begin(), iterationsDone.end(), 0);
     std::fill(freedBy.begin(), freedBy.end(), nullptr);
     failed = false;
     firstError = Status::ok();
@@ -168,9 +196,15 @@ Status Executor::Impl::prepareAll() {
       if (list[i].kind != Instruction::Kind::Compute)
         continue;
       // The device may run a group of instructions as one op (a
-      // multi-tensor optimizer update, a fused row program).
+      // multi-tensor optimizer update, a fused row program), but not across
+      // the bounds of the loop's body, which run different numbers of times.
+      size_t limit = list.size();
+      if (const std::optional<LoopInfo> &loop = schedule.loop())
+        limit = i < loop->bodyBegin[si] ? loop->bodyBegin[si]
+                : i < loop->bodyEnd[si] ? loop->bodyEnd[si]
+                                        : list.size();
       const size_t count = std::min(device.groupLength(si, i), list.size() - i);
-      if (count > 1) {
+      if (count > 1 && i + count <= limit) {
         StatusOr<std::unique_ptr<PreparedOp>> op =
             device.prepareGroup(si, i, count);
         if (!op.isOk())
@@ -193,19 +227,82 @@ Status Executor::Impl::prepareAll() {
 }
 
 Status Executor::Impl::runStream(size_t stream) {
+  const size_t size = schedule.streams()[stream].instructions.size();
+  const std::optional<LoopInfo> &loop = schedule.loop();
+  if (!loop)
+    return runRange(stream, 0, size, -1);
+  const size_t begin = loop->bodyBegin[stream], end = loop->bodyEnd[stream];
+  ZERO_RETURN_IF_ERROR(runRange(stream, 0, begin, -1));
+  if (stream == 0)
+    ZERO_RETURN_IF_ERROR(copyCarried(/*entry=*/true));
+  for (int64_t iteration = 0; iteration < loop->count; ++iteration) {
+    if (iteration > 0 && !awaitIteration(stream, iteration))
+      return Status::ok(); // another stream failed: its error is the step's
+    ZERO_RETURN_IF_ERROR(runRange(stream, begin, end, iteration));
+    if (stream == 0)
+      ZERO_RETURN_IF_ERROR(copyCarried(/*entry=*/false));
+  }
+  return runRange(stream, end, size, -1);
+}
+
+Status Executor::Impl::runRange(size_t stream, size_t begin, size_t end,
+                                int64_t iteration) {
   const Stream &list = schedule.streams()[stream];
   bool trace = executor.options_.trace;
-  for (size_t i = 0; i < list.instructions.size(); ++i) {
+  for (size_t i = begin; i < end; ++i) {
     if (failed.load())
       return Status::ok(); // another stream failed: its error is the step's
     const Instruction &inst = list.instructions[i];
     bool timed = trace && inst.kind != Instruction::Kind::Record;
     int64_t start = timed ? device.markTime(stream) : -1;
-    ZERO_RETURN_IF_ERROR(runInstruction(stream, i));
+    ZERO_RETURN_IF_ERROR(runInstruction(stream, i, iteration));
     if (timed)
-      pendingEvents[stream].push_back({&inst, start, device.markTime(stream)});
+      pendingEvents[stream].push_back(
+          {&inst, start, device.markTime(stream), iteration});
   }
   return Status::ok();
+}
+
+Status Executor::Impl::copyCarried(bool entry) {
+  if (failed.load())
+    return Status::ok();
+  for (const CarriedValue &carried : schedule.loop()->carried) {
+    std::byte *to = address(carried.value);
+    const std::byte *from = address(entry ? carried.init : carried.next);
+    int64_t bytes = schedule.values().values[carried.value].bytes();
+    if (bytes > 0 && to != from) // the loader allows the same bytes
+      ZERO_RETURN_IF_ERROR(device.copy(0, to, from, bytes));
+  }
+  return Status::ok();
+}
+
+// A barrier of the streams between iterations. On CUDA, cudaStreamWaitEvent
+// takes the record of an event most recently enqueued when it is called: a
+// stream that ran ahead into the next iteration and recorded the event again
+// would make a wait of this iteration take that later record. Past the
+// barrier, every stream has enqueued all of the previous iteration, waits
+// included, before any enqueues a record of this one. It costs a rendezvous
+// of the host threads per iteration, while the device runs on.
+bool Executor::Impl::awaitIteration(size_t stream, int64_t iteration) {
+  auto allDone = [&] {
+    return std::all_of(iterationsDone.begin(), iterationsDone.end(),
+                       [&](int64_t done) { return done >= iteration; });
+  };
+  std::unique_lock<std::mutex> lock(mutex);
+  iterationsDone[stream] = iteration;
+  if (allDone()) {
+    // The last to arrive: the body's frees end their buffers for one
+    // iteration only.
+    const LoopInfo &loop = *schedule.loop();
+    for (const Instruction *&free : freedBy)
+      if (free && free->point >= loop.begin && free->point <= loop.end)
+        free = nullptr;
+    lock.unlock();
+    eventCv.notify_all();
+    return !failed.load();
+  }
+  eventCv.wait(lock, [&] { return failed.load() || allDone(); });
+  return !failed.load();
 }
 
 void Executor::Impl::resolveTrace() {
@@ -216,14 +313,18 @@ void Executor::Impl::resolveTrace() {
       event.name = inst.kind == Instruction::Kind::Wait
                        ? "wait " + std::to_string(inst.event)
                        : inst.op;
-      event.category = inst.isCollective()                       ? "collective"
-                       : inst.kind == Instruction::Kind::Compute ? "compute"
-                                                                 : "sync";
+      bool compute = inst.kind == Instruction::Kind::Compute ||
+                     inst.kind == Instruction::Kind::LoopSlice;
+      event.category = inst.isCollective() ? "collective"
+                       : compute           ? "compute"
+                                           : "sync";
       event.rank = comm.rank();
       event.stream = schedule.streams()[stream].name;
       event.startUs = device.resolveTime(pending.start);
       event.durationUs = device.resolveTime(pending.end) - event.startUs;
       event.args = {{"step", currentStep}, {"point", inst.point}};
+      if (pending.iteration >= 0)
+        event.args["iteration"] = pending.iteration;
       if (!inst.loc.empty())
         event.args["loc"] = inst.loc;
       streamEvents[stream].push_back(std::move(event));
@@ -258,7 +359,8 @@ Status Executor::Impl::checkNotFreed(const Instruction &inst) const {
   return check(inst.results, "result");
 }
 
-Status Executor::Impl::runInstruction(size_t stream, size_t index) {
+Status Executor::Impl::runInstruction(size_t stream, size_t index,
+                                      int64_t iteration) {
   const Instruction &inst = schedule.streams()[stream].instructions[index];
   if (executor.options_.debug && inst.kind != Instruction::Kind::Free) {
     std::lock_guard<std::mutex> lock(mutex);
@@ -280,15 +382,22 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index) {
     ZERO_RETURN_IF_ERROR(device.recordEvent(stream, inst.event));
     {
       std::lock_guard<std::mutex> lock(mutex);
-      recorded[inst.event] = 1;
+      ++recordCount[inst.event];
     }
     eventCv.notify_all();
     return Status::ok();
   }
   case Instruction::Kind::Wait: {
+    // The record of this iteration is the iteration-th of the body's; the
+    // last after the loop; a record outside the body is issued once.
+    int64_t needed = !recordInBody[inst.event] ? 1
+                     : iteration >= 0          ? iteration + 1
+                                               : schedule.loop()->count;
     {
       std::unique_lock<std::mutex> lock(mutex);
-      eventCv.wait(lock, [&] { return recorded[inst.event] || failed.load(); });
+      eventCv.wait(lock, [&] {
+        return recordCount[inst.event] >= needed || failed.load();
+      });
       if (failed.load())
         return Status::ok(); // runStream stops next
     }
@@ -302,6 +411,14 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index) {
         freedBy[schedule.values().values[id].buffer] = &inst;
     }
     return Status::ok();
+  case Instruction::Kind::LoopSlice: {
+    // The loader checked that the operand is `count` blocks of the result.
+    const int64_t bytes = schedule.values().values[inst.results[0]].bytes();
+    if (bytes == 0)
+      return Status::ok();
+    return device.copy(stream, address(inst.results[0]),
+                       address(inst.operands[0]) + iteration * bytes, bytes);
+  }
   case Instruction::Kind::AllGather:
   case Instruction::Kind::ReduceScatter:
   case Instruction::Kind::AllReduce:

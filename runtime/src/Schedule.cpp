@@ -192,9 +192,22 @@ public:
   }
 
   Status checkEvents() const;
-  Status checkPoints() const;
+  Status checkPoints();
+  Status parseLoops(const json &root);
+  Status checkCarried(const json &entry, const std::string &path,
+                      CarriedValue &out) const;
+  Status checkLoopSlices() const;
+  /// The instruction whose results hold `id`, if any.
+  const Instruction *findWriter(int64_t id) const;
+  /// "version 2 (the schedule is version 1)", for what version 1 lacks.
+  Status needsVersion2(const std::string &path, const std::string &what) const {
+    return error(path, what + " needs version 2 (the schedule is version " +
+                           std::to_string(s.version_) + ")");
+  }
 
   Schedule &s;
+  /// The return point: the point after the last instruction's.
+  int64_t returnPoint = 1;
   std::unordered_map<int64_t, size_t> bufferIndex;
   std::vector<std::string> bufferPaths;
 };
@@ -343,16 +356,19 @@ Status ScheduleParser::parse(const json &root) {
   int64_t version;
   ZERO_RETURN_IF_ERROR(getInt(root, "version", "", version,
                               std::numeric_limits<int64_t>::min()));
-  if (version != 1)
+  if (version != 1 && version != 2)
     return error("version", "version " + std::to_string(version) +
                                 " is not supported: this runtime reads "
-                                "version 1");
+                                "versions 1 and 2");
+  s.version_ = version;
   ZERO_RETURN_IF_ERROR(
       checkKeys(root, "(top level)",
                 {"format", "version", "stage", "world_size", "topology",
                  "memory", "buffers", "values", "arguments", "results",
                  "streams", "events", "instructions"},
-                {"producer", "source", "function"}));
+                {"producer", "source", "function", "loops"}));
+  if (root.contains("loops") && version < 2)
+    return needsVersion2("loops", "'loops'");
   for (const char *key : {"producer", "source", "function"})
     if (root.contains(key)) {
       std::string text;
@@ -382,6 +398,7 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(parseResults(root));
   ZERO_RETURN_IF_ERROR(parseStreams(root));
   ZERO_RETURN_IF_ERROR(checkPoints());
+  ZERO_RETURN_IF_ERROR(parseLoops(root));
   ZERO_RETURN_IF_ERROR(checkEvents());
   return checkDataflow(s);
 }
@@ -1066,6 +1083,26 @@ Status ScheduleParser::parseInstruction(const json &object,
     ZERO_RETURN_IF_ERROR(getIntList(object, "values", path, inst.values,
                                     std::numeric_limits<int64_t>::min()));
     ZERO_RETURN_IF_ERROR(checkValueIds(inst.values, path + ".values", true));
+  } else if (op == "loop_slice") {
+    // Checked against the loop by checkLoopSlices, once the loop is read.
+    if (s.version_ < 2)
+      return needsVersion2(path + ".op", "'loop_slice'");
+    if (stream != "compute")
+      return error(path + ".op", "'loop_slice' on stream '" + stream +
+                                     "': it runs on stream 'compute'");
+    inst.kind = Instruction::Kind::LoopSlice;
+    ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"op", "operands", "results"},
+                                   {"point", "loc"}));
+    for (const char *key : {"operands", "results"}) {
+      std::vector<int64_t> &ids =
+          std::string(key) == "operands" ? inst.operands : inst.results;
+      ZERO_RETURN_IF_ERROR(getIntList(object, key, path, ids,
+                                      std::numeric_limits<int64_t>::min()));
+      if (ids.size() != 1)
+        return error(path + "." + key,
+                     "expected one tensor, got " + std::to_string(ids.size()));
+      ZERO_RETURN_IF_ERROR(checkValueIds(ids, path + "." + key, true));
+    }
   } else if (op == "all_gather" || op == "reduce_scatter" ||
              op == "all_reduce") {
     inst.kind = op == "all_gather"       ? Instruction::Kind::AllGather
@@ -1542,7 +1579,7 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   return Status::ok();
 }
 
-Status ScheduleParser::checkPoints() const {
+Status ScheduleParser::checkPoints() {
   // Each stream runs its ops in program order (comm: the start ops').
   int64_t last = 0;
   for (const Stream &stream : s.streams_)
@@ -1557,6 +1594,7 @@ Status ScheduleParser::checkPoints() const {
                          ": a stream runs in program order");
       last = std::max(last, inst.point);
     }
+  returnPoint = last + 1;
   // The function's return is the point after its last instruction's; no
   // buffer is reserved past it.
   for (size_t i = 0; i < s.buffers_.size(); ++i) {
@@ -1568,6 +1606,189 @@ Status ScheduleParser::checkPoints() const {
                        "] ends after the program: its last point is " +
                        std::to_string(last + 1) +
                        ", the return after the last instruction");
+  }
+  return Status::ok();
+}
+
+const Instruction *ScheduleParser::findWriter(int64_t id) const {
+  for (const Stream &stream : s.streams_)
+    for (const Instruction &inst : stream.instructions)
+      if (std::find(inst.results.begin(), inst.results.end(), id) !=
+          inst.results.end())
+        return &inst;
+  return nullptr;
+}
+
+Status ScheduleParser::parseLoops(const json &root) {
+  if (root.contains("loops")) {
+    const json *loops;
+    ZERO_RETURN_IF_ERROR(getArray(root, "loops", "", loops));
+    if (loops->size() > 1)
+      return error("loops", std::to_string(loops->size()) +
+                                " loops: a schedule has at most one");
+    if (loops->size() == 1) {
+      const json &entry = (*loops)[0];
+      const std::string path = "loops[0]";
+      ZERO_RETURN_IF_ERROR(
+          checkKeys(entry, path, {"count", "begin", "end", "carried"}, {}));
+      LoopInfo loop;
+      ZERO_RETURN_IF_ERROR(getInt(entry, "count", path, loop.count, 1));
+      ZERO_RETURN_IF_ERROR(getInt(entry, "begin", path, loop.begin));
+      ZERO_RETURN_IF_ERROR(getInt(entry, "end", path, loop.end));
+      for (const char *key : {"begin", "end"}) {
+        int64_t point = std::string(key) == "begin" ? loop.begin : loop.end;
+        if (point > returnPoint)
+          return error(path + "." + key,
+                       "point " + std::to_string(point) +
+                           " lies outside the program: its last point is " +
+                           std::to_string(returnPoint) +
+                           ", the return after the last instruction");
+      }
+      if (loop.begin > loop.end)
+        return error(path + ".end", "point " + std::to_string(loop.end) +
+                                        " comes before begin " +
+                                        std::to_string(loop.begin));
+      // Points never decrease along a stream, so each stream's body is
+      // one run of instructions.
+      for (const Stream &stream : s.streams_) {
+        const auto &list = stream.instructions;
+        auto first = std::find_if(list.begin(), list.end(), [&](const auto &i) {
+          return i.point >= loop.begin;
+        });
+        auto last = std::find_if(first, list.end(), [&](const auto &i) {
+          return i.point > loop.end;
+        });
+        loop.bodyBegin.push_back(first - list.begin());
+        loop.bodyEnd.push_back(last - list.begin());
+      }
+      s.loop_ = std::move(loop);
+      const json *carried;
+      ZERO_RETURN_IF_ERROR(getArray(entry, "carried", path, carried));
+      for (size_t i = 0; i < carried->size(); ++i) {
+        CarriedValue value;
+        std::string field = path + ".carried[" + std::to_string(i) + "]";
+        ZERO_RETURN_IF_ERROR(checkCarried((*carried)[i], field, value));
+        for (size_t j = 0; j < s.loop_->carried.size(); ++j)
+          if (s.loop_->carried[j].value == value.value)
+            return error(field + ".value", s.describeValue(value.value) +
+                                               " is carried twice (first at " +
+                                               path + ".carried[" +
+                                               std::to_string(j) + "])");
+        s.loop_->carried.push_back(value);
+      }
+    }
+  }
+  return checkLoopSlices();
+}
+
+Status ScheduleParser::checkCarried(const json &entry, const std::string &path,
+                                    CarriedValue &out) const {
+  ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"value", "init", "next"}, {}));
+  const LoopInfo &loop = *s.loop_;
+  const ValueTable &values = s.values_;
+  for (const char *key : {"value", "init", "next"}) {
+    int64_t id;
+    ZERO_RETURN_IF_ERROR(
+        getInt(entry, key, path, id, std::numeric_limits<int64_t>::min()));
+    const ValueInfo *info = values.lookup(id);
+    std::string field = path + "." + key;
+    if (!info)
+      return error(field, "value " + std::to_string(id) + " is not defined");
+    if (!info->isTensor)
+      return error(field, s.describeValue(id) + " is a scalar, not a tensor");
+    (std::string(key) == "value"  ? out.value
+     : std::string(key) == "init" ? out.init
+                                  : out.next) = id;
+    if (std::string(key) == "value")
+      continue;
+    const ValueInfo &carried = values.values[out.value];
+    if (info->dtype != carried.dtype || info->shape != carried.shape)
+      return error(field, s.describeValue(id) + " is " +
+                              joinShape(info->shape) + " x " +
+                              getDTypeName(info->dtype) + ", but " +
+                              s.describeValue(out.value) + " is " +
+                              joinShape(carried.shape) + " x " +
+                              getDTypeName(carried.dtype) +
+                              ": a carried value, its init and its next have "
+                              "one type");
+  }
+  auto isArgument = [&](int64_t id) {
+    return std::any_of(s.arguments_.begin(), s.arguments_.end(),
+                       [&](const ArgumentInfo &a) { return a.value == id; });
+  };
+  // The loop writes the carried value, and nothing else does.
+  if (isArgument(out.value))
+    return error(path + ".value", s.describeValue(out.value) +
+                                      " is an argument: a carried value is "
+                                      "written only by the loop");
+  if (const Instruction *writer = findWriter(out.value))
+    return error(path + ".value", s.describeValue(out.value) +
+                                      " is written by " + writer->describe() +
+                                      ": a carried value is written only by "
+                                      "the loop");
+  const Instruction *init = findWriter(out.init);
+  if (!isArgument(out.init) && (!init || init->point >= loop.begin))
+    return error(path + ".init",
+                 s.describeValue(out.init) +
+                     (init ? " is written by " + init->describe() +
+                                 ", at point " + std::to_string(init->point)
+                           : std::string(" is neither an argument nor an "
+                                         "instruction's result")) +
+                     ": the init of a carried value is written before the "
+                     "loop (point " +
+                     std::to_string(loop.begin) + ")");
+  const Instruction *next = findWriter(out.next);
+  if (!next || next->point < loop.begin || next->point > loop.end)
+    return error(path + ".next",
+                 s.describeValue(out.next) +
+                     (next ? " is written by " + next->describe() +
+                                 ", at point " + std::to_string(next->point)
+                           : std::string(" is no instruction's result")) +
+                     ": the next of a carried value is written in the loop "
+                     "body (points [" +
+                     std::to_string(loop.begin) + ", " +
+                     std::to_string(loop.end) + "])");
+  // The end-of-iteration copy moves next into the value: the same bytes
+  // make it a no-op, a partial overlap would corrupt it.
+  const BufferInfo &to = s.bufferOf(out.value), &from = s.bufferOf(out.next);
+  int64_t bytes = values.values[out.value].bytes();
+  if (to.space == from.space && to.offset != from.offset &&
+      to.offset < from.offset + bytes && from.offset < to.offset + bytes)
+    return error(path + ".next", s.describeValue(out.next) +
+                                     " partly overlaps the bytes of " +
+                                     s.describeValue(out.value) +
+                                     ": they must be the same or disjoint");
+  return Status::ok();
+}
+
+Status ScheduleParser::checkLoopSlices() const {
+  const Stream &compute = s.streams_[0];
+  for (size_t i = 0; i < compute.instructions.size(); ++i) {
+    const Instruction &inst = compute.instructions[i];
+    if (inst.kind != Instruction::Kind::LoopSlice)
+      continue;
+    if (!s.loop_)
+      return error(inst.path, "loop_slice outside a loop: the schedule has "
+                              "no 'loops'");
+    const LoopInfo &loop = *s.loop_;
+    if (!loop.inBody(0, i))
+      return error(inst.path, "loop_slice at point " +
+                                  std::to_string(inst.point) +
+                                  " lies outside the loop body (points [" +
+                                  std::to_string(loop.begin) + ", " +
+                                  std::to_string(loop.end) + "])");
+    const ValueInfo &data = s.values_.values[inst.operands[0]];
+    const ValueInfo &slice = s.values_.values[inst.results[0]];
+    std::vector<int64_t> expected = {loop.count};
+    expected.insert(expected.end(), slice.shape.begin(), slice.shape.end());
+    if (data.dtype != slice.dtype || data.shape != expected)
+      return error(inst.path + ".operands[0]",
+                   s.describeValue(data.id) + " is " + joinShape(data.shape) +
+                       " x " + getDTypeName(data.dtype) + ", but a slice " +
+                       joinShape(slice.shape) + " x " +
+                       getDTypeName(slice.dtype) + " of a loop of " +
+                       std::to_string(loop.count) + " iterations takes " +
+                       joinShape(expected) + " x " + getDTypeName(slice.dtype));
   }
   return Status::ok();
 }
@@ -1601,32 +1822,71 @@ Status ScheduleParser::checkEvents() const {
     if (waited[e] && !record[e])
       return error(firstWait[e], "waits on event " + std::to_string(e) +
                                      ", which is never recorded");
+  // In a loop, a wait takes the record of its own iteration when both are
+  // in the body, the last iteration's after the loop, and the one record
+  // outside the body otherwise; before the loop there is none to take.
+  const std::optional<LoopInfo> &loop = s.loop_;
+  auto recordInBody = [&](int64_t event) {
+    return loop && loop->inBody(record[event]->stream, record[event]->index);
+  };
+  if (loop)
+    for (size_t si = 0; si < s.streams_.size(); ++si)
+      for (size_t i = 0; i < loop->bodyBegin[si]; ++i) {
+        const Instruction &inst = s.streams_[si].instructions[i];
+        if (inst.kind == Instruction::Kind::Wait && recordInBody(inst.event))
+          return error(inst.path,
+                       "waits on event " + std::to_string(inst.event) +
+                           " before the loop, but its record at " +
+                           s.streams_[record[inst.event]->stream]
+                               .instructions[record[inst.event]->index]
+                               .path +
+                           " is in the loop body");
+      }
+  const int iterations = getAnalyzedIterations(s);
+  // The slot of a record (its iteration, 0 outside the body) and the slot a
+  // wait takes.
+  auto waitSlot = [&](int64_t event, int iteration) {
+    if (!recordInBody(event))
+      return 0;
+    return iteration > 0 ? iteration : iterations;
+  };
+  auto inIteration = [](int iteration) {
+    return iteration > 0
+               ? " in iteration " + std::to_string(iteration) + " of the loop"
+               : std::string();
+  };
   // Run the streams symbolically: each advances until it waits on an event
   // not yet recorded. If all stop before their end, the waits deadlock.
+  std::vector<std::vector<Instance>> runs;
+  for (size_t si = 0; si < s.streams_.size(); ++si)
+    runs.push_back(unrollStream(s, si, /*withCopies=*/false));
   std::vector<size_t> position(s.streams_.size(), 0);
-  std::vector<bool> recorded(s.numEvents_, false);
+  std::vector<std::vector<bool>> recorded(
+      s.numEvents_, std::vector<bool>(iterations + 1, false));
   bool progress = true;
   while (progress) {
     progress = false;
     for (size_t si = 0; si < s.streams_.size(); ++si) {
       const auto &list = s.streams_[si].instructions;
       size_t &pos = position[si];
-      while (pos < list.size()) {
-        const Instruction &inst = list[pos];
-        if (inst.kind == Instruction::Kind::Wait && !recorded[inst.event])
+      while (pos < runs[si].size()) {
+        const Instance &instance = runs[si][pos];
+        const Instruction &inst = list[instance.index];
+        if (inst.kind == Instruction::Kind::Wait &&
+            !recorded[inst.event][waitSlot(inst.event, instance.iteration)])
           break;
         if (inst.kind == Instruction::Kind::Record)
-          recorded[inst.event] = true;
+          recorded[inst.event][instance.iteration] = true;
         ++pos;
         progress = true;
       }
     }
   }
   for (size_t si = 0; si < s.streams_.size(); ++si) {
-    const auto &list = s.streams_[si].instructions;
-    if (position[si] == list.size())
+    if (position[si] == runs[si].size())
       continue;
-    const Instruction &stuck = list[position[si]];
+    const Instance &instance = runs[si][position[si]];
+    const Instruction &stuck = s.streams_[si].instructions[instance.index];
     const Edge &rec = *record[stuck.event];
     const Instruction &recorder =
         s.streams_[rec.stream].instructions[rec.index];
@@ -1634,14 +1894,17 @@ Status ScheduleParser::checkEvents() const {
     if (rec.stream == si) {
       reason = "it is recorded later on the same stream, at " + recorder.path;
     } else {
+      const Instance &blocked = runs[rec.stream][position[rec.stream]];
       const Instruction &blocker =
-          s.streams_[rec.stream].instructions[position[rec.stream]];
+          s.streams_[rec.stream].instructions[blocked.index];
       reason = "its record at " + recorder.path + " comes after " +
-               blocker.path + ", which waits on event " +
-               std::to_string(blocker.event) + " and cannot go on";
+               blocker.path + inIteration(blocked.iteration) +
+               ", which waits on event " + std::to_string(blocker.event) +
+               " and cannot go on";
     }
     return error(stuck.path, "the wait on event " +
                                  std::to_string(stuck.event) +
+                                 inIteration(instance.iteration) +
                                  " can deadlock: " + reason);
   }
   return Status::ok();

@@ -11,8 +11,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <limits>
+#include <map>
 #include <unistd.h>
 
 using namespace zero::runtime;
@@ -193,9 +195,11 @@ TEST(Executor, AFailureOnComputeReleasesTheCommStream) {
   EXPECT_TRUE(plain->step(fillX).isOk());
 }
 
-/// A world of one whose all-reduce fails, to stop the comm stream.
+/// A world of one whose all-reduce fails, to stop the comm stream, after
+/// `succeeding` all-reduces that work.
 class FailingCommunicator final : public Communicator {
 public:
+  explicit FailingCommunicator(int succeeding = 0) : succeeding(succeeding) {}
   int rank() const override { return 0; }
   int size() const override { return 1; }
   std::string describe() const override { return "failing"; }
@@ -218,10 +222,17 @@ protected:
                          const CollectiveContext &) override {
     return Status::ok();
   }
-  Status doAllReduce(const void *, void *, int64_t, DType, ReduceOp,
-                     const CollectiveContext &context) override {
+  Status doAllReduce(const void *in, void *out, int64_t count, DType dtype,
+                     ReduceOp, const CollectiveContext &context) override {
+    if (succeeding-- > 0) {
+      std::memmove(out, in, count * getDTypeWidth(dtype));
+      return Status::ok();
+    }
     return ZERO_ERROR(kUnavailable, "rank 0: " + context.what + " failed");
   }
+
+private:
+  int succeeding;
 };
 
 TEST(Executor, AFailureOnCommReleasesTheComputeStream) {
@@ -251,6 +262,139 @@ TEST(Executor, ChecksTheLaunch) {
   EXPECT_EQ(executor.status().message(),
             "t.json: memory.arenas: the plan needs 256 bytes of memory "
             "(device 256 + host 0), but --memory-limit allows 100");
+}
+
+/// Loops: the data of makeLoopSchedule, row i element j, varied enough that
+/// the order of the additions shows in the rounding.
+float loopData(int64_t step, int64_t i, int64_t j) {
+  return 1.0f / (3.0f + i) + 0.37f * j - 0.011f * i * i + 100.0f * step;
+}
+
+Status fillLoopData(const ArgumentInfo &, int64_t step, TensorRef tensor) {
+  const int64_t n = (*tensor.shape)[1];
+  for (int64_t k = 0; k < tensor.numel; ++k)
+    static_cast<float *>(tensor.data)[k] = loopData(step, k / n, k % n);
+  return Status::ok();
+}
+
+/// acc = 0.5, then acc = acc + row i for i in 0 .. count-1, in float.
+std::vector<float> expectedLoopSum(int64_t step, int count, int n) {
+  std::vector<float> acc(n, 0.5f);
+  for (int i = 0; i < count; ++i)
+    for (int j = 0; j < n; ++j)
+      acc[j] = acc[j] + loopData(step, i, j);
+  return acc;
+}
+
+/// Whether two float vectors are the same bits.
+::testing::AssertionResult sameBits(const std::vector<float> &a,
+                                    const std::vector<float> &b) {
+  if (a.size() == b.size() &&
+      std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0)
+    return ::testing::AssertionSuccess();
+  ::testing::AssertionResult failure = ::testing::AssertionFailure();
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i)
+    failure << a[i] << " vs " << b[i] << "; ";
+  return failure;
+}
+
+TEST(ExecutorLoop, SumsSlicesIntoACarriedAccumulator) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  for (int count : {3, 64}) {
+    json s = makeLoopSchedule(count, 4, false);
+    // A free of the slice in the body: debug mode must not take iteration
+    // 2's slice for a use after iteration 1's free.
+    s["instructions"]["compute"].insert(
+        s["instructions"]["compute"].begin() + 4, json{{"op", "free"},
+                                                       {"point", 5},
+                                                       {"loc", "loop.mlir:6:9"},
+                                                       {"values", {5}}});
+    ExecutorOptions options;
+    options.debug = true;
+    std::unique_ptr<Executor> executor = create(parse(s), *comm, options);
+    ASSERT_TRUE(executor);
+    for (int step = 0; step < 2; ++step) {
+      StatusOr<StepStats> stats = executor->step(fillLoopData);
+      ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+      std::vector<float> expected = expectedLoopSum(step, count, 4);
+      EXPECT_TRUE(sameBits(floatsOf(executor->tensorData(4)), expected))
+          << "count " << count << " step " << step;
+      EXPECT_TRUE(sameBits(floatsOf(executor->tensorData(10)), expected))
+          << "count " << count << " step " << step;
+    }
+  }
+}
+
+TEST(ExecutorLoop, RunsATwoStreamLoopWithEventsPerIteration) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  ExecutorOptions options;
+  options.trace = true;
+  const int count = 5;
+  std::unique_ptr<Executor> executor =
+      create(parse(makeLoopSchedule(count, 4, true)), *comm, options);
+  ASSERT_TRUE(executor);
+  for (int step = 0; step < 3; ++step) {
+    StatusOr<StepStats> stats = executor->step(fillLoopData);
+    ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+    // The all-reduce over one rank is the slice itself.
+    EXPECT_TRUE(sameBits(floatsOf(executor->tensorData(10)),
+                         expectedLoopSum(step, count, 4)));
+  }
+  // One trace event per instance: the body's carry their iteration.
+  std::vector<TraceEvent> events = executor->takeTraceEvents();
+  std::map<std::string, std::vector<int64_t>> iterations;
+  for (const TraceEvent &event : events) {
+    if (event.stream == "step" || std::get<int64_t>(event.args.at("step")) != 3)
+      continue;
+    auto it = event.args.find("iteration");
+    iterations[event.stream + " " + event.name].push_back(
+        it == event.args.end() ? -1 : std::get<int64_t>(it->second));
+  }
+  std::vector<int64_t> body = {0, 1, 2, 3, 4};
+  EXPECT_EQ(iterations["compute loop_slice"], body);
+  EXPECT_EQ(iterations["compute wait 1"], body);
+  EXPECT_EQ(iterations["compute linalg.map"], body);
+  EXPECT_EQ(iterations["comm all_reduce"], body);
+  EXPECT_EQ(iterations["compute linalg.copy"], (std::vector<int64_t>{-1}));
+  EXPECT_EQ(iterations["compute linalg.fill"], (std::vector<int64_t>{-1}));
+}
+
+// A loop of one iteration computes what the program without it does.
+TEST(ExecutorLoop, ALoopOfOneIterationIsTheLoopFreeProgram) {
+  json loop = makeLoopSchedule(1, 4, false);
+  json flat = loop;
+  flat["version"] = 1;
+  flat.erase("loops");
+  json &compute = flat["instructions"]["compute"];
+  compute[2]["op"] = "tensor.collapse_shape";
+  compute[2]["reassociation"] = {{0, 1}};
+  compute[3]["operands"][0] = 3; // the init for the carried value
+  compute[4]["operands"][0] = 8; // the next for the loop's result
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  std::unique_ptr<Executor> looped = create(parse(loop), *comm);
+  std::unique_ptr<Executor> unrolled = create(parse(flat), *comm);
+  ASSERT_TRUE(looped && unrolled);
+  ASSERT_TRUE(looped->step(fillLoopData).isOk());
+  ASSERT_TRUE(unrolled->step(fillLoopData).isOk());
+  EXPECT_TRUE(sameBits(floatsOf(looped->tensorData(10)),
+                       floatsOf(unrolled->tensorData(10))));
+  EXPECT_TRUE(
+      sameBits(floatsOf(looped->tensorData(10)), expectedLoopSum(0, 1, 4)));
+}
+
+// A stream that fails in an iteration releases the other, wherever it waits
+// (on an event, or for the iteration's end).
+TEST(ExecutorLoop, AFailureInAnIterationReleasesTheOtherStream) {
+  for (int succeeding : {0, 1, 3}) {
+    FailingCommunicator comm(succeeding);
+    std::unique_ptr<Executor> executor =
+        create(parse(makeLoopSchedule(5, 4, true)), comm);
+    ASSERT_TRUE(executor);
+    StatusOr<StepStats> stats = executor->step(fillLoopData);
+    ASSERT_FALSE(stats.isOk());
+    EXPECT_EQ(stats.status().message(),
+              "rank 0: all_reduce of bucket at loop.mlir:4:3 (step 1) failed");
+  }
 }
 
 /// tokens and targets [2, 4] (bound 10), labels [2] (bound 3), inputs [2, 3].

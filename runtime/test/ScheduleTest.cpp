@@ -87,9 +87,9 @@ TEST(Schedule, RefusesAnotherFormatOrVersion) {
   s["format"] = "zero-plan";
   EXPECT_ERROR(s, "format: 'zero-plan' is not 'zero-schedule'");
   s = makeAverageSchedule();
-  s["version"] = 2;
-  EXPECT_ERROR(s, "version: version 2 is not supported: this runtime reads "
-                  "version 1");
+  s["version"] = 3;
+  EXPECT_ERROR(s, "version: version 3 is not supported: this runtime reads "
+                  "versions 1 and 2");
   s = makeAverageSchedule();
   s.erase("format");
   EXPECT_ERROR(s, "format: missing: not a zero schedule");
@@ -567,6 +567,220 @@ TEST(Schedule, RefusesMalformedStreams) {
   s["streams"] = {"compute"};
   EXPECT_ERROR(s, "instructions.comm: stream 'comm' is not listed in "
                   "'streams'");
+}
+
+// Loops (version 2): docs/ScheduleFormat.md, "Loops".
+TEST(ScheduleLoop, AcceptsLoops) {
+  StatusOr<Schedule> one =
+      Schedule::parse(makeLoopSchedule(3, 4, false).dump(), "l.json");
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  EXPECT_EQ(one->version(), 2);
+  ASSERT_TRUE(one->loop());
+  EXPECT_EQ(one->loop()->count, 3);
+  EXPECT_EQ(one->loop()->bodyBegin, (std::vector<size_t>{2}));
+  EXPECT_EQ(one->loop()->bodyEnd, (std::vector<size_t>{4}));
+  ASSERT_EQ(one->loop()->carried.size(), 1u);
+  EXPECT_EQ(one->loop()->carried[0].next, 8);
+  EXPECT_EQ(one->streams()[0].instructions[2].kind,
+            Instruction::Kind::LoopSlice);
+  for (int count : {1, 2, 5}) {
+    StatusOr<Schedule> two =
+        Schedule::parse(makeLoopSchedule(count, 4, true).dump(), "l.json");
+    ASSERT_TRUE(two.isOk()) << two.status().toString();
+    EXPECT_EQ(two->loop()->bodyBegin, (std::vector<size_t>{2, 0}));
+    EXPECT_EQ(two->loop()->bodyEnd, (std::vector<size_t>{6, 3}));
+  }
+  // An empty list is no loop.
+  json s = makeAverageSchedule();
+  s["version"] = 2;
+  s["loops"] = json::array();
+  StatusOr<Schedule> none = Schedule::parse(s.dump(), "n.json");
+  ASSERT_TRUE(none.isOk()) << none.status().toString();
+  EXPECT_FALSE(none->loop());
+}
+
+TEST(ScheduleLoop, RefusesLoopsBeforeVersion2) {
+  json s = makeLoopSchedule(3, 4, false);
+  s["version"] = 1;
+  EXPECT_ERROR(s, "loops: 'loops' needs version 2 (the schedule is version "
+                  "1)");
+  s.erase("loops");
+  EXPECT_ERROR(s, "instructions.compute[2].op: 'loop_slice' needs version 2 "
+                  "(the schedule is version 1)");
+}
+
+TEST(ScheduleLoop, RefusesMalformedLoops) {
+  json s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["count"] = 0;
+  EXPECT_ERROR(s, "loops[0].count: 0 is out of range [1, ...]");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["begin"] = 5;
+  s["loops"][0]["end"] = 2;
+  EXPECT_ERROR(s, "loops[0].end: point 2 comes before begin 5");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["end"] = 8;
+  EXPECT_ERROR(s, "loops[0].end: point 8 lies outside the program: its last "
+                  "point is 7, the return after the last instruction");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["begin"] = -1;
+  EXPECT_ERROR(s, "loops[0].begin: -1 is out of range [0, ...]");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"].push_back(s["loops"][0]);
+  EXPECT_ERROR(s, "loops: 2 loops: a schedule has at most one");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["step"] = 1;
+  EXPECT_ERROR(s, "loops[0]: unknown key 'step'");
+}
+
+TEST(ScheduleLoop, RefusesMisplacedOrMisshapenLoopSlices) {
+  json s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["begin"] = 3;
+  EXPECT_ERROR(s, "instructions.compute[2]: loop_slice at point 2 lies "
+                  "outside the loop body (points [3, 5])");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["count"] = 2;
+  EXPECT_ERROR(s, "instructions.compute[2].operands[0]: value 0 (%data) is "
+                  "[3, 4] x f32, but a slice [4] x f32 of a loop of 2 "
+                  "iterations takes [2, 4] x f32");
+  s = makeLoopSchedule(3, 4, false);
+  s["values"][5]["dtype"] = "i32";
+  EXPECT_ERROR(s, "instructions.compute[2].operands[0]: value 0 (%data) is "
+                  "[3, 4] x f32, but a slice [4] x i32 of a loop of 3 "
+                  "iterations takes [3, 4] x i32");
+  s = makeLoopSchedule(3, 4, false);
+  s["values"][5]["shape"] = {2};
+  EXPECT_ERROR(s, "instructions.compute[2].operands[0]: value 0 (%data) is "
+                  "[3, 4] x f32, but a slice [2] x f32 of a loop of 3 "
+                  "iterations takes [3, 2] x f32");
+  s = makeLoopSchedule(3, 4, false);
+  s.erase("loops");
+  EXPECT_ERROR(s, "instructions.compute[2]: loop_slice outside a loop: the "
+                  "schedule has no 'loops'");
+  s = makeLoopSchedule(3, 4, false);
+  s["instructions"]["compute"][2]["operands"] = {0, 0};
+  EXPECT_ERROR(s, "instructions.compute[2].operands: expected one tensor, got "
+                  "2");
+}
+
+TEST(ScheduleLoop, RefusesMalformedCarriedValues) {
+  json s = makeLoopSchedule(3, 4, false);
+  s["values"][8]["shape"] = {2};
+  EXPECT_ERROR(s, "loops[0].carried[0].next: value 8 (%next) is [2] x f32, "
+                  "but value 4 (%acc) is [4] x f32: a carried value, its init "
+                  "and its next have one type");
+  s = makeLoopSchedule(3, 4, false);
+  s["values"][3]["dtype"] = "i32";
+  EXPECT_ERROR(s, "loops[0].carried[0].init: value 3 (%init) is [4] x i32, "
+                  "but value 4 (%acc) is [4] x f32: a carried value, its init "
+                  "and its next have one type");
+  s = makeLoopSchedule(3, 4, false);
+  s["instructions"]["compute"][4]["results"] = {4};
+  EXPECT_ERROR(s, "loops[0].carried[0].value: value 4 (%acc) is written by "
+                  "instructions.compute[4] (linalg.copy at loop.mlir:7:3): a "
+                  "carried value is written only by the loop");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["carried"][0]["init"] = 8;
+  EXPECT_ERROR(s, "loops[0].carried[0].init: value 8 (%next) is written by "
+                  "instructions.compute[3] (linalg.map at loop.mlir:6:3), at "
+                  "point 5: the init of a carried value is written before the "
+                  "loop (point 2)");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["carried"][0]["init"] = 2;
+  EXPECT_ERROR(s, "loops[0].carried[0].init: value 2 (%init.e) is neither an "
+                  "argument nor an instruction's result: the init of a "
+                  "carried value is written before the loop (point 2)");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["carried"][0]["next"] = 3;
+  EXPECT_ERROR(s, "loops[0].carried[0].next: value 3 (%init) is written by "
+                  "instructions.compute[1] (linalg.fill at loop.mlir:2:3), at "
+                  "point 1: the next of a carried value is written in the "
+                  "loop body (points [2, 5])");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["carried"].push_back(s["loops"][0]["carried"][0]);
+  EXPECT_ERROR(s, "loops[0].carried[1].value: value 4 (%acc) is carried "
+                  "twice (first at loops[0].carried[0])");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["carried"][0]["value"] = 1;
+  EXPECT_ERROR(s, "loops[0].carried[0].value: value 1 (%half) is a scalar, "
+                  "not a tensor");
+  s = makeLoopSchedule(3, 4, false);
+  s["loops"][0]["carried"][0]["value"] = 0;
+  s["values"][0]["shape"] = {4};
+  s["instructions"]["compute"].erase(2); // the slice of %data
+  s["instructions"]["compute"][2]["operands"][1] = 4;
+  EXPECT_ERROR(s, "loops[0].carried[0].value: value 0 (%data) is an "
+                  "argument: a carried value is written only by the loop");
+}
+
+// The dataflow proof runs the body twice with the carried copies.
+TEST(ScheduleLoop, RefusesAMissingWaitInTheBody) {
+  json s = makeLoopSchedule(3, 4, true);
+  s["instructions"]["compute"].erase(4); // compute's wait on the reduction
+  EXPECT_ERROR(s, "instructions.compute[4].operands[1]: reads value 6 (%red) "
+                  "in iteration 1 of the loop, which instructions.comm[1] "
+                  "(all_reduce at loop.mlir:4:3) in iteration 1 of the loop "
+                  "writes on stream 'comm', without waiting on an event "
+                  "recorded after that write");
+}
+
+TEST(ScheduleLoop, RefusesACrossIterationRace) {
+  // compute adds the slice itself and waits for the reduction only after
+  // the loop: the slice of iteration 2 overwrites the bytes the reduction
+  // of iteration 1 may still read.
+  json s = makeLoopSchedule(3, 4, true);
+  json &compute = s["instructions"]["compute"];
+  compute[5]["operands"][1] = 5;
+  compute[4]["point"] = 6;
+  std::swap(compute[4], compute[5]);
+  s["instructions"]["compute"][5]["point"] = 6;
+  EXPECT_ERROR(s, "instructions.compute[2]: writes value 5 (%slice) (bytes "
+                  "[192, 208) of the device arena) in iteration 2 of the loop "
+                  "while instructions.comm[1] (all_reduce at loop.mlir:4:3) in "
+                  "iteration 1 of the loop on stream 'comm' may read value 5 "
+                  "(%slice) (bytes [192, 208) of the device arena): no event "
+                  "orders the two");
+  // With one iteration there is no next one to race with.
+  s["loops"][0]["count"] = 1;
+  s["values"][0]["shape"] = {1, 4};
+  StatusOr<Schedule> once = Schedule::parse(s.dump(), "o.json");
+  EXPECT_TRUE(once.isOk()) << once.status().toString();
+}
+
+TEST(ScheduleLoop, RefusesACarriedValueReadOnAnotherStreamUnordered) {
+  // comm reduces the accumulator itself, but compute's end-of-iteration
+  // copy may overwrite it while the reduction reads it.
+  json s = makeLoopSchedule(3, 4, true);
+  json &compute = s["instructions"]["compute"];
+  compute[5]["operands"][1] = 5;
+  compute[4]["point"] = 6;
+  std::swap(compute[4], compute[5]);
+  s["instructions"]["compute"][5]["point"] = 6;
+  s["instructions"]["comm"][1]["operands"] = {4};
+  EXPECT_ERROR(s, "loops[0].carried: writes value 4 (%acc) (bytes [128, 144) "
+                  "of the device arena) in iteration 1 of the loop while "
+                  "instructions.comm[1] (all_reduce at loop.mlir:4:3) in "
+                  "iteration 1 of the loop on stream 'comm' may read value 4 "
+                  "(%acc) (bytes [128, 144) of the device arena): no event "
+                  "orders the two");
+  // Without the wait for the slice, the read of the accumulator is not
+  // ordered after its entry copy either.
+  s["instructions"]["comm"].erase(0);
+  EXPECT_ERROR(s, "instructions.comm[0].operands[0]: reads value 4 (%acc) in "
+                  "iteration 1 of the loop, which loops[0].carried (entry "
+                  "copy of the carried values) in iteration 1 of the loop "
+                  "writes on stream 'compute', without waiting on an event "
+                  "recorded after that write");
+}
+
+TEST(ScheduleLoop, RefusesAWaitBeforeTheLoopOnARecordInIt) {
+  json s = makeLoopSchedule(3, 4, true);
+  json &compute = s["instructions"]["compute"];
+  json wait = compute[4];
+  wait["point"] = 1;
+  compute.insert(compute.begin() + 2, wait);
+  EXPECT_ERROR(s, "instructions.compute[2]: waits on event 1 before the loop, "
+                  "but its record at instructions.comm[2] is in the loop "
+                  "body");
 }
 
 TEST(Schedule, ChecksTheLaunch) {

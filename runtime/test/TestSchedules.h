@@ -201,6 +201,110 @@ inline json makeBucketSchedule(int worldSize) {
   };
 }
 
+/// A loop (version 2) that sums the `count` rows of a data tensor `data`
+/// ([count, n] f32) into a carried accumulator `acc` that starts at 0.5:
+///   init = fill(0.5); loop: slice = loop_slice(data); next = acc + x;
+///   out = copy(acc) after the loop.
+/// With `twoStreams`, x is the all-reduce (sum) of the slice on `comm`:
+/// compute records event 0 after the slice, comm waits on it, reduces into
+/// `red` and records event 1, which compute waits on before the add; else x
+/// is the slice. Points: 0 constant, 1 fill, 2 slice, 3 record (and comm),
+/// 4 wait, 5 add, 6 copy; the loop is [2, 5].
+inline json makeLoopSchedule(int count, int n, bool twoStreams,
+                             int worldSize = 1) {
+  json buffers = json::array();
+  const char *names[] = {"data", "init", "acc", "slice", "next", "red", "out"};
+  int offset = 0;
+  for (int i = 0; i < 7; ++i) {
+    int bytes = (i == 0 ? count : 1) * n * 4;
+    buffers.push_back(makeBuffer(i, names[i], i == 0 ? "input" : "activation",
+                                 offset, bytes, 0, 7));
+    offset += (bytes + 63) / 64 * 64;
+  }
+  auto scalar = [](int id, const char *name) {
+    return json{
+        {"id", id}, {"kind", "scalar"}, {"dtype", "f32"}, {"name", name}};
+  };
+  json values = json::array({
+      makeTensor(0, "%data", {count, n}, 0),
+      scalar(1, "%half"),
+      makeTensor(2, "%init.e", {n}, 1),
+      makeTensor(3, "%init", {n}, 1),
+      makeTensor(4, "%acc", {n}, 2),
+      makeTensor(5, "%slice", {n}, 3),
+      makeTensor(6, "%red", {n}, 5),
+      makeTensor(7, "%next.e", {n}, 4),
+      makeTensor(8, "%next", {n}, 4),
+      makeTensor(9, "%out.e", {n}, 6),
+      makeTensor(10, "%out", {n}, 6),
+      scalar(11, "%a"),
+      scalar(12, "%b"),
+      scalar(13, "%c"),
+      scalar(14, "%sum"),
+  });
+  auto inst = [](const char *op, int point, json operands, json results) {
+    return json{{"op", op},
+                {"point", point},
+                {"loc", "loop.mlir:" + std::to_string(point + 1) + ":3"},
+                {"operands", operands},
+                {"results", results}};
+  };
+  auto sync = [](const char *op, int point, int event) {
+    return json{{"op", op},
+                {"point", point},
+                {"loc", "loop.mlir:4:3"},
+                {"event", event}};
+  };
+  json constant = inst("arith.constant", 0, json::array(), {1});
+  constant["value"] = 0.5;
+  json add = inst("linalg.map", 5, {4, twoStreams ? 6 : 5, 7}, {8});
+  add["body"] = {
+      {"arguments", {11, 12, 13}},
+      {"ops",
+       {{{"op", "arith.addf"}, {"operands", {11, 12}}, {"results", {14}}}}},
+      {"yield", {14}}};
+  json compute = json::array({constant, inst("linalg.fill", 1, {1, 2}, {3}),
+                              inst("loop_slice", 2, {0}, {5})});
+  if (twoStreams) {
+    compute.push_back(sync("record", 3, 0));
+    compute.push_back(sync("wait", 4, 1));
+  }
+  compute.push_back(add);
+  compute.push_back(inst("linalg.copy", 6, {4, 9}, {10}));
+  json instructions = {{"compute", compute}};
+  if (twoStreams) {
+    json reduce = inst("all_reduce", 3, {5}, {6});
+    reduce["loc"] = "loop.mlir:4:3";
+    reduce["reduction"] = "sum";
+    instructions["comm"] =
+        json::array({sync("wait", 3, 0), reduce, sync("record", 3, 1)});
+  }
+  return {
+      {"format", "zero-schedule"},
+      {"version", 2},
+      {"source", "loop.mlir"},
+      {"stage", 0},
+      {"world_size", worldSize},
+      {"topology", {{"grid", {worldSize}}}},
+      {"memory", {{"alignment", 64}, {"arenas", {{"device", offset}}}}},
+      {"buffers", buffers},
+      {"values", values},
+      {"arguments",
+       json::array({{{"value", 0}, {"kind", "data"}, {"name", "data"}}})},
+      {"results", json::array()},
+      {"streams", twoStreams ? json{"compute", "comm"} : json{"compute"}},
+      {"events", twoStreams ? 2 : 0},
+      {"loops",
+       json::array(
+           {{{"count", count},
+             {"begin", 2},
+             {"end", 5},
+             {"carried",
+              json::array({{{"value", 4}, {"init", 3}, {"next", 8}}})}}})},
+      {"instructions", instructions},
+  };
+}
+
 } // namespace zero::runtime::test
 
 #endif // ZERO_RUNTIME_TEST_TESTSCHEDULES_H

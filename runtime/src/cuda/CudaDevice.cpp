@@ -27,6 +27,7 @@
 #include "zero/runtime/Memory.h"
 #include "zero/runtime/Schedule.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -307,8 +308,9 @@ Status CudaDevice::loadMemory(const Schedule &schedule) {
 }
 
 Status CudaDevice::loadStreams(const Schedule &schedule) {
-  size_t instructions = 0;
-  for (const Stream &stream : schedule.streams()) {
+  size_t instructions = 0, repeated = 0;
+  for (size_t s = 0; s < schedule.streams().size(); ++s) {
+    const Stream &stream = schedule.streams()[s];
     cudaStream_t handle = nullptr;
     // Non-blocking: the legacy default stream (cudaMemcpy, libraries that
     // use it) must not serialize against the schedule's streams.
@@ -316,7 +318,13 @@ Status CudaDevice::loadStreams(const Schedule &schedule) {
         cudaStreamCreateWithFlags(&handle, cudaStreamNonBlocking));
     streams_.push_back(handle);
     instructions += stream.instructions.size();
+    // The loop's body runs `count` times, each run traced; past a bound the
+    // trace loses marks rather than the device holding a million events.
+    if (const std::optional<LoopInfo> &loop = schedule.loop())
+      repeated += (loop->bodyEnd[s] - loop->bodyBegin[s]) *
+                  static_cast<size_t>(loop->count - 1);
   }
+  instructions += std::min<size_t>(repeated, size_t(1) << 18);
   for (int64_t i = 0; i < schedule.numEvents(); ++i) {
     cudaEvent_t event = nullptr;
     ZERO_CUDA_RETURN_IF_ERROR(

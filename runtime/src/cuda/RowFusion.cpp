@@ -26,6 +26,13 @@ ValueUses::ValueUses(const Schedule &schedule) {
   for (const ResultInfo &result : schedule.results())
     if (result.value >= 0 && static_cast<size_t>(result.value) < numValues)
       isResult_[result.value] = true;
+  // The loop's copies read the inits and nexts of its carried values: a row
+  // program must store them.
+  if (const std::optional<LoopInfo> &loop = schedule.loop())
+    for (const CarriedValue &carried : loop->carried)
+      for (int64_t id : {carried.init, carried.next})
+        if (id >= 0 && static_cast<size_t>(id) < numValues)
+          isResult_[id] = true;
   for (size_t s = 0; s < schedule.streams().size(); ++s) {
     const std::vector<Instruction> &list = schedule.streams()[s].instructions;
     for (size_t i = 0; i < list.size(); ++i) {

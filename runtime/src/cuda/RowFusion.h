@@ -45,8 +45,8 @@
 //
 // Memory. A value defined in the program is written only when something
 // other than the program's instructions uses it (any stream, a free, a
-// result of the step) or when nothing uses it at all (a value a test or a
-// tool may read); the others (the broadcasts, the exponentials of a
+// result of the step, a loop's copy of a carried value) or when nothing uses
+// it at all (a value a test or a tool may read); the others (the broadcasts, the exponentials of a
 // softmax, the squares of a layer norm) never reach memory. Because each
 // thread reads and writes only its own elements of the rows and the
 // group's first thread writes the points, the program is one kernel only

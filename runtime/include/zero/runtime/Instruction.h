@@ -136,6 +136,9 @@ struct Instruction : OpRecord {
     Record,
     Wait,
     Free,
+    /// Copies the block of operand 0 that the loop's iteration selects
+    /// into result 0 (docs/ScheduleFormat.md, "Loops").
+    LoopSlice,
     AllGather,
     ReduceScatter,
     AllReduce

@@ -1,6 +1,6 @@
 //===- Schedule.h - a loaded, validated schedule ----------------*- C++ -*-===//
 //
-// The schedule (docs/ScheduleFormat.md, version 1) is the only contract
+// The schedule (docs/ScheduleFormat.md, versions 1 and 2) is the only contract
 // between the compiler and the runtime. Schedule::load reads it and checks
 // every field before anything runs: a malformed schedule is an error that
 // names the file and the JSON path of the offending field, never a crash or a
@@ -79,6 +79,32 @@ struct Stream {
   std::vector<Instruction> instructions;
 };
 
+/// A loop-carried tensor: `value` holds `init` when the loop starts and takes
+/// `next` at the end of every iteration.
+struct CarriedValue {
+  int64_t value = -1;
+  int64_t init = -1;
+  int64_t next = -1;
+};
+
+/// The loop of a version-2 schedule: the instructions whose points lie in
+/// [begin, end] run `count` times (docs/ScheduleFormat.md, "Loops").
+struct LoopInfo {
+  int64_t count = 1;
+  int64_t begin = 0; // program points, both included
+  int64_t end = 0;
+  std::vector<CarriedValue> carried;
+  /// Per stream: the body's instructions, [bodyBegin, bodyEnd) (contiguous,
+  /// as points never decrease along a stream; empty where the stream has
+  /// none, at the place where they would be).
+  std::vector<size_t> bodyBegin;
+  std::vector<size_t> bodyEnd;
+
+  bool inBody(size_t stream, size_t index) const {
+    return index >= bodyBegin[stream] && index < bodyEnd[stream];
+  }
+};
+
 class Schedule {
 public:
   /// Reads and validates the schedule at `path`; errors start with `path`.
@@ -95,6 +121,8 @@ public:
   const std::string &name() const { return name_; }
   const std::string &source() const { return source_; }
   const std::string &function() const { return function_; }
+  /// The format version: 1, or 2 for a schedule that may hold a loop.
+  int64_t version() const { return version_; }
   int64_t stage() const { return stage_; }
   int64_t worldSize() const { return worldSize_; }
   int64_t alignment() const { return alignment_; }
@@ -112,6 +140,8 @@ public:
   /// Streams in the order of `streams`; "compute" is always the first.
   const std::vector<Stream> &streams() const { return streams_; }
   int64_t numEvents() const { return numEvents_; }
+  /// The loop, when the schedule has one (at most one).
+  const std::optional<LoopInfo> &loop() const { return loop_; }
   /// Index of the loss result's value, -1 without one.
   int64_t lossValue() const { return lossValue_; }
 
@@ -133,6 +163,7 @@ private:
   std::string name_;
   std::string source_;
   std::string function_;
+  int64_t version_ = 1;
   int64_t stage_ = 0;
   int64_t worldSize_ = 1;
   int64_t alignment_ = 64;
@@ -143,6 +174,7 @@ private:
   std::vector<ResultInfo> results_;
   std::vector<Stream> streams_;
   int64_t numEvents_ = 0;
+  std::optional<LoopInfo> loop_;
   int64_t lossValue_ = -1;
 };
 

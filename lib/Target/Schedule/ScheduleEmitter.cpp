@@ -489,7 +489,8 @@ LogicalResult ScheduleEmitter::addValue(Value value, bool inBody) {
     return success();
   Location loc = value.getLoc();
   json entry;
-  entry["id"] = static_cast<int64_t>(valueIds.size());
+  // Dense ids: the loop's results share their sums' ids.
+  entry["id"] = static_cast<int64_t>(values.size());
   if (auto tensor = dyn_cast<RankedTensorType>(type);
       tensor && !inBody && tensor.hasStaticShape() &&
       isScalarType(tensor.getElementType())) {

@@ -591,6 +591,7 @@ void MemoryPlanBuilder::classifyTransients() {
 LogicalResult MemoryPlanBuilder::formGradientRegions() {
   if (!plan.options.contiguousGradients)
     return success();
+  int64_t alignment = plan.options.alignment;
   for (Operation *op : plan.program) {
     if (!isa<ReduceScatterStartOp, AllReduceStartOp>(op) ||
         !op->hasAttr(kGradsAttrName))
@@ -611,7 +612,10 @@ LogicalResult MemoryPlanBuilder::formGradientRegions() {
       }
       buffer.region = plan.regions.size();
       region.buffers.push_back(it->second);
-      std::optional<int64_t> size = llvm::checkedAdd(region.size, buffer.size);
+      // Every member starts aligned, as every buffer does: a member's bytes
+      // are rounded up to the alignment before the next one.
+      std::optional<int64_t> size =
+          llvm::checkedAdd(region.size, alignTo(buffer.size, alignment));
       if (!size)
         return op->emitError("the gradients this op reduces total more than "
                              "int64 bytes");
@@ -731,7 +735,7 @@ void MemoryPlanBuilder::allocate() {
       region.offset = offset;
       for (unsigned buffer : region.buffers) {
         plan.buffers[buffer].offset = offset;
-        offset += plan.buffers[buffer].size;
+        offset += alignTo(plan.buffers[buffer].size, alignment);
       }
     }
     plan.arenaSizes[static_cast<unsigned>(space)] = arena;

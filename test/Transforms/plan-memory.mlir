@@ -24,14 +24,15 @@
 //   D  512 [8,16]  %gw (fill and matmul in place), read by the all-reduce
 //   E   32 [12,16] %gb
 //   S  544 [15,16] the staging buffer of the all-reduce: two operands, packed
-// With contiguous gradients, D and E form one region R of 544 bytes, reserved
-// over [8,16] with E right after D. In program order, best fit (a block's
+// With contiguous gradients, D and E form one region R of 576 bytes, reserved
+// over [8,16] with E at the next multiple of 64 after D (every buffer starts
+// aligned, in a region too). In program order, best fit (a block's
 // top or bottom: next to the neighbour freed closer in time):
 //   0: A @4672; 4: B @4928; 6: C @4992 (the next multiple of 64 past B);
-//   8: R @5248 (end 5792); 15: C and A are dead, leaving holes of 256
-//   aligned bytes at 4672 and 4992; S does not fit: @5824 (the next multiple
-//   of 64 past R), end 6368 = the device arena.
-// Max live: at point 15, residents 4608 + B + R + S = 5700 (point 8: 5668).
+//   8: R @5248 (end 5824); 15: C and A are dead, leaving holes of 256
+//   aligned bytes at 4672 and 4992; S does not fit: @5824 (right past R),
+//   end 6368 = the device arena.
+// Max live: at point 15, residents 4608 + B + R + S = 5732 (point 8: 5700).
 
 // CHECK-LABEL: func.func @step(
 // CHECK-SAME: zero.offset = 0 : i64, zero.param = "w"
@@ -129,7 +130,7 @@
 // REPORT-NEXT:     "op": "zero.all_reduce_start at {{.*}}",
 // REPORT-NEXT:     "space": "device",
 // REPORT-NEXT:     "offset": 5248,
-// REPORT-NEXT:     "bytes": 544,
+// REPORT-NEXT:     "bytes": 576,
 // REPORT-NEXT:     "first_point": 8,
 // REPORT-NEXT:     "last_point": 16
 // REPORT-NEXT:   }

@@ -177,6 +177,10 @@ LogicalResult applyDriverOptions(PassManager &pm) {
 /// failed `dimensions`/`permutation` parse returns), which a byte-flip fuzzer
 /// found; the error it printed names
 /// the position, and zero-opt must still end with an error, not a signal.
+/// Set once the input is parsed and the passes are being set up: a crash
+/// after it is no parser's.
+bool inputParsed = false;
+
 LogicalResult runRecoveringFromParserCrashes(
     llvm::raw_ostream &os, llvm::StringRef inputFilename,
     std::unique_ptr<llvm::MemoryBuffer> input, DialectRegistry &registry,
@@ -188,9 +192,15 @@ LogicalResult runRecoveringFromParserCrashes(
       [&] { result = MlirOptMain(os, std::move(input), registry, config); });
   llvm::CrashRecoveryContext::Disable();
   if (!finished) {
-    llvm::errs() << "zero-opt: " << inputFilename
-                 << ": MLIR crashed while reading this malformed input, after "
-                    "the error above\n";
+    if (inputParsed)
+      llvm::errs() << "zero-opt: " << inputFilename
+                   << ": zero-opt crashed while compiling this input; that is "
+                      "a bug in zero-opt: please report it with the input "
+                      "and the command line\n";
+    else
+      llvm::errs() << "zero-opt: " << inputFilename
+                   << ": MLIR crashed while reading this malformed input, "
+                      "after the error above\n";
     return failure();
   }
   return result;
@@ -471,6 +481,7 @@ int main(int argc, char **argv) {
   MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
   MlirOptMainConfig cliPipeline = config;
   config.setPassPipelineSetupFn([&](PassManager &pm) {
+    inputParsed = true;
     if (pipelineOptions)
       mlir::zero::buildZeroPipeline(pm, *pipelineOptions);
     if (failed(cliPipeline.setupPassPipeline(pm)))

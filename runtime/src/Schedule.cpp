@@ -1798,19 +1798,20 @@ Status ScheduleParser::checkEvents() const {
   std::vector<std::optional<Edge>> record(s.numEvents_);
   std::vector<bool> waited(s.numEvents_, false);
   std::vector<std::string> firstWait(s.numEvents_);
+  auto recordPath = [&](int64_t event) -> const std::string & {
+    return s.streams_[record[event]->stream]
+        .instructions[record[event]->index]
+        .path;
+  };
   for (size_t si = 0; si < s.streams_.size(); ++si) {
     const Stream &stream = s.streams_[si];
     for (size_t i = 0; i < stream.instructions.size(); ++i) {
       const Instruction &inst = stream.instructions[i];
       if (inst.kind == Instruction::Kind::Record) {
         if (record[inst.event])
-          return error(inst.path,
-                       "event " + std::to_string(inst.event) +
-                           " is recorded twice (first at " +
-                           s.streams_[record[inst.event]->stream]
-                               .instructions[record[inst.event]->index]
-                               .path +
-                           ")");
+          return error(inst.path, "event " + std::to_string(inst.event) +
+                                      " is recorded twice (first at " +
+                                      recordPath(inst.event) + ")");
         record[inst.event] = Edge{si, i};
       } else if (inst.kind == Instruction::Kind::Wait && !waited[inst.event]) {
         waited[inst.event] = true;
@@ -1837,10 +1838,7 @@ Status ScheduleParser::checkEvents() const {
           return error(inst.path,
                        "waits on event " + std::to_string(inst.event) +
                            " before the loop, but its record at " +
-                           s.streams_[record[inst.event]->stream]
-                               .instructions[record[inst.event]->index]
-                               .path +
-                           " is in the loop body");
+                           recordPath(inst.event) + " is in the loop body");
       }
   const int iterations = getAnalyzedIterations(s);
   // The slot of a record (its iteration, 0 outside the body) and the slot a

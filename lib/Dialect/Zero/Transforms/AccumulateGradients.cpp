@@ -120,6 +120,9 @@ struct ZeroAccumulateGradientsPass
         return signalPassFailure();
       return;
     }
+    // The loop comes later; its data arguments are checked now.
+    if (failed(getMicroBatchedDataArgs(func, steps)))
+      return signalPassFailure();
     Operation *ret = func.getBody().front().getTerminator();
     double scale = 1.0 / static_cast<double>(steps);
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
@@ -147,27 +150,17 @@ struct ZeroAccumulateGradientsPass
       microStep.push_back(&op);
 
     // Every data argument gains the micro-step dimension.
-    SmallVector<BlockArgument> dataArgs;
-    for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
-      if (!func.getArgAttr(i, ZeroDialect::getDataAttrName()))
-        continue;
-      BlockArgument arg = func.getArgument(i);
-      auto type = dyn_cast<RankedTensorType>(arg.getType());
-      if (!type || !type.hasStaticShape()) {
-        func.emitError("data argument #")
-            << i << " must be a statically shaped tensor to be split into "
-            << steps.getValue() << " micro-batches, got " << arg.getType();
-        return signalPassFailure();
-      }
-      dataArgs.push_back(arg);
-    }
+    FailureOr<SmallVector<BlockArgument>> dataArgs =
+        getMicroBatchedDataArgs(func, steps);
+    if (failed(dataArgs))
+      return signalPassFailure();
 
     // Clone the micro-step once per slice.
     OpBuilder b(ret);
     SmallVector<SmallVector<Value>> results(ret->getNumOperands());
     for (int64_t step = 0; step < steps; ++step) {
       IRMapping mapping;
-      for (BlockArgument arg : dataArgs) {
+      for (BlockArgument arg : *dataArgs) {
         auto type = cast<RankedTensorType>(arg.getType());
         SmallVector<OpFoldResult> offsets(type.getRank() + 1,
                                           b.getIndexAttr(0));
@@ -189,7 +182,7 @@ struct ZeroAccumulateGradientsPass
         results[index].push_back(mapping.lookupOrDefault(operand));
     }
     // The slices read the widened arguments.
-    for (BlockArgument arg : dataArgs) {
+    for (BlockArgument arg : *dataArgs) {
       auto type = cast<RankedTensorType>(arg.getType());
       SmallVector<int64_t> shape{steps};
       llvm::append_range(shape, type.getShape());

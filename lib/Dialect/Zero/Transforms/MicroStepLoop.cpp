@@ -53,13 +53,8 @@ struct Carried {
 
 } // namespace
 
-LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
-                                       ArrayRef<Accumulation> accumulations) {
-  Block &body = func.getBody().front();
-  Operation *ret = body.getTerminator();
-  assert(accumulations.size() == ret->getNumOperands() &&
-         "one accumulation per result");
-
+FailureOr<SmallVector<BlockArgument>>
+zero::getMicroBatchedDataArgs(func::FuncOp func, int64_t steps) {
   SmallVector<BlockArgument> dataArgs;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {
     if (!func.getArgAttr(i, ZeroDialect::getDataAttrName()))
@@ -72,6 +67,21 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
              << steps << " micro-batches, got " << arg.getType();
     dataArgs.push_back(arg);
   }
+  return dataArgs;
+}
+
+LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
+                                       ArrayRef<Accumulation> accumulations) {
+  Block &body = func.getBody().front();
+  Operation *ret = body.getTerminator();
+  assert(accumulations.size() == ret->getNumOperands() &&
+         "one accumulation per result");
+
+  FailureOr<SmallVector<BlockArgument>> found =
+      getMicroBatchedDataArgs(func, steps);
+  if (failed(found))
+    return failure();
+  SmallVector<BlockArgument> dataArgs = std::move(*found);
 
   // The carried sums, their starts and the loop, after the micro-step's ops.
   OpBuilder b(ret);

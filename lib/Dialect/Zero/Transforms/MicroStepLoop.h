@@ -31,6 +31,12 @@ struct Accumulation {
   Type type;
 };
 
+/// The `zero.data` arguments of `func`, which gain a leading dimension of
+/// `steps` micro-batches; an error on `func` when one is not a statically
+/// shaped tensor.
+FailureOr<SmallVector<BlockArgument>> getMicroBatchedDataArgs(func::FuncOp func,
+                                                              int64_t steps);
+
 /// Moves the body of `func` (one micro-step) into an `scf.for` running
 /// `steps` micro-steps: every `zero.data` argument gains a leading dimension
 /// of `steps`, of which iteration i reads slice i, and result k becomes the

@@ -37,13 +37,6 @@
 using namespace mlir;
 using namespace mlir::zero;
 
-static constexpr llvm::StringLiteral kGradsAttrName = "zero.grads";
-static constexpr llvm::StringLiteral kMemoryPlanAttrName = "zero.memory_plan";
-static constexpr llvm::StringLiteral kOffsetAttrName = "zero.offset";
-static constexpr llvm::StringLiteral kOffsetsAttrName = "zero.offsets";
-static constexpr llvm::StringLiteral kSpaceAttrName = "zero.space";
-static constexpr llvm::StringLiteral kStagingAttrName = "zero.staging";
-
 static constexpr MemorySpace kSpaces[] = {MemorySpace::Device,
                                           MemorySpace::Host, MemorySpace::Nvme};
 
@@ -389,7 +382,7 @@ std::optional<StringRef> MemoryPlanBuilder::getGradientName(WaitOp wait,
   Operation *start = wait.getHandle().getDefiningOp();
   if (!start || !isa<ReduceScatterStartOp, AllReduceStartOp>(start))
     return std::nullopt;
-  auto names = start->getAttrOfType<ArrayAttr>(kGradsAttrName);
+  auto names = start->getAttrOfType<ArrayAttr>(ZeroDialect::getGradsAttrName());
   if (!names || index >= names.size())
     return std::nullopt;
   auto name = dyn_cast<StringAttr>(names[index]);
@@ -594,7 +587,7 @@ LogicalResult MemoryPlanBuilder::formGradientRegions() {
   int64_t alignment = plan.options.alignment;
   for (Operation *op : plan.program) {
     if (!isa<ReduceScatterStartOp, AllReduceStartOp>(op) ||
-        !op->hasAttr(kGradsAttrName))
+        !op->hasAttr(ZeroDialect::getGradsAttrName()))
       continue;
     GradientRegion region{op, MemorySpace::Device, 0, 0, 0, 0, {}};
     for (Value operand : op->getOperands()) {
@@ -852,7 +845,8 @@ void MemoryPlan::annotate() const {
     arenas.push_back(
         builder.getNamedAttr(getMemorySpaceName(space),
                              builder.getI64IntegerAttr(getArenaSize(space))));
-  func->setAttr(kMemoryPlanAttrName, builder.getDictionaryAttr(arenas));
+  func->setAttr(ZeroDialect::getMemoryPlanAttrName(),
+                builder.getDictionaryAttr(arenas));
 
   // All argument attributes at once: setArgAttr copies the attributes of
   // every argument, which is quadratic over a step's thousands of arguments.
@@ -861,11 +855,13 @@ void MemoryPlan::annotate() const {
     unsigned i = arg.getArgNumber();
     NamedAttrList attrs(func.getArgAttrDict(i));
     if (const PlannedBuffer *buffer = lookup(arg)) {
-      attrs.set(kOffsetAttrName, builder.getI64IntegerAttr(buffer->offset));
+      attrs.set(ZeroDialect::getOffsetAttrName(),
+                builder.getI64IntegerAttr(buffer->offset));
       if (buffer->space == MemorySpace::Device)
-        attrs.erase(kSpaceAttrName);
+        attrs.erase(ZeroDialect::getSpaceAttrName());
       else
-        attrs.set(kSpaceAttrName, MemorySpaceAttr::get(ctx, buffer->space));
+        attrs.set(ZeroDialect::getSpaceAttrName(),
+                  MemorySpaceAttr::get(ctx, buffer->space));
     }
     argAttrs.push_back(attrs.getDictionary(ctx));
   }
@@ -874,10 +870,11 @@ void MemoryPlan::annotate() const {
   for (Operation *op : program) {
     if (isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op)) {
       if (const PlannedBuffer *staging = getStagingBuffer(op))
-        op->setAttr(kStagingAttrName, builder.getDenseI64ArrayAttr(
-                                          {staging->offset, staging->size}));
+        op->setAttr(
+            ZeroDialect::getStagingAttrName(),
+            builder.getDenseI64ArrayAttr({staging->offset, staging->size}));
       else
-        op->removeAttr(kStagingAttrName);
+        op->removeAttr(ZeroDialect::getStagingAttrName());
     }
 
     SmallVector<int64_t> offsets;
@@ -893,13 +890,15 @@ void MemoryPlan::annotate() const {
     }
     if (!planned)
       continue;
-    op->setAttr(kOffsetsAttrName, builder.getDenseI64ArrayAttr(offsets));
+    op->setAttr(ZeroDialect::getOffsetsAttrName(),
+                builder.getDenseI64ArrayAttr(offsets));
     if (!offDevice) {
-      op->removeAttr(kSpaceAttrName);
+      op->removeAttr(ZeroDialect::getSpaceAttrName());
     } else if (llvm::all_equal(spaces)) {
-      op->setAttr(kSpaceAttrName, spaces.front());
+      op->setAttr(ZeroDialect::getSpaceAttrName(), spaces.front());
     } else {
-      op->setAttr(kSpaceAttrName, builder.getArrayAttr(spaces));
+      op->setAttr(ZeroDialect::getSpaceAttrName(),
+                  builder.getArrayAttr(spaces));
     }
   }
 }
@@ -1102,7 +1101,8 @@ static std::optional<int64_t> getFullGradientBytes(func::FuncOp func) {
   func.walk([&](Operation *start) {
     if (!isa<ReduceScatterStartOp, AllReduceStartOp>(start))
       return;
-    auto names = start->getAttrOfType<ArrayAttr>(kGradsAttrName);
+    auto names =
+        start->getAttrOfType<ArrayAttr>(ZeroDialect::getGradsAttrName());
     if (!names)
       return;
     for (auto [name, operand] :

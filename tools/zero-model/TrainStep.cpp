@@ -57,7 +57,7 @@ func::FuncOp TrainStep::create(OpBuilder &b, ModuleOp module, Location loc) {
                     b.getStringAttr(data.name));
     // The runtime draws synthetic ids below it and checks real ones.
     if (data.bound)
-      func.setArgAttr(numParams + i, "zero.data_bound",
+      func.setArgAttr(numParams + i, ZeroDialect::getDataBoundAttrName(),
                       b.getI64IntegerAttr(*data.bound));
   }
   func.setResultAttr(0, ZeroDialect::getLossAttrName(), b.getUnitAttr());

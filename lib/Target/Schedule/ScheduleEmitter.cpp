@@ -45,15 +45,6 @@ using namespace mlir::zero;
 
 using json = nlohmann::ordered_json;
 
-static constexpr llvm::StringLiteral kMemoryPlanAttrName = "zero.memory_plan";
-static constexpr llvm::StringLiteral kOffsetAttrName = "zero.offset";
-static constexpr llvm::StringLiteral kOffsetsAttrName = "zero.offsets";
-static constexpr llvm::StringLiteral kStagingAttrName = "zero.staging";
-static constexpr llvm::StringLiteral kInitialValueAttrName =
-    "zero.initial_value";
-static constexpr llvm::StringLiteral kInitAttrName = "zero.init";
-static constexpr llvm::StringLiteral kDataBoundAttrName = "zero.data_bound";
-
 static constexpr MemorySpace kSpaces[] = {MemorySpace::Device,
                                           MemorySpace::Host, MemorySpace::Nvme};
 
@@ -222,7 +213,8 @@ struct PlanMismatch {
 
 static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
                                                     const MemoryPlan &plan) {
-  auto arenas = func->getAttrOfType<DictionaryAttr>(kMemoryPlanAttrName);
+  auto arenas =
+      func->getAttrOfType<DictionaryAttr>(ZeroDialect::getMemoryPlanAttrName());
   for (MemorySpace space : kSpaces) {
     StringRef name = getMemorySpaceName(space);
     auto recorded = arenas.getAs<IntegerAttr>(name);
@@ -235,8 +227,8 @@ static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
               .str()};
   }
   for (BlockArgument arg : func.getArguments()) {
-    auto recorded =
-        func.getArgAttrOfType<IntegerAttr>(arg.getArgNumber(), kOffsetAttrName);
+    auto recorded = func.getArgAttrOfType<IntegerAttr>(
+        arg.getArgNumber(), ZeroDialect::getOffsetAttrName());
     const PlannedBuffer *buffer = plan.lookup(arg);
     if (recorded && buffer && recorded.getInt() != buffer->offset)
       return PlanMismatch{arg.getLoc(),
@@ -246,8 +238,8 @@ static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
                               .str()};
   }
   for (Operation *op : plan.getProgram()) {
-    if (auto recorded =
-            op->getAttrOfType<DenseI64ArrayAttr>(kOffsetsAttrName)) {
+    if (auto recorded = op->getAttrOfType<DenseI64ArrayAttr>(
+            ZeroDialect::getOffsetsAttrName())) {
       for (OpResult result : op->getResults()) {
         int64_t i = result.getResultNumber();
         const PlannedBuffer *buffer = plan.lookup(result);
@@ -263,7 +255,8 @@ static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
     }
     if (!isa<AsyncStartOpInterface>(op))
       continue;
-    auto recorded = op->getAttrOfType<DenseI64ArrayAttr>(kStagingAttrName);
+    auto recorded =
+        op->getAttrOfType<DenseI64ArrayAttr>(ZeroDialect::getStagingAttrName());
     const PlannedBuffer *staging = plan.getStagingBuffer(op);
     auto describe = [](std::optional<std::pair<int64_t, int64_t>> region) {
       return region ? llvm::formatv("{0} bytes at offset {1}", region->second,
@@ -594,7 +587,8 @@ FailureOr<json> ScheduleEmitter::getArguments() {
       if (param)
         entry["param"] = param.str();
       json init;
-      Attribute initial = func.getArgAttr(i, kInitialValueAttrName);
+      Attribute initial =
+          func.getArgAttr(i, ZeroDialect::getInitialValueAttrName());
       if (auto value = dyn_cast_or_null<FloatAttr>(initial)) {
         init["kind"] = "value";
         init["value"] = getFloatJson(value.getValue());
@@ -646,7 +640,7 @@ FailureOr<json> ScheduleEmitter::getArguments() {
       entry["sharded"] = sharded;
       entry["persistent"] =
           func.getArgAttr(i, ZeroDialect::getPersistentAttrName()) != nullptr;
-      if (Attribute attr = func.getArgAttr(i, kInitAttrName)) {
+      if (Attribute attr = func.getArgAttr(i, ZeroDialect::getInitAttrName())) {
         auto text = dyn_cast<StringAttr>(attr);
         FailureOr<json> init =
             text ? parseInit(text.getValue()) : FailureOr<json>(failure());
@@ -666,7 +660,8 @@ FailureOr<json> ScheduleEmitter::getArguments() {
     } else if (data) {
       entry["kind"] = "data";
       entry["name"] = data.str();
-      if (Attribute attr = func.getArgAttr(i, kDataBoundAttrName)) {
+      if (Attribute attr =
+              func.getArgAttr(i, ZeroDialect::getDataBoundAttrName())) {
         auto bound = dyn_cast<IntegerAttr>(attr);
         if (!bound || bound.getInt() < 1 ||
             !type.getElementType().isSignlessInteger())
@@ -1201,7 +1196,8 @@ LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
       func->getAttrOfType<IntegerAttr>(ZeroDialect::getStageAttrName());
   auto worldSize =
       func->getAttrOfType<IntegerAttr>(ZeroDialect::getWorldSizeAttrName());
-  auto arenas = func->getAttrOfType<DictionaryAttr>(kMemoryPlanAttrName);
+  auto arenas =
+      func->getAttrOfType<DictionaryAttr>(ZeroDialect::getMemoryPlanAttrName());
   if (!stage || !worldSize || !arenas)
     return func.emitOpError("'@")
            << func.getSymName()
@@ -1209,7 +1205,7 @@ LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
               "the '"
            << (!stage       ? ZeroDialect::getStageAttrName()
                : !worldSize ? ZeroDialect::getWorldSizeAttrName()
-                            : kMemoryPlanAttrName)
+                            : ZeroDialect::getMemoryPlanAttrName())
            << "' attribute; compile it with zero-opt --zero-stage=N (or "
               "--zero-pipeline) first";
   if (worldSize.getInt() < 1)

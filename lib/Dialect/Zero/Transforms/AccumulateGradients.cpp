@@ -137,7 +137,7 @@ struct ZeroAccumulateGradientsPass
         at.setInsertionPoint(ret);
       ret->setOperand(i, buildMean(at, grad.getLoc(), {grad}, scale));
     }
-    func->setAttr(getPendingMicroStepsAttrName(),
+    func->setAttr(ZeroDialect::getPendingMicroStepsAttrName(),
                   Builder(&getContext()).getI64IntegerAttr(steps));
   }
 
@@ -221,7 +221,8 @@ struct ZeroAccumulateGradientsPass
           at.setInsertionPoint(ret);
         newResults.push_back(buildMean(at, loc, {grad}, scale));
         NamedAttrList list(resultAttrs);
-        list.set(getMicroStepAttrName(), attrs.getI64IntegerAttr(step));
+        list.set(ZeroDialect::getMicroStepAttrName(),
+                 attrs.getI64IntegerAttr(step));
         newAttrs.push_back(list.getDictionary(&getContext()));
       }
     }

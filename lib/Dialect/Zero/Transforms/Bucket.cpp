@@ -108,7 +108,7 @@ std::optional<BucketClass> classify(Operation *op, Block &body) {
 
   SmallVector<NamedAttribute> others;
   for (NamedAttribute attr : op->getDiscardableAttrs()) {
-    if (attr.getName() == getGradsAttrName())
+    if (attr.getName() == ZeroDialect::getGradsAttrName())
       cls.hasGrads = true;
     else
       others.push_back(attr);
@@ -254,8 +254,8 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
         llvm::append_range(layouts, gather.getLayouts());
       if (auto scatter = dyn_cast<ReduceScatterStartOp>(member.start))
         llvm::append_range(layouts, scatter.getLayouts());
-      if (auto names =
-              member.start->getAttrOfType<ArrayAttr>(getGradsAttrName()))
+      if (auto names = member.start->getAttrOfType<ArrayAttr>(
+              ZeroDialect::getGradsAttrName()))
         llvm::append_range(grads, names);
     }
     Location loc = b.getFusedLoc(locs);
@@ -273,7 +273,7 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
           b, loc, operands, cast<AllReduceStartOp>(first).getReductionAttr());
     SmallVector<NamedAttribute> attrs(bucket.cls.otherAttrs.getValue());
     if (bucket.cls.hasGrads)
-      attrs.emplace_back(StringAttr::get(ctx, getGradsAttrName()),
+      attrs.emplace_back(StringAttr::get(ctx, ZeroDialect::getGradsAttrName()),
                          ArrayAttr::get(ctx, grads));
     start->setDiscardableAttrs(attrs);
     auto wait = WaitOp::create(b, loc, cast<AsyncStartOpInterface>(start));

@@ -41,8 +41,6 @@ enum class OptimizerKind { Adam, AdamW, Sgd };
 constexpr StringLiteral kLossScaleState = "loss_scale";
 constexpr StringLiteral kHysteresisState = "loss_scale_hysteresis";
 constexpr StringLiteral kGoodStepsState = "good_steps";
-constexpr StringLiteral kInitialValueAttr = "zero.initial_value";
-constexpr StringLiteral kDynamicAttr = "zero.dynamic";
 
 /// fp16 loss scaling: the state arguments of DeepSpeed's loss scaler.
 struct LossScaling {
@@ -211,7 +209,8 @@ ZeroInsertOptimizerPass::findLossScale(func::FuncOp func) {
            << scaling.scale.getArgNumber() << ") must be " << expected
            << ", got " << scaling.scale.getType();
   scaling.dynamic =
-      func.getArgAttr(scaling.scale.getArgNumber(), kDynamicAttr) != nullptr;
+      func.getArgAttr(scaling.scale.getArgNumber(),
+                      ZeroDialect::getDynamicAttrName()) != nullptr;
   return scaling;
 }
 
@@ -555,7 +554,7 @@ void ZeroInsertOptimizerPass::runOnOperation() {
       return addArg(afterScale, i64Scalar,
                     {attrs.getNamedAttr(ZeroDialect::getStateAttrName(),
                                         attrs.getStringAttr(stateKind)),
-                     attrs.getNamedAttr(kInitialValueAttr,
+                     attrs.getNamedAttr(ZeroDialect::getInitialValueAttrName(),
                                         attrs.getI64IntegerAttr(initial))});
     };
     hysteresisOrdinal = stateArg(kHysteresisState, hysteresis);

@@ -45,13 +45,6 @@ FailureOr<SmallVector<BlockArgument>> getMicroBatchedDataArgs(func::FuncOp func,
 LogicalResult buildMicroStepLoop(func::FuncOp func, int64_t steps,
                                  ArrayRef<Accumulation> accumulations);
 
-/// The name of the function attribute that asks `zero-reduce-gradients` to
-/// build the micro-step loop after the reductions (stages 2-3): the number
-/// of micro-steps.
-inline StringRef getPendingMicroStepsAttrName() {
-  return "zero.pending_micro_steps";
-}
-
 } // namespace zero
 } // namespace mlir
 

@@ -85,11 +85,11 @@ struct ZeroMixedPrecisionPass
       SmallVector<NamedAttribute> argAttrs{
           attrs.getNamedAttr(ZeroDialect::getStateAttrName(),
                              attrs.getStringAttr("loss_scale")),
-          attrs.getNamedAttr("zero.initial_value",
+          attrs.getNamedAttr(ZeroDialect::getInitialValueAttrName(),
                              attrs.getF32FloatAttr(initial))};
       if (lossScale == 0)
-        argAttrs.push_back(
-            attrs.getNamedAttr("zero.dynamic", attrs.getUnitAttr()));
+        argAttrs.push_back(attrs.getNamedAttr(ZeroDialect::getDynamicAttrName(),
+                                              attrs.getUnitAttr()));
       unsigned index = 0;
       for (const ParamArg &param : getParamArgs(func))
         index = param.arg.getArgNumber() + 1;

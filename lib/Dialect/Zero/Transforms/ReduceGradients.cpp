@@ -71,7 +71,7 @@ void sumMicroSteps(func::FuncOp func, Type sumType) {
     auto name =
         func.getResultAttrOfType<StringAttr>(i, ZeroDialect::getGradAttrName());
     NamedAttrList attrs(func.getResultAttrDict(i));
-    attrs.erase(getMicroStepAttrName());
+    attrs.erase(ZeroDialect::getMicroStepAttrName());
     auto [it, inserted] =
         name ? firstResult.try_emplace(name.getValue(), results.size())
              : std::make_pair(firstResult.end(), true);
@@ -113,8 +113,9 @@ void sumMicroSteps(func::FuncOp func, Type sumType) {
 /// the point where the unrolled form sums the micro-steps: the loss is
 /// averaged, the (scaled) gradients are summed in `sumType`.
 LogicalResult buildPendingLoop(func::FuncOp func, Type sumType) {
-  auto steps = func->getAttrOfType<IntegerAttr>(getPendingMicroStepsAttrName());
-  func->removeAttr(getPendingMicroStepsAttrName());
+  auto steps = func->getAttrOfType<IntegerAttr>(
+      ZeroDialect::getPendingMicroStepsAttrName());
+  func->removeAttr(ZeroDialect::getPendingMicroStepsAttrName());
   SmallVector<Accumulation> accumulations;
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
     if (func.getResultAttr(i, ZeroDialect::getGradAttrName()))
@@ -194,7 +195,8 @@ struct ZeroReduceGradientsPass
 
     // Stages 0-1 reduce each gradient once: stored micro-steps are summed
     // first.
-    bool pendingLoop = func->hasAttr(getPendingMicroStepsAttrName());
+    bool pendingLoop =
+        func->hasAttr(ZeroDialect::getPendingMicroStepsAttrName());
     if (rank->stage <= 1) {
       if (pendingLoop && failed(buildPendingLoop(func, sumType)))
         return signalPassFailure();
@@ -242,7 +244,7 @@ struct ZeroReduceGradientsPass
                                              b.getArrayAttr({layout}));
         reduced = WaitOp::create(b, loc, start).getResult(0);
       }
-      start->setAttr(getGradsAttrName(), b.getArrayAttr({name}));
+      start->setAttr(ZeroDialect::getGradsAttrName(), b.getArrayAttr({name}));
       ret->setOperand(i, reduced);
       if (postScale)
         toPostScale.push_back(reduced);

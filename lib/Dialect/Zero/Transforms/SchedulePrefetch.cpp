@@ -205,7 +205,7 @@ Timeline buildTimeline(Block &body, bool overlap) {
     SmallVector<unsigned> reductions;
     for (auto [p, pair] : llvm::enumerate(t.pairs))
       if (isa<ReduceScatterStartOp, AllReduceStartOp>(pair.start) &&
-          pair.start->hasAttr(getGradsAttrName()))
+          pair.start->hasAttr(ZeroDialect::getGradsAttrName()))
         reductions.push_back(p);
     llvm::stable_sort(reductions, [&](unsigned a, unsigned b) {
       return std::make_pair(t.pairs[a].startSlot, t.pairs[a].order) <

@@ -69,6 +69,53 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getStepAttrName() {
       return llvm::StringLiteral("zero.step");
     }
+    /// A data argument's integer values lie in [0, bound) (token ids).
+    static constexpr llvm::StringLiteral getDataBoundAttrName() {
+      return llvm::StringLiteral("zero.data_bound");
+    }
+    /// A state argument's initial value and, for the fp16 loss scale, that
+    /// it is dynamic.
+    static constexpr llvm::StringLiteral getInitialValueAttrName() {
+      return llvm::StringLiteral("zero.initial_value");
+    }
+    static constexpr llvm::StringLiteral getDynamicAttrName() {
+      return llvm::StringLiteral("zero.dynamic");
+    }
+    /// How a parameter argument is initialized (docs/ScheduleFormat.md).
+    static constexpr llvm::StringLiteral getInitAttrName() {
+      return llvm::StringLiteral("zero.init");
+    }
+    /// The parameters whose gradients a reduction carries.
+    static constexpr llvm::StringLiteral getGradsAttrName() {
+      return llvm::StringLiteral("zero.grads");
+    }
+    /// The micro-step of an unrolled micro-gradient result, and the
+    /// micro-steps whose loop zero-reduce-gradients is still to build.
+    static constexpr llvm::StringLiteral getMicroStepAttrName() {
+      return llvm::StringLiteral("zero.micro_step");
+    }
+    static constexpr llvm::StringLiteral getPendingMicroStepsAttrName() {
+      return llvm::StringLiteral("zero.pending_micro_steps");
+    }
+
+    /// The memory plan on the IR (zero-plan-memory): the arenas on the
+    /// function, byte offsets of arguments and results, memory spaces and
+    /// the staging buffers of collectives.
+    static constexpr llvm::StringLiteral getMemoryPlanAttrName() {
+      return llvm::StringLiteral("zero.memory_plan");
+    }
+    static constexpr llvm::StringLiteral getOffsetAttrName() {
+      return llvm::StringLiteral("zero.offset");
+    }
+    static constexpr llvm::StringLiteral getOffsetsAttrName() {
+      return llvm::StringLiteral("zero.offsets");
+    }
+    static constexpr llvm::StringLiteral getSpaceAttrName() {
+      return llvm::StringLiteral("zero.space");
+    }
+    static constexpr llvm::StringLiteral getStagingAttrName() {
+      return llvm::StringLiteral("zero.staging");
+    }
   }];
 }
 

@@ -62,14 +62,6 @@ Operation *getStepLevelOp(Operation *op);
 /// function's body, then the body of its micro-step loop if it has one.
 SmallVector<Block *> getStepBlocks(func::FuncOp func);
 
-/// The discardable attribute on a gradient reduction naming, per operand,
-/// the parameter whose gradient it reduces.
-inline StringRef getGradsAttrName() { return "zero.grads"; }
-
-/// The result attribute numbering the micro-step of a gradient when
-/// gradients are accumulated over micro-steps (stages 2-3).
-inline StringRef getMicroStepAttrName() { return "zero.micro_step"; }
-
 } // namespace zero
 } // namespace mlir
 

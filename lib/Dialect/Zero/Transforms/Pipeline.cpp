@@ -27,50 +27,53 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       {options.entry, options.reduceScatter, options.communicationDataType,
        options.gradAccumDtype, options.prescaleGradients,
        options.gradientPredivideFactor}));
-  pm.addPass(createZeroInsertOptimizerPass({options.entry,
-                                            options.optimizer,
-                                            options.lr,
-                                            options.beta1,
-                                            options.beta2,
-                                            options.eps,
-                                            options.weightDecay,
-                                            options.adamWMode,
-                                            options.biasCorrection,
-                                            options.amsgrad,
-                                            options.momentum,
-                                            options.dampening,
-                                            options.nesterov,
-                                            options.gradientClipping,
-                                            options.subGroupSize,
-                                            options.lossScaleWindow,
-                                            options.hysteresis,
-                                            options.consecutiveHysteresis,
-                                            options.minLossScale,
-                                            options.lrSchedule,
-                                            options.lastBatchIteration,
-                                            options.warmupMinLr,
-                                            options.warmupMaxLr,
-                                            options.warmupNumSteps,
-                                            options.warmupType,
-                                            options.totalNumSteps,
-                                            options.warmupMinRatio,
-                                            options.cosMinRatio,
-                                            options.cycleMinLr,
-                                            options.cycleMaxLr,
-                                            options.decayLrRate,
-                                            options.cycleFirstStepSize,
-                                            options.cycleSecondStepSize,
-                                            options.cycleFirstStairCount,
-                                            options.cycleSecondStairCount,
-                                            options.decayStepSize,
-                                            options.cycleMomentum,
-                                            options.cycleMinMom,
-                                            options.cycleMaxMom,
-                                            options.decayMomRate,
-                                            options.rangeTestMinLr,
-                                            options.rangeTestStepSize,
-                                            options.rangeTestStepRate,
-                                            options.rangeTestStaircase}));
+  // Named, not positional: many of these are doubles of one type.
+  ZeroInsertOptimizerPassOptions optimizer;
+  optimizer.entry = options.entry;
+  optimizer.optimizer = options.optimizer;
+  optimizer.lr = options.lr;
+  optimizer.beta1 = options.beta1;
+  optimizer.beta2 = options.beta2;
+  optimizer.eps = options.eps;
+  optimizer.weightDecay = options.weightDecay;
+  optimizer.adamWMode = options.adamWMode;
+  optimizer.biasCorrection = options.biasCorrection;
+  optimizer.amsgrad = options.amsgrad;
+  optimizer.momentum = options.momentum;
+  optimizer.dampening = options.dampening;
+  optimizer.nesterov = options.nesterov;
+  optimizer.gradientClipping = options.gradientClipping;
+  optimizer.subGroupSize = options.subGroupSize;
+  optimizer.lossScaleWindow = options.lossScaleWindow;
+  optimizer.hysteresis = options.hysteresis;
+  optimizer.consecutiveHysteresis = options.consecutiveHysteresis;
+  optimizer.minLossScale = options.minLossScale;
+  optimizer.lrSchedule = options.lrSchedule;
+  optimizer.lastBatchIteration = options.lastBatchIteration;
+  optimizer.warmupMinLr = options.warmupMinLr;
+  optimizer.warmupMaxLr = options.warmupMaxLr;
+  optimizer.warmupNumSteps = options.warmupNumSteps;
+  optimizer.warmupType = options.warmupType;
+  optimizer.totalNumSteps = options.totalNumSteps;
+  optimizer.warmupMinRatio = options.warmupMinRatio;
+  optimizer.cosMinRatio = options.cosMinRatio;
+  optimizer.cycleMinLr = options.cycleMinLr;
+  optimizer.cycleMaxLr = options.cycleMaxLr;
+  optimizer.decayLrRate = options.decayLrRate;
+  optimizer.cycleFirstStepSize = options.cycleFirstStepSize;
+  optimizer.cycleSecondStepSize = options.cycleSecondStepSize;
+  optimizer.cycleFirstStairCount = options.cycleFirstStairCount;
+  optimizer.cycleSecondStairCount = options.cycleSecondStairCount;
+  optimizer.decayStepSize = options.decayStepSize;
+  optimizer.cycleMomentum = options.cycleMomentum;
+  optimizer.cycleMinMom = options.cycleMinMom;
+  optimizer.cycleMaxMom = options.cycleMaxMom;
+  optimizer.decayMomRate = options.decayMomRate;
+  optimizer.rangeTestMinLr = options.rangeTestMinLr;
+  optimizer.rangeTestStepSize = options.rangeTestStepSize;
+  optimizer.rangeTestStepRate = options.rangeTestStepRate;
+  optimizer.rangeTestStaircase = options.rangeTestStaircase;
+  pm.addPass(createZeroInsertOptimizerPass(optimizer));
   pm.addPass(createZeroBucketPass({options.entry, options.reduceBucketSize,
                                    options.allgatherBucketSize,
                                    options.prefetchBucketSize}));

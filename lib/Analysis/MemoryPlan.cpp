@@ -847,6 +847,14 @@ void MemoryPlan::annotate() const {
                              builder.getI64IntegerAttr(getArenaSize(space))));
   func->setAttr(ZeroDialect::getMemoryPlanAttrName(),
                 builder.getDictionaryAttr(arenas));
+  func->setAttr(
+      ZeroDialect::getMemoryPlanOptionsAttrName(),
+      builder.getDictionaryAttr(
+          {builder.getNamedAttr("alignment",
+                                builder.getI64IntegerAttr(options.alignment)),
+           builder.getNamedAttr(
+               "contiguous_gradients",
+               builder.getBoolAttr(options.contiguousGradients))}));
 
   // All argument attributes at once: setArgAttr copies the attributes of
   // every argument, which is quadratic over a step's thousands of arguments.
@@ -922,6 +930,27 @@ static int64_t getTripCount(Operation *op) {
     if (std::optional<APInt> count = loop.getStaticTripCount())
       times = llvm::checkedMul(times, count->getSExtValue()).value_or(times);
   return times;
+}
+
+FailureOr<MemoryPlanOptions> MemoryPlan::getRecordedOptions(func::FuncOp func) {
+  MemoryPlanOptions options;
+  auto recorded = func->getAttrOfType<DictionaryAttr>(
+      ZeroDialect::getMemoryPlanOptionsAttrName());
+  if (!recorded)
+    return func.emitError("the step has no '")
+           << ZeroDialect::getMemoryPlanOptionsAttrName()
+           << "': run zero-plan-memory (or the pipeline) first";
+  auto alignment = recorded.getAs<IntegerAttr>("alignment");
+  auto contiguous = recorded.getAs<BoolAttr>("contiguous_gradients");
+  if (!alignment || !contiguous || recorded.size() != 2 ||
+      alignment.getInt() <= 0 || !llvm::isPowerOf2_64(alignment.getInt()))
+    return func.emitError("'") << ZeroDialect::getMemoryPlanOptionsAttrName()
+                               << "' must be {alignment = <a power of two>, "
+                                  "contiguous_gradients = <bool>}, got "
+                               << recorded;
+  options.alignment = alignment.getInt();
+  options.contiguousGradients = contiguous.getValue();
+  return options;
 }
 
 FailureOr<CommunicationVolume>

@@ -129,6 +129,10 @@ public:
   static FailureOr<MemoryPlan> compute(func::FuncOp func,
                                        const MemoryPlanOptions &options = {});
 
+  /// The options `annotate` recorded on `func`; an error on `func` when
+  /// there are none (no plan) or they are malformed.
+  static FailureOr<MemoryPlanOptions> getRecordedOptions(func::FuncOp func);
+
   func::FuncOp getFunction() const { return func; }
   const MemoryPlanOptions &getOptions() const { return options; }
 

@@ -279,26 +279,22 @@ static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
   return std::nullopt;
 }
 
-/// The plan of `func` with the options zero-plan-memory used, which the IR
-/// does not record: the one whose offsets are those on the IR.
+/// The plan of `func` with the options zero-plan-memory recorded, checked
+/// against the offsets on the IR.
 static FailureOr<MemoryPlan> computeRecordedPlan(func::FuncOp func) {
-  std::optional<PlanMismatch> firstMismatch;
-  for (bool contiguousGradients : {true, false}) {
-    MemoryPlanOptions options;
-    options.contiguousGradients = contiguousGradients;
-    FailureOr<MemoryPlan> plan = MemoryPlan::compute(func, options);
-    if (failed(plan))
-      return failure();
-    std::optional<PlanMismatch> mismatch = findPlanMismatch(func, *plan);
-    if (!mismatch)
-      return plan;
-    if (!firstMismatch)
-      firstMismatch = std::move(mismatch);
-  }
-  emitError(firstMismatch->loc)
+  FailureOr<MemoryPlanOptions> options = MemoryPlan::getRecordedOptions(func);
+  if (failed(options))
+    return failure();
+  FailureOr<MemoryPlan> plan = MemoryPlan::compute(func, *options);
+  if (failed(plan))
+    return failure();
+  std::optional<PlanMismatch> mismatch = findPlanMismatch(func, *plan);
+  if (!mismatch)
+    return plan;
+  emitError(mismatch->loc)
       << "the memory plan recorded on the IR does not match the plan of the "
          "function: "
-      << firstMismatch->message
+      << mismatch->message
       << "; was the step changed after zero-plan-memory? Run the pipeline "
          "(or --zero-plan-memory) again";
   return failure();

@@ -2,12 +2,27 @@
 // zero-plan-memory recorded on the IR (zero.memory_plan, zero.offset,
 // zero.offsets, zero.staging), so the schedule's offsets are the IR's.
 //
-// The plan of contiguous_gradients=false is found too (the IR does not record
-// the option).
+// The plan records the options it was made with (zero.memory_plan_options),
+// and the emitter plans once with them: contiguous_gradients=false too.
+// RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
+// RUN:   --zero-set=zero_optimization.contiguous_gradients=false \
+// RUN:   | FileCheck %s --check-prefix=OPTIONS-OFF
+// OPTIONS-OFF: zero.memory_plan_options = {alignment = 64 : i64, contiguous_gradients = false}
 // RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
 // RUN:   --zero-set=zero_optimization.contiguous_gradients=false \
 // RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=OFF
 // OFF: "format": "zero-schedule",
+// Changing the recorded option makes the plans differ; removing it leaves
+// the plan unknown.
+// RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
+// RUN:   --zero-set=zero_optimization.contiguous_gradients=false \
+// RUN:   | sed -E 's/contiguous_gradients = false/contiguous_gradients = true/' \
+// RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=CHANGED
+// CHANGED: error: the memory plan recorded on the IR does not match the plan of the function:
+// RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
+// RUN:   | sed -E 's/, zero.memory_plan_options = [{][^}]*[}]//' \
+// RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=NO-OPTIONS
+// NO-OPTIONS: error: the step has no 'zero.memory_plan_options': run zero-plan-memory (or the pipeline) first
 //
 // A step changed after planning is refused, at the first difference.
 // RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \

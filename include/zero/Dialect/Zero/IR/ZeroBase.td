@@ -104,6 +104,11 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getMemoryPlanAttrName() {
       return llvm::StringLiteral("zero.memory_plan");
     }
+    /// The options the plan was made with, so that a reader plans again
+    /// exactly (`{alignment, contiguous_gradients}`).
+    static constexpr llvm::StringLiteral getMemoryPlanOptionsAttrName() {
+      return llvm::StringLiteral("zero.memory_plan_options");
+    }
     static constexpr llvm::StringLiteral getOffsetAttrName() {
       return llvm::StringLiteral("zero.offset");
     }

@@ -2,6 +2,8 @@
 
 #include "zero/runtime/OutputFile.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -17,20 +19,8 @@ using namespace zero::runtime;
 
 namespace {
 
-class OutputFileTest : public ::testing::Test {
+class OutputFileTest : public test::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "zero-output-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
-  }
-  void TearDown() override {
-    std::string command = "rm -rf '" + dir + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0);
-  }
-
-  std::string path(const std::string &name) const { return dir + "/" + name; }
-
   /// The names in the test's directory.
   std::set<std::string> entries() const {
     std::set<std::string> names;
@@ -53,8 +43,6 @@ protected:
   static void writeText(const std::string &file, const std::string &text) {
     std::ofstream(file, std::ios::binary) << text;
   }
-
-  std::string dir;
 };
 
 TEST_F(OutputFileTest, AppearsUnderItsNameOnlyWhenCommitted) {

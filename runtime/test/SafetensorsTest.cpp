@@ -2,6 +2,8 @@
 
 #include "zero/runtime/Safetensors.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -16,20 +18,8 @@ using namespace zero::runtime;
 
 namespace {
 
-class Safetensors : public ::testing::Test {
+class Safetensors : public test::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "zero-safetensors-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
-  }
-  void TearDown() override {
-    std::string command = "rm -rf '" + dir + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0);
-  }
-
-  std::string path(const std::string &name) const { return dir + "/" + name; }
-
   /// A file: the 8-byte little-endian length of `header`, `header`, `data`.
   std::string writeRaw(const std::string &name, const std::string &header,
                        const std::string &data) {
@@ -38,13 +28,6 @@ protected:
     for (int i = 0; i < 8; ++i)
       bytes.push_back(static_cast<char>(length >> (8 * i)));
     return writeBytes(name, bytes + header + data);
-  }
-
-  std::string writeBytes(const std::string &name, const std::string &bytes) {
-    std::string file = path(name);
-    std::ofstream out(file, std::ios::binary);
-    out << bytes;
-    return file;
   }
 
   static std::string readBytes(const std::string &file) {
@@ -68,8 +51,6 @@ protected:
         << result.status().toString();
     return result.status().message();
   }
-
-  std::string dir;
 };
 
 /// Little-endian bytes of floats.

@@ -23,15 +23,6 @@ namespace {
 constexpr int64_t kInt64Max = std::numeric_limits<int64_t>::max();
 constexpr int64_t k2To62 = int64_t(1) << 62;
 
-std::string errorOf(const json &schedule) {
-  StatusOr<Schedule> parsed = Schedule::parse(schedule.dump(), "s.json");
-  EXPECT_FALSE(parsed.isOk()) << "the schedule was accepted";
-  return parsed.isOk() ? std::string() : parsed.status().message();
-}
-
-#define EXPECT_ERROR(schedule, text)                                           \
-  EXPECT_EQ(errorOf(schedule), std::string("s.json: ") + (text))
-
 TEST(Sizes, CheckedArithmetic) {
   EXPECT_EQ(checkedMul(int64_t(1) << 31, int64_t(1) << 31), int64_t(1) << 62);
   EXPECT_EQ(checkedMul(int64_t(1) << 32, int64_t(1) << 31), std::nullopt);
@@ -50,48 +41,56 @@ TEST(Sizes, CheckedArithmetic) {
 TEST(Sizes, RefusesAShapeWhoseProductOverflows) {
   json s = makeAverageSchedule();
   s["values"][1]["shape"] = {100000000000, 100000000000};
-  EXPECT_ERROR(s, "values[1].shape: [100000000000, 100000000000] has more "
-                  "than 2^50 elements");
+  EXPECT_SCHEDULE_ERROR(
+      s, "values[1].shape: [100000000000, 100000000000] has more "
+         "than 2^50 elements");
   s = makeAverageSchedule();
   s["values"][1]["shape"] = {int64_t(1) << 25, (int64_t(1) << 25) + 1};
-  EXPECT_ERROR(s, "values[1].shape: [33554432, 33554433] has more than 2^50 "
-                  "elements");
+  EXPECT_SCHEDULE_ERROR(
+      s, "values[1].shape: [33554432, 33554433] has more than 2^50 "
+         "elements");
   s = makeAverageSchedule();
   s["arguments"][0]["layout"]["shape"] = {100000000000, 100000000000};
-  EXPECT_ERROR(s, "arguments[0].layout: shape has more than 2^50 elements");
+  EXPECT_SCHEDULE_ERROR(
+      s, "arguments[0].layout: shape has more than 2^50 elements");
 }
 
 TEST(Sizes, RefusesABufferWhoseEndOverflows) {
   json s = makeAverageSchedule();
   s["buffers"][3]["offset"] = k2To62;
   s["buffers"][3]["bytes"] = k2To62;
-  EXPECT_ERROR(s, "buffers[3]: buffer 3 'loss': offset 4611686018427387904 + "
-                  "bytes 4611686018427387904 overflows int64");
+  EXPECT_SCHEDULE_ERROR(
+      s, "buffers[3]: buffer 3 'loss': offset 4611686018427387904 + "
+         "bytes 4611686018427387904 overflows int64");
   // Without overflow, past the arena: the end is printed as it is.
   s = makeAverageSchedule();
   s["buffers"][3]["offset"] = k2To62;
-  EXPECT_ERROR(s, "buffers[3]: buffer 3 'loss' (bytes [4611686018427387904, "
-                  "4611686018427387908)) lies outside the device arena of "
-                  "256 bytes");
+  EXPECT_SCHEDULE_ERROR(
+      s, "buffers[3]: buffer 3 'loss' (bytes [4611686018427387904, "
+         "4611686018427387908)) lies outside the device arena of "
+         "256 bytes");
 }
 
 TEST(Sizes, RefusesAStagingRegionWhoseEndOverflows) {
   json s = makeBucketSchedule(2);
   s["instructions"]["comm"][0]["staging"]["offset"] = k2To62;
   s["instructions"]["comm"][0]["staging"]["bytes"] = k2To62;
-  EXPECT_ERROR(s, "instructions.comm[0].staging: offset 4611686018427387904 "
-                  "+ bytes 4611686018427387904 overflows int64");
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[0].staging: offset 4611686018427387904 "
+         "+ bytes 4611686018427387904 overflows int64");
 }
 
 TEST(Sizes, RefusesAnArenaPastTheBound) {
   json s = makeAverageSchedule();
   s["memory"]["arenas"]["device"] = kInt64Max;
-  EXPECT_ERROR(s, "memory.arenas.device: 9223372036854775807 is out of range "
-                  "[0, 1125899906842624]");
+  EXPECT_SCHEDULE_ERROR(
+      s, "memory.arenas.device: 9223372036854775807 is out of range "
+         "[0, 1125899906842624]");
   s = makeAverageSchedule();
   s["memory"]["arenas"]["host"] = kMaxScheduleSize + 1;
-  EXPECT_ERROR(s, "memory.arenas.host: 1125899906842625 is out of range "
-                  "[0, 1125899906842624]");
+  EXPECT_SCHEDULE_ERROR(s,
+                        "memory.arenas.host: 1125899906842625 is out of range "
+                        "[0, 1125899906842624]");
 }
 
 } // namespace

@@ -8,11 +8,25 @@
 #ifndef ZERO_RUNTIME_TEST_TESTSCHEDULES_H
 #define ZERO_RUNTIME_TEST_TESTSCHEDULES_H
 
+#include "zero/runtime/Schedule.h"
+
+#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 namespace zero::runtime::test {
 
 using nlohmann::json;
+
+/// The error of parsing `schedule` as "s.json", which must fail.
+inline std::string errorOf(const json &schedule) {
+  StatusOr<Schedule> parsed = Schedule::parse(schedule.dump(), "s.json");
+  EXPECT_FALSE(parsed.isOk()) << "the schedule was accepted";
+  return parsed.isOk() ? std::string() : parsed.status().message();
+}
+
+#define EXPECT_SCHEDULE_ERROR(schedule, text)                                  \
+  EXPECT_EQ(::zero::runtime::test::errorOf(schedule),                          \
+            std::string("s.json: ") + (text))
 
 inline json makeBuffer(int id, const char *name, const char *category,
                        int offset, int bytes, int first, int last) {

@@ -4,6 +4,8 @@
 
 #include "zero/runtime/Init.h"
 
+#include "TempDirTest.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -16,18 +18,8 @@ using namespace zero::runtime;
 
 namespace {
 
-class TokenData : public ::testing::Test {
+class TokenData : public test::TempDirTest {
 protected:
-  void SetUp() override {
-    std::string pattern = ::testing::TempDir() + "zero-tokens-XXXXXX";
-    ASSERT_NE(::mkdtemp(pattern.data()), nullptr);
-    dir = pattern;
-  }
-  void TearDown() override {
-    std::string command = "rm -rf '" + dir + "'";
-    ASSERT_EQ(std::system(command.c_str()), 0);
-  }
-
   /// Writes `ids` as little-endian uint16.
   std::string writeTokens(const std::string &name,
                           const std::vector<uint16_t> &ids) {
@@ -38,14 +30,6 @@ protected:
     }
     return writeBytes(name, bytes);
   }
-
-  std::string writeBytes(const std::string &name, const std::string &bytes) {
-    std::string file = dir + "/" + name;
-    std::ofstream(file, std::ios::binary) << bytes;
-    return file;
-  }
-
-  std::string dir;
 };
 
 std::vector<uint16_t> iota(int n, int mod) {

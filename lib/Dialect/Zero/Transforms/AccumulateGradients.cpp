@@ -40,35 +40,11 @@ using namespace mlir::zero;
 
 namespace {
 
-/// The mean of same-typed float tensors or scalars, (x_0 + ... ) * (1 / n),
-/// computed in `sumType` (null: theirs).
-Value buildMean(OpBuilder &b, Location loc, ArrayRef<Value> values,
-                double scale, Type sumType = {}) {
-  Type valueType = getElementTypeOrSelf(values.front().getType());
-  if (!sumType)
-    sumType = valueType;
-  auto combine = [&](OpBuilder &nb, Location l, ValueRange xs) -> Value {
-    Value sum = buildScalarCast(nb, l, xs.front(), sumType);
-    for (Value x : xs.drop_front())
-      sum =
-          arith::AddFOp::create(nb, l, sum, buildScalarCast(nb, l, x, sumType));
-    Value factor =
-        arith::ConstantOp::create(nb, l, nb.getFloatAttr(sumType, scale));
-    return arith::MulFOp::create(nb, l, sum, factor);
-  };
-  if (isa<RankedTensorType>(values.front().getType()))
-    return buildElementwise(b, loc, values, sumType, combine);
-  return combine(b, loc, values);
-}
-
 /// Whether a sum in `sumType` (null: the gradients' own) of micro-gradients
 /// of `gradType` can be computed before they are stored: not when it would
 /// round them to a narrower (or another 16-bit) type.
 bool sumsBeforeStorage(Type sumType, Type gradType) {
-  if (!sumType || sumType == gradType)
-    return true;
-  return cast<FloatType>(sumType).getWidth() >
-         cast<FloatType>(gradType).getWidth();
+  return !sumType || holdsExactly(sumType, gradType);
 }
 
 struct ZeroAccumulateGradientsPass

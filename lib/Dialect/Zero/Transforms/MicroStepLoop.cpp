@@ -16,30 +16,6 @@ using namespace mlir::zero;
 
 namespace {
 
-/// Whether rounding a value of `from` to `to` is exact.
-bool holdsExactly(Type to, Type from) {
-  return to == from ||
-         cast<FloatType>(to).getWidth() > cast<FloatType>(from).getWidth();
-}
-
-/// A tensor (or 0-d tensor) of `like`'s shape filled with -0.0 of `type`:
-/// the neutral start of a running sum (-0 + x is x for every x, +0 and NaN
-/// included), so that the first micro-step's addition changes no bit.
-Value buildNegativeZero(OpBuilder &b, Location loc, Value like, Type type) {
-  auto shaped = cast<RankedTensorType>(like.getType());
-  Value empty = tensor::EmptyOp::create(b, loc, shaped.getShape(), type);
-  Value zero = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, -0.0));
-  return linalg::FillOp::create(b, loc, zero, empty).getResult(0);
-}
-
-/// A 0-d f32 tensor filled with `value`.
-Value buildFlag(OpBuilder &b, Location loc, double value) {
-  Value empty =
-      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, b.getF32Type());
-  Value constant = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(value));
-  return linalg::FillOp::create(b, loc, constant, empty).getResult(0);
-}
-
 /// The state one result carries through the loop.
 struct Carried {
   Accumulation accumulation;
@@ -101,7 +77,11 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
       state.type = own;
     }
     carried.push_back(state);
-    inits.push_back(buildNegativeZero(b, value.getLoc(), value, state.type));
+    // -0.0 is the neutral start of a running sum: -0 + x is x for every x
+    // (+0 and NaN included), so the first addition changes no bit.
+    inits.push_back(buildFilled(
+        b, value.getLoc(), cast<RankedTensorType>(value.getType()).getShape(),
+        state.type, -0.0));
   }
   // A sum narrower than its summands needs to know the first iteration,
   // which a carried flag tells (1 in the first iteration, then 0): the
@@ -109,7 +89,7 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
   bool needsFirst = llvm::any_of(
       carried, [](const Carried &state) { return bool(state.narrowSum); });
   if (needsFirst)
-    inits.push_back(buildFlag(b, loc, 1.0));
+    inits.push_back(buildFilled(b, loc, {}, b.getF32Type(), 1.0));
   Value lower = arith::ConstantIndexOp::create(b, loc, 0);
   Value upper = arith::ConstantIndexOp::create(b, loc, steps);
   Value one = arith::ConstantIndexOp::create(b, loc, 1);
@@ -167,16 +147,7 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
       continue;
     }
     Type sumType = state.narrowSum ? state.narrowSum : state.type;
-    Type compute = getArithmeticType(
-        inLoop, {state.type, getElementTypeOrSelf(value), sumType});
-    Value added = buildElementwise(
-        inLoop, l, {sum, value}, sumType,
-        [&](OpBuilder &nb, Location bl, ValueRange xs) -> Value {
-          Value total = arith::AddFOp::create(
-              nb, bl, buildScalarCast(nb, bl, xs[0], compute),
-              buildScalarCast(nb, bl, xs[1], compute));
-          return buildScalarCast(nb, bl, total, sumType);
-        });
+    Value added = buildRoundedSum(inLoop, l, sum, value, sumType);
     if (state.narrowSum) {
       // The first summand is kept as it is; later sums are rounded to the
       // narrow type, which the carried type holds exactly.
@@ -194,7 +165,7 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
     next.push_back(added);
   }
   if (needsFirst)
-    next.push_back(buildFlag(inLoop, loc, 0.0));
+    next.push_back(buildFilled(inLoop, loc, {}, inLoop.getF32Type(), 0.0));
   yield->setOperands(next);
 
   // The results: the sums, divided by G where the unrolled form divides.
@@ -204,13 +175,7 @@ LogicalResult zero::buildMicroStepLoop(func::FuncOp func, int64_t steps,
     Value total = loop.getResult(index);
     Location l = ret->getOperand(index).getLoc();
     if (state.accumulation.kind == Accumulation::Kind::Mean) {
-      total = buildElementwise(
-          b, l, total, state.type,
-          [&](OpBuilder &nb, Location bl, ValueRange xs) -> Value {
-            Value factor = arith::ConstantOp::create(
-                nb, bl, nb.getFloatAttr(state.type, scale));
-            return arith::MulFOp::create(nb, bl, xs[0], factor);
-          });
+      total = buildMean(b, l, {total}, scale, state.type);
     } else if (state.narrowSum) {
       total = buildFloatCast(b, l, total, state.narrowSum);
     }

@@ -88,17 +88,7 @@ void sumMicroSteps(func::FuncOp func, Type sumType) {
           value.getDefiningOp()->isBeforeInBlock(sumDef))
         b.setInsertionPointAfter(sumDef);
     Type resultType = sumType ? sumType : getElementTypeOrSelf(value);
-    Type compute =
-        getArithmeticType(b, {getElementTypeOrSelf(sum),
-                              getElementTypeOrSelf(value), resultType});
-    sum =
-        buildElementwise(b, value.getLoc(), {sum, value}, resultType,
-                         [&](OpBuilder &nb, Location l, ValueRange args) {
-                           Value total = arith::AddFOp::create(
-                               nb, l, buildScalarCast(nb, l, args[0], compute),
-                               buildScalarCast(nb, l, args[1], compute));
-                           return buildScalarCast(nb, l, total, resultType);
-                         });
+    sum = buildRoundedSum(b, value.getLoc(), sum, value, resultType);
   }
   if (results.size() == ret->getNumOperands())
     return;

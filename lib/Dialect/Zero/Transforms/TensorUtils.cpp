@@ -134,3 +134,48 @@ Type zero::getArithmeticType(OpBuilder &b, ArrayRef<Type> types) {
       result = type;
   return result;
 }
+
+bool zero::holdsExactly(Type to, Type from) {
+  return to == from ||
+         cast<FloatType>(to).getWidth() > cast<FloatType>(from).getWidth();
+}
+
+Value zero::buildFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                        Type type, double value) {
+  Value empty = tensor::EmptyOp::create(b, loc, shape, type);
+  Value constant =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
+  return linalg::FillOp::create(b, loc, constant, empty).getResult(0);
+}
+
+Value zero::buildMean(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                      double scale, Type sumType) {
+  Type valueType = getElementTypeOrSelf(values.front().getType());
+  if (!sumType)
+    sumType = valueType;
+  auto combine = [&](OpBuilder &nb, Location l, ValueRange xs) -> Value {
+    Value sum = buildScalarCast(nb, l, xs.front(), sumType);
+    for (Value x : xs.drop_front())
+      sum =
+          arith::AddFOp::create(nb, l, sum, buildScalarCast(nb, l, x, sumType));
+    Value factor =
+        arith::ConstantOp::create(nb, l, nb.getFloatAttr(sumType, scale));
+    return arith::MulFOp::create(nb, l, sum, factor);
+  };
+  if (isa<RankedTensorType>(values.front().getType()))
+    return buildElementwise(b, loc, values, sumType, combine);
+  return combine(b, loc, values);
+}
+
+Value zero::buildRoundedSum(OpBuilder &b, Location loc, Value sum, Value value,
+                            Type resultType) {
+  Type compute = getArithmeticType(
+      b, {getElementTypeOrSelf(sum), getElementTypeOrSelf(value), resultType});
+  return buildElementwise(b, loc, {sum, value}, resultType,
+                          [&](OpBuilder &nb, Location l, ValueRange args) {
+                            Value total = arith::AddFOp::create(
+                                nb, l, buildScalarCast(nb, l, args[0], compute),
+                                buildScalarCast(nb, l, args[1], compute));
+                            return buildScalarCast(nb, l, total, resultType);
+                          });
+}

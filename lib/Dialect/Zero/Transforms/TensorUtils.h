@@ -46,6 +46,24 @@ Value buildNonFiniteFlag(OpBuilder &b, Location loc, Value tensor);
 /// and at least f32 (16-bit values are added in f32).
 Type getArithmeticType(OpBuilder &b, ArrayRef<Type> types);
 
+/// Whether every value of float type `from` is one of float type `to`.
+bool holdsExactly(Type to, Type from);
+
+/// A new tensor of `shape` and element type `type` filled with `value`.
+Value buildFilled(OpBuilder &b, Location loc, ArrayRef<int64_t> shape,
+                  Type type, double value);
+
+/// The mean of same-typed float tensors or scalars, (x_0 + ...) * scale,
+/// each summand cast to `sumType` (null: theirs) and added in it.
+Value buildMean(OpBuilder &b, Location loc, ArrayRef<Value> values,
+                double scale, Type sumType = {});
+
+/// `sum + value` of two same-shaped float tensors, computed in their
+/// arithmetic type (getArithmeticType, `resultType` included) and rounded
+/// once to `resultType`.
+Value buildRoundedSum(OpBuilder &b, Location loc, Value sum, Value value,
+                      Type resultType);
+
 /// Elementwise choice between two tensors of one type by an `i1` scalar:
 /// a `linalg.map` of `arith.select %cond, %t, %f` over (ifTrue, ifFalse).
 Value buildSelect(OpBuilder &b, Location loc, Value cond, Value ifTrue,

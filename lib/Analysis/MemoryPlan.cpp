@@ -210,9 +210,9 @@ private:
   std::optional<StringRef> getGradientName(WaitOp wait, unsigned index);
 
   /// The op of the program that `op` is or is nested in; null outside.
-  Operation *getProgramOp(Operation &op) const {
-    if (loopBody)
-      if (Operation *inLoop = loopBody->findAncestorOpInBlock(op))
+  Operation *getProgramOp(Operation &op) {
+    if (loop)
+      if (Operation *inLoop = loop.getBody()->findAncestorOpInBlock(op))
         return inLoop;
     return block->findAncestorOpInBlock(op);
   }
@@ -222,7 +222,6 @@ private:
   /// The micro-step loop, if any: its body's ops follow the loop op in the
   /// program, and its terminator is the end of every iteration.
   scf::ForOp loop;
-  Block *loopBody = nullptr;
   int64_t loopEnd = -1;
   int64_t lastPoint = 0;
   llvm::DenseMap<Operation *, int64_t> pointOf;
@@ -247,7 +246,7 @@ int64_t MemoryPlanBuilder::getUseEnd(OpOperand &use) {
         end = std::max(end, pointOf.lookup(wait));
   // A value from before the loop that the loop reads is read by every
   // iteration: it lives to the loop's end.
-  if (loopBody && user->getBlock() == loopBody &&
+  if (loop && user->getBlock() == loop.getBody() &&
       !loop.getRegion().isAncestor(use.get().getParentRegion()))
     end = std::max(end, loopEnd);
   return end;
@@ -300,10 +299,9 @@ LogicalResult MemoryPlanBuilder::collectValues() {
       return forOp.emitError("the memory plan handles one micro-step loop; "
                              "this is a second one");
     loop = forOp;
-    loopBody = forOp.getBody();
-    for (Operation &inner : *loopBody)
+    for (Operation &inner : *forOp.getBody())
       addToProgram(inner);
-    loopEnd = pointOf[loopBody->getTerminator()];
+    loopEnd = pointOf[forOp.getBody()->getTerminator()];
   }
   lastPoint = plan.program.size() - 1;
 
@@ -921,15 +919,14 @@ static void addProduct(std::optional<int64_t> &sum, int64_t a, int64_t b = 1) {
   sum = sum && product ? llvm::checkedAdd(*sum, *product) : std::nullopt;
 }
 
-/// How many times `op` runs per step: the product of the trip counts of the
-/// loops around it.
+/// How many times `op` runs per step: the trip count of the micro-step loop
+/// around it, if any.
 static int64_t getTripCount(Operation *op) {
-  int64_t times = 1;
-  for (auto loop = op->getParentOfType<scf::ForOp>(); loop;
-       loop = loop->getParentOfType<scf::ForOp>())
+  // The step has at most one loop (the plan refuses a second).
+  if (auto loop = op->getParentOfType<scf::ForOp>())
     if (std::optional<APInt> count = loop.getStaticTripCount())
-      times = llvm::checkedMul(times, count->getSExtValue()).value_or(times);
-  return times;
+      return count->getSExtValue();
+  return 1;
 }
 
 FailureOr<MemoryPlanOptions> MemoryPlan::getRecordedOptions(func::FuncOp func) {

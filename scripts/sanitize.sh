@@ -22,7 +22,6 @@ if [[ ! -f $build/build.ninja ]]; then
     -DMLIR_DIR=/usr/lib/llvm-22/lib/cmake/mlir \
     -DLLVM_EXTERNAL_LIT=/usr/lib/llvm-22/bin/lit
 fi
-cmake --build "$build"
 
 # MPI and Python keep allocations to their exit: leaks are not errors here.
 # MLIR's and LLVM's libraries are not instrumented, but their allocators'
@@ -30,9 +29,5 @@ cmake --build "$build"
 # poisoning would report those as use-after-poison, so it is off.
 export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0:allow_user_poisoning=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-status=0
-echo "== lit (sanitizers): $build/test"
-cmake --build "$build" --target check-zero-opt || status=1
-echo "== gtest (sanitizers)"
-ctest --test-dir "$build" --output-on-failure || status=1
-exit $status
+# The configured directory is built and tested as scripts/test.sh does.
+ZERO_BUILD_DIR=$build exec "$root/scripts/test.sh"

@@ -64,3 +64,55 @@ func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32, #zero.mem
   %s = zero.wait %h : tensor<4xf32, #zero.memory_space<host>>
   return %s : tensor<4xf32, #zero.memory_space<host>>
 }
+
+// -----
+
+// The schedule has one loop, the micro-step loop.
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = scf.for %i = %c0 to %c2 step %c1 iter_args(%s = %w) -> (tensor<4xf32>) {
+    scf.yield %s : tensor<4xf32>
+  }
+  // expected-error @+1 {{'scf.for' op is a second loop; the schedule has at most one, the micro-step loop}}
+  %b = scf.for %i = %c0 to %c2 step %c1 iter_args(%s = %a) -> (tensor<4xf32>) {
+    scf.yield %s : tensor<4xf32>
+  }
+  return %b : tensor<4xf32>
+}
+
+// -----
+
+// It counts from 0 in steps of 1 to a constant.
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  // expected-error @+1 {{'scf.for' op must run from 0 to a constant count in steps of 1 to be the schedule's micro-step loop}}
+  %a = scf.for %i = %c1 to %c2 step %c1 iter_args(%s = %w) -> (tensor<4xf32>) {
+    scf.yield %s : tensor<4xf32>
+  }
+  return %a : tensor<4xf32>
+}
+
+// -----
+
+// Its induction variable only slices micro-batches.
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}, %x: tensor<2x4xf32> {zero.data = "x"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
+                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  %c0 = arith.constant 0 : index
+  %c1 = arith.constant 1 : index
+  %c2 = arith.constant 2 : index
+  %a = scf.for %i = %c0 to %c2 step %c1 iter_args(%s = %w) -> (tensor<4xf32>) {
+    %row = tensor.extract_slice %x[%i, 0] [1, 4] [1, 1] : tensor<2x4xf32> to tensor<4xf32>
+    // expected-error @+1 {{'tensor.extract_slice' op reads the loop's induction variable; the schedule has it only as the row block of a micro-batch slice (tensor.extract_slice [%iv, 0, ...] [1, ...] [1, ...])}}
+    %half = tensor.extract_slice %x[%i, 0] [1, 2] [1, 1] : tensor<2x4xf32> to tensor<2xf32>
+    scf.yield %row : tensor<4xf32>
+  }
+  return %a : tensor<4xf32>
+}

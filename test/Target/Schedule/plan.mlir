@@ -23,6 +23,10 @@
 // RUN:   | sed -E 's/, zero.memory_plan_options = [{][^}]*[}]//' \
 // RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=NO-OPTIONS
 // NO-OPTIONS: error: the step has no 'zero.memory_plan_options': run zero-plan-memory (or the pipeline) first
+// RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
+// RUN:   | sed -E 's/alignment = 64 : i64/alignment = 48 : i64/' \
+// RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=BAD-OPTIONS
+// BAD-OPTIONS: error: 'zero.memory_plan_options' must be {alignment = <a power of two>, contiguous_gradients = <bool>}, got {alignment = 48 : i64, contiguous_gradients = true}
 //
 // A step changed after planning is refused, at the first difference.
 // RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \

@@ -1,17 +1,17 @@
 //===- MemoryPlan.h - static memory plan of a rank step ---------*- C++ -*-===//
 //
-// Liveness of every tensor of a rank step (docs/Passes.md, "The rank step"),
-// its buffers, their categories and their static offsets in the arena of each
-// memory space. `zero-plan-memory` records the plan on the IR and writes the
-// report; the schedule emitter reads the same plan.
+// The buffers of a rank step placed on the lifetimes of StepLiveness.h:
+// their categories and their static offsets in the arena of each memory
+// space. `zero-plan-memory` records the plan on the IR and writes the report
+// (MemoryReport.cpp); the schedule emitter reads the same plan.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZERO_ANALYSIS_MEMORYPLAN_H
 #define ZERO_ANALYSIS_MEMORYPLAN_H
 
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Analysis/CommunicationVolume.h"
+#include "zero/Analysis/StepLiveness.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -42,6 +42,15 @@ llvm::StringRef getBufferCategoryName(BufferCategory category);
 llvm::StringRef getMemorySpaceName(MemorySpace space);
 
 constexpr unsigned kNumMemorySpaces = 3;
+inline constexpr MemorySpace kMemorySpaces[kNumMemorySpaces] = {
+    MemorySpace::Device, MemorySpace::Host, MemorySpace::Nvme};
+
+/// "file:line:col" of the first file location in `loc`, else the name of a
+/// NameLoc, else "unknown".
+std::string formatLocation(Location loc);
+
+/// "<op name> at <location>": how the plan and its report name an op.
+std::string describeOp(Operation *op);
 
 struct MemoryPlanOptions {
   /// Place the operands of every gradient reduction (a reduce-scatter or
@@ -99,29 +108,6 @@ struct GradientRegion {
   llvm::SmallVector<unsigned> buffers;
 };
 
-/// Bytes moved per step by this rank, as the ZeRO paper counts them: the full
-/// (unsharded, unpadded) size of every tensor all-gathered or reduce-scattered,
-/// twice the size of every tensor all-reduced.
-struct CommunicationVolume {
-  int64_t allGather = 0;
-  int64_t reduceScatter = 0;
-  int64_t allReduce = 0;
-  /// Bytes one rank sends and receives with a bandwidth-optimal (ring)
-  /// algorithm (docs/ScheduleFormat.md, "Collectives"): for a bucket of P
-  /// padded bytes on N ranks, (N-1)*P/N for an all-gather or a
-  /// reduce-scatter, twice that for an all-reduce (P rounded up to a multiple
-  /// of N). Sent and received are equal.
-  int64_t sent = 0;
-  int64_t received = 0;
-  /// Bytes moved off the device and back by swaps.
-  int64_t swapOut = 0;
-  int64_t swapIn = 0;
-
-  int64_t getCollectiveTotal() const {
-    return allGather + reduceScatter + allReduce;
-  }
-};
-
 class MemoryPlan {
 public:
   /// Plans the single-block function `func`. Emits an error and fails on a
@@ -136,9 +122,14 @@ public:
   func::FuncOp getFunction() const { return func; }
   const MemoryPlanOptions &getOptions() const { return options; }
 
+  /// The lifetimes the plan places buffers on.
+  const StepLiveness &getLiveness() const { return liveness; }
+
   /// The ops of the body; program point `i` is `getProgram()[i]`.
-  llvm::ArrayRef<Operation *> getProgram() const { return program; }
-  int64_t getNumPoints() const { return program.size(); }
+  llvm::ArrayRef<Operation *> getProgram() const {
+    return liveness.getProgram();
+  }
+  int64_t getNumPoints() const { return liveness.getNumPoints(); }
 
   llvm::ArrayRef<PlannedBuffer> getBuffers() const { return buffers; }
   llvm::ArrayRef<GradientRegion> getGradientRegions() const { return regions; }
@@ -195,14 +186,15 @@ public:
   LogicalResult checkDeviceBudget(int64_t budget) const;
 
 private:
-  MemoryPlan(func::FuncOp func, const MemoryPlanOptions &options)
-      : func(func), options(options) {}
+  MemoryPlan(StepLiveness liveness, const MemoryPlanOptions &options)
+      : func(liveness.getFunction()), options(options),
+        liveness(std::move(liveness)) {}
 
   // Op handles are not const-correct; the plan never changes the function
   // except in annotate().
   mutable func::FuncOp func;
   MemoryPlanOptions options;
-  llvm::SmallVector<Operation *> program;
+  StepLiveness liveness;
   llvm::SmallVector<PlannedBuffer> buffers;
   llvm::SmallVector<GradientRegion> regions;
   llvm::DenseMap<Value, unsigned> bufferOf;
@@ -211,20 +203,6 @@ private:
 
   friend class MemoryPlanBuilder;
 };
-
-/// The byte width of one element of a tensor of `elementType` (i1: 1 byte),
-/// or failure for a type the plan cannot size.
-FailureOr<int64_t> getElementByteWidth(Type elementType);
-
-/// Bytes of a statically shaped tensor, or failure, also when the size does
-/// not fit int64.
-FailureOr<int64_t> getTensorByteSize(RankedTensorType type);
-
-/// The communication volume of the collectives and swaps of `func`, whose
-/// all-reduces run on `worldSize` ranks; an error on the function if it does
-/// not fit int64.
-FailureOr<CommunicationVolume> computeCommunicationVolume(func::FuncOp func,
-                                                          int64_t worldSize);
 
 /// The model's parameter count: the elements of the full shapes of the
 /// parameter arguments (their `zero.layout`, else their type), or nothing if

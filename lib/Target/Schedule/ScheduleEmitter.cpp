@@ -45,24 +45,9 @@ using namespace mlir::zero;
 
 using json = nlohmann::ordered_json;
 
-static constexpr MemorySpace kSpaces[] = {MemorySpace::Device,
-                                          MemorySpace::Host, MemorySpace::Nvme};
-
 //===----------------------------------------------------------------------===//
 // Helpers
 //===----------------------------------------------------------------------===//
-
-/// "file:line:col" of the first file location in `loc`, else the name of a
-/// NameLoc, else "unknown".
-static std::string formatLoc(Location loc) {
-  if (auto file = loc->findInstanceOf<FileLineColLoc>())
-    return (file.getFilename().getValue() + ":" + Twine(file.getLine()) + ":" +
-            Twine(file.getColumn()))
-        .str();
-  if (auto name = loc->findInstanceOf<NameLoc>())
-    return name.getName().str();
-  return "unknown";
-}
 
 /// The schedule's name of an element type, or empty.
 static StringRef getDtypeName(Type type) {
@@ -215,7 +200,7 @@ static std::optional<PlanMismatch> findPlanMismatch(func::FuncOp func,
                                                     const MemoryPlan &plan) {
   auto arenas =
       func->getAttrOfType<DictionaryAttr>(ZeroDialect::getMemoryPlanAttrName());
-  for (MemorySpace space : kSpaces) {
+  for (MemorySpace space : kMemorySpaces) {
     StringRef name = getMemorySpaceName(space);
     auto recorded = arenas.getAs<IntegerAttr>(name);
     int64_t planned = plan.getArenaSize(space);
@@ -340,7 +325,7 @@ private:
     json inst;
     inst["op"] = kind.str();
     inst["point"] = point;
-    inst["loc"] = formatLoc(op->getLoc());
+    inst["loc"] = formatLocation(op->getLoc());
     inst["event"] = event;
     return inst;
   }
@@ -968,7 +953,7 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
       json inst;
       inst["op"] = "loop_slice";
       inst["point"] = point;
-      inst["loc"] = formatLoc(op->getLoc());
+      inst["loc"] = formatLocation(op->getLoc());
       inst["operands"] = getIds(slice.getSource());
       inst["results"] = getIds(slice.getResult());
       compute.push_back(std::move(inst));
@@ -982,7 +967,7 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
     json inst;
     inst["op"] = op->getName().getStringRef().str();
     inst["point"] = point;
-    inst["loc"] = formatLoc(op->getLoc());
+    inst["loc"] = formatLocation(op->getLoc());
 
     if (auto wait = dyn_cast<WaitOp>(op)) {
       Operation *start = wait.getHandle().getDefiningOp();
@@ -1094,7 +1079,7 @@ FailureOr<json> ScheduleEmitter::emit() {
   schedule["world_size"] = worldSize;
   schedule["topology"] = {{"grid", json::array({worldSize})}};
   json arenas;
-  for (MemorySpace space : kSpaces)
+  for (MemorySpace space : kMemorySpaces)
     arenas[getMemorySpaceName(space).str()] = plan.getArenaSize(space);
   schedule["memory"] = {{"alignment", plan.getOptions().alignment},
                         {"arenas", std::move(arenas)}};

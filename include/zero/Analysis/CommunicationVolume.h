@@ -1,0 +1,54 @@
+//===- CommunicationVolume.h - bytes a rank step moves ----------*- C++ -*-===//
+//
+// The bytes the collectives and swaps of a rank step move, counted from the
+// IR as the ZeRO paper counts them and as a ring moves them; the report
+// prints them and each rank's measured counters must equal them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_ANALYSIS_COMMUNICATIONVOLUME_H
+#define ZERO_ANALYSIS_COMMUNICATIONVOLUME_H
+
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
+#include <optional>
+
+namespace mlir {
+namespace zero {
+
+/// Bytes moved per step by this rank, as the ZeRO paper counts them: the full
+/// (unsharded, unpadded) size of every tensor all-gathered or reduce-scattered,
+/// twice the size of every tensor all-reduced.
+struct CommunicationVolume {
+  int64_t allGather = 0;
+  int64_t reduceScatter = 0;
+  int64_t allReduce = 0;
+  /// Bytes one rank sends and receives with a bandwidth-optimal (ring)
+  /// algorithm (docs/ScheduleFormat.md, "Collectives"): for a bucket of P
+  /// padded bytes on N ranks, (N-1)*P/N for an all-gather or a
+  /// reduce-scatter, twice that for an all-reduce (P rounded up to a multiple
+  /// of N). Sent and received are equal.
+  int64_t sent = 0;
+  int64_t received = 0;
+  /// Bytes moved off the device and back by swaps.
+  int64_t swapOut = 0;
+  int64_t swapIn = 0;
+
+  int64_t getCollectiveTotal() const {
+    return allGather + reduceScatter + allReduce;
+  }
+};
+
+/// The communication volume of the collectives and swaps of `func`, whose
+/// all-reduces run on `worldSize` ranks; an error on the function if it does
+/// not fit int64.
+FailureOr<CommunicationVolume> computeCommunicationVolume(func::FuncOp func,
+                                                          int64_t worldSize);
+
+/// `sum += a * b`, or clears `sum` if that overflows int64 or it already did.
+void addCheckedProduct(std::optional<int64_t> &sum, int64_t a, int64_t b = 1);
+
+} // namespace zero
+} // namespace mlir
+
+#endif // ZERO_ANALYSIS_COMMUNICATIONVOLUME_H

@@ -1,0 +1,342 @@
+//===- MemoryReport.cpp - the plan's report and budget check --------------===//
+//
+// What a user reads before a run: the JSON report of docs/passes/
+// plan-memory.md (model states as ZeRO's formulas count them, peaks per
+// category and space, bytes moved) and the error when the device arena
+// exceeds the budget, naming what dominates the peak.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Analysis/CommunicationVolume.h"
+#include "zero/Analysis/MemoryPlan.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/CheckedArithmetic.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/JSON.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+/// The parameter arguments of `func` (not their optimizer states).
+static SmallVector<BlockArgument> getParameterArguments(func::FuncOp func) {
+  SmallVector<BlockArgument> params;
+  if (func.isExternal())
+    return params;
+  for (BlockArgument arg : func.getArguments()) {
+    unsigned i = arg.getArgNumber();
+    if (func.getArgAttr(i, ZeroDialect::getParamAttrName()) &&
+        !func.getArgAttr(i, ZeroDialect::getStateAttrName()))
+      params.push_back(arg);
+  }
+  return params;
+}
+
+/// Elements of the full parameter of argument `arg`, or nothing if they do
+/// not fit int64.
+static std::optional<int64_t> getFullNumel(func::FuncOp func,
+                                           BlockArgument arg) {
+  if (auto layout = func.getArgAttrOfType<LayoutAttr>(
+          arg.getArgNumber(), ZeroDialect::getLayoutAttrName()))
+    return layout.getNumel();
+  auto type = dyn_cast<RankedTensorType>(arg.getType());
+  if (!type || !type.hasStaticShape())
+    return 0;
+  return getCheckedNumElements(type.getShape());
+}
+
+std::optional<int64_t> zero::countParameters(func::FuncOp func) {
+  std::optional<int64_t> count = 0;
+  for (BlockArgument arg : getParameterArguments(func)) {
+    std::optional<int64_t> numel = getFullNumel(func, arg);
+    count = numel && count ? llvm::checkedAdd(*count, *numel) : std::nullopt;
+  }
+  return count;
+}
+
+/// Bytes of the full model's parameters in their own element types, or
+/// nothing if they do not fit int64.
+static std::optional<int64_t> getFullParameterBytes(func::FuncOp func) {
+  std::optional<int64_t> bytes = 0;
+  for (BlockArgument arg : getParameterArguments(func)) {
+    auto type = dyn_cast<RankedTensorType>(arg.getType());
+    if (!type)
+      continue;
+    FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
+    if (failed(width))
+      continue;
+    std::optional<int64_t> numel = getFullNumel(func, arg);
+    if (!numel)
+      return std::nullopt;
+    addCheckedProduct(bytes, *numel, *width);
+  }
+  return bytes;
+}
+
+/// Bytes of the full (unreduced) gradient of every parameter that a gradient
+/// reduction names, once per parameter: what stages 0-1 hold whole until the
+/// accumulation boundary. Nothing if they do not fit int64.
+static std::optional<int64_t> getFullGradientBytes(func::FuncOp func) {
+  llvm::StringMap<int64_t> bytesByName;
+  bool overflow = false;
+  func.walk([&](Operation *start) {
+    if (!isa<ReduceScatterStartOp, AllReduceStartOp>(start))
+      return;
+    auto names =
+        start->getAttrOfType<ArrayAttr>(ZeroDialect::getGradsAttrName());
+    if (!names)
+      return;
+    for (auto [name, operand] :
+         llvm::zip(names.getAsValueRange<StringAttr>(), start->getOperands())) {
+      auto type = dyn_cast<RankedTensorType>(operand.getType());
+      if (!type || !type.hasStaticShape() ||
+          failed(getElementByteWidth(type.getElementType())))
+        continue;
+      FailureOr<int64_t> size = getTensorByteSize(type);
+      overflow |= failed(size);
+      int64_t &bytes = bytesByName[name];
+      bytes = std::max(bytes, size.value_or(0));
+    }
+  });
+  if (overflow)
+    return std::nullopt;
+  std::optional<int64_t> total = 0;
+  for (const auto &entry : bytesByName)
+    addCheckedProduct(total, entry.getValue());
+  return total;
+}
+
+FailureOr<int64_t> zero::parseByteSize(StringRef text) {
+  StringRef rest = text.trim();
+  StringRef whole = rest.take_while(llvm::isDigit);
+  rest = rest.drop_front(whole.size());
+  StringRef fraction;
+  if (rest.consume_front(".")) {
+    fraction = rest.take_while(llvm::isDigit);
+    rest = rest.drop_front(fraction.size());
+  }
+  if (whole.empty() && fraction.empty())
+    return failure();
+  rest = rest.ltrim();
+  static const std::pair<StringRef, unsigned __int128> units[] = {
+      {"", 1},
+      {"b", 1},
+      {"kb", 1000},
+      {"mb", 1000ull * 1000},
+      {"gb", 1000ull * 1000 * 1000},
+      {"tb", 1000ull * 1000 * 1000 * 1000},
+      {"kib", 1ull << 10},
+      {"mib", 1ull << 20},
+      {"gib", 1ull << 30},
+      {"tib", 1ull << 40}};
+  std::string unit = rest.lower();
+  const auto *found = llvm::find_if(
+      units, [&](const auto &entry) { return entry.first == unit; });
+  if (found == std::end(units))
+    return failure();
+  // Exact decimal arithmetic: 1.5GB is 1500000000 bytes.
+  if (whole.size() > 19 || fraction.size() > 18)
+    return failure();
+  unsigned __int128 integer = 0, numerator = 0, denominator = 1;
+  for (char c : whole)
+    integer = integer * 10 + (c - '0');
+  for (char c : fraction) {
+    numerator = numerator * 10 + (c - '0');
+    denominator *= 10;
+  }
+  unsigned __int128 bytes =
+      integer * found->second + numerator * found->second / denominator;
+  if (bytes > static_cast<unsigned __int128>(INT64_MAX))
+    return failure();
+  return static_cast<int64_t>(bytes);
+}
+
+/// "512 bytes", "1.50 KiB".
+static std::string formatShortByteSize(int64_t bytes) {
+  static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
+  if (bytes == 1)
+    return "1 byte";
+  if (bytes < 1024)
+    return llvm::formatv("{0} bytes", bytes).str();
+  double scaled = bytes;
+  unsigned unit = 0;
+  for (scaled /= 1024; scaled >= 1024 && unit + 1 < std::size(units); ++unit)
+    scaled /= 1024;
+  return llvm::formatv("{0:F2} {1}", scaled, units[unit]).str();
+}
+
+std::string zero::formatByteSize(int64_t bytes) {
+  if (bytes < 1024)
+    return formatShortByteSize(bytes);
+  return llvm::formatv("{0} ({1} bytes)", formatShortByteSize(bytes), bytes)
+      .str();
+}
+
+LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
+                                      int64_t worldSize) const {
+  using Category = BufferCategory;
+  // Sums of buffers fit int64 (checkArenaBounds); the full-model sizes and
+  // the communication volume are checked here.
+  int64_t parameters = getResidentBytes(Category::Parameter);
+  // Stages 0-1 hold each full gradient until the accumulation boundary (the
+  // plan counts it as a buffer in flight to its reduction); stages 2-3 keep
+  // only the reduced shard. The model states count what ZeRO's formulas
+  // count: 2 bytes per element of a 16-bit gradient, whole or sharded.
+  std::optional<int64_t> gradients = stage <= 1
+                                         ? getFullGradientBytes(func)
+                                         : getResidentBytes(Category::Gradient);
+  int64_t states = getResidentBytes(Category::OptimizerState);
+  Peak devicePeak = getMaxLive(MemorySpace::Device);
+  FailureOr<CommunicationVolume> volume =
+      computeCommunicationVolume(func, worldSize);
+  if (failed(volume))
+    return failure();
+  std::optional<int64_t> fullParameterBytes = getFullParameterBytes(func);
+  std::optional<int64_t> numParameters = countParameters(func);
+  std::optional<int64_t> modelStates = parameters;
+  if (gradients)
+    addCheckedProduct(modelStates, *gradients);
+  addCheckedProduct(modelStates, states);
+  if (!gradients || !fullParameterBytes || !numParameters || !modelStates)
+    return func.emitError("the model's size for the memory report does not "
+                          "fit int64 bytes");
+
+  llvm::json::OStream json(os, /*IndentSize=*/2);
+  auto writePoint = [&](int64_t point) {
+    Operation *op = getProgram()[point];
+    json.attribute("point", point);
+    json.attribute("op", op->getName().getStringRef());
+    json.attribute("loc", formatLocation(op->getLoc()));
+  };
+  json.object([&] {
+    json.attribute("stage", stage);
+    json.attribute("world_size", worldSize);
+    json.attribute("num_parameters", *numParameters);
+    json.attributeObject("per_rank_bytes", [&] {
+      json.attribute("parameters", parameters);
+      json.attribute("gradients", *gradients);
+      json.attribute("optimizer_states", states);
+      json.attribute("model_states", *modelStates);
+      json.attribute("inputs", getResidentBytes(Category::Input));
+      json.attribute("activations_peak",
+                     getMaxLive(std::nullopt, Category::Activation).bytes);
+      json.attribute("communication_buffers_peak",
+                     getMaxLive(std::nullopt, Category::Communication).bytes);
+      json.attribute("max_live", devicePeak.bytes);
+      json.attribute("peak", getArenaSize(MemorySpace::Device));
+    });
+    json.attributeObject("communication_bytes_per_step", [&] {
+      json.attribute("all_gather", volume->allGather);
+      json.attribute("reduce_scatter", volume->reduceScatter);
+      json.attribute("all_reduce", volume->allReduce);
+      json.attribute("total", volume->getCollectiveTotal());
+      json.attribute("sent", volume->sent);
+      json.attribute("received", volume->received);
+      json.attribute("full_parameter_bytes", *fullParameterBytes);
+      if (*fullParameterBytes > 0)
+        json.attribute("ratio_to_parameter_bytes",
+                       static_cast<double>(volume->getCollectiveTotal()) /
+                           *fullParameterBytes);
+    });
+    json.attributeObject("swap_bytes_per_step", [&] {
+      json.attribute("swap_out", volume->swapOut);
+      json.attribute("swap_in", volume->swapIn);
+    });
+    json.attributeObject("memory_spaces", [&] {
+      for (MemorySpace space : kMemorySpaces) {
+        json.attributeObject(getMemorySpaceName(space), [&] {
+          json.attribute("arena", getArenaSize(space));
+          json.attribute("parameters",
+                         getResidentBytes(Category::Parameter, space));
+          json.attribute("gradients",
+                         getResidentBytes(Category::Gradient, space));
+          json.attribute("optimizer_states",
+                         getResidentBytes(Category::OptimizerState, space));
+          json.attribute("inputs", getResidentBytes(Category::Input, space));
+          json.attribute("activations_peak",
+                         getMaxLive(space, Category::Activation).bytes);
+          json.attribute("communication_buffers_peak",
+                         getMaxLive(space, Category::Communication).bytes);
+          json.attribute("max_live", getMaxLive(space).bytes);
+        });
+      }
+    });
+    json.attributeObject("peak_at", [&] { writePoint(devicePeak.point); });
+    json.attributeArray("live_at_peak", [&] {
+      SmallVector<unsigned> live =
+          getLiveBuffers(MemorySpace::Device, devicePeak.point);
+      for (unsigned index : ArrayRef(live).take_front(10)) {
+        const PlannedBuffer &buffer = buffers[index];
+        json.object([&] {
+          json.attribute("name", buffer.name);
+          json.attribute("category", getBufferCategoryName(buffer.category));
+          if (!buffer.role.empty())
+            json.attribute("role", buffer.role);
+          json.attribute("bytes", buffer.size);
+          json.attribute("offset", buffer.offset);
+        });
+      }
+    });
+    json.attributeArray("contiguous_gradient_buckets", [&] {
+      for (const GradientRegion &region : regions) {
+        json.object([&] {
+          json.attribute("op", describeOp(region.startOp));
+          json.attribute("space", getMemorySpaceName(region.space));
+          json.attribute("offset", region.offset);
+          json.attribute("bytes", region.size);
+          json.attribute("first_point", region.start);
+          json.attribute("last_point", region.end);
+        });
+      }
+    });
+    json.attributeObject("options", [&] {
+      json.attribute("contiguous_gradients", options.contiguousGradients);
+      json.attribute("alignment", options.alignment);
+    });
+  });
+  os << "\n";
+  return success();
+}
+
+LogicalResult MemoryPlan::checkDeviceBudget(int64_t budget) const {
+  int64_t needed = getArenaSize(MemorySpace::Device);
+  if (needed <= budget)
+    return success();
+  Peak peak = getMaxLive(MemorySpace::Device);
+  Operation *peakOp = getProgram()[peak.point];
+
+  // The category with the most bytes live at the peak.
+  int64_t byCategory[kNumBufferCategories] = {};
+  SmallVector<unsigned> live = getLiveBuffers(MemorySpace::Device, peak.point);
+  for (unsigned index : live)
+    byCategory[static_cast<unsigned>(buffers[index].category)] +=
+        buffers[index].size;
+  unsigned dominant = 0;
+  for (unsigned c = 1; c < kNumBufferCategories; ++c)
+    if (byCategory[c] > byCategory[dominant])
+      dominant = c;
+
+  std::string contributors;
+  llvm::raw_string_ostream list(contributors);
+  llvm::interleaveComma(ArrayRef(live).take_front(5), list, [&](unsigned i) {
+    list << buffers[i].name << " " << formatShortByteSize(buffers[i].size);
+  });
+  if (live.size() > 5)
+    list << ", and " << live.size() - 5 << " more";
+
+  // Reported at the peak op: the step's signature, the function's own line,
+  // can be tens of kilobytes long.
+  InFlightDiagnostic diag =
+      peakOp->emitError()
+      << "the plan needs " << formatByteSize(needed) << " of device memory, "
+      << formatByteSize(needed - budget) << " more than the budget of "
+      << formatByteSize(budget) << "; the peak (at '" << peakOp->getName()
+      << "' " << formatLocation(peakOp->getLoc()) << ") is dominated by "
+      << getBufferCategoryName(static_cast<BufferCategory>(dominant)) << " ("
+      << formatShortByteSize(byCategory[dominant]) << " of "
+      << formatShortByteSize(peak.bytes) << " live): " << contributors;
+  diag.attachNote() << "in the training step '@" << func.getSymName() << "'";
+  return failure();
+}

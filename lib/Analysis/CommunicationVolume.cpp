@@ -38,7 +38,8 @@ static int64_t getTripCount(Operation *op) {
 FailureOr<CommunicationVolume>
 zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   std::optional<int64_t> allGather = 0, reduceScatter = 0, allReduce = 0,
-                         sent = 0, swapOut = 0, swapIn = 0;
+                         sent = 0, hostToDevice = 0, deviceToHost = 0,
+                         nvmeRead = 0, nvmeWrite = 0;
   // A ring moves (N-1)/N of the padded bucket through every rank.
   auto addRing = [&](std::optional<int64_t> paddedBytes, int64_t ranks,
                      int64_t passes) {
@@ -104,19 +105,29 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
       int64_t ranks = std::max<int64_t>(worldSize, 1);
       addRing(llvm::checkedMul(llvm::divideCeilSigned(*bytes, ranks), ranks),
               ranks, 2);
-    } else if (auto swapOutOp = dyn_cast<SwapOutStartOp>(op)) {
-      for (Value tensor : swapOutOp.getTensors())
-        addBytesOf(swapOut, tensor);
-    } else if (auto swapInOp = dyn_cast<SwapInStartOp>(op)) {
-      for (Value tensor : swapInOp.getTensors())
-        addBytesOf(swapIn, tensor);
+    } else if (isa<SwapOutStartOp, SwapInStartOp>(op)) {
+      auto swapOut = dyn_cast<SwapOutStartOp>(op);
+      for (Value tensor : op->getOperands()) {
+        std::optional<MemorySpace> from =
+            getMemorySpace(cast<RankedTensorType>(tensor.getType()));
+        MemorySpace to = swapOut ? swapOut.getTarget() : MemorySpace::Device;
+        if (from == MemorySpace::Device)
+          addBytesOf(deviceToHost, tensor);
+        if (to == MemorySpace::Device)
+          addBytesOf(hostToDevice, tensor);
+        if (from == MemorySpace::Nvme)
+          addBytesOf(nvmeRead, tensor);
+        if (to == MemorySpace::Nvme)
+          addBytesOf(nvmeWrite, tensor);
+      }
     }
   };
   // A collective of the micro-step loop runs once per iteration.
   func.walk([&](Operation *op) {
-    std::array<std::optional<int64_t> *, 6> sums{
-        &allGather, &reduceScatter, &allReduce, &sent, &swapOut, &swapIn};
-    std::array<std::optional<int64_t>, 6> before;
+    std::array<std::optional<int64_t> *, 8> sums{
+        &allGather,    &reduceScatter, &allReduce, &sent,
+        &hostToDevice, &deviceToHost,  &nvmeRead,  &nvmeWrite};
+    std::array<std::optional<int64_t>, 8> before;
     for (auto [sum, old] : llvm::zip(sums, before))
       old = *sum;
     count(op);
@@ -136,7 +147,8 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     addCheckedProduct(total, *reduceScatter);
   if (allReduce)
     addCheckedProduct(total, *allReduce);
-  if (!total || !reduceScatter || !allReduce || !sent || !swapOut || !swapIn)
+  if (!total || !reduceScatter || !allReduce || !sent || !hostToDevice ||
+      !deviceToHost || !nvmeRead || !nvmeWrite)
     return func.emitError("the communication volume of a step does not fit "
                           "int64 bytes");
   CommunicationVolume volume;
@@ -144,7 +156,9 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   volume.reduceScatter = *reduceScatter;
   volume.allReduce = *allReduce;
   volume.sent = volume.received = *sent;
-  volume.swapOut = *swapOut;
-  volume.swapIn = *swapIn;
+  volume.hostToDevice = *hostToDevice;
+  volume.deviceToHost = *deviceToHost;
+  volume.nvmeRead = *nvmeRead;
+  volume.nvmeWrite = *nvmeWrite;
   return volume;
 }

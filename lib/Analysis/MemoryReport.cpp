@@ -226,6 +226,8 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
                      getMaxLive(std::nullopt, Category::Communication).bytes);
       json.attribute("max_live", devicePeak.bytes);
       json.attribute("peak", getArenaSize(MemorySpace::Device));
+      for (MemorySpace space : kMemorySpaces)
+        json.attribute(getMemorySpaceName(space), getArenaSize(space));
     });
     json.attributeObject("communication_bytes_per_step", [&] {
       json.attribute("all_gather", volume->allGather);
@@ -239,10 +241,10 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
         json.attribute("ratio_to_parameter_bytes",
                        static_cast<double>(volume->getCollectiveTotal()) /
                            *fullParameterBytes);
-    });
-    json.attributeObject("swap_bytes_per_step", [&] {
-      json.attribute("swap_out", volume->swapOut);
-      json.attribute("swap_in", volume->swapIn);
+      json.attribute("host_to_device", volume->hostToDevice);
+      json.attribute("device_to_host", volume->deviceToHost);
+      json.attribute("nvme_read", volume->nvmeRead);
+      json.attribute("nvme_write", volume->nvmeWrite);
     });
     json.attributeObject("memory_spaces", [&] {
       for (MemorySpace space : kMemorySpaces) {
@@ -300,16 +302,16 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
   return success();
 }
 
-LogicalResult MemoryPlan::checkDeviceBudget(int64_t budget) const {
-  int64_t needed = getArenaSize(MemorySpace::Device);
+LogicalResult MemoryPlan::checkBudget(MemorySpace space, int64_t budget) const {
+  int64_t needed = getArenaSize(space);
   if (needed <= budget)
     return success();
-  Peak peak = getMaxLive(MemorySpace::Device);
+  Peak peak = getMaxLive(space);
   Operation *peakOp = getProgram()[peak.point];
 
   // The category with the most bytes live at the peak.
   int64_t byCategory[kNumBufferCategories] = {};
-  SmallVector<unsigned> live = getLiveBuffers(MemorySpace::Device, peak.point);
+  SmallVector<unsigned> live = getLiveBuffers(space, peak.point);
   for (unsigned index : live)
     byCategory[static_cast<unsigned>(buffers[index].category)] +=
         buffers[index].size;
@@ -330,7 +332,8 @@ LogicalResult MemoryPlan::checkDeviceBudget(int64_t budget) const {
   // can be tens of kilobytes long.
   InFlightDiagnostic diag =
       peakOp->emitError()
-      << "the plan needs " << formatByteSize(needed) << " of device memory, "
+      << "the plan needs " << formatByteSize(needed) << " of "
+      << getMemorySpaceName(space) << " memory, "
       << formatByteSize(needed - budget) << " more than the budget of "
       << formatByteSize(budget) << "; the peak (at '" << peakOp->getName()
       << "' " << formatLocation(peakOp->getLoc()) << ") is dominated by "

@@ -104,6 +104,12 @@ public:
   int64_t currentStep = 0;
   std::vector<std::thread> workers;
 
+  /// The bytes this step's swaps moved (StepStats), by direction.
+  std::atomic<int64_t> hostToDevice{0}, deviceToHost{0}, nvmeRead{0},
+      nvmeWrite{0};
+  /// Copies each operand of a swap into its result and counts the bytes.
+  Status runSwap(size_t stream, const Instruction &inst);
+
   /// Debug mode: the free that ended each buffer in this step.
   std::vector<const Instruction *> freedBy;
   /// An instruction's time marks (Device::markTime), resolved after the
@@ -315,9 +321,10 @@ void Executor::Impl::resolveTrace() {
                        : inst.op;
       bool compute = inst.kind == Instruction::Kind::Compute ||
                      inst.kind == Instruction::Kind::LoopSlice;
-      event.category = inst.isCollective() ? "collective"
-                       : compute           ? "compute"
-                                           : "sync";
+      event.category = inst.isCollective()                    ? "collective"
+                       : inst.kind == Instruction::Kind::Swap ? "swap"
+                       : compute                              ? "compute"
+                                                              : "sync";
       event.rank = comm.rank();
       event.stream = schedule.streams()[stream].name;
       event.startUs = device.resolveTime(pending.start);
@@ -423,6 +430,41 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index,
   case Instruction::Kind::ReduceScatter:
   case Instruction::Kind::AllReduce:
     return runCollective(stream, inst);
+  case Instruction::Kind::Swap:
+    return runSwap(stream, inst);
+  }
+  return Status::ok();
+}
+
+Status Executor::Impl::runSwap(size_t stream, const Instruction &inst) {
+  const ValueTable &values = schedule.values();
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    const ValueInfo &from = values.values[inst.operands[i]];
+    const ValueInfo &to = values.values[inst.results[i]];
+    const int64_t bytes = from.bytes();
+    if (bytes == 0)
+      continue;
+    Status status =
+        device.copy(stream, address(to.id), address(from.id), bytes);
+    if (!status.isOk())
+      return Status(status.code(),
+                    "rank " + std::to_string(comm.rank()) + ": step " +
+                        std::to_string(currentStep) + ": " + inst.describe() +
+                        ": swapping " + schedule.describeValue(from.id) + ": " +
+                        status.message(),
+                    status.file(), status.line());
+    MemorySpace fromSpace = schedule.bufferOf(from.id).space;
+    MemorySpace toSpace = schedule.bufferOf(to.id).space;
+    // NVMe traffic passes through host memory: a device <-> NVMe swap also
+    // crosses the device boundary.
+    if (fromSpace == MemorySpace::Device)
+      deviceToHost += bytes;
+    if (toSpace == MemorySpace::Device)
+      hostToDevice += bytes;
+    if (fromSpace == MemorySpace::Nvme)
+      nvmeRead += bytes;
+    if (toSpace == MemorySpace::Nvme)
+      nvmeWrite += bytes;
   }
   return Status::ok();
 }
@@ -695,7 +737,7 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
   stats.meanLoss = stats.loss;
   stats.stepTimeSeconds =
       std::chrono::duration<double>(Clock::now() - start).count();
-  stats.peakBytes = tracker_.peak();
+  stats.peakBytes = tracker_.peak(MemorySpace::Device);
   if (options_.trace) {
     impl_->resolveTrace();
     // A track of its own with one span per step, above the streams'.
@@ -711,6 +753,12 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
   }
   stats.bytesSent = after.bytesSent - before.bytesSent;
   stats.bytesReceived = after.bytesReceived - before.bytesReceived;
+  stats.bytesHostToDevice = impl_->hostToDevice.exchange(0);
+  stats.bytesDeviceToHost = impl_->deviceToHost.exchange(0);
+  stats.bytesNvmeRead = impl_->nvmeRead.exchange(0);
+  stats.bytesNvmeWrite = impl_->nvmeWrite.exchange(0);
+  for (int i = 0; i < kNumMemorySpaces; ++i)
+    stats.peakBytesBySpace[i] = tracker_.peak(static_cast<MemorySpace>(i));
   ++stepsTaken_;
   if (options_.averageLoss && communicator_.size() > 1) {
     CollectiveContext context{"all_reduce of the loss (step " +

@@ -7,17 +7,26 @@
 
 namespace zero::runtime {
 
-void MemoryTracker::allocate(int64_t bytes) {
-  int64_t now = current_.fetch_add(bytes) + bytes;
-  int64_t peak = peak_.load();
-  while (now > peak && !peak_.compare_exchange_weak(peak, now)) {
+void MemoryTracker::Counter::add(int64_t bytes) {
+  int64_t now = current.fetch_add(bytes) + bytes;
+  int64_t high = peak.load();
+  while (now > high && !peak.compare_exchange_weak(high, now)) {
   }
 }
 
-void MemoryTracker::release(int64_t bytes) { current_.fetch_sub(bytes); }
+void MemoryTracker::allocate(int64_t bytes, MemorySpace space) {
+  total_.add(bytes);
+  spaces_[static_cast<int>(space)].add(bytes);
+}
+
+void MemoryTracker::release(int64_t bytes, MemorySpace space) {
+  total_.current.fetch_sub(bytes);
+  spaces_[static_cast<int>(space)].current.fetch_sub(bytes);
+}
 
 StatusOr<HostAllocation> HostAllocation::create(int64_t bytes,
-                                                MemoryTracker &tracker) {
+                                                MemoryTracker &tracker,
+                                                MemorySpace space) {
   HostAllocation allocation;
   if (bytes <= 0)
     return allocation;
@@ -33,12 +42,14 @@ StatusOr<HostAllocation> HostAllocation::create(int64_t bytes,
   allocation.data_ = static_cast<std::byte *>(data);
   allocation.size_ = bytes;
   allocation.tracker_ = &tracker;
-  tracker.allocate(bytes);
+  allocation.space_ = space;
+  tracker.allocate(bytes, space);
   return allocation;
 }
 
 HostAllocation::HostAllocation(HostAllocation &&other) noexcept
-    : data_(other.data_), size_(other.size_), tracker_(other.tracker_) {
+    : data_(other.data_), size_(other.size_), tracker_(other.tracker_),
+      space_(other.space_) {
   other.data_ = nullptr;
   other.size_ = 0;
   other.tracker_ = nullptr;
@@ -56,7 +67,7 @@ HostAllocation::~HostAllocation() {
   if (!data_)
     return;
   std::free(data_);
-  tracker_->release(size_);
+  tracker_->release(size_, space_);
   data_ = nullptr;
 }
 
@@ -66,7 +77,7 @@ StatusOr<HostArenas> HostArenas::create(const Schedule &schedule,
   for (int i = 0; i < kNumMemorySpaces; ++i) {
     MemorySpace space = static_cast<MemorySpace>(i);
     StatusOr<HostAllocation> allocation =
-        HostAllocation::create(schedule.arenaBytes(space), tracker);
+        HostAllocation::create(schedule.arenaBytes(space), tracker, space);
     if (!allocation.isOk())
       return ZERO_ERROR(kResourceExhausted,
                         schedule.name() + ": memory.arenas." +

@@ -157,6 +157,10 @@ private:
   Status checkValueIds(const std::vector<int64_t> &ids, const std::string &path,
                        bool tensorsOnly) const;
   Status parseCollective(const json &object, Instruction &inst);
+  Status parseSwap(Instruction &inst);
+  /// Fails unless the buffers of `inst`'s results are reserved from its
+  /// point on: another stream writes them while compute runs on.
+  Status checkWrittenFromStart(const Instruction &inst) const;
   /// The op name, operands, results and fields of a compute instruction
   /// or of a body's op (`inBody`), checked against OpSet.h.
   Status decodeOp(const json &object, bool inBody, const std::string &loc,
@@ -1008,9 +1012,11 @@ Status ScheduleParser::parseStreams(const json &root) {
     if (!name.is_string())
       return error(path, "expected a stream name");
     std::string text = name.get<std::string>();
-    if (text != "compute" && text != "comm")
+    if (text == "copy" && s.version_ < 2)
+      return needsVersion2(path, "the stream 'copy'");
+    if (text != "compute" && text != "comm" && text != "copy")
       return error(path, "unknown stream '" + text +
-                             "' (version 1 has compute and comm)");
+                             "' (expected compute, comm or copy)");
     if (std::find(names.begin(), names.end(), text) != names.end())
       return error(path, "stream '" + text + "' is listed twice");
     names.push_back(text);
@@ -1103,6 +1109,22 @@ Status ScheduleParser::parseInstruction(const json &object,
                      "expected one tensor, got " + std::to_string(ids.size()));
       ZERO_RETURN_IF_ERROR(checkValueIds(ids, path + "." + key, true));
     }
+  } else if (op == "swap") {
+    if (s.version_ < 2)
+      return needsVersion2(path + ".op", "'swap'");
+    if (stream != "copy")
+      return error(path + ".op", "'swap' on stream '" + stream +
+                                     "': swaps run on stream 'copy'");
+    inst.kind = Instruction::Kind::Swap;
+    ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"op", "operands", "results"},
+                                   {"point", "loc"}));
+    for (const char *key : {"operands", "results"}) {
+      std::vector<int64_t> &ids =
+          std::string(key) == "operands" ? inst.operands : inst.results;
+      ZERO_RETURN_IF_ERROR(getIntList(object, key, path, ids,
+                                      std::numeric_limits<int64_t>::min()));
+      ZERO_RETURN_IF_ERROR(checkValueIds(ids, path + "." + key, true));
+    }
   } else if (op == "all_gather" || op == "reduce_scatter" ||
              op == "all_reduce") {
     inst.kind = op == "all_gather"       ? Instruction::Kind::AllGather
@@ -1126,9 +1148,11 @@ Status ScheduleParser::parseInstruction(const json &object,
   } else {
     if (stream != "compute")
       return error(path + ".op",
-                   "'" + op + "' on stream '" + stream +
-                       "' (expected all_gather, reduce_scatter, all_reduce, "
-                       "record or wait)");
+                   "'" + op + "' on stream '" + stream + "' (expected " +
+                       (stream == "copy" ? "swap"
+                                         : "all_gather, reduce_scatter, "
+                                           "all_reduce") +
+                       ", record or wait)");
     inst.kind = Instruction::Kind::Compute;
     auto loc = object.find("loc");
     ZERO_RETURN_IF_ERROR(decodeOp(
@@ -1153,7 +1177,59 @@ Status ScheduleParser::parseInstruction(const json &object,
   }
   if (inst.isCollective())
     return parseCollective(object, inst);
+  if (inst.kind == Instruction::Kind::Swap)
+    return parseSwap(inst);
   return Status::ok();
+}
+
+Status ScheduleParser::checkWrittenFromStart(const Instruction &inst) const {
+  const ValueTable &values = s.values_;
+  for (size_t i = 0; i < inst.results.size(); ++i) {
+    const BufferInfo &buffer =
+        s.buffers_[values.values[inst.results[i]].buffer];
+    if (buffer.liveBegin > inst.point)
+      return error(inst.path + ".results[" + std::to_string(i) + "]",
+                   s.describeValue(inst.results[i]) +
+                       " is written from point " + std::to_string(inst.point) +
+                       " on, but its buffer '" + buffer.name +
+                       "' is reserved only from point " +
+                       std::to_string(buffer.liveBegin));
+  }
+  return Status::ok();
+}
+
+Status ScheduleParser::parseSwap(Instruction &inst) {
+  const std::string &path = inst.path;
+  size_t count = inst.operands.size();
+  if (count == 0)
+    return error(path + ".operands", "a swap needs at least one tensor");
+  if (inst.results.size() != count)
+    return error(path + ".results", std::to_string(inst.results.size()) +
+                                        " results for " +
+                                        std::to_string(count) + " operands");
+  const ValueTable &values = s.values_;
+  for (size_t i = 0; i < count; ++i) {
+    const ValueInfo &from = values.values[inst.operands[i]];
+    const ValueInfo &to = values.values[inst.results[i]];
+    std::string field = path + ".results[" + std::to_string(i) + "]";
+    if (from.dtype != to.dtype || from.numel != to.numel)
+      return error(field, s.describeValue(to.id) + " is " +
+                              std::to_string(to.numel) + " " +
+                              getDTypeName(to.dtype) + " elements, but " +
+                              s.describeValue(from.id) + " is " +
+                              std::to_string(from.numel) + " " +
+                              getDTypeName(from.dtype) +
+                              ": a swap moves a tensor as it is");
+    MemorySpace fromSpace = s.buffers_[from.buffer].space;
+    MemorySpace toSpace = s.buffers_[to.buffer].space;
+    if (fromSpace == toSpace)
+      return error(field, s.describeValue(to.id) + " and " +
+                              s.describeValue(from.id) + " are both in " +
+                              getMemorySpaceName(fromSpace) +
+                              " memory: a swap moves a tensor to another "
+                              "memory space");
+  }
+  return checkWrittenFromStart(inst);
 }
 
 Status ScheduleParser::decodeOp(const json &object, bool inBody,
@@ -1448,18 +1524,7 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   // The comm stream writes the results while compute runs on: their bytes
   // must be reserved from the start's point on, not only from the wait's.
   if (object.contains("point"))
-    for (size_t i = 0; i < count; ++i) {
-      const BufferInfo &buffer =
-          s.buffers_[values.values[inst.results[i]].buffer];
-      if (buffer.liveBegin > inst.point)
-        return error(path + ".results[" + std::to_string(i) + "]",
-                     s.describeValue(inst.results[i]) +
-                         " is written from "
-                         "point " +
-                         std::to_string(inst.point) + " on, but its buffer '" +
-                         buffer.name + "' is reserved only from point " +
-                         std::to_string(buffer.liveBegin));
-    }
+    ZERO_RETURN_IF_ERROR(checkWrittenFromStart(inst));
 
   bool padded = false;
   std::optional<int64_t> bucketNumel = 0;

@@ -604,8 +604,12 @@ TEST(Schedule, RefusesMalformedStreams) {
   s = makeAverageSchedule();
   s["streams"] = {"compute", "copy"};
   EXPECT_SCHEDULE_ERROR(
-      s, "streams[1]: unknown stream 'copy' (version 1 has compute "
-         "and comm)");
+      s, "streams[1]: the stream 'copy' needs version 2 (the schedule is "
+         "version 1)");
+  s = makeAverageSchedule();
+  s["streams"] = {"compute", "comm", "disk"};
+  EXPECT_SCHEDULE_ERROR(
+      s, "streams[2]: unknown stream 'disk' (expected compute, comm or copy)");
   s = makeAverageSchedule();
   s["streams"] = {"compute"};
   EXPECT_SCHEDULE_ERROR(s, "instructions.comm: stream 'comm' is not listed in "

@@ -40,7 +40,8 @@
 // Model states 512 + 128 + 768 = 1408 = 2 Psi + 14 Psi / 4, of which only
 // 640 bytes are on the device.
 // Reduce-scatter and all-gather of 512 bytes: 2 x 3/4 x 512 = 768 bytes sent
-// and received per rank on the ring.
+// and received per rank on the ring. The gradient shard (64 x f16) leaves the
+// device, the new fp16 shard comes back: 128 bytes each way.
 // REPORT:      "per_rank_bytes": {
 // REPORT-NEXT:   "parameters": 512,
 // REPORT-NEXT:   "gradients": 128,
@@ -50,7 +51,10 @@
 // REPORT-NEXT:   "activations_peak": 4,
 // REPORT-NEXT:   "communication_buffers_peak": 512,
 // REPORT-NEXT:   "max_live": 1668,
-// REPORT-NEXT:   "peak": 1728
+// REPORT-NEXT:   "peak": 1728,
+// REPORT-NEXT:   "device": 1728,
+// REPORT-NEXT:   "host": 896,
+// REPORT-NEXT:   "nvme": 0
 // REPORT-NEXT: },
 // REPORT-NEXT: "communication_bytes_per_step": {
 // REPORT-NEXT:   "all_gather": 512,
@@ -60,11 +64,11 @@
 // REPORT-NEXT:   "sent": 768,
 // REPORT-NEXT:   "received": 768,
 // REPORT-NEXT:   "full_parameter_bytes": 512,
-// REPORT-NEXT:   "ratio_to_parameter_bytes": 2
-// REPORT-NEXT: },
-// REPORT-NEXT: "swap_bytes_per_step": {
-// REPORT-NEXT:   "swap_out": 128,
-// REPORT-NEXT:   "swap_in": 128
+// REPORT-NEXT:   "ratio_to_parameter_bytes": 2,
+// REPORT-NEXT:   "host_to_device": 128,
+// REPORT-NEXT:   "device_to_host": 128,
+// REPORT-NEXT:   "nvme_read": 0,
+// REPORT-NEXT:   "nvme_write": 0
 // REPORT-NEXT: },
 // REPORT-NEXT: "memory_spaces": {
 // REPORT-NEXT:   "device": {

@@ -68,7 +68,10 @@
 // STAGE1-REPORT-NEXT:   "activations_peak": 516,
 // STAGE1-REPORT-NEXT:   "communication_buffers_peak": 1088,
 // STAGE1-REPORT-NEXT:   "max_live": 3252,
-// STAGE1-REPORT-NEXT:   "peak": 4064
+// STAGE1-REPORT-NEXT:   "peak": 4064,
+// STAGE1-REPORT-NEXT:   "device": 4064,
+// STAGE1-REPORT-NEXT:   "host": 0,
+// STAGE1-REPORT-NEXT:   "nvme": 0
 // STAGE1-REPORT-NEXT: },
 // STAGE1-REPORT-NEXT: "communication_bytes_per_step": {
 // STAGE1-REPORT-NEXT:   "all_gather": 544,
@@ -78,7 +81,11 @@
 // STAGE1-REPORT-NEXT:   "sent": 1224,
 // STAGE1-REPORT-NEXT:   "received": 1224,
 // STAGE1-REPORT-NEXT:   "full_parameter_bytes": 544,
-// STAGE1-REPORT-NEXT:   "ratio_to_parameter_bytes": 3
+// STAGE1-REPORT-NEXT:   "ratio_to_parameter_bytes": 3,
+// STAGE1-REPORT-NEXT:   "host_to_device": 0,
+// STAGE1-REPORT-NEXT:   "device_to_host": 0,
+// STAGE1-REPORT-NEXT:   "nvme_read": 0,
+// STAGE1-REPORT-NEXT:   "nvme_write": 0
 // STAGE1-REPORT-NEXT: },
 
 func.func @stage1(
@@ -286,7 +293,10 @@ func.func @stage2(
 // GAS-REPORT-NEXT:   "activations_peak": 512,
 // GAS-REPORT-NEXT:   "communication_buffers_peak": 640,
 // GAS-REPORT-NEXT:   "max_live": 3456,
-// GAS-REPORT-NEXT:   "peak": 3456
+// GAS-REPORT-NEXT:   "peak": 3456,
+// GAS-REPORT-NEXT:   "device": 3456,
+// GAS-REPORT-NEXT:   "host": 0,
+// GAS-REPORT-NEXT:   "nvme": 0
 // GAS-REPORT-NEXT: },
 // GAS-REPORT-NEXT: "communication_bytes_per_step": {
 // GAS-REPORT-NEXT:   "all_gather": 512,

@@ -89,7 +89,10 @@
 // REPORT-NEXT:   "activations_peak": 516,
 // REPORT-NEXT:   "communication_buffers_peak": 1088,
 // REPORT-NEXT:   "max_live": 2692,
-// REPORT-NEXT:   "peak": 3264
+// REPORT-NEXT:   "peak": 3264,
+// REPORT-NEXT:   "device": 3264,
+// REPORT-NEXT:   "host": 0,
+// REPORT-NEXT:   "nvme": 0
 // REPORT-NEXT: },
 // REPORT-NEXT: "communication_bytes_per_step": {
 // REPORT-NEXT:   "all_gather": 1088,
@@ -99,7 +102,11 @@
 // REPORT-NEXT:   "sent": 1224,
 // REPORT-NEXT:   "received": 1224,
 // REPORT-NEXT:   "full_parameter_bytes": 544,
-// REPORT-NEXT:   "ratio_to_parameter_bytes": 3
+// REPORT-NEXT:   "ratio_to_parameter_bytes": 3,
+// REPORT-NEXT:   "host_to_device": 0,
+// REPORT-NEXT:   "device_to_host": 0,
+// REPORT-NEXT:   "nvme_read": 0,
+// REPORT-NEXT:   "nvme_write": 0
 // REPORT-NEXT: },
 // REPORT:      "peak_at": {
 // REPORT-NEXT:   "point": 9,

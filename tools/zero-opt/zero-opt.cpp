@@ -108,6 +108,12 @@ llvm::cl::opt<std::string> zeroDeviceMemory(
     llvm::cl::desc("Device memory budget of the plan, e.g. 80GiB"),
     llvm::cl::value_desc("SIZE"), llvm::cl::init(""),
     llvm::cl::cat(zeroCategory));
+llvm::cl::opt<std::string> zeroHostMemory(
+    "zero-host-memory",
+    llvm::cl::desc("Host memory budget of the plan (the host arena of "
+                   "offloaded tensors), e.g. 512GiB"),
+    llvm::cl::value_desc("SIZE"), llvm::cl::init(""),
+    llvm::cl::cat(zeroCategory));
 llvm::cl::opt<bool> zeroUnrollMicroSteps(
     "zero-unroll-micro-steps",
     llvm::cl::desc("Compile gradient accumulation as one copy of the "
@@ -412,6 +418,7 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.entry = entryFunction;
   options.report = zeroReport;
   options.deviceMemory = zeroDeviceMemory;
+  options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
   return success();
 }
@@ -470,10 +477,11 @@ int main(int argc, char **argv) {
     if (zeroPrintConfig)
       return 0;
   } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
-             zeroWorldSize.getNumOccurrences() || zeroUnrollMicroSteps) {
+             !zeroHostMemory.empty() || zeroWorldSize.getNumOccurrences() ||
+             zeroUnrollMicroSteps) {
     llvm::errs() << "zero-opt: --zero-world-size, --zero-report, "
-                    "--zero-device-memory and --zero-unroll-micro-steps "
-                    "need the pipeline: give "
+                    "--zero-device-memory, --zero-host-memory and "
+                    "--zero-unroll-micro-steps need the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";
     return 1;
   }

@@ -30,9 +30,14 @@ struct CommunicationVolume {
   /// of N). Sent and received are equal.
   int64_t sent = 0;
   int64_t received = 0;
-  /// Bytes moved off the device and back by swaps.
-  int64_t swapOut = 0;
-  int64_t swapIn = 0;
+  /// Bytes the swaps move: onto and off the device, and read from and
+  /// written to NVMe. NVMe traffic passes through host memory, so a swap
+  /// between the device and NVMe counts in both of its pairs (as the
+  /// runtime counts them, docs/ScheduleFormat.md, "Swaps").
+  int64_t hostToDevice = 0;
+  int64_t deviceToHost = 0;
+  int64_t nvmeRead = 0;
+  int64_t nvmeWrite = 0;
 
   int64_t getCollectiveTotal() const {
     return allGather + reduceScatter + allReduce;

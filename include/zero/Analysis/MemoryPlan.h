@@ -181,9 +181,9 @@ public:
   LogicalResult writeReport(llvm::raw_ostream &os, int64_t stage,
                             int64_t worldSize) const;
 
-  /// Emits an error on the function and fails if the device arena exceeds
+  /// Emits an error at the peak and fails if the arena of `space` exceeds
   /// `budget` bytes, naming the excess and what dominates the peak.
-  LogicalResult checkDeviceBudget(int64_t budget) const;
+  LogicalResult checkBudget(MemorySpace space, int64_t budget) const;
 
 private:
   MemoryPlan(StepLiveness liveness, const MemoryPlanOptions &options)

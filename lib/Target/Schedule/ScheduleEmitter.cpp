@@ -306,7 +306,7 @@ private:
   json getBuffers() const;
   FailureOr<json> getArguments();
   FailureOr<json> getResults();
-  LogicalResult emitInstructions(json &compute, json &comm);
+  LogicalResult emitInstructions(json &compute, json &comm, json &copy);
   FailureOr<json> translateComputeOp(Operation *op, json inst);
   FailureOr<json> translateBody(Operation *owner);
   LogicalResult addScalarOpFields(Operation *op, json &inst);
@@ -360,8 +360,8 @@ static bool isTopLevelOp(Operation *op) {
     return true;
   // Ops that become collectives, synchronization, the loop or nothing.
   return isa<tensor::EmptyOp, AllGatherStartOp, ReduceScatterStartOp,
-             AllReduceStartOp, WaitOp, ReleaseOp, func::ReturnOp, scf::ForOp,
-             scf::YieldOp>(op);
+             AllReduceStartOp, SwapOutStartOp, SwapInStartOp, WaitOp, ReleaseOp,
+             func::ReturnOp, scf::ForOp, scf::YieldOp>(op);
 }
 
 /// The micro-batch slice of the micro-step loop: `tensor.extract_slice` of
@@ -443,8 +443,6 @@ static LogicalResult checkOps(func::FuncOp func) {
       if (onTensors)
         diag << ": it takes scalars only; elementwise math on tensors is a "
                 "linalg.map";
-      else if (isa<SwapOutStartOp, SwapInStartOp>(op))
-        diag << ": version 1 of the format has no swaps";
       else
         diag << " (docs/ScheduleFormat.md lists the ops the runtime "
                 "executes)";
@@ -918,7 +916,8 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
   return inst;
 }
 
-LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
+LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
+                                                json &copy) {
   // The "collective done" event of each start op, waited for at its wait.
   llvm::DenseMap<Operation *, int64_t> doneEvents;
   scf::ForOp loop;
@@ -997,12 +996,16 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
       int64_t done = numEvents++;
       doneEvents[op] = done;
 
+      // Swaps run on the copy stream, collectives on the comm stream.
+      bool swap = isa<SwapOutStartOp, SwapInStartOp>(op);
+      json &stream = swap ? copy : comm;
       json collective;
       collective["op"] =
           llvm::TypeSwitch<Operation *, std::string>(op)
               .Case([](AllGatherStartOp) { return "all_gather"; })
               .Case([](ReduceScatterStartOp) { return "reduce_scatter"; })
-              .Default([](Operation *) { return "all_reduce"; });
+              .Case([](AllReduceStartOp) { return "all_reduce"; })
+              .Default([](Operation *) { return "swap"; });
       collective["point"] = point;
       collective["loc"] = inst["loc"];
       collective["operands"] = getIds(op->getOperands());
@@ -1014,10 +1017,9 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
         collective["reduction"] =
             stringifyReductionKind(scatter.getReduction()).str();
         layouts = scatter.getLayouts();
-      } else {
+      } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
         collective["reduction"] =
-            stringifyReductionKind(cast<AllReduceStartOp>(op).getReduction())
-                .str();
+            stringifyReductionKind(reduce.getReduction()).str();
       }
       if (layouts) {
         json layoutList = json::array();
@@ -1039,9 +1041,9 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
       }
 
       compute.push_back(getSync("record", point, op, ready));
-      comm.push_back(getSync("wait", point, op, ready));
-      comm.push_back(std::move(collective));
-      comm.push_back(getSync("record", point, op, done));
+      stream.push_back(getSync("wait", point, op, ready));
+      stream.push_back(std::move(collective));
+      stream.push_back(getSync("record", point, op, done));
       continue;
     }
 
@@ -1056,7 +1058,8 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm) {
 FailureOr<json> ScheduleEmitter::emit() {
   json compute = json::array();
   json comm = json::array();
-  if (failed(numberValues()) || failed(emitInstructions(compute, comm)))
+  json copy = json::array();
+  if (failed(numberValues()) || failed(emitInstructions(compute, comm, copy)))
     return failure();
   FailureOr<json> arguments = getArguments();
   if (failed(arguments))
@@ -1067,8 +1070,9 @@ FailureOr<json> ScheduleEmitter::emit() {
 
   json schedule;
   schedule["format"] = "zero-schedule";
-  schedule["version"] =
-      loops.empty() ? kScheduleFormatVersion : kScheduleFormatLoopVersion;
+  schedule["version"] = loops.empty() && copy.empty()
+                            ? kScheduleFormatVersion
+                            : kScheduleFormatLoopVersion;
   schedule["producer"] = "zero-opt";
   std::string source = "unknown";
   if (auto file = func.getLoc()->findInstanceOf<FileLineColLoc>())
@@ -1088,11 +1092,15 @@ FailureOr<json> ScheduleEmitter::emit() {
   schedule["arguments"] = std::move(*arguments);
   schedule["results"] = std::move(*results);
   schedule["streams"] = json::array({"compute", "comm"});
+  if (!copy.empty())
+    schedule["streams"].push_back("copy");
   schedule["events"] = numEvents;
   if (!loops.empty())
     schedule["loops"] = std::move(loops);
   schedule["instructions"] = {{"compute", std::move(compute)},
                               {"comm", std::move(comm)}};
+  if (!copy.empty())
+    schedule["instructions"]["copy"] = std::move(copy);
   return schedule;
 }
 

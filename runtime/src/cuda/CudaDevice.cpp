@@ -191,7 +191,7 @@ CudaDevice::~CudaDevice() {
       cudaFree(arenas_[i]);
     else
       cudaFreeHost(arenas_[i]);
-    tracker_->release(arenaBytes_[i]);
+    tracker_->release(arenaBytes_[i], static_cast<MemorySpace>(i));
   }
 }
 
@@ -286,7 +286,7 @@ Status CudaDevice::loadMemory(const Schedule &schedule) {
           __FILE__, __LINE__);
     arenas_[i] = static_cast<std::byte *>(data);
     arenaBytes_[i] = bytes;
-    tracker_->allocate(bytes);
+    tracker_->allocate(bytes, space);
     // Zeros: a run must not depend on what the allocator left there.
     if (space == MemorySpace::Device)
       ZERO_CUDA_RETURN_IF_ERROR(

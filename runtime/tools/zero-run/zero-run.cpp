@@ -395,7 +395,15 @@ Status writeMetrics(Communicator &comm, Run &run, const StepStats &stats) {
                          {"tokens_per_s", tokensPerSecond},
                          {"peak_bytes", stats.peakBytes},
                          {"bytes_sent", stats.bytesSent},
-                         {"bytes_received", stats.bytesReceived}};
+                         {"bytes_received", stats.bytesReceived},
+                         {"bytes_host_to_device", stats.bytesHostToDevice},
+                         {"bytes_device_to_host", stats.bytesDeviceToHost},
+                         {"bytes_nvme_read", stats.bytesNvmeRead},
+                         {"bytes_nvme_write", stats.bytesNvmeWrite}};
+  for (int i = 0; i < kNumMemorySpaces; ++i)
+    line["peak_bytes_by_space"]
+        [getMemorySpaceName(static_cast<MemorySpace>(i))] =
+            stats.peakBytesBySpace[i];
   CollectiveContext context{"gather of the metrics (step " +
                                 std::to_string(stats.step) + ")",
                             nullptr};

@@ -34,6 +34,10 @@ import safetensors_io  # noqa: E402
 import launch  # noqa: E402
 from launch import mpirun  # noqa: E402
 
+# The swap counters of zero-run's metrics (bytes_<key>) and the report's
+# communication_bytes_per_step keys they must equal.
+SWAP_KEYS = ("host_to_device", "device_to_host", "nvme_read", "nvme_write")
+
 MODELS = {
     "mlp": (["mlp", "--layers", "3", "--hidden", "16"], "--batch-size", 4),
     "gpt": (["gpt", "--num-layers", "2", "--hidden-size", "32",
@@ -173,6 +177,19 @@ def main():
             if r["peak_bytes"] > plan_peak:
                 problems.append("rank %d peak %d bytes > plan %d" %
                                 (r["rank"], r["peak_bytes"], plan_peak))
+                break
+            swaps = [k for k in SWAP_KEYS if r["bytes_" + k] != comm[k]]
+            if swaps:
+                problems.append("rank %d step %d swapped %s, the report "
+                                "says %s" % (r["rank"], r["step"],
+                                             [r["bytes_" + k] for k in swaps],
+                                             [comm[k] for k in swaps]))
+                break
+            over = [s for s, peak in r["peak_bytes_by_space"].items()
+                    if peak > report["per_rank_bytes"][s]]
+            if over:
+                problems.append("rank %d held more %s memory than the plan" %
+                                (r["rank"], "/".join(over)))
                 break
         status = "OK" if not problems else "FAIL"
         print("%s: %s ranks=%d loss_err=%.3g weight_err=%.3g sent=%d "

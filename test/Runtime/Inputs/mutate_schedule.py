@@ -15,6 +15,10 @@ MUTATION is one of
   drop:PATH     delete the key at PATH (dots and [i]: buffers[0].role)
   dup-param     name the second parameter like the first
   dup-state     make the second state of the first parameter the first's kind
+  swap-no-wait  drop the compute stream's wait on the last swap (no later
+                wait on the copy stream covers it)
+  swap-space    give the last swap's result the buffer of its operand
+  swap-count    give the last swap a second operand without a result
 Prints what it changed.
 """
 
@@ -107,6 +111,22 @@ def main():
             later |= set(x.get("results", []))
         else:
             sys.exit("race: no instruction to move")
+    elif mutation in ("swap-no-wait", "swap-space", "swap-count"):
+        copy = d["instructions"]["copy"]
+        i = max(i for i, x in enumerate(copy) if x["op"] == "swap")
+        swap, event = copy[i], copy[i + 1]["event"]
+        values = {v["id"]: v for v in d["values"]}
+        result = values[swap["results"][0]]
+        if mutation == "swap-no-wait":
+            w = compute_wait(compute, event)
+            del compute[w]
+            print(f"deleted the wait at instructions.compute[{w}]")
+        elif mutation == "swap-space":
+            result["buffer"] = values[swap["operands"][0]]["buffer"]
+            print(f"moved value {result['id']} to its operand's buffer")
+        else:
+            swap["operands"].append(swap["operands"][0])
+            print(f"gave instructions.copy[{i}] a second operand")
     elif mutation.startswith("drop:"):
         path = re.findall(r"[^.\[\]]+", mutation[len("drop:"):])
         node = d

@@ -56,17 +56,6 @@ func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
 
 // -----
 
-func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32, #zero.memory_space<host>>
-    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,
-                zero.memory_plan = {device = 0 : i64, host = 0 : i64, nvme = 0 : i64}} {
-  // expected-error @+1 {{'zero.swap_out_start' op is not supported by the schedule: version 1 of the format has no swaps}}
-  %h = zero.swap_out_start %w to host : tensor<4xf32>
-  %s = zero.wait %h : tensor<4xf32, #zero.memory_space<host>>
-  return %s : tensor<4xf32, #zero.memory_space<host>>
-}
-
-// -----
-
 // The schedule has one loop, the micro-step loop.
 func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64, zero.train_step,

@@ -17,8 +17,8 @@ namespace mlir {
 namespace zero {
 
 /// The versions of docs/ScheduleFormat.md that the emitter writes: a step
-/// without a micro-step loop is written as version 1, which runtimes that
-/// know no loops still read; version 2 adds the loop.
+/// without a micro-step loop or swaps is written as version 1, which runtimes
+/// that know neither still read; version 2 adds the loop and swaps.
 constexpr int64_t kScheduleFormatVersion = 1;
 constexpr int64_t kScheduleFormatLoopVersion = 2;
 

@@ -77,11 +77,13 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroBucketPass({options.entry, options.reduceBucketSize,
                                    options.allgatherBucketSize,
                                    options.prefetchBucketSize}));
+  pm.addPass(createZeroOffloadOptimizerPass(
+      {options.entry, options.offloadOptimizer}));
   pm.addPass(createZeroSchedulePrefetchPass({options.entry, options.overlapComm,
                                              options.prefetchBucketSize,
                                              options.maxLiveParameters}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
-                                       options.deviceMemory,
+                                       options.deviceMemory, options.hostMemory,
                                        options.contiguousGradients}));
   pm.addPass(createZeroVerifySchedulePass({options.entry}));
 }

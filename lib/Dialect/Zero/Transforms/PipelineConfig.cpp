@@ -29,11 +29,6 @@ using ::zero::SchedulerKind;
 
 namespace {
 
-constexpr llvm::StringLiteral kNoSwapPass =
-    "no pass moves tensors between device, host and NVMe memory yet (the "
-    "swap pass is not implemented), so the compiled step keeps everything "
-    "in device memory";
-
 class Mapper {
 public:
   explicit Mapper(const ::zero::DeepSpeedConfig &config) : config(config) {}
@@ -81,7 +76,7 @@ private:
       warning(path, reason);
   }
 
-  void mapOffload();
+  void mapOffload(ZeroPipelineOptions &options);
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
   void mapScheduler(ZeroPipelineOptions &options);
@@ -91,23 +86,38 @@ private:
   std::vector<ConfigFinding> findings;
 };
 
-void Mapper::mapOffload() {
+void Mapper::mapOffload(ZeroPipelineOptions &options) {
   const ::zero::ZeroOptimizationConfig &z = config.zero;
-  auto deviceName = [](OffloadDevice device) {
-    return device == OffloadDevice::Cpu ? "cpu" : "nvme";
-  };
   // The library has checked the stage and nvme_path rules already.
   const ::zero::OffloadOptimizerConfig &opt = z.offloadOptimizer;
-  if (opt.device != OffloadDevice::None) {
-    error("zero_optimization.offload_optimizer.device",
-          Twine("\"") + deviceName(opt.device) +
-              "\": optimizer offload is not supported yet: it needs the "
-              "optimizer states in " +
-              (opt.device == OffloadDevice::Cpu ? "host" : "NVMe") +
-              " memory and the optimizer step run there, and " + kNoSwapPass);
+  StringRef p = "zero_optimization.offload_optimizer.";
+  if (opt.device == OffloadDevice::Nvme) {
+    error((p + "device").str(),
+          "\"nvme\": optimizer offload to NVMe is not supported yet: the "
+          "optimizer steps on states in host memory, and the tiles of "
+          "sub_group_size that would move them between host memory and NVMe "
+          "are not implemented; use \"cpu\"");
+  } else if (opt.device == OffloadDevice::Cpu) {
+    options.offloadOptimizer = "cpu";
+    StringRef nvmeOnly = "it tunes NVMe offload; device is \"cpu\"";
+    noEffectUnlessDefault((p + "nvme_path").str(), opt.nvmePath, nvmeOnly);
+    noEffectUnlessDefault((p + "buffer_count").str(), opt.bufferCount,
+                          nvmeOnly);
+    noEffectUnlessDefault((p + "pipeline_read").str(), opt.pipelineRead,
+                          nvmeOnly);
+    noEffectUnlessDefault((p + "pipeline_write").str(), opt.pipelineWrite,
+                          nvmeOnly);
+    noEffectUnlessDefault((p + "fast_init").str(), opt.fastInit, nvmeOnly);
+    noEffectUnlessDefault((p + "pin_memory").str(), opt.pinMemory,
+                          "the host arena of the plan is always page-locked "
+                          "on the CUDA backend (and plain memory on the host "
+                          "backend)");
+    if (opt.ratio < 1)
+      error((p + "ratio").str(),
+            "below 1 is not supported yet: every optimizer state the step "
+            "reads is offloaded");
   } else {
     StringRef why = "zero_optimization.offload_optimizer.device is \"none\"";
-    StringRef p = "zero_optimization.offload_optimizer.";
     noEffectUnlessDefault((p + "nvme_path").str(), opt.nvmePath, why);
     noEffectUnlessDefault((p + "buffer_count").str(), opt.bufferCount, why);
     noEffectUnlessDefault((p + "pin_memory").str(), opt.pinMemory, why);
@@ -116,6 +126,9 @@ void Mapper::mapOffload() {
     noEffectUnlessDefault((p + "fast_init").str(), opt.fastInit, why);
     noEffectUnlessDefault((p + "ratio").str(), opt.ratio, why);
   }
+  auto deviceName = [](OffloadDevice device) {
+    return device == OffloadDevice::Cpu ? "cpu" : "nvme";
+  };
   const ::zero::OffloadParamConfig &param = z.offloadParam;
   if (param.device != OffloadDevice::None) {
     error("zero_optimization.offload_param.device",
@@ -123,8 +136,8 @@ void Mapper::mapOffload() {
               "\": parameter offload is not supported yet: it needs the "
               "parameter shards in " +
               (param.device == OffloadDevice::Cpu ? "host" : "NVMe") +
-              " memory, swapped in before their all-gather, and " +
-              kNoSwapPass);
+              " memory, swapped in before their all-gather, and no pass "
+              "swaps parameter shards yet");
   } else {
     StringRef why = "zero_optimization.offload_param.device is \"none\"";
     StringRef p = "zero_optimization.offload_param.";
@@ -139,8 +152,8 @@ void Mapper::mapOffload() {
   if (z.roundRobinGradients)
     error("zero_optimization.round_robin_gradients",
           "true is not supported yet: it spreads the copies of gradients to "
-          "host memory over the ranks, which only matters with optimizer "
-          "offload, and offload is not supported yet");
+          "host memory over the ranks; with optimizer offload every rank "
+          "swaps its gradient shards out in bucket order");
   // HuggingFace's ZeRO-3 template sets it: accepted, with what it means here.
   if (z.gather16BitWeightsOnModelSave)
     warning("zero_optimization.gather_16bit_weights_on_model_save",
@@ -359,7 +372,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   mapPrecision(options);
   mapOptimizer(options);
   mapScheduler(options);
-  mapOffload();
+  mapOffload(options);
 
   // Knobs that only some stages read (the library warns about the stage-3
   // ones below stage 3).
@@ -381,7 +394,9 @@ struct KnobRoute {
   llvm::StringLiteral route;
 };
 constexpr llvm::StringLiteral kOffloadDeviceRoute =
-    "refused unless \"none\" (no swap pass yet)";
+    "refused unless \"none\" (no parameter swap pass yet)";
+constexpr llvm::StringLiteral kOffloadNvmeRoute =
+    "no effect unless device is \"nvme\", which is refused (a warning)";
 constexpr llvm::StringLiteral kOffloadRoute =
     "no effect with device \"none\" (a warning); refused with its device";
 const KnobRoute kKnobRoutes[] = {
@@ -395,14 +410,18 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.allgather_bucket_size",
      "allgather-bucket-size (zero-bucket)"},
     {"zero_optimization.overlap_comm", "overlap-comm (zero-schedule-prefetch)"},
-    {"zero_optimization.offload_optimizer.device", kOffloadDeviceRoute},
-    {"zero_optimization.offload_optimizer.nvme_path", kOffloadRoute},
-    {"zero_optimization.offload_optimizer.buffer_count", kOffloadRoute},
-    {"zero_optimization.offload_optimizer.pin_memory", kOffloadRoute},
-    {"zero_optimization.offload_optimizer.pipeline_read", kOffloadRoute},
-    {"zero_optimization.offload_optimizer.pipeline_write", kOffloadRoute},
-    {"zero_optimization.offload_optimizer.fast_init", kOffloadRoute},
-    {"zero_optimization.offload_optimizer.ratio", kOffloadRoute},
+    {"zero_optimization.offload_optimizer.device",
+     "offload-optimizer (zero-offload-optimizer); \"nvme\" refused (not "
+     "yet)"},
+    {"zero_optimization.offload_optimizer.nvme_path", kOffloadNvmeRoute},
+    {"zero_optimization.offload_optimizer.buffer_count", kOffloadNvmeRoute},
+    {"zero_optimization.offload_optimizer.pin_memory",
+     "no effect (a warning): the host arena is always page-locked on CUDA"},
+    {"zero_optimization.offload_optimizer.pipeline_read", kOffloadNvmeRoute},
+    {"zero_optimization.offload_optimizer.pipeline_write", kOffloadNvmeRoute},
+    {"zero_optimization.offload_optimizer.fast_init", kOffloadNvmeRoute},
+    {"zero_optimization.offload_optimizer.ratio",
+     "refused below 1 with offload (not yet); no effect without"},
     {"zero_optimization.offload_param.device", kOffloadDeviceRoute},
     {"zero_optimization.offload_param.nvme_path", kOffloadRoute},
     {"zero_optimization.offload_param.buffer_count", kOffloadRoute},
@@ -426,7 +445,7 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.gather_16bit_weights_on_model_save",
      "no effect: a warning when true (zero-run --export always gathers)"},
     {"zero_optimization.round_robin_gradients",
-     "refused unless false (only matters with optimizer offload)"},
+     "refused unless false (swaps are issued in bucket order)"},
     {"fp16.enabled", "precision=fp16 (zero-mixed-precision)"},
     {"fp16.auto_cast", "refused unless false (would change the arithmetic)"},
     {"fp16.loss_scale", "loss-scale (zero-mixed-precision)"},

@@ -32,19 +32,10 @@ struct ZeroPlanMemoryPass
     ModuleOp module = getOperation();
 
     // Check the options before any work, so a typo fails fast.
-    std::optional<int64_t> budget;
-    if (!deviceMemory.empty()) {
-      FailureOr<int64_t> parsed = parseByteSize(deviceMemory);
-      if (failed(parsed)) {
-        module.emitError("invalid value '")
-            << deviceMemory
-            << "' for option 'device-memory': expected a byte count with an "
-               "optional unit (B, KB, MB, GB, TB, KiB, MiB, GiB, TiB), such "
-               "as 85899345920, 80GiB, 512MiB or 1.5GB";
-        return signalPassFailure();
-      }
-      budget = *parsed;
-    }
+    std::optional<int64_t> deviceBudget, hostBudget;
+    if (failed(parseBudget("device-memory", deviceMemory, deviceBudget)) ||
+        failed(parseBudget("host-memory", hostMemory, hostBudget)))
+      return signalPassFailure();
 
     FailureOr<func::FuncOp> func = lookupTrainStep(module, entry);
     if (failed(func))
@@ -74,8 +65,26 @@ struct ZeroPlanMemoryPass
       output->keep();
     }
 
-    if (budget && failed(plan->checkDeviceBudget(*budget)))
+    if (deviceBudget &&
+        failed(plan->checkBudget(MemorySpace::Device, *deviceBudget)))
       return signalPassFailure();
+    if (hostBudget && failed(plan->checkBudget(MemorySpace::Host, *hostBudget)))
+      return signalPassFailure();
+  }
+
+  LogicalResult parseBudget(StringRef option, StringRef text,
+                            std::optional<int64_t> &budget) {
+    if (text.empty())
+      return success();
+    FailureOr<int64_t> parsed = parseByteSize(text);
+    if (failed(parsed))
+      return getOperation().emitError("invalid value '")
+             << text << "' for option '" << option
+             << "': expected a byte count with an optional unit (B, KB, MB, "
+                "GB, TB, KiB, MiB, GiB, TiB), such as 85899345920, 80GiB, "
+                "512MiB or 1.5GB";
+    budget = *parsed;
+    return success();
   }
 };
 } // namespace

@@ -28,6 +28,7 @@
 #include "zero/runtime/Status.h"
 #include "zero/runtime/Trace.h"
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -68,6 +69,16 @@ struct StepStats {
   /// The ring volume of the step's collectives (Communicator.h).
   int64_t bytesSent = 0;
   int64_t bytesReceived = 0;
+  /// The bytes the step's swaps moved (docs/ScheduleFormat.md, "Swaps"):
+  /// onto and off the device, and read from and written to NVMe. A swap
+  /// between the device and NVMe passes through host memory and counts in
+  /// both.
+  int64_t bytesHostToDevice = 0;
+  int64_t bytesDeviceToHost = 0;
+  int64_t bytesNvmeRead = 0;
+  int64_t bytesNvmeWrite = 0;
+  /// The most bytes held per memory space so far (peakBytes: the device's).
+  std::array<int64_t, kNumMemorySpaces> peakBytesBySpace{};
 };
 
 /// Writes data argument `argument` (an element of Schedule::arguments()) for

@@ -141,7 +141,10 @@ struct Instruction : OpRecord {
     LoopSlice,
     AllGather,
     ReduceScatter,
-    AllReduce
+    AllReduce,
+    /// Copies operand i into result i, from one memory space to another
+    /// (docs/ScheduleFormat.md, "Swaps"), on the copy stream.
+    Swap
   };
   Kind kind = Kind::Compute;
   int64_t point = 0;

@@ -22,24 +22,40 @@
 
 namespace zero::runtime {
 
-/// Bytes allocated for tensors, now and at the peak. Thread-safe.
+/// Bytes allocated for tensors per memory space, now and at the peak.
+/// Memory that is not an arena (staging, workspaces) counts as the device's.
+/// Thread-safe.
 class MemoryTracker {
 public:
-  void allocate(int64_t bytes);
-  void release(int64_t bytes);
-  int64_t current() const { return current_.load(); }
-  int64_t peak() const { return peak_.load(); }
+  void allocate(int64_t bytes, MemorySpace space = MemorySpace::Device);
+  void release(int64_t bytes, MemorySpace space = MemorySpace::Device);
+  /// All spaces together.
+  int64_t current() const { return total_.current.load(); }
+  int64_t peak() const { return total_.peak.load(); }
+  int64_t current(MemorySpace space) const {
+    return spaces_[static_cast<int>(space)].current.load();
+  }
+  int64_t peak(MemorySpace space) const {
+    return spaces_[static_cast<int>(space)].peak.load();
+  }
 
 private:
-  std::atomic<int64_t> current_{0};
-  std::atomic<int64_t> peak_{0};
+  struct Counter {
+    std::atomic<int64_t> current{0};
+    std::atomic<int64_t> peak{0};
+    void add(int64_t bytes);
+  };
+  Counter total_;
+  std::array<Counter, kNumMemorySpaces> spaces_;
 };
 
 /// A zero-filled block of host memory aligned to 64 bytes (a cache line, and
 /// every alignment the plan uses), counted by a tracker while it lives.
 class HostAllocation {
 public:
-  static StatusOr<HostAllocation> create(int64_t bytes, MemoryTracker &tracker);
+  static StatusOr<HostAllocation>
+  create(int64_t bytes, MemoryTracker &tracker,
+         MemorySpace space = MemorySpace::Device);
   HostAllocation() = default;
   HostAllocation(HostAllocation &&other) noexcept;
   HostAllocation &operator=(HostAllocation &&other) noexcept;
@@ -54,6 +70,7 @@ private:
   std::byte *data_ = nullptr;
   int64_t size_ = 0;
   MemoryTracker *tracker_ = nullptr;
+  MemorySpace space_ = MemorySpace::Device;
 };
 
 /// The arenas of a schedule on the host backend: every space (device, host

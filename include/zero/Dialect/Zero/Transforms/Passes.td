@@ -348,6 +348,33 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
                            "::mlir::math::MathDialect"];
 }
 
+def ZeroOffloadOptimizerPass
+    : Pass<"zero-offload-optimizer", "ModuleOp"> {
+  let summary = "Keep the optimizer states in host memory and step there";
+  let description = [{
+    DeepSpeed's `offload_optimizer` (ZeRO-Offload), stages 1-3: the optimizer
+    states an optimizer op reads (`zero.state` arguments: fp32 masters and
+    moments) move to host memory (`#zero.memory_space<host>`) with their
+    updates; the optimizer ops, and the elementwise maps that read only host
+    tensors (the overflow skip, the cast to the 16-bit parameter), run on the
+    host. A device tensor they read (the reduced gradient shard) is swapped
+    out (`zero.swap_out_start`) right where it is defined, during the
+    backward pass, and waited for right before the optimizer; a host result
+    the device needs (the new 16-bit shard, before its all-gather) is swapped
+    in (`zero.swap_in_start`) right after it is computed. Runs after
+    `zero-bucket`, so that swaps follow the gradient buckets' waits.
+    `device=none` leaves the step as it is; `nvme` is refused until the NVMe
+    swap path exists (docs/Config.md).
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+    Option<"device", "device", "std::string", /*default=*/"\"none\"",
+           "Where the optimizer states live: none, cpu or nvme">,
+  ];
+}
+
 def ZeroBucketPass : Pass<"zero-bucket", "ModuleOp"> {
   let summary = "Merge collectives into buckets";
   let description = [{
@@ -427,6 +454,9 @@ def ZeroPlanMemoryPass : Pass<"zero-plan-memory", "ModuleOp"> {
     Option<"deviceMemory", "device-memory", "std::string",
            /*default=*/"\"\"",
            "Device memory budget (bytes, or with a unit: 80GiB, 512MB)">,
+    Option<"hostMemory", "host-memory", "std::string", /*default=*/"\"\"",
+           "Host memory budget of the plan's host arena (offload), as "
+           "device-memory">,
     Option<"contiguousGradients", "contiguous-gradients", "bool",
            /*default=*/"true",
            "Place gradient buckets in one contiguous region">,

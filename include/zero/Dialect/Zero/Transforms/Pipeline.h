@@ -157,6 +157,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                                      llvm::cl::init(50000000)};
   Option<int64_t> maxLiveParameters{*this, "max-live-parameters",
                                     llvm::cl::init(1000000000)};
+  // Offload.
+  Option<std::string> offloadOptimizer{
+      *this, "offload-optimizer",
+      llvm::cl::desc("Where the optimizer states live and step: none, cpu or "
+                     "nvme (zero-offload-optimizer)"),
+      llvm::cl::init("none")};
   // Memory plan.
   Option<bool> contiguousGradients{*this, "contiguous-gradients",
                                    llvm::cl::init(true)};
@@ -165,6 +171,9 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<std::string> deviceMemory{
       *this, "device-memory",
       llvm::cl::desc("Device memory budget, e.g. 80GiB")};
+  Option<std::string> hostMemory{
+      *this, "host-memory",
+      llvm::cl::desc("Host memory budget (offload), e.g. 512GiB")};
 };
 
 /// Adds the whole ZeRO pipeline, from the input check to the schedule

@@ -1,0 +1,274 @@
+//===- OffloadOptimizer.cpp - zero-offload-optimizer ----------------------===//
+//
+// ZeRO-Offload's optimizer half (DeepSpeed's `offload_optimizer`): the fp32
+// master weights and the optimizer states live in host (or NVMe) memory, and
+// the optimizer step runs there.
+//
+// - Every optimizer-state argument an optimizer op reads (`zero.state`:
+//   masters, moments) moves to the target space, and with it the result that
+//   updates it.
+// - The optimizer ops, and the elementwise `linalg.map`s that read only what
+//   the host holds (the overflow skip's selects, the cast to the 16-bit
+//   parameter), run on the host: their results live there.
+// - A device tensor the host ops read (the reduced gradient shard, a
+//   parameter shard without a master) is swapped out where it is defined,
+//   during the backward pass, and waited for right before its first host use.
+// - A host result that the device needs (the new 16-bit shard before its
+//   all-gather or as the step's result) is swapped in right after it is
+//   computed, and waited for right before its first device use.
+//
+// The swaps change where bytes live, never their values: the step computes
+// the same numbers as without offload.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/Dialect/Zero/Transforms/Passes.h"
+
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Dialect/Zero/Transforms/TrainStep.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
+
+namespace mlir {
+namespace zero {
+#define GEN_PASS_DEF_ZEROOFFLOADOPTIMIZERPASS
+#include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+} // namespace zero
+} // namespace mlir
+
+using namespace mlir;
+using namespace mlir::zero;
+
+namespace {
+
+bool isInSpace(Value value, MemorySpace space) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && getMemorySpace(type) == space;
+}
+
+void setSpace(Value value, MemorySpace space) {
+  value.setType(
+      getTensorTypeInSpace(cast<RankedTensorType>(value.getType()), space));
+}
+
+class Offloader {
+public:
+  Offloader(func::FuncOp func, MemorySpace target)
+      : func(func), block(func.front()), target(target) {}
+
+  LogicalResult run();
+
+private:
+  /// Whether `op` runs in the target space: an optimizer op, or a map whose
+  /// tensor inputs all live there and whose init is a fresh tensor.empty.
+  bool runsOffDevice(Operation *op) const;
+  /// Moves `op`'s results (and a map's init) to the target space.
+  void moveResults(Operation *op);
+  /// The target-space copy of device tensor `value`, swapped out where it
+  /// is defined; its wait goes before `firstUser`.
+  Value swapOut(Value value, Operation *firstUser);
+  /// Swaps in target-space `value` for its device users.
+  void swapIn(Value value);
+  /// Whether `use` returns an optimizer state, which stays where it is.
+  bool isReturnedState(OpOperand &use) const {
+    return isa<func::ReturnOp>(use.getOwner()) &&
+           func.getResultAttr(use.getOperandNumber(),
+                              ZeroDialect::getStateAttrName());
+  }
+  /// Where the next swap-out of a value defined by an op goes: after the
+  /// earlier ones, so that swaps start in operand order.
+  Block::iterator getSwapOutPoint(Value value);
+
+  // Op handles are not const-correct.
+  mutable func::FuncOp func;
+  Block &block;
+  MemorySpace target;
+  llvm::DenseMap<Value, Value> swappedOut;
+  llvm::DenseMap<Operation *, Operation *> lastSwapOut;
+  llvm::SetVector<Operation *> offDeviceOps;
+};
+
+bool Offloader::runsOffDevice(Operation *op) const {
+  if (isa<AdamOp, SgdOp>(op))
+    return true;
+  auto map = dyn_cast<linalg::MapOp>(op);
+  if (!map || !map.getInit().getDefiningOp<tensor::EmptyOp>() ||
+      !map.getInit().hasOneUse())
+    return false;
+  bool readsOffDevice = false;
+  for (Value input : map.getInputs()) {
+    if (!isInSpace(input, target))
+      return false;
+    readsOffDevice = true;
+  }
+  return readsOffDevice;
+}
+
+void Offloader::moveResults(Operation *op) {
+  if (auto map = dyn_cast<linalg::MapOp>(op)) {
+    auto empty = map.getInit().getDefiningOp<tensor::EmptyOp>();
+    setSpace(empty.getResult(), target);
+  }
+  for (Value result : op->getResults())
+    if (isa<RankedTensorType>(result.getType()))
+      setSpace(result, target);
+}
+
+Value Offloader::swapOut(Value value, Operation *firstUser) {
+  auto [it, inserted] = swappedOut.try_emplace(value);
+  if (!inserted)
+    return it->second;
+  OpBuilder b(func.getContext());
+  b.setInsertionPoint(&block, getSwapOutPoint(value));
+  auto start = SwapOutStartOp::create(b, value.getLoc(), value, target);
+  lastSwapOut[value.getDefiningOp()] = start;
+  b.setInsertionPoint(getStepLevelOp(firstUser));
+  it->second = WaitOp::create(b, value.getLoc(), start).getResult(0);
+  return it->second;
+}
+
+Block::iterator Offloader::getSwapOutPoint(Value value) {
+  // Where the value is ready: after its definition, at the step level.
+  Operation *def = value.getDefiningOp();
+  if (Operation *last = lastSwapOut.lookup(def))
+    return std::next(last->getIterator());
+  if (def)
+    return std::next(getStepLevelOp(def)->getIterator());
+  return block.begin();
+}
+
+void Offloader::swapIn(Value value) {
+  SmallVector<OpOperand *> deviceUses;
+  for (OpOperand &use : value.getUses())
+    if (!offDeviceOps.contains(use.getOwner()) &&
+        !isa<SwapOutStartOp, SwapInStartOp>(use.getOwner()) &&
+        !isReturnedState(use))
+      deviceUses.push_back(&use);
+  if (deviceUses.empty())
+    return;
+  Operation *firstUser = getStepLevelOp(deviceUses.front()->getOwner());
+  for (OpOperand *use : deviceUses) {
+    Operation *user = getStepLevelOp(use->getOwner());
+    if (user->isBeforeInBlock(firstUser))
+      firstUser = user;
+  }
+  OpBuilder b(func.getContext());
+  if (Operation *def = value.getDefiningOp())
+    b.setInsertionPointAfter(getStepLevelOp(def));
+  else
+    b.setInsertionPointToStart(&block);
+  auto start = SwapInStartOp::create(b, value.getLoc(),
+                                     HandleType::get(func.getContext()), value);
+  b.setInsertionPoint(firstUser);
+  Value onDevice = WaitOp::create(b, value.getLoc(), start).getResult(0);
+  for (OpOperand *use : deviceUses)
+    use->set(onDevice);
+}
+
+LogicalResult Offloader::run() {
+  StringRef stateAttr = ZeroDialect::getStateAttrName();
+  // The optimizer's states move with their updates.
+  SmallVector<Operation *> optimizers;
+  block.walk([&](Operation *op) {
+    if (isa<AdamOp, SgdOp>(op))
+      optimizers.push_back(op);
+  });
+  if (optimizers.empty())
+    return success();
+  for (Operation *op : optimizers) {
+    for (Value operand : op->getOperands()) {
+      auto arg = dyn_cast<BlockArgument>(operand);
+      if (!arg || arg.getOwner() != &block ||
+          !func.getArgAttr(arg.getArgNumber(), stateAttr) ||
+          isInSpace(arg, target))
+        continue;
+      if (!isInSpace(arg, MemorySpace::Device))
+        return op->emitOpError("reads the optimizer state #")
+               << arg.getArgNumber()
+               << " from another offload space than the one asked for";
+      setSpace(arg, target);
+    }
+  }
+
+  // The ops that run off the device, in program order, from the first
+  // optimizer op on.
+  Operation *first = getStepLevelOp(optimizers.front());
+  for (Operation &op : llvm::make_early_inc_range(
+           llvm::make_range(first->getIterator(), block.end()))) {
+    if (!runsOffDevice(&op))
+      continue;
+    offDeviceOps.insert(&op);
+    // A map's init is a fresh tensor.empty that moves with its result.
+    auto dps = dyn_cast<DestinationStyleOpInterface>(op);
+    for (OpOperand &operand : op.getOpOperands()) {
+      Value value = operand.get();
+      if ((!dps || !dps.isDpsInit(&operand)) &&
+          isInSpace(value, MemorySpace::Device))
+        operand.set(swapOut(value, &op));
+    }
+    moveResults(&op);
+  }
+
+  // Device users of what lives off the device get it swapped back in.
+  for (BlockArgument arg : block.getArguments())
+    if (isInSpace(arg, target))
+      swapIn(arg);
+  for (Operation *op : offDeviceOps)
+    for (Value result : op->getResults())
+      if (isInSpace(result, target))
+        swapIn(result);
+
+  // A state's update returns to its argument's space; anything else the
+  // step returns (a parameter) is the device's, swapped in above.
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    if (!isInSpace(operand.get(), target) || func.getResultAttr(i, stateAttr))
+      continue;
+    return ret.emitOpError("returns result #")
+           << i << ", which lives in " << stringifyEnum(target)
+           << " memory but is not an optimizer state";
+  }
+  updateFunctionType(func);
+  return success();
+}
+
+struct ZeroOffloadOptimizerPass
+    : public zero::impl::ZeroOffloadOptimizerPassBase<
+          ZeroOffloadOptimizerPass> {
+  using Base::Base;
+
+  void runOnOperation() override {
+    if (device == "none")
+      return;
+    if (device == "nvme") {
+      getOperation().emitError(
+          "zero-offload-optimizer: device 'nvme' is not supported yet: the "
+          "optimizer steps on states in host memory, and moving them between "
+          "host memory and NVMe in tiles is not implemented; use 'cpu'");
+      return signalPassFailure();
+    }
+    if (device != "cpu") {
+      getOperation().emitError("zero-offload-optimizer: unknown device '")
+          << device << "' (expected none, cpu or nvme)";
+      return signalPassFailure();
+    }
+    MemorySpace space = MemorySpace::Host;
+    FailureOr<PartitionedTrainStep> step =
+        lookupPartitionedTrainStep(getOperation(), entry, getArgument());
+    if (failed(step))
+      return signalPassFailure();
+    if (step->rank.stage == 0) {
+      step->func.emitError("zero-offload-optimizer: offloading the optimizer "
+                           "needs stage 1, 2 or 3 (the step is stage 0)");
+      return signalPassFailure();
+    }
+    if (failed(Offloader(step->func, space).run()))
+      return signalPassFailure();
+  }
+};
+
+} // namespace

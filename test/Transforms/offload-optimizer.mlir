@@ -1,0 +1,71 @@
+// zero-offload-optimizer (offload_optimizer "cpu"): at stage 2 in bf16 with
+// fp32 masters, the masters and both moments of every parameter move to host
+// memory with their updates, Adam and the cast to the new bf16 shard run on
+// the host; each reduced bf16 shard is swapped out right after the bucket's
+// wait (during the backward pass) and waited for right before its Adam; each
+// new bf16 shard is swapped in right after its cast and waited for before the
+// post-step all-gather, the first device use.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=2 world-size=2" --zero-mixed-precision=precision=bf16 \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-bucket \
+// RUN:   --zero-offload-optimizer=device=cpu | FileCheck %s
+
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME: %arg4: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "master"}
+// CHECK-SAME: %arg5: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "exp_avg"}
+// CHECK-SAME: %arg6: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "exp_avg_sq"}
+// CHECK-SAME: -> (tensor<f32> {zero.loss}, tensor<4x4xbf16> {zero.layout = #zero.layout<shape = [4, 4], world_size = 2>, zero.param = "w0"}
+// CHECK-SAME: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "master"}
+
+// CHECK:      %[[G:.*]]:4 = zero.wait %{{.*}} : tensor<8xbf16>, tensor<8xbf16>, tensor<2xbf16>, tensor<3xbf16>
+// CHECK-NEXT: %[[OUT1:.*]] = zero.swap_out_start %[[G]]#1 to host : tensor<8xbf16>
+// CHECK-NEXT: %[[OUT2:.*]] = zero.swap_out_start %[[G]]#2 to host : tensor<2xbf16>
+// CHECK-NEXT: %[[OUT0:.*]] = zero.swap_out_start %[[G]]#0 to host : tensor<8xbf16>
+// CHECK-NEXT: %[[OUT3:.*]] = zero.swap_out_start %[[G]]#3 to host : tensor<3xbf16>
+
+// CHECK:      %[[G0:.*]] = zero.wait %[[OUT1]] : tensor<8xbf16, #zero.memory_space<host>>
+// CHECK-NEXT: %[[M0:.*]], %{{.*}}, %{{.*}} = zero.adam %arg4, %[[G0]], %arg5, %arg6,
+// CHECK-SAME:   : tensor<8xf32, #zero.memory_space<host>>, tensor<8xbf16, #zero.memory_space<host>>, tensor<8xf32, #zero.memory_space<host>>, tensor<8xf32, #zero.memory_space<host>>
+// CHECK-NEXT: %[[E0:.*]] = tensor.empty() : tensor<8xbf16, #zero.memory_space<host>>
+// CHECK-NEXT: %[[W0:.*]] = linalg.map { arith.truncf } ins(%[[M0]] : tensor<8xf32, #zero.memory_space<host>>) outs(%[[E0]] : tensor<8xbf16, #zero.memory_space<host>>)
+// CHECK-NEXT: %[[IN0:.*]] = zero.swap_in_start %[[W0]] : tensor<8xbf16, #zero.memory_space<host>>
+// CHECK-NEXT: zero.wait %[[OUT2]] : tensor<2xbf16, #zero.memory_space<host>>
+
+// CHECK:      %[[D0:.*]] = zero.wait %[[IN0]] : tensor<8xbf16>
+// CHECK-NEXT: %[[D1:.*]] = zero.wait %{{.*}} : tensor<2xbf16>
+// CHECK-NEXT: %[[D2:.*]] = zero.wait %{{.*}} : tensor<8xbf16>
+// CHECK-NEXT: %[[D3:.*]] = zero.wait %{{.*}} : tensor<3xbf16>
+// CHECK-NEXT: zero.all_gather_start %[[D0]], %[[D1]], %[[D2]], %[[D3]]
+// The updated states are returned in host memory, not swapped back.
+// CHECK:      return
+// CHECK-NOT:  zero.swap_in_start
+
+// At fp32 (no masters) the parameter shard itself is swapped out with the
+// gradient, and the updated shard comes back for the all-gather.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=1 world-size=2" --zero-reduce-gradients \
+// RUN:   --zero-insert-optimizer --zero-bucket \
+// RUN:   --zero-offload-optimizer=device=cpu | FileCheck %s --check-prefix=F32
+// F32:      %[[SHARD:.*]] = zero.local_shard %arg0
+// F32-NEXT: %[[OUT:.*]] = zero.swap_out_start %[[SHARD]] to host : tensor<8xf32>
+// F32:      %[[P:.*]] = zero.wait %[[OUT]] : tensor<8xf32, #zero.memory_space<host>>
+// F32:      %[[NEW:.*]], %{{.*}}, %{{.*}} = zero.adam %[[P]],
+// F32-NEXT: zero.swap_in_start %[[NEW]] : tensor<8xf32, #zero.memory_space<host>>
+
+// device=none changes nothing; other devices and stage 0 are refused.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer=device=none \
+// RUN:   | FileCheck %s --check-prefix=NONE
+// NONE-NOT: memory_space
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer=device=nvme \
+// RUN:   2>&1 | FileCheck %s --check-prefix=NVME
+// NVME: error: zero-offload-optimizer: device 'nvme' is not supported yet: the optimizer steps on states in host memory, and moving them between host memory and NVMe in tiles is not implemented; use 'cpu'
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer=device=gpu \
+// RUN:   2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: zero-offload-optimizer: unknown device 'gpu' (expected none, cpu or nvme)
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=0 world-size=2" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer=device=cpu \
+// RUN:   2>&1 | FileCheck %s --check-prefix=STAGE0
+// STAGE0: error: zero-offload-optimizer: offloading the optimizer needs stage 1, 2 or 3 (the step is stage 0)

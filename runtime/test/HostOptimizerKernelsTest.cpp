@@ -199,7 +199,8 @@ template <typename T>
 void expectSameBits(const std::vector<T> &expected,
                     const std::vector<T> &actual, const std::string &what) {
   ASSERT_EQ(expected.size(), actual.size()) << what;
-  if (std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(T)))
+  if (!expected.empty() &&
+      std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(T)))
     for (size_t i = 0; i < expected.size(); ++i)
       if (std::memcmp(&expected[i], &actual[i], sizeof(T))) {
         ADD_FAILURE() << what << ": first difference at element " << i << " of "

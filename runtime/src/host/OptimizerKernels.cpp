@@ -150,8 +150,10 @@ sgdScalar(const SgdConstants<double> &c, int64_t n, double *param,
 #endif
 #define ZERO_STRINGIFY(x) #x
 
-// f32 lanes whose bits are NaN.
-#define ZERO_NAN_BITS 0x7fc00000
+namespace {
+/// f32's quiet NaN without payload; roundToF16 maps every NaN to its half.
+constexpr int32_t kQuietNaNBits = 0x7fc00000;
+} // namespace
 
 ZERO_BEGIN_TARGET("avx2,fma,f16c")
 namespace {
@@ -231,7 +233,7 @@ inline void storeParam16(const AdamArrays<float> &a, int64_t i, __m256 p) {
     // NaN the quiet NaN of its sign.
     const __m256 quiet = _mm256_or_ps(
         _mm256_and_ps(p, _mm256_castsi256_ps(_mm256_set1_epi32(INT32_MIN))),
-        _mm256_castsi256_ps(_mm256_set1_epi32(ZERO_NAN_BITS)));
+        _mm256_castsi256_ps(_mm256_set1_epi32(kQuietNaNBits)));
     half = _mm256_cvtps_ph(_mm256_blendv_ps(p, quiet, isNaN),
                            _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
   } else {
@@ -336,7 +338,7 @@ inline void storeParam16(const AdamArrays<float> &a, int64_t i, __m512 p) {
   if (a.param16Type == DType::F16) {
     const __m512i quiet = _mm512_or_si512(
         _mm512_and_si512(_mm512_castps_si512(p), _mm512_set1_epi32(INT32_MIN)),
-        _mm512_set1_epi32(ZERO_NAN_BITS));
+        _mm512_set1_epi32(kQuietNaNBits));
     half = _mm512_cvtps_ph(
         _mm512_mask_mov_ps(p, isNaN, _mm512_castsi512_ps(quiet)),
         _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);

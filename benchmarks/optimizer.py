@@ -4,22 +4,27 @@ torch.optim.AdamW.
 
 For each size (default 2^22 and 2^24 f32 elements) and thread count (default
 1 and 2), runs build's zero-bench-optimizer (runtime/bench/OptimizerBench.cpp:
-the zero.adam host kernel, AdamW mode, in place, and a STREAM-like copy and
-triad on the same arrays and threads), then times torch.optim.AdamW with
-foreach=False and foreach=True on tensors of the same size with
-torch.set_num_threads(T) and the same hyperparameters (lr 1e-3, betas
-(0.9, 0.999), eps 1e-8, weight decay 0.01). Each timing is the median of
---repeat runs after two warm-up runs.
+the zero.adam host kernel, AdamW mode, in place; the same step with the bf16
+copy of the updated parameter written in the same pass, zero.adam+bf16; and a
+STREAM-like copy and triad on the same arrays and threads), then times
+torch.optim.AdamW with foreach=False and foreach=True on tensors of the same
+size with torch.set_num_threads(T) and the same hyperparameters (lr 1e-3,
+betas (0.9, 0.999), eps 1e-8, weight decay 0.01). Each timing is the median
+of --repeat steps after two warm-up steps; the whole measurement runs --runs
+times, and the table shows the median over the runs, a second table the
+range (smallest to largest) of the ratios.
 
 Effective bandwidth counts 28 bytes per element for Adam (reads param, grad,
-m, v; writes param, m, v, all f32), 8 for copy and 12 for triad (STREAM's
-convention: no write-allocate traffic). Prints a markdown table with the
-ratios Adam/triad bandwidth and zero.adam/torch throughput.
+m, v; writes param, m, v, all f32), 30 with the bf16 copy, 8 for copy and 12
+for triad (STREAM's convention: no write-allocate traffic, which triad has
+and Adam, writing only what it read, does not).
 
 Usage: benchmarks/optimizer.py [--bin DIR] [--elements 4194304,16777216]
-                               [--threads 1,2] [--repeat 20]
+                               [--threads 1,2] [--repeat 20] [--runs 3]
+                               [--isa scalar|avx2|avx512]
 DIR (with zero-bench-optimizer) defaults to $ZERO_BUILD_DIR/bin, else
-build/bin of the repository.
+build/bin of the repository. --isa picks the kernels' form (default: the
+best this CPU runs).
 """
 
 import argparse
@@ -47,11 +52,11 @@ def find_tool(explicit):
              (TOOL, ", ".join(candidates)))
 
 
-def run_native(tool, n, threads, repeat):
+def run_native(tool, n, threads, repeat, isa):
     """{kernel: measurement} from zero-bench-optimizer."""
     result = subprocess.run(
         [tool, "--elements", str(n), "--threads", str(threads),
-         "--repeat", str(repeat)],
+         "--repeat", str(repeat)] + (["--isa", isa] if isa else []),
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     if result.returncode != 0:
         sys.exit("optimizer.py: %s failed (exit %d): %s" %
@@ -80,12 +85,23 @@ def run_torch(n, threads, repeat, foreach):
     return statistics.median(seconds)
 
 
+def load():
+    return subprocess.run(["uptime"], stdout=subprocess.PIPE,
+                          text=True).stdout.strip()
+
+
+def label(n):
+    return "2^%d" % (n.bit_length() - 1) if n & (n - 1) == 0 else str(n)
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin")
     parser.add_argument("--elements", default="%d,%d" % (1 << 22, 1 << 24))
     parser.add_argument("--threads", default="1,2")
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--isa", choices=["scalar", "avx2", "avx512"])
     args = parser.parse_args()
     try:
         sizes = [int(s) for s in args.elements.split(",")]
@@ -93,44 +109,81 @@ def main():
     except ValueError:
         sys.exit("optimizer.py: --elements and --threads take comma-separated "
                  "integers")
-    if args.repeat < 1 or min(sizes + thread_counts) < 1:
-        sys.exit("optimizer.py: sizes, thread counts and --repeat must be "
-                 "positive")
+    if min([args.repeat, args.runs] + sizes + thread_counts) < 1:
+        sys.exit("optimizer.py: sizes, thread counts, --repeat and --runs "
+                 "must be positive")
     tool = find_tool(args.bin)
     import torch
-    print("torch %s; %d runs per timing (median)" %
-          (torch.__version__, args.repeat))
-    print("load before: %s" % subprocess.run(
-        ["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
+    print("torch %s; %d steps per timing (median), %d runs (median, range)" %
+          (torch.__version__, args.repeat, args.runs))
 
-    rows = []
-    for n in sizes:
-        for threads in thread_counts:
-            native = run_native(tool, n, threads, args.repeat)
-            loop = run_torch(n, threads, args.repeat, foreach=False)
-            foreach = run_torch(n, threads, args.repeat, foreach=True)
-            rows.append((n, threads, native, loop, foreach))
-    print("load after:  %s" % subprocess.run(
-        ["uptime"], stdout=subprocess.PIPE, text=True).stdout.strip())
+    # (n, threads) -> column -> one value per run.
+    results = {}
+    isas = set()
+    for run in range(args.runs):
+        print("run %d, load before: %s" % (run + 1, load()))
+        for n in sizes:
+            for threads in thread_counts:
+                native = run_native(tool, n, threads, args.repeat, args.isa)
+                loop = run_torch(n, threads, args.repeat, foreach=False)
+                foreach = run_torch(n, threads, args.repeat, foreach=True)
+                adam = native["zero.adam"]
+                fused = native["zero.adam+bf16"]
+                triad = native["triad"]["gb_per_s"]
+                isas.add(adam["isa"])
+                row = {
+                    "copy": native["copy"]["gb_per_s"],
+                    "triad": triad,
+                    "adam": adam["elements_per_s"] / 1e6,
+                    "adam_gb": adam["gb_per_s"],
+                    "adam_triad": adam["gb_per_s"] / triad,
+                    "fused": fused["elements_per_s"] / 1e6,
+                    "fused_gb": fused["gb_per_s"],
+                    "fused_triad": fused["gb_per_s"] / triad,
+                    "separate": native["zero.adam;bf16"]["elements_per_s"] /
+                    1e6,
+                    "loop": n / loop / 1e6,
+                    "foreach": n / foreach / 1e6,
+                    "vs_loop": adam["elements_per_s"] * loop / n,
+                    "vs_foreach": adam["elements_per_s"] * foreach / n,
+                }
+                for key, value in row.items():
+                    results.setdefault((n, threads), {}).setdefault(
+                        key, []).append(value)
+    print("load after:  %s" % load())
+    print("kernel form: %s" % ", ".join(sorted(isas)))
 
     print()
     print("| elements | threads | copy (GB/s) | triad (GB/s) "
           "| zero.adam (Melem/s) | zero.adam (GB/s) | adam / triad "
+          "| zero.adam+bf16 (Melem/s) | +bf16 (GB/s) | +bf16 / triad "
+          "| adam, then bf16 pass (Melem/s) "
           "| AdamW foreach=False (Melem/s) | AdamW foreach=True (Melem/s) "
           "| zero / foreach=False | zero / foreach=True |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-    for n, threads, native, loop, foreach in rows:
-        adam = native["zero.adam"]
-        triad = native["triad"]["gb_per_s"]
-        zero_rate = adam["elements_per_s"]
-        label = ("2^%d" % (n.bit_length() - 1) if n & (n - 1) == 0
-                 else str(n))
-        print("| %s | %d | %.1f | %.1f | %.0f | %.2f | %.2f | %.0f | %.0f "
-              "| %.2f | %.2f |" % (
-                  label, threads, native["copy"]["gb_per_s"], triad,
-                  zero_rate / 1e6, adam["gb_per_s"], adam["gb_per_s"] / triad,
-                  n / loop / 1e6, n / foreach / 1e6,
-                  zero_rate * loop / n, zero_rate * foreach / n))
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:"
+          "|---:|---:|")
+    columns = [("copy", "%.1f"), ("triad", "%.1f"), ("adam", "%.0f"),
+               ("adam_gb", "%.1f"), ("adam_triad", "%.2f"), ("fused", "%.0f"),
+               ("fused_gb", "%.1f"), ("fused_triad", "%.2f"),
+               ("separate", "%.0f"), ("loop", "%.0f"), ("foreach", "%.0f"),
+               ("vs_loop", "%.1f"), ("vs_foreach", "%.1f")]
+    for (n, threads), row in results.items():
+        print("| %s | %d | %s |" % (label(n), threads, " | ".join(
+            fmt % statistics.median(row[key]) for key, fmt in columns)))
+
+    if args.runs > 1:
+        print()
+        print("Ranges over the runs:")
+        print()
+        print("| elements | threads | triad (GB/s) | adam / triad "
+              "| +bf16 / triad | zero / foreach=False | zero / foreach=True |")
+        print("|---:|---:|---:|---:|---:|---:|---:|")
+        for (n, threads), row in results.items():
+            print("| %s | %d | %s |" % (label(n), threads, " | ".join(
+                (fmt + "-" + fmt) % (min(row[key]), max(row[key]))
+                for key, fmt in [("triad", "%.1f"), ("adam_triad", "%.2f"),
+                                 ("fused_triad", "%.2f"), ("vs_loop", "%.1f"),
+                                 ("vs_foreach", "%.1f")])))
 
 
 if __name__ == "__main__":

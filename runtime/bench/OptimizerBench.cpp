@@ -4,16 +4,22 @@
 // hand-made instruction, run on a frame of four f32 arrays, in place as the
 // compiler's schedules run it) on N elements, and, on the same arrays and
 // thread count, a STREAM-like copy (a = b) and triad (a = b + s * c), so that
-// the kernel's effective bandwidth can be read against the machine's. Prints
+// the kernel's effective bandwidth can be read against the machine's. Then
+// the executor's entry host::runAdamStep with the bf16 copy of the updated
+// parameter written in the same pass (zero.adam+bf16), and, for comparison,
+// without it followed by a separate conversion pass (zero.adam;bf16). Prints
 // one JSON object per measurement; benchmarks/optimizer.py adds PyTorch and
 // the table.
 //
 // Bytes per element, STREAM's convention (no write-allocate traffic):
-// copy 8, triad 12, Adam 28 (reads param, grad, m, v; writes param, m, v).
+// copy 8, triad 12, Adam 28 (reads param, grad, m, v; writes param, m, v),
+// Adam with the bf16 copy 30 (the same, and writes 2 bytes).
 //
 //===----------------------------------------------------------------------===//
 
+#include "host/Elements.h"
 #include "host/HostOp.h"
+#include "host/OptimizerKernels.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/host/Threads.h"
@@ -88,6 +94,15 @@ void parallelFor(int64_t n, int threads,
     worker.join();
 }
 
+/// STREAM's triad on [begin, end), in the CPU's widest vectors as STREAM
+/// built with -march=native would run it.
+__attribute__((target_clones("avx512f", "avx2", "default"))) void
+triad(float *__restrict a, const float *__restrict b, const float *__restrict c,
+      int64_t begin, int64_t end) {
+  for (int64_t i = begin; i < end; ++i)
+    a[i] = b[i] + 3.0f * c[i];
+}
+
 /// Seconds of each of `repeat` runs of fn after two warm-up runs.
 std::vector<double> timeRuns(int repeat, const std::function<void()> &fn) {
   std::vector<double> seconds;
@@ -105,20 +120,22 @@ void report(const char *kernel, int64_t n, int threads, int bytesPerElement,
             std::vector<double> seconds) {
   std::sort(seconds.begin(), seconds.end());
   const double median = seconds[seconds.size() / 2];
-  std::printf(
-      "{\"kernel\": \"%s\", \"elements\": %lld, \"threads\": %d, "
-      "\"bytes_per_element\": %d, \"runs\": %zu, \"median_s\": %.6e, "
-      "\"min_s\": %.6e, \"elements_per_s\": %.6e, \"gb_per_s\": %.4f}\n",
-      kernel, static_cast<long long>(n), threads, bytesPerElement,
-      seconds.size(), median, seconds.front(), n / median,
-      n * static_cast<double>(bytesPerElement) / median / 1e9);
+  std::printf("{\"kernel\": \"%s\", \"elements\": %lld, \"threads\": %d, "
+              "\"isa\": \"%s\", \"bytes_per_element\": %d, \"runs\": %zu, "
+              "\"median_s\": %.6e, \"min_s\": %.6e, \"elements_per_s\": %.6e, "
+              "\"gb_per_s\": %.4f}\n",
+              kernel, static_cast<long long>(n), threads,
+              host::getKernelIsaName(host::getKernelIsa()), bytesPerElement,
+              seconds.size(), median, seconds.front(), n / median,
+              n * static_cast<double>(bytesPerElement) / median / 1e9);
   std::fflush(stdout);
 }
 
 int usage(const char *message) {
   std::fprintf(stderr,
                "zero-bench-optimizer: %s\nusage: zero-bench-optimizer "
-               "[--elements N[,N...]] [--threads T] [--repeat R]\n",
+               "[--elements N[,N...]] [--threads T] [--repeat R]\n"
+               "                            [--isa scalar|avx2|avx512]\n",
                message);
   return 2;
 }
@@ -142,6 +159,20 @@ int main(int argc, char **argv) {
           return usage(("--elements: bad size list '" + value + "'").c_str());
         sizes.push_back(n);
       }
+    } else if (arg == "--isa") {
+      const host::KernelIsa isas[] = {host::KernelIsa::Scalar,
+                                      host::KernelIsa::Avx2,
+                                      host::KernelIsa::Avx512};
+      bool known = false;
+      for (host::KernelIsa isa : isas)
+        if (value == host::getKernelIsaName(isa)) {
+          if (isa > host::getSupportedKernelIsa())
+            return usage(("--isa: this CPU lacks " + value).c_str());
+          host::setKernelIsa(isa);
+          known = true;
+        }
+      if (!known)
+        return usage(("--isa: unknown form '" + value + "'").c_str());
     } else if (arg == "--threads" || arg == "--repeat") {
       long count = std::strtol(value.c_str(), &end, 10);
       if (*end || count < 1)
@@ -175,8 +206,7 @@ int main(int argc, char **argv) {
            }));
     report("triad", n, threads, 12, timeRuns(repeat, [&] {
              parallelFor(n, threads, [&](int64_t begin, int64_t end) {
-               for (int64_t i = begin; i < end; ++i)
-                 a[i] = b[i] + 3.0f * c[i];
+               triad(a, b, c, begin, end);
              });
            }));
     std::fill(a, a + n, 0.0f);
@@ -208,6 +238,38 @@ int main(int argc, char **argv) {
                    status.toString().c_str());
       return 1;
     }
+
+    // The executor's entry, with the bf16 copy in the same pass and after it.
+    std::vector<uint16_t> param16(n);
+    parallelFor(n, threads, [&](int64_t begin, int64_t end) {
+      std::memset(param16.data() + begin, 0, (end - begin) * 2);
+    });
+    // The instruction's hyperparameters.
+    host::AdamHyperparameters h;
+    h.lr = frame.scalar(5).f;
+    h.beta1 = 0.9;
+    h.beta2 = 0.999;
+    h.eps = 1e-8;
+    h.weightDecay = 0.01;
+    h.adamw = true;
+    h.biasCorrection = true;
+    h.amsgrad = false;
+    report("zero.adam+bf16", n, threads, 30, timeRuns(repeat, [&] {
+             h.step = ++step;
+             host::runAdamStep(h, n, frame.array(0), frame.array(1), DType::F32,
+                               frame.array(2), frame.array(3), nullptr,
+                               param16.data(), DType::BF16);
+           }));
+    report("zero.adam;bf16", n, threads, 30, timeRuns(repeat, [&] {
+             h.step = ++step;
+             host::runAdamStep(h, n, frame.array(0), frame.array(1), DType::F32,
+                               frame.array(2), frame.array(3), nullptr);
+             parallelFor(n, threads, [&](int64_t begin, int64_t end) {
+               host::storeFloats(param16.data(), DType::BF16, begin,
+                                 end - begin, frame.array(0) + begin);
+             });
+           }));
+
     // Keeps the arrays observable; also a sanity check of the update.
     if (!std::isfinite(frame.array(0)[n - 1])) {
       std::fprintf(stderr, "zero-bench-optimizer: zero.adam produced a "

@@ -30,11 +30,15 @@
 // The buffer starts at zero, where PyTorch starts it at the first gradient:
 // the same unless dampening > 0.
 //
+// The element loops are in OptimizerKernels.cpp, vectorized where the CPU
+// allows with the same bits; here the operands are checked and converted.
+//
 //===----------------------------------------------------------------------===//
 
 #include "Check.h"
 #include "Elements.h"
 #include "HostOps.h"
+#include "OptimizerKernels.h"
 #include "Parallel.h"
 
 #include <cmath>
@@ -47,98 +51,6 @@ namespace zero::runtime::host {
 namespace {
 
 constexpr int64_t kBlock = 4096;
-
-/// The scalars of one step, in the type of the math T: f32, or f64 for f64
-/// parameters (as PyTorch computes on double tensors).
-template <typename T> struct AdamConstants {
-  T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
-  T weightDecay, decay, eps, bc2Sqrt, negStepSize;
-  bool adamw, l2, amsgrad;
-};
-
-/// `vMax` is null unless `Amsgrad` (a template argument: plain Adam's loop
-/// stays as it was).
-template <typename T, bool Amsgrad>
-inline void adamUpdate(const AdamConstants<T> &c, int64_t n, T *param,
-                       const T *grad, T *m, T *v, T *vMax) {
-  for (int64_t i = 0; i < n; ++i) {
-    T g = grad[i];
-    T p = param[i];
-    if (c.l2)
-      g = std::fma(p, c.weightDecay, g);
-    if (c.adamw)
-      p = p * c.decay;
-    T mi = m[i] * c.beta1;
-    mi = std::fma(g, c.oneMinusBeta1, mi);
-    T vi = v[i] * c.beta2;
-    vi = std::fma(c.oneMinusBeta2 * g, g, vi);
-    T second = vi;
-    if constexpr (Amsgrad) {
-      // torch.maximum propagates a NaN of either side.
-      const T old = vMax[i];
-      second = old > vi || old != old ? old : vi;
-      vMax[i] = second;
-    }
-    const T denom = std::sqrt(second) / c.bc2Sqrt + c.eps;
-    param[i] = p + (c.negStepSize * mi) / denom;
-    m[i] = mi;
-    v[i] = vi;
-  }
-}
-
-// Compiled for FMA hardware where the CPU has it (std::fma is a library call
-// otherwise): same results, several times faster.
-__attribute__((target_clones("fma", "default"))) void
-adamBlock(const AdamConstants<float> &c, int64_t n, float *param,
-          const float *grad, float *m, float *v, float *vMax) {
-  if (c.amsgrad)
-    adamUpdate<float, true>(c, n, param, grad, m, v, vMax);
-  else
-    adamUpdate<float, false>(c, n, param, grad, m, v, vMax);
-}
-
-__attribute__((target_clones("fma", "default"))) void
-adamBlock(const AdamConstants<double> &c, int64_t n, double *param,
-          const double *grad, double *m, double *v, double *vMax) {
-  if (c.amsgrad)
-    adamUpdate<double, true>(c, n, param, grad, m, v, vMax);
-  else
-    adamUpdate<double, false>(c, n, param, grad, m, v, vMax);
-}
-
-template <typename T> struct SgdConstants {
-  T weightDecay, momentum, oneMinusDampening, negLr;
-  bool nesterov;
-};
-
-template <typename T>
-inline void sgdUpdate(const SgdConstants<T> &c, int64_t n, T *param,
-                      const T *grad, T *buf) {
-  for (int64_t i = 0; i < n; ++i) {
-    T g = grad[i];
-    const T p = param[i];
-    if (c.weightDecay != T(0))
-      g = std::fma(p, c.weightDecay, g);
-    if (c.momentum != T(0)) {
-      const T b = std::fma(g, c.oneMinusDampening, buf[i] * c.momentum);
-      buf[i] = b;
-      g = c.nesterov ? std::fma(b, c.momentum, g) : b;
-    }
-    param[i] = std::fma(g, c.negLr, p);
-  }
-}
-
-__attribute__((target_clones("fma", "default"))) void
-sgdBlock(const SgdConstants<float> &c, int64_t n, float *param,
-         const float *grad, float *buf) {
-  sgdUpdate(c, n, param, grad, buf);
-}
-
-__attribute__((target_clones("fma", "default"))) void
-sgdBlock(const SgdConstants<double> &c, int64_t n, double *param,
-         const double *grad, double *buf) {
-  sgdUpdate(c, n, param, grad, buf);
-}
 
 /// A tensor operand seen as blocks of T: memory of type T directly, other
 /// float types converted into a buffer and (for state) back.
@@ -231,38 +143,46 @@ private:
 
   template <typename T>
   void update(Frame &frame, double lr, int64_t step, double beta1) {
-    AdamConstants<T> c;
-    c.beta1 = static_cast<T>(beta1);
-    c.oneMinusBeta1 = static_cast<T>(1.0 - beta1);
-    c.beta2 = static_cast<T>(beta2_);
-    c.oneMinusBeta2 = static_cast<T>(1.0 - beta2_);
-    c.weightDecay = static_cast<T>(weightDecay_);
-    c.decay = static_cast<T>(1.0 - lr * weightDecay_);
-    c.eps = static_cast<T>(eps_);
-    c.adamw = adamw_;
-    c.l2 = !adamw_ && weightDecay_ != 0.0;
-    c.amsgrad = amsgrad_;
-    const double t = static_cast<double>(step);
-    const double bc1 = biasCorrection_ ? 1.0 - std::pow(beta1, t) : 1.0;
-    const double bc2 = biasCorrection_ ? 1.0 - std::pow(beta2_, t) : 1.0;
-    c.negStepSize = static_cast<T>(-(lr / bc1));
-    c.bc2Sqrt = static_cast<T>(std::sqrt(bc2));
-
+    AdamHyperparameters h;
+    h.lr = lr;
+    h.beta1 = beta1;
+    h.beta2 = beta2_;
+    h.eps = eps_;
+    h.weightDecay = weightDecay_;
+    h.step = step;
+    h.adamw = adamw_;
+    h.biasCorrection = biasCorrection_;
+    h.amsgrad = amsgrad_;
+    const AdamConstants<T> c = getAdamConstants<T>(h);
     void *param = prepareResult(frame, operands_[0], results_[0]);
     void *m = prepareResult(frame, operands_[2], results_[1]);
     void *v = prepareResult(frame, operands_[3], results_[2]);
     void *vMax =
         amsgrad_ ? prepareResult(frame, operands_[4], results_[3]) : nullptr;
     void *grad = frame.tensor(operands_[1].id).data;
+    const DType gradType = operands_[1].dtype;
+    // The loops widen 16-bit gradients themselves.
+    const bool gradAsIs = gradType == View<T>::kType ||
+                          (std::is_same<T, float>::value &&
+                           (gradType == DType::BF16 || gradType == DType::F16));
+    const int64_t gradWidth = getDTypeWidth(gradType);
+    const KernelIsa isa = getKernelIsa();
     const int64_t numel = operands_[0].numel;
     parallelBlocks(numel, kBlock, numel * 8, [&](int64_t begin, int64_t end) {
       const int64_t count = end - begin;
-      View<T> p{param, results_[0].dtype, {}}, g{grad, operands_[1].dtype, {}},
+      View<T> p{param, results_[0].dtype, {}}, g{grad, gradType, {}},
           mv{m, results_[1].dtype, {}}, vv{v, results_[2].dtype, {}},
           vMaxView{vMax, amsgrad_ ? results_[3].dtype : View<T>::kType, {}};
-      adamBlock(c, count, p.load(begin, count), g.load(begin, count),
-                mv.load(begin, count), vv.load(begin, count),
-                amsgrad_ ? vMaxView.load(begin, count) : nullptr);
+      AdamArrays<T> a{
+          p.load(begin, count),
+          gradAsIs ? static_cast<const void *>(static_cast<const char *>(grad) +
+                                               begin * gradWidth)
+                   : g.load(begin, count),
+          gradAsIs ? gradType : View<T>::kType,
+          mv.load(begin, count),
+          vv.load(begin, count),
+          amsgrad_ ? vMaxView.load(begin, count) : nullptr};
+      adamLoop(isa, c, a, count);
       p.store(begin, count);
       mv.store(begin, count);
       vv.store(begin, count);
@@ -311,13 +231,14 @@ private:
     void *param = prepareResult(frame, operands_[0], results_[0]);
     void *buf = prepareResult(frame, operands_[2], results_[1]);
     void *grad = frame.tensor(operands_[1].id).data;
+    const KernelIsa isa = getKernelIsa();
     const int64_t numel = operands_[0].numel;
     parallelBlocks(numel, kBlock, numel * 4, [&](int64_t begin, int64_t end) {
       const int64_t count = end - begin;
       View<T> p{param, results_[0].dtype, {}}, g{grad, operands_[1].dtype, {}},
           b{buf, results_[1].dtype, {}};
-      sgdBlock(c, count, p.load(begin, count), g.load(begin, count),
-               b.load(begin, count));
+      sgdLoop(isa, c, count, p.load(begin, count), g.load(begin, count),
+              b.load(begin, count));
       p.store(begin, count);
       b.store(begin, count);
     });

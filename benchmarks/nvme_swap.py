@@ -8,7 +8,9 @@ bounce buffers, every tensor submitted then drain()) and through a plain
 loop of one pwrite/pread per tensor on an O_DIRECT file of the same
 directory, alternating the two --repeat times after a warm-up pass. Prints
 the machine's load, `df -T` of the directory, and a markdown table of the
-median GB/s of each and the ratio store / plain (target: at least 0.8).
+median GB/s of each and the median over rounds of the ratio store / plain
+in the same round (target: at least 0.8): the two run back to back, so the
+paired ratio is steadier than the ratio of the medians on a shared disk.
 
 Usage: benchmarks/nvme_swap.py [--bin DIR] [--dir SWAPDIR] [--repeat 9]
            [--sizes 64:1,64:4,64:16,256:1,256:16] [-- extra zero-bench-swap
@@ -102,13 +104,16 @@ def main():
     for row in rows:
         med = {k: statistics.median(v) for k, v in row.items()
                if isinstance(v, list)}
+        paired = {op: statistics.median(
+            s / p for s, p in zip(row[("store", op)], row[("plain", op)]))
+            for op in ("write", "read")}
         print("| %d MiB | %d MiB | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | "
               "%.2f-%.2f / %.2f-%.2f | %s, %s |" % (
                   row["total"] // MIB, row["tensor"] // MIB,
                   med[("plain", "write")], med[("store", "write")],
-                  med[("store", "write")] / med[("plain", "write")],
+                  paired["write"],
                   med[("plain", "read")], med[("store", "read")],
-                  med[("store", "read")] / med[("plain", "read")],
+                  paired["read"],
                   min(row[("store", "write")]), max(row[("store", "write")]),
                   min(row[("store", "read")]), max(row[("store", "read")]),
                   "yes" if row[("direct", "plain")] else "no",

@@ -4,7 +4,8 @@
 // through an NvmeSwapSpace (every write submitted, then drain(); the same for
 // the reads) and once as a plain loop of pwrite/pread calls, one per tensor,
 // on an O_DIRECT file in the same directory: what a program gets from the
-// disk with no store in between. Both files are preallocated and written once
+// disk with no store in between (its memory on 4 KiB pages, or huge pages
+// with --plain-huge-pages). Both files are preallocated and written once
 // before timing. Prints one JSON object per measurement;
 // benchmarks/nvme_swap.py runs it and makes the table.
 //
@@ -20,6 +21,7 @@
 #include <vector>
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 using namespace zero::runtime;
@@ -108,10 +110,14 @@ void storeTransfer(NvmeSwapSpace &store, bool write, std::byte *memory,
     die(status.toString());
 }
 
-std::byte *alignedBytes(int64_t bytes, unsigned seed) {
+/// Random bytes, 4 KiB aligned, or on 2 MiB huge pages where asked (the
+/// memory of the store's bounce buffers), for the plain loop.
+std::byte *alignedBytes(int64_t bytes, unsigned seed, bool hugePages) {
   void *memory = nullptr;
-  if (::posix_memalign(&memory, 4096, bytes) != 0)
+  if (::posix_memalign(&memory, hugePages ? 2 << 20 : 4096, bytes) != 0)
     die("cannot allocate " + std::to_string(bytes) + " bytes");
+  if (hugePages)
+    ::madvise(memory, bytes, MADV_HUGEPAGE);
   auto *data = static_cast<std::byte *>(memory);
   uint64_t state = seed * 0x9E3779B97F4A7C15ull + 1;
   for (int64_t i = 0; i < bytes; ++i) {
@@ -124,14 +130,11 @@ std::byte *alignedBytes(int64_t bytes, unsigned seed) {
 } // namespace
 
 int main(int argc, char **argv) {
-  NvmeSwapOptions options;
-  options.bufferCount = 4;
-  options.bufferSize = int64_t(8) << 20;
-  options.blockSize = int64_t(1) << 20;
-  options.queueDepth = 8;
+  NvmeSwapOptions options; // the store's defaults unless flags say otherwise
   int64_t total = int64_t(64) << 20;
   int64_t tensor = int64_t(4) << 20;
   int repeat = 5;
+  bool plainHugePages = false;
   for (int i = 1; i < argc; ++i) {
     std::string flag = argv[i];
     if (flag == "--single-submit") {
@@ -140,6 +143,14 @@ int main(int argc, char **argv) {
     }
     if (flag == "--no-overlap") {
       options.overlapEvents = false;
+      continue;
+    }
+    if (flag == "--no-huge-pages") {
+      options.hugePages = false;
+      continue;
+    }
+    if (flag == "--plain-huge-pages") {
+      plainHugePages = true;
       continue;
     }
     if (i + 1 >= argc)
@@ -162,9 +173,10 @@ int main(int argc, char **argv) {
     else if (flag == "--queue-depth")
       options.queueDepth = integer(argv[i - 1], value);
     else if (flag == "--direct")
-      options.directIo = std::string(value) == "require" ? DirectIoMode::kRequire
-                         : std::string(value) == "off"   ? DirectIoMode::kOff
-                                                         : DirectIoMode::kAuto;
+      options.directIo = std::string(value) == "require"
+                             ? DirectIoMode::kRequire
+                         : std::string(value) == "off" ? DirectIoMode::kOff
+                                                       : DirectIoMode::kAuto;
     else
       die("unknown flag " + flag);
   }
@@ -173,7 +185,8 @@ int main(int argc, char **argv) {
     die("usage: zero-bench-swap --dir DIR [--total BYTES] [--tensor BYTES "
         "(a multiple of 4096)] [--repeat N] [--buffer-count N] "
         "[--buffer-size BYTES] [--block-size BYTES] [--queue-depth N] "
-        "[--direct auto|require|off] [--single-submit] [--no-overlap]");
+        "[--direct auto|require|off] [--single-submit] [--no-overlap] "
+        "[--no-huge-pages] [--plain-huge-pages]");
   options.arenaBytes = total;
 
   auto created = NvmeSwapSpace::create(options);
@@ -186,8 +199,8 @@ int main(int argc, char **argv) {
                       std::to_string(::getpid()) + ".bin",
                   total);
 
-  std::byte *source = alignedBytes(total, 1);
-  std::byte *back = alignedBytes(total, 2);
+  std::byte *source = alignedBytes(total, 1, plainHugePages);
+  std::byte *back = alignedBytes(total, 2, plainHugePages);
   // Warm-up: both files written once (extents converted), checked once.
   storeTransfer(store, true, source, total, tensor);
   storeTransfer(store, false, back, total, tensor);

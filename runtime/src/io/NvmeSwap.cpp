@@ -1,12 +1,14 @@
 //===- NvmeSwap.cpp - a rank's nvme arena in a file, over io_uring --------===//
 //
 // One worker thread owns the io_uring. It cuts each request into chunks of at
-// most one bounce buffer, aligned to the file's block alignment, and keeps up
-// to bufferCount chunks and queueDepth I/O requests in flight: while the disk
-// moves one chunk, the worker copies the next into its buffer (a write) or
-// the previous out of its buffer (a read). A write whose first or last block
-// is partial reads that block first (read-modify-write). Submitters wake the
-// worker through an eventfd polled on the ring, so that it waits in one place.
+// most one bounce buffer, aligned to the file's block alignment, places them
+// one after another in the pool (bufferCount x bufferSize bytes, used as a
+// ring, so that small tensors pack), and keeps up to queueDepth I/O requests
+// in flight: while the disk moves one chunk, the worker copies the next into
+// the pool (a write) or the previous out of it (a read). A write whose first or
+// last block is partial reads that block first (read-modify-write). Submitters
+// wake the worker through an eventfd polled on the ring, so that it waits in
+// one place.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -33,6 +36,7 @@
 #include <poll.h>
 #include <sys/eventfd.h>
 #include <sys/file.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -145,10 +149,11 @@ struct Request {
   std::byte *memory = nullptr;
 };
 
-/// A bounce buffer and the part of a job it carries.
+/// The part of a job that one stretch of the pool carries.
 struct Chunk {
   std::byte *buffer = nullptr;
-  Job *job = nullptr; // null while the buffer is free
+  int64_t poolOffset = 0;
+  Job *job = nullptr;                 // null once done
   int64_t fileBegin = 0, fileEnd = 0; // aligned
   int64_t dataBegin = 0, dataEnd = 0; // the job's bytes in it
   bool readingEdges = false;
@@ -186,12 +191,14 @@ private:
   void addRequests(Chunk &chunk, int64_t begin, int64_t end, bool isWrite,
                    bool edge);
   bool conflicts(int64_t begin, int64_t end, bool isWrite) const;
+  int64_t allocate(int64_t bytes) const;
   void submitRequests();
   void submitRing();
   bool armPoll();
   void waitForCompletions();
   void completeRequest(Request &request, int result);
   void chunkDone(Chunk &chunk);
+  void finishChunks();
   void finishStarted();
   void complete(Job &job);
   void fail(Job &job, Status status);
@@ -205,7 +212,13 @@ private:
   bool ringReady_ = false;
   io_uring ring_;
   std::byte *buffers_ = nullptr;
-  std::vector<Chunk> chunks_;
+  int64_t poolBytes_ = 0;
+  // The chunks in the pool, oldest first: the bytes from the oldest's
+  // poolOffset to poolHead_ (wrapping around) are taken. Done chunks leave
+  // from the front only, so one slow chunk holds the space after it. A
+  // deque: requests point at its elements.
+  std::deque<Chunk> chunks_;
+  int64_t poolHead_ = 0;
   std::thread worker_;
 
   // Shared with submitters, under mutex_.
@@ -213,6 +226,11 @@ private:
   std::condition_variable done_;
   std::deque<std::unique_ptr<Job>> incoming_;
   std::map<Ticket, std::optional<Status>> tickets_;
+  int64_t incomplete_ = 0;
+  // Who waits, so that a completion wakes the submitters only when one of
+  // them can go on.
+  std::multiset<Ticket> awaited_;
+  int drainers_ = 0;
   Ticket nextTicket_ = 1;
   bool stop_ = false;
   std::optional<Status> broken_;
@@ -221,6 +239,7 @@ private:
   std::deque<std::unique_ptr<Job>> starting_; // chunks left to start
   std::vector<std::unique_ptr<Job>> running_; // chunks in flight only
   std::deque<Request *> pending_;             // requests not yet submitted
+  std::vector<Chunk *> finished_; // chunks whose requests all completed
   int chunksInFlight_ = 0;
   int requestsInFlight_ = 0;
   FailedRanges failedRanges_;
@@ -260,9 +279,9 @@ Status NvmeSwapSpace::Impl::open(const NvmeSwapOptions &opts) {
   if (dir.empty())
     return ZERO_ERROR(kInvalidArgument, "nvme_path is empty");
   auto invalid = [&](const std::string &what) {
-    return ZERO_ERROR(kInvalidArgument,
-                      "nvme swap of rank " + std::to_string(options.rank) +
-                          " in '" + dir + "': " + what);
+    return ZERO_ERROR(kInvalidArgument, "nvme swap of rank " +
+                                            std::to_string(options.rank) +
+                                            " in '" + dir + "': " + what);
   };
   if (options.rank < 0)
     return invalid("rank " + std::to_string(options.rank) + " is negative");
@@ -300,17 +319,24 @@ Status NvmeSwapSpace::Impl::open(const NvmeSwapOptions &opts) {
   ZERO_RETURN_IF_ERROR(lock());
   ZERO_RETURN_IF_ERROR(openFile());
 
+  // Huge pages make a request one physically contiguous DMA segment: with
+  // 4 KiB pages a 1 MiB request has 256 segments, more than a device takes
+  // in one command (virtio-blk: 254), and the block layer splits it.
+  // docs/PERFORMANCE.md measures the difference.
   void *memory = nullptr;
   size_t total = size_t(options.bufferCount) * size_t(options.bufferSize);
-  if (int error = ::posix_memalign(&memory, alignment, total))
+  size_t poolAlignment = options.hugePages
+                             ? std::max<size_t>(size_t(2) << 20, alignment)
+                             : size_t(alignment);
+  if (int error = ::posix_memalign(&memory, poolAlignment, total))
     return errnoStatus(path,
                        "cannot allocate " + std::to_string(total) +
                            " bytes of bounce buffers",
                        error);
   buffers_ = static_cast<std::byte *>(memory);
-  chunks_.resize(options.bufferCount);
-  for (int i = 0; i < options.bufferCount; ++i)
-    chunks_[i].buffer = buffers_ + int64_t(i) * options.bufferSize;
+  if (options.hugePages)
+    (void)::madvise(memory, total, MADV_HUGEPAGE); // advice: may be ignored
+  poolBytes_ = int64_t(total);
 
   eventFd_ = ::eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (eventFd_ < 0)
@@ -338,13 +364,13 @@ Status NvmeSwapSpace::Impl::lock() {
       ::close(fd);
       std::string who = got > 0 ? " (pid " + std::string(pid, got) + ")" : "";
       if (error == EWOULDBLOCK)
-        return Status(StatusCode::kFailedPrecondition,
-                      lockPath + ": another job" + who +
-                          " is swapping to this nvme_path as rank " +
-                          std::to_string(options.rank) +
-                          "; give each job its own nvme_path: " +
-                          std::strerror(error),
-                      __FILE__, __LINE__);
+        return Status(
+            StatusCode::kFailedPrecondition,
+            lockPath + ": another job" + who +
+                " is swapping to this nvme_path as rank " +
+                std::to_string(options.rank) +
+                "; give each job its own nvme_path: " + std::strerror(error),
+            __FILE__, __LINE__);
       return errnoStatus(lockPath, "cannot lock the swap lock file", error);
     }
     struct stat locked, named;
@@ -359,8 +385,9 @@ Status NvmeSwapSpace::Impl::lock() {
     }
     ::close(fd);
   }
-  return errnoStatus(lockPath, "cannot lock the swap lock file: it keeps "
-                               "being replaced",
+  return errnoStatus(lockPath,
+                     "cannot lock the swap lock file: it keeps "
+                     "being replaced",
                      EAGAIN);
 }
 
@@ -407,8 +434,8 @@ Status NvmeSwapSpace::Impl::openFile() {
     if (error != EOPNOTSUPP)
       return errnoStatus(path,
                          "cannot reserve " + std::to_string(fileBytes) +
-                             " bytes for rank " +
-                             std::to_string(options.rank) + "'s nvme arena",
+                             " bytes for rank " + std::to_string(options.rank) +
+                             "'s nvme arena",
                          error);
   }
   if (::ftruncate(fd_, fileBytes) != 0)
@@ -462,6 +489,7 @@ NvmeSwapSpace::Ticket NvmeSwapSpace::Impl::submit(bool isWrite, int64_t offset,
   job->nextChunk = roundDown(offset, options.alignment);
   job->fileEnd = roundUp(offset + bytes, options.alignment);
   tickets_[ticket] = std::nullopt;
+  ++incomplete_;
   incoming_.push_back(std::move(job));
   guard.unlock();
   uint64_t one = 1;
@@ -483,16 +511,17 @@ Status NvmeSwapSpace::Impl::wait(Ticket ticket) {
       tickets_.erase(it);
       return status;
     }
+    auto awaited = awaited_.insert(ticket);
     done_.wait(guard);
+    awaited_.erase(awaited);
   }
 }
 
 Status NvmeSwapSpace::Impl::drain() {
   std::unique_lock<std::mutex> guard(mutex_);
-  done_.wait(guard, [&] {
-    return std::all_of(tickets_.begin(), tickets_.end(),
-                       [](const auto &entry) { return entry.second; });
-  });
+  ++drainers_;
+  done_.wait(guard, [&] { return incomplete_ == 0; });
+  --drainers_;
   Status first;
   for (auto &entry : tickets_)
     if (first.isOk() && !entry.second->isOk())
@@ -539,6 +568,10 @@ void NvmeSwapSpace::Impl::run() {
     takeIncoming(stopping);
     startChunks();
     submitRequests();
+    if (!finished_.empty()) {
+      finishChunks();
+      continue;
+    }
     if (stopping && starting_.empty() && running_.empty() &&
         chunksInFlight_ == 0)
       return;
@@ -564,6 +597,19 @@ bool NvmeSwapSpace::Impl::conflicts(int64_t begin, int64_t end,
   return false;
 }
 
+int64_t NvmeSwapSpace::Impl::allocate(int64_t bytes) const {
+  if (chunks_.empty())
+    return 0;
+  int64_t tail = chunks_.front().poolOffset;
+  if (poolHead_ > tail) { // taken: [tail, head)
+    if (poolHead_ + bytes <= poolBytes_)
+      return poolHead_;
+    return bytes <= tail ? 0 : -1;
+  }
+  // Wrapped, taken: [tail, end) and [0, head).
+  return poolHead_ + bytes <= tail ? poolHead_ : -1;
+}
+
 void NvmeSwapSpace::Impl::startChunks() {
   while (!starting_.empty()) {
     Job &job = *starting_.front();
@@ -573,12 +619,11 @@ void NvmeSwapSpace::Impl::startChunks() {
     }
     if (!options.overlapEvents && chunksInFlight_ > 0)
       return;
-    auto free = std::find_if(chunks_.begin(), chunks_.end(),
-                             [](const Chunk &chunk) { return !chunk.job; });
-    if (free == chunks_.end())
-      return;
     int64_t begin = job.nextChunk;
     int64_t end = std::min(job.fileEnd, begin + options.bufferSize);
+    int64_t poolOffset = allocate(end - begin);
+    if (poolOffset < 0)
+      return;
     // Overlapping requests run in submission order (head-of-line).
     if (conflicts(begin, end, job.isWrite))
       return;
@@ -600,7 +645,14 @@ void NvmeSwapSpace::Impl::startChunks() {
         continue;
       }
     }
-    startChunk(job, *free, begin, end);
+    chunks_.emplace_back();
+    Chunk &chunk = chunks_.back();
+    chunk.poolOffset = poolOffset;
+    chunk.buffer = buffers_ + poolOffset;
+    poolHead_ = poolOffset + (end - begin);
+    startChunk(job, chunk, begin, end);
+    // The disk starts on this chunk while the next one is copied.
+    submitRequests();
   }
 }
 
@@ -660,8 +712,7 @@ void NvmeSwapSpace::Impl::submitRequests() {
   const NvmeSwapFaults &faults = options.faults;
   while (!pending_.empty() && requestsInFlight_ < options.queueDepth) {
     Request &request = *pending_.front();
-    if (faults.failAtFileOffset >= 0 &&
-        request.isWrite == faults.failWrites &&
+    if (faults.failAtFileOffset >= 0 && request.isWrite == faults.failWrites &&
         request.fileOffset <= faults.failAtFileOffset &&
         faults.failAtFileOffset < request.fileOffset + request.length) {
       pending_.pop_front();
@@ -740,6 +791,8 @@ void NvmeSwapSpace::Impl::waitForCompletions() {
     completeRequest(*static_cast<Request *>(data), cqe->res);
   }
   io_uring_cq_advance(&ring_, seen);
+  // Requests waiting for a slot go before the copies out of finished chunks.
+  submitRequests();
 }
 
 void NvmeSwapSpace::Impl::completeRequest(Request &request, int result) {
@@ -759,7 +812,14 @@ void NvmeSwapSpace::Impl::completeRequest(Request &request, int result) {
     fail(job, ioError(job, request, -result));
   }
   if (--chunk.requestsLeft == 0)
-    chunkDone(chunk);
+    finished_.push_back(&chunk);
+}
+
+void NvmeSwapSpace::Impl::finishChunks() {
+  std::vector<Chunk *> chunks;
+  chunks.swap(finished_);
+  for (Chunk *chunk : chunks)
+    chunkDone(*chunk);
 }
 
 void NvmeSwapSpace::Impl::chunkDone(Chunk &chunk) {
@@ -782,10 +842,15 @@ void NvmeSwapSpace::Impl::chunkDone(Chunk &chunk) {
   chunk.job = nullptr;
   chunk.readingEdges = false;
   --chunksInFlight_;
+  while (!chunks_.empty() && !chunks_.front().job)
+    chunks_.pop_front();
+  if (chunks_.empty())
+    poolHead_ = 0;
   if (--job.chunksInFlight == 0 && job.allStarted) {
     complete(job);
-    auto it = std::find_if(running_.begin(), running_.end(),
-                           [&](const auto &entry) { return entry.get() == &job; });
+    auto it =
+        std::find_if(running_.begin(), running_.end(),
+                     [&](const auto &entry) { return entry.get() == &job; });
     running_.erase(it);
   }
 }
@@ -816,11 +881,15 @@ void NvmeSwapSpace::Impl::complete(Job &job) {
     (job.isWrite ? bytesWritten : bytesRead) += job.bytes;
     ++(job.isWrite ? writes : reads);
   }
+  bool wake;
   {
     std::lock_guard<std::mutex> guard(mutex_);
     tickets_[job.ticket] = job.status;
+    --incomplete_;
+    wake = awaited_.count(job.ticket) || (drainers_ > 0 && incomplete_ == 0);
   }
-  done_.notify_all();
+  if (wake)
+    done_.notify_all();
 }
 
 void NvmeSwapSpace::Impl::breakDown(Status status) {
@@ -840,23 +909,19 @@ void NvmeSwapSpace::Impl::breakDown(Status status) {
   starting_.clear();
   running_.clear();
   pending_.clear();
-  for (Chunk &chunk : chunks_)
-    chunk.job = nullptr;
+  finished_.clear();
+  chunks_.clear();
+  poolHead_ = 0;
   chunksInFlight_ = 0;
   requestsInFlight_ = 0;
   for (auto &job : jobs) {
     fail(*job, status);
     complete(*job);
   }
-  // Nothing more can complete: wait for the destructor.
+  // Nothing more can complete (submit() sees broken_): wait for the
+  // destructor.
   std::unique_lock<std::mutex> guard(mutex_);
   done_.wait(guard, [&] { return stop_; });
-  while (!incoming_.empty()) {
-    // Submitted between the swap above and broken_ being seen.
-    fail(*incoming_.front(), status);
-    tickets_[incoming_.front()->ticket] = status;
-    incoming_.pop_front();
-  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -879,9 +944,10 @@ NvmeSwapSpace::Ticket NvmeSwapSpace::write(int64_t offset, const void *src,
                                            int64_t bytes,
                                            const std::string &label) {
   // The worker only reads through this pointer.
-  return impl_->submit(true, offset,
-                       const_cast<std::byte *>(static_cast<const std::byte *>(src)),
-                       bytes, label);
+  return impl_->submit(
+      true, offset,
+      const_cast<std::byte *>(static_cast<const std::byte *>(src)), bytes,
+      label);
 }
 
 NvmeSwapSpace::Ticket NvmeSwapSpace::read(int64_t offset, void *dst,

@@ -52,8 +52,9 @@ struct NvmeSwapOptions {
   int rank = 0;
   /// The nvme arena's size (`memory.arenas.nvme` of the schedule).
   int64_t arenaBytes = 0;
-  /// Bounce buffers: at most this many chunks are in flight, each at most
-  /// bufferSize bytes (rounded up to `alignment`).
+  /// Bounce buffers: a pool of bufferCount x bufferSize bytes (bufferSize
+  /// rounded up to `alignment`) through which requests stream in chunks of
+  /// at most bufferSize bytes; small chunks share a buffer's bytes.
   int bufferCount = 4;
   int64_t bufferSize = int64_t(16) << 20;
   /// aio.block_size: the largest single I/O request.
@@ -71,6 +72,9 @@ struct NvmeSwapOptions {
   /// and 4 KiB devices).
   int64_t alignment = 4096;
   DirectIoMode directIo = DirectIoMode::kAuto;
+  /// Back the bounce buffers with transparent huge pages (madvise), so that
+  /// each request is one DMA segment.
+  bool hugePages = true;
   /// Reserve the whole file at create() (fallocate), so that a disk too
   /// small for the arena is an error there and not in the middle of a step.
   bool preallocate = true;

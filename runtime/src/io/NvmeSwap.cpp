@@ -245,6 +245,7 @@ private:
   FailedRanges failedRanges_;
   char pollTag_ = 0;
   bool pollArmed_ = false;
+  bool dead_ = false; // broken down: the worker only waits to be stopped
 };
 
 NvmeSwapSpace::Impl::~Impl() {
@@ -562,12 +563,14 @@ Status NvmeSwapSpace::Impl::ioError(const Job &job, const Request &request,
 
 void NvmeSwapSpace::Impl::run() {
   bool stopping = false;
-  while (true) {
+  while (!dead_) {
     if (!pollArmed_ && armPoll())
       submitRing();
     takeIncoming(stopping);
     startChunks();
     submitRequests();
+    if (dead_)
+      return;
     if (!finished_.empty()) {
       finishChunks();
       continue;
@@ -653,6 +656,8 @@ void NvmeSwapSpace::Impl::startChunks() {
     startChunk(job, chunk, begin, end);
     // The disk starts on this chunk while the next one is copied.
     submitRequests();
+    if (dead_)
+      return;
   }
 }
 
@@ -710,7 +715,8 @@ void NvmeSwapSpace::Impl::addRequests(Chunk &chunk, int64_t begin, int64_t end,
 void NvmeSwapSpace::Impl::submitRequests() {
   bool prepared = false;
   const NvmeSwapFaults &faults = options.faults;
-  while (!pending_.empty() && requestsInFlight_ < options.queueDepth) {
+  while (!dead_ && !pending_.empty() &&
+         requestsInFlight_ < options.queueDepth) {
     Request &request = *pending_.front();
     if (faults.failAtFileOffset >= 0 && request.isWrite == faults.failWrites &&
         request.fileOffset <= faults.failAtFileOffset &&
@@ -736,7 +742,7 @@ void NvmeSwapSpace::Impl::submitRequests() {
     else
       prepared = true;
   }
-  if (prepared)
+  if (prepared && !dead_)
     submitRing();
 }
 
@@ -896,6 +902,7 @@ void NvmeSwapSpace::Impl::breakDown(Status status) {
   // The ring cannot be trusted: every request fails, now and later. The
   // requests the kernel holds are abandoned; their buffers live until the
   // ring is torn down.
+  dead_ = true;
   std::deque<std::unique_ptr<Job>> jobs;
   {
     std::lock_guard<std::mutex> guard(mutex_);

@@ -83,6 +83,11 @@ struct Knobs {
   bool singleSubmit;
 };
 
+void PrintTo(const Knobs &knobs, std::ostream *os) {
+  *os << "{directIo " << int(knobs.directIo) << ", overlapEvents "
+      << knobs.overlapEvents << ", singleSubmit " << knobs.singleSubmit << "}";
+}
+
 class NvmeSwapRoundTrip : public NvmeSwapTest,
                           public ::testing::WithParamInterface<Knobs> {};
 
@@ -151,7 +156,14 @@ INSTANTIATE_TEST_SUITE_P(
     ::testing::Values(Knobs{DirectIoMode::kAuto, true, false},
                       Knobs{DirectIoMode::kOff, true, false},
                       Knobs{DirectIoMode::kAuto, false, false},
-                      Knobs{DirectIoMode::kAuto, true, true}));
+                      Knobs{DirectIoMode::kAuto, true, true}),
+    [](const ::testing::TestParamInfo<Knobs> &info) {
+      const Knobs &knobs = info.param;
+      return std::string(knobs.directIo == DirectIoMode::kOff ? "Buffered"
+                                                              : "Direct") +
+             (knobs.overlapEvents ? "Overlapped" : "OneChunkAtATime") +
+             (knobs.singleSubmit ? "SingleSubmit" : "");
+    });
 
 TEST_F(NvmeSwapTest, NeighboursSharingABlockKeepEachOthersBytes) {
   auto store = create(options());

@@ -1,5 +1,15 @@
 // RUN: zero-opt %s --zero-plan-memory=report=%t.json | FileCheck %s
 // RUN: FileCheck %s --check-prefix=REPORT --input-file=%t.json
+// The host arena against a host budget (--zero-host-memory): 896 bytes fit
+// 896 and not 512, where the peak is the three states and the swapped
+// gradient shard.
+// RUN: zero-opt %s --zero-plan-memory=host-memory=896 -o /dev/null
+// RUN: not zero-opt %s --zero-plan-memory=host-memory=512 -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=HOST-BUDGET
+// HOST-BUDGET: error: the plan needs 896 bytes of host memory, 384 bytes more than the budget of 512 bytes; the peak (at 'zero.swap_out_start' {{.*}}plan-memory-offload.mlir:{{[0-9]+}}:9) is dominated by optimizer states (768 bytes of 896 bytes live): w.master 256 bytes, w.exp_avg 256 bytes, w.exp_avg_sq 256 bytes, swapped w.grad 128 bytes
+// RUN: not zero-opt %s --zero-plan-memory=host-memory=lots -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=HOST-BAD
+// HOST-BAD: error: invalid value 'lots' for option 'host-memory': expected a byte count
 
 // Stage 2 with the optimizer offloaded to the host (offload_optimizer =
 // cpu): the fp32 master, exp_avg and exp_avg_sq shards live in host memory

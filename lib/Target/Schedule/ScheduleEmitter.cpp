@@ -604,6 +604,9 @@ FailureOr<json> ScheduleEmitter::getArguments() {
       RankedTensorType expected =
           sharded ? layout.getShardType(type.getElementType())
                   : layout.getFullType(type.getElementType());
+      // An offloaded shard keeps its shape in another memory space.
+      if (std::optional<MemorySpace> space = getMemorySpace(type))
+        expected = getTensorTypeInSpace(expected, *space);
       if (type != expected)
         return emitError(arg.getLoc(), "parameter '")
                << param.getValue() << "' (argument #" << i << ") has type "

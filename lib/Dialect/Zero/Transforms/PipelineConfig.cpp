@@ -126,26 +126,33 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
     noEffectUnlessDefault((p + "fast_init").str(), opt.fastInit, why);
     noEffectUnlessDefault((p + "ratio").str(), opt.ratio, why);
   }
-  auto deviceName = [](OffloadDevice device) {
-    return device == OffloadDevice::Cpu ? "cpu" : "nvme";
-  };
   const ::zero::OffloadParamConfig &param = z.offloadParam;
-  if (param.device != OffloadDevice::None) {
-    error("zero_optimization.offload_param.device",
-          Twine("\"") + deviceName(param.device) +
-              "\": parameter offload is not supported yet: it needs the "
-              "parameter shards in " +
-              (param.device == OffloadDevice::Cpu ? "host" : "NVMe") +
-              " memory, swapped in before their all-gather, and no pass "
-              "swaps parameter shards yet");
+  StringRef q = "zero_optimization.offload_param.";
+  if (param.device == OffloadDevice::Nvme) {
+    error((q + "device").str(),
+          "\"nvme\": parameter offload to NVMe is not supported yet: the "
+          "runtime's NVMe swap store is not wired into its executor; use "
+          "\"cpu\"");
+  } else if (param.device == OffloadDevice::Cpu) {
+    options.offloadParams = "cpu";
+    StringRef nvmeOnly = "it tunes NVMe offload; device is \"cpu\"";
+    noEffectUnlessDefault((q + "nvme_path").str(), param.nvmePath, nvmeOnly);
+    noEffectUnlessDefault((q + "buffer_count").str(), param.bufferCount,
+                          nvmeOnly);
+    noEffectUnlessDefault((q + "buffer_size").str(), param.bufferSize,
+                          nvmeOnly);
+    noEffectUnlessDefault((q + "max_in_cpu").str(), param.maxInCpu, nvmeOnly);
+    noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory,
+                          "the host arena of the plan is always page-locked "
+                          "on the CUDA backend (and plain memory on the host "
+                          "backend)");
   } else {
     StringRef why = "zero_optimization.offload_param.device is \"none\"";
-    StringRef p = "zero_optimization.offload_param.";
-    noEffectUnlessDefault((p + "nvme_path").str(), param.nvmePath, why);
-    noEffectUnlessDefault((p + "buffer_count").str(), param.bufferCount, why);
-    noEffectUnlessDefault((p + "buffer_size").str(), param.bufferSize, why);
-    noEffectUnlessDefault((p + "max_in_cpu").str(), param.maxInCpu, why);
-    noEffectUnlessDefault((p + "pin_memory").str(), param.pinMemory, why);
+    noEffectUnlessDefault((q + "nvme_path").str(), param.nvmePath, why);
+    noEffectUnlessDefault((q + "buffer_count").str(), param.bufferCount, why);
+    noEffectUnlessDefault((q + "buffer_size").str(), param.bufferSize, why);
+    noEffectUnlessDefault((q + "max_in_cpu").str(), param.maxInCpu, why);
+    noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory, why);
   }
   // DeepSpeed reorders the gradients of a flat partition so that the copies
   // to the host (offload_optimizer) are spread over the ranks.
@@ -393,12 +400,8 @@ struct KnobRoute {
   llvm::StringLiteral path;
   llvm::StringLiteral route;
 };
-constexpr llvm::StringLiteral kOffloadDeviceRoute =
-    "refused unless \"none\" (no parameter swap pass yet)";
 constexpr llvm::StringLiteral kOffloadNvmeRoute =
     "no effect unless device is \"nvme\", which is refused (a warning)";
-constexpr llvm::StringLiteral kOffloadRoute =
-    "no effect with device \"none\" (a warning); refused with its device";
 const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.stage", "stage (zero-partition)"},
     {"zero_optimization.contiguous_gradients",
@@ -422,12 +425,14 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.offload_optimizer.fast_init", kOffloadNvmeRoute},
     {"zero_optimization.offload_optimizer.ratio",
      "refused below 1 with offload (not yet); no effect without"},
-    {"zero_optimization.offload_param.device", kOffloadDeviceRoute},
-    {"zero_optimization.offload_param.nvme_path", kOffloadRoute},
-    {"zero_optimization.offload_param.buffer_count", kOffloadRoute},
-    {"zero_optimization.offload_param.buffer_size", kOffloadRoute},
-    {"zero_optimization.offload_param.max_in_cpu", kOffloadRoute},
-    {"zero_optimization.offload_param.pin_memory", kOffloadRoute},
+    {"zero_optimization.offload_param.device",
+     "offload-params (zero-offload-params); \"nvme\" refused (not yet)"},
+    {"zero_optimization.offload_param.nvme_path", kOffloadNvmeRoute},
+    {"zero_optimization.offload_param.buffer_count", kOffloadNvmeRoute},
+    {"zero_optimization.offload_param.buffer_size", kOffloadNvmeRoute},
+    {"zero_optimization.offload_param.max_in_cpu", kOffloadNvmeRoute},
+    {"zero_optimization.offload_param.pin_memory",
+     "no effect (a warning): the host arena is always page-locked on CUDA"},
     {"zero_optimization.sub_group_size",
      "sub-group-size (zero-insert-optimizer)"},
     {"zero_optimization.prefetch_bucket_size",

@@ -375,6 +375,30 @@ def ZeroOffloadOptimizerPass
   ];
 }
 
+def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
+  let summary = "Keep stage-3 parameter shards in host memory between uses";
+  let description = [{
+    DeepSpeed's `offload_param` (ZeRO-Infinity), stage 3: every partitioned
+    (not persistent) parameter shard argument moves to host memory
+    (`#zero.memory_space<host>`), and so does the step's result that updates
+    it. Each op that reads offloaded shards on the device (an all-gather
+    bucket) gets them from one `zero.swap_in_start`, started right after the
+    previous parameter gather of its block starts (one bucket ahead) and
+    waited for right before the op. The updated shard is swapped out where
+    it is computed, or returned from host memory where the optimizer already
+    left it (`zero-offload-optimizer`). Runs after `zero-schedule-prefetch`,
+    around the gathers it placed. `device=none` leaves the step as it is;
+    `nvme` is refused until the runtime swaps to disk.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+    Option<"device", "device", "std::string", /*default=*/"\"none\"",
+           "Where the parameter shards live: none, cpu or nvme">,
+  ];
+}
+
 def ZeroBucketPass : Pass<"zero-bucket", "ModuleOp"> {
   let summary = "Merge collectives into buckets";
   let description = [{

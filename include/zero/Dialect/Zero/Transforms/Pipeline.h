@@ -163,6 +163,11 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Where the optimizer states live and step: none, cpu or "
                      "nvme (zero-offload-optimizer)"),
       llvm::cl::init("none")};
+  Option<std::string> offloadParams{
+      *this, "offload-params",
+      llvm::cl::desc("Stage 3: where the parameter shards live: none, cpu or "
+                     "nvme (zero-offload-params)"),
+      llvm::cl::init("none")};
   // Memory plan.
   Option<bool> contiguousGradients{*this, "contiguous-gradients",
                                    llvm::cl::init(true)};

@@ -1,0 +1,47 @@
+// zero-offload-params (offload_param "cpu", stage 3): the partitioned bf16
+// shards live in host memory; the one gather bucket of the step gets them
+// from one swap-in (started at the block's start: no gather before it),
+// waited for right before the gather. With the optimizer offloaded as well,
+// the new shards are computed in host memory and returned from there: the
+// swap-ins zero-offload-optimizer made for the step's results are dropped.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-mixed-precision=precision=bf16 --zero-shard-parameters \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-bucket \
+// RUN:   --zero-offload-optimizer=device=cpu --zero-schedule-prefetch \
+// RUN:   --zero-offload-params=device=cpu | FileCheck %s
+
+// CHECK-LABEL: func.func @step(
+// CHECK-SAME: %arg0: tensor<8xbf16, #zero.memory_space<host>> {zero.layout = #zero.layout<shape = [4, 4], world_size = 2>, zero.param = "w0"}
+// CHECK-SAME: -> (tensor<f32> {zero.loss}, tensor<8xbf16, #zero.memory_space<host>> {zero.layout = #zero.layout<shape = [4, 4], world_size = 2>, zero.param = "w0"}
+// CHECK-NEXT: %[[IN:.*]] = zero.swap_in_start %arg0, %arg1, %arg2, %arg3 : tensor<8xbf16, #zero.memory_space<host>>, tensor<2xbf16, #zero.memory_space<host>>, tensor<8xbf16, #zero.memory_space<host>>, tensor<3xbf16, #zero.memory_space<host>>
+// CHECK:      %[[S:.*]]:4 = zero.wait %[[IN]] : tensor<8xbf16>, tensor<2xbf16>, tensor<8xbf16>, tensor<3xbf16>
+// CHECK-NEXT: zero.all_gather_start %[[S]]#0, %[[S]]#2, %[[S]]#1, %[[S]]#3
+// CHECK:      %[[NEW:.*]] = linalg.map { arith.truncf } ins(%{{.*}} : tensor<8xf32, #zero.memory_space<host>>) outs(%{{.*}} : tensor<8xbf16, #zero.memory_space<host>>)
+// CHECK-NOT:  zero.swap_in_start
+// CHECK:      return %{{.*}}, %[[NEW]],
+
+// Without the optimizer offloaded, the new shard is computed on the device
+// and swapped out where it is computed, waited for before the return.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params=device=cpu | FileCheck %s --check-prefix=DEVICE
+// DEVICE:      %[[NEW:.*]], %{{.*}}, %{{.*}} = zero.adam
+// DEVICE-NEXT: %[[OUT:.*]] = zero.swap_out_start %[[NEW]] to host : tensor<8xf32>
+// DEVICE:      %[[HOST:.*]] = zero.wait %[[OUT]] : tensor<8xf32, #zero.memory_space<host>>
+// DEVICE-NOT:  zero.adam
+// DEVICE:      return %{{.*}}, %[[HOST]],
+
+// Persistent parameters stay on the device; below stage 3 it is refused.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=3 world-size=2" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params=device=cpu | FileCheck %s --check-prefix=PERSISTENT
+// PERSISTENT-NOT: memory_space
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-params=device=cpu \
+// RUN:   2>&1 | FileCheck %s --check-prefix=STAGE2
+// STAGE2: error: zero-offload-params: offloading parameters needs stage 3 (the step is stage 2)
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=3 world-size=2" \
+// RUN:   --zero-offload-params=device=nvme 2>&1 | FileCheck %s --check-prefix=NVME
+// NVME: error: zero-offload-params: device 'nvme' is not supported yet: the NVMe swap store is not wired into the runtime's executor; use 'cpu'

@@ -109,6 +109,11 @@ public:
       nvmeWrite{0};
   /// Copies each operand of a swap into its result and counts the bytes.
   Status runSwap(size_t stream, const Instruction &inst);
+  /// One tensor of a swap to or from the nvme arena in the NVMe swap store.
+  Status swapThroughStore(size_t stream, const ValueInfo &from,
+                          const ValueInfo &to, int64_t bytes);
+  /// Host bytes for swaps between device memory and the store.
+  std::vector<std::byte> swapStaging;
 
   /// Debug mode: the free that ended each buffer in this step.
   std::vector<const Instruction *> freedBy;
@@ -182,6 +187,8 @@ Status Executor::Impl::runStep(int64_t stepNumber) {
     firstError = Status::ok();
     workersDone = 0;
     currentStep = stepNumber;
+    if (executor.nvme_)
+      executor.nvme_->setStep(stepNumber);
     ++generation;
   }
   workCv.notify_all();
@@ -444,8 +451,17 @@ Status Executor::Impl::runSwap(size_t stream, const Instruction &inst) {
     const int64_t bytes = from.bytes();
     if (bytes == 0)
       continue;
-    Status status =
-        device.copy(stream, address(to.id), address(from.id), bytes);
+    const BufferInfo &fromBuffer = schedule.bufferOf(from.id);
+    const BufferInfo &toBuffer = schedule.bufferOf(to.id);
+    MemorySpace fromSpace = fromBuffer.space;
+    MemorySpace toSpace = toBuffer.space;
+    Status status;
+    if (executor.nvme_ &&
+        (fromSpace == MemorySpace::Nvme || toSpace == MemorySpace::Nvme)) {
+      status = swapThroughStore(stream, from, to, bytes);
+    } else {
+      status = device.copy(stream, address(to.id), address(from.id), bytes);
+    }
     if (!status.isOk())
       return Status(status.code(),
                     "rank " + std::to_string(comm.rank()) + ": step " +
@@ -453,8 +469,6 @@ Status Executor::Impl::runSwap(size_t stream, const Instruction &inst) {
                         ": swapping " + schedule.describeValue(from.id) + ": " +
                         status.message(),
                     status.file(), status.line());
-    MemorySpace fromSpace = schedule.bufferOf(from.id).space;
-    MemorySpace toSpace = schedule.bufferOf(to.id).space;
     // NVMe traffic passes through host memory: a device <-> NVMe swap also
     // crosses the device boundary.
     if (fromSpace == MemorySpace::Device)
@@ -466,6 +480,35 @@ Status Executor::Impl::runSwap(size_t stream, const Instruction &inst) {
     if (toSpace == MemorySpace::Nvme)
       nvmeWrite += bytes;
   }
+  return Status::ok();
+}
+
+Status Executor::Impl::swapThroughStore(size_t stream, const ValueInfo &from,
+                                        const ValueInfo &to, int64_t bytes) {
+  const BufferInfo &fromBuffer = schedule.bufferOf(from.id);
+  const BufferInfo &toBuffer = schedule.bufferOf(to.id);
+  // Memory the store can read and write with the CPU: host memory, or a
+  // staging copy of device memory on a device without it.
+  bool staged =
+      !device.isHostMemory() && (fromBuffer.space == MemorySpace::Device ||
+                                 toBuffer.space == MemorySpace::Device);
+  if (staged && swapStaging.size() < static_cast<size_t>(bytes))
+    swapStaging.resize(static_cast<size_t>(bytes));
+  if (toBuffer.space == MemorySpace::Nvme) {
+    const std::byte *source = address(from.id);
+    if (staged) {
+      ZERO_RETURN_IF_ERROR(device.synchronize());
+      ZERO_RETURN_IF_ERROR(device.read(swapStaging.data(), source, bytes));
+      source = swapStaging.data();
+    }
+    return executor.writeNvme(toBuffer.offset, source, bytes, toBuffer.name);
+  }
+  std::byte *target = staged ? swapStaging.data() : address(to.id);
+  ZERO_RETURN_IF_ERROR(
+      executor.readNvme(fromBuffer.offset, target, bytes, fromBuffer.name));
+  if (staged)
+    return device.write(address(to.id), target, bytes);
+  (void)stream;
   return Status::ok();
 }
 
@@ -606,6 +649,48 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
   std::unique_ptr<Executor> executor(
       new Executor(std::move(schedule), std::move(device), communicator,
                    std::move(options)));
+  const Schedule &s = *executor->schedule_;
+  if (s.arenaBytes(MemorySpace::Nvme) > 0) {
+    NvmeSwapOptions nvme;
+    nvme.nvmePath = executor->options_.nvmePath.empty()
+                        ? s.nvmePath()
+                        : executor->options_.nvmePath;
+    if (nvme.nvmePath.empty())
+      return ZERO_ERROR(kInvalidArgument,
+                        s.name() + ": memory.arenas.nvme: the step swaps " +
+                            std::to_string(s.arenaBytes(MemorySpace::Nvme)) +
+                            " bytes to NVMe, but no directory was given for "
+                            "them: compile with nvme_path or pass one "
+                            "(zero-run --nvme-path DIR)");
+    nvme.rank = communicator.rank();
+    nvme.arenaBytes = s.arenaBytes(MemorySpace::Nvme);
+    nvme.faults = executor->options_.nvmeFaults;
+    StatusOr<std::unique_ptr<NvmeSwapSpace>> store =
+        NvmeSwapSpace::create(nvme);
+    if (!store.isOk())
+      return Status(store.status().code(),
+                    "rank " + std::to_string(communicator.rank()) + ": " +
+                        store.status().message(),
+                    store.status().file(), store.status().line());
+    executor->nvme_ = std::move(*store);
+    executor->device_->setExternalArena(MemorySpace::Nvme);
+    // Only swaps reach the file; any other instruction needs its tensors in
+    // memory.
+    for (const Stream &stream : s.streams())
+      for (const Instruction &inst : stream.instructions) {
+        if (inst.kind == Instruction::Kind::Swap)
+          continue;
+        for (const std::vector<int64_t> *ids : {&inst.operands, &inst.results})
+          for (int64_t id : *ids)
+            if (s.values().values[id].isTensor &&
+                s.bufferOf(id).space == MemorySpace::Nvme)
+              return ZERO_ERROR(kInvalidArgument,
+                                s.name() + ": " + inst.describe() +
+                                    " reads or writes " + s.describeValue(id) +
+                                    " in nvme memory; only swaps move tensors "
+                                    "to and from NVMe");
+      }
+  }
   ZERO_RETURN_IF_ERROR(
       executor->device_->load(*executor->schedule_, communicator.rank(),
                               communicator.size(), executor->tracker_));
@@ -633,13 +718,29 @@ TensorRef Executor::argumentData(size_t index) {
 }
 
 Status Executor::readTensor(int64_t id, void *host) {
-  return device_->read(host, impl_->address(id),
-                       schedule_->values().values[id].bytes());
+  const BufferInfo &buffer = schedule_->bufferOf(id);
+  int64_t bytes = schedule_->values().values[id].bytes();
+  if (nvme_ && buffer.space == MemorySpace::Nvme)
+    return readNvme(buffer.offset, host, bytes, buffer.name);
+  return device_->read(host, impl_->address(id), bytes);
 }
 
 Status Executor::writeTensor(int64_t id, const void *host) {
-  return device_->write(impl_->address(id), host,
-                        schedule_->values().values[id].bytes());
+  const BufferInfo &buffer = schedule_->bufferOf(id);
+  int64_t bytes = schedule_->values().values[id].bytes();
+  if (nvme_ && buffer.space == MemorySpace::Nvme)
+    return writeNvme(buffer.offset, host, bytes, buffer.name);
+  return device_->write(impl_->address(id), host, bytes);
+}
+
+Status Executor::writeNvme(int64_t offset, const void *host, int64_t bytes,
+                           const std::string &label) {
+  return nvme_->wait(nvme_->write(offset, host, bytes, label));
+}
+
+Status Executor::readNvme(int64_t offset, void *host, int64_t bytes,
+                          const std::string &label) {
+  return nvme_->wait(nvme_->read(offset, host, bytes, label));
 }
 
 std::vector<TraceEvent> Executor::takeTraceEvents() {
@@ -714,6 +815,17 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
       continue;
     TensorRef from = tensorData(result.value);
     TensorRef to = argumentData(static_cast<size_t>(result.argument));
+    const int64_t argValue = s.arguments()[result.argument].value;
+    if (nvme_ && (s.bufferOf(result.value).space == MemorySpace::Nvme ||
+                  s.bufferOf(argValue).space == MemorySpace::Nvme)) {
+      if (s.bufferOf(result.value).id == s.bufferOf(argValue).id)
+        continue;
+      std::vector<std::byte> bytes(
+          static_cast<size_t>(s.values().values[result.value].bytes()));
+      ZERO_RETURN_IF_ERROR(readTensor(result.value, bytes.data()));
+      ZERO_RETURN_IF_ERROR(writeTensor(argValue, bytes.data()));
+      continue;
+    }
     ZERO_RETURN_IF_ERROR(device_->copy(0, to.data, from.data,
                                        from.numel * getDTypeWidth(to.dtype)));
   }

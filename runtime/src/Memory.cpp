@@ -71,11 +71,14 @@ HostAllocation::~HostAllocation() {
   data_ = nullptr;
 }
 
-StatusOr<HostArenas> HostArenas::create(const Schedule &schedule,
-                                        MemoryTracker &tracker) {
+StatusOr<HostArenas>
+HostArenas::create(const Schedule &schedule, MemoryTracker &tracker,
+                   const std::array<bool, kNumMemorySpaces> &external) {
   HostArenas arenas;
   for (int i = 0; i < kNumMemorySpaces; ++i) {
     MemorySpace space = static_cast<MemorySpace>(i);
+    if (external[i])
+      continue;
     StatusOr<HostAllocation> allocation =
         HostAllocation::create(schedule.arenaBytes(space), tracker, space);
     if (!allocation.isOk())

@@ -411,7 +411,13 @@ Status ScheduleParser::parseMemory(const json &root) {
   const json *memory;
   ZERO_RETURN_IF_ERROR(getObject(root, "memory", "", memory));
   ZERO_RETURN_IF_ERROR(
-      checkKeys(*memory, "memory", {"alignment", "arenas"}, {}));
+      checkKeys(*memory, "memory", {"alignment", "arenas"}, {"nvme_path"}));
+  if (memory->contains("nvme_path")) {
+    if (s.version_ < 2)
+      return needsVersion2("memory.nvme_path", "'nvme_path'");
+    ZERO_RETURN_IF_ERROR(
+        getString(*memory, "nvme_path", "memory", s.nvmePath_));
+  }
   ZERO_RETURN_IF_ERROR(
       getInt(*memory, "alignment", "memory", s.alignment_, 1, 1 << 20));
   if ((s.alignment_ & (s.alignment_ - 1)) != 0)

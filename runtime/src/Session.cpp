@@ -139,6 +139,8 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   executorOptions.memoryLimit = o.memoryLimit;
   executorOptions.hostCommunicator = host_.get();
   executorOptions.beforeCollective = o.beforeCollective;
+  executorOptions.nvmePath = o.nvmePath;
+  executorOptions.nvmeFaults = o.nvmeFaults;
   StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
       schedule_, std::move(device), *collectives, executorOptions);
   if (!executor.isOk())

@@ -43,5 +43,16 @@
 // RUN:   2>&1 | FileCheck %s --check-prefix=STAGE2
 // STAGE2: error: zero-offload-params: offloading parameters needs stage 3 (the step is stage 2)
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=3 world-size=2" \
-// RUN:   --zero-offload-params=device=nvme 2>&1 | FileCheck %s --check-prefix=NVME
-// NVME: error: zero-offload-params: device 'nvme' is not supported yet: the NVMe swap store is not wired into the runtime's executor; use 'cpu'
+// RUN:   --zero-offload-params=device=disk 2>&1 | FileCheck %s --check-prefix=UNKNOWN
+// UNKNOWN: error: zero-offload-params: unknown device 'disk' (expected none, cpu or nvme)
+
+// To NVMe the shards live in the nvme arena, swapped straight to the
+// device, and the directory is recorded on the step for the schedule.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/local_nvme" | FileCheck %s --check-prefix=NVME
+// NVME:      func.func @step(%arg0: tensor<8xf32, #zero.memory_space<nvme>>
+// NVME-SAME: zero.nvme_path = "/local_nvme"
+// NVME:      zero.swap_in_start %arg0 : tensor<8xf32, #zero.memory_space<nvme>>
+// NVME:      zero.swap_out_start {{.*}} to nvme

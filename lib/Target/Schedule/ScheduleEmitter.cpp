@@ -1073,9 +1073,11 @@ FailureOr<json> ScheduleEmitter::emit() {
 
   json schedule;
   schedule["format"] = "zero-schedule";
-  schedule["version"] = loops.empty() && copy.empty()
-                            ? kScheduleFormatVersion
-                            : kScheduleFormatLoopVersion;
+  schedule["version"] =
+      loops.empty() && copy.empty() &&
+              !func->hasAttr(ZeroDialect::getNvmePathAttrName())
+          ? kScheduleFormatVersion
+          : kScheduleFormatLoopVersion;
   schedule["producer"] = "zero-opt";
   std::string source = "unknown";
   if (auto file = func.getLoc()->findInstanceOf<FileLineColLoc>())
@@ -1090,6 +1092,9 @@ FailureOr<json> ScheduleEmitter::emit() {
     arenas[getMemorySpaceName(space).str()] = plan.getArenaSize(space);
   schedule["memory"] = {{"alignment", plan.getOptions().alignment},
                         {"arenas", std::move(arenas)}};
+  if (auto nvmePath =
+          func->getAttrOfType<StringAttr>(ZeroDialect::getNvmePathAttrName()))
+    schedule["memory"]["nvme_path"] = nvmePath.str();
   schedule["buffers"] = getBuffers();
   schedule["values"] = std::move(values);
   schedule["arguments"] = std::move(*arguments);

@@ -268,7 +268,7 @@ Status CudaDevice::loadMemory(const Schedule &schedule) {
   for (int i = 0; i < kNumMemorySpaces; ++i) {
     const MemorySpace space = static_cast<MemorySpace>(i);
     const int64_t bytes = schedule.arenaBytes(space);
-    if (bytes <= 0)
+    if (bytes <= 0 || hasExternalArena(space))
       continue;
     void *data = nullptr;
     const cudaError_t code =

@@ -82,7 +82,8 @@ public:
   Status load(const Schedule &schedule, int rank, int worldSize,
               MemoryTracker &tracker) override {
     schedule_ = &schedule;
-    StatusOr<HostArenas> arenas = HostArenas::create(schedule, tracker);
+    StatusOr<HostArenas> arenas =
+        HostArenas::create(schedule, tracker, external_);
     if (!arenas.isOk())
       return arenas.status();
     arenas_ = std::move(*arenas);

@@ -719,6 +719,7 @@ void NvmeSwapSpace::Impl::submitRequests() {
          requestsInFlight_ < options.queueDepth) {
     Request &request = *pending_.front();
     if (faults.failAtFileOffset >= 0 && request.isWrite == faults.failWrites &&
+        step.load() >= faults.fromStep &&
         request.fileOffset <= faults.failAtFileOffset &&
         faults.failAtFileOffset < request.fileOffset + request.length) {
       pending_.pop_front();

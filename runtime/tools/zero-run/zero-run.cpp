@@ -62,9 +62,13 @@ const char *kUsage =
     "                       scaling skips such steps and always goes on)\n"
     "  --nproc N            start N ranks with mpirun\n"
     "  --memory-limit B     bytes the plan may use (default: no limit)\n"
+    "  --nvme-path DIR      directory of the nvme arena's swap file (default:\n"
+    "                       the nvme_path the schedule was compiled with)\n"
     "  --comm-timeout S     seconds before a stuck collective fails (60)\n"
     "  --debug              trap uses of freed buffers\n"
-    "  --fail-at-step K --fail-rank R  (tests) rank R kills itself in step K\n";
+    "  --fail-at-step K --fail-rank R  (tests) rank R kills itself in step K\n"
+    "  --nvme-fail-write-at B  (tests) from the first step on, writes of\n"
+    "                       byte B of the nvme arena fail with ENOSPC\n";
 
 struct Options {
   std::string schedule;
@@ -75,6 +79,8 @@ struct Options {
   std::string data; // empty: synthetic
   uint64_t seed = 0;
   std::string initFrom;
+  std::string nvmePath;
+  int64_t nvmeFailWriteAt = -1;
   std::string exportPath;
   std::string metrics;
   std::string trace;
@@ -137,11 +143,23 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.forwarded.push_back(arg);
       continue;
     }
-    static const char *kValued[] = {
-        "--steps",     "--print-every",  "--data",         "--seed",
-        "--init-from", "--export",       "--metrics",      "--trace",
-        "--nproc",     "--memory-limit", "--comm-timeout", "--fail-at-step",
-        "--fail-rank", "--device",       "--gpus-per-node"};
+    static const char *kValued[] = {"--steps",
+                                    "--print-every",
+                                    "--data",
+                                    "--seed",
+                                    "--init-from",
+                                    "--export",
+                                    "--metrics",
+                                    "--trace",
+                                    "--nproc",
+                                    "--memory-limit",
+                                    "--comm-timeout",
+                                    "--fail-at-step",
+                                    "--fail-rank",
+                                    "--device",
+                                    "--gpus-per-node",
+                                    "--nvme-path",
+                                    "--nvme-fail-write-at"};
     if (std::none_of(std::begin(kValued), std::end(kValued),
                      [&](const char *name) { return flag == name; }))
       return usageError("unknown option '" + flag + "'");
@@ -174,6 +192,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.seed = static_cast<uint64_t>(number);
     } else if (flag == "--init-from") {
       options.initFrom = value;
+    } else if (flag == "--nvme-fail-write-at") {
+      ZERO_RETURN_IF_ERROR(
+          parseInteger(flag, value, 0, options.nvmeFailWriteAt));
+    } else if (flag == "--nvme-path") {
+      if (value.empty())
+        return usageError("--nvme-path needs a directory");
+      options.nvmePath = value;
     } else if (flag == "--export") {
       options.exportPath = value;
     } else if (flag == "--metrics") {
@@ -305,6 +330,13 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
   session.seed = options.seed;
   session.dataFile = options.data;
   session.initFrom = options.initFrom;
+  session.nvmePath = options.nvmePath;
+  if (options.nvmeFailWriteAt >= 0) {
+    session.nvmeFaults.failAtFileOffset = options.nvmeFailWriteAt;
+    session.nvmeFaults.failWrites = true;
+    session.nvmeFaults.errorNumber = ENOSPC;
+    session.nvmeFaults.fromStep = 1;
+  }
   if (options.failAtStep >= 0) {
     int64_t failAt = options.failAtStep, failRank = options.failRank;
     // The rank is known only once MPI is up: each rank checks its own.
@@ -564,6 +596,10 @@ int runMain(int argc, char **argv) {
   }
   run.session = std::move(*session);
   Communicator &comm = run.session->communicator();
+  // How the NVMe swap store falls short of what was asked (buffered I/O).
+  if (const NvmeSwapSpace *nvme = run.session->executor().nvmeSwap();
+      nvme && !nvme->notice().empty() && comm.rank() == 0)
+    std::fprintf(stderr, "zero-run: %s\n", nvme->notice().c_str());
   Outcome outcome = Outcome::Failed;
   // Only rank 0 writes files; its failure to open one ends every rank.
   Status opened = run.session->agree(

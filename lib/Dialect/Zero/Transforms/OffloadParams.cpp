@@ -190,18 +190,13 @@ struct ZeroOffloadParamsPass
   void runOnOperation() override {
     if (device == "none")
       return;
-    if (device == "nvme") {
-      getOperation().emitError(
-          "zero-offload-params: device 'nvme' is not supported yet: the "
-          "NVMe swap store is not wired into the runtime's executor; use "
-          "'cpu'");
-      return signalPassFailure();
-    }
-    if (device != "cpu") {
+    if (device != "cpu" && device != "nvme") {
       getOperation().emitError("zero-offload-params: unknown device '")
           << device << "' (expected none, cpu or nvme)";
       return signalPassFailure();
     }
+    MemorySpace space =
+        device == "nvme" ? MemorySpace::Nvme : MemorySpace::Host;
     FailureOr<PartitionedTrainStep> step =
         lookupPartitionedTrainStep(getOperation(), entry, getArgument());
     if (failed(step))
@@ -212,8 +207,11 @@ struct ZeroOffloadParamsPass
           << step->rank.stage << ")";
       return signalPassFailure();
     }
-    if (failed(ParamOffloader(step->func, MemorySpace::Host).run()))
+    if (failed(ParamOffloader(step->func, space).run()))
       return signalPassFailure();
+    if (space == MemorySpace::Nvme && !nvmePath.empty())
+      step->func->setAttr(ZeroDialect::getNvmePathAttrName(),
+                          StringAttr::get(&getContext(), nvmePath));
   }
 };
 

@@ -82,8 +82,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroSchedulePrefetchPass({options.entry, options.overlapComm,
                                              options.prefetchBucketSize,
                                              options.maxLiveParameters}));
-  pm.addPass(
-      createZeroOffloadParamsPass({options.entry, options.offloadParams}));
+  pm.addPass(createZeroOffloadParamsPass(
+      {options.entry, options.offloadParams, options.offloadParamsNvmePath}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
                                        options.deviceMemory, options.hostMemory,
                                        options.contiguousGradients}));

@@ -129,10 +129,17 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
   const ::zero::OffloadParamConfig &param = z.offloadParam;
   StringRef q = "zero_optimization.offload_param.";
   if (param.device == OffloadDevice::Nvme) {
-    error((q + "device").str(),
-          "\"nvme\": parameter offload to NVMe is not supported yet: the "
-          "runtime's NVMe swap store is not wired into its executor; use "
-          "\"cpu\"");
+    options.offloadParams = "nvme";
+    options.offloadParamsNvmePath = param.nvmePath;
+    StringRef fixed = "the swap store streams every tensor through its own "
+                      "pool of buffers (docs/Runtime.md, \"NVMe swap "
+                      "store\")";
+    noEffectUnlessDefault((q + "buffer_count").str(), param.bufferCount, fixed);
+    noEffectUnlessDefault((q + "buffer_size").str(), param.bufferSize, fixed);
+    noEffectUnlessDefault((q + "max_in_cpu").str(), param.maxInCpu,
+                          "no shard is cached in host memory: each is read "
+                          "from NVMe for its gather");
+    noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory, fixed);
   } else if (param.device == OffloadDevice::Cpu) {
     options.offloadParams = "cpu";
     StringRef nvmeOnly = "it tunes NVMe offload; device is \"cpu\"";
@@ -426,11 +433,16 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.offload_optimizer.ratio",
      "refused below 1 with offload (not yet); no effect without"},
     {"zero_optimization.offload_param.device",
-     "offload-params (zero-offload-params); \"nvme\" refused (not yet)"},
-    {"zero_optimization.offload_param.nvme_path", kOffloadNvmeRoute},
-    {"zero_optimization.offload_param.buffer_count", kOffloadNvmeRoute},
-    {"zero_optimization.offload_param.buffer_size", kOffloadNvmeRoute},
-    {"zero_optimization.offload_param.max_in_cpu", kOffloadNvmeRoute},
+     "offload-params (zero-offload-params)"},
+    {"zero_optimization.offload_param.nvme_path",
+     "offload-params-nvme-path (zero-offload-params), recorded in the "
+     "schedule"},
+    {"zero_optimization.offload_param.buffer_count",
+     "no effect (a warning): the swap store has its own buffer pool"},
+    {"zero_optimization.offload_param.buffer_size",
+     "no effect (a warning): the swap store has its own buffer pool"},
+    {"zero_optimization.offload_param.max_in_cpu",
+     "no effect (a warning): no shard is cached in host memory"},
     {"zero_optimization.offload_param.pin_memory",
      "no effect (a warning): the host arena is always page-locked on CUDA"},
     {"zero_optimization.sub_group_size",

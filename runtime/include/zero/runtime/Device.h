@@ -20,6 +20,7 @@
 #include "zero/runtime/Instruction.h"
 #include "zero/runtime/Status.h"
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -44,6 +45,16 @@ public:
 class Device {
 public:
   virtual ~Device() = default;
+
+  /// Marks `space`'s arena as held outside the device (the nvme arena in the
+  /// NVMe swap store, NvmeSwap.h): load allocates nothing for it and
+  /// arenaBase returns null. Called before load.
+  void setExternalArena(MemorySpace space) {
+    external_[static_cast<int>(space)] = true;
+  }
+  bool hasExternalArena(MemorySpace space) const {
+    return external_[static_cast<int>(space)];
+  }
 
   /// "host (4 threads)", "cuda:0 (NVIDIA H100 80GB HBM3)".
   virtual std::string describe() const = 0;
@@ -118,6 +129,9 @@ public:
   virtual int64_t markTime(size_t stream) = 0;
   virtual double resolveTime(int64_t mark) const = 0;
   virtual void clearTimeMarks() = 0;
+
+protected:
+  std::array<bool, kNumMemorySpaces> external_{};
 };
 
 /// The length of the run of consecutive zero.adam (or zero.sgd)

@@ -22,6 +22,7 @@
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
+#include "zero/runtime/NvmeSwap.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Schedule.h"
@@ -51,6 +52,11 @@ struct ExecutorOptions {
   /// The communicator for host buffers (the loss average, the export); null:
   /// the schedule's communicator, which then must take host buffers.
   Communicator *hostCommunicator = nullptr;
+  /// The directory of the nvme arena's swap file (NvmeSwap.h); empty: the
+  /// schedule's `memory.nvme_path`. A schedule with an nvme arena needs one.
+  std::string nvmePath;
+  /// Tests: failures the NVMe swap store injects.
+  NvmeSwapFaults nvmeFaults;
   /// Called on the comm stream before each collective with the 1-based step
   /// number; tests use it to stop a rank in the middle of a step.
   std::function<void(int64_t step, const Instruction &)> beforeCollective;
@@ -159,9 +165,24 @@ private:
                                      : communicator_;
   }
 
+public:
+  /// The NVMe swap store holding the nvme arena, or null when the schedule
+  /// has none.
+  NvmeSwapSpace *nvmeSwap() const { return nvme_.get(); }
+
+private:
+  /// Moves `bytes` between host memory and the nvme arena at `offset`,
+  /// waiting for the store; `label` names the tensor in errors.
+  Status writeNvme(int64_t offset, const void *host, int64_t bytes,
+                   const std::string &label);
+  Status readNvme(int64_t offset, void *host, int64_t bytes,
+                  const std::string &label);
+
   std::shared_ptr<const Schedule> schedule_;
   /// Before the device, whose allocations it counts until they are freed.
   MemoryTracker tracker_;
+  /// The nvme arena; the executor's threads (impl_) stop before it goes.
+  std::unique_ptr<NvmeSwapSpace> nvme_;
   std::unique_ptr<Device> device_;
   Communicator &communicator_;
   ExecutorOptions options_;

@@ -77,8 +77,10 @@ private:
 /// and, until swapping to disk lands, nvme) in host memory.
 class HostArenas {
 public:
-  static StatusOr<HostArenas> create(const Schedule &schedule,
-                                     MemoryTracker &tracker);
+  /// Allocates every space's arena but those marked in `external`.
+  static StatusOr<HostArenas>
+  create(const Schedule &schedule, MemoryTracker &tracker,
+         const std::array<bool, kNumMemorySpaces> &external = {});
 
   std::byte *base(MemorySpace space) const {
     return arenas_[static_cast<int>(space)].data();

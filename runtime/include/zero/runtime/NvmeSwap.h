@@ -42,6 +42,8 @@ struct NvmeSwapFaults {
   /// Fail writes (true) or reads (false) at failAtFileOffset.
   bool failWrites = true;
   int errorNumber = 0;
+  /// Only from this step on (setStep); -1: always.
+  int64_t fromStep = -1;
 };
 
 /// DeepSpeed's `offload_*.nvme_path`, `buffer_count`, `buffer_size` and

@@ -129,6 +129,9 @@ public:
   int64_t arenaBytes(MemorySpace space) const {
     return arenas_[static_cast<int>(space)];
   }
+  /// The directory of the nvme arena's swap file that the step was compiled
+  /// with (`memory.nvme_path`, version 2), empty if none.
+  const std::string &nvmePath() const { return nvmePath_; }
   /// The bytes the arenas of the device and host spaces take.
   int64_t memoryBytes() const {
     return arenaBytes(MemorySpace::Device) + arenaBytes(MemorySpace::Host);
@@ -167,6 +170,7 @@ private:
   int64_t stage_ = 0;
   int64_t worldSize_ = 1;
   int64_t alignment_ = 64;
+  std::string nvmePath_;
   std::array<int64_t, kNumMemorySpaces> arenas_{};
   std::vector<BufferInfo> buffers_;
   ValueTable values_;

@@ -16,6 +16,7 @@
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/DataSource.h"
 #include "zero/runtime/Executor.h"
+#include "zero/runtime/NvmeSwap.h"
 #include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Trace.h"
@@ -52,6 +53,11 @@ struct SessionOptions {
   /// Host threads of the rank's kernels; 0: the machine's cores shared
   /// among the ranks that run on it.
   int hostThreads = 0;
+  /// The directory of the nvme arena's swap file; empty: the schedule's
+  /// (ExecutorOptions::nvmePath).
+  std::string nvmePath;
+  /// Tests: failures the NVMe swap store injects.
+  NvmeSwapFaults nvmeFaults;
   /// Tests: called on the comm stream before each collective.
   std::function<void(int64_t step, const Instruction &)> beforeCollective;
 };

@@ -109,6 +109,11 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getMemoryPlanOptionsAttrName() {
       return llvm::StringLiteral("zero.memory_plan_options");
     }
+    /// On the training step: the directory of the nvme arena's swap file
+    /// (DeepSpeed's `offload_*.nvme_path`), for the schedule.
+    static constexpr llvm::StringLiteral getNvmePathAttrName() {
+      return llvm::StringLiteral("zero.nvme_path");
+    }
     static constexpr llvm::StringLiteral getOffsetAttrName() {
       return llvm::StringLiteral("zero.offset");
     }

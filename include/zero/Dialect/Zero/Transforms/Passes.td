@@ -388,7 +388,8 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     it is computed, or returned from host memory where the optimizer already
     left it (`zero-offload-optimizer`). Runs after `zero-schedule-prefetch`,
     around the gathers it placed. `device=none` leaves the step as it is;
-    `nvme` is refused until the runtime swaps to disk.
+    with `nvme` the shards live in the nvme arena, a file under `nvme-path`
+    (`zero.nvme_path` on the step), swapped straight to and from the device.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -396,6 +397,9 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
            "holds several candidates)">,
     Option<"device", "device", "std::string", /*default=*/"\"none\"",
            "Where the parameter shards live: none, cpu or nvme">,
+    Option<"nvmePath", "nvme-path", "std::string", /*default=*/"\"\"",
+           "With nvme: the directory of the swap files, recorded on the "
+           "step for the schedule (zero-run --nvme-path overrides it)">,
   ];
 }
 

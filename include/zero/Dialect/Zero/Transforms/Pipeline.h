@@ -168,6 +168,9 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Stage 3: where the parameter shards live: none, cpu or "
                      "nvme (zero-offload-params)"),
       llvm::cl::init("none")};
+  Option<std::string> offloadParamsNvmePath{
+      *this, "offload-params-nvme-path",
+      llvm::cl::desc("With offload-params=nvme: the swap files' directory")};
   // Memory plan.
   Option<bool> contiguousGradients{*this, "contiguous-gradients",
                                    llvm::cl::init(true)};

@@ -8,7 +8,7 @@
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-mixed-precision=precision=bf16 --zero-shard-parameters \
 // RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-bucket \
-// RUN:   --zero-offload-optimizer=device=cpu --zero-schedule-prefetch \
+// RUN:   --zero-schedule-prefetch --zero-offload-optimizer=device=cpu \
 // RUN:   --zero-offload-params=device=cpu | FileCheck %s
 
 // CHECK-LABEL: func.func @step(

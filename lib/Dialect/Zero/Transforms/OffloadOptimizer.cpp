@@ -78,9 +78,9 @@ private:
            func.getResultAttr(use.getOperandNumber(),
                               ZeroDialect::getStateAttrName());
   }
-  /// Where the next swap-out of a value defined by an op goes: after the
-  /// earlier ones, so that swaps start in operand order.
-  Block::iterator getSwapOutPoint(Value value);
+  /// The op after which the device is done with `value` before its first
+  /// off-device user `firstUser` (null: the block's start).
+  Operation *getSwapOutAnchor(Value value, Operation *firstUser);
 
   // Op handles are not const-correct.
   mutable func::FuncOp func;
@@ -122,22 +122,38 @@ Value Offloader::swapOut(Value value, Operation *firstUser) {
   if (!inserted)
     return it->second;
   OpBuilder b(func.getContext());
-  b.setInsertionPoint(&block, getSwapOutPoint(value));
+  // After the swaps already there, so that swaps start in operand order.
+  Operation *anchor = getSwapOutAnchor(value, firstUser);
+  if (Operation *last = lastSwapOut.lookup(anchor))
+    b.setInsertionPointAfter(last);
+  else if (anchor)
+    b.setInsertionPointAfter(anchor);
+  else
+    b.setInsertionPointToStart(&block);
   auto start = SwapOutStartOp::create(b, value.getLoc(), value, target);
-  lastSwapOut[value.getDefiningOp()] = start;
+  lastSwapOut[anchor] = start;
   b.setInsertionPoint(getStepLevelOp(firstUser));
   it->second = WaitOp::create(b, value.getLoc(), start).getResult(0);
   return it->second;
 }
 
-Block::iterator Offloader::getSwapOutPoint(Value value) {
-  // Where the value is ready: after its definition, at the step level.
+Operation *Offloader::getSwapOutAnchor(Value value, Operation *firstUser) {
+  // Where the device is done with the value: after its definition and its
+  // last use on the device before `firstUser` (a parameter shard is
+  // gathered before the step reads it off the device), at the step level.
   Operation *def = value.getDefiningOp();
-  if (Operation *last = lastSwapOut.lookup(def))
-    return std::next(last->getIterator());
-  if (def)
-    return std::next(getStepLevelOp(def)->getIterator());
-  return block.begin();
+  Operation *anchor = def ? getStepLevelOp(def) : nullptr;
+  Operation *limit = getStepLevelOp(firstUser);
+  for (Operation *user : value.getUsers()) {
+    if (offDeviceOps.contains(user) ||
+        isa<SwapOutStartOp, func::ReturnOp>(user))
+      continue;
+    Operation *op = getStepLevelOp(user);
+    if (op->getBlock() == limit->getBlock() && op->isBeforeInBlock(limit) &&
+        (!anchor || anchor->isBeforeInBlock(op)))
+      anchor = op;
+  }
+  return anchor;
 }
 
 void Offloader::swapIn(Value value) {

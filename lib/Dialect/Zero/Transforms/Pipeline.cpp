@@ -77,11 +77,12 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroBucketPass({options.entry, options.reduceBucketSize,
                                    options.allgatherBucketSize,
                                    options.prefetchBucketSize}));
-  pm.addPass(createZeroOffloadOptimizerPass(
-      {options.entry, options.offloadOptimizer}));
   pm.addPass(createZeroSchedulePrefetchPass({options.entry, options.overlapComm,
                                              options.prefetchBucketSize,
                                              options.maxLiveParameters}));
+  // The swaps go around the collectives where prefetch placed them.
+  pm.addPass(createZeroOffloadOptimizerPass(
+      {options.entry, options.offloadOptimizer}));
   pm.addPass(createZeroOffloadParamsPass(
       {options.entry, options.offloadParams, options.offloadParamsNvmePath}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,

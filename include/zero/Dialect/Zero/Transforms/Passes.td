@@ -361,8 +361,12 @@ def ZeroOffloadOptimizerPass
     out (`zero.swap_out_start`) right where it is defined, during the
     backward pass, and waited for right before the optimizer; a host result
     the device needs (the new 16-bit shard, before its all-gather) is swapped
-    in (`zero.swap_in_start`) right after it is computed. Runs after
-    `zero-bucket`, so that swaps follow the gradient buckets' waits.
+    in (`zero.swap_in_start`) right after it is computed. A tensor the
+    device still reads (a parameter shard gathered in the backward pass) is
+    swapped out after its last device use. Runs after
+    `zero-schedule-prefetch`, so that swaps follow the buckets' waits and
+    the gathers where prefetch placed them; waits stay where this pass puts
+    them, so swaps overlap compute whatever `overlap_comm` says.
     `device=none` leaves the step as it is; `nvme` is refused until the NVMe
     swap path exists (docs/Config.md).
   }];

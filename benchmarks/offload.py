@@ -1,0 +1,123 @@
+#!/usr/bin/python3
+"""Step time and memory of offload on the host backend, one GPT, two ranks.
+
+Generates the demo GPT with zero-model (4 layers, hidden 128, 4 heads, seq
+64, batch 8, vocab 76), compiles it at stage 3 for 2 ranks (every parameter
+partitioned, 100k-element buckets, as scripts/demo.sh does) in each offload
+configuration, with overlap_comm off and on:
+
+  none      no offload
+  opt-cpu   offload_optimizer cpu
+  cpu       offload_param cpu + offload_optimizer cpu
+  nvme      offload_param nvme (files under --nvme-dir) + offload_optimizer cpu
+
+and runs `zero-run SCHEDULE --nproc 2 --steps N --metrics M` --repeat times.
+Per configuration: the median step time (the slower rank's step_time_s of
+each step after the --warmup first) and its ratio to "none" with the same
+overlap_comm, the plan's device and host arenas, and the bytes a rank swaps
+per step (from the metrics, which equal the report's).
+
+Usage: benchmarks/offload.py [--bin DIR] [--steps 30] [--warmup 5]
+                             [--repeat 3] [--nvme-dir DIR] [--keep DIR]
+"""
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from runtime_step import find_bin  # noqa: E402
+
+MODEL = ("--num-layers 4 --hidden-size 128 --num-attention-heads 4 "
+         "--seq-length 64 --batch-size 8 --vocab-size 76").split()
+STAGE3 = ["--zero-stage=3", "--zero-world-size=2",
+          "--zero-set=zero_optimization.stage3_param_persistence_threshold=0",
+          "--zero-set=zero_optimization.stage3_prefetch_bucket_size=100000",
+          "--zero-set=zero_optimization.reduce_bucket_size=200000"]
+OPT_CPU = '--zero-set=zero_optimization.offload_optimizer.device="cpu"'
+
+
+def configurations(nvme_dir):
+    return [
+        ("none", []),
+        ("opt-cpu", [OPT_CPU]),
+        ("cpu", [OPT_CPU,
+                 '--zero-set=zero_optimization.offload_param.device="cpu"']),
+        ("nvme", [OPT_CPU,
+                  '--zero-set=zero_optimization.offload_param.device="nvme"',
+                  '--zero-set=zero_optimization.offload_param.nvme_path="%s"'
+                  % nvme_dir]),
+    ]
+
+
+def run(cmd):
+    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--bin")
+    parser.add_argument("--steps", type=int, default=30)
+    parser.add_argument("--warmup", type=int, default=5)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--nvme-dir")
+    parser.add_argument("--keep")
+    args = parser.parse_args()
+    bin_dir = find_bin(args.bin)
+    work = args.keep or tempfile.mkdtemp(prefix="zero-offload-")
+    os.makedirs(work, exist_ok=True)
+    nvme_dir = args.nvme_dir or os.path.join(work, "nvme")
+    os.makedirs(nvme_dir, exist_ok=True)
+    model = os.path.join(work, "gpt.mlir")
+    run([os.path.join(bin_dir, "zero-model"), "gpt"] + MODEL + ["-o", model])
+
+    rows = []
+    baseline = {}
+    for overlap in ("false", "true"):
+        for name, flags in configurations(nvme_dir):
+            tag = "%s-overlap-%s" % (name, overlap)
+            schedule = os.path.join(work, tag + ".json")
+            report = os.path.join(work, tag + ".report.json")
+            run([os.path.join(bin_dir, "zero-opt"), model] + STAGE3 + flags +
+                ["--zero-set=zero_optimization.overlap_comm=" + overlap,
+                 "--zero-emit-schedule=" + schedule,
+                 "--zero-report=" + report, "-o", os.devnull])
+            times, record = [], None
+            for r in range(args.repeat):
+                metrics = os.path.join(work, "%s.%d.jsonl" % (tag, r))
+                run([os.path.join(bin_dir, "zero-run"), schedule, "--nproc",
+                     "2", "--steps", str(args.steps), "--metrics", metrics])
+                by_step = {}
+                for line in open(metrics):
+                    m = json.loads(line)
+                    by_step.setdefault(m["step"], []).append(m)
+                    record = m
+                for step, ranks in sorted(by_step.items()):
+                    if step > args.warmup:
+                        times.append(max(x["step_time_s"] for x in ranks))
+            median = statistics.median(times)
+            if name == "none":
+                baseline[overlap] = median
+            plan = json.load(open(report))["per_rank_bytes"]
+            rows.append((name, overlap, median, median / baseline[overlap],
+                         plan["device"], plan["host"], plan["nvme"],
+                         record["bytes_device_to_host"],
+                         record["bytes_host_to_device"],
+                         record["bytes_nvme_read"],
+                         record["bytes_nvme_write"]))
+
+    print("| offload | overlap_comm | step (ms) | / none | device arena | "
+          "host arena | nvme arena | D2H B/step | H2D B/step | "
+          "NVMe read | NVMe write |")
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for row in rows:
+        print("| %s | %s | %.3f | %.2f | %d | %d | %d | %d | %d | %d | %d |"
+              % ((row[0], row[1], row[2] * 1e3, row[3]) + row[4:]))
+
+
+if __name__ == "__main__":
+    main()

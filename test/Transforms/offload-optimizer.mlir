@@ -69,3 +69,18 @@
 // RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer=device=cpu \
 // RUN:   2>&1 | FileCheck %s --check-prefix=STAGE0
 // STAGE0: error: zero-offload-optimizer: offloading the optimizer needs stage 1, 2 or 3 (the step is stage 0)
+
+// ratio (stage 3): the first optimizer ops in program order, until that
+// fraction of the elements, step off the device: with 0.5, w0's 8 elements
+// of 21 (then 38% < 50%: b0's 2 too, 48%, then w1's 8, 86%) and the last
+// parameter's 3 stay on the device.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-optimizer="device=cpu ratio=0.5" | FileCheck %s --check-prefix=HALF
+// HALF-COUNT-3: zero.adam {{.*}} : tensor<{{[0-9]+}}xf32, #zero.memory_space<host>>
+// HALF:         zero.adam {{.*}} : tensor<3xf32>, tensor<3xf32>, tensor<3xf32>, tensor<3xf32>
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer="device=cpu ratio=0.5" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=HALF-STAGE2
+// HALF-STAGE2: error: zero-offload-optimizer: a ratio below 1 needs stage 3 (the step is stage 2)

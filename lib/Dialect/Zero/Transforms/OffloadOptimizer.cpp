@@ -31,6 +31,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
 namespace zero {
@@ -56,8 +57,8 @@ void setSpace(Value value, MemorySpace space) {
 
 class Offloader {
 public:
-  Offloader(func::FuncOp func, MemorySpace target)
-      : func(func), block(func.front()), target(target) {}
+  Offloader(func::FuncOp func, MemorySpace target, double ratio)
+      : func(func), block(func.front()), target(target), ratio(ratio) {}
 
   LogicalResult run();
 
@@ -86,6 +87,9 @@ private:
   mutable func::FuncOp func;
   Block &block;
   MemorySpace target;
+  double ratio;
+  /// The optimizer ops that step off the device.
+  llvm::SmallPtrSet<Operation *, 16> offloadedOptimizers;
   llvm::DenseMap<Value, Value> swappedOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapOut;
   llvm::SetVector<Operation *> offDeviceOps;
@@ -93,7 +97,7 @@ private:
 
 bool Offloader::runsOffDevice(Operation *op) const {
   if (isa<AdamOp, SgdOp>(op))
-    return true;
+    return offloadedOptimizers.contains(op);
   auto map = dyn_cast<linalg::MapOp>(op);
   if (!map || !map.getInit().getDefiningOp<tensor::EmptyOp>() ||
       !map.getInit().hasOneUse())
@@ -194,7 +198,22 @@ LogicalResult Offloader::run() {
   });
   if (optimizers.empty())
     return success();
+  // DeepSpeed's `ratio`: the first optimizer ops, in program order, whose
+  // shards hold that fraction of the elements step off the device.
+  auto numel = [](Operation *op) {
+    return cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
+  };
+  int64_t total = 0;
+  for (Operation *op : optimizers)
+    total += numel(op);
+  double offloaded = 0;
   for (Operation *op : optimizers) {
+    if (offloaded >= ratio * static_cast<double>(total))
+      break;
+    offloadedOptimizers.insert(op);
+    offloaded += numel(op);
+  }
+  for (Operation *op : offloadedOptimizers) {
     for (Value operand : op->getOperands()) {
       auto arg = dyn_cast<BlockArgument>(operand);
       if (!arg || arg.getOwner() != &block ||
@@ -209,6 +228,8 @@ LogicalResult Offloader::run() {
     }
   }
 
+  if (offloadedOptimizers.empty())
+    return success();
   // The ops that run off the device, in program order, from the first
   // optimizer op on.
   Operation *first = getStepLevelOp(optimizers.front());
@@ -282,7 +303,18 @@ struct ZeroOffloadOptimizerPass
                            "needs stage 1, 2 or 3 (the step is stage 0)");
       return signalPassFailure();
     }
-    if (failed(Offloader(step->func, space).run()))
+    if (ratio < 0 || ratio > 1) {
+      getOperation().emitError("zero-offload-optimizer: ratio ")
+          << ratio << " is not in [0, 1]";
+      return signalPassFailure();
+    }
+    if (ratio < 1 && step->rank.stage != 3) {
+      step->func.emitError("zero-offload-optimizer: a ratio below 1 needs "
+                           "stage 3 (the step is stage ")
+          << step->rank.stage << ")";
+      return signalPassFailure();
+    }
+    if (failed(Offloader(step->func, space, ratio).run()))
       return signalPassFailure();
   }
 };

@@ -81,8 +81,9 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                                              options.prefetchBucketSize,
                                              options.maxLiveParameters}));
   // The swaps go around the collectives where prefetch placed them.
-  pm.addPass(createZeroOffloadOptimizerPass(
-      {options.entry, options.offloadOptimizer}));
+  pm.addPass(
+      createZeroOffloadOptimizerPass({options.entry, options.offloadOptimizer,
+                                      options.offloadOptimizerRatio}));
   pm.addPass(createZeroOffloadParamsPass(
       {options.entry, options.offloadParams, options.offloadParamsNvmePath}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,

@@ -112,10 +112,7 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
                           "the host arena of the plan is always page-locked "
                           "on the CUDA backend (and plain memory on the host "
                           "backend)");
-    if (opt.ratio < 1)
-      error((p + "ratio").str(),
-            "below 1 is not supported yet: every optimizer state the step "
-            "reads is offloaded");
+    options.offloadOptimizerRatio = opt.ratio;
   } else {
     StringRef why = "zero_optimization.offload_optimizer.device is \"none\"";
     noEffectUnlessDefault((p + "nvme_path").str(), opt.nvmePath, why);
@@ -431,7 +428,8 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.offload_optimizer.pipeline_write", kOffloadNvmeRoute},
     {"zero_optimization.offload_optimizer.fast_init", kOffloadNvmeRoute},
     {"zero_optimization.offload_optimizer.ratio",
-     "refused below 1 with offload (not yet); no effect without"},
+     "offload-optimizer-ratio (zero-offload-optimizer); no effect without "
+     "offload"},
     {"zero_optimization.offload_param.device",
      "offload-params (zero-offload-params)"},
     {"zero_optimization.offload_param.nvme_path",

@@ -376,6 +376,10 @@ def ZeroOffloadOptimizerPass
            "holds several candidates)">,
     Option<"device", "device", "std::string", /*default=*/"\"none\"",
            "Where the optimizer states live: none, cpu or nvme">,
+    Option<"ratio", "ratio", "double", /*default=*/"1.0",
+           "Stage 3: the fraction of the optimizer's elements that step off "
+           "the device (the first optimizer ops in program order); the rest "
+           "stay on the device">,
   ];
 }
 

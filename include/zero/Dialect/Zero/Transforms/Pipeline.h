@@ -163,6 +163,11 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Where the optimizer states live and step: none, cpu or "
                      "nvme (zero-offload-optimizer)"),
       llvm::cl::init("none")};
+  Option<double> offloadOptimizerRatio{
+      *this, "offload-optimizer-ratio",
+      llvm::cl::desc("Stage 3: the fraction of the optimizer's elements "
+                     "offloaded"),
+      llvm::cl::init(1.0)};
   Option<std::string> offloadParams{
       *this, "offload-params",
       llvm::cl::desc("Stage 3: where the parameter shards live: none, cpu or "

@@ -339,6 +339,10 @@ void Executor::Impl::resolveTrace() {
       event.args = {{"step", currentStep}, {"point", inst.point}};
       if (pending.iteration >= 0)
         event.args["iteration"] = pending.iteration;
+      // Ran inside the op of an earlier instruction (Device::prepareGroup).
+      if (grouped[stream][pending.inst -
+                          schedule.streams()[stream].instructions.data()])
+        event.args["grouped"] = true;
       if (!inst.loc.empty())
         event.args["loc"] = inst.loc;
       streamEvents[stream].push_back(std::move(event));

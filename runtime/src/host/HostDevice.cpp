@@ -105,6 +105,31 @@ public:
         new HostPreparedOp(std::move(*op), *frame_));
   }
 
+  /// zero.adam and the cast of its new parameter to 16 bits run as one op.
+  size_t groupLength(size_t stream, size_t first) override {
+    const std::vector<Instruction> &list =
+        schedule_->streams()[stream].instructions;
+    return first + 1 < list.size() &&
+                   host::isAdamWithCast(list[first], list[first + 1])
+               ? 2
+               : 1;
+  }
+  StatusOr<std::unique_ptr<PreparedOp>>
+  prepareGroup(size_t stream, size_t first, size_t count) override {
+    const std::vector<Instruction> &list =
+        schedule_->streams()[stream].instructions;
+    if (count != 2)
+      return std::unique_ptr<PreparedOp>();
+    StatusOr<std::unique_ptr<host::ComputeOp>> op =
+        host::prepareAdamWithCast(list[first], list[first + 1], *schedule_);
+    if (!op.isOk())
+      return op.status();
+    if (!*op)
+      return std::unique_ptr<PreparedOp>();
+    return std::unique_ptr<PreparedOp>(
+        new HostPreparedOp(std::move(*op), *frame_));
+  }
+
   Status recordEvent(size_t, int64_t) override { return Status::ok(); }
   Status waitEvent(size_t, int64_t) override { return Status::ok(); }
   Status copy(size_t, void *to, const void *from, int64_t bytes) override {

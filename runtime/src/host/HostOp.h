@@ -11,6 +11,7 @@
 #define ZERO_RUNTIME_HOST_HOSTOP_H
 
 #include "zero/runtime/Instruction.h"
+#include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
 #include <memory>
@@ -44,6 +45,22 @@ public:
 StatusOr<std::unique_ptr<ComputeOp>>
 prepareComputeOp(const Instruction &inst, const std::string &fileName,
                  const ValueTable &values);
+
+/// Whether compute instructions `adam` and `cast` are a zero.adam on f32
+/// state and the linalg.map right after it that casts its new parameter to
+/// bf16 or f16 (`arith.truncf`, the 16-bit parameter of mixed precision):
+/// one pass over memory can write both, as DeepSpeed's CPU Adam does.
+bool isAdamWithCast(const Instruction &adam, const Instruction &cast);
+
+/// Prepares such a pair as one op: each instruction checked as
+/// prepareComputeOp checks it, the cast's result written by the Adam loop
+/// (runAdamStep's 16-bit copy: the same bits as the map's). Null when they
+/// must run apart: the copy is not of an f32 parameter to bf16 or f16, or
+/// its bytes overlap a tensor Adam reads or writes (the plan may reuse a
+/// buffer that dies at Adam for the cast's result, which is written later).
+StatusOr<std::unique_ptr<ComputeOp>>
+prepareAdamWithCast(const Instruction &adam, const Instruction &cast,
+                    const Schedule &schedule);
 
 } // namespace zero::runtime::host
 

@@ -44,6 +44,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <optional>
 #include <type_traits>
 
 namespace zero::runtime::host {
@@ -136,6 +137,9 @@ public:
     return Status::ok();
   }
 
+  /// Writes the new parameter's 16-bit copy to `copy` in the same pass.
+  void setCopy(const ValueInfo &copy) { copy_ = copy; }
+
 private:
   static std::string operandField(size_t index) {
     return "operands[" + std::to_string(index) + "]";
@@ -161,6 +165,8 @@ private:
         amsgrad_ ? prepareResult(frame, operands_[4], results_[3]) : nullptr;
     void *grad = frame.tensor(operands_[1].id).data;
     const DType gradType = operands_[1].dtype;
+    auto *copy =
+        copy_ ? static_cast<uint16_t *>(frame.tensor(copy_->id).data) : nullptr;
     // The loops widen 16-bit gradients themselves.
     const bool gradAsIs = gradType == View<T>::kType ||
                           (std::is_same<T, float>::value &&
@@ -182,6 +188,10 @@ private:
           mv.load(begin, count),
           vv.load(begin, count),
           amsgrad_ ? vMaxView.load(begin, count) : nullptr};
+      if (copy) {
+        a.param16 = copy + begin;
+        a.param16Type = copy_->dtype;
+      }
       adamLoop(isa, c, a, count);
       p.store(begin, count);
       mv.store(begin, count);
@@ -197,6 +207,7 @@ private:
   std::vector<ValueInfo> results_;
   double beta1_, beta2_, eps_, weightDecay_;
   bool adamw_, biasCorrection_, amsgrad_, scheduledBeta1_;
+  std::optional<ValueInfo> copy_;
 };
 
 class SgdOp : public ComputeOp {
@@ -385,6 +396,56 @@ HostOpOr prepareSgd(const OpContext &ctx) {
     return ctx.error("nesterov", "needs momentum > 0 and dampening = 0");
   return std::unique_ptr<ComputeOp>(
       new SgdOp(v, *momentum, *dampening, *weightDecay, *nesterov));
+}
+
+bool isAdamWithCast(const Instruction &adam, const Instruction &cast) {
+  if (adam.kind != Instruction::Kind::Compute ||
+      cast.kind != Instruction::Kind::Compute || !adam.info || !cast.info ||
+      adam.code() != OpCode::Adam || cast.code() != OpCode::Map ||
+      adam.results.empty() || cast.operands.size() != 2 ||
+      cast.results.size() != 1 || cast.operands[0] != adam.results[0] ||
+      !cast.fields.has(Field::Body))
+    return false;
+  const RegionBody &body = cast.fields.getBody(Field::Body);
+  return body.arguments.size() == 2 && body.ops.size() == 1 &&
+         body.ops[0].code() == OpCode::TruncF &&
+         body.ops[0].operands.size() == 1 &&
+         body.ops[0].operands[0] == body.arguments[0] &&
+         body.yield.size() == 1 && body.yield[0] == body.ops[0].results[0];
+}
+
+StatusOr<std::unique_ptr<ComputeOp>>
+prepareAdamWithCast(const Instruction &adam, const Instruction &cast,
+                    const Schedule &schedule) {
+  const ValueTable &values = schedule.values();
+  HostOpOr adamOp = prepareComputeOp(adam, schedule.name(), values);
+  if (!adamOp.isOk())
+    return adamOp.status();
+  HostOpOr castOp = prepareComputeOp(cast, schedule.name(), values);
+  if (!castOp.isOk())
+    return castOp.status();
+  const ValueInfo &param = values.values[adam.results[0]];
+  const ValueInfo &copy = values.values[cast.results[0]];
+  if (param.dtype != DType::F32 ||
+      (copy.dtype != DType::BF16 && copy.dtype != DType::F16) ||
+      copy.numel != param.numel)
+    return std::unique_ptr<ComputeOp>();
+  const BufferInfo &to = schedule.bufferOf(copy.id);
+  auto overlaps = [&](int64_t id) {
+    const ValueInfo &value = values.values[id];
+    if (!value.isTensor)
+      return false;
+    const BufferInfo &buffer = schedule.bufferOf(id);
+    return buffer.space == to.space &&
+           buffer.offset < to.offset + copy.bytes() &&
+           to.offset < buffer.offset + value.bytes();
+  };
+  for (const std::vector<int64_t> *ids : {&adam.operands, &adam.results})
+    for (int64_t id : *ids)
+      if (overlaps(id))
+        return std::unique_ptr<ComputeOp>();
+  static_cast<AdamOp &>(**adamOp).setCopy(copy);
+  return std::move(*adamOp);
 }
 
 } // namespace zero::runtime::host

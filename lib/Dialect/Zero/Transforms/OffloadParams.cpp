@@ -10,9 +10,10 @@
 //   from one swap-in per op, started right after the previous parameter
 //   gather of its block starts (one gather ahead, as the gathers themselves
 //   are prefetched) and waited for right before it.
-// - The updated shard is swapped out where it is computed, unless it already
-//   lives there (the optimizer ran off the device): then the swap-in that
-//   brought it back for the step's result is dropped.
+// - The updated shard is swapped out where it is computed. When the
+//   optimizer ran off the device, the swap-in that brought the shard back
+//   for the step's result is dropped: the shard is returned from host
+//   memory, or swapped from there to NVMe.
 //
 // Runs after zero-schedule-prefetch, which places the gathers; the swaps go
 // around them.
@@ -116,17 +117,20 @@ void ParamOffloader::returnOffDevice(unsigned index) {
   if (isInSpace(value, target))
     return;
   // The optimizer ran off the device and its result was swapped in only to
-  // be returned: return it from where it is.
+  // be returned: return it from where it is, or move it to NVMe from there.
   if (auto wait = value.getDefiningOp<WaitOp>()) {
     auto swapIn = wait.getHandle().getDefiningOp<SwapInStartOp>();
     unsigned i = cast<OpResult>(value).getResultNumber();
-    if (swapIn && isInSpace(swapIn.getTensors()[i], target)) {
-      operand.set(swapIn.getTensors()[i]);
+    if (swapIn) {
+      Value offDevice = swapIn.getTensors()[i];
+      operand.set(offDevice);
       if (wait->use_empty()) {
         wait.erase();
         swapIn.erase();
       }
-      return;
+      value = offDevice;
+      if (isInSpace(value, target))
+        return;
     }
   }
   OpBuilder b(func.getContext());

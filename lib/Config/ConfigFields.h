@@ -66,6 +66,13 @@ void forEachField(Config &config, Fn &&fn) {
   fn("zero_optimization.offload_param.max_in_cpu", paramOffload.maxInCpu);
   fn("zero_optimization.offload_param.pin_memory", paramOffload.pinMemory);
 
+  auto &aio = config.aio;
+  fn("aio.block_size", aio.blockSize);
+  fn("aio.queue_depth", aio.queueDepth);
+  fn("aio.thread_count", aio.threadCount);
+  fn("aio.single_submit", aio.singleSubmit);
+  fn("aio.overlap_events", aio.overlapEvents);
+
   auto &fp16 = config.fp16;
   fn("fp16.enabled", fp16.enabled);
   fn("fp16.auto_cast", fp16.autoCast);

@@ -462,9 +462,18 @@ const KnobInfo kKnobs[] = {
     any("activation_checkpointing", "Activation checkpointing.")
         .refused("recomputation is part of the training-step IR, not of the "
                  "configuration"),
-    any("aio", "Asynchronous I/O tuning for NVMe.")
-        .refused("NVMe I/O is planned by the compiler; DeepSpeed's aio "
-                 "tuning is not supported yet"),
+    section("aio", "Asynchronous I/O of NVMe offload."),
+    integer("aio.block_size", "1048576",
+            "Bytes of the largest single NVMe request.")
+        .range(4096, kNoMax),
+    integer("aio.queue_depth", "8", "NVMe requests in flight at most.")
+        .range(1, kNoMax),
+    integer("aio.thread_count", "1", "Threads submitting NVMe requests.")
+        .range(1, kNoMax),
+    boolean("aio.single_submit", "false",
+            "Submit NVMe requests one at a time."),
+    boolean("aio.overlap_events", "true",
+            "Overlap the submission of requests with their completion."),
     any("checkpoint", "Checkpoint I/O options.")
         .refused("DeepSpeed checkpoint options are not supported; zero-run "
                  "checkpoints do not depend on the world size"),

@@ -668,6 +668,10 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                             "(zero-run --nvme-path DIR)");
     nvme.rank = communicator.rank();
     nvme.arenaBytes = s.arenaBytes(MemorySpace::Nvme);
+    nvme.blockSize = s.aio().blockSize;
+    nvme.queueDepth = static_cast<int>(s.aio().queueDepth);
+    nvme.singleSubmit = s.aio().singleSubmit;
+    nvme.overlapEvents = s.aio().overlapEvents;
     nvme.faults = executor->options_.nvmeFaults;
     StatusOr<std::unique_ptr<NvmeSwapSpace>> store =
         NvmeSwapSpace::create(nvme);

@@ -410,13 +410,31 @@ Status ScheduleParser::parse(const json &root) {
 Status ScheduleParser::parseMemory(const json &root) {
   const json *memory;
   ZERO_RETURN_IF_ERROR(getObject(root, "memory", "", memory));
-  ZERO_RETURN_IF_ERROR(
-      checkKeys(*memory, "memory", {"alignment", "arenas"}, {"nvme_path"}));
+  ZERO_RETURN_IF_ERROR(checkKeys(*memory, "memory", {"alignment", "arenas"},
+                                 {"nvme_path", "aio"}));
   if (memory->contains("nvme_path")) {
     if (s.version_ < 2)
       return needsVersion2("memory.nvme_path", "'nvme_path'");
     ZERO_RETURN_IF_ERROR(
         getString(*memory, "nvme_path", "memory", s.nvmePath_));
+  }
+  if (memory->contains("aio")) {
+    if (s.version_ < 2)
+      return needsVersion2("memory.aio", "'aio'");
+    const json *aio;
+    ZERO_RETURN_IF_ERROR(getObject(*memory, "aio", "memory", aio));
+    ZERO_RETURN_IF_ERROR(checkKeys(
+        *aio, "memory.aio",
+        {"block_size", "queue_depth", "single_submit", "overlap_events"}, {}));
+    Schedule::AioSettings &settings = s.aio_;
+    ZERO_RETURN_IF_ERROR(getInt(*aio, "block_size", "memory.aio",
+                                settings.blockSize, 4096, int64_t(1) << 40));
+    ZERO_RETURN_IF_ERROR(getInt(*aio, "queue_depth", "memory.aio",
+                                settings.queueDepth, 1, 1 << 16));
+    ZERO_RETURN_IF_ERROR(
+        getBool(*aio, "single_submit", "memory.aio", settings.singleSubmit));
+    ZERO_RETURN_IF_ERROR(
+        getBool(*aio, "overlap_events", "memory.aio", settings.overlapEvents));
   }
   ZERO_RETURN_IF_ERROR(
       getInt(*memory, "alignment", "memory", s.alignment_, 1, 1 << 20));

@@ -88,6 +88,15 @@ struct OffloadParamConfig {
   bool pinMemory = false;
 };
 
+/// DeepSpeed's `aio` section: how NVMe offload reads and writes its files.
+struct AioConfig {
+  int64_t blockSize = 0;
+  int64_t queueDepth = 0;
+  int64_t threadCount = 0;
+  bool singleSubmit = false;
+  bool overlapEvents = false;
+};
+
 struct ZeroOptimizationConfig {
   int64_t stage = 0;
   bool contiguousGradients = false;
@@ -191,6 +200,7 @@ struct SchedulerConfig {
 /// A resolved configuration: every value decided, every check passed.
 struct DeepSpeedConfig {
   ZeroOptimizationConfig zero;
+  AioConfig aio;
   FP16Config fp16;
   BF16Config bf16;
   OptimizerConfig optimizer;

@@ -1095,6 +1095,18 @@ FailureOr<json> ScheduleEmitter::emit() {
   if (auto nvmePath =
           func->getAttrOfType<StringAttr>(ZeroDialect::getNvmePathAttrName()))
     schedule["memory"]["nvme_path"] = nvmePath.str();
+  if (auto aio =
+          func->getAttrOfType<DictionaryAttr>(ZeroDialect::getAioAttrName())) {
+    json settings = json::object();
+    // A BoolAttr is an i1 IntegerAttr: flags first.
+    for (NamedAttribute entry : aio) {
+      if (auto flag = dyn_cast<BoolAttr>(entry.getValue()))
+        settings[entry.getName().str()] = flag.getValue();
+      else if (auto integer = dyn_cast<IntegerAttr>(entry.getValue()))
+        settings[entry.getName().str()] = integer.getInt();
+    }
+    schedule["memory"]["aio"] = std::move(settings);
+  }
   schedule["buffers"] = getBuffers();
   schedule["values"] = std::move(values);
   schedule["arguments"] = std::move(*arguments);

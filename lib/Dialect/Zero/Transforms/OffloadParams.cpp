@@ -213,9 +213,25 @@ struct ZeroOffloadParamsPass
     }
     if (failed(ParamOffloader(step->func, space).run()))
       return signalPassFailure();
-    if (space == MemorySpace::Nvme && !nvmePath.empty())
+    if (space != MemorySpace::Nvme)
+      return;
+    if (aioBlockSize < 4096 || aioQueueDepth < 1) {
+      step->func.emitError("zero-offload-params: aio-block-size must be at "
+                           "least 4096 and aio-queue-depth at least 1");
+      return signalPassFailure();
+    }
+    Builder b(&getContext());
+    if (!nvmePath.empty())
       step->func->setAttr(ZeroDialect::getNvmePathAttrName(),
-                          StringAttr::get(&getContext(), nvmePath));
+                          b.getStringAttr(nvmePath));
+    step->func->setAttr(
+        ZeroDialect::getAioAttrName(),
+        b.getDictionaryAttr(
+            {b.getNamedAttr("block_size", b.getI64IntegerAttr(aioBlockSize)),
+             b.getNamedAttr("queue_depth", b.getI64IntegerAttr(aioQueueDepth)),
+             b.getNamedAttr("single_submit", b.getBoolAttr(aioSingleSubmit)),
+             b.getNamedAttr("overlap_events",
+                            b.getBoolAttr(aioOverlapEvents))}));
   }
 };
 

@@ -85,7 +85,9 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       createZeroOffloadOptimizerPass({options.entry, options.offloadOptimizer,
                                       options.offloadOptimizerRatio}));
   pm.addPass(createZeroOffloadParamsPass(
-      {options.entry, options.offloadParams, options.offloadParamsNvmePath}));
+      {options.entry, options.offloadParams, options.offloadParamsNvmePath,
+       options.aioBlockSize, options.aioQueueDepth, options.aioSingleSubmit,
+       options.aioOverlapEvents}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
                                        options.deviceMemory, options.hostMemory,
                                        options.contiguousGradients}));

@@ -158,6 +158,23 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
     noEffectUnlessDefault((q + "max_in_cpu").str(), param.maxInCpu, why);
     noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory, why);
   }
+  const ::zero::AioConfig &aio = config.aio;
+  if (param.device == OffloadDevice::Nvme) {
+    options.aioBlockSize = aio.blockSize;
+    options.aioQueueDepth = aio.queueDepth;
+    options.aioSingleSubmit = aio.singleSubmit;
+    options.aioOverlapEvents = aio.overlapEvents;
+    noEffectUnlessDefault("aio.thread_count", aio.threadCount,
+                          "io_uring needs no submitting threads; the swap "
+                          "store's one worker submits and copies");
+  } else {
+    StringRef why = "no tensor is offloaded to NVMe";
+    noEffectUnlessDefault("aio.block_size", aio.blockSize, why);
+    noEffectUnlessDefault("aio.queue_depth", aio.queueDepth, why);
+    noEffectUnlessDefault("aio.thread_count", aio.threadCount, why);
+    noEffectUnlessDefault("aio.single_submit", aio.singleSubmit, why);
+    noEffectUnlessDefault("aio.overlap_events", aio.overlapEvents, why);
+  }
   // DeepSpeed reorders the gradients of a flat partition so that the copies
   // to the host (offload_optimizer) are spread over the ranks.
   if (z.roundRobinGradients)
@@ -432,6 +449,12 @@ const KnobRoute kKnobRoutes[] = {
      "offload"},
     {"zero_optimization.offload_param.device",
      "offload-params (zero-offload-params)"},
+    {"aio.block_size", "aio-block-size (zero-offload-params), with NVMe"},
+    {"aio.queue_depth", "aio-queue-depth (zero-offload-params), with NVMe"},
+    {"aio.thread_count", "no effect (a warning): io_uring needs no threads"},
+    {"aio.single_submit", "aio-single-submit (zero-offload-params), with NVMe"},
+    {"aio.overlap_events",
+     "aio-overlap-events (zero-offload-params), with NVMe"},
     {"zero_optimization.offload_param.nvme_path",
      "offload-params-nvme-path (zero-offload-params), recorded in the "
      "schedule"},

@@ -132,6 +132,15 @@ public:
   /// The directory of the nvme arena's swap file that the step was compiled
   /// with (`memory.nvme_path`, version 2), empty if none.
   const std::string &nvmePath() const { return nvmePath_; }
+  /// How the nvme arena's file is read and written (`memory.aio`, version
+  /// 2; DeepSpeed's `aio` section): NvmeSwapOptions' fields of those names.
+  struct AioSettings {
+    int64_t blockSize = int64_t(1) << 20;
+    int64_t queueDepth = 8;
+    bool singleSubmit = false;
+    bool overlapEvents = true;
+  };
+  const AioSettings &aio() const { return aio_; }
   /// The bytes the arenas of the device and host spaces take.
   int64_t memoryBytes() const {
     return arenaBytes(MemorySpace::Device) + arenaBytes(MemorySpace::Host);
@@ -171,6 +180,7 @@ private:
   int64_t worldSize_ = 1;
   int64_t alignment_ = 64;
   std::string nvmePath_;
+  AioSettings aio_;
   std::array<int64_t, kNumMemorySpaces> arenas_{};
   std::vector<BufferInfo> buffers_;
   ValueTable values_;

@@ -114,6 +114,12 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getNvmePathAttrName() {
       return llvm::StringLiteral("zero.nvme_path");
     }
+    /// On the training step: how the runtime reads and writes the nvme
+    /// arena (DeepSpeed's `aio` section): `{block_size, queue_depth,
+    /// single_submit, overlap_events}`, for the schedule.
+    static constexpr llvm::StringLiteral getAioAttrName() {
+      return llvm::StringLiteral("zero.aio");
+    }
     static constexpr llvm::StringLiteral getOffsetAttrName() {
       return llvm::StringLiteral("zero.offset");
     }

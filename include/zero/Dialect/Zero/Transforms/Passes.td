@@ -397,7 +397,8 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     left it (`zero-offload-optimizer`). Runs after `zero-schedule-prefetch`,
     around the gathers it placed. `device=none` leaves the step as it is;
     with `nvme` the shards live in the nvme arena, a file under `nvme-path`
-    (`zero.nvme_path` on the step), swapped straight to and from the device.
+    (`zero.nvme_path` on the step), swapped straight to and from the device,
+    and the `aio-*` options are recorded as `zero.aio` for the runtime.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -408,6 +409,16 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     Option<"nvmePath", "nvme-path", "std::string", /*default=*/"\"\"",
            "With nvme: the directory of the swap files, recorded on the "
            "step for the schedule (zero-run --nvme-path overrides it)">,
+    Option<"aioBlockSize", "aio-block-size", "int64_t", /*default=*/"1048576",
+           "With nvme: bytes of the largest single request (aio.block_size)">,
+    Option<"aioQueueDepth", "aio-queue-depth", "int64_t", /*default=*/"8",
+           "With nvme: requests in flight at most (aio.queue_depth)">,
+    Option<"aioSingleSubmit", "aio-single-submit", "bool", /*default=*/"false",
+           "With nvme: submit requests one at a time (aio.single_submit)">,
+    Option<"aioOverlapEvents", "aio-overlap-events", "bool",
+           /*default=*/"true",
+           "With nvme: start the next request while one is in flight "
+           "(aio.overlap_events)">,
   ];
 }
 

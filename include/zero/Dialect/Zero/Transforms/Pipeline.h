@@ -176,6 +176,13 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<std::string> offloadParamsNvmePath{
       *this, "offload-params-nvme-path",
       llvm::cl::desc("With offload-params=nvme: the swap files' directory")};
+  Option<int64_t> aioBlockSize{*this, "aio-block-size",
+                               llvm::cl::init(1048576)};
+  Option<int64_t> aioQueueDepth{*this, "aio-queue-depth", llvm::cl::init(8)};
+  Option<bool> aioSingleSubmit{*this, "aio-single-submit",
+                               llvm::cl::init(false)};
+  Option<bool> aioOverlapEvents{*this, "aio-overlap-events",
+                                llvm::cl::init(true)};
   // Memory plan.
   Option<bool> contiguousGradients{*this, "contiguous-gradients",
                                    llvm::cl::init(true)};

@@ -134,6 +134,14 @@ struct DataTypesConfig {
   DataType gradAccumDtype = DataType::None;
 };
 
+/// DeepSpeed's activation_checkpointing section. It tunes checkpointing;
+/// zero-opt --zero-checkpoint-activations turns it on (docs/Config.md).
+struct ActivationCheckpointingConfig {
+  /// Group consecutive segments into at most this many; 0 is DeepSpeed's
+  /// null (one checkpoint per segment).
+  int64_t numberCheckpoints = 0;
+};
+
 struct OptimizerConfig {
   /// None when the file has no optimizer section.
   OptimizerKind kind = OptimizerKind::None;
@@ -203,6 +211,7 @@ struct DeepSpeedConfig {
   bool prescaleGradients = false;
   double gradientPredivideFactor = 0;
   DataTypesConfig dataTypes;
+  ActivationCheckpointingConfig activationCheckpointing;
   /// train_batch_size = micro * gradient_accumulation_steps * worldSize.
   /// The two batch sizes are 0 when neither the file nor the IR gives one.
   int64_t trainBatchSize = 0;

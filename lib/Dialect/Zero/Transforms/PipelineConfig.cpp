@@ -374,6 +374,18 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   mapScheduler(options);
   mapOffload(options);
 
+  // Activation checkpointing: the section tunes it, the driver's
+  // --zero-checkpoint-activations (options.checkpointActivations, set by the
+  // caller) turns it on, as the model code does in DeepSpeed.
+  options.numberCheckpoints = config.activationCheckpointing.numberCheckpoints;
+  // null (0) is the default.
+  if (!options.checkpointActivations &&
+      config.activationCheckpointing.numberCheckpoints != 0)
+    warning("activation_checkpointing.number_checkpoints",
+            "activation checkpointing is off: zero-opt "
+            "--zero-checkpoint-activations (the pipeline's "
+            "checkpoint-activations) turns it on");
+
   // Knobs that only some stages read (the library warns about the stage-3
   // ones below stage 3).
   if (z.stage == 0) {
@@ -401,6 +413,9 @@ constexpr llvm::StringLiteral kOffloadRoute =
     "no effect with device \"none\" (a warning); refused with its device";
 const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.stage", "stage (zero-partition)"},
+    {"activation_checkpointing.number_checkpoints",
+     "number-checkpoints (zero-checkpoint-activations); no effect without "
+     "--zero-checkpoint-activations (a warning)"},
     {"zero_optimization.contiguous_gradients",
      "contiguous-gradients (zero-plan-memory)"},
     {"zero_optimization.reduce_scatter",

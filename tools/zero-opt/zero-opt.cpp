@@ -169,8 +169,14 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
     if (at != StringRef::npos)
       (void)StringRef(text)
           .drop_front(at + key.size())
-          .take_while(llvm::isDigit)
+          .take_while([](char c) { return llvm::isDigit(c) || c == '-'; })
           .getAsInteger(10, flag.numberCheckpoints);
+    if (flag.numberCheckpoints < 0) {
+      llvm::errs() << "zero-opt: --zero-checkpoint-activations: "
+                      "number-checkpoints must be at least 0, got "
+                   << flag.numberCheckpoints << "\n";
+      return failure();
+    }
   }
   return flag;
 }

@@ -441,9 +441,7 @@ const KnobInfo kKnobs[] = {
                  "zero-opt is data parallel only, so there are no such "
                  "ranks"),
     boolean("activation_checkpointing.cpu_checkpointing", "false",
-            "Keep the checkpointed inputs in host memory.")
-        .refused("swapping the kept segment inputs to host memory is not "
-                 "supported yet: they stay in device memory"),
+            "Keep the checkpointed inputs in host memory."),
     boolean("activation_checkpointing.contiguous_memory_optimization", "false",
             "Copy the checkpointed inputs into one buffer.")
         .noEffect("the memory plan places every kept input at a static "

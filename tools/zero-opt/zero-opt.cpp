@@ -135,12 +135,14 @@ void printError(llvm::Error error) {
 /// the command line. With the pipeline (--zero-stage, --zero-config,
 /// --zero-set) it must not run after the pipeline, as other passes named
 /// there do, but first: the driver takes it out of the command line's
-/// passes and turns it into the pipeline options checkpoint-activations and
+/// passes and turns it into the pipeline options checkpoint-activations,
 /// number-checkpoints (a K > 0 overrides activation_checkpointing.
-/// number_checkpoints).
+/// number_checkpoints) and cpu-checkpointing (true overrides
+/// activation_checkpointing.cpu_checkpointing).
 struct CheckpointFlag {
   bool given = false;
   int64_t numberCheckpoints = 0;
+  bool cpuCheckpointing = false;
 };
 
 FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
@@ -171,6 +173,7 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
           .drop_front(at + key.size())
           .take_while([](char c) { return llvm::isDigit(c) || c == '-'; })
           .getAsInteger(10, flag.numberCheckpoints);
+    flag.cpuCheckpointing = StringRef(text).contains("cpu-checkpointing=true");
     if (flag.numberCheckpoints < 0) {
       llvm::errs() << "zero-opt: --zero-checkpoint-activations: "
                       "number-checkpoints must be at least 0, got "
@@ -477,6 +480,8 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.unrollMicroSteps = zeroUnrollMicroSteps;
   if (checkpoint.numberCheckpoints > 0)
     options.numberCheckpoints = checkpoint.numberCheckpoints;
+  if (checkpoint.cpuCheckpointing)
+    options.cpuCheckpointing = true;
   return success();
 }
 } // namespace

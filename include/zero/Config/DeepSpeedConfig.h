@@ -140,6 +140,8 @@ struct ActivationCheckpointingConfig {
   /// Group consecutive segments into at most this many; 0 is DeepSpeed's
   /// null (one checkpoint per segment).
   int64_t numberCheckpoints = 0;
+  /// The recomputation's inputs live in host memory between the passes.
+  bool cpuCheckpointing = false;
 };
 
 struct OptimizerConfig {

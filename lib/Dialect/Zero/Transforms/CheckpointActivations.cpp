@@ -15,6 +15,9 @@
 //   that reads any of them, and the backward ops read the clones.
 // - Originals left without uses (values only the backward pass read) are
 //   erased.
+// - With cpu-checkpointing, the kept inputs of the recomputation that ops
+//   compute (not arguments) move to host memory after their last forward
+//   use and back right before their first backward use.
 //
 // The clones compute the same ops on the same operands, so the step gives
 // the same bits; only the values' lifetimes change.
@@ -24,6 +27,7 @@
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
 #include "mlir/IR/IRMapping.h"
@@ -72,8 +76,10 @@ struct Segment {
 
 class Checkpointer {
 public:
-  Checkpointer(func::FuncOp func, int64_t numberCheckpoints)
-      : func(func), body(func.front()), numberCheckpoints(numberCheckpoints) {}
+  Checkpointer(func::FuncOp func, int64_t numberCheckpoints,
+               bool cpuCheckpointing)
+      : func(func), body(func.front()), numberCheckpoints(numberCheckpoints),
+        cpuCheckpointing(cpuCheckpointing) {}
 
   LogicalResult run();
 
@@ -88,10 +94,16 @@ private:
   /// forward pass.
   bool isForwardUse(OpOperand &use, Operation *user) const;
   LogicalResult recompute(Segment &segment);
+  /// Moves `value` to host memory after its last forward use and back
+  /// before its first backward use (cpu_checkpointing).
+  void offload(Value value);
 
   func::FuncOp func;
   Block &body;
   int64_t numberCheckpoints;
+  bool cpuCheckpointing;
+  /// The activations the recomputation reads from outside its segment.
+  llvm::SetVector<Value> keptInputs;
   unsigned lossIndex = 0;
   SmallVector<Segment> segments;
   DenseSet<Operation *> marked;
@@ -254,6 +266,8 @@ LogicalResult Checkpointer::recompute(Segment &segment) {
       Operation *def = value.getDefiningOp();
       if (!def || needed.contains(def) || failed(dominated))
         return;
+      if (isa<RankedTensorType>(value.getType()))
+        keptInputs.insert(value);
       Operation *top = getTopLevel(def);
       if (top && !top->isBeforeInBlock(firstUser)) {
         InFlightDiagnostic diag =
@@ -293,6 +307,41 @@ LogicalResult Checkpointer::recompute(Segment &segment) {
   return success();
 }
 
+void Checkpointer::offload(Value value) {
+  Operation *lastForward = nullptr, *firstBackward = nullptr;
+  SmallVector<OpOperand *> backwardUses;
+  for (OpOperand &use : value.getUses()) {
+    Operation *user = getTopLevel(use.getOwner());
+    if (isForwardUse(use, user)) {
+      if (!lastForward || lastForward->isBeforeInBlock(user))
+        lastForward = user;
+      continue;
+    }
+    backwardUses.push_back(&use);
+    if (!firstBackward || user->isBeforeInBlock(firstBackward))
+      firstBackward = user;
+  }
+  Operation *def = getTopLevel(value.getDefiningOp());
+  if (!lastForward)
+    lastForward = def;
+  // Only what is kept across the boundary of the two passes.
+  if (!firstBackward || lastForward == body.getTerminator() ||
+      !lastForward->isBeforeInBlock(firstBackward))
+    return;
+  // The wait right after the start frees the device buffer there.
+  OpBuilder b(func.getContext());
+  b.setInsertionPointAfter(lastForward);
+  auto out =
+      SwapOutStartOp::create(b, value.getLoc(), value, MemorySpace::Host);
+  Value onHost = WaitOp::create(b, value.getLoc(), out).getResult(0);
+  b.setInsertionPoint(firstBackward);
+  auto in = SwapInStartOp::create(b, value.getLoc(),
+                                  HandleType::get(func.getContext()), onHost);
+  Value onDevice = WaitOp::create(b, value.getLoc(), in).getResult(0);
+  for (OpOperand *use : backwardUses)
+    use->set(onDevice);
+}
+
 LogicalResult Checkpointer::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError()
@@ -302,6 +351,9 @@ LogicalResult Checkpointer::run() {
   for (Segment &segment : segments)
     if (failed(recompute(segment)))
       return failure();
+  if (cpuCheckpointing)
+    for (Value value : keptInputs)
+      offload(value);
   return success();
 }
 
@@ -320,7 +372,7 @@ struct CheckpointActivationsPass
     FailureOr<func::FuncOp> func = lookupTrainStep(getOperation(), entry);
     if (failed(func))
       return signalPassFailure();
-    if (failed(Checkpointer(*func, numberCheckpoints).run()))
+    if (failed(Checkpointer(*func, numberCheckpoints, cpuCheckpointing).run()))
       return signalPassFailure();
   }
 };

@@ -16,7 +16,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   // backward ops (stage 3 gathers its parameters again).
   if (options.checkpointActivations)
     pm.addPass(createZeroCheckpointActivationsPass(
-        {options.entry, options.numberCheckpoints}));
+        {options.entry, options.numberCheckpoints, options.cpuCheckpointing}));
   pm.addPass(createZeroPartitionPass(
       {options.entry, options.stage, options.worldSize,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));

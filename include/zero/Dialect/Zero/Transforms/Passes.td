@@ -63,6 +63,14 @@ def ZeroCheckpointActivationsPass
     groups one id larger than the others (n = 12, K = 5: 3, 3, 2, 2, 2).
     0 keeps one segment per id.
 
+    `cpu-checkpointing` (DeepSpeed's `cpu_checkpointing`): every tensor the
+    recomputation reads from outside its segment that an op computes (the
+    layer inputs, the attention mask; not arguments) is swapped out to host
+    memory right after its last forward use (`zero.swap_out_start` and its
+    `zero.wait`, which frees the device buffer) and swapped back in right
+    before its first backward use, which with every later backward use reads
+    the copy.
+
     A step without any `zero.segment` is an error: checkpointing was asked
     for and there is nothing to checkpoint. Runs before partitioning, so
     that later passes see the recomputation as ordinary backward ops (at
@@ -77,6 +85,10 @@ def ZeroCheckpointActivationsPass
            /*default=*/"0",
            "DeepSpeed's number_checkpoints: group consecutive segments into "
            "at most this many (0: one per zero.segment id)">,
+    Option<"cpuCheckpointing", "cpu-checkpointing", "bool",
+           /*default=*/"false",
+           "DeepSpeed's cpu_checkpointing: keep the recomputation's inputs "
+           "in host memory between the forward and the backward pass">,
   ];
 }
 

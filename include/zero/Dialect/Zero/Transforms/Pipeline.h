@@ -49,6 +49,11 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Group consecutive segments into at most this many "
                      "(0: one per zero.segment id)"),
       llvm::cl::init(0)};
+  Option<bool> cpuCheckpointing{
+      *this, "cpu-checkpointing",
+      llvm::cl::desc("Keep the recomputation's inputs in host memory "
+                     "between the forward and the backward pass"),
+      llvm::cl::init(false)};
   // Precision.
   Option<std::string> precision{
       *this, "precision",

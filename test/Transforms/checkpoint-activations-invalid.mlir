@@ -69,3 +69,13 @@ func.func @step(%w: tensor<4x4xf32> {zero.param = "w"}, %x: tensor<2x4xf32> {zer
   %loss = arith.constant dense<0.0> : tensor<f32>
   return %loss, %b, %w : tensor<f32>, tensor<2x4xf32>, tensor<4x4xf32>
 }
+
+// -----
+
+// The forward pass is what the loss depends on: without a loss there is none.
+// expected-error @below {{zero-checkpoint-activations: no result is marked 'zero.loss', so the forward pass is unknown}}
+func.func @step(%w: tensor<4x4xf32> {zero.param = "w"}, %x: tensor<2x4xf32> {zero.data = "x"})
+    -> (tensor<4x4xf32> {zero.grad = "w"}) {
+  %e = tensor.empty() {zero.segment = 0 : i64} : tensor<2x4xf32>
+  return %w : tensor<4x4xf32>
+}

@@ -170,24 +170,27 @@ func.func @step(%w0: tensor<4x4xf32> {zero.param = "w0"},
 
 // cpu-checkpointing: the kept layer outputs h0 and h1 (the recomputation's
 // inputs that ops compute; x and the weights are arguments) go to host
-// memory right after their last forward use and come back right before
-// their first backward use, which reads the device copy from there on.
+// memory right after their last forward use and come back before their first
+// backward use, which reads the device copy from there on. Each swap-out's
+// wait (which frees the device buffer) moves down to the next swap-out, and
+// each swap-in's start up to the previous swap-in's wait, so that the copies
+// overlap a layer of compute.
 // RUN: zero-opt %s --zero-checkpoint-activations=cpu-checkpointing=true \
 // RUN:   | FileCheck %s --check-prefix=CPU
 // CPU:       %[[H0:.*]] = linalg.map { arith.mulf } {{.*}} {zero.segment = 0 : i64}
 // CPU:       linalg.matmul {zero.segment = 1 : i64} ins(%[[H0]],
 // CPU-NEXT:  %[[OUT0:.*]] = zero.swap_out_start %[[H0]] to host : tensor<2x4xf32>
-// CPU-NEXT:  %[[HOST0:.*]] = zero.wait %[[OUT0]] : tensor<2x4xf32, #zero.memory_space<host>>
 // CPU-NEXT:  %[[H1:.*]] = linalg.map { arith.mulf } {{.*}} {zero.segment = 1 : i64}
 // CPU:       linalg.matmul {zero.segment = 2 : i64} ins(%[[H1]],
+// CPU-NEXT:  %[[HOST0:.*]] = zero.wait %[[OUT0]] : tensor<2x4xf32, #zero.memory_space<host>>
 // CPU-NEXT:  %[[OUT1:.*]] = zero.swap_out_start %[[H1]] to host : tensor<2x4xf32>
 // CPU-NEXT:  %[[HOST1:.*]] = zero.wait %[[OUT1]] : tensor<2x4xf32, #zero.memory_space<host>>
 // CPU:       %[[IN1:.*]] = zero.swap_in_start %[[HOST1]] : tensor<2x4xf32, #zero.memory_space<host>>
 // CPU-NEXT:  %[[D1:.*]] = zero.wait %[[IN1]] : tensor<2x4xf32>
+// CPU-NEXT:  %[[IN0:.*]] = zero.swap_in_start %[[HOST0]] : tensor<2x4xf32, #zero.memory_space<host>>
 // CPU-NEXT:  linalg.matmul ins(%[[D1]], %arg2 :
 // CPU:       linalg.transpose ins(%[[D1]] :
-// CPU:       %[[IN0:.*]] = zero.swap_in_start %[[HOST0]] : tensor<2x4xf32, #zero.memory_space<host>>
-// CPU-NEXT:  %[[D0:.*]] = zero.wait %[[IN0]] : tensor<2x4xf32>
+// CPU:       %[[D0:.*]] = zero.wait %[[IN0]] : tensor<2x4xf32>
 // CPU-NEXT:  linalg.matmul ins(%[[D0]], %arg1 :
 // CPU:       linalg.transpose ins(%[[D0]] :
 // CPU-NOT:   zero.swap

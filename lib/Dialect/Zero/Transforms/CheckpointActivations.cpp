@@ -97,6 +97,8 @@ private:
   /// Moves `value` to host memory after its last forward use and back
   /// before its first backward use (cpu_checkpointing).
   void offload(Value value);
+  /// Overlaps the copies of `offload` with compute.
+  void overlapSwaps();
 
   func::FuncOp func;
   Block &body;
@@ -328,7 +330,7 @@ void Checkpointer::offload(Value value) {
   if (!firstBackward || lastForward == body.getTerminator() ||
       !lastForward->isBeforeInBlock(firstBackward))
     return;
-  // The wait right after the start frees the device buffer there.
+  // Adjacent here; overlapSwaps moves them apart.
   OpBuilder b(func.getContext());
   b.setInsertionPointAfter(lastForward);
   auto out =
@@ -342,6 +344,39 @@ void Checkpointer::offload(Value value) {
     use->set(onDevice);
 }
 
+/// The zero.wait of an async start.
+static Operation *getWait(Operation *start) {
+  return *start->getResult(0).getUsers().begin();
+}
+
+void Checkpointer::overlapSwaps() {
+  SmallVector<Operation *> outs, ins;
+  for (Operation &op : body) {
+    if (isa<SwapOutStartOp>(op))
+      outs.push_back(&op);
+    else if (isa<SwapInStartOp>(op))
+      ins.push_back(&op);
+  }
+  // A swap-out's wait, which frees the device buffer, moves down to the next
+  // swap-out's start: the copy runs during the next layer's forward ops.
+  for (size_t i = 0; i + 1 < outs.size(); ++i) {
+    Operation *wait = getWait(outs[i]);
+    Operation *next = outs[i + 1];
+    if (llvm::all_of(wait->getUsers(), [&](Operation *user) {
+          return next->isBeforeInBlock(getTopLevel(user));
+        }))
+      wait->moveBefore(next);
+  }
+  // A swap-in's start moves up to the previous swap-in's wait: the copy runs
+  // during the previous segment's backward ops.
+  for (size_t i = 1; i < ins.size(); ++i) {
+    Operation *previous = getWait(ins[i - 1]);
+    Operation *host = getTopLevel(ins[i]->getOperand(0).getDefiningOp());
+    if (host && host->isBeforeInBlock(previous))
+      ins[i]->moveAfter(previous);
+  }
+}
+
 LogicalResult Checkpointer::run() {
   if (!func.getBody().hasOneBlock())
     return func.emitError()
@@ -351,9 +386,11 @@ LogicalResult Checkpointer::run() {
   for (Segment &segment : segments)
     if (failed(recompute(segment)))
       return failure();
-  if (cpuCheckpointing)
+  if (cpuCheckpointing) {
     for (Value value : keptInputs)
       offload(value);
+    overlapSwaps();
+  }
   return success();
 }
 

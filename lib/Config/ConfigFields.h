@@ -132,6 +132,10 @@ void forEachField(Config &config, Fn &&fn) {
   fn("gradient_predivide_factor", config.gradientPredivideFactor);
   fn("communication_data_type", config.communicationDataType);
   fn("data_types.grad_accum_dtype", config.dataTypes.gradAccumDtype);
+  fn("activation_checkpointing.cpu_checkpointing",
+     config.activationCheckpointing.cpuCheckpointing);
+  fn("activation_checkpointing.number_checkpoints",
+     config.activationCheckpointing.numberCheckpoints);
   fn("train_batch_size", config.trainBatchSize);
   fn("train_micro_batch_size_per_gpu", config.trainMicroBatchSizePerGpu);
   fn("gradient_accumulation_steps", config.gradientAccumulationSteps);

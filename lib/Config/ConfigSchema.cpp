@@ -429,6 +429,36 @@ const KnobInfo kKnobs[] = {
     choice("data_types.grad_accum_dtype", "null", "fp16|bf16|fp32",
            "Data type gradients are accumulated in across micro-steps."),
 
+    // --- activation checkpointing (zero-checkpoint-activations) -------------
+    // The section tunes checkpointing; as in DeepSpeed, where the model code
+    // checkpoints (Megatron's --checkpoint-activations), it does not turn it
+    // on: zero-opt --zero-checkpoint-activations does.
+    section("activation_checkpointing", "Activation checkpointing (on with "
+                                        "--zero-checkpoint-activations)."),
+    boolean("activation_checkpointing.partition_activations", "false",
+            "Partition the checkpointed inputs across model-parallel ranks.")
+        .refused("it splits the kept inputs across tensor-parallel ranks; "
+                 "zero-opt is data parallel only, so there are no such "
+                 "ranks"),
+    boolean("activation_checkpointing.cpu_checkpointing", "false",
+            "Keep the checkpointed inputs in host memory."),
+    boolean("activation_checkpointing.contiguous_memory_optimization", "false",
+            "Copy the checkpointed inputs into one buffer.")
+        .noEffect("the memory plan places every kept input at a static "
+                  "offset already, so there is no fragmentation to avoid"),
+    integer("activation_checkpointing.number_checkpoints", "null",
+            "Number of checkpoints: consecutive layers are grouped into at "
+            "most this many segments.")
+        .range(1, kNoMax),
+    boolean("activation_checkpointing.synchronize_checkpoint_boundary", "false",
+            "Synchronize the device at each checkpoint boundary.")
+        .noEffect("a debugging barrier of DeepSpeed; the runtime orders the "
+                  "recomputation by the schedule's events"),
+    boolean("activation_checkpointing.profile", "false",
+            "Time each checkpointed segment.")
+        .noEffect("timing logs of DeepSpeed; zero-run writes a trace on "
+                  "request, where the recomputed ops show as compute"),
+
     // --- DeepSpeed engine keys without effect on a compiled step -------------
     integer("steps_per_print", "10", "Print progress every N steps.")
         .range(1, kNoMax)
@@ -459,9 +489,6 @@ const KnobInfo kKnobs[] = {
     // --- DeepSpeed features outside the compiled ZeRO step -------------------
     any("amp", "NVIDIA Apex AMP.")
         .refused("Apex AMP is not supported; use fp16 or bf16"),
-    any("activation_checkpointing", "Activation checkpointing.")
-        .refused("recomputation is part of the training-step IR, not of the "
-                 "configuration"),
     section("aio", "Asynchronous I/O of NVMe offload."),
     integer("aio.block_size", "1048576",
             "Bytes of the largest single NVMe request.")

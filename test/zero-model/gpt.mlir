@@ -91,15 +91,17 @@
 // CHECK:      %[[MASK:.*]] = linalg.broadcast ins(%{{.*}} : tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4x4xf32>) dimensions = [0]
 
 // Block 0 attention: one c_attn matmul (bias as its init), q, k, v split
-// along the columns, heads as a [B*A, S, D] batch.
-// CHECK:      %[[QKV:.*]] = linalg.matmul ins(%{{.*}}, %arg4 : tensor<8x8xf32>, tensor<8x24xf32>)
+// along the columns, heads as a [B*A, S, D] batch. Every forward op of
+// block i is marked zero.segment = i (the embedding, the mask, ln_f and the
+// head are not).
+// CHECK:      %[[QKV:.*]] = linalg.matmul {zero.segment = 0 : i64} ins(%{{.*}}, %arg4 : tensor<8x8xf32>, tensor<8x24xf32>)
 // CHECK:      tensor.extract_slice %[[QKV]][0, 0] [8, 8] [1, 1]
 // CHECK:      tensor.extract_slice %[[QKV]][0, 8] [8, 8] [1, 1]
 // CHECK:      tensor.extract_slice %[[QKV]][0, 16] [8, 8] [1, 1]
-// CHECK:      tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [2, 4, 2, 4] : tensor<8x8xf32> into tensor<2x4x2x4xf32>
+// CHECK:      tensor.expand_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] output_shape [2, 4, 2, 4] {zero.segment = 0 : i64} : tensor<8x8xf32> into tensor<2x4x2x4xf32>
 // CHECK:      linalg.transpose ins(%{{.*}} : tensor<2x4x2x4xf32>) outs(%{{.*}} : tensor<2x2x4x4xf32>) permutation = [0, 2, 1, 3]
-// CHECK:      tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] : tensor<2x2x4x4xf32> into tensor<4x4x4xf32>
-// CHECK:      %[[SCORES:.*]] = linalg.batch_matmul ins(%{{.*}}, %{{.*}} : tensor<4x4x4xf32>, tensor<4x4x4xf32>)
+// CHECK:      tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2], [3]] {zero.segment = 0 : i64} : tensor<2x2x4x4xf32> into tensor<4x4x4xf32>
+// CHECK:      %[[SCORES:.*]] = linalg.batch_matmul {zero.segment = 0 : i64} ins(%{{.*}}, %{{.*}} : tensor<4x4x4xf32>, tensor<4x4x4xf32>)
 // CHECK:      linalg.map ins(%[[SCORES]], %[[MASK]] : tensor<4x4x4xf32>, tensor<4x4x4xf32>)
 // CHECK:        arith.constant 5.000000e-01 : f32
 // CHECK:      linalg.reduce ins(%{{.*}} : tensor<4x4x4xf32>) outs(%{{.*}} : tensor<4x4xf32>) dimensions = [2]
@@ -108,14 +110,14 @@
 // CHECK:      %[[PV:.*]] = linalg.batch_matmul
 // CHECK:      tensor.expand_shape %[[PV]] {{\[\[}}0, 1], [2], [3]] output_shape [2, 2, 4, 4]
 // CHECK:      linalg.transpose {{.*}} permutation = [0, 2, 1, 3]
-// CHECK:      tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] : tensor<2x4x2x4xf32> into tensor<8x8xf32>
-// CHECK:      linalg.matmul ins(%{{.*}}, %arg6 : tensor<8x8xf32>, tensor<8x8xf32>)
+// CHECK:      tensor.collapse_shape %{{.*}} {{\[\[}}0, 1], [2, 3]] {zero.segment = 0 : i64} : tensor<2x4x2x4xf32> into tensor<8x8xf32>
+// CHECK:      linalg.matmul {zero.segment = 0 : i64} ins(%{{.*}}, %arg6 : tensor<8x8xf32>, tensor<8x8xf32>)
 // Block 0 MLP with tanh GELU.
-// CHECK:      linalg.matmul ins(%{{.*}}, %arg10 : tensor<8x8xf32>, tensor<8x32xf32>)
+// CHECK:      linalg.matmul {zero.segment = 0 : i64} ins(%{{.*}}, %arg10 : tensor<8x8xf32>, tensor<8x32xf32>)
 // CHECK:        math.tanh
-// CHECK:      linalg.matmul ins(%{{.*}}, %arg12 : tensor<8x32xf32>, tensor<32x8xf32>)
+// CHECK:      linalg.matmul {zero.segment = 0 : i64} ins(%{{.*}}, %arg12 : tensor<8x32xf32>, tensor<32x8xf32>)
 // Block 1.
-// CHECK:      linalg.matmul ins(%{{.*}}, %arg16 : tensor<8x8xf32>, tensor<8x24xf32>)
+// CHECK:      linalg.matmul {zero.segment = 1 : i64} ins(%{{.*}}, %arg16 : tensor<8x8xf32>, tensor<8x24xf32>)
 
 // Tied LM head: logits = ln_f(x) wte^T.
 // CHECK:      %[[WTET:.*]] = linalg.transpose ins(%[[WTE]] : tensor<11x8xf32>) outs(%{{.*}} : tensor<8x11xf32>) permutation = [1, 0]

@@ -17,14 +17,15 @@
 // CHECK-SAME:    tensor<4x4xf32> {zero.grad = "fc1.weight"},
 // CHECK-SAME:    tensor<4xf32> {zero.grad = "fc1.bias"})
 
-// Layer 0: x W0 accumulated onto the broadcast bias, then ReLU.
-// CHECK:      %[[BB0:.*]] = linalg.broadcast ins(%[[B0]] : tensor<4xf32>) outs(%{{.*}} : tensor<2x4xf32>) dimensions = [0]
-// CHECK:      %[[Z0:.*]] = linalg.matmul ins(%[[X]], %[[W0]] : tensor<2x4xf32>, tensor<4x4xf32>) outs(%[[BB0]] : tensor<2x4xf32>)
-// CHECK:      %[[A1:.*]] = linalg.map ins(%[[Z0]] : tensor<2x4xf32>)
+// Layer 0: x W0 accumulated onto the broadcast bias, then ReLU; its ops
+// are segment 0 (docs/TrainingStepIR.md), layer 1's segment 1.
+// CHECK:      %[[BB0:.*]] = linalg.broadcast ins(%[[B0]] : tensor<4xf32>) outs(%{{.*}} : tensor<2x4xf32>) dimensions = [0] {zero.segment = 0 : i64}
+// CHECK:      %[[Z0:.*]] = linalg.matmul {zero.segment = 0 : i64} ins(%[[X]], %[[W0]] : tensor<2x4xf32>, tensor<4x4xf32>) outs(%[[BB0]] : tensor<2x4xf32>)
+// CHECK:      %[[A1:.*]] = linalg.map ins(%[[Z0]] : tensor<2x4xf32>) outs(%{{.*}} : tensor<2x4xf32>) {zero.segment = 0 : i64}
 // CHECK:        arith.maximumf
 // Layer 1 gives the logits; no ReLU after it.
 // CHECK:      %[[BB1:.*]] = linalg.broadcast ins(%[[B1]] : tensor<4xf32>)
-// CHECK:      %[[LOGITS:.*]] = linalg.matmul ins(%[[A1]], %[[W1]] : tensor<2x4xf32>, tensor<4x4xf32>) outs(%[[BB1]] : tensor<2x4xf32>)
+// CHECK:      %[[LOGITS:.*]] = linalg.matmul {zero.segment = 1 : i64} ins(%[[A1]], %[[W1]] : tensor<2x4xf32>, tensor<4x4xf32>) outs(%[[BB1]] : tensor<2x4xf32>)
 // CHECK-NOT:    arith.maximumf %in, %cst
 // Cross-entropy: logsumexp minus the label's logit, picked with a one-hot.
 // CHECK:      linalg.reduce ins(%[[LOGITS]] : tensor<2x4xf32>) outs(%{{.*}} : tensor<2xf32>) dimensions = [1]

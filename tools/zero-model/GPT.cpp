@@ -212,8 +212,11 @@ Value GPTBuilder::build() {
   Value mask = tb.broadcast(tb.causalMask(s), {b * a, s, s}, {0});
 
   SmallVector<BlockSaved> saved(layers);
-  for (int64_t i = 0; i < layers; ++i)
+  for (int64_t i = 0; i < layers; ++i) {
+    Operation *begin = tb.beginSegment();
     x = blockForward(i, x, mask, saved[i]);
+    tb.markSegment(begin, i);
+  }
 
   tb.setName("ln_f");
   LayerNormSaved lnfSaved;

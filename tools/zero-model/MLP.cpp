@@ -34,9 +34,11 @@ Value zero_model::buildMLP(const MLPConfig &config, TrainStep &step,
   for (int64_t i = 0; i < config.layers; ++i) {
     tb.setName("fc" + Twine(i));
     inputs.push_back(x);
+    Operation *begin = tb.beginSegment();
     Value z = tb.linear(x, step.param(weightName(i)), step.param(biasName(i)));
     preacts.push_back(z);
     x = i + 1 < config.layers ? tb.relu(z) : z;
+    tb.markSegment(begin, i);
   }
 
   tb.setName("loss");

@@ -7,6 +7,7 @@
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "llvm/ADT/bit.h"
 
 #include <cmath>
@@ -59,6 +60,20 @@ Value ScalarBuilder::select(Value cond, Value ifTrue, Value ifFalse) {
 
 void TensorBuilder::setName(const Twine &name) {
   loc = NameLoc::get(b.getStringAttr(name));
+}
+
+Operation *TensorBuilder::beginSegment() const {
+  Block::iterator point = b.getInsertionPoint();
+  return point == b.getInsertionBlock()->begin() ? nullptr : &*std::prev(point);
+}
+
+void TensorBuilder::markSegment(Operation *begin, int64_t index) {
+  Block *block = b.getInsertionBlock();
+  Block::iterator first =
+      begin ? std::next(Block::iterator(begin)) : block->begin();
+  auto attr = b.getI64IntegerAttr(index);
+  for (Operation &op : llvm::make_range(first, b.getInsertionPoint()))
+    op.setAttr(zero::ZeroDialect::getSegmentAttrName(), attr);
 }
 
 RankedTensorType TensorBuilder::tensorType(ArrayRef<int64_t> shape,

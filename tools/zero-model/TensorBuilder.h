@@ -90,6 +90,13 @@ public:
   /// `--mlir-print-debuginfo` and in diagnostics.
   void setName(const Twine &name);
 
+  /// Segments (docs/TrainingStepIR.md): `markSegment(beginSegment(), i)`
+  /// around the building of layer i's forward pass marks every op built in
+  /// between with `zero.segment = i`. Ops inside regions (payloads) belong to
+  /// their op and are not marked.
+  Operation *beginSegment() const;
+  void markSegment(Operation *begin, int64_t index);
+
   RankedTensorType tensorType(ArrayRef<int64_t> shape, Type elementType = {});
   static ArrayRef<int64_t> shapeOf(Value tensor);
 

@@ -37,6 +37,7 @@
 #include "zero/Dialect/Zero/Transforms/Pipeline.h"
 #include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
 #include "zero/Target/Schedule/Passes.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/InitLLVM.h"
@@ -128,6 +129,59 @@ void printError(llvm::Error error) {
   llvm::errs() << text;
   if (!llvm::StringRef(text).ends_with("\n"))
     llvm::errs() << "\n";
+}
+
+/// `--zero-checkpoint-activations[=number-checkpoints=K]` names the pass on
+/// the command line. With the pipeline (--zero-stage, --zero-config,
+/// --zero-set) it must not run after the pipeline, as other passes named
+/// there do, but first: the driver takes it out of the command line's
+/// passes and turns it into the pipeline options checkpoint-activations,
+/// number-checkpoints (a K > 0 overrides activation_checkpointing.
+/// number_checkpoints) and cpu-checkpointing (true overrides
+/// activation_checkpointing.cpu_checkpointing).
+struct CheckpointFlag {
+  bool given = false;
+  int64_t numberCheckpoints = 0;
+  bool cpuCheckpointing = false;
+};
+
+FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
+                                             DialectRegistry &registry) {
+  MLIRContext context(registry);
+  PassManager scratch(&context);
+  if (failed(config.setupPassPipeline(scratch)))
+    return failure();
+  CheckpointFlag flag;
+  for (Pass &pass : scratch.getPasses()) {
+    if (pass.getArgument() != "zero-checkpoint-activations")
+      continue;
+    if (scratch.size() != 1) {
+      llvm::errs() << "zero-opt: --zero-checkpoint-activations with "
+                      "--zero-stage, --zero-config or --zero-set turns on "
+                      "checkpointing in the ZeRO pipeline; give no other "
+                      "pass on the command line with it\n";
+      return failure();
+    }
+    flag.given = true;
+    std::string text;
+    llvm::raw_string_ostream os(text);
+    pass.printAsTextualPipeline(os);
+    StringRef key = "number-checkpoints=";
+    size_t at = StringRef(text).find(key);
+    if (at != StringRef::npos)
+      (void)StringRef(text)
+          .drop_front(at + key.size())
+          .take_while([](char c) { return llvm::isDigit(c) || c == '-'; })
+          .getAsInteger(10, flag.numberCheckpoints);
+    flag.cpuCheckpointing = StringRef(text).contains("cpu-checkpointing=true");
+    if (flag.numberCheckpoints < 0) {
+      llvm::errs() << "zero-opt: --zero-checkpoint-activations: "
+                      "number-checkpoints must be at least 0, got "
+                   << flag.numberCheckpoints << "\n";
+      return failure();
+    }
+  }
+  return flag;
 }
 
 /// Forwards the driver options to the zero passes of the pipeline, so that
@@ -365,6 +419,7 @@ private:
 /// error.
 LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
                                    DialectRegistry &registry,
+                                   const CheckpointFlag &checkpoint,
                                    mlir::zero::ZeroPipelineOptions &options) {
   if (zeroWorldSize < 1) {
     llvm::errs() << "zero-opt: --zero-world-size must be at least 1, got "
@@ -406,6 +461,9 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   if (zeroPrintConfig)
     llvm::outs() << config->toJSON() << "\n";
 
+  // Before the mapping, which warns about activation_checkpointing knobs
+  // that have no effect without it.
+  options.checkpointActivations = checkpoint.given;
   bool refused = false;
   FindingPrinter printer(overrides);
   for (const mlir::zero::ConfigFinding &finding :
@@ -420,6 +478,10 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.deviceMemory = zeroDeviceMemory;
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
+  if (checkpoint.numberCheckpoints > 0)
+    options.numberCheckpoints = checkpoint.numberCheckpoints;
+  if (checkpoint.cpuCheckpointing)
+    options.cpuCheckpointing = true;
   return success();
 }
 } // namespace
@@ -467,12 +529,19 @@ int main(int argc, char **argv) {
   // --zero-stage / --zero-config / --zero-set run the whole pipeline before
   // any pass named on the command line (--zero-print-config only resolves
   // the configuration).
+  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
+  MlirOptMainConfig cliPipeline = config;
   std::optional<mlir::zero::ZeroPipelineOptions> pipelineOptions;
+  CheckpointFlag checkpoint;
   if (zeroStage.getNumOccurrences() || !zeroConfig.empty() ||
       !zeroSet.empty() || zeroPrintConfig) {
+    FailureOr<CheckpointFlag> flag = findCheckpointFlag(cliPipeline, registry);
+    if (failed(flag))
+      return 1;
+    checkpoint = *flag;
     pipelineOptions.emplace();
     if (failed(buildPipelineOptions(input->getMemBufferRef(), registry,
-                                    *pipelineOptions)))
+                                    checkpoint, *pipelineOptions)))
       return 1;
     if (zeroPrintConfig)
       return 0;
@@ -486,13 +555,12 @@ int main(int argc, char **argv) {
     return 1;
   }
 
-  MlirOptMainConfig config = MlirOptMainConfig::createFromCLOptions();
-  MlirOptMainConfig cliPipeline = config;
   config.setPassPipelineSetupFn([&](PassManager &pm) {
     inputParsed = true;
     if (pipelineOptions)
       mlir::zero::buildZeroPipeline(pm, *pipelineOptions);
-    if (failed(cliPipeline.setupPassPipeline(pm)))
+    // The checkpointing flag is in the pipeline already.
+    if (!checkpoint.given && failed(cliPipeline.setupPassPipeline(pm)))
       return failure();
     // Last, so the schedule is that of the IR zero-opt prints.
     if (!zeroEmitSchedule.empty())

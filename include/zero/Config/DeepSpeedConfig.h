@@ -143,6 +143,16 @@ struct DataTypesConfig {
   DataType gradAccumDtype = DataType::None;
 };
 
+/// DeepSpeed's activation_checkpointing section. It tunes checkpointing;
+/// zero-opt --zero-checkpoint-activations turns it on (docs/Config.md).
+struct ActivationCheckpointingConfig {
+  /// Group consecutive segments into at most this many; 0 is DeepSpeed's
+  /// null (one checkpoint per segment).
+  int64_t numberCheckpoints = 0;
+  /// The recomputation's inputs live in host memory between the passes.
+  bool cpuCheckpointing = false;
+};
+
 struct OptimizerConfig {
   /// None when the file has no optimizer section.
   OptimizerKind kind = OptimizerKind::None;
@@ -213,6 +223,7 @@ struct DeepSpeedConfig {
   bool prescaleGradients = false;
   double gradientPredivideFactor = 0;
   DataTypesConfig dataTypes;
+  ActivationCheckpointingConfig activationCheckpointing;
   /// train_batch_size = micro * gradient_accumulation_steps * worldSize.
   /// The two batch sizes are 0 when neither the file nor the IR gives one.
   int64_t trainBatchSize = 0;

@@ -12,6 +12,11 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                              const ZeroPipelineOptions &options) {
   pm.addPass(createZeroVerifyTrainStepPass(
       {options.entry, options.ignoreUnusedParameters}));
+  // First, so that every later pass sees the recomputation as ordinary
+  // backward ops (stage 3 gathers its parameters again).
+  if (options.checkpointActivations)
+    pm.addPass(createZeroCheckpointActivationsPass(
+        {options.entry, options.numberCheckpoints, options.cpuCheckpointing}));
   pm.addPass(createZeroPartitionPass(
       {options.entry, options.stage, options.worldSize,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));

@@ -402,6 +402,22 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   mapScheduler(options);
   mapOffload(options);
 
+  // Activation checkpointing: the section tunes it, the driver's
+  // --zero-checkpoint-activations (options.checkpointActivations, set by the
+  // caller) turns it on, as the model code does in DeepSpeed.
+  options.numberCheckpoints = config.activationCheckpointing.numberCheckpoints;
+  options.cpuCheckpointing = config.activationCheckpointing.cpuCheckpointing;
+  StringRef off = "activation checkpointing is off: zero-opt "
+                  "--zero-checkpoint-activations (the pipeline's "
+                  "checkpoint-activations) turns it on";
+  // null (0) is the default.
+  if (!options.checkpointActivations &&
+      config.activationCheckpointing.numberCheckpoints != 0)
+    warning("activation_checkpointing.number_checkpoints", off);
+  if (!options.checkpointActivations &&
+      config.activationCheckpointing.cpuCheckpointing)
+    warning("activation_checkpointing.cpu_checkpointing", off);
+
   // Knobs that only some stages read (the library warns about the stage-3
   // ones below stage 3).
   if (z.stage == 0) {
@@ -425,6 +441,12 @@ constexpr llvm::StringLiteral kOffloadNvmeRoute =
     "no effect unless device is \"nvme\", which is refused (a warning)";
 const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.stage", "stage (zero-partition)"},
+    {"activation_checkpointing.number_checkpoints",
+     "number-checkpoints (zero-checkpoint-activations); no effect without "
+     "--zero-checkpoint-activations (a warning)"},
+    {"activation_checkpointing.cpu_checkpointing",
+     "cpu-checkpointing (zero-checkpoint-activations); no effect without "
+     "--zero-checkpoint-activations (a warning)"},
     {"zero_optimization.contiguous_gradients",
      "contiguous-gradients (zero-plan-memory)"},
     {"zero_optimization.reduce_scatter",

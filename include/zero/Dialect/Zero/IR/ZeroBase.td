@@ -47,6 +47,14 @@ def Zero_Dialect : Dialect {
       return llvm::StringLiteral("zero.grad");
     }
 
+    /// The activation-checkpointing segment (a layer) of a forward op:
+    /// `zero.segment = i : i64` (docs/TrainingStepIR.md). zero-model writes
+    /// it; zero-checkpoint-activations recomputes a segment's values for the
+    /// backward pass instead of keeping them.
+    static constexpr llvm::StringLiteral getSegmentAttrName() {
+      return llvm::StringLiteral("zero.segment");
+    }
+
     /// Rank-step attributes written by the pipeline (docs/Passes.md).
     static constexpr llvm::StringLiteral getTrainStepAttrName() {
       return llvm::StringLiteral("zero.train_step");

@@ -37,6 +37,61 @@ def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
 // Every pass below works on the training-step function: the one named by
 // `entry`, else the one `zero-partition` marked, else the only candidate.
 
+def ZeroCheckpointActivationsPass
+    : Pass<"zero-checkpoint-activations", "ModuleOp"> {
+  let summary = "Recompute each segment's activations in the backward pass";
+  let description = [{
+    Activation checkpointing (Megatron's `--checkpoint-activations`,
+    DeepSpeed's `activation_checkpointing`). The forward ops of the step are
+    grouped into segments by `zero.segment = i : i64` (one per transformer
+    layer in the IR of zero-model; docs/TrainingStepIR.md). Across the
+    forward pass only what a segment reads from outside (its inputs: the
+    layer input, parameters) and what later forward ops read from it (its
+    output, the next segment's input) stay alive; the segment's other
+    values are recomputed in the backward pass.
+
+    A forward op is one the loss depends on, or a marked op; every other op
+    is a backward op. For each segment, the pass clones the segment's ops
+    whose results backward ops read, with the segment ops they need
+    transitively, in their original order, right before the first backward
+    op that reads one of those results, and redirects every backward use to
+    the clones. Originals left without uses are erased. Clones carry no
+    `zero.segment`, so the pass does nothing the second time.
+
+    `number-checkpoints` = K > 0 groups the n segment ids (in increasing
+    order) into min(K, n) segments of consecutive ids, the first n mod K
+    groups one id larger than the others (n = 12, K = 5: 3, 3, 2, 2, 2).
+    0 keeps one segment per id.
+
+    `cpu-checkpointing` (DeepSpeed's `cpu_checkpointing`): every tensor the
+    recomputation reads from outside its segment that an op computes (the
+    layer inputs, the attention mask; not arguments) is swapped out to host
+    memory right after its last forward use (`zero.swap_out_start` and its
+    `zero.wait`, which frees the device buffer) and swapped back in right
+    before its first backward use, which with every later backward use reads
+    the copy.
+
+    A step without any `zero.segment` is an error: checkpointing was asked
+    for and there is nothing to checkpoint. Runs before partitioning, so
+    that later passes see the recomputation as ordinary backward ops (at
+    stage 3 its parameters are gathered again in the backward pass, as for
+    any other backward use).
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+    Option<"numberCheckpoints", "number-checkpoints", "int64_t",
+           /*default=*/"0",
+           "DeepSpeed's number_checkpoints: group consecutive segments into "
+           "at most this many (0: one per zero.segment id)">,
+    Option<"cpuCheckpointing", "cpu-checkpointing", "bool",
+           /*default=*/"false",
+           "DeepSpeed's cpu_checkpointing: keep the recomputation's inputs "
+           "in host memory between the forward and the backward pass">,
+  ];
+}
+
 def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
   let summary = "Decide how every parameter is partitioned";
   let description = [{

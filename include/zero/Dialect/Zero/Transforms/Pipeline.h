@@ -38,6 +38,22 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "
                      "other traffic"),
       llvm::cl::init(1000000000)};
+  // Activation checkpointing (zero-checkpoint-activations).
+  Option<bool> checkpointActivations{
+      *this, "checkpoint-activations",
+      llvm::cl::desc("Recompute each segment's activations in the backward "
+                     "pass instead of keeping them"),
+      llvm::cl::init(false)};
+  Option<int64_t> numberCheckpoints{
+      *this, "number-checkpoints",
+      llvm::cl::desc("Group consecutive segments into at most this many "
+                     "(0: one per zero.segment id)"),
+      llvm::cl::init(0)};
+  Option<bool> cpuCheckpointing{
+      *this, "cpu-checkpointing",
+      llvm::cl::desc("Keep the recomputation's inputs in host memory "
+                     "between the forward and the backward pass"),
+      llvm::cl::init(false)};
   // Precision.
   Option<std::string> precision{
       *this, "precision",

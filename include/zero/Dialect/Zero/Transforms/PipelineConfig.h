@@ -54,7 +54,9 @@ struct ConfigFinding {
 /// Sets every option of `options` that the configuration decides (stage,
 /// world size, partitioning, precision, loss scaling, optimizer, buckets,
 /// prefetch, memory plan, gradient accumulation) and leaves the others
-/// (entry, report, device memory) alone. Knobs that the library accepts but
+/// (entry, report, device memory, checkpoint-activations) alone; reads
+/// checkpoint-activations to warn about activation_checkpointing knobs
+/// without effect when it is off. Knobs that the library accepts but
 /// the pipeline does not implement yet (offload, round_robin_gradients,
 /// fp16.auto_cast) are returned as
 /// errors; knobs without effect in this configuration as warnings.

@@ -491,6 +491,10 @@ Status Executor::Impl::swapThroughStore(size_t stream, const ValueInfo &from,
                                         const ValueInfo &to, int64_t bytes) {
   const BufferInfo &fromBuffer = schedule.bufferOf(from.id);
   const BufferInfo &toBuffer = schedule.bufferOf(to.id);
+  // The CPU touches the tensors: on a device that runs asynchronously, the
+  // work this swap waited for (a kernel writing a host tensor) must be done.
+  if (!device.isHostMemory())
+    ZERO_RETURN_IF_ERROR(device.synchronizeStream(stream));
   // Memory the store can read and write with the CPU: host memory, or a
   // staging copy of device memory on a device without it.
   bool staged =
@@ -501,7 +505,6 @@ Status Executor::Impl::swapThroughStore(size_t stream, const ValueInfo &from,
   if (toBuffer.space == MemorySpace::Nvme) {
     const std::byte *source = address(from.id);
     if (staged) {
-      ZERO_RETURN_IF_ERROR(device.synchronize());
       ZERO_RETURN_IF_ERROR(device.read(swapStaging.data(), source, bytes));
       source = swapStaging.data();
     }
@@ -512,7 +515,6 @@ Status Executor::Impl::swapThroughStore(size_t stream, const ValueInfo &from,
       executor.readNvme(fromBuffer.offset, target, bytes, fromBuffer.name));
   if (staged)
     return device.write(address(to.id), target, bytes);
-  (void)stream;
   return Status::ok();
 }
 
@@ -682,6 +684,8 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                     store.status().file(), store.status().line());
     executor->nvme_ = std::move(*store);
     executor->device_->setExternalArena(MemorySpace::Nvme);
+    // The file holds the arena: counted as the space's bytes.
+    executor->tracker_.allocate(nvme.arenaBytes, MemorySpace::Nvme);
     // Only swaps reach the file; any other instruction needs its tensors in
     // memory.
     for (const Stream &stream : s.streams())

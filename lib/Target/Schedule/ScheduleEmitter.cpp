@@ -1077,7 +1077,7 @@ FailureOr<json> ScheduleEmitter::emit() {
       loops.empty() && copy.empty() &&
               !func->hasAttr(ZeroDialect::getNvmePathAttrName())
           ? kScheduleFormatVersion
-          : kScheduleFormatLoopVersion;
+          : kScheduleFormatVersion2;
   schedule["producer"] = "zero-opt";
   std::string source = "unknown";
   if (auto file = func.getLoc()->findInstanceOf<FileLineColLoc>())

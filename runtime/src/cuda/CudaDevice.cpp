@@ -94,6 +94,13 @@ public:
     return stream < streams_.size() ? streams_[stream] : nullptr;
   }
   Status synchronize() override;
+  Status synchronizeStream(size_t stream) override {
+    if (stream >= streams_.size())
+      return ZERO_ERROR(kInvalidArgument,
+                        "stream " + std::to_string(stream) + " does not exist");
+    ZERO_CUDA_RETURN_IF_ERROR(cudaStreamSynchronize(streams_[stream]));
+    return Status::ok();
+  }
 
   Status read(void *hostTo, const void *from, int64_t bytes) override {
     return copyAndWait(hostTo, from, bytes);

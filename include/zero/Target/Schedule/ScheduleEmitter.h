@@ -20,7 +20,7 @@ namespace zero {
 /// without a micro-step loop or swaps is written as version 1, which runtimes
 /// that know neither still read; version 2 adds the loop and swaps.
 constexpr int64_t kScheduleFormatVersion = 1;
-constexpr int64_t kScheduleFormatLoopVersion = 2;
+constexpr int64_t kScheduleFormatVersion2 = 2;
 
 /// Writes the schedule of `func`, a rank step with the attributes of the
 /// pipeline (`zero.stage`, `zero.world_size`, `zero.memory_plan`), to `os`.

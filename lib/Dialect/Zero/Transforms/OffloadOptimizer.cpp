@@ -24,6 +24,8 @@
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
+#include "ScheduleUtils.h"
+
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
@@ -43,17 +45,12 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-namespace {
-
-bool isInSpace(Value value, MemorySpace space) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && getMemorySpace(type) == space;
-}
-
-void setSpace(Value value, MemorySpace space) {
+static void setSpace(Value value, MemorySpace space) {
   value.setType(
       getTensorTypeInSpace(cast<RankedTensorType>(value.getType()), space));
 }
+
+namespace {
 
 class Offloader {
 public:
@@ -92,6 +89,7 @@ private:
   llvm::SmallPtrSet<Operation *, 16> offloadedOptimizers;
   llvm::DenseMap<Value, Value> swappedOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapOut;
+  llvm::DenseMap<Operation *, Operation *> lastSwapIn;
   llvm::SetVector<Operation *> offDeviceOps;
 };
 
@@ -104,7 +102,7 @@ bool Offloader::runsOffDevice(Operation *op) const {
     return false;
   bool readsOffDevice = false;
   for (Value input : map.getInputs()) {
-    if (!isInSpace(input, target))
+    if (!isInMemorySpace(input, target))
       return false;
     readsOffDevice = true;
   }
@@ -136,7 +134,7 @@ Value Offloader::swapOut(Value value, Operation *firstUser) {
     b.setInsertionPointToStart(&block);
   auto start = SwapOutStartOp::create(b, value.getLoc(), value, target);
   lastSwapOut[anchor] = start;
-  b.setInsertionPoint(getStepLevelOp(firstUser));
+  b.setInsertionPoint(block.findAncestorOpInBlock(*firstUser));
   it->second = WaitOp::create(b, value.getLoc(), start).getResult(0);
   return it->second;
 }
@@ -145,15 +143,17 @@ Operation *Offloader::getSwapOutAnchor(Value value, Operation *firstUser) {
   // Where the device is done with the value: after its definition and its
   // last use on the device before `firstUser` (a parameter shard is
   // gathered before the step reads it off the device), at the step level.
+  // Ops of the function's body: a use inside the micro-step loop is a use
+  // by the loop op.
   Operation *def = value.getDefiningOp();
-  Operation *anchor = def ? getStepLevelOp(def) : nullptr;
-  Operation *limit = getStepLevelOp(firstUser);
+  Operation *anchor = def ? block.findAncestorOpInBlock(*def) : nullptr;
+  Operation *limit = block.findAncestorOpInBlock(*firstUser);
   for (Operation *user : value.getUsers()) {
     if (offDeviceOps.contains(user) ||
         isa<SwapOutStartOp, func::ReturnOp>(user))
       continue;
-    Operation *op = getStepLevelOp(user);
-    if (op->getBlock() == limit->getBlock() && op->isBeforeInBlock(limit) &&
+    Operation *op = block.findAncestorOpInBlock(*user);
+    if (op && op->isBeforeInBlock(limit) &&
         (!anchor || anchor->isBeforeInBlock(op)))
       anchor = op;
   }
@@ -169,19 +169,28 @@ void Offloader::swapIn(Value value) {
       deviceUses.push_back(&use);
   if (deviceUses.empty())
     return;
-  Operation *firstUser = getStepLevelOp(deviceUses.front()->getOwner());
+  // Start and wait in the function's body, around the loop op for a use
+  // inside the micro-step loop: a wait runs once per start.
+  Operation *firstUser =
+      block.findAncestorOpInBlock(*deviceUses.front()->getOwner());
   for (OpOperand *use : deviceUses) {
-    Operation *user = getStepLevelOp(use->getOwner());
+    Operation *user = block.findAncestorOpInBlock(*use->getOwner());
     if (user->isBeforeInBlock(firstUser))
       firstUser = user;
   }
+  // After the swap-ins of values defined at the same place, so that swaps
+  // start in the order they are needed.
   OpBuilder b(func.getContext());
-  if (Operation *def = value.getDefiningOp())
-    b.setInsertionPointAfter(getStepLevelOp(def));
+  Operation *def = value.getDefiningOp();
+  if (Operation *last = lastSwapIn.lookup(def))
+    b.setInsertionPointAfter(last);
+  else if (def)
+    b.setInsertionPointAfter(block.findAncestorOpInBlock(*def));
   else
     b.setInsertionPointToStart(&block);
   auto start = SwapInStartOp::create(b, value.getLoc(),
                                      HandleType::get(func.getContext()), value);
+  lastSwapIn[def] = start;
   b.setInsertionPoint(firstUser);
   Value onDevice = WaitOp::create(b, value.getLoc(), start).getResult(0);
   for (OpOperand *use : deviceUses)
@@ -218,9 +227,9 @@ LogicalResult Offloader::run() {
       auto arg = dyn_cast<BlockArgument>(operand);
       if (!arg || arg.getOwner() != &block ||
           !func.getArgAttr(arg.getArgNumber(), stateAttr) ||
-          isInSpace(arg, target))
+          isInMemorySpace(arg, target))
         continue;
-      if (!isInSpace(arg, MemorySpace::Device))
+      if (!isInMemorySpace(arg, MemorySpace::Device))
         return op->emitOpError("reads the optimizer state #")
                << arg.getArgNumber()
                << " from another offload space than the one asked for";
@@ -243,7 +252,7 @@ LogicalResult Offloader::run() {
     for (OpOperand &operand : op.getOpOperands()) {
       Value value = operand.get();
       if ((!dps || !dps.isDpsInit(&operand)) &&
-          isInSpace(value, MemorySpace::Device))
+          isInMemorySpace(value, MemorySpace::Device))
         operand.set(swapOut(value, &op));
     }
     moveResults(&op);
@@ -251,11 +260,11 @@ LogicalResult Offloader::run() {
 
   // Device users of what lives off the device get it swapped back in.
   for (BlockArgument arg : block.getArguments())
-    if (isInSpace(arg, target))
+    if (isInMemorySpace(arg, target))
       swapIn(arg);
   for (Operation *op : offDeviceOps)
     for (Value result : op->getResults())
-      if (isInSpace(result, target))
+      if (isInMemorySpace(result, target))
         swapIn(result);
 
   // A state's update returns to its argument's space; anything else the
@@ -263,7 +272,8 @@ LogicalResult Offloader::run() {
   auto ret = cast<func::ReturnOp>(block.getTerminator());
   for (OpOperand &operand : ret->getOpOperands()) {
     unsigned i = operand.getOperandNumber();
-    if (!isInSpace(operand.get(), target) || func.getResultAttr(i, stateAttr))
+    if (!isInMemorySpace(operand.get(), target) ||
+        func.getResultAttr(i, stateAttr))
       continue;
     return ret.emitOpError("returns result #")
            << i << ", which lives in " << stringifyEnum(target)
@@ -279,18 +289,17 @@ struct ZeroOffloadOptimizerPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (device == "none")
+    std::optional<MemorySpace> parsed;
+    if (failed(
+            parseOffloadDevice(device, getOperation(), getArgument(), parsed)))
+      return signalPassFailure();
+    if (!parsed)
       return;
-    if (device == "nvme") {
+    if (*parsed == MemorySpace::Nvme) {
       getOperation().emitError(
           "zero-offload-optimizer: device 'nvme' is not supported yet: the "
           "optimizer steps on states in host memory, and moving them between "
           "host memory and NVMe in tiles is not implemented; use 'cpu'");
-      return signalPassFailure();
-    }
-    if (device != "cpu") {
-      getOperation().emitError("zero-offload-optimizer: unknown device '")
-          << device << "' (expected none, cpu or nvme)";
       return signalPassFailure();
     }
     MemorySpace space = MemorySpace::Host;

@@ -22,6 +22,8 @@
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
+#include "ScheduleUtils.h"
+
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
@@ -38,29 +40,26 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-namespace {
-
-bool isInSpace(Value value, MemorySpace space) {
-  auto type = dyn_cast<RankedTensorType>(value.getType());
-  return type && getMemorySpace(type) == space;
-}
-
-RankedTensorType inSpace(Type type, MemorySpace space) {
+static RankedTensorType inSpace(Type type, MemorySpace space) {
   return getTensorTypeInSpace(cast<RankedTensorType>(type), space);
 }
 
-/// The op a swap-in for `user` starts after: the previous parameter gather
-/// of its block, else the block's start (null).
-Operation *getPrefetchPoint(Operation *user) {
+/// The op a swap-in for `user` starts after: for a parameter gather, the
+/// previous gather of its block (one bucket ahead, as the gathers are
+/// prefetched), else the block's start (null); for any other op, the op
+/// before it (the shard is needed only there).
+static Operation *getPrefetchPoint(Operation *user) {
+  if (!isa<AllGatherStartOp>(user))
+    return user->getPrevNode();
   for (Operation *op = user->getPrevNode(); op; op = op->getPrevNode())
-    if (isa<AllGatherStartOp>(op) && op != user)
+    if (isa<AllGatherStartOp>(op))
       return op;
   return nullptr;
 }
 
 /// Folds `swap_out_start %x` of a tensor already in its target space: the
 /// wait's result is %x.
-void foldRedundantSwapOut(SwapOutStartOp start) {
+static void foldRedundantSwapOut(SwapOutStartOp start) {
   WaitOp wait;
   for (Operation *user : start.getHandle().getUsers())
     wait = cast<WaitOp>(user);
@@ -72,6 +71,8 @@ void foldRedundantSwapOut(SwapOutStartOp start) {
   wait.erase();
   start.erase();
 }
+
+namespace {
 
 class ParamOffloader {
 public:
@@ -89,21 +90,29 @@ private:
   func::FuncOp func;
   Block &block;
   MemorySpace target;
+  /// The last swap-in started after an op (null: a block's start).
+  llvm::DenseMap<std::pair<Block *, Operation *>, Operation *> lastSwapIn;
 };
 
 void ParamOffloader::swapInFor(Operation *user,
                                ArrayRef<OpOperand *> operands) {
+  // After the swap-ins already started there, so that they start in the
+  // order their users need them.
   OpBuilder b(func.getContext());
-  Block *userBlock = user->getBlock();
-  if (Operation *previous = getPrefetchPoint(user))
+  Operation *previous = getPrefetchPoint(user);
+  auto key = std::make_pair(user->getBlock(), previous);
+  if (Operation *last = lastSwapIn.lookup(key))
+    b.setInsertionPointAfter(last);
+  else if (previous)
     b.setInsertionPointAfter(previous);
   else
-    b.setInsertionPointToStart(userBlock);
+    b.setInsertionPointToStart(user->getBlock());
   SmallVector<Value> tensors;
   for (OpOperand *operand : operands)
     tensors.push_back(operand->get());
   auto start = SwapInStartOp::create(
       b, user->getLoc(), HandleType::get(func.getContext()), tensors);
+  lastSwapIn[key] = start;
   b.setInsertionPoint(user);
   auto wait = WaitOp::create(b, user->getLoc(), start);
   for (auto [operand, onDevice] : llvm::zip(operands, wait.getResults()))
@@ -114,7 +123,7 @@ void ParamOffloader::returnOffDevice(unsigned index) {
   auto ret = cast<func::ReturnOp>(block.getTerminator());
   OpOperand &operand = ret->getOpOperand(index);
   Value value = operand.get();
-  if (isInSpace(value, target))
+  if (isInMemorySpace(value, target))
     return;
   // The optimizer ran off the device and its result was swapped in only to
   // be returned: return it from where it is, or move it to NVMe from there.
@@ -129,7 +138,7 @@ void ParamOffloader::returnOffDevice(unsigned index) {
         swapIn.erase();
       }
       value = offDevice;
-      if (isInSpace(value, target))
+      if (isInMemorySpace(value, target))
         return;
     }
   }
@@ -148,7 +157,7 @@ LogicalResult ParamOffloader::run() {
   // their update.
   llvm::StringMap<BlockArgument> offloaded;
   for (ParamArg &param : getParamArgs(func)) {
-    if (param.persistent || !isInSpace(param.arg, MemorySpace::Device))
+    if (param.persistent || !isInMemorySpace(param.arg, MemorySpace::Device))
       continue;
     param.arg.setType(inSpace(param.arg.getType(), target));
     offloaded[param.name] = param.arg;
@@ -163,11 +172,15 @@ LogicalResult ParamOffloader::run() {
       continue;
     for (OpOperand &use : param.arg.getUses()) {
       Operation *user = use.getOwner();
-      if (auto swapOut = dyn_cast<SwapOutStartOp>(user);
-          swapOut && swapOut.getTarget() == target)
-        redundant.push_back(swapOut);
-      else if (!isa<func::ReturnOp>(user))
+      // A swap-out of the shard (the off-device optimizer reads it) now
+      // starts where the shard lives: redundant into the same space, from
+      // NVMe straight to host memory otherwise.
+      if (auto swapOut = dyn_cast<SwapOutStartOp>(user)) {
+        if (swapOut.getTarget() == target)
+          redundant.push_back(swapOut);
+      } else if (!isa<func::ReturnOp>(user)) {
         deviceUses[user].push_back(&use);
+      }
     }
   }
   for (SwapOutStartOp swapOut : redundant)
@@ -192,15 +205,13 @@ struct ZeroOffloadParamsPass
   using Base::Base;
 
   void runOnOperation() override {
-    if (device == "none")
-      return;
-    if (device != "cpu" && device != "nvme") {
-      getOperation().emitError("zero-offload-params: unknown device '")
-          << device << "' (expected none, cpu or nvme)";
+    std::optional<MemorySpace> parsed;
+    if (failed(
+            parseOffloadDevice(device, getOperation(), getArgument(), parsed)))
       return signalPassFailure();
-    }
-    MemorySpace space =
-        device == "nvme" ? MemorySpace::Nvme : MemorySpace::Host;
+    if (!parsed)
+      return;
+    MemorySpace space = *parsed;
     FailureOr<PartitionedTrainStep> step =
         lookupPartitionedTrainStep(getOperation(), entry, getArgument());
     if (failed(step))

@@ -53,3 +53,22 @@ std::string zero::getShardName(Value shard) {
   }
   return "argument #" + std::to_string(arg.getArgNumber());
 }
+
+bool zero::isInMemorySpace(Value value, MemorySpace space) {
+  auto type = dyn_cast<RankedTensorType>(value.getType());
+  return type && getMemorySpace(type) == space;
+}
+
+LogicalResult zero::parseOffloadDevice(StringRef device, Operation *op,
+                                       StringRef passName,
+                                       std::optional<MemorySpace> &space) {
+  space.reset();
+  if (device == "cpu")
+    space = MemorySpace::Host;
+  else if (device == "nvme")
+    space = MemorySpace::Nvme;
+  else if (device != "none")
+    return op->emitError(passName) << ": unknown device '" << device
+                                   << "' (expected none, cpu or nvme)";
+  return success();
+}

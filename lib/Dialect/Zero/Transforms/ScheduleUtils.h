@@ -1,8 +1,9 @@
-//===- ScheduleUtils.h - helpers of zero-bucket and zero-schedule-prefetch ===//
+//===- ScheduleUtils.h - helpers of the scheduling and offload passes -----===//
 //
-// Facts about the collectives of a rank step that both scheduling passes
+// Facts about the collectives and swaps of a rank step that several passes
 // need: which op waits for a start, whether a gather fetches parameters, how
-// many elements a collective moves, and what a parameter shard is called.
+// many elements a collective moves, what a parameter shard is called, where
+// a tensor lives and which memory space an offload `device` names.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +12,7 @@
 
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 
+#include <optional>
 #include <string>
 
 namespace mlir {
@@ -24,6 +26,16 @@ WaitOp getSameBlockWait(Operation *start);
 /// the function (the parameter shards of the rank step), as opposed to
 /// post-step gathers of updated shards.
 bool isParameterGather(AllGatherStartOp op);
+
+/// Whether `value` is a ranked tensor living in `space`.
+bool isInMemorySpace(Value value, MemorySpace space);
+
+/// Sets `space` to the memory space an offload pass's `device` option names:
+/// nothing for "none", host for "cpu", nvme for "nvme"; an error on `op`
+/// naming `passName` for anything else.
+LogicalResult parseOffloadDevice(StringRef device, Operation *op,
+                                 StringRef passName,
+                                 std::optional<MemorySpace> &space);
 
 /// Elements of a static tensor type; -1 for anything else, a count that does
 /// not fit int64 included.

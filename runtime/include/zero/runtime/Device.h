@@ -115,6 +115,14 @@ public:
   /// Waits for the work of every stream; reports the errors of work that
   /// ran asynchronously.
   virtual Status synchronize() = 0;
+  /// Blocks the calling thread until the work enqueued on `stream` so far
+  /// (and what it waits for) is done, so that the CPU may touch memory that
+  /// work reads or writes: the NVMe swap store reads host memory a kernel
+  /// wrote. The host device's work is done when its calls return.
+  virtual Status synchronizeStream(size_t stream) {
+    (void)stream;
+    return Status::ok();
+  }
 
   /// Copies between host memory and the arenas, between steps.
   virtual Status read(void *hostTo, const void *from, int64_t bytes) = 0;

@@ -156,6 +156,10 @@ public:
 
   class Impl;
 
+  /// The NVMe swap store holding the nvme arena, or null when the schedule
+  /// has none.
+  NvmeSwapSpace *nvmeSwap() const { return nvme_.get(); }
+
 private:
   Executor(std::shared_ptr<const Schedule> schedule,
            std::unique_ptr<Device> device, Communicator &communicator,
@@ -165,12 +169,6 @@ private:
                                      : communicator_;
   }
 
-public:
-  /// The NVMe swap store holding the nvme arena, or null when the schedule
-  /// has none.
-  NvmeSwapSpace *nvmeSwap() const { return nvme_.get(); }
-
-private:
   /// Moves `bytes` between host memory and the nvme arena at `offset`,
   /// waiting for the store; `label` names the tensor in errors.
   Status writeNvme(int64_t offset, const void *host, int64_t bytes,

@@ -73,8 +73,8 @@ private:
   MemorySpace space_ = MemorySpace::Device;
 };
 
-/// The arenas of a schedule on the host backend: every space (device, host
-/// and, until swapping to disk lands, nvme) in host memory.
+/// The arenas of a schedule on the host backend in host memory: every space
+/// but those held elsewhere (the nvme arena in the NVMe swap store).
 class HostArenas {
 public:
   /// Allocates every space's arena but those marked in `external`.

@@ -160,6 +160,10 @@ private:
   /// `hasPoint`: the swap carries its point (a schedule's always does; the
   /// missing key is reported after).
   Status parseSwap(Instruction &inst, bool hasPoint);
+  /// Reads the tensor ids of `operands` and `results`; with `exactlyOne`,
+  /// each list must hold one.
+  Status parseTensorLists(const json &object, Instruction &inst,
+                          bool exactlyOne);
   /// Fails unless the buffers of `inst`'s results are reserved from its
   /// point on: another stream writes them while compute runs on.
   Status checkWrittenFromStart(const Instruction &inst) const;
@@ -1125,16 +1129,7 @@ Status ScheduleParser::parseInstruction(const json &object,
     inst.kind = Instruction::Kind::LoopSlice;
     ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"op", "operands", "results"},
                                    {"point", "loc"}));
-    for (const char *key : {"operands", "results"}) {
-      std::vector<int64_t> &ids =
-          std::string(key) == "operands" ? inst.operands : inst.results;
-      ZERO_RETURN_IF_ERROR(getIntList(object, key, path, ids,
-                                      std::numeric_limits<int64_t>::min()));
-      if (ids.size() != 1)
-        return error(path + "." + key,
-                     "expected one tensor, got " + std::to_string(ids.size()));
-      ZERO_RETURN_IF_ERROR(checkValueIds(ids, path + "." + key, true));
-    }
+    ZERO_RETURN_IF_ERROR(parseTensorLists(object, inst, /*exactlyOne=*/true));
   } else if (op == "swap") {
     if (s.version_ < 2)
       return needsVersion2(path + ".op", "'swap'");
@@ -1144,13 +1139,7 @@ Status ScheduleParser::parseInstruction(const json &object,
     inst.kind = Instruction::Kind::Swap;
     ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"op", "operands", "results"},
                                    {"point", "loc"}));
-    for (const char *key : {"operands", "results"}) {
-      std::vector<int64_t> &ids =
-          std::string(key) == "operands" ? inst.operands : inst.results;
-      ZERO_RETURN_IF_ERROR(getIntList(object, key, path, ids,
-                                      std::numeric_limits<int64_t>::min()));
-      ZERO_RETURN_IF_ERROR(checkValueIds(ids, path + "." + key, true));
-    }
+    ZERO_RETURN_IF_ERROR(parseTensorLists(object, inst, /*exactlyOne=*/false));
   } else if (op == "all_gather" || op == "reduce_scatter" ||
              op == "all_reduce") {
     inst.kind = op == "all_gather"       ? Instruction::Kind::AllGather
@@ -1205,6 +1194,22 @@ Status ScheduleParser::parseInstruction(const json &object,
     return parseCollective(object, inst);
   if (inst.kind == Instruction::Kind::Swap)
     return parseSwap(inst, object.contains("point"));
+  return Status::ok();
+}
+
+Status ScheduleParser::parseTensorLists(const json &object, Instruction &inst,
+                                        bool exactlyOne) {
+  for (const char *key : {"operands", "results"}) {
+    std::vector<int64_t> &ids =
+        std::string(key) == "operands" ? inst.operands : inst.results;
+    std::string field = inst.path + "." + key;
+    ZERO_RETURN_IF_ERROR(getIntList(object, key, inst.path, ids,
+                                    std::numeric_limits<int64_t>::min()));
+    if (exactlyOne && ids.size() != 1)
+      return error(field,
+                   "expected one tensor, got " + std::to_string(ids.size()));
+    ZERO_RETURN_IF_ERROR(checkValueIds(ids, field, true));
+  }
   return Status::ok();
 }
 

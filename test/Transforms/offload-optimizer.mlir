@@ -84,3 +84,18 @@
 // RUN:   --zero-reduce-gradients --zero-insert-optimizer --zero-offload-optimizer="device=cpu ratio=0.5" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=HALF-STAGE2
 // HALF-STAGE2: error: zero-offload-optimizer: a ratio below 1 needs stage 3 (the step is stage 2)
+
+// fp16: the map that unscales a gradient for the optimizer only feeds the
+// offloaded Adam, so it runs on the host too: the f16 shard is swapped out
+// (half the bytes of its f32 unscaled copy), after the overflow check's last
+// read of it on the device, and waited for right before the unscaling.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
+// RUN:   --zero-mixed-precision=precision=fp16 --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-bucket --zero-offload-optimizer=device=cpu | FileCheck %s --check-prefix=FP16
+// FP16:      %[[G:.*]]:4 = zero.wait %{{.*}} : tensor<8xf16>, tensor<8xf16>, tensor<2xf16>, tensor<3xf16>
+// FP16:      linalg.map ins(%[[G]]#1 : tensor<8xf16>) outs(%{{.*}} : tensor<8xf32>)
+// FP16:      %[[OUT:.*]] = zero.swap_out_start %[[G]]#1 to host : tensor<8xf16>
+// FP16:      %[[E:.*]] = tensor.empty() : tensor<8xf32, #zero.memory_space<host>>
+// FP16-NEXT: %[[H:.*]] = zero.wait %[[OUT]] : tensor<8xf16, #zero.memory_space<host>>
+// FP16-NEXT: %[[U:.*]] = linalg.map ins(%[[H]] : tensor<8xf16, #zero.memory_space<host>>) outs(%[[E]] : tensor<8xf32, #zero.memory_space<host>>)
+// FP16:      zero.adam %arg4, %[[U]],

@@ -7,9 +7,10 @@
 // - Every optimizer-state argument an optimizer op reads (`zero.state`:
 //   masters, moments) moves to the target space, and with it the result that
 //   updates it.
-// - The optimizer ops, and the elementwise `linalg.map`s that read only what
+// - The optimizer ops, the elementwise `linalg.map`s that read only what
 //   the host holds (the overflow skip's selects, the cast to the 16-bit
-//   parameter), run on the host: their results live there.
+//   parameter) and those whose results only the optimizer reads (fp16's
+//   unscaling of a gradient), run on the host: their results live there.
 // - A device tensor the host ops read (the reduced gradient shard, a
 //   parameter shard without a master) is swapped out where it is defined,
 //   during the backward pass, and waited for right before its first host use.
@@ -85,8 +86,10 @@ private:
   Block &block;
   MemorySpace target;
   double ratio;
-  /// The optimizer ops that step off the device.
+  /// The optimizer ops that step off the device, and the maps whose
+  /// results only they read.
   llvm::SmallPtrSet<Operation *, 16> offloadedOptimizers;
+  llvm::SmallPtrSet<Operation *, 16> optimizerFeeders;
   llvm::DenseMap<Value, Value> swappedOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapIn;
@@ -96,6 +99,8 @@ private:
 bool Offloader::runsOffDevice(Operation *op) const {
   if (isa<AdamOp, SgdOp>(op))
     return offloadedOptimizers.contains(op);
+  if (optimizerFeeders.contains(op))
+    return true;
   auto map = dyn_cast<linalg::MapOp>(op);
   if (!map || !map.getInit().getDefiningOp<tensor::EmptyOp>() ||
       !map.getInit().hasOneUse())
@@ -239,9 +244,28 @@ LogicalResult Offloader::run() {
 
   if (offloadedOptimizers.empty())
     return success();
-  // The ops that run off the device, in program order, from the first
-  // optimizer op on.
+  // The maps that only feed the offloaded optimizer (fp16's unscaling of a
+  // gradient) run off the device too: the 16-bit tensor they read is
+  // swapped instead of their wider result.
   Operation *first = getStepLevelOp(optimizers.front());
+  for (Operation &op : llvm::reverse(block)) {
+    auto map = dyn_cast<linalg::MapOp>(op);
+    if (!map || !map.getInit().getDefiningOp<tensor::EmptyOp>() ||
+        !map.getInit().hasOneUse() ||
+        map.getMapper()
+            .walk([](tensor::ExtractOp) { return WalkResult::interrupt(); })
+            .wasInterrupted() ||
+        map->use_empty() || llvm::any_of(map->getUsers(), [&](Operation *user) {
+          return !offloadedOptimizers.contains(user) &&
+                 !optimizerFeeders.contains(user);
+        }))
+      continue;
+    optimizerFeeders.insert(map);
+    if (map->isBeforeInBlock(first))
+      first = map;
+  }
+  // The ops that run off the device, in program order, from the first of
+  // them on.
   for (Operation &op : llvm::make_early_inc_range(
            llvm::make_range(first->getIterator(), block.end()))) {
     if (!runsOffDevice(&op))

@@ -46,11 +46,6 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-static void setSpace(Value value, MemorySpace space) {
-  value.setType(
-      getTensorTypeInSpace(cast<RankedTensorType>(value.getType()), space));
-}
-
 namespace {
 
 class Offloader {
@@ -117,11 +112,11 @@ bool Offloader::runsOffDevice(Operation *op) const {
 void Offloader::moveResults(Operation *op) {
   if (auto map = dyn_cast<linalg::MapOp>(op)) {
     auto empty = map.getInit().getDefiningOp<tensor::EmptyOp>();
-    setSpace(empty.getResult(), target);
+    setMemorySpace(empty.getResult(), target);
   }
   for (Value result : op->getResults())
     if (isa<RankedTensorType>(result.getType()))
-      setSpace(result, target);
+      setMemorySpace(result, target);
 }
 
 Value Offloader::swapOut(Value value, Operation *firstUser) {
@@ -238,7 +233,7 @@ LogicalResult Offloader::run() {
         return op->emitOpError("reads the optimizer state #")
                << arg.getArgNumber()
                << " from another offload space than the one asked for";
-      setSpace(arg, target);
+      setMemorySpace(arg, target);
     }
   }
 

@@ -40,10 +40,6 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-static RankedTensorType inSpace(Type type, MemorySpace space) {
-  return getTensorTypeInSpace(cast<RankedTensorType>(type), space);
-}
-
 /// The op a swap-in for `user` starts after: for a parameter gather, the
 /// previous gather of its block (one bucket ahead, as the gathers are
 /// prefetched), else the block's start (null); for any other op, the op
@@ -159,7 +155,7 @@ LogicalResult ParamOffloader::run() {
   for (ParamArg &param : getParamArgs(func)) {
     if (param.persistent || !isInMemorySpace(param.arg, MemorySpace::Device))
       continue;
-    param.arg.setType(inSpace(param.arg.getType(), target));
+    setMemorySpace(param.arg, target);
     offloaded[param.name] = param.arg;
   }
 

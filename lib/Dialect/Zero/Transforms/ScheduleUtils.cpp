@@ -59,6 +59,11 @@ bool zero::isInMemorySpace(Value value, MemorySpace space) {
   return type && getMemorySpace(type) == space;
 }
 
+void zero::setMemorySpace(Value value, MemorySpace space) {
+  value.setType(
+      getTensorTypeInSpace(cast<RankedTensorType>(value.getType()), space));
+}
+
 LogicalResult zero::parseOffloadDevice(StringRef device, Operation *op,
                                        StringRef passName,
                                        std::optional<MemorySpace> &space) {

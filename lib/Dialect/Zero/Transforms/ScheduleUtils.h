@@ -30,6 +30,9 @@ bool isParameterGather(AllGatherStartOp op);
 /// Whether `value` is a ranked tensor living in `space`.
 bool isInMemorySpace(Value value, MemorySpace space);
 
+/// Retypes ranked tensor `value` to live in `space` (getTensorTypeInSpace).
+void setMemorySpace(Value value, MemorySpace space);
+
 /// Sets `space` to the memory space an offload pass's `device` option names:
 /// nothing for "none", host for "cpu", nvme for "nvme"; an error on `op`
 /// naming `passName` for anything else.

@@ -2,7 +2,8 @@
 // fp32 masters, the masters and both moments of every parameter move to host
 // memory with their updates, Adam and the cast to the new bf16 shard run on
 // the host; each reduced bf16 shard is swapped out right after the bucket's
-// wait (during the backward pass) and waited for right before its Adam; each
+// wait (during the backward pass) and waited for right before its Adam, or
+// before the swap-out after the next one starts if that comes first; each
 // new bf16 shard is swapped in right after its cast and waited for before the
 // post-step all-gather, the first device use.
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
@@ -17,19 +18,21 @@
 // CHECK-SAME: -> (tensor<f32> {zero.loss}, tensor<4x4xbf16> {zero.layout = #zero.layout<shape = [4, 4], world_size = 2>, zero.param = "w0"}
 // CHECK-SAME: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "master"}
 
+// Two swap-outs are in flight at most: each is waited for where the one
+// after the next starts, so that the device buffers of the others are free.
 // CHECK:      %[[G:.*]]:4 = zero.wait %{{.*}} : tensor<8xbf16>, tensor<8xbf16>, tensor<2xbf16>, tensor<3xbf16>
 // CHECK-NEXT: %[[OUT1:.*]] = zero.swap_out_start %[[G]]#1 to host : tensor<8xbf16>
 // CHECK-NEXT: %[[OUT2:.*]] = zero.swap_out_start %[[G]]#2 to host : tensor<2xbf16>
+// CHECK-NEXT: %[[G0:.*]] = zero.wait %[[OUT1]] : tensor<8xbf16, #zero.memory_space<host>>
 // CHECK-NEXT: %[[OUT0:.*]] = zero.swap_out_start %[[G]]#0 to host : tensor<8xbf16>
+// CHECK-NEXT: zero.wait %[[OUT2]] : tensor<2xbf16, #zero.memory_space<host>>
 // CHECK-NEXT: %[[OUT3:.*]] = zero.swap_out_start %[[G]]#3 to host : tensor<3xbf16>
 
-// CHECK:      %[[G0:.*]] = zero.wait %[[OUT1]] : tensor<8xbf16, #zero.memory_space<host>>
-// CHECK-NEXT: %[[M0:.*]], %{{.*}}, %{{.*}} = zero.adam %arg4, %[[G0]], %arg5, %arg6,
+// CHECK:      %[[M0:.*]], %{{.*}}, %{{.*}} = zero.adam %arg4, %[[G0]], %arg5, %arg6,
 // CHECK-SAME:   : tensor<8xf32, #zero.memory_space<host>>, tensor<8xbf16, #zero.memory_space<host>>, tensor<8xf32, #zero.memory_space<host>>, tensor<8xf32, #zero.memory_space<host>>
 // CHECK-NEXT: %[[E0:.*]] = tensor.empty() : tensor<8xbf16, #zero.memory_space<host>>
 // CHECK-NEXT: %[[W0:.*]] = linalg.map { arith.truncf } ins(%[[M0]] : tensor<8xf32, #zero.memory_space<host>>) outs(%[[E0]] : tensor<8xbf16, #zero.memory_space<host>>)
 // CHECK-NEXT: %[[IN0:.*]] = zero.swap_in_start %[[W0]] : tensor<8xbf16, #zero.memory_space<host>>
-// CHECK-NEXT: zero.wait %[[OUT2]] : tensor<2xbf16, #zero.memory_space<host>>
 
 // CHECK:      %[[D0:.*]] = zero.wait %[[IN0]] : tensor<8xbf16>
 // CHECK-NEXT: %[[D1:.*]] = zero.wait %{{.*}} : tensor<2xbf16>
@@ -47,6 +50,7 @@
 // RUN:   --zero-insert-optimizer --zero-bucket \
 // RUN:   --zero-offload-optimizer=device=cpu | FileCheck %s --check-prefix=F32
 // F32:      %[[SHARD:.*]] = zero.local_shard %arg0
+// F32-NEXT: zero.wait %{{.*}} : tensor<8xf32, #zero.memory_space<host>>
 // F32-NEXT: %[[OUT:.*]] = zero.swap_out_start %[[SHARD]] to host : tensor<8xf32>
 // F32:      %[[P:.*]] = zero.wait %[[OUT]] : tensor<8xf32, #zero.memory_space<host>>
 // F32:      %[[NEW:.*]], %{{.*}}, %{{.*}} = zero.adam %[[P]],
@@ -88,14 +92,15 @@
 // fp16: the map that unscales a gradient for the optimizer only feeds the
 // offloaded Adam, so it runs on the host too: the f16 shard is swapped out
 // (half the bytes of its f32 unscaled copy), after the overflow check's last
-// read of it on the device, and waited for right before the unscaling.
+// read of it on the device, and waited for where the swap-out after the next
+// one starts, before the unscaling.
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
 // RUN:   --zero-mixed-precision=precision=fp16 --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   --zero-bucket --zero-offload-optimizer=device=cpu | FileCheck %s --check-prefix=FP16
 // FP16:      %[[G:.*]]:4 = zero.wait %{{.*}} : tensor<8xf16>, tensor<8xf16>, tensor<2xf16>, tensor<3xf16>
 // FP16:      linalg.map ins(%[[G]]#1 : tensor<8xf16>) outs(%{{.*}} : tensor<8xf32>)
 // FP16:      %[[OUT:.*]] = zero.swap_out_start %[[G]]#1 to host : tensor<8xf16>
+// FP16:      %[[H:.*]] = zero.wait %[[OUT]] : tensor<8xf16, #zero.memory_space<host>>
 // FP16:      %[[E:.*]] = tensor.empty() : tensor<8xf32, #zero.memory_space<host>>
-// FP16-NEXT: %[[H:.*]] = zero.wait %[[OUT]] : tensor<8xf16, #zero.memory_space<host>>
 // FP16-NEXT: %[[U:.*]] = linalg.map ins(%[[H]] : tensor<8xf16, #zero.memory_space<host>>) outs(%[[E]] : tensor<8xf32, #zero.memory_space<host>>)
 // FP16:      zero.adam %arg4, %[[U]],

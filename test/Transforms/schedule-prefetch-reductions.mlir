@@ -21,3 +21,23 @@
 // CHECK:      zero.wait %[[W1]] : tensor<4xf32>
 // CHECK-NEXT: zero.wait %[[W0]] : tensor<4xf32>
 // CHECK-NEXT: return
+
+// Post-step gathers of the updated parameters are chained the same way:
+// without the bound all four would be waited for at the return, each holding
+// its result (and, in a bucket of several, a staging buffer) to the end.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=2 world-size=4" --zero-reduce-gradients \
+// RUN:   --zero-insert-optimizer \
+// RUN:   --zero-bucket="reduce-bucket-size=0 allgather-bucket-size=0" \
+// RUN:   --zero-schedule-prefetch="overlap-comm=true" | FileCheck %s --check-prefix=GATHERS
+// GATHERS:      %[[G0:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// GATHERS:      %[[G1:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4], world_size = 4>] : tensor<1xf32>
+// The third gather starts once the first has been waited for.
+// GATHERS:      %[[F0:.*]] = zero.wait %[[G0]] : tensor<4x4xf32>
+// GATHERS-NEXT: %[[G2:.*]] = zero.all_gather_start
+// The fourth once the second has.
+// GATHERS:      %[[F1:.*]] = zero.wait %[[G1]] : tensor<4xf32>
+// GATHERS-NEXT: %[[G3:.*]] = zero.all_gather_start
+// GATHERS:      %[[F2:.*]] = zero.wait %[[G2]] : tensor<4x4xf32>
+// GATHERS-NEXT: %[[F3:.*]] = zero.wait %[[G3]] : tensor<6xf32>
+// GATHERS-NEXT: return %{{.*}}, %[[F0]], %[[F1]], %[[F2]], %[[F3]],

@@ -303,7 +303,8 @@ private:
   LogicalResult numberValues();
   LogicalResult addValue(Value value, bool inBody);
 
-  json getBuffers() const;
+  /// The buffers, live ranges ending at the latest at `returnPoint`.
+  json getBuffers(int64_t returnPoint) const;
   FailureOr<json> getArguments();
   FailureOr<json> getResults();
   LogicalResult emitInstructions(json &compute, json &comm, json &copy);
@@ -525,7 +526,7 @@ LogicalResult ScheduleEmitter::numberValues() {
   return success();
 }
 
-json ScheduleEmitter::getBuffers() const {
+json ScheduleEmitter::getBuffers(int64_t returnPoint) const {
   json buffers = json::array();
   for (auto [i, buffer] : llvm::enumerate(plan.getBuffers())) {
     json entry;
@@ -536,7 +537,7 @@ json ScheduleEmitter::getBuffers() const {
     entry["space"] = getMemorySpaceName(buffer.space).str();
     entry["offset"] = buffer.offset;
     entry["bytes"] = buffer.size;
-    entry["live"] = {buffer.start, buffer.end};
+    entry["live"] = {buffer.start, std::min(buffer.end, returnPoint)};
     buffers.push_back(std::move(entry));
   }
   return buffers;
@@ -1107,7 +1108,15 @@ FailureOr<json> ScheduleEmitter::emit() {
     }
     schedule["memory"]["aio"] = std::move(settings);
   }
-  schedule["buffers"] = getBuffers();
+  // The runtime's program returns right after its last instruction. Views
+  // that share their source's buffer emit none, so when the step ends with
+  // such views (the shapes of its results) the plan's return lies later:
+  // nothing runs in between, and buffers live to the runtime's return.
+  int64_t returnPoint = 0;
+  for (const json *stream : {&compute, &comm, &copy})
+    for (const json &inst : *stream)
+      returnPoint = std::max(returnPoint, inst["point"].get<int64_t>() + 1);
+  schedule["buffers"] = getBuffers(returnPoint);
   schedule["values"] = std::move(values);
   schedule["arguments"] = std::move(*arguments);
   schedule["results"] = std::move(*results);

@@ -2,10 +2,11 @@
 // and a body that reads a tensor defined outside it (the embedding gather,
 // linalg.index, tensor.extract); a map whose body reads a scalar defined
 // outside it; slices; views (no instruction, the source's buffer); tensor
-// constants (splat and data); -inf as a string; batch_matmul.
+// constants (splat and data); -inf as a string; batch_matmul. Two ranks, so
+// that the gradient's all-reduce is not folded away.
 //
-// RUN: zero-opt %s --zero-stage=0 | zero-translate --zero-to-schedule \
-// RUN:   | FileCheck %s --match-full-lines
+// RUN: zero-opt %s --zero-stage=0 --zero-world-size=2 \
+// RUN:   | zero-translate --zero-to-schedule | FileCheck %s --match-full-lines
 
 #col = affine_map<(n, h) -> (n)>
 #id = affine_map<(n, h) -> (n, h)>

@@ -13,7 +13,8 @@
 //   unscaling of a gradient), run on the host: their results live there.
 // - A device tensor the host ops read (the reduced gradient shard, a
 //   parameter shard without a master) is swapped out where it is defined,
-//   during the backward pass, and waited for right before its first host use.
+//   during the backward pass, and waited for right before its first host use
+//   or, if earlier, where the swap-out after the next one starts.
 // - A host result that the device needs (the new 16-bit shard before its
 //   all-gather or as the step's result) is swapped in right after it is
 //   computed, and waited for right before its first device use.
@@ -276,6 +277,11 @@ LogicalResult Offloader::run() {
     }
     moveResults(&op);
   }
+
+  // The device reads a swap-out's operand until its wait: two in flight,
+  // as DeepSpeed's alternating buckets, free the gradients during the
+  // backward pass instead of holding all of them until the optimizer.
+  limitSwapOutsInFlight(block, /*inFlight=*/2);
 
   // Device users of what lives off the device get it swapped back in.
   for (BlockArgument arg : block.getArguments())

@@ -93,6 +93,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       {options.entry, options.offloadParams, options.offloadParamsNvmePath,
        options.aioBlockSize, options.aioQueueDepth, options.aioSingleSubmit,
        options.aioOverlapEvents}));
+  pm.addPass(createZeroFoldSingleRankCollectivesPass({options.entry}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
                                        options.deviceMemory, options.hostMemory,
                                        options.contiguousGradients}));

@@ -7,8 +7,9 @@
 //
 // - without overlap-comm every wait directly follows its start;
 // - with it, every wait sinks to the gap of the first use of its results
-//   (gradient reductions: at the latest where the reduction after the next
-//   starts, two in flight as DeepSpeed's alternating buckets),
+//   (gradient reductions and post-step gathers: at the latest where the
+//   next but one of their kind starts, two in flight as DeepSpeed's
+//   alternating buckets),
 //   reductions and post-step gathers start right after their operands are
 //   produced, and parameter gathers start early (prefetch), in issue order,
 //   while at most prefetch-bucket-size gathered elements are in flight;
@@ -124,6 +125,22 @@ unsigned latestWaitSlot(const Timeline &t, const AsyncPair &pair,
   return slot;
 }
 
+/// Orders `chain` by start slot and waits each pair, at the latest, where
+/// the pair `inFlight` places later starts: at most `inFlight` of them run
+/// at once.
+void limitInFlight(Timeline &t, SmallVector<unsigned> &chain,
+                   unsigned inFlight) {
+  llvm::stable_sort(chain, [&](unsigned a, unsigned b) {
+    return std::make_pair(t.pairs[a].startSlot, t.pairs[a].order) <
+           std::make_pair(t.pairs[b].startSlot, t.pairs[b].order);
+  });
+  for (size_t i = 0; i + inFlight < chain.size(); ++i) {
+    AsyncPair &pair = t.pairs[chain[i]];
+    unsigned limit = t.pairs[chain[i + inFlight]].startSlot;
+    pair.waitSlot = std::max(pair.startSlot, std::min(pair.waitSlot, limit));
+  }
+}
+
 /// Builds the timeline of `body`; parameter gathers start where they are
 /// waited for.
 Timeline buildTimeline(Block &body, bool overlap) {
@@ -200,22 +217,21 @@ Timeline buildTimeline(Block &body, bool overlap) {
   // Gradient reductions are double-buffered, as DeepSpeed's overlap_comm
   // alternates two buckets: a reduction is waited for, at the latest, where
   // the reduction after the next one starts, so that the full gradients it
-  // reads do not all stay alive to the end of the backward pass.
+  // reads do not all stay alive to the end of the backward pass. Post-step
+  // gathers of the updated parameters are chained the same way: each holds
+  // a staging buffer of the whole bucket until its wait, and all of them
+  // waited at the return would hold one per bucket (2 Psi at stages 1-2).
   if (overlap) {
-    SmallVector<unsigned> reductions;
-    for (auto [p, pair] : llvm::enumerate(t.pairs))
+    SmallVector<unsigned> reductions, postStepGathers;
+    for (auto [p, pair] : llvm::enumerate(t.pairs)) {
       if (isa<ReduceScatterStartOp, AllReduceStartOp>(pair.start) &&
           pair.start->hasAttr(ZeroDialect::getGradsAttrName()))
         reductions.push_back(p);
-    llvm::stable_sort(reductions, [&](unsigned a, unsigned b) {
-      return std::make_pair(t.pairs[a].startSlot, t.pairs[a].order) <
-             std::make_pair(t.pairs[b].startSlot, t.pairs[b].order);
-    });
-    for (size_t i = 0; i + 2 < reductions.size(); ++i) {
-      AsyncPair &pair = t.pairs[reductions[i]];
-      unsigned limit = t.pairs[reductions[i + 2]].startSlot;
-      pair.waitSlot = std::max(pair.startSlot, std::min(pair.waitSlot, limit));
+      else if (isa<AllGatherStartOp>(pair.start) && !pair.paramGather)
+        postStepGathers.push_back(p);
     }
+    limitInFlight(t, reductions, /*inFlight=*/2);
+    limitInFlight(t, postStepGathers, /*inFlight=*/2);
   }
 
   // Gathered parameters and the live elements at every fixed op.

@@ -17,6 +17,19 @@ WaitOp zero::getSameBlockWait(Operation *start) {
   return wait;
 }
 
+void zero::limitSwapOutsInFlight(Block &block, unsigned inFlight) {
+  SmallVector<Operation *> starts;
+  for (Operation &op : block)
+    if (isa<SwapOutStartOp>(op))
+      starts.push_back(&op);
+  for (size_t i = 0; i + inFlight < starts.size(); ++i) {
+    WaitOp wait = getSameBlockWait(starts[i]);
+    Operation *limit = starts[i + inFlight];
+    if (wait && limit->isBeforeInBlock(wait))
+      wait->moveBefore(limit);
+  }
+}
+
 bool zero::isParameterGather(AllGatherStartOp op) {
   return llvm::all_of(op.getShards(), [&](Value shard) {
     auto arg = dyn_cast<BlockArgument>(shard);

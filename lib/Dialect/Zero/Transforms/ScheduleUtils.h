@@ -22,6 +22,12 @@ namespace zero {
 /// in the same block; null otherwise.
 WaitOp getSameBlockWait(Operation *start);
 
+/// Moves the wait of every swap-out of `block` (in program order) before
+/// the start of the swap-out `inFlight` places later when it is not there
+/// already: at most `inFlight` swap-outs read their device operands at
+/// once, and the device buffers of the others are free.
+void limitSwapOutsInFlight(Block &block, unsigned inFlight);
+
 /// A parameter gather: an all-gather whose operands are all arguments of
 /// the function (the parameter shards of the rank step), as opposed to
 /// post-step gathers of updated shards.

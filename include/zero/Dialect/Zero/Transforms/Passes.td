@@ -537,6 +537,28 @@ def ZeroSchedulePrefetchPass : Pass<"zero-schedule-prefetch", "ModuleOp"> {
   ];
 }
 
+def ZeroFoldSingleRankCollectivesPass
+    : Pass<"zero-fold-single-rank-collectives", "ModuleOp"> {
+  let summary = "Replace collectives over one rank by views of their operands";
+  let description = [{
+    At world size 1 a collective moves no byte: an all-gather's full tensor
+    is the rank's shard, a reduce-scatter's shard is the rank's full tensor,
+    an all-reduce yields its operands. Every such start op and its wait
+    become `tensor.expand_shape`/`tensor.collapse_shape` views of the
+    operands (or the operands themselves), placed at the wait, so that they
+    cost neither a result nor a staging buffer; `zero.local_shard` folds the
+    same way, and a gathered tensor that became a view of its shard leaves
+    its `zero.release`. Layouts padded beyond their element count keep their
+    collective. Other world sizes leave the step as it is.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+  ];
+  let dependentDialects = ["::mlir::tensor::TensorDialect"];
+}
+
 def ZeroPlanMemoryPass : Pass<"zero-plan-memory", "ModuleOp"> {
   let summary = "Plan every byte of the rank's memory";
   let description = [{

@@ -89,6 +89,8 @@ private:
   llvm::DenseMap<Value, Value> swappedOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapIn;
+  /// The last reader moved after a definition (hoistReaders).
+  llvm::DenseMap<Operation *, Operation *> lastHoisted;
   llvm::SetVector<Operation *> offDeviceOps;
 };
 
@@ -124,6 +126,16 @@ Value Offloader::swapOut(Value value, Operation *firstUser) {
   auto [it, inserted] = swappedOut.try_emplace(value);
   if (!inserted)
     return it->second;
+  // The device's other reads of the value (fp16's overflow check) run as
+  // soon as it exists, so that the swap-out can start there.
+  // They follow those moved there before, in the order of the swaps.
+  if (Operation *def = value.getDefiningOp()) {
+    def = block.findAncestorOpInBlock(*def);
+    Operation *&after = lastHoisted[def];
+    after = hoistReaders(
+        value, after ? after : def, block.findAncestorOpInBlock(*firstUser),
+        [&](Operation *op) { return !offDeviceOps.contains(op); });
+  }
   OpBuilder b(func.getContext());
   // After the swaps already there, so that swaps start in operand order.
   Operation *anchor = getSwapOutAnchor(value, firstUser);

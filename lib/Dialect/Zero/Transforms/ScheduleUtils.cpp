@@ -3,6 +3,9 @@
 #include "ScheduleUtils.h"
 
 #include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -28,6 +31,72 @@ void zero::limitSwapOutsInFlight(Block &block, unsigned inFlight) {
     if (wait && limit->isBeforeInBlock(wait))
       wait->moveBefore(limit);
   }
+}
+
+/// Appends to `chain`, producers first, the ops that make `value` from
+/// nothing but constants (a constant, a `tensor.empty`, a `linalg.fill` of
+/// one) and have `user` as their only user; false if `value` is not made
+/// that way.
+static bool collectFreshProducers(Value value, Operation *user,
+                                  SmallVectorImpl<Operation *> &chain) {
+  Operation *def = value.getDefiningOp();
+  if (!def || !def->hasOneUse() || *def->user_begin() != user)
+    return false;
+  if (auto fill = dyn_cast<linalg::FillOp>(def)) {
+    for (Value operand : fill->getOperands())
+      if (!collectFreshProducers(operand, fill, chain))
+        return false;
+  } else if (!def->hasTrait<OpTrait::ConstantLike>() &&
+             !isa<tensor::EmptyOp>(def)) {
+    return false;
+  }
+  chain.push_back(def);
+  return true;
+}
+
+Operation *
+zero::hoistReaders(Value value, Operation *after, Operation *limit,
+                   llvm::function_ref<bool(Operation *)> mayMove) {
+  Block *block = limit->getBlock();
+  if (after->getBlock() != block || !after->isBeforeInBlock(limit))
+    return after;
+  Operation *insertAfter = after;
+  // Whether `v` is available right after `insertAfter`.
+  auto isAvailable = [&](Value v) {
+    if (auto arg = dyn_cast<BlockArgument>(v))
+      return arg.getOwner() == block;
+    Operation *op = block->findAncestorOpInBlock(*v.getDefiningOp());
+    return op && (op == insertAfter || op->isBeforeInBlock(insertAfter));
+  };
+  SmallVector<Value> worklist{value};
+  while (!worklist.empty()) {
+    Value v = worklist.pop_back_val();
+    SmallVector<Operation *> users(v.getUsers());
+    for (Operation *user : users) {
+      if (user->getBlock() != block || !insertAfter->isBeforeInBlock(user) ||
+          !user->isBeforeInBlock(limit) || !mayMove(user) ||
+          isa<ZeroDialect>(user->getDialect()) ||
+          (user->getNumRegions() && !isa<linalg::LinalgOp>(user)) ||
+          !isMemoryEffectFree(user))
+        continue;
+      SmallVector<Operation *> producers;
+      bool movable = llvm::all_of(user->getOperands(), [&](Value operand) {
+        return isAvailable(operand) ||
+               collectFreshProducers(operand, user, producers);
+      });
+      if (!movable)
+        continue;
+      for (Operation *op : producers) {
+        op->moveAfter(insertAfter);
+        insertAfter = op;
+      }
+      user->moveAfter(insertAfter);
+      insertAfter = user;
+      for (Value result : user->getResults())
+        worklist.push_back(result);
+    }
+  }
+  return insertAfter;
 }
 
 bool zero::isParameterGather(AllGatherStartOp op) {

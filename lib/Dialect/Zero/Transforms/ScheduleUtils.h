@@ -28,6 +28,17 @@ WaitOp getSameBlockWait(Operation *start);
 /// once, and the device buffers of the others are free.
 void limitSwapOutsInFlight(Block &block, unsigned inFlight);
 
+/// Moves the pure ops that read `value` between `after` (the op of `limit`'s
+/// block that defines `value`, or one after it) and `limit` right after
+/// `after` when nothing else they read is defined later, with the constants
+/// and fresh buffers (`tensor.empty`, a `linalg.fill` of one) only they use,
+/// and then their own readers by the same rule: fp16's overflow check of a
+/// gradient (a map and its reduction to a flag) runs as soon as the gradient
+/// exists instead of where the optimizer step begins. `mayMove` can veto an
+/// op. Returns the last op moved, or `after`.
+Operation *hoistReaders(Value value, Operation *after, Operation *limit,
+                        llvm::function_ref<bool(Operation *)> mayMove);
+
 /// A parameter gather: an all-gather whose operands are all arguments of
 /// the function (the parameter shards of the rank step), as opposed to
 /// post-step gathers of updated shards.

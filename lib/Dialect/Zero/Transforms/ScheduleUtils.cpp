@@ -54,9 +54,8 @@ static bool collectFreshProducers(Value value, Operation *user,
   return true;
 }
 
-Operation *
-zero::hoistReaders(Value value, Operation *after, Operation *limit,
-                   llvm::function_ref<bool(Operation *)> mayMove) {
+Operation *zero::hoistReaders(Value value, Operation *after, Operation *limit,
+                              llvm::function_ref<bool(Operation *)> mayMove) {
   Block *block = limit->getBlock();
   if (after->getBlock() != block || !after->isBeforeInBlock(limit))
     return after;

@@ -122,6 +122,13 @@ llvm::cl::opt<bool> zeroUnrollMicroSteps(
                    "loop: the same results, in a step that grows with "
                    "gradient_accumulation_steps (for comparisons)"),
     llvm::cl::init(false), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<bool> zeroFuseBroadcasts(
+    "zero-fuse-broadcasts",
+    llvm::cl::desc("Read the sources of broadcasts in the elementwise maps "
+                   "that use them instead of materializing full-sized "
+                   "tensors (zero-fuse-broadcast-inputs, first in the "
+                   "pipeline)"),
+    llvm::cl::init(false), llvm::cl::cat(zeroCategory));
 
 /// Prints the diagnostics of a configuration error, one per line.
 void printError(llvm::Error error) {
@@ -478,6 +485,7 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.deviceMemory = zeroDeviceMemory;
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
+  options.fuseBroadcasts = zeroFuseBroadcasts;
   if (checkpoint.numberCheckpoints > 0)
     options.numberCheckpoints = checkpoint.numberCheckpoints;
   if (checkpoint.cpuCheckpointing)
@@ -547,10 +555,11 @@ int main(int argc, char **argv) {
       return 0;
   } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
              !zeroHostMemory.empty() || zeroWorldSize.getNumOccurrences() ||
-             zeroUnrollMicroSteps) {
+             zeroUnrollMicroSteps || zeroFuseBroadcasts) {
     llvm::errs() << "zero-opt: --zero-world-size, --zero-report, "
-                    "--zero-device-memory, --zero-host-memory and "
-                    "--zero-unroll-micro-steps need the pipeline: give "
+                    "--zero-device-memory, --zero-host-memory, "
+                    "--zero-unroll-micro-steps and --zero-fuse-broadcasts "
+                    "need the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";
     return 1;
   }

@@ -12,7 +12,11 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                              const ZeroPipelineOptions &options) {
   pm.addPass(createZeroVerifyTrainStepPass(
       {options.entry, options.ignoreUnusedParameters}));
-  // First, so that every later pass sees the recomputation as ordinary
+  // Before checkpointing, so that a recomputed segment has no broadcasts
+  // to rebuild either.
+  if (options.fuseBroadcasts)
+    pm.addPass(createZeroFuseBroadcastInputsPass({options.entry}));
+  // Early, so that every later pass sees the recomputation as ordinary
   // backward ops (stage 3 gathers its parameters again).
   if (options.checkpointActivations)
     pm.addPass(createZeroCheckpointActivationsPass(

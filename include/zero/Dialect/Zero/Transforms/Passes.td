@@ -92,6 +92,26 @@ def ZeroCheckpointActivationsPass
   ];
 }
 
+def ZeroFuseBroadcastInputsPass : Pass<"zero-fuse-broadcast-inputs", "ModuleOp"> {
+  let summary = "Read broadcasts' sources in the elementwise maps that use them";
+  let description = [{
+    Rewrites every `linalg.map` of the training step that reads a
+    `linalg.broadcast` into a `linalg.generic` with the same body that reads
+    the broadcast's source through an indexing map without the broadcast
+    dimensions, and erases the broadcasts nothing else reads: the full-sized
+    tensors they materialized (a LayerNorm's statistics and parameters,
+    softmax's row max and sum, the causal mask over every batch and head)
+    take no memory. The runtime runs both forms as the same loop nest (a
+    broadcast operand is a zero stride), so values do not change.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect"];
+}
+
 def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
   let summary = "Decide how every parameter is partitioned";
   let description = [{

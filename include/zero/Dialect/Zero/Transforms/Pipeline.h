@@ -38,6 +38,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "
                      "other traffic"),
       llvm::cl::init(1000000000)};
+  Option<bool> fuseBroadcasts{
+      *this, "fuse-broadcasts",
+      llvm::cl::desc("Read broadcasts' sources in the elementwise maps that "
+                     "use them instead of materializing them "
+                     "(zero-fuse-broadcast-inputs)"),
+      llvm::cl::init(false)};
   // Activation checkpointing (zero-checkpoint-activations).
   Option<bool> checkpointActivations{
       *this, "checkpoint-activations",

@@ -10,6 +10,9 @@ configuration, with overlap_comm off and on:
   opt-cpu   offload_optimizer cpu
   cpu       offload_param cpu + offload_optimizer cpu
   nvme      offload_param nvme (files under --nvme-dir) + offload_optimizer cpu
+  opt-nvme  offload_optimizer nvme (files under --nvme-dir), one sub-group
+  opt-nvme-pipe  offload_optimizer nvme in sub-groups of 100k elements,
+            buffer_count 8, pipeline_read and pipeline_write
 
 and runs `zero-run SCHEDULE --nproc 2 --steps N --metrics M` --repeat times.
 Per configuration: the median step time (the slower rank's step_time_s of
@@ -19,6 +22,7 @@ per step (from the metrics, which equal the report's).
 
 Usage: benchmarks/offload.py [--bin DIR] [--steps 30] [--warmup 5]
                              [--repeat 3] [--nvme-dir DIR] [--keep DIR]
+                             [--only none,opt-nvme,...] [--overlap false,true]
 """
 
 import argparse
@@ -39,6 +43,8 @@ STAGE3 = ["--zero-stage=3", "--zero-world-size=2",
           "--zero-set=zero_optimization.stage3_prefetch_bucket_size=100000",
           "--zero-set=zero_optimization.reduce_bucket_size=200000"]
 OPT_CPU = '--zero-set=zero_optimization.offload_optimizer.device="cpu"'
+OPT_NVME = ['--zero-set=zero_optimization.offload_optimizer.device="nvme"']
+NVME_PATH = '--zero-set=zero_optimization.offload_optimizer.nvme_path="%s"'
 
 
 def configurations(nvme_dir):
@@ -51,6 +57,13 @@ def configurations(nvme_dir):
                   '--zero-set=zero_optimization.offload_param.device="nvme"',
                   '--zero-set=zero_optimization.offload_param.nvme_path="%s"'
                   % nvme_dir]),
+        ("opt-nvme", OPT_NVME + [NVME_PATH % nvme_dir]),
+        ("opt-nvme-pipe", OPT_NVME + [NVME_PATH % nvme_dir] + [
+            "--zero-set=zero_optimization.sub_group_size=100000",
+            "--zero-set=zero_optimization.offload_optimizer.buffer_count=8",
+            "--zero-set=zero_optimization.offload_optimizer.pipeline_read=true",
+            "--zero-set=zero_optimization.offload_optimizer.pipeline_write=true",
+        ]),
     ]
 
 
@@ -66,6 +79,9 @@ def main():
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--nvme-dir")
     parser.add_argument("--keep")
+    parser.add_argument("--only", help="comma-separated configurations "
+                        "(none always runs: the ratios need it)")
+    parser.add_argument("--overlap", default="false,true")
     args = parser.parse_args()
     bin_dir = find_bin(args.bin)
     work = args.keep or tempfile.mkdtemp(prefix="zero-offload-")
@@ -77,8 +93,11 @@ def main():
 
     rows = []
     baseline = {}
-    for overlap in ("false", "true"):
+    only = set(args.only.split(",")) | {"none"} if args.only else None
+    for overlap in args.overlap.split(","):
         for name, flags in configurations(nvme_dir):
+            if only is not None and name not in only:
+                continue
             tag = "%s-overlap-%s" % (name, overlap)
             schedule = os.path.join(work, tag + ".json")
             report = os.path.join(work, tag + ".report.json")

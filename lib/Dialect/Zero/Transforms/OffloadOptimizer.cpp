@@ -19,6 +19,16 @@
 //   all-gather or as the step's result) is swapped in right after it is
 //   computed, and waited for right before its first device use.
 //
+// With NVMe (ZeRO-Infinity), the states live in the nvme space between
+// steps. Everything above happens in host memory, and around the host-side
+// update the states move in sub-groups: consecutive optimizer ops of at most
+// `sub-group-size` elements in all are read from NVMe to host memory
+// together before their first update and written back after their last one.
+// `pipeline-read` starts the next group's read before the current update,
+// `pipeline-write` waits for a group's write only after the next update,
+// each when `buffer-count` buffers (one per state tensor of a group, as
+// DeepSpeed's swap buffers) hold the groups in flight.
+//
 // The swaps change where bytes live, never their values: the step computes
 // the same numbers as without offload.
 //
@@ -320,6 +330,191 @@ LogicalResult Offloader::run() {
   return success();
 }
 
+/// Moves the host-memory states of the offloaded optimizer to NVMe and
+/// swaps them through host memory a sub-group at a time.
+class NvmeStateSwapper {
+public:
+  struct Options {
+    int64_t subGroupSize;
+    int64_t bufferCount;
+    bool pipelineRead;
+    bool pipelineWrite;
+  };
+  NvmeStateSwapper(func::FuncOp func, const Options &options)
+      : func(func), block(func.front()), options(options) {}
+
+  LogicalResult run();
+
+private:
+  struct SubGroup {
+    /// The states the group's optimizer ops read, in operand order.
+    SmallVector<BlockArgument> states;
+    /// The return operands that update them.
+    SmallVector<OpOperand *> updates;
+  };
+  /// Reads `group`'s states into host memory: waited for before the group's
+  /// first host use, and started there too, or right after `readStart` (the
+  /// wait of the previous group's read) when reading ahead.
+  WaitOp read(SubGroup &group, Operation *readStart);
+
+  func::FuncOp func;
+  Block &block;
+  Options options;
+};
+
+WaitOp NvmeStateSwapper::read(SubGroup &group, Operation *readStart) {
+  // Every use but a swap (a device use of the state reads it from NVMe) and
+  // the return (a state not updated stays where it is).
+  auto isHostUse = [](OpOperand &use) {
+    return !isa<SwapInStartOp, SwapOutStartOp, func::ReturnOp>(use.getOwner());
+  };
+  Operation *firstUse = nullptr;
+  for (BlockArgument state : group.states)
+    for (OpOperand &use : state.getUses()) {
+      if (!isHostUse(use))
+        continue;
+      Operation *op = block.findAncestorOpInBlock(*use.getOwner());
+      if (!firstUse || op->isBeforeInBlock(firstUse))
+        firstUse = op;
+    }
+  OpBuilder b(func.getContext());
+  if (readStart)
+    b.setInsertionPointAfter(readStart);
+  else
+    b.setInsertionPoint(firstUse);
+  SmallVector<Value> tensors(group.states.begin(), group.states.end());
+  Location loc = firstUse->getLoc();
+  auto start = SwapOutStartOp::create(b, loc, tensors, MemorySpace::Host);
+  b.setInsertionPoint(firstUse);
+  auto wait = WaitOp::create(b, loc, start);
+  for (auto [state, onHost] : llvm::zip(group.states, wait.getResults()))
+    state.replaceUsesWithIf(onHost, isHostUse);
+  return wait;
+}
+
+LogicalResult NvmeStateSwapper::run() {
+  StringRef paramAttr = ZeroDialect::getParamAttrName();
+  StringRef stateAttr = ZeroDialect::getStateAttrName();
+  // The states the offloaded optimizer ops read, in host memory now.
+  auto isHostState = [&](Value value) {
+    auto arg = dyn_cast<BlockArgument>(value);
+    return arg && arg.getOwner() == &block &&
+           func.getArgAttr(arg.getArgNumber(), stateAttr) &&
+           isInMemorySpace(arg, MemorySpace::Host);
+  };
+  // Consecutive optimizer ops up to sub-group-size elements; a larger op is
+  // a group alone.
+  SmallVector<SubGroup> groups;
+  llvm::DenseMap<std::pair<Attribute, Attribute>, size_t> groupOfState;
+  int64_t groupElements = 0;
+  size_t statesPerGroup = 0;
+  for (Operation &op : block) {
+    if (!isa<AdamOp, SgdOp>(op))
+      continue;
+    SmallVector<BlockArgument> states;
+    for (Value operand : op.getOperands())
+      if (isHostState(operand))
+        states.push_back(cast<BlockArgument>(operand));
+    if (states.empty())
+      continue;
+    int64_t numel = getNumElements(op.getOperand(0).getType());
+    if (groups.empty() || groupElements + numel > options.subGroupSize) {
+      groups.emplace_back();
+      groupElements = 0;
+    }
+    groupElements += numel;
+    statesPerGroup = std::max(statesPerGroup, states.size());
+    for (BlockArgument state : states) {
+      unsigned i = state.getArgNumber();
+      groupOfState[{func.getArgAttr(i, paramAttr),
+                    func.getArgAttr(i, stateAttr)}] = groups.size() - 1;
+      groups.back().states.push_back(state);
+    }
+  }
+  if (groups.empty())
+    return success();
+  if (options.bufferCount < static_cast<int64_t>(statesPerGroup))
+    return func.emitError("zero-offload-optimizer: buffer-count ")
+           << options.bufferCount << " holds fewer buffers than the "
+           << statesPerGroup
+           << " optimizer states a sub-group swaps between NVMe and host "
+              "memory (offload_optimizer.buffer_count: one buffer per state)";
+  // The groups whose host buffers are in use at once: the updated one, the
+  // next one being read, the previous one being written.
+  int64_t inFlight = options.bufferCount / statesPerGroup;
+  bool readAhead = options.pipelineRead && inFlight >= 2;
+  bool writeBehind = options.pipelineWrite && inFlight >= 2 + readAhead;
+
+  // The updates of the states, by the state's name.
+  auto ret = cast<func::ReturnOp>(block.getTerminator());
+  for (OpOperand &operand : ret->getOpOperands()) {
+    unsigned i = operand.getOperandNumber();
+    auto it = groupOfState.find(
+        {func.getResultAttr(i, paramAttr), func.getResultAttr(i, stateAttr)});
+    if (it == groupOfState.end() ||
+        !isInMemorySpace(operand.get(), MemorySpace::Host))
+      continue;
+    groups[it->second].updates.push_back(&operand);
+  }
+
+  for (SubGroup &group : groups)
+    for (BlockArgument state : group.states)
+      setMemorySpace(state, MemorySpace::Nvme);
+
+  // Reads, in group order: group g + 1's starts right after group g's wait
+  // when reading ahead.
+  WaitOp previousRead;
+  for (SubGroup &group : groups)
+    previousRead = read(group, readAhead ? previousRead : nullptr);
+
+  // Writes: each starts once host memory is done with the group's updates
+  // (their definitions and their other readers, such as the cast to the
+  // 16-bit parameter: a swap-out ends the host copy) and is waited for at
+  // once, or before the next group's write starts (the return for the last).
+  OpBuilder b(func.getContext());
+  SmallVector<std::pair<SwapOutStartOp, SmallVector<OpOperand *>>> writes;
+  for (SubGroup &group : groups) {
+    if (group.updates.empty())
+      continue;
+    Operation *last = nullptr;
+    auto extend = [&](Operation *op) {
+      op = block.findAncestorOpInBlock(*op);
+      if (!last || last->isBeforeInBlock(op))
+        last = op;
+    };
+    for (OpOperand *update : group.updates) {
+      if (Operation *def = update->get().getDefiningOp())
+        extend(def);
+      for (Operation *user : update->get().getUsers())
+        if (user != ret)
+          extend(user);
+    }
+    if (last)
+      b.setInsertionPointAfter(last);
+    else
+      b.setInsertionPointToStart(&block);
+    SmallVector<Value> tensors;
+    for (OpOperand *update : group.updates)
+      tensors.push_back(update->get());
+    auto start =
+        SwapOutStartOp::create(b, ret.getLoc(), tensors, MemorySpace::Nvme);
+    writes.emplace_back(start, group.updates);
+  }
+  for (auto [i, write] : llvm::enumerate(writes)) {
+    auto &[start, updates] = write;
+    Operation *next = i + 1 < writes.size() ? writes[i + 1].first : ret;
+    if (writeBehind && start->isBeforeInBlock(next))
+      b.setInsertionPoint(next);
+    else
+      b.setInsertionPointAfter(start);
+    auto wait = WaitOp::create(b, start.getLoc(), start);
+    for (auto [update, onNvme] : llvm::zip(updates, wait.getResults()))
+      update->set(onNvme);
+  }
+  updateFunctionType(func);
+  return success();
+}
+
 struct ZeroOffloadOptimizerPass
     : public zero::impl::ZeroOffloadOptimizerPassBase<
           ZeroOffloadOptimizerPass> {
@@ -332,14 +527,11 @@ struct ZeroOffloadOptimizerPass
       return signalPassFailure();
     if (!parsed)
       return;
-    if (*parsed == MemorySpace::Nvme) {
-      getOperation().emitError(
-          "zero-offload-optimizer: device 'nvme' is not supported yet: the "
-          "optimizer steps on states in host memory, and moving them between "
-          "host memory and NVMe in tiles is not implemented; use 'cpu'");
+    if (*parsed == MemorySpace::Nvme && (subGroupSize < 1 || bufferCount < 1)) {
+      getOperation().emitError("zero-offload-optimizer: sub-group-size and "
+                               "buffer-count must be at least 1");
       return signalPassFailure();
     }
-    MemorySpace space = MemorySpace::Host;
     FailureOr<PartitionedTrainStep> step =
         lookupPartitionedTrainStep(getOperation(), entry, getArgument());
     if (failed(step))
@@ -360,7 +552,17 @@ struct ZeroOffloadOptimizerPass
           << step->rank.stage << ")";
       return signalPassFailure();
     }
-    if (failed(Offloader(step->func, space, ratio).run()))
+    // The update runs in host memory in either case.
+    if (failed(Offloader(step->func, MemorySpace::Host, ratio).run()))
+      return signalPassFailure();
+    if (*parsed != MemorySpace::Nvme)
+      return;
+    if (failed(NvmeStateSwapper(step->func, {subGroupSize, bufferCount,
+                                             pipelineRead, pipelineWrite})
+                   .run()) ||
+        failed(recordNvmeSettings(
+            step->func, getArgument(), nvmePath,
+            {aioBlockSize, aioQueueDepth, aioSingleSubmit, aioOverlapEvents})))
       return signalPassFailure();
   }
 };

@@ -222,23 +222,10 @@ struct ZeroOffloadParamsPass
       return signalPassFailure();
     if (space != MemorySpace::Nvme)
       return;
-    if (aioBlockSize < 4096 || aioQueueDepth < 1) {
-      step->func.emitError("zero-offload-params: aio-block-size must be at "
-                           "least 4096 and aio-queue-depth at least 1");
+    if (failed(recordNvmeSettings(
+            step->func, getArgument(), nvmePath,
+            {aioBlockSize, aioQueueDepth, aioSingleSubmit, aioOverlapEvents})))
       return signalPassFailure();
-    }
-    Builder b(&getContext());
-    if (!nvmePath.empty())
-      step->func->setAttr(ZeroDialect::getNvmePathAttrName(),
-                          b.getStringAttr(nvmePath));
-    step->func->setAttr(
-        ZeroDialect::getAioAttrName(),
-        b.getDictionaryAttr(
-            {b.getNamedAttr("block_size", b.getI64IntegerAttr(aioBlockSize)),
-             b.getNamedAttr("queue_depth", b.getI64IntegerAttr(aioQueueDepth)),
-             b.getNamedAttr("single_submit", b.getBoolAttr(aioSingleSubmit)),
-             b.getNamedAttr("overlap_events",
-                            b.getBoolAttr(aioOverlapEvents))}));
   }
 };
 

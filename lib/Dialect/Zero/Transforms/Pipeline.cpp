@@ -90,9 +90,14 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                                              options.prefetchBucketSize,
                                              options.maxLiveParameters}));
   // The swaps go around the collectives where prefetch placed them.
-  pm.addPass(
-      createZeroOffloadOptimizerPass({options.entry, options.offloadOptimizer,
-                                      options.offloadOptimizerRatio}));
+  pm.addPass(createZeroOffloadOptimizerPass(
+      {options.entry, options.offloadOptimizer, options.offloadOptimizerRatio,
+       options.offloadOptimizerNvmePath, options.subGroupSize,
+       options.offloadOptimizerBufferCount,
+       options.offloadOptimizerPipelineRead,
+       options.offloadOptimizerPipelineWrite, options.aioBlockSize,
+       options.aioQueueDepth, options.aioSingleSubmit,
+       options.aioOverlapEvents}));
   pm.addPass(createZeroOffloadParamsPass(
       {options.entry, options.offloadParams, options.offloadParamsNvmePath,
        options.aioBlockSize, options.aioQueueDepth, options.aioSingleSubmit,

@@ -92,11 +92,30 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
   const ::zero::OffloadOptimizerConfig &opt = z.offloadOptimizer;
   StringRef p = "zero_optimization.offload_optimizer.";
   if (opt.device == OffloadDevice::Nvme) {
-    error((p + "device").str(),
-          "\"nvme\": optimizer offload to NVMe is not supported yet: the "
-          "optimizer steps on states in host memory, and the tiles of "
-          "sub_group_size that would move them between host memory and NVMe "
-          "are not implemented; use \"cpu\"");
+    options.offloadOptimizer = "nvme";
+    options.offloadOptimizerNvmePath = opt.nvmePath;
+    options.offloadOptimizerBufferCount = opt.bufferCount;
+    options.offloadOptimizerPipelineRead = opt.pipelineRead;
+    options.offloadOptimizerPipelineWrite = opt.pipelineWrite;
+    options.offloadOptimizerRatio = opt.ratio;
+    noEffectUnlessDefault((p + "fast_init").str(), opt.fastInit,
+                          "it speeds up DeepSpeed's initialization of the "
+                          "swap files; zero-run writes the initial states "
+                          "into the NVMe arena before the first step");
+    noEffectUnlessDefault((p + "pin_memory").str(), opt.pinMemory,
+                          "the host arena of the plan is always page-locked "
+                          "on the CUDA backend (and plain memory on the host "
+                          "backend)");
+    // One swap file per rank holds both.
+    if (z.offloadParam.device == OffloadDevice::Nvme &&
+        z.offloadParam.nvmePath != opt.nvmePath)
+      error((p + "nvme_path").str(),
+            "\"" + opt.nvmePath +
+                "\" differs from zero_optimization.offload_param.nvme_path "
+                "\"" +
+                z.offloadParam.nvmePath +
+                "\": a rank's NVMe arena (optimizer states and parameters) "
+                "is one file, in one directory; give both the same path");
   } else if (opt.device == OffloadDevice::Cpu) {
     options.offloadOptimizer = "cpu";
     StringRef nvmeOnly = "it tunes NVMe offload; device is \"cpu\"";
@@ -159,7 +178,8 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
     noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory, why);
   }
   const ::zero::AioConfig &aio = config.aio;
-  if (param.device == OffloadDevice::Nvme) {
+  if (param.device == OffloadDevice::Nvme ||
+      opt.device == OffloadDevice::Nvme) {
     options.aioBlockSize = aio.blockSize;
     options.aioQueueDepth = aio.queueDepth;
     options.aioSingleSubmit = aio.singleSubmit;
@@ -437,8 +457,7 @@ struct KnobRoute {
   llvm::StringLiteral path;
   llvm::StringLiteral route;
 };
-constexpr llvm::StringLiteral kOffloadNvmeRoute =
-    "no effect unless device is \"nvme\", which is refused (a warning)";
+
 const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.stage", "stage (zero-partition)"},
     {"activation_checkpointing.number_checkpoints",
@@ -457,26 +476,38 @@ const KnobRoute kKnobRoutes[] = {
      "allgather-bucket-size (zero-bucket)"},
     {"zero_optimization.overlap_comm", "overlap-comm (zero-schedule-prefetch)"},
     {"zero_optimization.offload_optimizer.device",
-     "offload-optimizer (zero-offload-optimizer); \"nvme\" refused (not "
-     "yet)"},
-    {"zero_optimization.offload_optimizer.nvme_path", kOffloadNvmeRoute},
-    {"zero_optimization.offload_optimizer.buffer_count", kOffloadNvmeRoute},
+     "offload-optimizer (zero-offload-optimizer)"},
+    {"zero_optimization.offload_optimizer.nvme_path",
+     "offload-optimizer-nvme-path (zero-offload-optimizer), recorded in the "
+     "schedule; with offload_param on NVMe it must be the same path"},
+    {"zero_optimization.offload_optimizer.buffer_count",
+     "offload-optimizer-buffer-count (zero-offload-optimizer), with NVMe"},
     {"zero_optimization.offload_optimizer.pin_memory",
      "no effect (a warning): the host arena is always page-locked on CUDA"},
-    {"zero_optimization.offload_optimizer.pipeline_read", kOffloadNvmeRoute},
-    {"zero_optimization.offload_optimizer.pipeline_write", kOffloadNvmeRoute},
-    {"zero_optimization.offload_optimizer.fast_init", kOffloadNvmeRoute},
+    {"zero_optimization.offload_optimizer.pipeline_read",
+     "offload-optimizer-pipeline-read (zero-offload-optimizer), with NVMe"},
+    {"zero_optimization.offload_optimizer.pipeline_write",
+     "offload-optimizer-pipeline-write (zero-offload-optimizer), with NVMe"},
+    {"zero_optimization.offload_optimizer.fast_init",
+     "no effect (a warning): zero-run writes the initial states itself"},
     {"zero_optimization.offload_optimizer.ratio",
      "offload-optimizer-ratio (zero-offload-optimizer); no effect without "
      "offload"},
     {"zero_optimization.offload_param.device",
      "offload-params (zero-offload-params)"},
-    {"aio.block_size", "aio-block-size (zero-offload-params), with NVMe"},
-    {"aio.queue_depth", "aio-queue-depth (zero-offload-params), with NVMe"},
+    {"aio.block_size",
+     "aio-block-size (zero-offload-optimizer, zero-offload-params), with "
+     "NVMe"},
+    {"aio.queue_depth",
+     "aio-queue-depth (zero-offload-optimizer, zero-offload-params), with "
+     "NVMe"},
     {"aio.thread_count", "no effect (a warning): io_uring needs no threads"},
-    {"aio.single_submit", "aio-single-submit (zero-offload-params), with NVMe"},
+    {"aio.single_submit",
+     "aio-single-submit (zero-offload-optimizer, zero-offload-params), with "
+     "NVMe"},
     {"aio.overlap_events",
-     "aio-overlap-events (zero-offload-params), with NVMe"},
+     "aio-overlap-events (zero-offload-optimizer, zero-offload-params), with "
+     "NVMe"},
     {"zero_optimization.offload_param.nvme_path",
      "offload-params-nvme-path (zero-offload-params), recorded in the "
      "schedule"},
@@ -489,7 +520,8 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.offload_param.pin_memory",
      "no effect (a warning): the host arena is always page-locked on CUDA"},
     {"zero_optimization.sub_group_size",
-     "sub-group-size (zero-insert-optimizer)"},
+     "sub-group-size (zero-insert-optimizer; zero-offload-optimizer with "
+     "NVMe)"},
     {"zero_optimization.prefetch_bucket_size",
      "prefetch-bucket-size (zero-bucket, zero-schedule-prefetch)"},
     {"zero_optimization.param_persistence_threshold",

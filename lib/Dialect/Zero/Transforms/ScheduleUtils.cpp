@@ -2,6 +2,8 @@
 
 #include "ScheduleUtils.h"
 
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
@@ -143,6 +145,37 @@ bool zero::isInMemorySpace(Value value, MemorySpace space) {
 void zero::setMemorySpace(Value value, MemorySpace space) {
   value.setType(
       getTensorTypeInSpace(cast<RankedTensorType>(value.getType()), space));
+}
+
+LogicalResult zero::recordNvmeSettings(func::FuncOp func, StringRef passName,
+                                       StringRef nvmePath,
+                                       const AioSettings &aio) {
+  if (aio.blockSize < 4096 || aio.queueDepth < 1)
+    return func.emitError(passName)
+           << ": aio-block-size must be at least 4096 and aio-queue-depth at "
+              "least 1";
+  Builder b(func.getContext());
+  if (!nvmePath.empty()) {
+    auto recorded =
+        func->getAttrOfType<StringAttr>(ZeroDialect::getNvmePathAttrName());
+    if (recorded && recorded.getValue() != nvmePath)
+      return func.emitError(passName)
+             << ": nvme-path '" << nvmePath << "' differs from '"
+             << recorded.getValue()
+             << "', already recorded on the step: a rank's NVMe arena is one "
+                "file, in one directory";
+    func->setAttr(ZeroDialect::getNvmePathAttrName(),
+                  b.getStringAttr(nvmePath));
+  }
+  func->setAttr(
+      ZeroDialect::getAioAttrName(),
+      b.getDictionaryAttr(
+          {b.getNamedAttr("block_size", b.getI64IntegerAttr(aio.blockSize)),
+           b.getNamedAttr("queue_depth", b.getI64IntegerAttr(aio.queueDepth)),
+           b.getNamedAttr("single_submit", b.getBoolAttr(aio.singleSubmit)),
+           b.getNamedAttr("overlap_events",
+                          b.getBoolAttr(aio.overlapEvents))}));
+  return success();
 }
 
 LogicalResult zero::parseOffloadDevice(StringRef device, Operation *op,

@@ -12,6 +12,8 @@
 
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+
 #include <optional>
 #include <string>
 
@@ -56,6 +58,22 @@ void setMemorySpace(Value value, MemorySpace space);
 LogicalResult parseOffloadDevice(StringRef device, Operation *op,
                                  StringRef passName,
                                  std::optional<MemorySpace> &space);
+
+/// DeepSpeed's `aio` section, as the NVMe swap store reads it.
+struct AioSettings {
+  int64_t blockSize;
+  int64_t queueDepth;
+  bool singleSubmit;
+  bool overlapEvents;
+};
+
+/// Records on step `func` the directory of its NVMe swap files
+/// (`zero.nvme_path`, unless `nvmePath` is empty) and `aio` (`zero.aio`),
+/// for the schedule. An error naming `passName` for an aio setting out of
+/// range or a directory other than the one already recorded: a rank's NVMe
+/// arena is one file.
+LogicalResult recordNvmeSettings(func::FuncOp func, StringRef passName,
+                                 StringRef nvmePath, const AioSettings &aio);
 
 /// Elements of a static tensor type; -1 for anything else, a count that does
 /// not fit int64 included.

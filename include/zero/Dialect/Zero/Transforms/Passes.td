@@ -442,8 +442,12 @@ def ZeroOffloadOptimizerPass
     `zero-schedule-prefetch`, so that swaps follow the buckets' waits and
     the gathers where prefetch placed them; waits stay where this pass puts
     them, so swaps overlap compute whatever `overlap_comm` says.
-    `device=none` leaves the step as it is; `nvme` is refused until the NVMe
-    swap path exists (docs/Config.md).
+    `device=none` leaves the step as it is. With `device=nvme` the states
+    live in the NVMe space instead and are swapped to host memory for their
+    update and back, a sub-group (`sub-group-size` elements of consecutive
+    optimizer ops) at a time, through `buffer-count` buffers: the read of the
+    next sub-group overlaps the update with `pipeline-read`, the write of the
+    previous one with `pipeline-write` (docs/Passes.md).
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -455,6 +459,29 @@ def ZeroOffloadOptimizerPass
            "Stage 3: the fraction of the optimizer's elements that step off "
            "the device (the first optimizer ops in program order); the rest "
            "stay on the device">,
+    Option<"nvmePath", "nvme-path", "std::string", /*default=*/"\"\"",
+           "With nvme: the directory of the swap files, recorded on the "
+           "step for the schedule (zero-run --nvme-path overrides it)">,
+    Option<"subGroupSize", "sub-group-size", "int64_t",
+           /*default=*/"1000000000",
+           "With nvme: elements of the optimizer ops swapped as one group">,
+    Option<"bufferCount", "buffer-count", "int64_t", /*default=*/"4",
+           "With nvme: host buffers of a sub-group's size, one per state "
+           "tensor (offload_optimizer.buffer_count)">,
+    Option<"pipelineRead", "pipeline-read", "bool", /*default=*/"false",
+           "With nvme: read the next sub-group during the update">,
+    Option<"pipelineWrite", "pipeline-write", "bool", /*default=*/"false",
+           "With nvme: write the previous sub-group during the update">,
+    Option<"aioBlockSize", "aio-block-size", "int64_t", /*default=*/"1048576",
+           "With nvme: bytes of the largest single request (aio.block_size)">,
+    Option<"aioQueueDepth", "aio-queue-depth", "int64_t", /*default=*/"8",
+           "With nvme: requests in flight at most (aio.queue_depth)">,
+    Option<"aioSingleSubmit", "aio-single-submit", "bool", /*default=*/"false",
+           "With nvme: submit requests one at a time (aio.single_submit)">,
+    Option<"aioOverlapEvents", "aio-overlap-events", "bool",
+           /*default=*/"true",
+           "With nvme: start the next request while one is in flight "
+           "(aio.overlap_events)">,
   ];
 }
 

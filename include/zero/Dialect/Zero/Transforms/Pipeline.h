@@ -190,6 +190,25 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Stage 3: the fraction of the optimizer's elements "
                      "offloaded"),
       llvm::cl::init(1.0)};
+  Option<std::string> offloadOptimizerNvmePath{
+      *this, "offload-optimizer-nvme-path",
+      llvm::cl::desc("With offload-optimizer=nvme: the swap files' "
+                     "directory")};
+  Option<int64_t> offloadOptimizerBufferCount{
+      *this, "offload-optimizer-buffer-count",
+      llvm::cl::desc("With offload-optimizer=nvme: host buffers, one per "
+                     "state tensor of a sub-group"),
+      llvm::cl::init(4)};
+  Option<bool> offloadOptimizerPipelineRead{
+      *this, "offload-optimizer-pipeline-read",
+      llvm::cl::desc("With offload-optimizer=nvme: read the next sub-group "
+                     "during the update"),
+      llvm::cl::init(false)};
+  Option<bool> offloadOptimizerPipelineWrite{
+      *this, "offload-optimizer-pipeline-write",
+      llvm::cl::desc("With offload-optimizer=nvme: write the previous "
+                     "sub-group during the update"),
+      llvm::cl::init(false)};
   Option<std::string> offloadParams{
       *this, "offload-params",
       llvm::cl::desc("Stage 3: where the parameter shards live: none, cpu or "

@@ -116,6 +116,15 @@
 // HINT: error: the plan needs 1.78 KiB (1824 bytes) of device memory
 // HINT: note: the step has checkpointing segments and keeps all their activations: --zero-checkpoint-activations=auto recomputes the fewest segments that fit the budget
 //
+// A trial that fails for another reason than the budget ends the search
+// at once, nothing recomputed: the pipeline then reports that error.
+// RUN: not zero-opt %s --zero-pipeline="stage=2 offload-params=cpu checkpoint-activations=auto device-memory=1000" \
+// RUN:   --mlir-print-ir-after=zero-checkpoint-activations -o /dev/null 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=OTHER
+// OTHER:     zero.recompute = {choice = "auto", fits = false, num_segments = 3 : i64, recompute_flops = 0 : i64, segments = array<i64>, step_flops = 592 : i64, trial_plans = 1 : i64}
+// OTHER:     error: zero-offload-params: offloading parameters needs stage 3 (the step is stage 2)
+// OTHER-NOT: error
+//
 // auto needs a budget, and the pass alone the passes that check it.
 // RUN: not zero-opt %s --zero-pipeline="checkpoint-activations=auto" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-BUDGET

@@ -650,13 +650,20 @@ struct CheckpointActivationsPass
     };
 
     // Whether the step with the first k candidates recomputed passes the
-    // fit pipeline. Its errors (the budget's) are expected: silenced.
+    // fit pipeline. Its budget errors are expected: silenced. Any other
+    // error is the step's, which recomputation does not fix: the real
+    // pipeline reports it.
     int64_t trialPlans = 0;
+    bool otherError = false;
     auto fits = [&](size_t k) {
       ++trialPlans;
       MLIRContext *context = module.getContext();
-      ScopedDiagnosticHandler silence(context,
-                                      [](Diagnostic &) { return success(); });
+      ScopedDiagnosticHandler silence(context, [&](Diagnostic &diag) {
+        if (diag.getSeverity() == DiagnosticSeverity::Error &&
+            !StringRef(diag.str()).contains("more than the budget of"))
+          otherError = true;
+        return success();
+      });
       OwningOpRef<ModuleOp> copy = module.clone();
       FailureOr<func::FuncOp> copyFunc = lookupTrainStep(*copy, entry);
       if (failed(copyFunc))
@@ -675,11 +682,11 @@ struct CheckpointActivationsPass
     // alive into the backward pass for nothing, so when every candidate
     // does not fit, fewer are tried one by one before giving up.
     size_t chosen = 0;
-    bool fitsAll = true;
-    if (!fits(0)) {
+    bool fitsAll = fits(0);
+    if (!fitsAll && !otherError) {
       chosen = order.size();
-      if (order.empty() || !fits(order.size())) {
-        fitsAll = false;
+      fitsAll = !order.empty() && fits(order.size());
+      if (!fitsAll) {
         for (size_t k = 1; k < order.size() && !fitsAll; ++k)
           if (fits(k)) {
             chosen = k;

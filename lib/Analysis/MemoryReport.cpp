@@ -174,6 +174,34 @@ std::string zero::formatByteSize(int64_t bytes) {
       .str();
 }
 
+/// The `recompute` section: what zero-checkpoint-activations recorded.
+static void writeRecompute(llvm::json::OStream &json, DictionaryAttr attr) {
+  auto getInt = [&](StringRef key) -> int64_t {
+    auto value = attr.getAs<IntegerAttr>(key);
+    return value ? value.getInt() : 0;
+  };
+  if (auto choice = attr.getAs<StringAttr>("choice"))
+    json.attribute("choice", choice.getValue());
+  json.attributeArray("segments", [&] {
+    if (auto ids = attr.getAs<DenseI64ArrayAttr>("segments"))
+      for (int64_t id : ids.asArrayRef())
+        json.value(id);
+  });
+  json.attribute("num_segments", getInt("num_segments"));
+  int64_t stepFlops = getInt("step_flops");
+  int64_t recomputeFlops = getInt("recompute_flops");
+  json.attribute("step_flops", stepFlops);
+  json.attribute("recompute_flops", recomputeFlops);
+  json.attribute("fraction",
+                 stepFlops > 0 ? static_cast<double>(recomputeFlops) / stepFlops
+                               : 0.0);
+  if (attr.get("trial_plans")) {
+    json.attribute("trial_plans", getInt("trial_plans"));
+    auto fits = attr.getAs<BoolAttr>("fits");
+    json.attribute("fits", fits && fits.getValue());
+  }
+}
+
 LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
                                       int64_t worldSize) const {
   using Category = BufferCategory;
@@ -297,6 +325,10 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       json.attribute("contiguous_gradients", options.contiguousGradients);
       json.attribute("alignment", options.alignment);
     });
+    if (auto recompute = func->getAttrOfType<DictionaryAttr>(
+            ZeroDialect::getRecomputeAttrName()))
+      json.attributeObject("recompute",
+                           [&] { writeRecompute(json, recompute); });
   });
   os << "\n";
   return success();
@@ -341,5 +373,43 @@ LogicalResult MemoryPlan::checkBudget(MemorySpace space, int64_t budget) const {
       << formatShortByteSize(byCategory[dominant]) << " of "
       << formatShortByteSize(peak.bytes) << " live): " << contributors;
   diag.attachNote() << "in the training step '@" << func.getSymName() << "'";
+  // What recomputation was tried: the automatic choice ends here with every
+  // segment recomputed when no choice fits.
+  auto recompute =
+      func->getAttrOfType<DictionaryAttr>(ZeroDialect::getRecomputeAttrName());
+  auto ids = recompute ? recompute.getAs<DenseI64ArrayAttr>("segments")
+                       : DenseI64ArrayAttr();
+  auto numSegments =
+      recompute ? recompute.getAs<IntegerAttr>("num_segments") : IntegerAttr();
+  auto choice =
+      recompute ? recompute.getAs<StringAttr>("choice") : StringAttr();
+  auto fits = recompute ? recompute.getAs<BoolAttr>("fits") : BoolAttr();
+  if (space == MemorySpace::Device && !recompute) {
+    bool segmented = false;
+    func.walk([&](Operation *op) {
+      if (!op->hasAttr(ZeroDialect::getSegmentAttrName()))
+        return WalkResult::advance();
+      segmented = true;
+      return WalkResult::interrupt();
+    });
+    if (segmented)
+      diag.attachNote() << "the step has checkpointing segments and keeps "
+                           "all their activations: "
+                           "--zero-checkpoint-activations=auto recomputes the "
+                           "fewest segments that fit the budget";
+  }
+  if (space == MemorySpace::Device && ids && numSegments && choice) {
+    auto trials = recompute.getAs<IntegerAttr>("trial_plans");
+    if (choice.getValue() == "auto" && fits && !fits.getValue() && trials)
+      diag.attachNote() << "activation checkpointing (auto) recomputes every "
+                           "segment that keeps activations ("
+                        << ids.size() << " of " << numSegments.getInt()
+                        << ") and the step still does not fit; no number of "
+                           "them did in "
+                        << trials.getInt() << " trial plans";
+    else
+      diag.attachNote() << "activation checkpointing recomputes " << ids.size()
+                        << " of " << numSegments.getInt() << " segments";
+  }
   return failure();
 }

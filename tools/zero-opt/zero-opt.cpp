@@ -142,12 +142,13 @@ void printError(llvm::Error error) {
 /// the command line. With the pipeline (--zero-stage, --zero-config,
 /// --zero-set) it must not run after the pipeline, as other passes named
 /// there do, but first: the driver takes it out of the command line's
-/// passes and turns it into the pipeline options checkpoint-activations,
-/// number-checkpoints (a K > 0 overrides activation_checkpointing.
-/// number_checkpoints) and cpu-checkpointing (true overrides
-/// activation_checkpointing.cpu_checkpointing).
+/// passes and turns it into the pipeline options checkpoint-activations
+/// (`true`, or `auto` for `=auto`), number-checkpoints (a K > 0 overrides
+/// activation_checkpointing.number_checkpoints) and cpu-checkpointing (true
+/// overrides activation_checkpointing.cpu_checkpointing).
 struct CheckpointFlag {
   bool given = false;
+  bool automatic = false;
   int64_t numberCheckpoints = 0;
   bool cpuCheckpointing = false;
 };
@@ -181,6 +182,7 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
           .take_while([](char c) { return llvm::isDigit(c) || c == '-'; })
           .getAsInteger(10, flag.numberCheckpoints);
     flag.cpuCheckpointing = StringRef(text).contains("cpu-checkpointing=true");
+    flag.automatic = StringRef(text).contains("auto=true");
     if (flag.numberCheckpoints < 0) {
       llvm::errs() << "zero-opt: --zero-checkpoint-activations: "
                       "number-checkpoints must be at least 0, got "
@@ -470,7 +472,10 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
 
   // Before the mapping, which warns about activation_checkpointing knobs
   // that have no effect without it.
-  options.checkpointActivations = checkpoint.given;
+  options.checkpointActivations =
+      !checkpoint.given      ? mlir::zero::CheckpointActivations::None
+      : checkpoint.automatic ? mlir::zero::CheckpointActivations::Auto
+                             : mlir::zero::CheckpointActivations::All;
   bool refused = false;
   FindingPrinter printer(overrides);
   for (const mlir::zero::ConfigFinding &finding :

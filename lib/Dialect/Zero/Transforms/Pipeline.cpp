@@ -2,6 +2,7 @@
 
 #include "zero/Dialect/Zero/Transforms/Pipeline.h"
 
+#include "mlir/IR/BuiltinOps.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
@@ -18,9 +19,26 @@ void zero::buildZeroPipeline(OpPassManager &pm,
     pm.addPass(createZeroFuseBroadcastInputsPass({options.entry}));
   // Early, so that every later pass sees the recomputation as ordinary
   // backward ops (stage 3 gathers its parameters again).
-  if (options.checkpointActivations)
-    pm.addPass(createZeroCheckpointActivationsPass(
-        {options.entry, options.numberCheckpoints, options.cpuCheckpointing}));
+  if (options.checkpointActivations != CheckpointActivations::None) {
+    ZeroCheckpointActivationsPassOptions checkpoint{
+        options.entry, options.numberCheckpoints, options.cpuCheckpointing};
+    // auto measures candidate steps with the rest of this pipeline, which
+    // checks the budget; no report from those trials.
+    checkpoint.automatic =
+        options.checkpointActivations == CheckpointActivations::Auto;
+    if (checkpoint.automatic && !options.deviceMemory.empty()) {
+      ZeroPipelineOptions rest;
+      rest.copyOptionValuesFrom(options);
+      rest.checkpointActivations = CheckpointActivations::None;
+      rest.fuseBroadcasts = false;
+      rest.report = "";
+      OpPassManager fit(ModuleOp::getOperationName());
+      buildZeroPipeline(fit, rest);
+      llvm::raw_string_ostream os(checkpoint.fitPipeline);
+      fit.printAsTextualPipeline(os);
+    }
+    pm.addPass(createZeroCheckpointActivationsPass(checkpoint));
+  }
   pm.addPass(createZeroPartitionPass(
       {options.entry, options.stage, options.worldSize,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));

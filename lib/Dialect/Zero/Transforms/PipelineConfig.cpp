@@ -431,11 +431,10 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
                   "--zero-checkpoint-activations (the pipeline's "
                   "checkpoint-activations) turns it on";
   // null (0) is the default.
-  if (!options.checkpointActivations &&
-      config.activationCheckpointing.numberCheckpoints != 0)
+  bool on = options.checkpointActivations != CheckpointActivations::None;
+  if (!on && config.activationCheckpointing.numberCheckpoints != 0)
     warning("activation_checkpointing.number_checkpoints", off);
-  if (!options.checkpointActivations &&
-      config.activationCheckpointing.cpuCheckpointing)
+  if (!on && config.activationCheckpointing.cpuCheckpointing)
     warning("activation_checkpointing.cpu_checkpointing", off);
 
   // Knobs that only some stages read (the library warns about the stage-3

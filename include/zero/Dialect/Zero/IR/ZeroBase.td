@@ -54,6 +54,12 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getSegmentAttrName() {
       return llvm::StringLiteral("zero.segment");
     }
+    /// What zero-checkpoint-activations recomputed, on the step: the
+    /// segment ids and the FLOPs, for the memory report and the budget
+    /// error (docs/Passes.md).
+    static constexpr llvm::StringLiteral getRecomputeAttrName() {
+      return llvm::StringLiteral("zero.recompute");
+    }
 
     /// Rank-step attributes written by the pipeline (docs/Passes.md).
     static constexpr llvm::StringLiteral getTrainStepAttrName() {

@@ -71,6 +71,15 @@ def ZeroCheckpointActivationsPass
     before its first backward use, which with every later backward use reads
     the copy.
 
+    `auto`: recompute only some segments, the fewest (the cheapest in
+    FLOPs per byte they free first) with which the passes of `fit-pipeline`
+    accept a copy of the step, found by bisection. The ZeRO pipeline fills
+    `fit-pipeline` with its later passes, ending in `zero-plan-memory` with
+    the device budget, so the chosen step fits the budget when any does.
+
+    The step records what was recomputed as `zero.recompute` (segment ids,
+    FLOPs of the step and of the recomputation) for the memory report.
+
     A step without any `zero.segment` is an error: checkpointing was asked
     for and there is nothing to checkpoint. Runs before partitioning, so
     that later passes see the recomputation as ordinary backward ops (at
@@ -89,6 +98,13 @@ def ZeroCheckpointActivationsPass
            /*default=*/"false",
            "DeepSpeed's cpu_checkpointing: keep the recomputation's inputs "
            "in host memory between the forward and the backward pass">,
+    Option<"automatic", "auto", "bool", /*default=*/"false",
+           "Recompute only the fewest segments, least FLOPs per byte first, "
+           "with which fit-pipeline accepts the step">,
+    Option<"fitPipeline", "fit-pipeline", "std::string", /*default=*/"\"\"",
+           "With auto: the passes that complete and plan the step and check "
+           "its budget (the ZeRO pipeline sets them), as a textual pipeline "
+           "on builtin.module">,
   ];
 }
 

@@ -9,6 +9,17 @@
 namespace mlir {
 namespace zero {
 
+/// What the pipeline recomputes in the backward pass
+/// (`checkpoint-activations`, zero-checkpoint-activations).
+enum class CheckpointActivations {
+  /// Nothing: every activation is kept.
+  None,
+  /// Every segment.
+  All,
+  /// The fewest segments that make the plan fit `device-memory`.
+  Auto,
+};
+
 /// Every knob of the pipeline, named as on the command line of the passes
 /// that take it. `--zero-pipeline="stage=3 world-size=8 ..."` parses these;
 /// the zero-opt driver fills them from a DeepSpeed config.
@@ -45,11 +56,17 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "(zero-fuse-broadcast-inputs)"),
       llvm::cl::init(false)};
   // Activation checkpointing (zero-checkpoint-activations).
-  Option<bool> checkpointActivations{
+  Option<CheckpointActivations> checkpointActivations{
       *this, "checkpoint-activations",
-      llvm::cl::desc("Recompute each segment's activations in the backward "
-                     "pass instead of keeping them"),
-      llvm::cl::init(false)};
+      llvm::cl::desc("Recompute segments' activations in the backward pass "
+                     "instead of keeping them"),
+      llvm::cl::init(CheckpointActivations::None),
+      llvm::cl::values(
+          clEnumValN(CheckpointActivations::None, "false", "keep them all"),
+          clEnumValN(CheckpointActivations::All, "true", "every segment"),
+          clEnumValN(CheckpointActivations::Auto, "auto",
+                     "the fewest segments, least FLOPs per byte first, "
+                     "with which the plan fits device-memory"))};
   Option<int64_t> numberCheckpoints{
       *this, "number-checkpoints",
       llvm::cl::desc("Group consecutive segments into at most this many "

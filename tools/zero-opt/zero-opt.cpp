@@ -122,6 +122,21 @@ llvm::cl::opt<bool> zeroUnrollMicroSteps(
                    "loop: the same results, in a step that grows with "
                    "gradient_accumulation_steps (for comparisons)"),
     llvm::cl::init(false), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroTileLinearThreshold(
+    "zero-tile-linear-threshold",
+    llvm::cl::desc("Tile only linear weights with more elements than this "
+                   "(zero-tile-linear, DeepSpeed's TiledLinear)"),
+    llvm::cl::init(0), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroTileLinearInSplits(
+    "zero-tile-linear-in-splits",
+    llvm::cl::desc("Split large linear weights into this many tiles along "
+                   "their input dimension"),
+    llvm::cl::init(1), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroTileLinearOutSplits(
+    "zero-tile-linear-out-splits",
+    llvm::cl::desc("Split large linear weights into this many tiles along "
+                   "their output dimension"),
+    llvm::cl::init(1), llvm::cl::cat(zeroCategory));
 
 /// Prints the diagnostics of a configuration error, one per line.
 void printError(llvm::Error error) {
@@ -478,6 +493,9 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.deviceMemory = zeroDeviceMemory;
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
+  options.tileLinearThreshold = zeroTileLinearThreshold;
+  options.tileLinearInSplits = zeroTileLinearInSplits;
+  options.tileLinearOutSplits = zeroTileLinearOutSplits;
   if (checkpoint.numberCheckpoints > 0)
     options.numberCheckpoints = checkpoint.numberCheckpoints;
   if (checkpoint.cpuCheckpointing)
@@ -547,10 +565,14 @@ int main(int argc, char **argv) {
       return 0;
   } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
              !zeroHostMemory.empty() || zeroWorldSize.getNumOccurrences() ||
-             zeroUnrollMicroSteps) {
+             zeroUnrollMicroSteps ||
+             zeroTileLinearThreshold.getNumOccurrences() ||
+             zeroTileLinearInSplits.getNumOccurrences() ||
+             zeroTileLinearOutSplits.getNumOccurrences()) {
     llvm::errs() << "zero-opt: --zero-world-size, --zero-report, "
-                    "--zero-device-memory, --zero-host-memory and "
-                    "--zero-unroll-micro-steps need the pipeline: give "
+                    "--zero-device-memory, --zero-host-memory, "
+                    "--zero-unroll-micro-steps and --zero-tile-linear-* need "
+                    "the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";
     return 1;
   }

@@ -12,6 +12,12 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                              const ZeroPipelineOptions &options) {
   pm.addPass(createZeroVerifyTrainStepPass(
       {options.entry, options.ignoreUnusedParameters}));
+  // Before checkpointing and partitioning: every later pass sees the tiles
+  // as ordinary parameters.
+  if (options.tileLinearInSplits != 1 || options.tileLinearOutSplits != 1)
+    pm.addPass(createZeroTileLinearPass(
+        {options.entry, options.tileLinearThreshold, options.tileLinearInSplits,
+         options.tileLinearOutSplits}));
   // First, so that every later pass sees the recomputation as ordinary
   // backward ops (stage 3 gathers its parameters again).
   if (options.checkpointActivations)

@@ -38,6 +38,19 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "
                      "other traffic"),
       llvm::cl::init(1000000000)};
+  // Memory-centric tiling (zero-tile-linear).
+  Option<int64_t> tileLinearThreshold{
+      *this, "tile-linear-threshold",
+      llvm::cl::desc("Tile only linear weights with more elements than this"),
+      llvm::cl::init(0)};
+  Option<int64_t> tileLinearInSplits{
+      *this, "tile-linear-in-splits",
+      llvm::cl::desc("Tiles along a linear weight's input dimension"),
+      llvm::cl::init(1)};
+  Option<int64_t> tileLinearOutSplits{
+      *this, "tile-linear-out-splits",
+      llvm::cl::desc("Tiles along a linear weight's output dimension"),
+      llvm::cl::init(1)};
   // Activation checkpointing (zero-checkpoint-activations).
   Option<bool> checkpointActivations{
       *this, "checkpoint-activations",

@@ -13,9 +13,9 @@
 //   dx is init[:, i] + sum_j dy[:, j] W_ij^T, chained likewise;
 // - dW = x^T dy, the gradient result: tile ij is x^T[i, :] dy[:, j], so no
 //   tile sums over a split dimension and the full gradient never exists.
-// Chaining keeps the op count and the memory of the untiled step; the bits
-// are the same where the matmul kernel accumulates into its init in order
-// (docs/Passes.md, "--zero-tile-linear").
+// Chaining needs neither extra additions nor buffers for partial sums; the
+// bits are those of the untiled step where the matmul kernel accumulates into
+// its init in order (docs/Passes.md, "--zero-tile-linear").
 //
 //===----------------------------------------------------------------------===//
 
@@ -42,10 +42,12 @@ namespace {
 
 constexpr StringLiteral kPassName = "zero-tile-linear";
 
-/// A 2-D matmul with the default indexing maps in the step's body.
+/// A 2-D matmul with the default indexing maps and cast in the step's body:
+/// the new matmuls are built with the defaults.
 bool isPlainMatmul(Operation *op, Block *body) {
   auto matmul = dyn_cast_or_null<linalg::MatmulOp>(op);
   return matmul && op->getBlock() == body && !matmul.hasUserDefinedMaps() &&
+         matmul.getCast() == linalg::TypeFn::cast_signed &&
          matmul.hasPureTensorSemantics() &&
          llvm::all_of(op->getOperandTypes(), [](Type type) {
            auto tensor = dyn_cast<RankedTensorType>(type);

@@ -3,6 +3,18 @@
 // RUN: zero-opt %s --zero-tile-linear="threshold=24 in-splits=2 out-splits=3" \
 // RUN:   | FileCheck %s --check-prefix=THRESHOLD
 // RUN: zero-opt %s --zero-tile-linear="out-splits=2" | FileCheck %s --check-prefix=OUT
+// The pipeline option, before partitioning: each tile gets a layout and a
+// shard of its own.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-pipeline="stage=3 \
+// RUN:   world-size=2 param-persistence-threshold=0 tile-linear-threshold=15 \
+// RUN:   tile-linear-out-splits=2" | FileCheck %s --check-prefix=PIPELINE
+// PIPELINE-LABEL: func.func @step(
+// PIPELINE-SAME: tensor<4xf32> {zero.layout = #zero.layout<shape = [4, 2], world_size = 2>, {{.*}}zero.param = "w0.tile_0_0", zero.tile = {offset = array<i64: 0, 0>, param = "w0", shape = array<i64: 4, 4>}}
+// PIPELINE-SAME: tensor<4xf32> {zero.layout = #zero.layout<shape = [4, 2], world_size = 2>, {{.*}}zero.param = "w0.tile_0_1", zero.tile = {offset = array<i64: 0, 2>, param = "w0", shape = array<i64: 4, 4>}}
+// PIPELINE-SAME: zero.param = "b0"
+// PIPELINE-SAME: zero.param = "w1.tile_0_0"
+// PIPELINE-SAME: zero.param = "w1.tile_0_1"
+// PIPELINE: zero.all_gather_start %arg0, %arg1, {{.*}} layouts [#zero.layout<shape = [4, 2], world_size = 2>, #zero.layout<shape = [4, 2], world_size = 2>,
 
 // One linear layer y = x W + b (W [4, 6] stored [in, out]), its backward
 // dx = dy W^T and dW = x^T dy, as zero-model writes them; `e` is an

@@ -142,34 +142,60 @@ Status Executor::initialize(const InitOptions &options) {
       given.emplace(tensor.name, &tensor);
 
   // Elements [begin, begin + count) of parameter `param`'s initial value in
-  // fp32 (begin + count <= numel).
+  // fp32 (begin + count <= numel). A tile's are those of its block of the
+  // weight: the same values as the untiled weight's, element for element.
   auto initialValues = [&](const ArgumentInfo &param, int64_t begin,
                            int64_t count, std::vector<float> &out) -> Status {
     out.assign(static_cast<size_t>(count), 0.0f);
+    const std::string &name = param.tile ? param.tile->param : param.name;
+    const std::vector<int64_t> &shape =
+        param.tile ? param.tile->shape : param.layout.shape;
+    // Calls `copy(source, count, to)` for each run of elements contiguous
+    // in the weight: the source element index, the run's length, the index
+    // into `out`.
+    auto forEachRun = [&](auto copy) {
+      if (!param.tile) {
+        copy(begin, count, int64_t(0));
+        return;
+      }
+      const int64_t cols = param.layout.shape[1];
+      for (int64_t i = begin; i < begin + count;) {
+        int64_t row = i / cols, col = i % cols;
+        int64_t run = std::min(cols - col, begin + count - i);
+        copy((param.tile->offset[0] + row) * shape[1] + param.tile->offset[1] +
+                 col,
+             run, i - begin);
+        i += run;
+      }
+    };
     if (options.parameters) {
-      auto it = given.find(param.name);
+      auto it = given.find(name);
       if (it == given.end())
         return ZERO_ERROR(kNotFound, options.parametersFile + ": no tensor '" +
-                                         param.name + "', a parameter of " +
+                                         name + "', a parameter of " +
                                          s.name());
       const NamedTensor &tensor = *it->second;
-      if (tensor.shape != param.layout.shape)
+      if (tensor.shape != shape)
         return ZERO_ERROR(kInvalidArgument,
-                          options.parametersFile + ": tensor '" + param.name +
+                          options.parametersFile + ": tensor '" + name +
                               "' has shape " + joinShape(tensor.shape) +
                               ", but the parameter of " + s.name() +
-                              " has shape " + joinShape(param.layout.shape));
-      if (!checked.count(param.name)) {
+                              " has shape " + joinShape(shape));
+      if (!checked.count(name)) {
         ZERO_RETURN_IF_ERROR(checkFinite(options.parametersFile, tensor));
-        checked.insert(param.name);
+        checked.insert(name);
       }
-      std::copy_n(tensor.data.begin() + begin, count, out.begin());
+      forEachRun([&](int64_t from, int64_t n, int64_t to) {
+        std::copy_n(tensor.data.begin() + from, n, out.begin() + to);
+      });
       return Status::ok();
     }
     switch (param.init.kind) {
     case InitSpec::Kind::Normal:
-      fillNormal(options.seed, param.name, begin, count,
-                 static_cast<float>(param.init.std), out.data());
+      forEachRun([&](int64_t from, int64_t n, int64_t to) {
+        fillNormal(options.seed, name, from, n,
+                   static_cast<float>(param.init.std), out.data() + to);
+      });
       break;
     case InitSpec::Kind::Ones:
       std::fill(out.begin(), out.end(), 1.0f);
@@ -235,6 +261,8 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
       master[s.arguments()[i].paramArgument] = i;
 
   std::vector<NamedTensor> tensors;
+  // A tiled weight is exported whole, at the place of its first tile.
+  std::map<std::string, size_t> tiled;
   for (size_t i = 0; i < s.arguments().size(); ++i) {
     const ArgumentInfo &param = s.arguments()[i];
     if (param.kind != ArgumentInfo::Kind::Param)
@@ -263,8 +291,28 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
       full.resize(static_cast<size_t>(layout.numel));
       tensor.data = std::move(full);
     }
-    if (hostCommunicator().rank() == 0)
+    if (hostCommunicator().rank() != 0)
+      continue;
+    if (!param.tile) {
       tensors.push_back(std::move(tensor));
+      continue;
+    }
+    const TileInfo &tile = *param.tile;
+    auto [at, first] = tiled.emplace(tile.param, tensors.size());
+    if (first) {
+      NamedTensor weight;
+      weight.name = tile.param;
+      weight.shape = tile.shape;
+      weight.data.assign(static_cast<size_t>(tile.shape[0] * tile.shape[1]),
+                         0.0f);
+      tensors.push_back(std::move(weight));
+    }
+    NamedTensor &weight = tensors[at->second];
+    const int64_t rows = layout.shape[0], cols = layout.shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(tensor.data.begin() + r * cols, cols,
+                  weight.data.begin() + (tile.offset[0] + r) * tile.shape[1] +
+                      tile.offset[1]);
   }
   return tensors;
 }

@@ -148,8 +148,12 @@ private:
                      PartitionLayout &out) const;
   Status parseInit(const json &object, const std::string &path,
                    InitSpec &out) const;
+  Status parseTile(const json &object, const std::string &path,
+                   const std::vector<int64_t> &tileShape,
+                   std::optional<TileInfo> &out) const;
   Status parseArguments(const json &root);
   Status checkArgument(ArgumentInfo &arg, const std::string &path);
+  Status checkTiles(const std::map<std::string, size_t> &params) const;
   Status parseResults(const json &root);
   Status parseStreams(const json &root);
   Status parseInstruction(const json &object, const std::string &path,
@@ -701,6 +705,32 @@ Status ScheduleParser::parseLayout(const json &object, const std::string &path,
   return Status::ok();
 }
 
+Status ScheduleParser::parseTile(const json &object, const std::string &path,
+                                 const std::vector<int64_t> &tileShape,
+                                 std::optional<TileInfo> &out) const {
+  ZERO_RETURN_IF_ERROR(
+      checkKeys(object, path, {"param", "shape", "offset"}, {}));
+  TileInfo tile;
+  ZERO_RETURN_IF_ERROR(getString(object, "param", path, tile.param));
+  if (tile.param.empty())
+    return error(path + ".param", "a tile needs the name of its weight");
+  ZERO_RETURN_IF_ERROR(getIntList(object, "shape", path, tile.shape));
+  ZERO_RETURN_IF_ERROR(getIntList(object, "offset", path, tile.offset));
+  if (tile.shape.size() != 2 || tileShape.size() != 2 ||
+      tile.offset.size() != 2)
+    return error(path, "a tile is a block of a 2-D weight: shape, offset and "
+                       "the layout's shape have 2 entries");
+  for (size_t d = 0; d < 2; ++d)
+    if (tile.offset[d] + tileShape[d] > tile.shape[d])
+      return error(path + ".offset[" + std::to_string(d) + "]",
+                   "the block at " + std::to_string(tile.offset[d]) +
+                       " of size " + std::to_string(tileShape[d]) +
+                       " does not lie within the weight's dimension of " +
+                       std::to_string(tile.shape[d]));
+  out = std::move(tile);
+  return Status::ok();
+}
+
 Status ScheduleParser::parseInit(const json &object, const std::string &path,
                                  InitSpec &out) const {
   if (!object.is_object())
@@ -753,7 +783,7 @@ Status ScheduleParser::parseArguments(const json &root) {
       ZERO_RETURN_IF_ERROR(checkKeys(
           entry, path,
           {"value", "kind", "name", "layout", "sharded", "persistent", "init"},
-          {}));
+          {"tile"}));
       ZERO_RETURN_IF_ERROR(getString(entry, "name", path, arg.name));
       if (arg.name.empty())
         return error(path + ".name", "a parameter needs a name");
@@ -772,6 +802,12 @@ Status ScheduleParser::parseArguments(const json &root) {
           arg.init.kind == InitSpec::Kind::Value)
         return error(path + ".init.kind",
                      "a parameter starts as normal, zeros or ones");
+      if (entry.contains("tile")) {
+        const json *tile;
+        ZERO_RETURN_IF_ERROR(getObject(entry, "tile", path, tile));
+        ZERO_RETURN_IF_ERROR(
+            parseTile(*tile, path + ".tile", arg.layout.shape, arg.tile));
+      }
     } else if (kind == "state") {
       arg.kind = ArgumentInfo::Kind::State;
       ZERO_RETURN_IF_ERROR(checkKeys(
@@ -878,6 +914,50 @@ Status ScheduleParser::parseArguments(const json &root) {
                                         std::to_string(it->second) + "]");
     ZERO_RETURN_IF_ERROR(checkArgument(arg, path));
     s.arguments_.push_back(std::move(arg));
+  }
+  return checkTiles(params);
+}
+
+Status
+ScheduleParser::checkTiles(const std::map<std::string, size_t> &params) const {
+  // The tiles of each weight cover it exactly once, so that initialization
+  // and export see every element of it once.
+  std::map<std::string, std::vector<size_t>> tilesOf;
+  for (size_t i = 0; i < s.arguments_.size(); ++i)
+    if (s.arguments_[i].tile)
+      tilesOf[s.arguments_[i].tile->param].push_back(i);
+  for (const auto &[weight, tiles] : tilesOf) {
+    std::string path = "arguments[" + std::to_string(tiles.front()) + "].tile";
+    if (params.count(weight))
+      return error(path + ".param",
+                   "weight '" + weight + "' is also the name of a parameter");
+    const TileInfo &first = *s.arguments_[tiles.front()].tile;
+    int64_t covered = 0;
+    for (size_t a = 0; a < tiles.size(); ++a) {
+      const ArgumentInfo &arg = s.arguments_[tiles[a]];
+      if (arg.tile->shape != first.shape)
+        return error("arguments[" + std::to_string(tiles[a]) + "].tile.shape",
+                     "differs from that of another tile of '" + weight + "'");
+      covered += arg.layout.numel;
+      for (size_t b = 0; b < a; ++b) {
+        const ArgumentInfo &other = s.arguments_[tiles[b]];
+        bool overlap = true;
+        for (size_t d = 0; d < 2; ++d)
+          overlap &=
+              arg.tile->offset[d] <
+                  other.tile->offset[d] + other.layout.shape[d] &&
+              other.tile->offset[d] < arg.tile->offset[d] + arg.layout.shape[d];
+        if (overlap)
+          return error("arguments[" + std::to_string(tiles[a]) + "].tile",
+                       "overlaps arguments[" + std::to_string(tiles[b]) +
+                           "], another tile of '" + weight + "'");
+      }
+    }
+    if (covered != first.shape[0] * first.shape[1])
+      return error(path, "the tiles of '" + weight + "' cover " +
+                             std::to_string(covered) + " of its " +
+                             std::to_string(first.shape[0] * first.shape[1]) +
+                             " elements");
   }
   return Status::ok();
 }

@@ -129,6 +129,21 @@ llvm::cl::opt<bool> zeroFuseBroadcasts(
                    "tensors (zero-fuse-broadcast-inputs, first in the "
                    "pipeline)"),
     llvm::cl::init(false), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroTileLinearThreshold(
+    "zero-tile-linear-threshold",
+    llvm::cl::desc("Tile only linear weights with more elements than this "
+                   "(zero-tile-linear, DeepSpeed's TiledLinear)"),
+    llvm::cl::init(0), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroTileLinearInSplits(
+    "zero-tile-linear-in-splits",
+    llvm::cl::desc("Split large linear weights into this many tiles along "
+                   "their input dimension"),
+    llvm::cl::init(1), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroTileLinearOutSplits(
+    "zero-tile-linear-out-splits",
+    llvm::cl::desc("Split large linear weights into this many tiles along "
+                   "their output dimension"),
+    llvm::cl::init(1), llvm::cl::cat(zeroCategory));
 
 /// Prints the diagnostics of a configuration error, one per line.
 void printError(llvm::Error error) {
@@ -491,6 +506,9 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
   options.fuseBroadcasts = zeroFuseBroadcasts;
+  options.tileLinearThreshold = zeroTileLinearThreshold;
+  options.tileLinearInSplits = zeroTileLinearInSplits;
+  options.tileLinearOutSplits = zeroTileLinearOutSplits;
   if (checkpoint.numberCheckpoints > 0)
     options.numberCheckpoints = checkpoint.numberCheckpoints;
   if (checkpoint.cpuCheckpointing)
@@ -560,11 +578,14 @@ int main(int argc, char **argv) {
       return 0;
   } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
              !zeroHostMemory.empty() || zeroWorldSize.getNumOccurrences() ||
-             zeroUnrollMicroSteps || zeroFuseBroadcasts) {
+             zeroUnrollMicroSteps || zeroFuseBroadcasts ||
+             zeroTileLinearThreshold.getNumOccurrences() ||
+             zeroTileLinearInSplits.getNumOccurrences() ||
+             zeroTileLinearOutSplits.getNumOccurrences()) {
     llvm::errs() << "zero-opt: --zero-world-size, --zero-report, "
                     "--zero-device-memory, --zero-host-memory, "
-                    "--zero-unroll-micro-steps and --zero-fuse-broadcasts "
-                    "need the pipeline: give "
+                    "--zero-unroll-micro-steps, --zero-fuse-broadcasts and "
+                    "--zero-tile-linear-* need the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";
     return 1;
   }

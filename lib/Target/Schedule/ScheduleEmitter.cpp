@@ -38,6 +38,7 @@
 
 #include <cmath>
 #include <map>
+#include <optional>
 #include <tuple>
 
 using namespace mlir;
@@ -163,6 +164,33 @@ static FailureOr<json> parseInit(StringRef text) {
   init["kind"] = "normal";
   init["std"] = value;
   return init;
+}
+
+namespace {
+struct TileJson {
+  std::string param;
+  std::vector<int64_t> shape, offset;
+};
+} // namespace
+
+/// The `zero.tile` of a parameter of shape `tileShape`, or nullopt when it is
+/// malformed or its block lies outside the weight.
+static std::optional<TileJson> getTileJson(Attribute attr,
+                                           ArrayRef<int64_t> tileShape) {
+  auto dict = dyn_cast<DictionaryAttr>(attr);
+  if (!dict || dict.size() != 3)
+    return std::nullopt;
+  auto param = dict.getAs<StringAttr>("param");
+  auto shape = dict.getAs<DenseI64ArrayAttr>("shape");
+  auto offset = dict.getAs<DenseI64ArrayAttr>("offset");
+  if (!param || param.getValue().empty() || !shape || !offset ||
+      shape.size() != 2 || offset.size() != 2 || tileShape.size() != 2)
+    return std::nullopt;
+  for (int d = 0; d < 2; ++d)
+    if (offset[d] < 0 || offset[d] + tileShape[d] > shape[d])
+      return std::nullopt;
+  return TileJson{param.str(), shape.asArrayRef().vec(),
+                  offset.asArrayRef().vec()};
 }
 
 /// GPT-2's initialization by name: biases zeros, LayerNorm weights ones,
@@ -613,6 +641,19 @@ FailureOr<json> ScheduleEmitter::getArguments() {
                << param.getValue() << "' (argument #" << i << ") has type "
                << type << ", which is neither its shard nor its full tensor "
                << "under " << layout;
+      // A tile of a weight (zero-tile-linear) is initialized and exported
+      // as its block of the weight.
+      std::optional<TileJson> tile;
+      if (Attribute attr = func.getArgAttr(i, ZeroDialect::getTileAttrName())) {
+        tile = getTileJson(attr, layout.getShape());
+        if (!tile)
+          return emitError(arg.getLoc(), "parameter '")
+                 << param.getValue() << "' (argument #" << i
+                 << "): 'zero.tile' must be {param = \"W\", offset = "
+                    "array<i64: row, col>, shape = array<i64: K, N>} with the "
+                    "block inside the weight, got "
+                 << attr;
+      }
       entry["kind"] = "param";
       entry["name"] = param.str();
       FailureOr<json> layoutJson =
@@ -635,8 +676,12 @@ FailureOr<json> ScheduleEmitter::getArguments() {
                  << attr;
         entry["init"] = std::move(*init);
       } else {
-        entry["init"] = getDefaultInit(param.getValue());
+        entry["init"] = getDefaultInit(tile ? tile->param : param.getValue());
       }
+      if (tile)
+        entry["tile"] = {{"param", tile->param},
+                         {"shape", tile->shape},
+                         {"offset", tile->offset}};
     } else if (step) {
       entry["kind"] = "step";
       entry["init"] = {{"kind", "value"}, {"value", 0}};

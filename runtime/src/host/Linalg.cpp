@@ -18,6 +18,7 @@
 #endif
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 
 namespace zero::runtime::host {
@@ -60,6 +61,23 @@ Status expectDimensions(const OpContext &ctx, const char *key,
 // matmul, batch_matmul
 //===----------------------------------------------------------------------===//
 
+/// ZERO_HOST_MATMUL=ordered: every matmul takes the element loop, which adds
+/// the products into the init in increasing k, rounding after each
+/// operation, instead of OpenBLAS (whose micro-kernels sum in registers and
+/// add to the init once). Then a product whose reduction is split and chained
+/// through the init (zero-tile-linear) gives the bits of the unsplit one.
+/// Empty or "blas": OpenBLAS for f32/f64. Anything else is an error.
+static StatusOr<bool> useOrderedMatmul() {
+  static const char *value = std::getenv("ZERO_HOST_MATMUL");
+  if (!value || !*value || std::string(value) == "blas")
+    return false;
+  if (std::string(value) == "ordered")
+    return true;
+  return ZERO_ERROR(kInvalidArgument, "ZERO_HOST_MATMUL='" +
+                                          std::string(value) +
+                                          "': expected 'ordered' or 'blas'");
+}
+
 /// C += A B per batch, into the result (a copy of C where it lives apart).
 class MatmulOp : public ComputeOp {
 public:
@@ -67,6 +85,7 @@ public:
     int64_t a, b, c, result;
     DType aType, bType, cType;
     int64_t batch, m, n, k;
+    bool ordered = false;
   };
   explicit MatmulOp(Spec spec) : s_(spec) {}
 
@@ -81,10 +100,10 @@ public:
     if (s_.m == 0 || s_.n == 0 || s_.k == 0)
       return Status::ok();
 #ifdef ZERO_HAVE_OPENBLAS
-    const bool allF32 = s_.aType == DType::F32 && s_.bType == DType::F32 &&
-                        s_.cType == DType::F32;
-    const bool allF64 = s_.aType == DType::F64 && s_.bType == DType::F64 &&
-                        s_.cType == DType::F64;
+    const bool allF32 = !s_.ordered && s_.aType == DType::F32 &&
+                        s_.bType == DType::F32 && s_.cType == DType::F32;
+    const bool allF64 = !s_.ordered && s_.aType == DType::F64 &&
+                        s_.bType == DType::F64 && s_.cType == DType::F64;
 #endif
     // Without OpenBLAS (a GPU machine's minimal build) every type takes the
     // element loop.
@@ -254,6 +273,10 @@ HostOpOr prepareMatmul(const OpContext &ctx, bool batched) {
   spec.aType = a.dtype;
   spec.bType = b.dtype;
   spec.cType = c.dtype;
+  StatusOr<bool> ordered = useOrderedMatmul();
+  if (!ordered.isOk())
+    return ordered.status();
+  spec.ordered = *ordered;
   ensureBlasThreads();
   return std::unique_ptr<ComputeOp>(new MatmulOp(spec));
 }

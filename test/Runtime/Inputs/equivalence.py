@@ -70,6 +70,8 @@ def train(args, name, schedule, ranks):
     metrics = os.path.join(args.work, "%s.metrics.jsonl" % name)
     # The reference runs alone; every variant under mpirun, even on 1 rank.
     launcher = [] if name == "reference" else mpirun(ranks)
+    for env in args.env:
+        launcher += ["-x", env.partition("=")[0]] if launcher else []
     launch.run(launcher + [os.path.join(args.bin, "zero-run"), schedule,
                     "--steps", str(args.steps), "--seed", "7",
                     "--export", weights, "--metrics", metrics])
@@ -125,7 +127,14 @@ def main():
                         "variant (mixed precision, the optimizer)")
     parser.add_argument("--bitwise-with", action="append", default=[],
                         help="A=B: variants A and B must agree bit for bit")
+    parser.add_argument("--env", action="append", default=[],
+                        help="NAME=VALUE: an environment variable of every "
+                        "zero-run (the reference's too), e.g. "
+                        "ZERO_HOST_MATMUL=ordered")
     args = parser.parse_args()
+    for env in args.env:
+        key, _, value = env.partition("=")
+        os.environ[key] = value
     os.makedirs(args.work, exist_ok=True)
     _, _, batch = MODELS[args.model]
 

@@ -76,6 +76,16 @@ func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.init = "normal(-1)", z
 
 // -----
 
+// A tile (zero-tile-linear) whose block [2, 2] at (0, 3) lies outside its
+// weight [4, 4].
+// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: parameter 'w.tile_0_1' (argument #0): 'zero.tile' must be {param = "W", offset = array<i64: row, col>, shape = array<i64: K, N>} with the block inside the weight, got {offset = array<i64: 0, 3>, param = "w", shape = array<i64: 4, 4>}
+func.func @step(%w: tensor<2x2xf32> {zero.param = "w.tile_0_1", zero.tile = {param = "w", offset = array<i64: 0, 3>, shape = array<i64: 4, 4>}, zero.layout = #zero.layout<shape = [2, 2], world_size = 1>}) -> tensor<2x2xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
+  return %w : tensor<2x2xf32>
+}
+
+// -----
+
 // CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: data argument 'x' (argument #0): 'zero.data_bound' must be a positive integer on integer data, got 10 : i64 on 'tensor<4xf32>'
 func.func @step(%x: tensor<4xf32> {zero.data = "x", zero.data_bound = 10 : i64}) -> tensor<4xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {

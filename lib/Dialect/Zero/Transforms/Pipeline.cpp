@@ -13,6 +13,12 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                              const ZeroPipelineOptions &options) {
   pm.addPass(createZeroVerifyTrainStepPass(
       {options.entry, options.ignoreUnusedParameters}));
+  // Before checkpointing and partitioning: every later pass sees the tiles
+  // as ordinary parameters.
+  if (options.tileLinearInSplits != 1 || options.tileLinearOutSplits != 1)
+    pm.addPass(createZeroTileLinearPass(
+        {options.entry, options.tileLinearThreshold, options.tileLinearInSplits,
+         options.tileLinearOutSplits}));
   // Before checkpointing, so that a recomputed segment has no broadcasts
   // to rebuild either.
   if (options.fuseBroadcasts)
@@ -30,7 +36,10 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       ZeroPipelineOptions rest;
       rest.copyOptionValuesFrom(options);
       rest.checkpointActivations = CheckpointActivations::None;
+      // The step it measures is tiled and fused already.
       rest.fuseBroadcasts = false;
+      rest.tileLinearInSplits = 1;
+      rest.tileLinearOutSplits = 1;
       rest.report = "";
       OpPassManager fit(ModuleOp::getOperationName());
       buildZeroPipeline(fit, rest);

@@ -46,6 +46,15 @@ struct InitSpec {
   double value = 0; // Value
 };
 
+/// A parameter that is one block of a larger 2-D weight (zero-tile-linear):
+/// the weight's name and shape, and the block's first row and column.
+/// Initialization and export treat the tile as that block of the weight.
+struct TileInfo {
+  std::string param;
+  std::vector<int64_t> shape;
+  std::vector<int64_t> offset;
+};
+
 struct ArgumentInfo {
   enum class Kind { Param, State, Step, Data };
   Kind kind = Kind::Data;
@@ -63,6 +72,8 @@ struct ArgumentInfo {
   bool sharded = false;
   bool persistent = false;
   InitSpec init;
+  /// Param: the weight it is a tile of, if any.
+  std::optional<TileInfo> tile;
   /// Data: the exclusive upper bound of integer data, 0 when absent.
   int64_t bound = 0;
 };

@@ -47,6 +47,13 @@ def Zero_Dialect : Dialect {
       return llvm::StringLiteral("zero.grad");
     }
 
+    /// A parameter that is one tile of a larger weight, written by
+    /// zero-tile-linear: `{param = "W", offset = array<i64: r, c>, shape =
+    /// array<i64: K, N>}` (docs/TrainingStepIR.md).
+    static constexpr llvm::StringLiteral getTileAttrName() {
+      return llvm::StringLiteral("zero.tile");
+    }
+
     /// The activation-checkpointing segment (a layer) of a forward op:
     /// `zero.segment = i : i64` (docs/TrainingStepIR.md). zero-model writes
     /// it; zero-checkpoint-activations recomputes a segment's values for the

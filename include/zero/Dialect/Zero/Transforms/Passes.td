@@ -128,6 +128,45 @@ def ZeroFuseBroadcastInputsPass : Pass<"zero-fuse-broadcast-inputs", "ModuleOp">
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
+def ZeroTileLinearPass : Pass<"zero-tile-linear", "ModuleOp"> {
+  let summary = "Split large linear weights into separately gathered tiles";
+  let description = [{
+    Memory-centric tiling (DeepSpeed's `TiledLinear`). Every 2-D parameter
+    W[K, N] with more than `threshold` elements whose every use is the
+    right-hand operand of a `linalg.matmul` (y = x W) or of a 2-D
+    `linalg.transpose` read only as the right-hand operand of matmuls
+    (dx = dy W^T) becomes `in-splits` x `out-splits` parameters, the tiles
+    W[i*K/in .. , j*N/out ..], in row-major order in W's place. Each tile
+    argument is named `<W>.tile_<i>_<j>` and carries `zero.tile = {param =
+    "<W>", offset = array<i64: row0, col0>, shape = array<i64: K, N>}`, so
+    the runtime initializes and exports it as that block of W. Every use is
+    rewritten per tile; a product that sums over a split dimension chains
+    its partial products through the matmul's init (the accumulator), in
+    increasing order. W's gradient result becomes one gradient per tile; a
+    gradient computed by a matmul is computed per tile, so the full
+    gradient never exists either. Parameters used otherwise (GPT's tied
+    `wte`: a row gather and the LM head) are left as they are.
+
+    A split below 1, or one that does not divide its dimension of a
+    parameter to tile, is an error naming the parameter and the dimension.
+    Runs before partitioning: later passes see ordinary parameters, so at
+    stage 3 each tile is gathered, used and released on its own.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+    Option<"threshold", "threshold", "int64_t", /*default=*/"0",
+           "Tile only weights with more elements than this">,
+    Option<"inSplits", "in-splits", "int64_t", /*default=*/"1",
+           "Tiles along the input (row, K) dimension of W[K, N]">,
+    Option<"outSplits", "out-splits", "int64_t", /*default=*/"1",
+           "Tiles along the output (column, N) dimension of W[K, N]">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect"];
+}
+
 def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
   let summary = "Decide how every parameter is partitioned";
   let description = [{

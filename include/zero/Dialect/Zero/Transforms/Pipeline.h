@@ -55,6 +55,19 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "use them instead of materializing them "
                      "(zero-fuse-broadcast-inputs)"),
       llvm::cl::init(false)};
+  // Memory-centric tiling (zero-tile-linear).
+  Option<int64_t> tileLinearThreshold{
+      *this, "tile-linear-threshold",
+      llvm::cl::desc("Tile only linear weights with more elements than this"),
+      llvm::cl::init(0)};
+  Option<int64_t> tileLinearInSplits{
+      *this, "tile-linear-in-splits",
+      llvm::cl::desc("Tiles along a linear weight's input dimension"),
+      llvm::cl::init(1)};
+  Option<int64_t> tileLinearOutSplits{
+      *this, "tile-linear-out-splits",
+      llvm::cl::desc("Tiles along a linear weight's output dimension"),
+      llvm::cl::init(1)};
   // Activation checkpointing (zero-checkpoint-activations).
   Option<CheckpointActivations> checkpointActivations{
       *this, "checkpoint-activations",

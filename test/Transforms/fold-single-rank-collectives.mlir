@@ -65,3 +65,12 @@ func.func @padded(%w: tensor<4xf32> {zero.param = "w",
   %loss = zero.wait %a : tensor<f32>
   return %loss, %full : tensor<f32>, tensor<3xf32>
 }
+
+// A 0-d parameter: its shard is tensor<1xf32>, so the gather's view collapses
+// to rank 0 and the reduce-scatter's expands from it, with no dimension
+// groups.
+// RUN: zero-opt %S/Inputs/scalar-param-step.mlir --zero-stage=3 --zero-world-size=1 \
+// RUN:   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
+// RUN:   | FileCheck %s --check-prefix=SCALAR
+// SCALAR: tensor.collapse_shape %arg1 [] {{.*}} : tensor<1xf32> into tensor<f32>
+// SCALAR: tensor.expand_shape %{{.*}} [] output_shape [1] {{.*}} : tensor<f32> into tensor<1xf32>

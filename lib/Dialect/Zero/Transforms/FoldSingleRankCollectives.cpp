@@ -39,12 +39,13 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-/// All dimensions of a tensor of rank `rank` in one group (none for rank 0).
-static SmallVector<ReassociationIndices> allInOneGroup(int64_t rank) {
-  if (rank == 0)
+/// The reassociation of a view between ranks `a` and `b`: all dimensions of
+/// the larger in one group, or no group when either is 0-d.
+static SmallVector<ReassociationIndices> allInOneGroup(int64_t a, int64_t b) {
+  if (a == 0 || b == 0)
     return {};
   ReassociationIndices group;
-  for (int64_t i = 0; i < rank; ++i)
+  for (int64_t i = 0, e = std::max(a, b); i < e; ++i)
     group.push_back(i);
   return {group};
 }
@@ -56,13 +57,11 @@ static Value reshapeView(OpBuilder &b, Location loc, Value value,
   auto source = cast<RankedTensorType>(value.getType());
   if (source == type)
     return value;
+  SmallVector<ReassociationIndices> groups =
+      allInOneGroup(source.getRank(), type.getRank());
   if (source.getRank() < type.getRank())
-    return tensor::ExpandShapeOp::create(
-        b, loc, type, value,
-        allInOneGroup(std::max(source.getRank(), type.getRank())));
-  return tensor::CollapseShapeOp::create(
-      b, loc, type, value,
-      allInOneGroup(std::max(source.getRank(), type.getRank())));
+    return tensor::ExpandShapeOp::create(b, loc, type, value, groups);
+  return tensor::CollapseShapeOp::create(b, loc, type, value, groups);
 }
 
 /// True when every layout is over one rank and pads nothing, so that a

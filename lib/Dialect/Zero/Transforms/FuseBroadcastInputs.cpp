@@ -21,6 +21,7 @@
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/AffineMap.h"
 #include "llvm/ADT/SetVector.h"
 
@@ -111,7 +112,8 @@ struct ZeroFuseBroadcastInputsPass
         continue;
       Value init = broadcast.getInit();
       broadcast->erase();
-      if (Operation *empty = init.getDefiningOp(); empty && empty->use_empty())
+      if (auto empty = init.getDefiningOp<tensor::EmptyOp>();
+          empty && empty->use_empty())
         empty->erase();
     }
   }

@@ -8,6 +8,7 @@
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Interfaces/SideEffectInterfaces.h"
+#include "mlir/Transforms/RegionUtils.h"
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -85,6 +86,10 @@ Operation *zero::hoistReaders(Value value, Operation *after, Operation *limit,
         return isAvailable(operand) ||
                collectFreshProducers(operand, user, producers);
       });
+      // A body may read values of the block too (a map's scalar operand).
+      SetVector<Value> captured;
+      getUsedValuesDefinedAbove(user->getRegions(), captured);
+      movable = movable && llvm::all_of(captured, isAvailable);
       if (!movable)
         continue;
       for (Operation *op : producers) {

@@ -56,3 +56,50 @@
 // NVME-SAME: zero.nvme_path = "/local_nvme"
 // NVME:      zero.swap_in_start %arg0 : tensor<8xf32, #zero.memory_space<nvme>>
 // NVME:      zero.swap_out_start {{.*}} to nvme
+
+// NVMe: DeepSpeed's swapper holds buffer_count buffers of buffer_size
+// elements. A pool of 2 x 8 elements holds both gathers' 8-element shards:
+// w1's swap-in starts one gather ahead, right after w0's gather starts. A
+// pool of 1 x 8 holds one: w1's swap-in waits for w0's gather to complete
+// and starts right before its own.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-schedule-prefetch \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=2 buffer-size=8" \
+// RUN:   | FileCheck %s --check-prefix=POOL2
+// POOL2:      %[[G0:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 2>] : tensor<8xf32>
+// POOL2-NEXT: %[[IN1:.*]] = zero.swap_in_start %arg2 : tensor<8xf32, #zero.memory_space<nvme>>
+// POOL2-NEXT: zero.wait %[[G0]] : tensor<4x4xf32>
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-schedule-prefetch \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=1 buffer-size=8" \
+// RUN:   | FileCheck %s --check-prefix=POOL1
+// POOL1:      %[[G0:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 2>] : tensor<8xf32>
+// POOL1-NEXT: zero.wait %[[G0]] : tensor<4x4xf32>
+// POOL1:      %[[IN1:.*]] = zero.swap_in_start %arg2 : tensor<8xf32, #zero.memory_space<nvme>>
+// POOL1-NEXT: %[[W1:.*]] = zero.wait %[[IN1]] : tensor<8xf32>
+// POOL1-NEXT: zero.all_gather_start %[[W1]]
+// A shard larger than one buffer, and a gather larger than the pool, are
+// errors as in DeepSpeed's swapper.
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=4 buffer-size=4" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=BUFSIZE
+// BUFSIZE: error: 'zero.adam' op reads the shard of 'w0' (8 elements) from NVMe, more than one swap buffer holds (offload_param.buffer_size = 4)
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-bucket="allgather-bucket-size=100" \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=1 buffer-size=8" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=POOL
+// POOL: error: 'zero.all_gather_start' op swaps in {{[0-9]+}} elements at once, more than the swap buffers hold (offload_param.buffer_count x buffer_size = 8)
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=0" \
+// RUN:   2>&1 | FileCheck %s --check-prefix=ZERO
+// ZERO: error: zero-offload-params: buffer-count and buffer-size must be at least 1, got 0 and 100000000

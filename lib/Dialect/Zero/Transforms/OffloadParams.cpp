@@ -70,32 +70,90 @@ static void foldRedundantSwapOut(SwapOutStartOp start) {
 
 namespace {
 
+/// The buffers of DeepSpeed's NVMe parameter swapper (offload_param's
+/// buffer_count and buffer_size): none for host memory.
+struct SwapBuffers {
+  int64_t count;
+  int64_t size;
+};
+
 class ParamOffloader {
 public:
-  ParamOffloader(func::FuncOp func, MemorySpace target)
-      : func(func), block(func.front()), target(target) {}
+  ParamOffloader(func::FuncOp func, MemorySpace target,
+                 std::optional<SwapBuffers> buffers)
+      : func(func), block(func.front()), target(target), buffers(buffers) {}
 
   LogicalResult run();
 
 private:
-  /// Swaps in the offloaded operands of device op `user`.
-  void swapInFor(Operation *user, ArrayRef<OpOperand *> operands);
+  /// Swaps in the offloaded operands of device op `user`, one gather ahead
+  /// when `prefetch`, else right before it.
+  void swapInFor(Operation *user, ArrayRef<OpOperand *> operands,
+                 bool prefetch);
+  /// Checks each swap-in against the swapper's buffers and tells whether
+  /// the one of `user` may start one gather ahead.
+  FailureOr<bool> fitsBuffers(
+      Operation *user,
+      const llvm::MapVector<Operation *, SmallVector<OpOperand *>> &uses);
   /// Makes the step return result `index` in the target space.
   void returnOffDevice(unsigned index);
 
   func::FuncOp func;
   Block &block;
   MemorySpace target;
+  std::optional<SwapBuffers> buffers;
   /// The last swap-in started after an op (null: a block's start).
   llvm::DenseMap<std::pair<Block *, Operation *>, Operation *> lastSwapIn;
 };
 
+/// Elements of the offloaded shards `user` reads.
+static int64_t
+getSwappedElements(Operation *user,
+                   const llvm::MapVector<Operation *, SmallVector<OpOperand *>>
+                       &uses) {
+  int64_t total = 0;
+  for (OpOperand *operand : uses.lookup(user))
+    total += getNumElements(operand->get().getType());
+  return total;
+}
+
+FailureOr<bool> ParamOffloader::fitsBuffers(
+    Operation *user,
+    const llvm::MapVector<Operation *, SmallVector<OpOperand *>> &uses) {
+  if (!buffers)
+    return true;
+  for (OpOperand *operand : uses.lookup(user)) {
+    int64_t numel = getNumElements(operand->get().getType());
+    if (numel > buffers->size)
+      return user->emitOpError("reads the shard of '")
+             << getShardName(operand->get()) << "' (" << numel
+             << " elements) from NVMe, more than one swap buffer holds "
+                "(offload_param.buffer_size = "
+             << buffers->size << ")";
+  }
+  // The buffers as one pool of buffer_count x buffer_size elements.
+  int64_t pool = buffers->count * buffers->size;
+  int64_t needed = getSwappedElements(user, uses);
+  if (needed > pool)
+    return user->emitOpError("swaps in ")
+           << needed << " elements at once, more than the swap buffers hold "
+           << "(offload_param.buffer_count x buffer_size = " << pool << ")";
+  // One gather ahead, the previous gather's shards are still in the pool:
+  // it reads them until its wait.
+  Operation *previous = getPrefetchPoint(user);
+  int64_t inFlight = previous && isa<AllGatherStartOp>(previous)
+                         ? getSwappedElements(previous, uses)
+                         : 0;
+  return inFlight + needed <= pool;
+}
+
 void ParamOffloader::swapInFor(Operation *user,
-                               ArrayRef<OpOperand *> operands) {
+                               ArrayRef<OpOperand *> operands, bool prefetch) {
   // After the swap-ins already started there, so that they start in the
   // order their users need them.
   OpBuilder b(func.getContext());
-  Operation *previous = getPrefetchPoint(user);
+  Operation *previous =
+      prefetch ? getPrefetchPoint(user) : user->getPrevNode();
   auto key = std::make_pair(user->getBlock(), previous);
   if (Operation *last = lastSwapIn.lookup(key))
     b.setInsertionPointAfter(last);
@@ -181,8 +239,15 @@ LogicalResult ParamOffloader::run() {
   }
   for (SwapOutStartOp swapOut : redundant)
     foldRedundantSwapOut(swapOut);
-  for (auto &[user, operands] : deviceUses)
-    swapInFor(user, operands);
+  SmallVector<bool> prefetch;
+  for (auto &[user, operands] : deviceUses) {
+    FailureOr<bool> fits = fitsBuffers(user, deviceUses);
+    if (failed(fits))
+      return failure();
+    prefetch.push_back(*fits);
+  }
+  for (auto [entry, ahead] : llvm::zip(deviceUses, prefetch))
+    swapInFor(entry.first, entry.second, ahead);
 
   StringRef paramAttr = ZeroDialect::getParamAttrName();
   StringRef stateAttr = ZeroDialect::getStateAttrName();
@@ -218,7 +283,18 @@ struct ZeroOffloadParamsPass
           << step->rank.stage << ")";
       return signalPassFailure();
     }
-    if (failed(ParamOffloader(step->func, space).run()))
+    std::optional<SwapBuffers> buffers;
+    if (space == MemorySpace::Nvme) {
+      if (bufferCount < 1 || bufferSize < 1) {
+        getOperation().emitError("zero-offload-params: buffer-count and "
+                                 "buffer-size must be at least 1, got ")
+            << static_cast<int64_t>(bufferCount) << " and "
+            << static_cast<int64_t>(bufferSize);
+        return signalPassFailure();
+      }
+      buffers = SwapBuffers{bufferCount, bufferSize};
+    }
+    if (failed(ParamOffloader(step->func, space, buffers).run()))
       return signalPassFailure();
     if (space != MemorySpace::Nvme)
       return;

@@ -128,7 +128,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroOffloadParamsPass(
       {options.entry, options.offloadParams, options.offloadParamsNvmePath,
        options.aioBlockSize, options.aioQueueDepth, options.aioSingleSubmit,
-       options.aioOverlapEvents}));
+       options.aioOverlapEvents, options.offloadParamsBufferCount,
+       options.offloadParamsBufferSize}));
   pm.addPass(createZeroFoldSingleRankCollectivesPass({options.entry}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
                                        options.deviceMemory, options.hostMemory,

@@ -147,15 +147,16 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
   if (param.device == OffloadDevice::Nvme) {
     options.offloadParams = "nvme";
     options.offloadParamsNvmePath = param.nvmePath;
-    StringRef fixed = "the swap store streams every tensor through its own "
-                      "pool of buffers (docs/Runtime.md, \"NVMe swap "
-                      "store\")";
-    noEffectUnlessDefault((q + "buffer_count").str(), param.bufferCount, fixed);
-    noEffectUnlessDefault((q + "buffer_size").str(), param.bufferSize, fixed);
+    // The swapper's buffers bound the shards and the swap-ins in flight.
+    options.offloadParamsBufferCount = param.bufferCount;
+    options.offloadParamsBufferSize = param.bufferSize;
     noEffectUnlessDefault((q + "max_in_cpu").str(), param.maxInCpu,
                           "no shard is cached in host memory: each is read "
                           "from NVMe for its gather");
-    noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory, fixed);
+    noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory,
+                          "the swap store streams every tensor through its "
+                          "own pool of buffers (docs/Runtime.md, \"NVMe swap "
+                          "store\")");
   } else if (param.device == OffloadDevice::Cpu) {
     options.offloadParams = "cpu";
     StringRef nvmeOnly = "it tunes NVMe offload; device is \"cpu\"";
@@ -511,9 +512,11 @@ const KnobRoute kKnobRoutes[] = {
      "offload-params-nvme-path (zero-offload-params), recorded in the "
      "schedule"},
     {"zero_optimization.offload_param.buffer_count",
-     "no effect (a warning): the swap store has its own buffer pool"},
+     "offload-params-buffer-count (zero-offload-params), with NVMe: shards "
+     "swapped in at once"},
     {"zero_optimization.offload_param.buffer_size",
-     "no effect (a warning): the swap store has its own buffer pool"},
+     "offload-params-buffer-size (zero-offload-params), with NVMe: the "
+     "largest shard"},
     {"zero_optimization.offload_param.max_in_cpu",
      "no effect (a warning): no shard is cached in host memory"},
     {"zero_optimization.offload_param.pin_memory",

@@ -555,7 +555,12 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     around the gathers it placed. `device=none` leaves the step as it is;
     with `nvme` the shards live in the nvme arena, a file under `nvme-path`
     (`zero.nvme_path` on the step), swapped straight to and from the device,
-    and the `aio-*` options are recorded as `zero.aio` for the runtime.
+    and the `aio-*` options are recorded as `zero.aio` for the runtime. As
+    DeepSpeed's NVMe swapper holds `buffer-count` buffers of `buffer-size`
+    elements, a shard larger than `buffer-size`, or a gather whose shards
+    exceed the pool of `buffer-count` x `buffer-size` elements, is an error,
+    and a swap-in starts one gather ahead only while both gathers' shards fit
+    the pool (else right before its gather).
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -576,6 +581,12 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
            /*default=*/"true",
            "With nvme: start the next request while one is in flight "
            "(aio.overlap_events)">,
+    Option<"bufferCount", "buffer-count", "int64_t", /*default=*/"5",
+           "With nvme: swap buffers; with buffer-size, the elements "
+           "swapped in at once at most (offload_param.buffer_count)">,
+    Option<"bufferSize", "buffer-size", "int64_t", /*default=*/"100000000",
+           "With nvme: elements of the largest shard "
+           "(offload_param.buffer_size)">,
   ];
 }
 

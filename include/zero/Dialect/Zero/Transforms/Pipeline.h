@@ -247,6 +247,14 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<std::string> offloadParamsNvmePath{
       *this, "offload-params-nvme-path",
       llvm::cl::desc("With offload-params=nvme: the swap files' directory")};
+  Option<int64_t> offloadParamsBufferCount{
+      *this, "offload-params-buffer-count",
+      llvm::cl::desc("With nvme: shards swapped in at once at most"),
+      llvm::cl::init(5)};
+  Option<int64_t> offloadParamsBufferSize{
+      *this, "offload-params-buffer-size",
+      llvm::cl::desc("With nvme: elements of the largest shard"),
+      llvm::cl::init(100000000)};
   Option<int64_t> aioBlockSize{*this, "aio-block-size",
                                llvm::cl::init(1048576)};
   Option<int64_t> aioQueueDepth{*this, "aio-queue-depth", llvm::cl::init(8)};

@@ -107,10 +107,9 @@ private:
 };
 
 /// Elements of the offloaded shards `user` reads.
-static int64_t
-getSwappedElements(Operation *user,
-                   const llvm::MapVector<Operation *, SmallVector<OpOperand *>>
-                       &uses) {
+static int64_t getSwappedElements(
+    Operation *user,
+    const llvm::MapVector<Operation *, SmallVector<OpOperand *>> &uses) {
   int64_t total = 0;
   for (OpOperand *operand : uses.lookup(user))
     total += getNumElements(operand->get().getType());
@@ -147,13 +146,12 @@ FailureOr<bool> ParamOffloader::fitsBuffers(
   return inFlight + needed <= pool;
 }
 
-void ParamOffloader::swapInFor(Operation *user,
-                               ArrayRef<OpOperand *> operands, bool prefetch) {
+void ParamOffloader::swapInFor(Operation *user, ArrayRef<OpOperand *> operands,
+                               bool prefetch) {
   // After the swap-ins already started there, so that they start in the
   // order their users need them.
   OpBuilder b(func.getContext());
-  Operation *previous =
-      prefetch ? getPrefetchPoint(user) : user->getPrevNode();
+  Operation *previous = prefetch ? getPrefetchPoint(user) : user->getPrevNode();
   auto key = std::make_pair(user->getBlock(), previous);
   if (Operation *last = lastSwapIn.lookup(key))
     b.setInsertionPointAfter(last);

@@ -24,10 +24,12 @@
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 #include "ScheduleUtils.h"
+#include "TensorUtils.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "llvm/ADT/SetVector.h"
 
 namespace mlir {
 namespace zero {
@@ -39,55 +41,32 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
-/// The reassociation of a view between ranks `a` and `b`: all dimensions of
-/// the larger in one group, or no group when either is 0-d.
-static SmallVector<ReassociationIndices> allInOneGroup(int64_t a, int64_t b) {
-  if (a == 0 || b == 0)
-    return {};
-  ReassociationIndices group;
-  for (int64_t i = 0, e = std::max(a, b); i < e; ++i)
-    group.push_back(i);
-  return {group};
-}
-
 /// `value` as a tensor of `type`, the same elements in the same order: the
-/// value itself, or a view that changes only the shape.
+/// value itself, or a view between the full shape and the flat shard.
 static Value reshapeView(OpBuilder &b, Location loc, Value value,
                          RankedTensorType type) {
   auto source = cast<RankedTensorType>(value.getType());
   if (source == type)
     return value;
-  SmallVector<ReassociationIndices> groups =
-      allInOneGroup(source.getRank(), type.getRank());
+  // One side is the flat shard; the groups are the full tensor's.
+  int64_t fullRank = source.getRank() == 1 ? type.getRank() : source.getRank();
+  SmallVector<ReassociationIndices> groups = getFlatReassociation(fullRank);
   if (source.getRank() < type.getRank())
     return tensor::ExpandShapeOp::create(b, loc, type, value, groups);
   return tensor::CollapseShapeOp::create(b, loc, type, value, groups);
 }
 
-/// True when every layout is over one rank and pads nothing, so that a
-/// shard holds exactly the full tensor's elements.
-static bool isSingleUnpaddedRank(ArrayAttr layouts) {
-  return llvm::all_of(layouts, [](Attribute attr) {
-    auto layout = cast<LayoutAttr>(attr);
-    return layout.getWorldSize() == 1 &&
-           layout.getPaddedNumel() == layout.getNumel();
-  });
+/// True when `layout` is over one rank and pads nothing, so that the shard
+/// holds exactly the full tensor's elements.
+static bool isSingleUnpaddedRank(LayoutAttr layout) {
+  return layout.getWorldSize() == 1 &&
+         layout.getPaddedNumel() == layout.getNumel();
 }
 
-/// Removes the tensors of `folded` from the releases that read them.
-static void dropFromReleases(const DenseSet<Value> &folded, Block &body) {
-  SmallVector<ReleaseOp> releases;
-  body.walk([&](ReleaseOp release) { releases.push_back(release); });
-  for (ReleaseOp release : releases) {
-    SmallVector<Value> kept;
-    for (Value tensor : release.getTensors())
-      if (!folded.contains(tensor))
-        kept.push_back(tensor);
-    if (kept.empty())
-      release->erase();
-    else if (kept.size() != release.getTensors().size())
-      release.getTensorsMutable().assign(kept);
-  }
+static bool isSingleUnpaddedRank(ArrayAttr layouts) {
+  return llvm::all_of(layouts.getAsRange<LayoutAttr>(), [](LayoutAttr layout) {
+    return isSingleUnpaddedRank(layout);
+  });
 }
 
 namespace {
@@ -113,11 +92,10 @@ struct ZeroFoldSingleRankCollectivesPass
         candidates.push_back(op);
     });
     // Gathered tensors that became views of shards: their releases go.
-    DenseSet<Value> gathered;
+    SmallVector<Value> gathered;
     for (Operation *op : candidates) {
       if (auto shard = dyn_cast<LocalShardOp>(op)) {
-        if (!isSingleUnpaddedRank(
-                ArrayAttr::get(op->getContext(), {shard.getLayout()})))
+        if (!isSingleUnpaddedRank(shard.getLayout()))
           continue;
         OpBuilder b(op);
         shard.replaceAllUsesWith(reshapeView(b, op->getLoc(), shard.getFull(),
@@ -142,12 +120,19 @@ struct ZeroFoldSingleRankCollectivesPass
                                  cast<RankedTensorType>(result.getType()));
         result.replaceAllUsesWith(view);
         if (isa<AllGatherStartOp>(op))
-          gathered.insert(view);
+          gathered.push_back(view);
       }
       wait.erase();
       op->erase();
     }
-    dropFromReleases(gathered, func.getBody().front());
+    for (Value view : gathered) {
+      llvm::SetVector<ReleaseOp> releases;
+      for (Operation *user : view.getUsers())
+        if (auto release = dyn_cast<ReleaseOp>(user))
+          releases.insert(release);
+      for (ReleaseOp release : releases)
+        dropFromRelease(release, view);
+    }
   }
 };
 

@@ -397,8 +397,8 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildTiledUpdate(
     return buildUpdate(b, loc, kind, param, grad, states, step, rates);
 
   // Tiles are ranges of the flattened tensor.
-  SmallVector<ReassociationIndices> flatDims{
-      llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()))};
+  SmallVector<ReassociationIndices> flatDims =
+      getFlatReassociation(type.getRank());
   auto flatten = [&](Value tensor) -> Value {
     if (type.getRank() == 1)
       return tensor;

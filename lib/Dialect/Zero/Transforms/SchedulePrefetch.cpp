@@ -287,19 +287,6 @@ SmallVector<unsigned> getIssueOrder(const Timeline &t) {
   return order;
 }
 
-/// Removes `value` from the operands of `release`, erasing it if empty.
-void dropFromRelease(ReleaseOp release, Value value) {
-  SmallVector<Value> rest;
-  for (Value v : release.getTensors())
-    if (v != value)
-      rest.push_back(v);
-  if (rest.empty()) {
-    release->erase();
-    return;
-  }
-  release.getTensorsMutable().assign(rest);
-}
-
 /// Gathers shard `index` of `gather` alone, before `before`.
 Value gatherAlone(AllGatherStartOp gather, unsigned index, Operation *before) {
   OpBuilder b(before);

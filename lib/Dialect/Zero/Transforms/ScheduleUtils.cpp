@@ -105,6 +105,18 @@ Operation *zero::hoistReaders(Value value, Operation *after, Operation *limit,
   return insertAfter;
 }
 
+void zero::dropFromRelease(ReleaseOp release, Value value) {
+  SmallVector<Value> rest;
+  for (Value v : release.getTensors())
+    if (v != value)
+      rest.push_back(v);
+  if (rest.empty()) {
+    release->erase();
+    return;
+  }
+  release.getTensorsMutable().assign(rest);
+}
+
 bool zero::isParameterGather(AllGatherStartOp op) {
   return llvm::all_of(op.getShards(), [&](Value shard) {
     auto arg = dyn_cast<BlockArgument>(shard);

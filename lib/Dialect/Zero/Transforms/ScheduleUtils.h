@@ -41,6 +41,9 @@ void limitSwapOutsInFlight(Block &block, unsigned inFlight);
 Operation *hoistReaders(Value value, Operation *after, Operation *limit,
                         llvm::function_ref<bool(Operation *)> mayMove);
 
+/// Removes `value` from the operands of `release`, erasing it if empty.
+void dropFromRelease(ReleaseOp release, Value value);
+
 /// A parameter gather: an all-gather whose operands are all arguments of
 /// the function (the parameter shards of the rank step), as opposed to
 /// post-step gathers of updated shards.

@@ -10,6 +10,12 @@
 using namespace mlir;
 using namespace mlir::zero;
 
+SmallVector<ReassociationIndices> zero::getFlatReassociation(int64_t rank) {
+  if (rank == 0)
+    return {};
+  return {llvm::to_vector(llvm::seq<int64_t>(0, rank))};
+}
+
 Value zero::buildElementwise(
     OpBuilder &b, Location loc, ValueRange inputs, Type elementType,
     function_ref<Value(OpBuilder &, Location, ValueRange)> fn) {

@@ -9,11 +9,16 @@
 #ifndef ZERO_LIB_DIALECT_ZERO_TRANSFORMS_TENSORUTILS_H
 #define ZERO_LIB_DIALECT_ZERO_TRANSFORMS_TENSORUTILS_H
 
+#include "mlir/Dialect/Utils/ReshapeOpsUtils.h"
 #include "mlir/IR/Builders.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 
 namespace mlir {
 namespace zero {
+
+/// The reassociation that views a tensor of rank `rank` as its flat 1-d
+/// shard and back: all dimensions in one group, none for a 0-d tensor.
+SmallVector<ReassociationIndices> getFlatReassociation(int64_t rank);
 
 /// `linalg.map` of same-shaped `inputs` into a new tensor of their shape
 /// with `elementType`; `fn` computes one element from the input elements.

@@ -56,6 +56,29 @@
 // F32:      %[[NEW:.*]], %{{.*}}, %{{.*}} = zero.adam %[[P]],
 // F32-NEXT: zero.swap_in_start %[[NEW]] : tensor<8xf32, #zero.memory_space<host>>
 
+// A shard larger than sub-group-size is updated in tiles that read slices
+// of its states: the states live in host memory all the same, the tiles'
+// results are put together there, and only the gradient's slices are
+// swapped out and the whole 16-bit shard back in.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=2 world-size=2" --zero-mixed-precision=precision=bf16 \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer=sub-group-size=5 \
+// RUN:   --zero-offload-optimizer=device=cpu | FileCheck %s --check-prefix=TILES
+// TILES:      func.func @step(
+// TILES-SAME: %arg4: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "master"}
+// TILES-SAME: %arg5: tensor<8xf32, #zero.memory_space<host>> {zero.param = "w0", zero.state = "exp_avg"}
+// TILES:      %[[M0:.*]] = tensor.extract_slice %arg4[0] [5] [1] : tensor<8xf32, #zero.memory_space<host>> to tensor<5xf32, #zero.memory_space<host>>
+// TILES-NEXT: %[[G0:.*]] = tensor.extract_slice %[[GRAD:.*]][0] [5] [1] : tensor<8xbf16> to tensor<5xbf16>
+// TILES:      %[[OUT0:.*]] = zero.swap_out_start %[[G0]] to host : tensor<5xbf16>
+// TILES-NEXT: tensor.extract_slice %arg5[0] [5] [1] : tensor<8xf32, #zero.memory_space<host>> to tensor<5xf32, #zero.memory_space<host>>
+// TILES:      %[[H0:.*]] = zero.wait %[[OUT0]] : tensor<5xbf16, #zero.memory_space<host>>
+// TILES-NEXT: %[[P0:.*]], %{{.*}}, %{{.*}} = zero.adam %[[M0]], %[[H0]],
+// TILES-NEXT: %[[A0:.*]] = tensor.insert_slice %[[P0]] into %{{.*}}[0] [5] [1] : tensor<5xf32, #zero.memory_space<host>> into tensor<8xf32, #zero.memory_space<host>>
+// TILES:      tensor.extract_slice %arg4[5] [3] [1] : tensor<8xf32, #zero.memory_space<host>>
+// TILES:      %[[A1:.*]] = tensor.insert_slice %{{.*}} into %[[A0]][5] [3] [1] : tensor<3xf32, #zero.memory_space<host>> into tensor<8xf32, #zero.memory_space<host>>
+// TILES:      %[[CAST:.*]] = linalg.map { arith.truncf } ins(%[[A1]] : tensor<8xf32, #zero.memory_space<host>>) outs(%{{.*}} : tensor<8xbf16, #zero.memory_space<host>>)
+// TILES-NEXT: zero.swap_in_start %[[CAST]] : tensor<8xbf16, #zero.memory_space<host>>
+
 // device=none changes nothing; unknown devices and stage 0 are refused
 // (device=nvme: offload-optimizer-nvme.mlir).
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \

@@ -57,6 +57,21 @@ namespace zero {
 using namespace mlir;
 using namespace mlir::zero;
 
+/// The tensor `value` is a view of: through the extract_slice and
+/// collapse_shape ops by which the tiles of a partition larger than
+/// `sub-group-size` read it (zero-insert-optimizer), collected in `views`.
+static Value getViewedValue(Value value,
+                            SmallVectorImpl<Operation *> *views = nullptr) {
+  while (Operation *def = value.getDefiningOp()) {
+    if (!isa<tensor::ExtractSliceOp, tensor::CollapseShapeOp>(def))
+      break;
+    if (views)
+      views->push_back(def);
+    value = def->getOperand(0);
+  }
+  return value;
+}
+
 namespace {
 
 class Offloader {
@@ -92,10 +107,12 @@ private:
   Block &block;
   MemorySpace target;
   double ratio;
-  /// The optimizer ops that step off the device, and the maps whose
-  /// results only they read.
+  /// The optimizer ops that step off the device, the maps whose results
+  /// only they read, and the views through which the tiles of a partition
+  /// larger than `sub-group-size` read their states.
   llvm::SmallPtrSet<Operation *, 16> offloadedOptimizers;
   llvm::SmallPtrSet<Operation *, 16> optimizerFeeders;
+  llvm::SmallPtrSet<Operation *, 16> stateViews;
   llvm::DenseMap<Value, Value> swappedOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapOut;
   llvm::DenseMap<Operation *, Operation *> lastSwapIn;
@@ -107,8 +124,19 @@ private:
 bool Offloader::runsOffDevice(Operation *op) const {
   if (isa<AdamOp, SgdOp>(op))
     return offloadedOptimizers.contains(op);
-  if (optimizerFeeders.contains(op))
+  if (optimizerFeeders.contains(op) || stateViews.contains(op))
     return true;
+  // The updated tiles are put together where they were computed.
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op)) {
+    auto empty = insert.getDest().getDefiningOp<tensor::EmptyOp>();
+    return isInMemorySpace(insert.getSource(), target) &&
+           (isInMemorySpace(insert.getDest(), target) ||
+            (empty && insert.getDest().hasOneUse()));
+  }
+  if (auto expand = dyn_cast<tensor::ExpandShapeOp>(op)) {
+    Operation *def = expand.getSrc().getDefiningOp();
+    return def && offDeviceOps.contains(def);
+  }
   auto map = dyn_cast<linalg::MapOp>(op);
   if (!map || !map.getInit().getDefiningOp<tensor::EmptyOp>() ||
       !map.getInit().hasOneUse())
@@ -127,6 +155,9 @@ void Offloader::moveResults(Operation *op) {
     auto empty = map.getInit().getDefiningOp<tensor::EmptyOp>();
     setMemorySpace(empty.getResult(), target);
   }
+  if (auto insert = dyn_cast<tensor::InsertSliceOp>(op))
+    if (auto empty = insert.getDest().getDefiningOp<tensor::EmptyOp>())
+      setMemorySpace(empty.getResult(), target);
   for (Value result : op->getResults())
     if (isa<RankedTensorType>(result.getType()))
       setMemorySpace(result, target);
@@ -247,10 +278,13 @@ LogicalResult Offloader::run() {
   }
   for (Operation *op : offloadedOptimizers) {
     for (Value operand : op->getOperands()) {
-      auto arg = dyn_cast<BlockArgument>(operand);
+      SmallVector<Operation *> views;
+      auto arg = dyn_cast<BlockArgument>(getViewedValue(operand, &views));
       if (!arg || arg.getOwner() != &block ||
-          !func.getArgAttr(arg.getArgNumber(), stateAttr) ||
-          isInMemorySpace(arg, target))
+          !func.getArgAttr(arg.getArgNumber(), stateAttr))
+        continue;
+      stateViews.insert(views.begin(), views.end());
+      if (isInMemorySpace(arg, target))
         continue;
       if (!isInMemorySpace(arg, MemorySpace::Device))
         return op->emitOpError("reads the optimizer state #")
@@ -282,6 +316,9 @@ LogicalResult Offloader::run() {
     if (map->isBeforeInBlock(first))
       first = map;
   }
+  for (Operation *view : stateViews)
+    if (Operation *op = getStepLevelOp(view); op->isBeforeInBlock(first))
+      first = op;
   // The ops that run off the device, in program order, from the first of
   // them on.
   for (Operation &op : llvm::make_early_inc_range(
@@ -404,6 +441,12 @@ LogicalResult NvmeStateSwapper::run() {
   };
   // Consecutive optimizer ops up to sub-group-size elements; a larger op is
   // a group alone.
+  // A state by its parameter's and its own name, as the step returns it.
+  auto getKey = [&](BlockArgument state) {
+    unsigned i = state.getArgNumber();
+    return std::make_pair(func.getArgAttr(i, paramAttr),
+                          func.getArgAttr(i, stateAttr));
+  };
   SmallVector<SubGroup> groups;
   llvm::DenseMap<std::pair<Attribute, Attribute>, size_t> groupOfState;
   int64_t groupElements = 0;
@@ -411,13 +454,19 @@ LogicalResult NvmeStateSwapper::run() {
   for (Operation &op : block) {
     if (!isa<AdamOp, SgdOp>(op))
       continue;
+    // The tiles of a partition larger than sub-group-size read views of
+    // its states: the first tile's group reads the whole states, the
+    // others find them read.
     SmallVector<BlockArgument> states;
-    for (Value operand : op.getOperands())
-      if (isHostState(operand))
-        states.push_back(cast<BlockArgument>(operand));
+    for (Value operand : op.getOperands()) {
+      Value state = getViewedValue(operand);
+      if (isHostState(state) && !llvm::is_contained(states, state) &&
+          !groupOfState.count(getKey(cast<BlockArgument>(state))))
+        states.push_back(cast<BlockArgument>(state));
+    }
     if (states.empty())
       continue;
-    int64_t numel = getNumElements(op.getOperand(0).getType());
+    int64_t numel = getNumElements(states.front().getType());
     if (groups.empty() || groupElements + numel > options.subGroupSize) {
       groups.emplace_back();
       groupElements = 0;
@@ -425,9 +474,7 @@ LogicalResult NvmeStateSwapper::run() {
     groupElements += numel;
     statesPerGroup = std::max(statesPerGroup, states.size());
     for (BlockArgument state : states) {
-      unsigned i = state.getArgNumber();
-      groupOfState[{func.getArgAttr(i, paramAttr),
-                    func.getArgAttr(i, stateAttr)}] = groups.size() - 1;
+      groupOfState[getKey(state)] = groups.size() - 1;
       groups.back().states.push_back(state);
     }
   }

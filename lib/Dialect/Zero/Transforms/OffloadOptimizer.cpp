@@ -11,6 +11,9 @@
 //   the host holds (the overflow skip's selects, the cast to the 16-bit
 //   parameter) and those whose results only the optimizer reads (fp16's
 //   unscaling of a gradient), run on the host: their results live there.
+//   So do the tiles of a shard larger than `sub-group-size`: they read
+//   slices of the host states, and their updates are put together in host
+//   memory.
 // - A device tensor the host ops read (the reduced gradient shard, a
 //   parameter shard without a master) is swapped out where it is defined,
 //   during the backward pass, and waited for right before its first host use

@@ -143,6 +143,6 @@
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   --zero-offload-optimizer="device=nvme nvme-path=/a" \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/b" 2>&1 \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/b max-in-cpu=0" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=PATHS
 // PATHS: error: zero-offload-params: nvme-path '/b' differs from '/a', already recorded on the step: a rank's NVMe arena is one file, in one directory

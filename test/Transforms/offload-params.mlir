@@ -51,11 +51,31 @@
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/local_nvme" | FileCheck %s --check-prefix=NVME
+// RUN:   --zero-offload-params="device=nvme nvme-path=/local_nvme max-in-cpu=0" | FileCheck %s --check-prefix=NVME
 // NVME:      func.func @step(%arg0: tensor<8xf32, #zero.memory_space<nvme>>
 // NVME-SAME: zero.nvme_path = "/local_nvme"
 // NVME:      zero.swap_in_start %arg0 : tensor<8xf32, #zero.memory_space<nvme>>
 // NVME:      zero.swap_out_start {{.*}} to nvme
+
+// max-in-cpu (offload_param.max_in_cpu): with NVMe, the shards that fit
+// that many elements, in argument order, stay in host memory. Of the 8, 2,
+// 8 and 3 elements of w0, b0, w1 and b1, 13 keep w0 and b0 (10), w1 does
+// not fit (18) and goes to NVMe, b1 fits after it (13). Each update goes
+// back to its shard's space.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=13" | FileCheck %s --check-prefix=MAXINCPU
+// MAXINCPU:      func.func @step(%arg0: tensor<8xf32, #zero.memory_space<host>> {{.*}}, %arg1: tensor<2xf32, #zero.memory_space<host>> {{.*}}, %arg2: tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, %arg3: tensor<3xf32, #zero.memory_space<host>>
+// MAXINCPU-SAME: -> (tensor<f32> {zero.loss}, tensor<8xf32, #zero.memory_space<host>> {{.*}}, tensor<2xf32, #zero.memory_space<host>> {{.*}}, tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, tensor<3xf32, #zero.memory_space<host>>
+// MAXINCPU-SAME: zero.nvme_path = "/n"
+// With every shard in host memory no NVMe path is recorded.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n" | FileCheck %s --check-prefix=ALLINCPU
+// ALLINCPU:     func.func @step(%arg0: tensor<8xf32, #zero.memory_space<host>>
+// ALLINCPU-NOT: nvme
 
 // NVMe: DeepSpeed's swapper holds buffer_count buffers of buffer_size
 // elements. A pool of 2 x 8 elements holds both gathers' 8-element shards:
@@ -66,7 +86,7 @@
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   --zero-schedule-prefetch \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=2 buffer-size=8" \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=0 buffer-count=2 buffer-size=8" \
 // RUN:   | FileCheck %s --check-prefix=POOL2
 // POOL2:      %[[G0:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 2>] : tensor<8xf32>
 // POOL2-NEXT: %[[IN1:.*]] = zero.swap_in_start %arg2 : tensor<8xf32, #zero.memory_space<nvme>>
@@ -75,7 +95,7 @@
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   --zero-schedule-prefetch \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=1 buffer-size=8" \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=0 buffer-count=1 buffer-size=8" \
 // RUN:   | FileCheck %s --check-prefix=POOL1
 // POOL1:      %[[G0:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 2>] : tensor<8xf32>
 // POOL1-NEXT: zero.wait %[[G0]] : tensor<4x4xf32>
@@ -87,19 +107,19 @@
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=4 buffer-size=4" \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=0 buffer-count=4 buffer-size=4" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=BUFSIZE
 // BUFSIZE: error: 'zero.adam' op reads the shard of 'w0' (8 elements) from NVMe, more than one swap buffer holds (offload_param.buffer_size = 4)
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   --zero-bucket="allgather-bucket-size=100" \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=1 buffer-size=8" \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=0 buffer-count=1 buffer-size=8" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=POOL
 // POOL: error: 'zero.all_gather_start' op swaps in {{[0-9]+}} elements at once, more than the swap buffers hold (offload_param.buffer_count x buffer_size = 8)
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/n buffer-count=0" \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=0 buffer-count=0" \
 // RUN:   2>&1 | FileCheck %s --check-prefix=ZERO
 // ZERO: error: zero-offload-params: buffer-count and buffer-size must be at least 1, got 0 and 100000000

@@ -5,7 +5,10 @@
 // each is swapped in for the all-gather that reads it.
 //
 // - Every partitioned (not persistent) parameter argument moves to the
-//   target space, and with it the step's result that updates it.
+//   target space, and with it the step's result that updates it. With NVMe,
+//   the shards that fit `max-in-cpu` elements, in argument order, stay in
+//   host memory (DeepSpeed's `offload_param.max_in_cpu`: a flat CPU buffer
+//   of that many elements holds the sub-groups that fit it).
 // - A gather (or any other device op) that reads offloaded shards gets them
 //   from one swap-in per op, started right after the previous parameter
 //   gather of its block starts (one gather ahead, as the gathers themselves
@@ -79,9 +82,14 @@ struct SwapBuffers {
 
 class ParamOffloader {
 public:
-  ParamOffloader(func::FuncOp func, MemorySpace target,
+  /// `maxInHost`: with NVMe, the shard elements kept in host memory.
+  ParamOffloader(func::FuncOp func, MemorySpace target, int64_t maxInHost,
                  std::optional<SwapBuffers> buffers)
-      : func(func), block(func.front()), target(target), buffers(buffers) {}
+      : func(func), block(func.front()), target(target), maxInHost(maxInHost),
+        buffers(buffers) {}
+
+  /// Whether some shard lives on NVMe (after run).
+  bool usesNvme() const { return numNvmeShards > 0; }
 
   LogicalResult run();
 
@@ -95,24 +103,28 @@ private:
   FailureOr<bool> fitsBuffers(
       Operation *user,
       const llvm::MapVector<Operation *, SmallVector<OpOperand *>> &uses);
-  /// Makes the step return result `index` in the target space.
-  void returnOffDevice(unsigned index);
+  /// Makes the step return result `index` in `space`.
+  void returnOffDevice(unsigned index, MemorySpace space);
 
   func::FuncOp func;
   Block &block;
   MemorySpace target;
+  int64_t maxInHost;
   std::optional<SwapBuffers> buffers;
+  int64_t numNvmeShards = 0;
   /// The last swap-in started after an op (null: a block's start).
   llvm::DenseMap<std::pair<Block *, Operation *>, Operation *> lastSwapIn;
 };
 
-/// Elements of the offloaded shards `user` reads.
+/// Elements of the shards `user` reads from NVMe (through the swapper's
+/// buffers).
 static int64_t getSwappedElements(
     Operation *user,
     const llvm::MapVector<Operation *, SmallVector<OpOperand *>> &uses) {
   int64_t total = 0;
   for (OpOperand *operand : uses.lookup(user))
-    total += getNumElements(operand->get().getType());
+    if (isInMemorySpace(operand->get(), MemorySpace::Nvme))
+      total += getNumElements(operand->get().getType());
   return total;
 }
 
@@ -123,7 +135,8 @@ FailureOr<bool> ParamOffloader::fitsBuffers(
     return true;
   for (OpOperand *operand : uses.lookup(user)) {
     int64_t numel = getNumElements(operand->get().getType());
-    if (numel > buffers->size)
+    if (isInMemorySpace(operand->get(), MemorySpace::Nvme) &&
+        numel > buffers->size)
       return user->emitOpError("reads the shard of '")
              << getShardName(operand->get()) << "' (" << numel
              << " elements) from NVMe, more than one swap buffer holds "
@@ -171,11 +184,11 @@ void ParamOffloader::swapInFor(Operation *user, ArrayRef<OpOperand *> operands,
     operand->set(onDevice);
 }
 
-void ParamOffloader::returnOffDevice(unsigned index) {
+void ParamOffloader::returnOffDevice(unsigned index, MemorySpace space) {
   auto ret = cast<func::ReturnOp>(block.getTerminator());
   OpOperand &operand = ret->getOpOperand(index);
   Value value = operand.get();
-  if (isInMemorySpace(value, target))
+  if (isInMemorySpace(value, space))
     return;
   // The optimizer ran off the device and its result was swapped in only to
   // be returned: return it from where it is, or move it to NVMe from there.
@@ -190,7 +203,7 @@ void ParamOffloader::returnOffDevice(unsigned index) {
         swapIn.erase();
       }
       value = offDevice;
-      if (isInMemorySpace(value, target))
+      if (isInMemorySpace(value, space))
         return;
     }
   }
@@ -199,20 +212,28 @@ void ParamOffloader::returnOffDevice(unsigned index) {
     b.setInsertionPointAfter(getStepLevelOp(def));
   else
     b.setInsertionPointToStart(&block);
-  auto start = SwapOutStartOp::create(b, value.getLoc(), value, target);
+  auto start = SwapOutStartOp::create(b, value.getLoc(), value, space);
   b.setInsertionPoint(ret);
   operand.set(WaitOp::create(b, value.getLoc(), start).getResult(0));
 }
 
 LogicalResult ParamOffloader::run() {
-  // The shards to offload, by name: the step's result of the same name is
-  // their update.
-  llvm::StringMap<BlockArgument> offloaded;
+  // The shards to offload, by name, and where each goes: the step's result
+  // of the same name is their update.
+  llvm::StringMap<MemorySpace> offloaded;
+  int64_t inHost = 0;
   for (ParamArg &param : getParamArgs(func)) {
     if (param.persistent || !isInMemorySpace(param.arg, MemorySpace::Device))
       continue;
-    setMemorySpace(param.arg, target);
-    offloaded[param.name] = param.arg;
+    MemorySpace space = target;
+    int64_t numel = getNumElements(param.arg.getType());
+    if (target == MemorySpace::Nvme && inHost + numel <= maxInHost) {
+      space = MemorySpace::Host;
+      inHost += numel;
+    }
+    numNvmeShards += space == MemorySpace::Nvme;
+    setMemorySpace(param.arg, space);
+    offloaded[param.name] = space;
   }
 
   // Device users, each with all of its offloaded operands, so that a bucket
@@ -228,7 +249,7 @@ LogicalResult ParamOffloader::run() {
       // starts where the shard lives: redundant into the same space, from
       // NVMe straight to host memory otherwise.
       if (auto swapOut = dyn_cast<SwapOutStartOp>(user)) {
-        if (swapOut.getTarget() == target)
+        if (isInMemorySpace(param.arg, swapOut.getTarget()))
           redundant.push_back(swapOut);
       } else if (!isa<func::ReturnOp>(user)) {
         deviceUses[user].push_back(&use);
@@ -251,9 +272,11 @@ LogicalResult ParamOffloader::run() {
   StringRef stateAttr = ZeroDialect::getStateAttrName();
   for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
     auto name = func.getResultAttrOfType<StringAttr>(i, paramAttr);
-    if (name && !func.getResultAttr(i, stateAttr) &&
-        offloaded.count(name.getValue()))
-      returnOffDevice(i);
+    if (!name || func.getResultAttr(i, stateAttr))
+      continue;
+    auto it = offloaded.find(name.getValue());
+    if (it != offloaded.end())
+      returnOffDevice(i, it->second);
   }
   updateFunctionType(func);
   return success();
@@ -292,9 +315,10 @@ struct ZeroOffloadParamsPass
       }
       buffers = SwapBuffers{bufferCount, bufferSize};
     }
-    if (failed(ParamOffloader(step->func, space, buffers).run()))
+    ParamOffloader offloader(step->func, space, maxInCpu, buffers);
+    if (failed(offloader.run()))
       return signalPassFailure();
-    if (space != MemorySpace::Nvme)
+    if (!offloader.usesNvme())
       return;
     if (failed(recordNvmeSettings(
             step->func, getArgument(), nvmePath,

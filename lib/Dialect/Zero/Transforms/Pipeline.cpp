@@ -129,7 +129,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       {options.entry, options.offloadParams, options.offloadParamsNvmePath,
        options.aioBlockSize, options.aioQueueDepth, options.aioSingleSubmit,
        options.aioOverlapEvents, options.offloadParamsBufferCount,
-       options.offloadParamsBufferSize}));
+       options.offloadParamsBufferSize, options.offloadParamsMaxInCpu}));
   pm.addPass(createZeroFoldSingleRankCollectivesPass({options.entry}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
                                        options.deviceMemory, options.hostMemory,

@@ -150,9 +150,7 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
     // The swapper's buffers bound the shards and the swap-ins in flight.
     options.offloadParamsBufferCount = param.bufferCount;
     options.offloadParamsBufferSize = param.bufferSize;
-    noEffectUnlessDefault((q + "max_in_cpu").str(), param.maxInCpu,
-                          "no shard is cached in host memory: each is read "
-                          "from NVMe for its gather");
+    options.offloadParamsMaxInCpu = param.maxInCpu;
     noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory,
                           "the swap store streams every tensor through its "
                           "own pool of buffers (docs/Runtime.md, \"NVMe swap "
@@ -518,7 +516,8 @@ const KnobRoute kKnobRoutes[] = {
      "offload-params-buffer-size (zero-offload-params), with NVMe: the "
      "largest shard"},
     {"zero_optimization.offload_param.max_in_cpu",
-     "no effect (a warning): no shard is cached in host memory"},
+     "offload-params-max-in-cpu (zero-offload-params), with NVMe: shard "
+     "elements kept in host memory"},
     {"zero_optimization.offload_param.pin_memory",
      "no effect (a warning): the host arena is always page-locked on CUDA"},
     {"zero_optimization.sub_group_size",

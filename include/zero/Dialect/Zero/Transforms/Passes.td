@@ -560,7 +560,11 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     elements, a shard larger than `buffer-size`, or a gather whose shards
     exceed the pool of `buffer-count` x `buffer-size` elements, is an error,
     and a swap-in starts one gather ahead only while both gathers' shards fit
-    the pool (else right before its gather).
+    the pool (else right before its gather). As DeepSpeed's `max_in_cpu`,
+    the shards that fit a budget of `max-in-cpu` elements, in argument
+    order, stay in host memory with `nvme` (its default, 1e9 elements,
+    keeps every shard of a model below that size there: 0 puts them all on
+    NVMe); the buffers bound only the shards read from NVMe.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -587,6 +591,9 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     Option<"bufferSize", "buffer-size", "int64_t", /*default=*/"100000000",
            "With nvme: elements of the largest shard "
            "(offload_param.buffer_size)">,
+    Option<"maxInCpu", "max-in-cpu", "int64_t", /*default=*/"1000000000",
+           "With nvme: shard elements kept in host memory instead, in "
+           "argument order (offload_param.max_in_cpu)">,
   ];
 }
 

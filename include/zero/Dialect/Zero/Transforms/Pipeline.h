@@ -255,6 +255,10 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       *this, "offload-params-buffer-size",
       llvm::cl::desc("With nvme: elements of the largest shard"),
       llvm::cl::init(100000000)};
+  Option<int64_t> offloadParamsMaxInCpu{
+      *this, "offload-params-max-in-cpu",
+      llvm::cl::desc("With nvme: shard elements kept in host memory instead"),
+      llvm::cl::init(1000000000)};
   Option<int64_t> aioBlockSize{*this, "aio-block-size",
                                llvm::cl::init(1048576)};
   Option<int64_t> aioQueueDepth{*this, "aio-queue-depth", llvm::cl::init(8)};

@@ -265,7 +265,9 @@ LogicalResult Offloader::run() {
   if (optimizers.empty())
     return success();
   // DeepSpeed's `ratio`: the first optimizer ops, in program order, whose
-  // shards hold that fraction of the elements step off the device.
+  // shards hold that fraction of the elements step off the device. The
+  // tiles of a shard (views of one parameter shard) go together: their
+  // states are one argument each.
   auto numel = [](Operation *op) {
     return cast<RankedTensorType>(op->getOperand(0).getType()).getNumElements();
   };
@@ -273,9 +275,13 @@ LogicalResult Offloader::run() {
   for (Operation *op : optimizers)
     total += numel(op);
   double offloaded = 0;
+  llvm::DenseMap<Value, bool> shardOffloaded;
   for (Operation *op : optimizers) {
-    if (offloaded >= ratio * static_cast<double>(total))
-      break;
+    bool off = offloaded < ratio * static_cast<double>(total);
+    off = shardOffloaded.try_emplace(getViewedValue(op->getOperand(0)), off)
+              .first->second;
+    if (!off)
+      continue;
     offloadedOptimizers.insert(op);
     offloaded += numel(op);
   }

@@ -56,7 +56,10 @@ def configurations(nvme_dir):
         ("nvme", [OPT_CPU,
                   '--zero-set=zero_optimization.offload_param.device="nvme"',
                   '--zero-set=zero_optimization.offload_param.nvme_path="%s"'
-                  % nvme_dir]),
+                  % nvme_dir,
+                  # DeepSpeed's default (1e9) keeps this model's shards in
+                  # host memory.
+                  "--zero-set=zero_optimization.offload_param.max_in_cpu=0"]),
         ("opt-nvme", OPT_NVME + [NVME_PATH % nvme_dir]),
         ("opt-nvme-pipe", OPT_NVME + [NVME_PATH % nvme_dir] + [
             "--zero-set=zero_optimization.sub_group_size=100000",

@@ -57,18 +57,30 @@
 // NVME:      zero.swap_in_start %arg0 : tensor<8xf32, #zero.memory_space<nvme>>
 // NVME:      zero.swap_out_start {{.*}} to nvme
 
-// max-in-cpu (offload_param.max_in_cpu): with NVMe, the shards that fit
-// that many elements, in argument order, stay in host memory. Of the 8, 2,
-// 8 and 3 elements of w0, b0, w1 and b1, 13 keep w0 and b0 (10), w1 does
-// not fit (18) and goes to NVMe, b1 fits after it (13). Each update goes
-// back to its shard's space.
+// max-in-cpu (offload_param.max_in_cpu): with NVMe, DeepSpeed groups the
+// shards in sub-groups, each closed by the shard that brings it to
+// sub-group-size elements, and keeps the sub-groups that end within the
+// first max-in-cpu elements in host memory. Of the 8, 2, 8 and 3 elements of
+// w0, b0, w1 and b1, sub-group-size 8 makes the sub-groups [w0], [b0, w1]
+// and [b1]; 13 keeps [w0] (8) in host memory, [b0, w1] ends at 18 and goes
+// to NVMe, and so does [b1] after it (21). Each update goes back to its
+// shard's space.
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
 // RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
-// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=13" | FileCheck %s --check-prefix=MAXINCPU
-// MAXINCPU:      func.func @step(%arg0: tensor<8xf32, #zero.memory_space<host>> {{.*}}, %arg1: tensor<2xf32, #zero.memory_space<host>> {{.*}}, %arg2: tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, %arg3: tensor<3xf32, #zero.memory_space<host>>
-// MAXINCPU-SAME: -> (tensor<f32> {zero.loss}, tensor<8xf32, #zero.memory_space<host>> {{.*}}, tensor<2xf32, #zero.memory_space<host>> {{.*}}, tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, tensor<3xf32, #zero.memory_space<host>>
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=13 sub-group-size=8" \
+// RUN:   | FileCheck %s --check-prefix=MAXINCPU
+// MAXINCPU:      func.func @step(%arg0: tensor<8xf32, #zero.memory_space<host>> {{.*}}, %arg1: tensor<2xf32, #zero.memory_space<nvme>> {{.*}}, %arg2: tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, %arg3: tensor<3xf32, #zero.memory_space<nvme>>
+// MAXINCPU-SAME: -> (tensor<f32> {zero.loss}, tensor<8xf32, #zero.memory_space<host>> {{.*}}, tensor<2xf32, #zero.memory_space<nvme>> {{.*}}, tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, tensor<3xf32, #zero.memory_space<nvme>>
 // MAXINCPU-SAME: zero.nvme_path = "/n"
+// With the default sub-group-size (1e9) the 21 elements are one sub-group,
+// which does not fit 13: all on NVMe.
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \
+// RUN:   --zero-shard-parameters --zero-reduce-gradients --zero-insert-optimizer \
+// RUN:   --zero-offload-params="device=nvme nvme-path=/n max-in-cpu=13" \
+// RUN:   | FileCheck %s --check-prefix=ONEGROUP
+// ONEGROUP:     func.func @step(%arg0: tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, %arg1: tensor<2xf32, #zero.memory_space<nvme>> {{.*}}, %arg2: tensor<8xf32, #zero.memory_space<nvme>> {{.*}}, %arg3: tensor<3xf32, #zero.memory_space<nvme>>
 // With every shard in host memory no NVMe path is recorded.
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=2 param-persistence-threshold=0" \

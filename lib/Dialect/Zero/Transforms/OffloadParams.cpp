@@ -6,9 +6,9 @@
 //
 // - Every partitioned (not persistent) parameter argument moves to the
 //   target space, and with it the step's result that updates it. With NVMe,
-//   the shards that fit `max-in-cpu` elements, in argument order, stay in
-//   host memory (DeepSpeed's `offload_param.max_in_cpu`: a flat CPU buffer
-//   of that many elements holds the sub-groups that fit it).
+//   as DeepSpeed's `offload_param.max_in_cpu`, the shards of the sub-groups
+//   that fit a flat CPU buffer of `max-in-cpu` elements, in order, stay in
+//   host memory.
 // - A gather (or any other device op) that reads offloaded shards gets them
 //   from one swap-in per op, started right after the previous parameter
 //   gather of its block starts (one gather ahead, as the gathers themselves
@@ -82,11 +82,12 @@ struct SwapBuffers {
 
 class ParamOffloader {
 public:
-  /// `maxInHost`: with NVMe, the shard elements kept in host memory.
-  ParamOffloader(func::FuncOp func, MemorySpace target, int64_t maxInHost,
-                 std::optional<SwapBuffers> buffers)
-      : func(func), block(func.front()), target(target), maxInHost(maxInHost),
-        buffers(buffers) {}
+  /// With NVMe, the sub-groups of `subGroupSize` shard elements whose
+  /// elements fit `maxInHost` stay in host memory.
+  ParamOffloader(func::FuncOp func, MemorySpace target, int64_t subGroupSize,
+                 int64_t maxInHost, std::optional<SwapBuffers> buffers)
+      : func(func), block(func.front()), target(target),
+        subGroupSize(subGroupSize), maxInHost(maxInHost), buffers(buffers) {}
 
   /// Whether some shard lives on NVMe (after run).
   bool usesNvme() const { return numNvmeShards > 0; }
@@ -109,6 +110,7 @@ private:
   func::FuncOp func;
   Block &block;
   MemorySpace target;
+  int64_t subGroupSize;
   int64_t maxInHost;
   std::optional<SwapBuffers> buffers;
   int64_t numNvmeShards = 0;
@@ -221,19 +223,29 @@ LogicalResult ParamOffloader::run() {
   // The shards to offload, by name, and where each goes: the step's result
   // of the same name is their update.
   llvm::StringMap<MemorySpace> offloaded;
-  int64_t inHost = 0;
-  for (ParamArg &param : getParamArgs(func)) {
-    if (param.persistent || !isInMemorySpace(param.arg, MemorySpace::Device))
-      continue;
-    MemorySpace space = target;
-    int64_t numel = getNumElements(param.arg.getType());
-    if (target == MemorySpace::Nvme && inHost + numel <= maxInHost) {
-      space = MemorySpace::Host;
-      inHost += numel;
+  SmallVector<ParamArg> shards;
+  for (ParamArg &param : getParamArgs(func))
+    if (!param.persistent && isInMemorySpace(param.arg, MemorySpace::Device))
+      shards.push_back(param);
+  // DeepSpeed's sub-groups: consecutive shards, each closed by the shard
+  // that brings it to sub-group-size elements. The flat CPU buffer holds
+  // the first max_in_cpu elements of them: the sub-groups that end within
+  // it stay in host memory, the others (and every later one) go to NVMe.
+  int64_t elements = 0;
+  for (size_t first = 0; first < shards.size();) {
+    size_t end = first;
+    int64_t groupElements = 0;
+    while (end < shards.size() && groupElements < subGroupSize)
+      groupElements += getNumElements(shards[end++].arg.getType());
+    elements += groupElements;
+    MemorySpace space = target == MemorySpace::Nvme && elements <= maxInHost
+                            ? MemorySpace::Host
+                            : target;
+    for (; first < end; ++first) {
+      numNvmeShards += space == MemorySpace::Nvme;
+      setMemorySpace(shards[first].arg, space);
+      offloaded[shards[first].name] = space;
     }
-    numNvmeShards += space == MemorySpace::Nvme;
-    setMemorySpace(param.arg, space);
-    offloaded[param.name] = space;
   }
 
   // Device users, each with all of its offloaded operands, so that a bucket
@@ -315,7 +327,8 @@ struct ZeroOffloadParamsPass
       }
       buffers = SwapBuffers{bufferCount, bufferSize};
     }
-    ParamOffloader offloader(step->func, space, maxInCpu, buffers);
+    ParamOffloader offloader(step->func, space, subGroupSize, maxInCpu,
+                             buffers);
     if (failed(offloader.run()))
       return signalPassFailure();
     if (!offloader.usesNvme())

@@ -129,7 +129,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       {options.entry, options.offloadParams, options.offloadParamsNvmePath,
        options.aioBlockSize, options.aioQueueDepth, options.aioSingleSubmit,
        options.aioOverlapEvents, options.offloadParamsBufferCount,
-       options.offloadParamsBufferSize, options.offloadParamsMaxInCpu}));
+       options.offloadParamsBufferSize, options.offloadParamsMaxInCpu,
+       options.subGroupSize}));
   pm.addPass(createZeroFoldSingleRankCollectivesPass({options.entry}));
   pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
                                        options.deviceMemory, options.hostMemory,

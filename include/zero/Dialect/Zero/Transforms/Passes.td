@@ -561,8 +561,10 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     exceed the pool of `buffer-count` x `buffer-size` elements, is an error,
     and a swap-in starts one gather ahead only while both gathers' shards fit
     the pool (else right before its gather). As DeepSpeed's `max_in_cpu`,
-    the shards that fit a budget of `max-in-cpu` elements, in argument
-    order, stay in host memory with `nvme` (its default, 1e9 elements,
+    with `nvme` the shards are grouped in sub-groups (consecutive shards in
+    argument order, each closed by the shard that brings it to
+    `sub-group-size` elements), and the sub-groups that end within the first
+    `max-in-cpu` elements stay in host memory (the default, 1e9 elements,
     keeps every shard of a model below that size there: 0 puts them all on
     NVMe); the buffers bound only the shards read from NVMe.
   }];
@@ -592,8 +594,12 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
            "With nvme: elements of the largest shard "
            "(offload_param.buffer_size)">,
     Option<"maxInCpu", "max-in-cpu", "int64_t", /*default=*/"1000000000",
-           "With nvme: shard elements kept in host memory instead, in "
-           "argument order (offload_param.max_in_cpu)">,
+           "With nvme: shard elements kept in host memory instead, by "
+           "sub-groups in argument order (offload_param.max_in_cpu)">,
+    Option<"subGroupSize", "sub-group-size", "int64_t",
+           /*default=*/"1000000000",
+           "With nvme: the elements of the sub-groups that max-in-cpu keeps "
+           "or not, whole (zero_optimization.sub_group_size)">,
   ];
 }
 

@@ -25,6 +25,7 @@ Usage:
 import argparse
 import json
 import os
+import re
 import shlex
 import sys
 
@@ -55,6 +56,11 @@ def compile_step(args, name, batch, ranks, flags):
     ir = os.path.join(args.work, "%s.mlir" % name)
     launch.run([os.path.join(args.bin, "zero-model")] + model +
         [batch_flag, str(batch), "--dtype", args.dtype, "-o", ir])
+    if args.strip_segments:
+        with open(ir) as f:
+            text = re.sub(r" *\{zero\.segment = [0-9]+ : i64\}", "", f.read())
+        with open(ir, "w") as f:
+            f.write(text)
     schedule = os.path.join(args.work, "%s.json" % name)
     report = os.path.join(args.work, "%s.report.json" % name)
     launch.run([os.path.join(args.bin, "zero-opt"), ir,
@@ -127,6 +133,9 @@ def main():
                         "variant (mixed precision, the optimizer)")
     parser.add_argument("--bitwise-with", action="append", default=[],
                         help="A=B: variants A and B must agree bit for bit")
+    parser.add_argument("--strip-segments", action="store_true",
+                        help="remove zero-model's zero.segment marks, as "
+                        "from a step written elsewhere")
     parser.add_argument("--env", action="append", default=[],
                         help="NAME=VALUE: an environment variable of every "
                         "zero-run (the reference's too), e.g. "

@@ -64,20 +64,6 @@ namespace {
 
 constexpr StringLiteral kPassName = "zero-checkpoint-activations";
 
-/// Calls `fn` on every value `op` reads: its operands and the values its
-/// regions use from above.
-void forEachInput(Operation *op, function_ref<void(Value)> fn) {
-  for (Value operand : op->getOperands())
-    fn(operand);
-  op->walk([&](Operation *nested) {
-    if (nested == op)
-      return;
-    for (Value operand : nested->getOperands())
-      if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
-        fn(operand);
-  });
-}
-
 /// Saturates instead of overflowing: FLOPs only inform.
 int64_t addFlops(int64_t a, int64_t b) {
   return llvm::checkedAdd(a, b).value_or(std::numeric_limits<int64_t>::max());
@@ -261,26 +247,11 @@ LogicalResult Checkpointer::collectSegments(StringRef noSegments) {
 }
 
 LogicalResult Checkpointer::collectForwardOps() {
-  std::optional<unsigned> loss;
-  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
-    if (func.getResultAttr(i, ZeroDialect::getLossAttrName()))
-      loss = i;
-  if (!loss)
-    return func.emitError() << kPassName << ": no result is marked '"
-                            << ZeroDialect::getLossAttrName()
-                            << "', so the forward pass is unknown";
-  lossIndex = *loss;
-  Operation *terminator = body.getTerminator();
-  SmallVector<Operation *> worklist;
-  auto visit = [&](Value value) {
-    if (Operation *def = value.getDefiningOp())
-      if (Operation *top = getTopLevel(def))
-        if (forward.insert(top).second)
-          worklist.push_back(top);
-  };
-  visit(terminator->getOperand(lossIndex));
-  while (!worklist.empty())
-    forEachInput(worklist.pop_back_val(), visit);
+  FailureOr<ForwardPass> pass = getForwardPass(func, kPassName);
+  if (failed(pass))
+    return failure();
+  lossIndex = pass->lossIndex;
+  forward = std::move(pass->ops);
   return success();
 }
 

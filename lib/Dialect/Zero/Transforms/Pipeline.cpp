@@ -26,6 +26,9 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   // Early, so that every later pass sees the recomputation as ordinary
   // backward ops (stage 3 gathers its parameters again).
   if (options.checkpointActivations != CheckpointActivations::None) {
+    // A step that does not mark its segments gets them marked.
+    pm.addPass(
+        createZeroInferSegmentsPass({options.entry, options.cpuCheckpointing}));
     ZeroCheckpointActivationsPassOptions checkpoint{
         options.entry, options.numberCheckpoints, options.cpuCheckpointing};
     // auto measures candidate steps with the rest of this pipeline, which

@@ -110,6 +110,43 @@ SmallVector<ParamArg> zero::getParamArgs(func::FuncOp func) {
   return params;
 }
 
+void zero::forEachInput(Operation *op, function_ref<void(Value)> fn) {
+  for (Value operand : op->getOperands())
+    fn(operand);
+  op->walk([&](Operation *nested) {
+    if (nested == op)
+      return;
+    for (Value operand : nested->getOperands())
+      if (!op->isAncestor(operand.getParentRegion()->getParentOp()))
+        fn(operand);
+  });
+}
+
+FailureOr<ForwardPass> zero::getForwardPass(func::FuncOp func,
+                                            StringRef passName) {
+  std::optional<unsigned> loss;
+  for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+    if (func.getResultAttr(i, ZeroDialect::getLossAttrName()))
+      loss = i;
+  if (!loss)
+    return func.emitError() << passName << ": no result is marked '"
+                            << ZeroDialect::getLossAttrName()
+                            << "', so the forward pass is unknown";
+  ForwardPass forward{*loss, {}};
+  Block &body = func.getBody().front();
+  SmallVector<Operation *> worklist;
+  auto visit = [&](Value value) {
+    if (Operation *def = value.getDefiningOp())
+      if (Operation *top = body.findAncestorOpInBlock(*def))
+        if (forward.ops.insert(top).second)
+          worklist.push_back(top);
+  };
+  visit(body.getTerminator()->getOperand(*loss));
+  while (!worklist.empty())
+    forEachInput(worklist.pop_back_val(), visit);
+  return forward;
+}
+
 void zero::updateFunctionType(func::FuncOp func) {
   Block &body = func.getBody().front();
   func.setType(FunctionType::get(func.getContext(), body.getArgumentTypes(),

@@ -37,6 +37,42 @@ def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
 // Every pass below works on the training-step function: the one named by
 // `entry`, else the one `zero-partition` marked, else the only candidate.
 
+def ZeroInferSegmentsPass : Pass<"zero-infer-segments", "ModuleOp"> {
+  let summary = "Mark the segments of a step that has no zero.segment";
+  let description = [{
+    Activation checkpointing recomputes segments that the input IR marks
+    with `zero.segment` (zero-model marks each transformer layer). A step
+    from elsewhere has no marks; this pass finds segments in it and marks
+    them, and does nothing when any op carries `zero.segment` already.
+
+    The forward pass is the ops the loss depends on. An activation is a
+    tensor that a forward op computes from the step's data (`zero.data`
+    arguments), so neither parameters, what is computed from them alone
+    (casts, transposes of weights) nor constants (a causal mask) count.
+    Between two consecutive forward ops, the activations computed before
+    and read by a forward op after *cross* that point. The points that
+    the fewest activations cross (one in a transformer: the residual
+    stream after each residual add) cut the forward pass; of several
+    consecutive cut points with the same crossing activations (only
+    activation-free ops between them), the first cuts. The forward ops
+    between one cut and the next form a segment, numbered in order from 0;
+    the ops before the first cut (the embeddings) and after the last (the
+    head and the loss) are in none. What a segment's last op computes
+    crosses the cut, so the next segment reads it and it is kept; only
+    values inside a segment can be recomputed, so a segment of a plain
+    chain of ops recomputes nothing.
+  }];
+  let options = [
+    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
+           "Name of the training-step function (needed when the module "
+           "holds several candidates)">,
+    Option<"cpuCheckpointing", "cpu-checkpointing", "bool",
+           /*default=*/"false",
+           "The kept inputs will wait in host memory (cpu_checkpointing): "
+           "choose the segments by their recomputation alone">,
+  ];
+}
+
 def ZeroCheckpointActivationsPass
     : Pass<"zero-checkpoint-activations", "ModuleOp"> {
   let summary = "Recompute each segment's activations in the backward pass";
@@ -81,7 +117,8 @@ def ZeroCheckpointActivationsPass
     FLOPs of the step and of the recomputation) for the memory report.
 
     A step without any `zero.segment` is an error: checkpointing was asked
-    for and there is nothing to checkpoint. Runs before partitioning, so
+    for and there is nothing to checkpoint (the ZeRO pipeline runs
+    `zero-infer-segments` first, which marks what it finds). Runs before partitioning, so
     that later passes see the recomputation as ordinary backward ops (at
     stage 3 its parameters are gathered again in the backward pass, as for
     any other backward use).

@@ -6,6 +6,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "llvm/ADT/DenseSet.h"
 
 namespace mlir {
 namespace zero {
@@ -48,6 +49,20 @@ struct ParamArg {
   bool frozen;
 };
 SmallVector<ParamArg> getParamArgs(func::FuncOp func);
+
+/// The forward pass of a single-block step: the ops of its body that the
+/// result marked `zero.loss` depends on (through their operands and the
+/// values their regions use from above), and that result's number. Emits an
+/// error naming `passName` and fails when no result is marked.
+struct ForwardPass {
+  unsigned lossIndex;
+  llvm::DenseSet<Operation *> ops;
+};
+FailureOr<ForwardPass> getForwardPass(func::FuncOp func, StringRef passName);
+
+/// Calls `fn` on every value `op` reads: its operands and the values that
+/// the ops of its regions use from above.
+void forEachInput(Operation *op, function_ref<void(Value)> fn);
 
 /// Sets the function type of `func` from its entry block's argument types
 /// and its terminator's operand types, after a pass changed them.

@@ -13,6 +13,9 @@
 //   from one swap-in per op, started right after the previous parameter
 //   gather of its block starts (one gather ahead, as the gathers themselves
 //   are prefetched) and waited for right before it.
+// - The tiles of a shard larger than sub-group-size that the off-device
+//   optimizer updates read slices of the shard in host memory (of one copy
+//   read from NVMe), not slices of a copy swapped in for each.
 // - The updated shard is swapped out where it is computed. When the
 //   optimizer ran off the device, the swap-in that brought the shard back
 //   for the step's result is dropped: the shard is returned from host
@@ -31,7 +34,9 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/MapVector.h"
+#include "llvm/ADT/SmallPtrSet.h"
 
 namespace mlir {
 namespace zero {
@@ -104,6 +109,9 @@ private:
   FailureOr<bool> fitsBuffers(
       Operation *user,
       const llvm::MapVector<Operation *, SmallVector<OpOperand *>> &uses);
+  /// The tiles of an offloaded shard that only the off-device optimizer
+  /// reads (views swapped out to host memory) become views in host memory.
+  void viewTilesOffDevice(BlockArgument shard);
   /// Makes the step return result `index` in `space`.
   void returnOffDevice(unsigned index, MemorySpace space);
 
@@ -114,6 +122,8 @@ private:
   int64_t maxInHost;
   std::optional<SwapBuffers> buffers;
   int64_t numNvmeShards = 0;
+  /// The views of viewTilesOffDevice.
+  llvm::SmallPtrSet<Operation *, 16> offDeviceViews;
   /// The last swap-in started after an op (null: a block's start).
   llvm::DenseMap<std::pair<Block *, Operation *>, Operation *> lastSwapIn;
 };
@@ -219,6 +229,42 @@ void ParamOffloader::returnOffDevice(unsigned index, MemorySpace space) {
   operand.set(WaitOp::create(b, value.getLoc(), start).getResult(0));
 }
 
+void ParamOffloader::viewTilesOffDevice(BlockArgument shard) {
+  auto onlySwappedToHost = [](Operation *view) {
+    return llvm::all_of(view->getResult(0).getUsers(), [](Operation *user) {
+      auto swapOut = dyn_cast<SwapOutStartOp>(user);
+      return swapOut && swapOut.getTarget() == MemorySpace::Host &&
+             swapOut.getTensors().size() == 1;
+    });
+  };
+  SmallVector<Operation *> views;
+  for (Operation *user : shard.getUsers())
+    if (isa<tensor::ExtractSliceOp>(user) && onlySwappedToHost(user))
+      views.push_back(user);
+  if (views.empty())
+    return;
+  // A shard on NVMe is read into host memory once, before its first tile.
+  Value source = shard;
+  if (isInMemorySpace(shard, MemorySpace::Nvme)) {
+    Operation *first = views.front();
+    for (Operation *view : views)
+      if (getStepLevelOp(view)->isBeforeInBlock(getStepLevelOp(first)))
+        first = view;
+    OpBuilder b(getStepLevelOp(first));
+    auto read =
+        SwapOutStartOp::create(b, first->getLoc(), shard, MemorySpace::Host);
+    source = WaitOp::create(b, first->getLoc(), read).getResult(0);
+  }
+  for (Operation *view : views) {
+    offDeviceViews.insert(view);
+    view->setOperand(0, source);
+    setMemorySpace(view->getResult(0), MemorySpace::Host);
+    for (Operation *user :
+         llvm::make_early_inc_range(view->getResult(0).getUsers()))
+      foldRedundantSwapOut(cast<SwapOutStartOp>(user));
+  }
+}
+
 LogicalResult ParamOffloader::run() {
   // The shards to offload, by name, and where each goes: the step's result
   // of the same name is their update.
@@ -248,6 +294,10 @@ LogicalResult ParamOffloader::run() {
     }
   }
 
+  for (const ParamArg &param : getParamArgs(func))
+    if (offloaded.count(param.name))
+      viewTilesOffDevice(param.arg);
+
   // Device users, each with all of its offloaded operands, so that a bucket
   // swaps in at once.
   llvm::MapVector<Operation *, SmallVector<OpOperand *>> deviceUses;
@@ -263,7 +313,7 @@ LogicalResult ParamOffloader::run() {
       if (auto swapOut = dyn_cast<SwapOutStartOp>(user)) {
         if (isInMemorySpace(param.arg, swapOut.getTarget()))
           redundant.push_back(swapOut);
-      } else if (!isa<func::ReturnOp>(user)) {
+      } else if (!isa<func::ReturnOp>(user) && !offDeviceViews.contains(user)) {
         deviceUses[user].push_back(&use);
       }
     }

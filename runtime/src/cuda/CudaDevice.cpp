@@ -51,6 +51,20 @@ Status makeCurrent(int ordinal) {
   return Status::ok();
 }
 
+/// Environment switch `name`: true when it is `on` or unset, false when it
+/// is `off`, an error otherwise.
+StatusOr<bool> getSwitch(const char *name, const char *on, const char *off) {
+  const char *set = std::getenv(name);
+  if (!set)
+    return true;
+  const std::string value = set;
+  if (value != on && value != off)
+    return ZERO_ERROR(kInvalidArgument, std::string(name) + " is '" + value +
+                                            "': it is '" + on +
+                                            "' (the default) or '" + off + "'");
+  return value == on;
+}
+
 /// A prepared op run on the right device whatever thread runs it.
 class CurrentDeviceOp final : public PreparedOp {
 public:
@@ -270,26 +284,17 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.errors = &errors_;
   for (int i = 0; i < kNumMemorySpaces; ++i)
     ctx_.arenas[i] = arenas_[i];
-  if (const char *fusion = std::getenv("ZERO_CUDA_FUSION")) {
-    const std::string value = fusion;
-    if (value != "on" && value != "off")
-      return ZERO_ERROR(kInvalidArgument,
-                        "ZERO_CUDA_FUSION is '" + value +
-                            "': it is 'on' (the default) or 'off'");
-    fuseRows_ = value == "on";
-  }
+  StatusOr<bool> fuseRows = getSwitch("ZERO_CUDA_FUSION", "on", "off");
+  if (!fuseRows.isOk())
+    return fuseRows.status();
+  fuseRows_ = *fuseRows;
   if (fuseRows_)
     uses_ = std::make_unique<ValueUses>(schedule);
-  bool hostCompute = true;
-  if (const char *where = std::getenv("ZERO_CUDA_HOST_COMPUTE")) {
-    const std::string value = where;
-    if (value != "cpu" && value != "gpu")
-      return ZERO_ERROR(kInvalidArgument,
-                        "ZERO_CUDA_HOST_COMPUTE is '" + value +
-                            "': it is 'cpu' (the default) or 'gpu'");
-    hostCompute = value == "cpu";
-  }
-  if (hostCompute) {
+  StatusOr<bool> hostCompute =
+      getSwitch("ZERO_CUDA_HOST_COMPUTE", "cpu", "gpu");
+  if (!hostCompute.isOk())
+    return hostCompute.status();
+  if (*hostCompute) {
     StatusOr<std::unique_ptr<HostCompute>> host =
         HostCompute::create(ctx_, tracker);
     if (!host.isOk())
@@ -435,9 +440,10 @@ size_t CudaDevice::groupLength(size_t stream, size_t first) {
   if (optimizerRun > 1 || !fuseRows_)
     return optimizerRun;
   proposed_ = findRowProgram(*schedule_, *uses_, stream, first);
-  if (proposed_ &&
-      std::any_of(proposed_->steps.begin(), proposed_->steps.end(),
-                  [&](const RowStep &step) { return runsOnHost(*step.inst); }))
+  if (proposed_ && std::any_of(proposed_->steps.begin(), proposed_->steps.end(),
+                               [&](const RowStep &s) {
+                                 return s.inst && runsOnHost(*s.inst);
+                               }))
     proposed_.reset();
   return proposed_ ? proposed_->steps.size() : 1;
 }
@@ -445,18 +451,12 @@ size_t CudaDevice::groupLength(size_t stream, size_t first) {
 PreparedOpOr
 CudaDevice::prepareOnHost(const std::vector<const Instruction *> &group) {
   // Checked as the host checks them.
-  StatusOr<std::unique_ptr<host::ComputeOp>> op =
-      host::prepareHostGroup(group, *schedule_);
-  if (!op.isOk())
-    return op.status();
-  if (!*op)
-    return std::unique_ptr<PreparedOp>();
-  PreparedOpOr prepared = host_->prepare(std::move(*op), group);
-  if (!prepared.isOk())
-    return prepared.status();
+  PreparedOpOr op = host_->prepare(group);
+  if (!op.isOk() || !*op)
+    return op;
   // Enqueued from the compute thread, like every other op.
   return std::unique_ptr<PreparedOp>(
-      new CurrentDeviceOp(ordinal_, std::move(*prepared)));
+      new CurrentDeviceOp(ordinal_, std::move(*op)));
 }
 
 StatusOr<std::unique_ptr<PreparedOp>>

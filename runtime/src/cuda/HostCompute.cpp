@@ -219,11 +219,16 @@ HostCompute::~HostCompute() {
 }
 
 PreparedOpOr
-HostCompute::prepare(std::unique_ptr<host::ComputeOp> op,
-                     const std::vector<const Instruction *> &group) {
+HostCompute::prepare(const std::vector<const Instruction *> &group) {
+  StatusOr<std::unique_ptr<host::ComputeOp>> op =
+      host::prepareHostGroup(group, *ctx_.schedule);
+  if (!op.isOk())
+    return op.status();
+  if (!*op)
+    return std::unique_ptr<PreparedOp>();
   const ValueAccess access = getValueAccess(group, ctx_.schedule->values());
   auto task = std::make_unique<HostTask>();
-  task->op = std::move(op);
+  task->op = std::move(*op);
   task->frame = &frame_;
   task->errors = &errors_;
   tasks_.push_back(std::move(task));

@@ -71,10 +71,11 @@ public:
   HostCompute(const HostCompute &) = delete;
   HostCompute &operator=(const HostCompute &) = delete;
 
-  /// The op that enqueues host op `op`, prepared from `group`, on the
-  /// compute stream with the copies of the scalars it reads and writes.
-  PreparedOpOr prepare(std::unique_ptr<host::ComputeOp> op,
-                       const std::vector<const Instruction *> &group);
+  /// Prepares `group` (one instruction, or a group of the host's) as the
+  /// host prepares it, as an op that enqueues it on the compute stream with
+  /// the copies of the scalars it reads and writes; null when the group
+  /// runs one by one after all (host::prepareHostGroup).
+  PreparedOpOr prepare(const std::vector<const Instruction *> &group);
 
   HostErrors &errors() { return errors_; }
 

@@ -57,12 +57,7 @@ public:
 
   StatusOr<std::unique_ptr<PreparedOp>>
   prepare(const Instruction &inst) override {
-    StatusOr<std::unique_ptr<host::ComputeOp>> op =
-        host::prepareComputeOp(inst, schedule_->name(), schedule_->values());
-    if (!op.isOk())
-      return op.status();
-    return std::unique_ptr<PreparedOp>(
-        new host::FrameOp(std::move(*op), *frame_));
+    return prepareOnFrame({&inst});
   }
 
   /// zero.adam and the cast of its new parameter to 16 bits run as one op.
@@ -79,14 +74,7 @@ public:
     std::vector<const Instruction *> group;
     for (size_t i = first; i < first + count; ++i)
       group.push_back(&list[i]);
-    StatusOr<std::unique_ptr<host::ComputeOp>> op =
-        host::prepareHostGroup(group, *schedule_);
-    if (!op.isOk())
-      return op.status();
-    if (!*op)
-      return std::unique_ptr<PreparedOp>();
-    return std::unique_ptr<PreparedOp>(
-        new host::FrameOp(std::move(*op), *frame_));
+    return prepareOnFrame(group);
   }
 
   Status recordEvent(size_t, int64_t) override { return Status::ok(); }
@@ -131,6 +119,19 @@ public:
   }
 
 private:
+  /// One instruction, or a group of the host's, run against the frame.
+  StatusOr<std::unique_ptr<PreparedOp>>
+  prepareOnFrame(const std::vector<const Instruction *> &group) {
+    StatusOr<std::unique_ptr<host::ComputeOp>> op =
+        host::prepareHostGroup(group, *schedule_);
+    if (!op.isOk())
+      return op.status();
+    if (!*op)
+      return std::unique_ptr<PreparedOp>();
+    return std::unique_ptr<PreparedOp>(
+        new host::FrameOp(std::move(*op), *frame_));
+  }
+
   const Schedule *schedule_ = nullptr;
   HostArenas arenas_;
   std::vector<Scalar> registers_;

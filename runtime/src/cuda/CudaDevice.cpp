@@ -141,9 +141,8 @@ private:
     return host_ && isHostSpaceGroup(group, *schedule_);
   }
   bool runsOnHost(const Instruction &inst) const { return runsOnHost({&inst}); }
-  /// Prepares a group of the host's (one instruction, or zero.adam with its
-  /// cast) for the CPU; null when the group runs one by one after all.
-  PreparedOpOr prepareOnHost(const std::vector<const Instruction *> &group);
+  /// Prepares a run of host-space instructions for the CPU.
+  PreparedOpOr prepareOnHost(const std::vector<const Instruction *> &run);
   /// Copies on the compute stream and waits for it (between steps).
   Status copyAndWait(void *to, const void *from, int64_t bytes);
   /// "rank R: cuda:N: " before an error of asynchronous work.
@@ -423,12 +422,13 @@ size_t CudaDevice::groupLength(size_t stream, size_t first) {
   const std::vector<Instruction> &list =
       schedule_->streams()[stream].instructions;
   if (runsOnHost(list[first])) {
-    // The host's groups, where all of the group runs on the CPU.
-    const size_t length = host::getHostGroupLength(list, first);
-    for (size_t i = first + 1; i < first + length; ++i)
-      if (!runsOnHost(list[i]))
-        return 1;
-    return length;
+    // A run of host-space instructions is one host function.
+    const size_t limit = getGroupLimit(*schedule_, stream, first);
+    size_t end = first + 1;
+    while (end < limit && list[end].kind == Instruction::Kind::Compute &&
+           runsOnHost(list[end]))
+      ++end;
+    return end - first;
   }
   // A kernel's group ends before an instruction the CPU runs.
   size_t optimizerRun = getOptimizerRunLength(list, first);
@@ -449,10 +449,10 @@ size_t CudaDevice::groupLength(size_t stream, size_t first) {
 }
 
 PreparedOpOr
-CudaDevice::prepareOnHost(const std::vector<const Instruction *> &group) {
+CudaDevice::prepareOnHost(const std::vector<const Instruction *> &run) {
   // Checked as the host checks them.
-  PreparedOpOr op = host_->prepare(group);
-  if (!op.isOk() || !*op)
+  PreparedOpOr op = host_->prepare(run);
+  if (!op.isOk())
     return op;
   // Enqueued from the compute thread, like every other op.
   return std::unique_ptr<PreparedOp>(

@@ -127,10 +127,10 @@ Status HostErrors::check(int rank) {
 // HostCompute
 //===----------------------------------------------------------------------===//
 
-/// What a host function reaches: the op, and the step it runs in (for the
-/// error's message), set when the op is enqueued.
+/// What a host function reaches: the ops of a run of instructions, and the
+/// step it runs in (for an error's message), set when it is enqueued.
 struct HostTask {
-  std::unique_ptr<host::ComputeOp> op;
+  std::vector<std::unique_ptr<host::ComputeOp>> ops;
   host::Frame *frame = nullptr;
   HostErrors *errors = nullptr;
   std::atomic<int64_t> step{0};
@@ -143,7 +143,8 @@ struct HostTask {
       return;
     Status status;
     try {
-      status = task.op->run(*task.frame);
+      for (size_t i = 0; i < task.ops.size() && status.isOk(); ++i)
+        status = task.ops[i]->run(*task.frame);
     } catch (const std::exception &e) {
       status = ZERO_ERROR(kInternal, std::string("host op: ") + e.what());
     }
@@ -218,17 +219,30 @@ HostCompute::~HostCompute() {
   tracker_.release(mirrorBytes_);
 }
 
-PreparedOpOr
-HostCompute::prepare(const std::vector<const Instruction *> &group) {
-  StatusOr<std::unique_ptr<host::ComputeOp>> op =
-      host::prepareHostGroup(group, *ctx_.schedule);
-  if (!op.isOk())
-    return op.status();
-  if (!*op)
-    return std::unique_ptr<PreparedOp>();
-  const ValueAccess access = getValueAccess(group, ctx_.schedule->values());
+PreparedOpOr HostCompute::prepare(const std::vector<const Instruction *> &run) {
   auto task = std::make_unique<HostTask>();
-  task->op = std::move(*op);
+  for (size_t i = 0; i < run.size();) {
+    // The host's groups (Adam with its cast) inside the run.
+    size_t length = host::getHostGroupLength(
+        *run[i], i + 1 < run.size() ? run[i + 1] : nullptr);
+    auto group = [&](size_t count) {
+      return std::vector<const Instruction *>(run.begin() + i,
+                                              run.begin() + i + count);
+    };
+    StatusOr<std::unique_ptr<host::ComputeOp>> op =
+        host::prepareHostGroup(group(length), *ctx_.schedule);
+    if (op.isOk() && !*op) { // the pair runs apart after all
+      length = 1;
+      op = host::prepareHostGroup(group(length), *ctx_.schedule);
+    }
+    if (!op.isOk())
+      return op.status();
+    task->ops.push_back(std::move(*op));
+    i += length;
+  }
+  // Scalars the run writes and reads itself stay in the mirror between its
+  // instructions; the copies only cross the run's bounds.
+  const ValueAccess access = getValueAccess(run, ctx_.schedule->values());
   task->frame = &frame_;
   task->errors = &errors_;
   tasks_.push_back(std::move(task));

@@ -8,11 +8,12 @@
 // with its CPU Adam), not as a GPU kernel reading host memory over PCIe:
 // the device enqueues it on its stream with cudaLaunchHostFunc, so that it
 // runs after the stream's earlier work and before its later work, events
-// keep their meaning, and the issuing thread never waits for the GPU.
+// keep their meaning, and the issuing thread never waits for the GPU. A run
+// of consecutive such instructions is one host function.
 //
-// Scalars live in device registers. Before the host function the op's
-// scalar operands are copied into a pinned mirror of the register file, and
-// after it its scalar results are copied back, on the same stream. A host
+// Scalars live in device registers. Before the host function the scalars
+// the run reads are copied into a pinned mirror of the register file, and
+// after it the scalars it writes are copied back, on the same stream. A host
 // function must not call CUDA: an error of the op is recorded here and
 // Device::synchronize reports it.
 //
@@ -33,9 +34,9 @@
 
 namespace zero::runtime::cuda {
 
-/// Whether instructions `group` (one, or a group of the host's) touch at
-/// least one tensor and only tensors of the host arena: their operands,
-/// results, and the tensors their bodies read from outside.
+/// Whether instructions `group` touch at least one tensor and only tensors
+/// of the host arena: their operands, results, and the tensors their bodies
+/// read from outside.
 bool isHostSpaceGroup(const std::vector<const Instruction *> &group,
                       const Schedule &schedule);
 
@@ -71,11 +72,11 @@ public:
   HostCompute(const HostCompute &) = delete;
   HostCompute &operator=(const HostCompute &) = delete;
 
-  /// Prepares `group` (one instruction, or a group of the host's) as the
-  /// host prepares it, as an op that enqueues it on the compute stream with
-  /// the copies of the scalars it reads and writes; null when the group
-  /// runs one by one after all (host::prepareHostGroup).
-  PreparedOpOr prepare(const std::vector<const Instruction *> &group);
+  /// Prepares `run`, consecutive instructions of the compute stream, as the
+  /// host prepares them (Adam with its cast as one op) into one host
+  /// function, enqueued on the compute stream between the copies of the
+  /// scalars the run reads and writes.
+  PreparedOpOr prepare(const std::vector<const Instruction *> &run);
 
   HostErrors &errors() { return errors_; }
 

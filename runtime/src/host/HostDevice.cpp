@@ -62,8 +62,10 @@ public:
 
   /// zero.adam and the cast of its new parameter to 16 bits run as one op.
   size_t groupLength(size_t stream, size_t first) override {
-    return host::getHostGroupLength(schedule_->streams()[stream].instructions,
-                                    first);
+    const std::vector<Instruction> &list =
+        schedule_->streams()[stream].instructions;
+    return host::getHostGroupLength(
+        list[first], first + 1 < list.size() ? &list[first + 1] : nullptr);
   }
   StatusOr<std::unique_ptr<PreparedOp>>
   prepareGroup(size_t stream, size_t first, size_t count) override {

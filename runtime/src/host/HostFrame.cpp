@@ -19,10 +19,8 @@ ArenaFrame::ArenaFrame(const Schedule &schedule,
   }
 }
 
-size_t getHostGroupLength(const std::vector<Instruction> &list, size_t first) {
-  return first + 1 < list.size() && isAdamWithCast(list[first], list[first + 1])
-             ? 2
-             : 1;
+size_t getHostGroupLength(const Instruction &inst, const Instruction *next) {
+  return next && isAdamWithCast(inst, *next) ? 2 : 1;
 }
 
 StatusOr<std::unique_ptr<ComputeOp>>

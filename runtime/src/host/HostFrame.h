@@ -62,10 +62,10 @@ private:
   Frame &frame_;
 };
 
-/// How many instructions of `list`, from `first`, the host runs as one op:
-/// 2 for a zero.adam and the 16-bit cast of its new parameter
-/// (isAdamWithCast), else 1.
-size_t getHostGroupLength(const std::vector<Instruction> &list, size_t first);
+/// How many instructions the host runs as one op from `inst`, which `next`
+/// follows (null at the end of the stream): 2 for a zero.adam and the
+/// 16-bit cast of its new parameter (isAdamWithCast), else 1.
+size_t getHostGroupLength(const Instruction &inst, const Instruction *next);
 
 /// Prepares `group`, instructions getHostGroupLength proposed to run
 /// together, as one op (one instruction: prepareComputeOp); null when they

@@ -1135,8 +1135,9 @@ TEST(HostComputeTest, RunsTheInstructionsOfTheHostArenaOnTheCpu) {
   EXPECT_TRUE(isHostSpaceGroup({&list[5], &list[6]}, *parsed));
   EXPECT_FALSE(isHostSpaceGroup({&list[10], &list[11]}, *parsed));
   // Adam and its cast are one op on the CPU, as on the host.
-  EXPECT_EQ(host::getHostGroupLength(list, 5), 2u);
-  EXPECT_EQ(host::getHostGroupLength(list, 7), 1u);
+  EXPECT_EQ(host::getHostGroupLength(list[5], &list[6]), 2u);
+  EXPECT_EQ(host::getHostGroupLength(list[7], &list[8]), 1u);
+  EXPECT_EQ(host::getHostGroupLength(list[12], nullptr), 1u);
 }
 
 TEST(HostComputeTest, ReportsTheFirstErrorOnceWithRankAndStep) {

@@ -1124,20 +1124,20 @@ TEST(HostComputeTest, RunsTheInstructionsOfTheHostArenaOnTheCpu) {
   StatusOr<Schedule> parsed = Schedule::parse(step.b.text(), "t.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   const std::vector<Instruction> &list = parsed->streams()[0].instructions;
-  ASSERT_EQ(list.size(), 13u);
+  ASSERT_EQ(list.size(), 14u);
   // Scalars alone, device tensors, or a copy between spaces: a kernel.
   const std::vector<bool> onHost = {false, false, false, false, true,
                                     true,  true,  true,  true,  true,
-                                    true,  false, false};
+                                    true,  true,  false, false};
   for (size_t i = 0; i < list.size(); ++i)
     EXPECT_EQ(isHostSpaceGroup({&list[i]}, *parsed), onHost[i])
         << "instruction " << i << " (" << list[i].op << ")";
   EXPECT_TRUE(isHostSpaceGroup({&list[5], &list[6]}, *parsed));
-  EXPECT_FALSE(isHostSpaceGroup({&list[10], &list[11]}, *parsed));
+  EXPECT_FALSE(isHostSpaceGroup({&list[11], &list[12]}, *parsed));
   // Adam and its cast are one op on the CPU, as on the host.
   EXPECT_EQ(host::getHostGroupLength(list[5], &list[6]), 2u);
   EXPECT_EQ(host::getHostGroupLength(list[7], &list[8]), 1u);
-  EXPECT_EQ(host::getHostGroupLength(list[12], nullptr), 1u);
+  EXPECT_EQ(host::getHostGroupLength(list[13], nullptr), 1u);
 }
 
 TEST(HostComputeTest, ReportsTheFirstErrorOnceWithRankAndStep) {

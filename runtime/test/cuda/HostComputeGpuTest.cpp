@@ -2,10 +2,12 @@
 //
 // The offloaded optimizer step of OffloadedStep.h on the CUDA device, which
 // runs every host-space instruction on the CPU with the host's kernels
-// (HostCompute.h): parameters, states, the norm and its register equal the
-// host device's bit for bit over several steps (the norm's reduction, which
-// a GPU kernel sums in another order, shows that the CPU ran it), and an
-// error of a host op fails the step with the host's message.
+// (HostCompute.h; instructions 4-11 are one host function): parameters,
+// states, the norm, its register and the tensors filled from it (on the
+// host within the run, on the device after it) equal the host device's bit
+// for bit over several steps (the norm's reduction, which a GPU kernel sums
+// in another order, shows that the CPU ran it), and an error of a host op
+// fails the step with the host's message.
 //
 // Against ZERO_CUDA_HOST_COMPUTE=gpu (the same instructions as GPU kernels
 // reading pinned memory), resynchronized from the host's state each step:
@@ -79,7 +81,7 @@ TEST(CudaHostCompute, OffloadedStepMatchesTheHostBitForBit) {
       if (::testing::Test::HasFatalFailure())
         return;
       for (int64_t id : {s.p2, s.m2, s.v2, s.p16, s.q2, s.qBuf2, s.norm,
-                         s.deviceNorm, s.deviceP16})
+                         s.hostNorm, s.deviceNorm, s.deviceP16})
         expectSameElements(cpu.readHost(id), cpu.readGpu(id), dtype(id),
                            what + ": value " + std::to_string(id));
       EXPECT_EQ(cpu.scalarHost(s.normScalar).f, cpu.scalarGpu(s.normScalar).f)

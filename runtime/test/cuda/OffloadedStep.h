@@ -11,8 +11,9 @@
 //   5, 6  zero.adam and its bf16 cast (host)
 //   7     zero.sgd (host)
 //   8-10  linalg.fill, linalg.reduce, tensor.extract: the norm (host)
-//   11    linalg.fill of a device tensor with the norm's register
-//   12    linalg.copy of the bf16 parameter to the device
+//   11    linalg.fill of a host tensor with the norm's register
+//   12    linalg.fill of a device tensor with the norm's register
+//   13    linalg.copy of the bf16 parameter to the device
 // CodegenTest checks which run on the CPU; HostComputeGpuTest runs it.
 //
 //===----------------------------------------------------------------------===//
@@ -30,7 +31,8 @@ struct OffloadedStep {
   // Written by the test.
   int64_t stepTensor, lrTensor, scaleTensor, p, g, m, v, q, qg, qBuf;
   // Read by the test.
-  int64_t p2, m2, v2, p16, q2, qBuf2, norm, normScalar, deviceNorm, deviceP16;
+  int64_t p2, m2, v2, p16, q2, qBuf2, norm, normScalar, hostNorm, deviceNorm,
+      deviceP16;
 };
 
 inline OffloadedStep makeOffloadedStep(int64_t n) {
@@ -69,6 +71,8 @@ inline OffloadedStep makeOffloadedStep(int64_t n) {
   const int64_t normInit = b.tensor(f32, {});
   const int64_t normFilled = b.tensor(f32, {}, normInit);
   s.norm = b.tensor(f32, {}, normInit);
+  const int64_t hostNormInit = b.tensor(f32, {});
+  s.hostNorm = b.tensor(f32, {}, hostNormInit);
 
   const int64_t step = b.extract(s.stepTensor, DType::I64);
   const int64_t lr = b.extract(s.lrTensor, f32);
@@ -132,6 +136,9 @@ inline OffloadedStep makeOffloadedStep(int64_t n) {
                t)}});
   }
   s.normScalar = b.extract(s.norm, f32);
+  b.op({{"op", "linalg.fill"},
+        {"operands", {s.normScalar, hostNormInit}},
+        {"results", {s.hostNorm}}});
   b.op({{"op", "linalg.fill"},
         {"operands", {s.normScalar, deviceNormInit}},
         {"results", {s.deviceNorm}}});

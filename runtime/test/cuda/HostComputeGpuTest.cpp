@@ -12,8 +12,10 @@
 // Against ZERO_CUDA_HOST_COMPUTE=gpu (the same instructions as GPU kernels
 // reading pinned memory), resynchronized from the host's state each step:
 // parameters, moments and the bf16 copy within 1 ulp of their type (the
-// bias corrections' pow, OptimizerGpuTest.cpp), the norm within the error
-// bound of a float sum of n nonnegative terms, 2 n u of the sum.
+// bias corrections' pow, OptimizerGpuTest.cpp); the norm, a float sum of
+// n nonnegative terms that each side adds in its own order, within 3 n u of
+// the host's sum (either sum is within gamma(n - 1), about (n - 1) u, of
+// the exact one).
 //
 //===----------------------------------------------------------------------===//
 
@@ -92,9 +94,9 @@ TEST(CudaHostCompute, OffloadedStepMatchesTheHostBitForBit) {
                     what + ": gpu kernels: value " + std::to_string(id));
       const double hostSum = floatAt(gpu.readHost(s.norm), DType::F32, 0);
       const double gpuSum = floatAt(gpu.readGpu(s.norm), DType::F32, 0);
-      EXPECT_LE(std::fabs(hostSum - gpuSum), 2.0 * static_cast<double>(n) *
-                                                 unitRoundoff(DType::F32) *
-                                                 hostSum)
+      const double bound =
+          3.0 * static_cast<double>(n) * unitRoundoff(DType::F32) * hostSum;
+      EXPECT_LE(std::fabs(hostSum - gpuSum), bound)
           << what << ": gpu kernels: the norm";
       // The next step of the GPU kernels starts from the host's state.
       for (int64_t id : {s.p, s.m, s.v, s.q, s.qBuf}) {

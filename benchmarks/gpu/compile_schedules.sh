@@ -112,6 +112,13 @@ make_check gpt-f64-s3 f64 gpt 5 f64 1 "${gather3[@]}"
 make_check gpt-bf16-s0 f32 gpt 4 bf16 1 --zero-stage=0 --zero-set=bf16.enabled=true
 make_check gpt-bf16-s3 f32 gpt 4 bf16 1 "${gather3[@]}" --zero-set=bf16.enabled=true
 make_check mlp-f32-s3 f32 mlp 5 f32 1 "${gather3[@]}"
+# Optimizer offload: the step's instructions in the host arena run on the
+# CPU with the host backend's kernels (docs/Runtime.md, "CUDA backend").
+offload=(--zero-stage=2
+  --zero-set='zero_optimization.offload_optimizer.device="cpu"')
+make_check gpt-f32-s2-off f32 gpt 5 f32 1 "${offload[@]}"
+make_check gpt-bf16-s2-off f32 gpt 4 bf16 1 "${offload[@]}" \
+  --zero-set=bf16.enabled=true
 # World size 2 (run_all.sh: mpirun -np 2 on the one GPU, the staged-MPI device
 # communicator; skipped where the GPU machine has no MPI): stage 1 with small
 # buckets (several reduce-scatters and all-gathers per step), stage 3 with

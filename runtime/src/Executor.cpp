@@ -209,13 +209,8 @@ Status Executor::Impl::prepareAll() {
       if (list[i].kind != Instruction::Kind::Compute)
         continue;
       // The device may run a group of instructions as one op (a
-      // multi-tensor optimizer update, a fused row program), but not across
-      // the bounds of the loop's body, which run different numbers of times.
-      size_t limit = list.size();
-      if (const std::optional<LoopInfo> &loop = schedule.loop())
-        limit = i < loop->bodyBegin[si] ? loop->bodyBegin[si]
-                : i < loop->bodyEnd[si] ? loop->bodyEnd[si]
-                                        : list.size();
+      // multi-tensor optimizer update, a fused row program).
+      const size_t limit = getGroupLimit(schedule, si, i);
       const size_t count = std::min(device.groupLength(si, i), list.size() - i);
       if (count > 1 && i + count <= limit) {
         StatusOr<std::unique_ptr<PreparedOp>> op =
@@ -893,6 +888,16 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
                                      DType::F64, ReduceOp::Avg, context));
   }
   return stats;
+}
+
+size_t getGroupLimit(const Schedule &schedule, size_t stream, size_t first) {
+  const size_t size = schedule.streams()[stream].instructions.size();
+  const std::optional<LoopInfo> &loop = schedule.loop();
+  if (!loop)
+    return size;
+  return first < loop->bodyBegin[stream] ? loop->bodyBegin[stream]
+         : first < loop->bodyEnd[stream] ? loop->bodyEnd[stream]
+                                         : size;
 }
 
 size_t getOptimizerRunLength(const std::vector<Instruction> &instructions,

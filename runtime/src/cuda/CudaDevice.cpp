@@ -8,7 +8,9 @@
 // workspace, the constants of prepared ops. A step allocates nothing and
 // never waits for the GPU: ops only enqueue work on the compute stream, the
 // executor's record/wait pairs become cudaEventRecord/cudaStreamWaitEvent,
-// and synchronize (once per step) collects what went wrong.
+// and synchronize (once per step) collects what went wrong. Instructions
+// whose tensors all live in the pinned host arena run on the CPU with the
+// host backend's kernels, in stream order (HostCompute.h).
 //
 // Every entry point makes the device current on its calling thread first:
 // the executor calls in from the compute thread and the comm stream's
@@ -17,6 +19,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaOps.h"
+#include "HostCompute.h"
 #include "KernelCache.h"
 #include "RowFusion.h"
 #include "Structured.h"
@@ -46,6 +49,20 @@ Status makeCurrent(int ordinal) {
   if (current != ordinal)
     ZERO_CUDA_RETURN_IF_ERROR(cudaSetDevice(ordinal));
   return Status::ok();
+}
+
+/// Environment switch `name`: true when it is `on` or unset, false when it
+/// is `off`, an error otherwise.
+StatusOr<bool> getSwitch(const char *name, const char *on, const char *off) {
+  const char *set = std::getenv(name);
+  if (!set)
+    return true;
+  const std::string value = set;
+  if (value != on && value != off)
+    return ZERO_ERROR(kInvalidArgument, std::string(name) + " is '" + value +
+                                            "': it is '" + on +
+                                            "' (the default) or '" + off + "'");
+  return value == on;
 }
 
 /// A prepared op run on the right device whatever thread runs it.
@@ -119,6 +136,13 @@ private:
   Status loadStreams(const Schedule &schedule);
   Status loadBlas();
   Status checkStream(size_t stream) const;
+  /// Whether `group` runs on the CPU (HostCompute.h).
+  bool runsOnHost(const std::vector<const Instruction *> &group) const {
+    return host_ && isHostSpaceGroup(group, *schedule_);
+  }
+  bool runsOnHost(const Instruction &inst) const { return runsOnHost({&inst}); }
+  /// Prepares a run of host-space instructions for the CPU.
+  PreparedOpOr prepareOnHost(const std::vector<const Instruction *> &run);
   /// Copies on the compute stream and waits for it (between steps).
   Status copyAndWait(void *to, const void *from, int64_t bytes);
   /// "rank R: cuda:N: " before an error of asynchronous work.
@@ -152,6 +176,9 @@ private:
   std::unique_ptr<ValueUses> uses_;
   /// The row program groupLength last proposed, which prepareGroup takes.
   std::optional<RowProgram> proposed_;
+  /// Host-space instructions on the CPU; null with
+  /// ZERO_CUDA_HOST_COMPUTE=gpu, which runs them as kernels.
+  std::unique_ptr<HostCompute> host_;
 
   // Trace timestamps: a pool of timing events (markTime), resolved against a
   // base event whose time since load is known. The base moves to the end of
@@ -171,6 +198,7 @@ CudaDevice::~CudaDevice() {
   for (cudaStream_t stream : streams_)
     cudaStreamSynchronize(stream);
   kernels_.reset(); // its modules go before anything they may refer to
+  host_.reset();    // after the streams: host functions point into it
   if (blas_)
     cublasDestroy(blas_);
   for (cudaEvent_t event : events_)
@@ -255,16 +283,23 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.errors = &errors_;
   for (int i = 0; i < kNumMemorySpaces; ++i)
     ctx_.arenas[i] = arenas_[i];
-  if (const char *fusion = std::getenv("ZERO_CUDA_FUSION")) {
-    const std::string value = fusion;
-    if (value != "on" && value != "off")
-      return ZERO_ERROR(kInvalidArgument,
-                        "ZERO_CUDA_FUSION is '" + value +
-                            "': it is 'on' (the default) or 'off'");
-    fuseRows_ = value == "on";
-  }
+  StatusOr<bool> fuseRows = getSwitch("ZERO_CUDA_FUSION", "on", "off");
+  if (!fuseRows.isOk())
+    return fuseRows.status();
+  fuseRows_ = *fuseRows;
   if (fuseRows_)
     uses_ = std::make_unique<ValueUses>(schedule);
+  StatusOr<bool> hostCompute =
+      getSwitch("ZERO_CUDA_HOST_COMPUTE", "cpu", "gpu");
+  if (!hostCompute.isOk())
+    return hostCompute.status();
+  if (*hostCompute) {
+    StatusOr<std::unique_ptr<HostCompute>> host =
+        HostCompute::create(ctx_, tracker);
+    if (!host.isOk())
+      return host.status();
+    host_ = std::move(*host);
+  }
   // Everything above was synchronous or on the legacy stream; make sure it
   // is done before the non-blocking streams start.
   ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
@@ -386,11 +421,42 @@ size_t CudaDevice::groupLength(size_t stream, size_t first) {
     return 1;
   const std::vector<Instruction> &list =
       schedule_->streams()[stream].instructions;
-  const size_t optimizerRun = getOptimizerRunLength(list, first);
+  if (runsOnHost(list[first])) {
+    // A run of host-space instructions is one host function.
+    const size_t limit = getGroupLimit(*schedule_, stream, first);
+    size_t end = first + 1;
+    while (end < limit && list[end].kind == Instruction::Kind::Compute &&
+           runsOnHost(list[end]))
+      ++end;
+    return end - first;
+  }
+  // A kernel's group ends before an instruction the CPU runs.
+  size_t optimizerRun = getOptimizerRunLength(list, first);
+  for (size_t i = first + 1; i < first + optimizerRun; ++i)
+    if (runsOnHost(list[i])) {
+      optimizerRun = i - first;
+      break;
+    }
   if (optimizerRun > 1 || !fuseRows_)
     return optimizerRun;
   proposed_ = findRowProgram(*schedule_, *uses_, stream, first);
+  if (proposed_ && std::any_of(proposed_->steps.begin(), proposed_->steps.end(),
+                               [&](const RowStep &s) {
+                                 return s.inst && runsOnHost(*s.inst);
+                               }))
+    proposed_.reset();
   return proposed_ ? proposed_->steps.size() : 1;
+}
+
+PreparedOpOr
+CudaDevice::prepareOnHost(const std::vector<const Instruction *> &run) {
+  // Checked as the host checks them.
+  PreparedOpOr op = host_->prepare(run);
+  if (!op.isOk())
+    return op;
+  // Enqueued from the compute thread, like every other op.
+  return std::unique_ptr<PreparedOp>(
+      new CurrentDeviceOp(ordinal_, std::move(*op)));
 }
 
 StatusOr<std::unique_ptr<PreparedOp>>
@@ -401,11 +467,13 @@ CudaDevice::prepareGroup(size_t stream, size_t first, size_t count) {
   const std::vector<Instruction> &list =
       schedule_->streams()[stream].instructions;
   std::vector<const Instruction *> group;
-  for (size_t i = first; i < first + count && i < list.size(); ++i) {
-    // Every device refuses exactly what the host refuses.
-    ZERO_RETURN_IF_ERROR(host::checkInstruction(list[i], *schedule_));
+  for (size_t i = first; i < first + count && i < list.size(); ++i)
     group.push_back(&list[i]);
-  }
+  if (runsOnHost(group))
+    return prepareOnHost(group);
+  // Every device refuses exactly what the host refuses.
+  for (const Instruction *inst : group)
+    ZERO_RETURN_IF_ERROR(host::checkInstruction(*inst, *schedule_));
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   PreparedOpOr op = [&]() -> PreparedOpOr {
     const OpCode code = group.front()->code();
@@ -440,6 +508,8 @@ CudaDevice::prepare(const Instruction &inst) {
   if (!schedule_)
     return ZERO_ERROR(kFailedPrecondition,
                       describe() + ": prepare before load");
+  if (runsOnHost(inst))
+    return prepareOnHost({&inst});
   // Every device refuses exactly what the host refuses.
   ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, *schedule_));
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
@@ -547,8 +617,11 @@ Status CudaDevice::synchronize() {
       return onDevice(cudaError(code, "a kernel or copy of this step failed",
                                 __FILE__, __LINE__));
   }
-  // What the kernels found wrong with the data, as the host words it.
-  return errors_.check(rank_);
+  // What the kernels and the host ops found wrong with the data, as the
+  // host words it; both records are cleared.
+  Status kernels = errors_.check(rank_);
+  Status hostOps = host_ ? host_->errors().check(rank_) : Status::ok();
+  return kernels.isOk() ? hostOps : kernels;
 }
 
 Status CudaDevice::copyAndWait(void *to, const void *from, int64_t bytes) {

@@ -7,13 +7,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "HostOp.h"
+#include "HostFrame.h"
 
 #include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/host/Threads.h"
 
+#include <array>
 #include <chrono>
 #include <cstring>
 #include <mutex>
@@ -24,51 +25,6 @@ namespace zero::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-/// The rank's tensors at their planned offsets, and its registers.
-class HostFrame final : public host::Frame {
-public:
-  HostFrame(const Schedule &schedule, const HostArenas &arenas, int rank,
-            int worldSize)
-      : values_(schedule.values().values), rank_(rank), worldSize_(worldSize) {
-    data_.resize(values_.size(), nullptr);
-    registers_.resize(values_.size());
-    for (const ValueInfo &value : values_) {
-      if (!value.isTensor)
-        continue;
-      const BufferInfo &buffer = schedule.buffers()[value.buffer];
-      // An empty arena has no memory; its tensors have no elements.
-      std::byte *base = arenas.base(buffer.space);
-      data_[value.id] = base ? base + buffer.offset : nullptr;
-    }
-  }
-
-  TensorRef tensor(int64_t id) override {
-    const ValueInfo &value = values_[id];
-    return {data_[id], value.dtype, &value.shape, value.numel};
-  }
-  Scalar &scalar(int64_t id) override { return registers_[id]; }
-  int rank() const override { return rank_; }
-  int worldSize() const override { return worldSize_; }
-
-private:
-  const std::vector<ValueInfo> &values_;
-  std::vector<void *> data_;
-  std::vector<Scalar> registers_;
-  int rank_;
-  int worldSize_;
-};
-
-class HostPreparedOp final : public PreparedOp {
-public:
-  HostPreparedOp(std::unique_ptr<host::ComputeOp> op, HostFrame &frame)
-      : op_(std::move(op)), frame_(frame) {}
-  Status run(int64_t) override { return op_->run(frame_); }
-
-private:
-  std::unique_ptr<host::ComputeOp> op_;
-  HostFrame &frame_;
-};
 
 class HostDevice final : public Device {
 public:
@@ -87,7 +43,11 @@ public:
     if (!arenas.isOk())
       return arenas.status();
     arenas_ = std::move(*arenas);
-    frame_.emplace(schedule, arenas_, rank, worldSize);
+    std::array<std::byte *, kNumMemorySpaces> bases;
+    for (int i = 0; i < kNumMemorySpaces; ++i)
+      bases[i] = arenas_.base(static_cast<MemorySpace>(i));
+    registers_.assign(schedule.values().values.size(), Scalar{});
+    frame_.emplace(schedule, bases, registers_.data(), rank, worldSize);
     epoch_ = Clock::now();
     return Status::ok();
   }
@@ -97,37 +57,26 @@ public:
 
   StatusOr<std::unique_ptr<PreparedOp>>
   prepare(const Instruction &inst) override {
-    StatusOr<std::unique_ptr<host::ComputeOp>> op =
-        host::prepareComputeOp(inst, schedule_->name(), schedule_->values());
-    if (!op.isOk())
-      return op.status();
-    return std::unique_ptr<PreparedOp>(
-        new HostPreparedOp(std::move(*op), *frame_));
+    return prepareOnFrame({&inst});
   }
 
   /// zero.adam and the cast of its new parameter to 16 bits run as one op.
   size_t groupLength(size_t stream, size_t first) override {
     const std::vector<Instruction> &list =
         schedule_->streams()[stream].instructions;
-    return first + 1 < list.size() &&
-                   host::isAdamWithCast(list[first], list[first + 1])
-               ? 2
-               : 1;
+    return host::getHostGroupLength(
+        list[first], first + 1 < list.size() ? &list[first + 1] : nullptr);
   }
   StatusOr<std::unique_ptr<PreparedOp>>
   prepareGroup(size_t stream, size_t first, size_t count) override {
     const std::vector<Instruction> &list =
         schedule_->streams()[stream].instructions;
-    if (count != 2)
+    if (count < 2 || first + count > list.size())
       return std::unique_ptr<PreparedOp>();
-    StatusOr<std::unique_ptr<host::ComputeOp>> op =
-        host::prepareAdamWithCast(list[first], list[first + 1], *schedule_);
-    if (!op.isOk())
-      return op.status();
-    if (!*op)
-      return std::unique_ptr<PreparedOp>();
-    return std::unique_ptr<PreparedOp>(
-        new HostPreparedOp(std::move(*op), *frame_));
+    std::vector<const Instruction *> group;
+    for (size_t i = first; i < first + count; ++i)
+      group.push_back(&list[i]);
+    return prepareOnFrame(group);
   }
 
   Status recordEvent(size_t, int64_t) override { return Status::ok(); }
@@ -172,9 +121,23 @@ public:
   }
 
 private:
+  /// One instruction, or a group of the host's, run against the frame.
+  StatusOr<std::unique_ptr<PreparedOp>>
+  prepareOnFrame(const std::vector<const Instruction *> &group) {
+    StatusOr<std::unique_ptr<host::ComputeOp>> op =
+        host::prepareHostGroup(group, *schedule_);
+    if (!op.isOk())
+      return op.status();
+    if (!*op)
+      return std::unique_ptr<PreparedOp>();
+    return std::unique_ptr<PreparedOp>(
+        new host::FrameOp(std::move(*op), *frame_));
+  }
+
   const Schedule *schedule_ = nullptr;
   HostArenas arenas_;
-  std::optional<HostFrame> frame_;
+  std::vector<Scalar> registers_;
+  std::optional<host::ArenaFrame> frame_;
   Clock::time_point epoch_;
   mutable std::mutex marksMutex_;
   std::vector<Clock::time_point> marks_;

@@ -7,13 +7,16 @@
 // compiled by NVRTC (which needs no device) for sm_90 (hardware bf16
 // conversions), sm_80 (the software ones) and as PTX. Also the NVRTC
 // options (no FMA contraction), the target choice, compile errors and the
-// cache directory rules.
+// cache directory rules. Which instructions the device runs on the CPU
+// (HostCompute.h) and how their errors are worded.
 //
 //===----------------------------------------------------------------------===//
 
 #include "cuda/Codegen.h"
+#include "OffloadedStep.h"
 #include "RowPrograms.h"
 #include "StructuredCases.h"
+#include "cuda/HostCompute.h"
 #include "cuda/KernelCache.h"
 #include "cuda/RowFusion.h"
 
@@ -35,6 +38,9 @@
 using namespace zero::runtime;
 using namespace zero::runtime::cuda;
 using nlohmann::json;
+using zero::runtime::cudatest::makeOffloadedStep;
+using zero::runtime::cudatest::OffloadedStep;
+using zero::runtime::cudatest::ScopedEnv;
 using zero::runtime::test::CaseBuilder;
 using zero::runtime::test::getStructuredCases;
 using zero::runtime::test::StructuredCase;
@@ -860,29 +866,6 @@ TEST(CodegenTest, CompileOptions) {
 // The disk cache's directory
 //===----------------------------------------------------------------------===//
 
-/// Sets (or with null, unsets) an environment variable for a scope.
-class ScopedEnv {
-public:
-  ScopedEnv(const char *name, const char *value) : name_(name) {
-    if (const char *old = std::getenv(name))
-      old_ = old;
-    if (value)
-      setenv(name, value, 1);
-    else
-      unsetenv(name);
-  }
-  ~ScopedEnv() {
-    if (old_)
-      setenv(name_, old_->c_str(), 1);
-    else
-      unsetenv(name_);
-  }
-
-private:
-  const char *name_;
-  std::optional<std::string> old_;
-};
-
 TEST(CodegenTest, CacheDirectory) {
   {
     ScopedEnv cache("ZERO_KERNEL_CACHE", "/tmp/zk-cache");
@@ -1130,6 +1113,45 @@ TEST(RowFusionTest, KernelsCompileWithNvrtc) {
     // Registers, not local memory arrays, for the rows' values.
     EXPECT_EQ(ptx->image.find(".local"), std::string::npos) << p.name;
   }
+}
+
+//===----------------------------------------------------------------------===//
+// Host compute
+//===----------------------------------------------------------------------===//
+
+TEST(HostComputeTest, RunsTheInstructionsOfTheHostArenaOnTheCpu) {
+  OffloadedStep step = makeOffloadedStep(7);
+  StatusOr<Schedule> parsed = Schedule::parse(step.b.text(), "t.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  const std::vector<Instruction> &list = parsed->streams()[0].instructions;
+  ASSERT_EQ(list.size(), 14u);
+  // Scalars alone, device tensors, or a copy between spaces: a kernel.
+  const std::vector<bool> onHost = {false, false, false, false, true,
+                                    true,  true,  true,  true,  true,
+                                    true,  true,  false, false};
+  for (size_t i = 0; i < list.size(); ++i)
+    EXPECT_EQ(isHostSpaceGroup({&list[i]}, *parsed), onHost[i])
+        << "instruction " << i << " (" << list[i].op << ")";
+  EXPECT_TRUE(isHostSpaceGroup({&list[5], &list[6]}, *parsed));
+  EXPECT_FALSE(isHostSpaceGroup({&list[11], &list[12]}, *parsed));
+  // Adam and its cast are one op on the CPU, as on the host.
+  EXPECT_EQ(host::getHostGroupLength(list[5], &list[6]), 2u);
+  EXPECT_EQ(host::getHostGroupLength(list[7], &list[8]), 1u);
+  EXPECT_EQ(host::getHostGroupLength(list[13], nullptr), 1u);
+}
+
+TEST(HostComputeTest, ReportsTheFirstErrorOnceWithRankAndStep) {
+  HostErrors errors;
+  EXPECT_FALSE(errors.failed());
+  EXPECT_TRUE(errors.check(3).isOk());
+  errors.record(Status(StatusCode::kOutOfRange, "t.json: first"), 4);
+  errors.record(Status(StatusCode::kInternal, "t.json: second"), 5);
+  EXPECT_TRUE(errors.failed());
+  Status status = errors.check(3);
+  EXPECT_EQ(status.code(), StatusCode::kOutOfRange);
+  EXPECT_EQ(status.message(), "rank 3: step 4: t.json: first");
+  EXPECT_FALSE(errors.failed());
+  EXPECT_TRUE(errors.check(3).isOk());
 }
 
 } // namespace

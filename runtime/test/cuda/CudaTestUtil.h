@@ -29,7 +29,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <memory>
+#include <optional>
 #include <random>
 #include <string>
 #include <vector>
@@ -106,6 +108,10 @@ inline double unitRoundoff(DType type) {
 /// earlier tensor's.
 class ScheduleBuilder {
 public:
+  /// The memory space of the buffers made from now on ("device", the
+  /// default, or "host").
+  void setSpace(const std::string &space) { space_ = space; }
+
   int64_t tensor(DType dtype, const std::vector<int64_t> &shape,
                  int64_t aliasOf = -1) {
     const int64_t id = static_cast<int64_t>(values_.size());
@@ -122,11 +128,11 @@ public:
                           {"name", "b" + std::to_string(buffer)},
                           {"category", "activation"},
                           {"role", ""},
-                          {"space", "device"},
-                          {"offset", offset_},
+                          {"space", space_},
+                          {"offset", offsets_[space_]},
                           {"bytes", bytes},
                           {"live", {0, 0}}}); // see text()
-      offset_ += (bytes + 63) / 64 * 64;
+      offsets_[space_] += (bytes + 63) / 64 * 64;
     }
     bufferOf_.push_back(buffer);
     values_.push_back({{"id", id},
@@ -206,7 +212,10 @@ public:
         {"topology", {{"grid", {1}}}},
         {"memory",
          {{"alignment", 64},
-          {"arenas", {{"device", offset_}, {"host", 0}, {"nvme", 0}}}}},
+          {"arenas",
+           {{"device", offsets_.at("device")},
+            {"host", offsets_.at("host")},
+            {"nvme", 0}}}}},
         {"buffers", buffers},
         {"values", values_},
         {"arguments", arguments},
@@ -223,14 +232,47 @@ private:
   json values_ = json::array();
   json compute_ = json::array();
   std::vector<int64_t> bufferOf_;
-  int64_t offset_ = 0;
+  std::string space_ = "device";
+  std::map<std::string, int64_t> offsets_ = {{"device", 0}, {"host", 0}};
+};
+
+/// A region body: its arguments, its ops and the value it yields.
+inline json body(const std::vector<int64_t> &arguments, json ops,
+                 int64_t yield) {
+  return {
+      {"arguments", arguments}, {"ops", std::move(ops)}, {"yield", {yield}}};
+}
+
+/// Sets (or with null, unsets) an environment variable for a scope.
+class ScopedEnv {
+public:
+  ScopedEnv(const char *name, const char *value) : name_(name) {
+    if (const char *old = std::getenv(name))
+      old_ = old;
+    if (value)
+      setenv(name, value, 1);
+    else
+      unsetenv(name);
+  }
+  ~ScopedEnv() {
+    if (old_)
+      setenv(name_, old_->c_str(), 1);
+    else
+      unsetenv(name_);
+  }
+
+private:
+  const char *name_;
+  std::optional<std::string> old_;
 };
 
 /// The schedule on the host device and on the GPU, with the same inputs.
+/// `hostCompute`, when given, is ZERO_CUDA_HOST_COMPUTE for the GPU's
+/// device.
 class Runner {
 public:
-  explicit Runner(const ScheduleBuilder &builder,
-                  ExecutorOptions options = {}) {
+  explicit Runner(const ScheduleBuilder &builder, ExecutorOptions options = {},
+                  const char *hostCompute = nullptr) {
     comm_ = createSelfCommunicator();
     StatusOr<Schedule> parsed = Schedule::parse(builder.text(), "t.json");
     if (!parsed.isOk()) {
@@ -245,6 +287,9 @@ public:
       return;
     }
     host_ = std::move(*host);
+    std::optional<ScopedEnv> env;
+    if (hostCompute)
+      env.emplace("ZERO_CUDA_HOST_COMPUTE", hostCompute);
     StatusOr<std::unique_ptr<Executor>> gpu =
         Executor::create(schedule_, createTestDevice(), *comm_, options);
     if (!gpu.isOk()) {
@@ -515,6 +560,30 @@ inline int64_t ulpDistance(double a, double b, DType type) {
   };
   const int64_t x = ordered(a), y = ordered(b);
   return x > y ? x - y : y - x;
+}
+
+/// The optimizers' tolerance (OptimizerGpuTest.cpp): 1 ulp of the type;
+/// for f64, 1e-14 relative to the larger value, 1e-300 absolute.
+inline void expectClose(const Bytes &host, const Bytes &gpu, DType type,
+                        const std::string &what) {
+  ASSERT_EQ(host.size(), gpu.size());
+  const int64_t n = static_cast<int64_t>(host.size()) / getDTypeWidth(type);
+  int failures = 0;
+  for (int64_t i = 0; i < n && failures < 10; ++i) {
+    const double h = floatAt(host, type, i), g = floatAt(gpu, type, i);
+    bool ok;
+    if (type == DType::F64)
+      ok = (std::isnan(h) && std::isnan(g)) || h == g ||
+           std::fabs(h - g) <=
+               1e-14 * std::max(std::fabs(h), std::fabs(g)) + 1e-300;
+    else
+      ok = ulpDistance(h, g, type) <= 1;
+    if (!ok) {
+      ++failures;
+      ADD_FAILURE() << what << ": element " << i << ": host " << h << ", gpu "
+                    << g;
+    }
+  }
 }
 
 } // namespace zero::runtime::cudatest

@@ -53,28 +53,6 @@ const std::vector<OptimizerTypes> &typeMixes() {
   return mixes;
 }
 
-void expectClose(const Bytes &host, const Bytes &gpu, DType type,
-                 const std::string &what) {
-  ASSERT_EQ(host.size(), gpu.size());
-  const int64_t n = static_cast<int64_t>(host.size()) / getDTypeWidth(type);
-  int failures = 0;
-  for (int64_t i = 0; i < n && failures < 10; ++i) {
-    const double h = floatAt(host, type, i), g = floatAt(gpu, type, i);
-    bool ok;
-    if (type == DType::F64)
-      ok = (std::isnan(h) && std::isnan(g)) || h == g ||
-           std::fabs(h - g) <=
-               1e-14 * std::max(std::fabs(h), std::fabs(g)) + 1e-300;
-    else
-      ok = ulpDistance(h, g, type) <= 1;
-    if (!ok) {
-      ++failures;
-      ADD_FAILURE() << what << ": element " << i << ": host " << h << ", gpu "
-                    << g;
-    }
-  }
-}
-
 struct AdamCase {
   std::string mode;
   bool biasCorrection;

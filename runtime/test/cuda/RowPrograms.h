@@ -28,13 +28,6 @@ struct RowProgramSchedule {
   std::vector<int64_t> scalars; // the registers it reads
 };
 
-/// A region body: its arguments, its ops and the value it yields.
-inline json body(const std::vector<int64_t> &arguments, json ops,
-                 int64_t yield) {
-  return {
-      {"arguments", arguments}, {"ops", std::move(ops)}, {"yield", {yield}}};
-}
-
 /// softmax(x) over the last dimension of x [points..., R], as the GPT's
 /// attention computes it; then a copy of the probabilities (a use outside
 /// the program, as the next matmul is).

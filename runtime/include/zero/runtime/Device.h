@@ -142,6 +142,12 @@ protected:
   std::array<bool, kNumMemorySpaces> external_{};
 };
 
+/// Where a group that starts at instruction `first` of `stream` must end at
+/// the latest: a group does not cross the bounds of the loop's body, which
+/// run different numbers of times (the executor runs a longer group's
+/// instructions one by one).
+size_t getGroupLimit(const Schedule &schedule, size_t stream, size_t first);
+
 /// The length of the run of consecutive zero.adam (or zero.sgd)
 /// instructions from instructions[first] (at least 1): the group a device
 /// that updates many tensors in one launch proposes.

@@ -6,6 +6,11 @@
 // cost is O(n log n) however many overlap it (a saved activation overlaps
 // every layer between its forward and its backward use).
 //
+// Largest first over the whole step compares each interval with every
+// placed one that overlaps it, which costs more on deep steps but leaves
+// fewer holes between a few huge buffers (attention scores) and many small
+// ones: the memory plan takes it where program order exceeds a budget.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Analysis/IntervalAllocator.h"
@@ -15,6 +20,7 @@
 #include <algorithm>
 #include <cassert>
 #include <functional>
+#include <limits>
 #include <map>
 #include <queue>
 #include <set>
@@ -140,11 +146,85 @@ private:
 };
 } // namespace
 
-IntervalAllocation zero::allocateIntervals(ArrayRef<LiveInterval> intervals,
-                                           int64_t alignment, int64_t base) {
-  assert(alignment > 0 && (alignment & (alignment - 1)) == 0 &&
-         "alignment must be a power of two");
-  assert(base >= 0 && "the base must not be negative");
+/// Placement::LargestFirst. The placed intervals are indexed by chunks of
+/// program points, so that each is compared only with those live near it.
+static IntervalAllocation allocateLargestFirst(ArrayRef<LiveInterval> intervals,
+                                               int64_t alignment,
+                                               int64_t base) {
+  IntervalAllocation result;
+  result.offsets.assign(intervals.size(), base);
+  result.size = base;
+  SmallVector<unsigned> order;
+  for (auto [i, interval] : llvm::enumerate(intervals))
+    if (interval.size > 0)
+      order.push_back(i);
+  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
+    if (intervals[a].size != intervals[b].size)
+      return intervals[a].size > intervals[b].size;
+    return intervals[a].start < intervals[b].start;
+  });
+  if (order.empty())
+    return result;
+
+  constexpr int64_t kChunk = 64;
+  int64_t firstPoint = std::numeric_limits<int64_t>::max(), lastPoint = 0;
+  for (unsigned i : order) {
+    firstPoint = std::min(firstPoint, intervals[i].start);
+    lastPoint = std::max(lastPoint, intervals[i].end);
+  }
+  auto chunkOf = [&](int64_t point) { return (point - firstPoint) / kChunk; };
+  std::vector<SmallVector<unsigned>> chunks(chunkOf(lastPoint) + 1);
+  // Placement order breaks ties between equal offsets.
+  std::vector<unsigned> placedRank(intervals.size(), 0);
+  std::vector<unsigned> seenStamp(intervals.size(), 0);
+  unsigned placedCount = 0, stamp = 0;
+  SmallVector<unsigned> conflicts;
+  for (unsigned i : order) {
+    const LiveInterval &interval = intervals[i];
+    ++stamp;
+    conflicts.clear();
+    for (int64_t c = chunkOf(interval.start), e = chunkOf(interval.end); c <= e;
+         ++c)
+      for (unsigned j : chunks[c])
+        if (seenStamp[j] != stamp) {
+          seenStamp[j] = stamp;
+          if (intervals[j].overlaps(interval))
+            conflicts.push_back(j);
+        }
+    llvm::sort(conflicts, [&](unsigned a, unsigned b) {
+      if (result.offsets[a] != result.offsets[b])
+        return result.offsets[a] < result.offsets[b];
+      return placedRank[a] < placedRank[b];
+    });
+    int64_t bestOffset = -1;
+    int64_t bestGap = std::numeric_limits<int64_t>::max();
+    int64_t cursor = base;
+    for (unsigned j : conflicts) {
+      int64_t offset = result.offsets[j];
+      int64_t candidate = alignTo(cursor, alignment);
+      int64_t gap = offset - candidate;
+      if (gap >= interval.size && gap < bestGap) {
+        bestGap = gap;
+        bestOffset = candidate;
+      }
+      cursor = std::max(cursor, offset + intervals[j].size);
+    }
+    if (bestOffset < 0)
+      bestOffset = alignTo(cursor, alignment);
+    result.offsets[i] = bestOffset;
+    result.size = std::max(result.size, bestOffset + interval.size);
+    placedRank[i] = placedCount++;
+    for (int64_t c = chunkOf(interval.start), e = chunkOf(interval.end); c <= e;
+         ++c)
+      chunks[c].push_back(i);
+  }
+  return result;
+}
+
+/// Best fit in program order (Placement::InProgramOrder).
+static IntervalAllocation
+allocateInProgramOrder(ArrayRef<LiveInterval> intervals, int64_t alignment,
+                       int64_t base) {
   IntervalAllocation result;
   result.offsets.assign(intervals.size(), base);
   result.size = base;
@@ -179,6 +259,17 @@ IntervalAllocation zero::allocateIntervals(ArrayRef<LiveInterval> intervals,
     live.push({interval.end, i});
   }
   return result;
+}
+
+IntervalAllocation zero::allocateIntervals(ArrayRef<LiveInterval> intervals,
+                                           int64_t alignment, int64_t base,
+                                           Placement placement) {
+  assert(alignment > 0 && (alignment & (alignment - 1)) == 0 &&
+         "alignment must be a power of two");
+  assert(base >= 0 && "the base must not be negative");
+  return placement == Placement::LargestFirst
+             ? allocateLargestFirst(intervals, alignment, base)
+             : allocateInProgramOrder(intervals, alignment, base);
 }
 
 int64_t zero::getMaxLiveBytes(ArrayRef<LiveInterval> intervals) {

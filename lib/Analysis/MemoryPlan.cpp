@@ -147,6 +147,8 @@ private:
   LogicalResult addStagingBuffers();
   LogicalResult checkArenaBounds();
   void allocate();
+  /// Places the buffers of `space`; returns the arena's size.
+  int64_t allocate(MemorySpace space, Placement placement);
 
   unsigned addBuffer(BufferCategory category, std::string name, Value root,
                      Operation *op, Location loc, bool resident);
@@ -498,55 +500,72 @@ LogicalResult MemoryPlanBuilder::checkArenaBounds() {
 }
 
 void MemoryPlanBuilder::allocate() {
-  int64_t alignment = plan.options.alignment;
+  MemoryPlanOptions &options = plan.options;
   for (MemorySpace space : kMemorySpaces) {
-    // Residents first, packed in order: their offsets do not depend on the
-    // rest of the step.
-    int64_t residentEnd = 0;
-    for (PlannedBuffer &buffer : plan.buffers) {
-      if (!buffer.resident || buffer.space != space)
-        continue;
-      buffer.offset = alignTo(residentEnd, alignment);
-      residentEnd = buffer.offset + buffer.size;
-    }
-
-    // Then one interval per transient buffer or gradient region.
-    SmallVector<LiveInterval> intervals;
-    SmallVector<std::pair<bool, unsigned>> owners; // (is region, index)
-    for (auto [i, buffer] : llvm::enumerate(plan.buffers)) {
-      if (buffer.resident || buffer.space != space || buffer.region >= 0)
-        continue;
-      intervals.push_back({buffer.size, buffer.start, buffer.end});
-      owners.push_back({false, static_cast<unsigned>(i)});
-    }
-    for (auto [i, region] : llvm::enumerate(plan.regions)) {
-      if (region.space != space)
-        continue;
-      intervals.push_back({region.size, region.start, region.end});
-      owners.push_back({true, static_cast<unsigned>(i)});
-    }
-    IntervalAllocation allocation = allocateIntervals(
-        intervals, alignment, alignTo(residentEnd, alignment));
-
-    int64_t arena = residentEnd;
-    for (auto [owner, interval, start] :
-         llvm::zip_equal(owners, intervals, allocation.offsets)) {
-      int64_t offset = start;
-      if (interval.size > 0)
-        arena = std::max(arena, offset + interval.size);
-      if (!owner.first) {
-        plan.buffers[owner.second].offset = offset;
-        continue;
-      }
-      GradientRegion &region = plan.regions[owner.second];
-      region.offset = offset;
-      for (unsigned buffer : region.buffers) {
-        plan.buffers[buffer].offset = offset;
-        offset += alignTo(plan.buffers[buffer].size, alignment);
-      }
-    }
-    plan.arenaSizes[static_cast<unsigned>(space)] = arena;
+    bool recorded = llvm::is_contained(options.largestFirst, space);
+    int64_t arena = allocate(space, recorded ? Placement::LargestFirst
+                                             : Placement::InProgramOrder);
+    // Over the budget in program order: largest first may leave fewer holes.
+    std::optional<int64_t> budget =
+        options.budgets[static_cast<unsigned>(space)];
+    if (recorded || !budget || arena <= *budget)
+      continue;
+    if (allocate(space, Placement::LargestFirst) < arena)
+      options.largestFirst.push_back(space);
+    else
+      allocate(space, Placement::InProgramOrder);
   }
+}
+
+int64_t MemoryPlanBuilder::allocate(MemorySpace space, Placement placement) {
+  int64_t alignment = plan.options.alignment;
+  // Residents first, packed in order: their offsets do not depend on the
+  // rest of the step.
+  int64_t residentEnd = 0;
+  for (PlannedBuffer &buffer : plan.buffers) {
+    if (!buffer.resident || buffer.space != space)
+      continue;
+    buffer.offset = alignTo(residentEnd, alignment);
+    residentEnd = buffer.offset + buffer.size;
+  }
+
+  // Then one interval per transient buffer or gradient region.
+  SmallVector<LiveInterval> intervals;
+  SmallVector<std::pair<bool, unsigned>> owners; // (is region, index)
+  for (auto [i, buffer] : llvm::enumerate(plan.buffers)) {
+    if (buffer.resident || buffer.space != space || buffer.region >= 0)
+      continue;
+    intervals.push_back({buffer.size, buffer.start, buffer.end});
+    owners.push_back({false, static_cast<unsigned>(i)});
+  }
+  for (auto [i, region] : llvm::enumerate(plan.regions)) {
+    if (region.space != space)
+      continue;
+    intervals.push_back({region.size, region.start, region.end});
+    owners.push_back({true, static_cast<unsigned>(i)});
+  }
+  IntervalAllocation allocation = allocateIntervals(
+      intervals, alignment, alignTo(residentEnd, alignment), placement);
+
+  int64_t arena = residentEnd;
+  for (auto [owner, interval, start] :
+       llvm::zip_equal(owners, intervals, allocation.offsets)) {
+    int64_t offset = start;
+    if (interval.size > 0)
+      arena = std::max(arena, offset + interval.size);
+    if (!owner.first) {
+      plan.buffers[owner.second].offset = offset;
+      continue;
+    }
+    GradientRegion &region = plan.regions[owner.second];
+    region.offset = offset;
+    for (unsigned buffer : region.buffers) {
+      plan.buffers[buffer].offset = offset;
+      offset += alignTo(plan.buffers[buffer].size, alignment);
+    }
+  }
+  plan.arenaSizes[static_cast<unsigned>(space)] = arena;
+  return arena;
 }
 
 LogicalResult MemoryPlanBuilder::build() {
@@ -652,6 +671,24 @@ SmallVector<unsigned> MemoryPlan::getLiveBuffers(MemorySpace space,
 // Annotating the IR
 //===----------------------------------------------------------------------===//
 
+/// The options as zero-plan-memory records them on the step.
+static SmallVector<NamedAttribute>
+getRecordedOptionEntries(Builder &builder, const MemoryPlanOptions &options) {
+  SmallVector<NamedAttribute> entries = {
+      builder.getNamedAttr("alignment",
+                           builder.getI64IntegerAttr(options.alignment)),
+      builder.getNamedAttr("contiguous_gradients",
+                           builder.getBoolAttr(options.contiguousGradients))};
+  if (!options.largestFirst.empty()) {
+    SmallVector<Attribute> spaces;
+    for (MemorySpace space : options.largestFirst)
+      spaces.push_back(builder.getStringAttr(getMemorySpaceName(space)));
+    entries.push_back(
+        builder.getNamedAttr("largest_first", builder.getArrayAttr(spaces)));
+  }
+  return entries;
+}
+
 void MemoryPlan::annotate() const {
   MLIRContext *ctx = func.getContext();
   Builder builder(ctx);
@@ -664,12 +701,7 @@ void MemoryPlan::annotate() const {
                 builder.getDictionaryAttr(arenas));
   func->setAttr(
       ZeroDialect::getMemoryPlanOptionsAttrName(),
-      builder.getDictionaryAttr(
-          {builder.getNamedAttr("alignment",
-                                builder.getI64IntegerAttr(options.alignment)),
-           builder.getNamedAttr(
-               "contiguous_gradients",
-               builder.getBoolAttr(options.contiguousGradients))}));
+      builder.getDictionaryAttr(getRecordedOptionEntries(builder, options)));
 
   // All argument attributes at once: setArgAttr copies the attributes of
   // every argument, which is quadratic over a step's thousands of arguments.
@@ -736,11 +768,27 @@ FailureOr<MemoryPlanOptions> MemoryPlan::getRecordedOptions(func::FuncOp func) {
            << "': run zero-plan-memory (or the pipeline) first";
   auto alignment = recorded.getAs<IntegerAttr>("alignment");
   auto contiguous = recorded.getAs<BoolAttr>("contiguous_gradients");
-  if (!alignment || !contiguous || recorded.size() != 2 ||
-      alignment.getInt() <= 0 || !llvm::isPowerOf2_64(alignment.getInt()))
+  auto largestFirst = recorded.getAs<ArrayAttr>("largest_first");
+  bool valid = alignment && contiguous &&
+               recorded.size() == 2u + (largestFirst != nullptr) &&
+               alignment.getInt() > 0 &&
+               llvm::isPowerOf2_64(alignment.getInt());
+  if (valid && largestFirst) {
+    for (Attribute entry : largestFirst) {
+      auto name = dyn_cast<StringAttr>(entry);
+      std::optional<MemorySpace> space =
+          name ? symbolizeMemorySpace(name.getValue()) : std::nullopt;
+      valid &= space.has_value();
+      if (space)
+        options.largestFirst.push_back(*space);
+    }
+  }
+  if (!valid)
     return func.emitError("'") << ZeroDialect::getMemoryPlanOptionsAttrName()
                                << "' must be {alignment = <a power of two>, "
-                                  "contiguous_gradients = <bool>}, got "
+                                  "contiguous_gradients = <bool>[, "
+                                  "largest_first = [<memory space>, ...]]}, "
+                                  "got "
                                << recorded;
   options.alignment = alignment.getInt();
   options.contiguousGradients = contiguous.getValue();

@@ -324,6 +324,11 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
     json.attributeObject("options", [&] {
       json.attribute("contiguous_gradients", options.contiguousGradients);
       json.attribute("alignment", options.alignment);
+      if (!options.largestFirst.empty())
+        json.attributeArray("largest_first", [&] {
+          for (MemorySpace space : options.largestFirst)
+            json.value(getMemorySpaceName(space));
+        });
     });
     if (auto recompute = func->getAttrOfType<DictionaryAttr>(
             ZeroDialect::getRecomputeAttrName()))

@@ -291,4 +291,47 @@ TEST(IntervalAllocator, DeepTrainingStepPacksExactly) {
   EXPECT_EQ(allocation.size, getMaxLiveBytes(intervals));
 }
 
+TEST(IntervalAllocator, LargestFirstPlacesTheBiggestLowest) {
+  // In program order the small buffer takes the bottom, the first big one
+  // goes above it, and the second big one finds the small one's hole too
+  // small: 64 + 256 + 256. Largest first puts the big ones side by side at
+  // the bottom and the small one above the first: the largest number of
+  // bytes live at once, 512.
+  llvm::SmallVector<LiveInterval> intervals = {
+      {64, 0, 1},   // small, first in program order
+      {256, 1, 4},  // big, overlaps the small one
+      {256, 3, 6}}; // big, overlaps the first big one only
+  IntervalAllocation inOrder = allocateIntervals(intervals, 64, 0);
+  IntervalAllocation largestFirst =
+      allocateIntervals(intervals, 64, 0, Placement::LargestFirst);
+  expectValid(intervals, inOrder, 64, 0);
+  expectValid(intervals, largestFirst, 64, 0);
+  EXPECT_EQ(inOrder.offsets, (llvm::SmallVector<int64_t>{0, 64, 320}));
+  EXPECT_EQ(inOrder.size, 576);
+  EXPECT_EQ(largestFirst.offsets, (llvm::SmallVector<int64_t>{256, 0, 256}));
+  EXPECT_EQ(largestFirst.size, 512);
+  EXPECT_EQ(largestFirst.size, getMaxLiveBytes(intervals));
+}
+
+TEST(IntervalAllocator, LargestFirstIsValidOnManyIntervals) {
+  llvm::SmallVector<LiveInterval> intervals;
+  uint64_t state = 6789;
+  auto next = [&] {
+    state = state * 6364136223846793005ull + 1442695040888963407ull;
+    return state >> 33;
+  };
+  for (int i = 0; i < 500; ++i) {
+    int64_t start = next() % 200;
+    intervals.push_back({static_cast<int64_t>(1 + next() % 4096), start,
+                         start + static_cast<int64_t>(next() % 30)});
+  }
+  IntervalAllocation first =
+      allocateIntervals(intervals, 16, 128, Placement::LargestFirst);
+  IntervalAllocation second =
+      allocateIntervals(intervals, 16, 128, Placement::LargestFirst);
+  EXPECT_EQ(first.offsets, second.offsets);
+  expectValid(intervals, first, 16, 128);
+  EXPECT_GE(first.size, getMaxLiveBytes(intervals) + 128);
+}
+
 } // namespace

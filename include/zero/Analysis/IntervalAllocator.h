@@ -35,6 +35,18 @@ struct IntervalAllocation {
   int64_t size = 0;
 };
 
+/// How allocateIntervals places the intervals.
+enum class Placement {
+  /// Best fit in program order (below): O(n log n).
+  InProgramOrder,
+  /// Largest first over the whole step: each interval at the lowest aligned
+  /// offset of the smallest gap, between the placed intervals that overlap
+  /// it in time, that holds it (ties: the earlier start first), else above
+  /// them. Quadratic in the number of intervals that overlap; often fewer
+  /// bytes of holes where a few huge intervals live among many small ones.
+  LargestFirst,
+};
+
 /// Best fit in program order: a heap simulated from the first point to the
 /// last. At each point, the intervals that ended before it are freed (merged
 /// with free neighbours), then those starting there are placed, largest
@@ -48,8 +60,11 @@ struct IntervalAllocation {
 /// O(n log n) in the number of intervals, independent of how many overlap.
 /// Deterministic: the result depends only on the input. Empty intervals get
 /// `base` and occupy nothing.
-IntervalAllocation allocateIntervals(llvm::ArrayRef<LiveInterval> intervals,
-                                     int64_t alignment = 1, int64_t base = 0);
+/// With Placement::LargestFirst, as said there.
+IntervalAllocation
+allocateIntervals(llvm::ArrayRef<LiveInterval> intervals, int64_t alignment = 1,
+                  int64_t base = 0,
+                  Placement placement = Placement::InProgramOrder);
 
 /// The largest number of bytes live at one point: a lower bound of any
 /// allocation's size above its base.

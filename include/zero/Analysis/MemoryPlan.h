@@ -61,6 +61,16 @@ struct MemoryPlanOptions {
   /// Every buffer (and every contiguous region) starts at a multiple of this
   /// many bytes (a power of two); members of a region are packed tightly.
   int64_t alignment = 64;
+  /// The memory spaces whose transients are placed largest first over the
+  /// whole step instead of in program order (IntervalAllocator.h).
+  /// Recorded on the IR with the options, so that the schedule emitter plans
+  /// the same offsets.
+  llvm::SmallVector<MemorySpace> largestFirst;
+  /// Budgets of the spaces that have one (not recorded): where the
+  /// placement in program order exceeds its space's budget, the plan
+  /// places that space largest first too and keeps the smaller arena (and
+  /// adds the space to `largestFirst` when it wins).
+  std::optional<int64_t> budgets[kNumMemorySpaces];
 };
 
 /// One buffer of the plan: a tensor value, the views of it, and the values

@@ -46,6 +46,8 @@ struct ZeroPlanMemoryPass
 
     MemoryPlanOptions options;
     options.contiguousGradients = contiguousGradients;
+    options.budgets[static_cast<unsigned>(MemorySpace::Device)] = deviceBudget;
+    options.budgets[static_cast<unsigned>(MemorySpace::Host)] = hostBudget;
     FailureOr<MemoryPlan> plan = MemoryPlan::compute(*func, options);
     if (failed(plan))
       return signalPassFailure();

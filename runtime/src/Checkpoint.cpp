@@ -1,0 +1,677 @@
+//===- Checkpoint.cpp - a run's whole state, saved and resumed ------------===//
+//
+// Saving: rank 0 makes DIR/.step-<S>.tmp-<nonce>/, every rank writes and
+// fsyncs its file there, the ranks agree, rank 0 gathers each file's size and
+// CRC-32, writes the manifest, fsyncs the directory, renames it to
+// DIR/step-<S>, fsyncs DIR, replaces DIR/latest and prunes. A crash at any
+// point leaves DIR/latest naming a complete checkpoint; the next save removes
+// the temporary directories that crashed saves left.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Checkpoint.h"
+
+#include "io/IOSupport.h"
+#include "zero/runtime/Checksum.h"
+#include "zero/runtime/Executor.h"
+#include "zero/runtime/OutputFile.h"
+#include "zero/runtime/Safetensors.h"
+#include "zero/runtime/Session.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zero::runtime {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char *kFormat = "zero-checkpoint";
+constexpr const char *kManifestName = "manifest.json";
+constexpr const char *kLatestName = "latest";
+constexpr const char *kStepPrefix = "step-";
+/// The temporary directory of a save: ".step-<S>.tmp-<nonce>".
+constexpr const char *kTemporaryMark = ".tmp-";
+constexpr size_t kNonceLength = 16;
+
+std::string getStepName(int64_t step) {
+  return kStepPrefix + std::to_string(step);
+}
+
+std::string getRankFileName(int64_t rank) {
+  return "rank-" + std::to_string(rank) + ".safetensors";
+}
+
+std::string joinPath(const std::string &directory, const std::string &name) {
+  return directory.empty() || directory.back() == '/' ? directory + name
+                                                      : directory + "/" + name;
+}
+
+/// The step of a directory named "step-<S>", or -1.
+int64_t parseStepName(const std::string &name) {
+  if (name.rfind(kStepPrefix, 0) != 0)
+    return -1;
+  std::string digits = name.substr(std::strlen(kStepPrefix));
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
+  return std::stoll(digits);
+}
+
+/// A failed call of the file system, from errno.
+Status errnoError(const std::string &path, const std::string &what) {
+  return io::errnoError(path, what, errno);
+}
+
+/// Makes a rename or a new entry of `directory` durable.
+Status syncDirectory(const std::string &directory) {
+  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return errnoError(directory, "cannot open the directory to sync it");
+  int synced = ::fsync(fd);
+  int error = errno;
+  ::close(fd);
+  errno = error;
+  if (synced != 0)
+    return errnoError(directory, "cannot sync the directory");
+  return Status::ok();
+}
+
+StatusOr<std::string> readWholeFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return errnoError(path, "cannot open");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad())
+    return errnoError(path, "cannot read");
+  return bytes.str();
+}
+
+const char *getSafetensorsDType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::BF16:
+    return "BF16";
+  case DType::F16:
+    return "F16";
+  case DType::I64:
+  case DType::Index:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
+  }
+  return "";
+}
+
+json describeLayout(const PartitionLayout &layout) {
+  return {{"shape", layout.shape},
+          {"numel", layout.numel},
+          {"world_size", layout.worldSize},
+          {"padded_numel", layout.paddedNumel},
+          {"shard_numel", layout.shardNumel}};
+}
+
+/// One argument the schedule carries from step to step, as the checkpoint
+/// names and describes it. The description is the manifest's entry, and a
+/// schedule that loads the checkpoint must describe it the same way.
+struct StateTensor {
+  size_t argument = 0;
+  std::string name;
+  json description;
+};
+
+/// Every param, state and step argument of `schedule`, in argument order.
+/// Names: "param/<name>", "<state>/<param>", "<state>" for step-level
+/// states, "step".
+std::vector<StateTensor> getStateTensors(const Schedule &schedule) {
+  std::vector<StateTensor> tensors;
+  for (size_t i = 0; i < schedule.arguments().size(); ++i) {
+    const ArgumentInfo &arg = schedule.arguments()[i];
+    const ValueInfo &value = schedule.values().values[arg.value];
+    StateTensor tensor;
+    tensor.argument = i;
+    json &d = tensor.description;
+    switch (arg.kind) {
+    case ArgumentInfo::Kind::Data:
+      continue;
+    case ArgumentInfo::Kind::Param:
+      tensor.name = "param/" + arg.name;
+      d["kind"] = "param";
+      d["param"] = arg.name;
+      d["sharded"] = arg.sharded;
+      d["layout"] = describeLayout(arg.layout);
+      break;
+    case ArgumentInfo::Kind::State:
+      d["kind"] = "state";
+      d["state"] = arg.state;
+      if (arg.param.empty()) {
+        tensor.name = arg.state;
+        break;
+      }
+      tensor.name = arg.state + "/" + arg.param;
+      d["param"] = arg.param;
+      // A parameter's states are cut as its master weights (Initialize.cpp).
+      d["sharded"] = schedule.stage() >= 1;
+      d["layout"] =
+          describeLayout(schedule.arguments()[arg.paramArgument].layout);
+      break;
+    case ArgumentInfo::Kind::Step:
+      tensor.name = "step";
+      d["kind"] = "step";
+      break;
+    }
+    d["name"] = tensor.name;
+    d["dtype"] = getSafetensorsDType(value.dtype);
+    d["shape"] = value.shape;
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+/// The model's parameters as the schedule has them: name, full shape, dtype.
+json describeParameters(const Schedule &schedule) {
+  json parameters = json::array();
+  for (const ArgumentInfo &arg : schedule.arguments())
+    if (arg.kind == ArgumentInfo::Kind::Param)
+      parameters.push_back(
+          {{"name", arg.name},
+           {"shape", arg.layout.shape},
+           {"dtype",
+            getSafetensorsDType(schedule.values().values[arg.value].dtype)}});
+  return parameters;
+}
+
+/// What a resumed run's data must agree with. The token file's name is not
+/// compared (the file may have moved); the manifest records it besides.
+json describeData(const CheckpointData &data) {
+  return {{"seed", data.seed},
+          {"source", data.tokenFile.empty() ? "synthetic" : "token_file"}};
+}
+
+/// This rank's file, written and fsynced under `path`; its size and CRC-32
+/// in `record`.
+Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
+                     bool fail, json &record) {
+  const Schedule &schedule = executor.schedule();
+  std::vector<RawTensor> tensors;
+  for (const StateTensor &state : getStateTensors(schedule)) {
+    int64_t value = schedule.arguments()[state.argument].value;
+    RawTensor tensor;
+    tensor.name = state.name;
+    tensor.dtype = state.description["dtype"].get<std::string>();
+    tensor.shape = schedule.values().values[value].shape;
+    tensor.bytes.resize(
+        static_cast<size_t>(schedule.values().values[value].bytes()));
+    ZERO_RETURN_IF_ERROR(executor.readTensor(value, tensor.bytes.data()));
+    tensors.push_back(std::move(tensor));
+  }
+  std::map<std::string, std::string> metadata = {
+      {"format", kFormat},
+      {"step", std::to_string(step)},
+      {"rank", std::to_string(executor.communicator().rank())}};
+  StatusOr<std::string> bytes = encodeRawSafetensors(tensors, metadata, path);
+  if (!bytes.isOk())
+    return bytes.status();
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file.isOk())
+    return file.status();
+  if (fail) {
+    ZERO_RETURN_IF_ERROR((*file)->write(bytes->data(), bytes->size() / 2));
+    return Status(StatusCode::kResourceExhausted,
+                  path + ": write failed: " + std::strerror(ENOSPC), __FILE__,
+                  __LINE__);
+  }
+  ZERO_RETURN_IF_ERROR((*file)->write(*bytes));
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  record = {{"path", getRankFileName(executor.communicator().rank())},
+            {"rank", executor.communicator().rank()},
+            {"bytes", bytes->size()},
+            {"crc32", formatCrc32(computeCrc32(*bytes))}};
+  return Status::ok();
+}
+
+/// Removes what crashed saves left in `directory`: ".step-*.tmp-*".
+void removeTemporaries(const std::string &directory) {
+  std::error_code error;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(std::string(".") + kStepPrefix, 0) == 0 &&
+        name.find(kTemporaryMark) != std::string::npos)
+      fs::remove_all(entry.path(), error);
+  }
+}
+
+/// Rank 0: `directory` and a new temporary step directory in it.
+Status makeTemporary(const std::string &directory,
+                     const std::string &temporary) {
+  ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(directory));
+  removeTemporaries(directory);
+  if (::mkdir(temporary.c_str(), 0777) != 0)
+    return errnoError(temporary, "cannot create the directory");
+  return Status::ok();
+}
+
+/// The step directories of `directory` that hold a manifest, by step.
+std::map<int64_t, std::string> listSteps(const std::string &directory) {
+  std::map<int64_t, std::string> steps;
+  std::error_code error;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, error)) {
+    int64_t step = parseStepName(entry.path().filename().string());
+    if (step >= 0 && fs::exists(entry.path() / kManifestName, error))
+      steps[step] = entry.path().string();
+  }
+  return steps;
+}
+
+/// Rank 0, every rank's file written: the manifest, the rename into place,
+/// `latest`, the pruning.
+Status publish(Session &session, const CheckpointSaveOptions &options,
+               const std::string &temporary, int64_t step,
+               const std::vector<std::string> &records) {
+  const Schedule &schedule = session.schedule();
+  json files = json::array();
+  for (const std::string &record : records)
+    files.push_back(json::parse(record));
+  json tensors = json::array();
+  for (const StateTensor &state : getStateTensors(schedule))
+    tensors.push_back(state.description);
+  CheckpointData run = getCheckpointData(session.options());
+  json data = describeData(run);
+  data["token_file"] = run.tokenFile;
+  json manifest = {{"format", kFormat},
+                   {"version", kCheckpointVersion},
+                   {"step", step},
+                   {"world_size", schedule.worldSize()},
+                   {"stage", schedule.stage()},
+                   {"schedule",
+                    {{"name", schedule.name()},
+                     {"function", schedule.function()},
+                     {"crc32", formatCrc32(schedule.checksum())}}},
+                   {"data", data},
+                   {"parameters", describeParameters(schedule)},
+                   {"tensors", tensors},
+                   {"files", files}};
+  std::string manifestPath = joinPath(temporary, kManifestName);
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(manifestPath);
+  if (!file.isOk())
+    return file.status();
+  ZERO_RETURN_IF_ERROR((*file)->write(manifest.dump(2) + "\n"));
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  ZERO_RETURN_IF_ERROR(syncDirectory(temporary));
+
+  // A step saved before (a resumed run that saves it again) is replaced: set
+  // aside, the new one renamed into place, the old one removed.
+  const std::string &directory = options.directory;
+  std::string stepDirectory = joinPath(directory, getStepName(step));
+  std::string aside = temporary + ".old";
+  std::error_code error;
+  bool replaced = fs::exists(stepDirectory, error);
+  if (replaced && ::rename(stepDirectory.c_str(), aside.c_str()) != 0)
+    return errnoError(stepDirectory, "cannot move the old checkpoint aside");
+  if (::rename(temporary.c_str(), stepDirectory.c_str()) != 0)
+    return errnoError(stepDirectory,
+                      "cannot rename '" + temporary + "' into place");
+  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
+  if (replaced)
+    fs::remove_all(aside, error);
+
+  StatusOr<std::unique_ptr<OutputFile>> latest =
+      OutputFile::open(joinPath(directory, kLatestName));
+  if (!latest.isOk())
+    return latest.status();
+  ZERO_RETURN_IF_ERROR((*latest)->write(getStepName(step) + "\n"));
+  ZERO_RETURN_IF_ERROR((*latest)->commit());
+  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
+
+  if (options.keep > 0) {
+    std::map<int64_t, std::string> steps = listSteps(directory);
+    int64_t excess = static_cast<int64_t>(steps.size()) - options.keep;
+    for (auto it = steps.begin(); excess > 0 && it != steps.end();
+         ++it, --excess)
+      if (it->first != step)
+        fs::remove_all(it->second, error);
+  }
+  return Status::ok();
+}
+
+/// Where two descriptions differ: "dtype F32 in the checkpoint, BF16 in the
+/// schedule", empty when they agree. `exact`: a field that only `saved` has
+/// differs too.
+std::string compareDescriptions(const json &saved, const json &expected,
+                                const std::string &scheduleName,
+                                bool exact = true) {
+  for (const auto &item : expected.items()) {
+    const json *savedValue =
+        saved.contains(item.key()) ? &saved[item.key()] : nullptr;
+    if (savedValue && *savedValue == item.value())
+      continue;
+    return item.key() + " " + (savedValue ? savedValue->dump() : "(none)") +
+           " in the checkpoint, " + item.value().dump() + " in " + scheduleName;
+  }
+  for (const auto &item : saved.items())
+    if (exact && !expected.contains(item.key()))
+      return item.key() + " " + item.value().dump() +
+             " in the checkpoint, none in " + scheduleName;
+  return "";
+}
+
+/// The checks of the manifest against the schedule and the data.
+Status verifyManifest(const json &manifest, const std::string &path,
+                      const Schedule &schedule, const CheckpointData &data) {
+  auto mismatch = [&](const std::string &what) {
+    return ZERO_ERROR(kFailedPrecondition, path + ": " + what);
+  };
+  if (!manifest.is_object() || manifest.value("format", "") != kFormat)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": not a checkpoint manifest (format '" +
+                          std::string(kFormat) + "')");
+  for (const char *field : {"version", "step", "world_size", "stage"})
+    if (!manifest.contains(field) || !manifest[field].is_number_integer())
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": '" + field + "' must be an integer");
+  for (const char *field : {"tensors", "files", "parameters"})
+    if (!manifest.contains(field) || !manifest[field].is_array())
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": '" + field + "' must be an array");
+  if (manifest["version"] != kCheckpointVersion)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": format version " + manifest["version"].dump() +
+                          " is not supported: this runtime reads version " +
+                          std::to_string(kCheckpointVersion));
+  if (manifest["world_size"] != schedule.worldSize())
+    return mismatch("saved at world size " + manifest["world_size"].dump() +
+                    ", but " + schedule.name() + " is for world size " +
+                    std::to_string(schedule.worldSize()) +
+                    " (loading at another world size is not supported yet)");
+  if (manifest["stage"] != schedule.stage())
+    return mismatch("saved at ZeRO stage " + manifest["stage"].dump() +
+                    ", but " + schedule.name() + " is stage " +
+                    std::to_string(schedule.stage()) +
+                    " (loading at another stage is not supported yet)");
+  std::string dataDiffers = compareDescriptions(
+      manifest.value("data", json::object()), describeData(data), "this run",
+      /*exact=*/false);
+  if (!dataDiffers.empty())
+    return mismatch("data: " + dataDiffers +
+                    "; a resumed run reads the data of the saved one");
+
+  std::map<std::string, const json *> saved;
+  for (const json &entry : manifest["tensors"]) {
+    if (!entry.is_object() || !entry.contains("name") ||
+        !entry["name"].is_string())
+      return ZERO_ERROR(kInvalidArgument,
+                        path +
+                            ": a tensor entry without a name: " + entry.dump());
+    saved[entry["name"].get<std::string>()] = &entry;
+  }
+  std::vector<StateTensor> expected = getStateTensors(schedule);
+  for (const StateTensor &state : expected) {
+    auto it = saved.find(state.name);
+    if (it == saved.end())
+      return mismatch("no tensor '" + state.name + "', which " +
+                      schedule.name() +
+                      " has: the checkpoint is of another model");
+    std::string differs =
+        compareDescriptions(*it->second, state.description, schedule.name());
+    if (!differs.empty())
+      return mismatch("tensor '" + state.name + "': " + differs);
+    saved.erase(it);
+  }
+  if (!saved.empty())
+    return mismatch("tensor '" + saved.begin()->first + "', which " +
+                    schedule.name() +
+                    " does not have: the checkpoint is of another model");
+  return Status::ok();
+}
+
+/// Every rank's file is there with the size the manifest gives; this rank's
+/// bytes, whose checksum matches.
+StatusOr<std::string> verifyFiles(const json &manifest,
+                                  const std::string &directory,
+                                  const std::string &manifestPath,
+                                  int64_t worldSize, int64_t rank) {
+  std::map<int64_t, const json *> byRank;
+  for (const json &file : manifest["files"]) {
+    if (!file.is_object() || !file.contains("rank") ||
+        !file["rank"].is_number_integer() || !file.contains("path") ||
+        !file["path"].is_string() || !file.contains("bytes") ||
+        !file["bytes"].is_number_unsigned() || !file.contains("crc32") ||
+        !file["crc32"].is_string())
+      return ZERO_ERROR(kInvalidArgument,
+                        manifestPath +
+                            ": a file entry needs rank, path, bytes and "
+                            "crc32: " +
+                            file.dump());
+    byRank[file["rank"].get<int64_t>()] = &file;
+  }
+  std::string own;
+  for (int64_t r = 0; r < worldSize; ++r) {
+    auto it = byRank.find(r);
+    if (it == byRank.end())
+      return ZERO_ERROR(kInvalidArgument, manifestPath + ": no file of rank " +
+                                              std::to_string(r));
+    const json &file = *it->second;
+    std::string path = joinPath(directory, file["path"].get<std::string>());
+    uint64_t expectedBytes = file["bytes"].get<uint64_t>();
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0)
+      return errnoError(path, "rank " + std::to_string(r) +
+                                  "'s file of the checkpoint is missing");
+    if (static_cast<uint64_t>(info.st_size) != expectedBytes)
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": " + std::to_string(info.st_size) +
+                            " bytes, but the manifest gives " +
+                            std::to_string(expectedBytes) +
+                            ": the file is truncated or was replaced");
+    if (r != rank)
+      continue;
+    StatusOr<std::string> bytes = readWholeFile(path);
+    if (!bytes.isOk())
+      return bytes.status();
+    std::string crc = formatCrc32(computeCrc32(*bytes));
+    if (crc != file["crc32"].get<std::string>())
+      return ZERO_ERROR(kInvalidArgument, path + ": CRC-32 " + crc +
+                                              ", but the manifest gives " +
+                                              file["crc32"].get<std::string>() +
+                                              ": the file is corrupt");
+    own = std::move(*bytes);
+  }
+  return own;
+}
+
+} // namespace
+
+Status prepareCheckpointDirectory(const std::string &directory) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error)
+    return ZERO_ERROR(kInvalidArgument,
+                      directory + ": cannot create the checkpoint directory: " +
+                          error.message());
+  if (!fs::is_directory(directory, error))
+    return ZERO_ERROR(kInvalidArgument,
+                      directory + ": not a directory, for checkpoints");
+  if (::access(directory.c_str(), W_OK) != 0)
+    return errnoError(directory, "cannot write checkpoints");
+  return Status::ok();
+}
+
+Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
+  Executor &executor = session.executor();
+  Communicator &comm = session.communicator();
+  const int64_t step = executor.stepsTaken();
+
+  // Rank 0 names the temporary directory and makes it.
+  std::string nonce(kNonceLength, '0');
+  if (comm.rank() == 0) {
+    std::random_device random;
+    std::mt19937_64 generator((uint64_t(random()) << 32) ^ random() ^
+                              uint64_t(::getpid()));
+    const char *digits = "0123456789abcdef";
+    for (char &c : nonce)
+      c = digits[generator() % 16];
+  }
+  CollectiveContext context{"checkpoint of step " + std::to_string(step),
+                            nullptr};
+  ZERO_RETURN_IF_ERROR(comm.broadcastBytes(nonce, 0, context));
+  std::string temporary = joinPath(
+      options.directory, "." + getStepName(step) + kTemporaryMark + nonce);
+  ZERO_RETURN_IF_ERROR(session.agree(
+      comm.rank() == 0 ? makeTemporary(options.directory, temporary)
+                       : Status::ok()));
+
+  json record;
+  Status written =
+      writeRankFile(executor, joinPath(temporary, getRankFileName(comm.rank())),
+                    step, options.failRankFile, record);
+  if (options.afterRankFile)
+    options.afterRankFile();
+  auto discard = [&](const Status &status) {
+    if (comm.rank() == 0) {
+      std::error_code error;
+      fs::remove_all(temporary, error);
+    }
+    return status;
+  };
+  Status agreed = session.agree(written);
+  if (!agreed.isOk())
+    return discard(agreed);
+  StatusOr<std::vector<std::string>> records =
+      comm.gatherBytes(record.dump(), context);
+  if (!records.isOk())
+    return discard(records.status());
+  Status published = comm.rank() == 0
+                         ? publish(session, options, temporary, step, *records)
+                         : Status::ok();
+  agreed = session.agree(published);
+  if (!agreed.isOk())
+    return discard(agreed);
+  return Status::ok();
+}
+
+StatusOr<std::string> findCheckpoint(const std::string &path) {
+  std::error_code error;
+  if (fs::is_regular_file(joinPath(path, kManifestName), error))
+    return path;
+  std::string latest = path;
+  std::string directory = fs::path(path).parent_path().string();
+  if (fs::is_directory(path, error)) {
+    latest = joinPath(path, kLatestName);
+    directory = path;
+    if (!fs::exists(latest, error)) {
+      std::map<int64_t, std::string> steps = listSteps(path);
+      if (steps.empty())
+        return ZERO_ERROR(kNotFound,
+                          path + ": no checkpoint (no step-<S> directory "
+                                 "with a manifest, no 'latest')");
+      return steps.rbegin()->second;
+    }
+  } else if (!fs::is_regular_file(path, error)) {
+    return ZERO_ERROR(kNotFound, path + ": no checkpoint there");
+  }
+  StatusOr<std::string> text = readWholeFile(latest);
+  if (!text.isOk())
+    return text.status();
+  std::string name = *text;
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' '))
+    name.pop_back();
+  if (parseStepName(name) < 0)
+    return ZERO_ERROR(kInvalidArgument, latest + ": names '" + name +
+                                            "', not a step-<S> directory");
+  std::string step = joinPath(directory.empty() ? "." : directory, name);
+  if (!fs::is_regular_file(joinPath(step, kManifestName), error))
+    return ZERO_ERROR(kNotFound, latest + ": names " + name +
+                                     ", which holds no complete checkpoint");
+  return step;
+}
+
+Status loadCheckpoint(Executor &executor, const std::string &path,
+                      const CheckpointData &data) {
+  StatusOr<std::string> directory = findCheckpoint(path);
+  if (!directory.isOk())
+    return directory.status();
+  const Schedule &schedule = executor.schedule();
+  std::string manifestPath = joinPath(*directory, kManifestName);
+  StatusOr<std::string> text = readWholeFile(manifestPath);
+  if (!text.isOk())
+    return text.status();
+  json manifest = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (manifest.is_discarded())
+    return ZERO_ERROR(kInvalidArgument, manifestPath +
+                                            ": not valid JSON: the manifest is "
+                                            "corrupt");
+  ZERO_RETURN_IF_ERROR(verifyManifest(manifest, manifestPath, schedule, data));
+  const int64_t rank = executor.communicator().rank();
+  StatusOr<std::string> bytes = verifyFiles(manifest, *directory, manifestPath,
+                                            schedule.worldSize(), rank);
+  if (!bytes.isOk())
+    return bytes.status();
+
+  std::string filePath = joinPath(*directory, getRankFileName(rank));
+  std::map<std::string, std::string> metadata;
+  StatusOr<std::vector<RawTensor>> tensors =
+      parseRawSafetensors(*bytes, filePath, &metadata);
+  if (!tensors.isOk())
+    return tensors.status();
+  const int64_t step = manifest["step"].get<int64_t>();
+  if (metadata["step"] != std::to_string(step))
+    return ZERO_ERROR(kFailedPrecondition,
+                      filePath + ": holds step '" + metadata["step"] +
+                          "', but the manifest is of step " +
+                          std::to_string(step));
+  std::map<std::string, const RawTensor *> byName;
+  for (const RawTensor &tensor : *tensors)
+    byName[tensor.name] = &tensor;
+  std::vector<StateTensor> states = getStateTensors(schedule);
+  // Everything is checked before the first tensor is written.
+  for (const StateTensor &state : states) {
+    auto it = byName.find(state.name);
+    if (it == byName.end())
+      return ZERO_ERROR(kFailedPrecondition, filePath + ": no tensor '" +
+                                                 state.name +
+                                                 "', which the manifest lists");
+    const RawTensor &tensor = *it->second;
+    if (tensor.dtype != state.description["dtype"] ||
+        json(tensor.shape) != state.description["shape"])
+      return ZERO_ERROR(kFailedPrecondition,
+                        filePath + ": tensor '" + state.name + "' is " +
+                            tensor.dtype + " " + json(tensor.shape).dump() +
+                            ", but the manifest gives " +
+                            state.description["dtype"].get<std::string>() +
+                            " " + state.description["shape"].dump());
+  }
+  if (byName.size() != states.size())
+    return ZERO_ERROR(kFailedPrecondition,
+                      filePath + ": holds tensors the manifest does not list");
+  for (const StateTensor &state : states)
+    ZERO_RETURN_IF_ERROR(
+        executor.writeTensor(schedule.arguments()[state.argument].value,
+                             byName[state.name]->bytes.data()));
+  executor.resumeAt(step);
+  return Status::ok();
+}
+
+} // namespace zero::runtime

@@ -61,6 +61,11 @@ std::string joinPath(const std::string &directory, const std::string &name) {
                                                       : directory + "/" + name;
 }
 
+/// A JSON value in a message: strings without quotes.
+std::string showValue(const json &value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
 /// The step of a directory named "step-<S>", or -1.
 int64_t parseStepName(const std::string &name) {
   if (name.rfind(kStepPrefix, 0) != 0)
@@ -209,6 +214,32 @@ json describeData(const CheckpointData &data) {
           {"source", data.tokenFile.empty() ? "synthetic" : "token_file"}};
 }
 
+/// Each tensor's CRC-32 by name, so that a corrupt file's error names the
+/// tensor.
+json describeTensorChecksums(const std::vector<RawTensor> &tensors) {
+  json checksums = json::object();
+  for (const RawTensor &tensor : tensors)
+    checksums[tensor.name] = formatCrc32(computeCrc32(tensor.bytes));
+  return checksums;
+}
+
+/// Where in a file whose CRC-32 differs from the manifest's the damage is:
+/// the header, or the first tensor whose own CRC-32 differs.
+std::string locateCorruption(const std::string &bytes, const std::string &path,
+                             const json &file) {
+  StatusOr<std::vector<RawTensor>> tensors = parseRawSafetensors(bytes, path);
+  if (!tensors.isOk())
+    return "its header is damaged (" + tensors.status().message() + ")";
+  json checksums = describeTensorChecksums(*tensors);
+  const json &saved = file.value("tensor_crc32", json::object());
+  for (const auto &item : checksums.items())
+    if (saved.contains(item.key()) && saved[item.key()] != item.value())
+      return "tensor '" + item.key() + "' has CRC-32 " +
+             item.value().get<std::string>() + ", the manifest gives " +
+             showValue(saved[item.key()]);
+  return "its header differs";
+}
+
 /// This rank's file, written and fsynced under `path`; its size and CRC-32
 /// in `record`.
 Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
@@ -247,7 +278,8 @@ Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
   record = {{"path", getRankFileName(executor.communicator().rank())},
             {"rank", executor.communicator().rank()},
             {"bytes", bytes->size()},
-            {"crc32", formatCrc32(computeCrc32(*bytes))}};
+            {"crc32", formatCrc32(computeCrc32(*bytes))},
+            {"tensor_crc32", describeTensorChecksums(tensors)}};
   return Status::ok();
 }
 
@@ -357,23 +389,38 @@ Status publish(Session &session, const CheckpointSaveOptions &options,
   return Status::ok();
 }
 
-/// Where two descriptions differ: "dtype F32 in the checkpoint, BF16 in the
-/// schedule", empty when they agree. `exact`: a field that only `saved` has
-/// differs too.
+/// Where two descriptions differ, the first field in a fixed order (dtype
+/// and shape first, nested objects field by field): "dtype F32 in the
+/// checkpoint, BF16 in step.json"; empty when they agree. `exact`: a field
+/// that only `saved` has differs too.
 std::string compareDescriptions(const json &saved, const json &expected,
                                 const std::string &scheduleName,
-                                bool exact = true) {
-  for (const auto &item : expected.items()) {
-    const json *savedValue =
-        saved.contains(item.key()) ? &saved[item.key()] : nullptr;
-    if (savedValue && *savedValue == item.value())
+                                bool exact = true,
+                                const std::string &prefix = "") {
+  std::vector<std::string> keys;
+  for (const char *first : {"dtype", "shape"})
+    if (expected.contains(first))
+      keys.push_back(first);
+  for (const auto &item : expected.items())
+    if (std::find(keys.begin(), keys.end(), item.key()) == keys.end())
+      keys.push_back(item.key());
+  for (const std::string &key : keys) {
+    const json &want = expected[key];
+    if (!saved.contains(key))
+      return prefix + key + " (none) in the checkpoint, " + showValue(want) +
+             " in " + scheduleName;
+    const json &have = saved[key];
+    if (have == want)
       continue;
-    return item.key() + " " + (savedValue ? savedValue->dump() : "(none)") +
-           " in the checkpoint, " + item.value().dump() + " in " + scheduleName;
+    if (have.is_object() && want.is_object())
+      return compareDescriptions(have, want, scheduleName, exact,
+                                 prefix + key + ".");
+    return prefix + key + " " + showValue(have) + " in the checkpoint, " +
+           showValue(want) + " in " + scheduleName;
   }
   for (const auto &item : saved.items())
     if (exact && !expected.contains(item.key()))
-      return item.key() + " " + item.value().dump() +
+      return prefix + item.key() + " " + showValue(item.value()) +
              " in the checkpoint, none in " + scheduleName;
   return "";
 }
@@ -493,10 +540,11 @@ StatusOr<std::string> verifyFiles(const json &manifest,
       return bytes.status();
     std::string crc = formatCrc32(computeCrc32(*bytes));
     if (crc != file["crc32"].get<std::string>())
-      return ZERO_ERROR(kInvalidArgument, path + ": CRC-32 " + crc +
-                                              ", but the manifest gives " +
-                                              file["crc32"].get<std::string>() +
-                                              ": the file is corrupt");
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": the file is corrupt: CRC-32 " + crc +
+                            ", the manifest gives " +
+                            file["crc32"].get<std::string>() + "; " +
+                            locateCorruption(*bytes, path, file));
     own = std::move(*bytes);
   }
   return own;

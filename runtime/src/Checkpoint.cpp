@@ -425,12 +425,8 @@ std::string compareDescriptions(const json &saved, const json &expected,
   return "";
 }
 
-/// The checks of the manifest against the schedule and the data.
-Status verifyManifest(const json &manifest, const std::string &path,
-                      const Schedule &schedule, const CheckpointData &data) {
-  auto mismatch = [&](const std::string &what) {
-    return ZERO_ERROR(kFailedPrecondition, path + ": " + what);
-  };
+/// The fields of the manifest that every reader relies on.
+Status checkManifestForm(const json &manifest, const std::string &path) {
   if (!manifest.is_object() || manifest.value("format", "") != kFormat)
     return ZERO_ERROR(kInvalidArgument,
                       path + ": not a checkpoint manifest (format '" +
@@ -448,6 +444,62 @@ Status verifyManifest(const json &manifest, const std::string &path,
                       path + ": format version " + manifest["version"].dump() +
                           " is not supported: this runtime reads version " +
                           std::to_string(kCheckpointVersion));
+  for (const json &entry : manifest["tensors"])
+    if (!entry.is_object() || !entry.contains("name") ||
+        !entry["name"].is_string() || !entry.contains("dtype") ||
+        !entry["dtype"].is_string() || !entry.contains("shape") ||
+        !entry["shape"].is_array())
+      return ZERO_ERROR(
+          kInvalidArgument,
+          path +
+              ": a tensor entry needs name, dtype and shape: " + entry.dump());
+  for (const json &file : manifest["files"])
+    if (!file.is_object() || !file.contains("rank") ||
+        !file["rank"].is_number_integer() || !file.contains("path") ||
+        !file["path"].is_string() || !file.contains("bytes") ||
+        !file["bytes"].is_number_unsigned() || !file.contains("crc32") ||
+        !file["crc32"].is_string())
+      return ZERO_ERROR(kInvalidArgument,
+                        path +
+                            ": a file entry needs rank, path, bytes and "
+                            "crc32: " +
+                            file.dump());
+  return Status::ok();
+}
+
+/// The manifest of the checkpoint that `path` names (findCheckpoint), checked
+/// for form.
+struct Manifest {
+  std::string directory;
+  std::string path;
+  json content;
+};
+
+StatusOr<Manifest> readManifest(const std::string &path) {
+  StatusOr<std::string> directory = findCheckpoint(path);
+  if (!directory.isOk())
+    return directory.status();
+  Manifest manifest;
+  manifest.directory = *directory;
+  manifest.path = joinPath(*directory, kManifestName);
+  StatusOr<std::string> text = readWholeFile(manifest.path);
+  if (!text.isOk())
+    return text.status();
+  manifest.content = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (manifest.content.is_discarded())
+    return ZERO_ERROR(kInvalidArgument,
+                      manifest.path +
+                          ": not valid JSON: the manifest is corrupt");
+  ZERO_RETURN_IF_ERROR(checkManifestForm(manifest.content, manifest.path));
+  return manifest;
+}
+
+/// The checks of the manifest against the schedule and the data.
+Status verifyManifest(const json &manifest, const std::string &path,
+                      const Schedule &schedule, const CheckpointData &data) {
+  auto mismatch = [&](const std::string &what) {
+    return ZERO_ERROR(kFailedPrecondition, path + ": " + what);
+  };
   if (manifest["world_size"] != schedule.worldSize())
     return mismatch("saved at world size " + manifest["world_size"].dump() +
                     ", but " + schedule.name() + " is for world size " +
@@ -466,14 +518,8 @@ Status verifyManifest(const json &manifest, const std::string &path,
                     "; a resumed run reads the data of the saved one");
 
   std::map<std::string, const json *> saved;
-  for (const json &entry : manifest["tensors"]) {
-    if (!entry.is_object() || !entry.contains("name") ||
-        !entry["name"].is_string())
-      return ZERO_ERROR(kInvalidArgument,
-                        path +
-                            ": a tensor entry without a name: " + entry.dump());
+  for (const json &entry : manifest["tensors"])
     saved[entry["name"].get<std::string>()] = &entry;
-  }
   std::vector<StateTensor> expected = getStateTensors(schedule);
   for (const StateTensor &state : expected) {
     auto it = saved.find(state.name);
@@ -494,34 +540,65 @@ Status verifyManifest(const json &manifest, const std::string &path,
   return Status::ok();
 }
 
-/// Every rank's file is there with the size the manifest gives; this rank's
-/// bytes, whose checksum matches.
-StatusOr<std::string> verifyFiles(const json &manifest,
-                                  const std::string &directory,
-                                  const std::string &manifestPath,
-                                  int64_t worldSize, int64_t rank) {
-  std::map<int64_t, const json *> byRank;
-  for (const json &file : manifest["files"]) {
-    if (!file.is_object() || !file.contains("rank") ||
-        !file["rank"].is_number_integer() || !file.contains("path") ||
-        !file["path"].is_string() || !file.contains("bytes") ||
-        !file["bytes"].is_number_unsigned() || !file.contains("crc32") ||
-        !file["crc32"].is_string())
-      return ZERO_ERROR(kInvalidArgument,
-                        manifestPath +
-                            ": a file entry needs rank, path, bytes and "
-                            "crc32: " +
-                            file.dump());
-    byRank[file["rank"].get<int64_t>()] = &file;
+/// The tensors of a rank's file, checked against the manifest: each tensor
+/// it lists with its dtype and shape, no other, and the step.
+StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
+                                               const std::string &path,
+                                               const json &manifest) {
+  std::map<std::string, std::string> metadata;
+  StatusOr<std::vector<RawTensor>> tensors =
+      parseRawSafetensors(bytes, path, &metadata);
+  if (!tensors.isOk())
+    return tensors.status();
+  std::string step = std::to_string(manifest["step"].get<int64_t>());
+  if (metadata["step"] != step)
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": holds step '" + metadata["step"] +
+                          "', but the manifest is of step " + step);
+  std::map<std::string, const RawTensor *> byName;
+  for (const RawTensor &tensor : *tensors)
+    byName[tensor.name] = &tensor;
+  for (const json &entry : manifest["tensors"]) {
+    std::string name = entry["name"].get<std::string>();
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return ZERO_ERROR(kFailedPrecondition, path + ": no tensor '" + name +
+                                                 "', which the manifest lists");
+    const RawTensor &tensor = *it->second;
+    if (tensor.dtype != entry["dtype"] || json(tensor.shape) != entry["shape"])
+      return ZERO_ERROR(
+          kFailedPrecondition,
+          path + ": tensor '" + name + "' is " + tensor.dtype + " " +
+              json(tensor.shape).dump() + ", but the manifest gives " +
+              showValue(entry["dtype"]) + " " + entry["shape"].dump());
+    byName.erase(it);
   }
-  std::string own;
+  if (!byName.empty())
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": tensor '" + byName.begin()->first +
+                          "', which the manifest does not list");
+  return tensors;
+}
+
+/// Checks that the file of every rank of the manifest is there with its
+/// size; reads those of `rank` (-1: of every rank) and checks their CRC-32
+/// and tensors (checkRankFile). Returns the tensors of `rank`.
+StatusOr<std::vector<RawTensor>> verifyFiles(const Manifest &manifest,
+                                             int64_t rank) {
+  const json &content = manifest.content;
+  const int64_t worldSize = content["world_size"].get<int64_t>();
+  std::map<int64_t, const json *> byRank;
+  for (const json &file : content["files"])
+    byRank[file["rank"].get<int64_t>()] = &file;
+  std::vector<RawTensor> own;
   for (int64_t r = 0; r < worldSize; ++r) {
     auto it = byRank.find(r);
     if (it == byRank.end())
-      return ZERO_ERROR(kInvalidArgument, manifestPath + ": no file of rank " +
+      return ZERO_ERROR(kInvalidArgument, manifest.path + ": no file of rank " +
                                               std::to_string(r));
     const json &file = *it->second;
-    std::string path = joinPath(directory, file["path"].get<std::string>());
+    std::string path =
+        joinPath(manifest.directory, file["path"].get<std::string>());
     uint64_t expectedBytes = file["bytes"].get<uint64_t>();
     struct stat info;
     if (::stat(path.c_str(), &info) != 0)
@@ -533,8 +610,13 @@ StatusOr<std::string> verifyFiles(const json &manifest,
                             " bytes, but the manifest gives " +
                             std::to_string(expectedBytes) +
                             ": the file is truncated or was replaced");
-    if (r != rank)
+  }
+  for (int64_t r = 0; r < worldSize; ++r) {
+    if (rank >= 0 && r != rank)
       continue;
+    const json &file = *byRank[r];
+    std::string path =
+        joinPath(manifest.directory, file["path"].get<std::string>());
     StatusOr<std::string> bytes = readWholeFile(path);
     if (!bytes.isOk())
       return bytes.status();
@@ -545,7 +627,12 @@ StatusOr<std::string> verifyFiles(const json &manifest,
                             ", the manifest gives " +
                             file["crc32"].get<std::string>() + "; " +
                             locateCorruption(*bytes, path, file));
-    own = std::move(*bytes);
+    StatusOr<std::vector<RawTensor>> tensors =
+        checkRankFile(*bytes, path, content);
+    if (!tensors.isOk())
+      return tensors.status();
+    if (r == rank)
+      own = std::move(*tensors);
   }
   return own;
 }
@@ -658,68 +745,76 @@ StatusOr<std::string> findCheckpoint(const std::string &path) {
 
 Status loadCheckpoint(Executor &executor, const std::string &path,
                       const CheckpointData &data) {
-  StatusOr<std::string> directory = findCheckpoint(path);
-  if (!directory.isOk())
-    return directory.status();
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
   const Schedule &schedule = executor.schedule();
-  std::string manifestPath = joinPath(*directory, kManifestName);
-  StatusOr<std::string> text = readWholeFile(manifestPath);
-  if (!text.isOk())
-    return text.status();
-  json manifest = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (manifest.is_discarded())
-    return ZERO_ERROR(kInvalidArgument, manifestPath +
-                                            ": not valid JSON: the manifest is "
-                                            "corrupt");
-  ZERO_RETURN_IF_ERROR(verifyManifest(manifest, manifestPath, schedule, data));
-  const int64_t rank = executor.communicator().rank();
-  StatusOr<std::string> bytes = verifyFiles(manifest, *directory, manifestPath,
-                                            schedule.worldSize(), rank);
-  if (!bytes.isOk())
-    return bytes.status();
-
-  std::string filePath = joinPath(*directory, getRankFileName(rank));
-  std::map<std::string, std::string> metadata;
+  ZERO_RETURN_IF_ERROR(
+      verifyManifest(manifest->content, manifest->path, schedule, data));
+  // The manifest lists the schedule's tensors, and the file the manifest's:
+  // everything is checked before the first tensor is written.
   StatusOr<std::vector<RawTensor>> tensors =
-      parseRawSafetensors(*bytes, filePath, &metadata);
+      verifyFiles(*manifest, executor.communicator().rank());
   if (!tensors.isOk())
     return tensors.status();
-  const int64_t step = manifest["step"].get<int64_t>();
-  if (metadata["step"] != std::to_string(step))
-    return ZERO_ERROR(kFailedPrecondition,
-                      filePath + ": holds step '" + metadata["step"] +
-                          "', but the manifest is of step " +
-                          std::to_string(step));
   std::map<std::string, const RawTensor *> byName;
   for (const RawTensor &tensor : *tensors)
     byName[tensor.name] = &tensor;
-  std::vector<StateTensor> states = getStateTensors(schedule);
-  // Everything is checked before the first tensor is written.
-  for (const StateTensor &state : states) {
-    auto it = byName.find(state.name);
-    if (it == byName.end())
-      return ZERO_ERROR(kFailedPrecondition, filePath + ": no tensor '" +
-                                                 state.name +
-                                                 "', which the manifest lists");
-    const RawTensor &tensor = *it->second;
-    if (tensor.dtype != state.description["dtype"] ||
-        json(tensor.shape) != state.description["shape"])
-      return ZERO_ERROR(kFailedPrecondition,
-                        filePath + ": tensor '" + state.name + "' is " +
-                            tensor.dtype + " " + json(tensor.shape).dump() +
-                            ", but the manifest gives " +
-                            state.description["dtype"].get<std::string>() +
-                            " " + state.description["shape"].dump());
-  }
-  if (byName.size() != states.size())
-    return ZERO_ERROR(kFailedPrecondition,
-                      filePath + ": holds tensors the manifest does not list");
-  for (const StateTensor &state : states)
+  for (const StateTensor &state : getStateTensors(schedule))
     ZERO_RETURN_IF_ERROR(
         executor.writeTensor(schedule.arguments()[state.argument].value,
-                             byName[state.name]->bytes.data()));
-  executor.resumeAt(step);
+                             byName.at(state.name)->bytes.data()));
+  executor.resumeAt(manifest->content["step"].get<int64_t>());
   return Status::ok();
+}
+
+StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path) {
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  const json &content = manifest->content;
+  CheckpointInfo info;
+  info.directory = manifest->directory;
+  info.version = content["version"].get<int64_t>();
+  info.step = content["step"].get<int64_t>();
+  info.worldSize = content["world_size"].get<int64_t>();
+  info.stage = content["stage"].get<int64_t>();
+  json schedule = content.value("schedule", json::object());
+  info.schedule = schedule.value("name", "");
+  info.scheduleCrc32 = schedule.value("crc32", "");
+  json data = content.value("data", json::object());
+  info.data.seed = data.value("seed", uint64_t(0));
+  info.data.tokenFile = data.value("token_file", "");
+  for (const json &entry : content["tensors"]) {
+    CheckpointTensorInfo tensor;
+    tensor.name = entry["name"].get<std::string>();
+    tensor.dtype = entry["dtype"].get<std::string>();
+    for (const json &dim : entry["shape"])
+      tensor.shape.push_back(dim.is_number_integer() ? dim.get<int64_t>() : -1);
+    tensor.sharded = entry.value("sharded", false);
+    info.tensors.push_back(std::move(tensor));
+  }
+  for (const json &entry : content["parameters"]) {
+    CheckpointTensorInfo parameter;
+    parameter.name = entry.value("name", "");
+    parameter.dtype = entry.value("dtype", "");
+    for (const json &dim : entry.value("shape", json::array()))
+      parameter.shape.push_back(dim.is_number_integer() ? dim.get<int64_t>()
+                                                        : -1);
+    info.parameters.push_back(std::move(parameter));
+  }
+  for (const json &entry : content["files"])
+    info.files.push_back(
+        {entry["rank"].get<int64_t>(), entry["path"].get<std::string>(),
+         entry["bytes"].get<uint64_t>(), entry["crc32"].get<std::string>()});
+  return info;
+}
+
+Status verifyCheckpoint(const std::string &path) {
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  return verifyFiles(*manifest, /*rank=*/-1).status();
 }
 
 } // namespace zero::runtime

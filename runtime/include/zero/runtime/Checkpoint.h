@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace zero::runtime {
 
@@ -75,6 +76,51 @@ StatusOr<std::string> findCheckpoint(const std::string &path);
 /// the saved step, with the data of that step.
 Status loadCheckpoint(Executor &executor, const std::string &path,
                       const CheckpointData &data);
+
+/// A tensor as a checkpoint's manifest lists it.
+struct CheckpointTensorInfo {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  /// A rank file's tensor: whether it is the rank's shard.
+  bool sharded = false;
+};
+
+struct CheckpointFileInfo {
+  int64_t rank = 0;
+  /// Relative to the step directory.
+  std::string path;
+  uint64_t bytes = 0;
+  std::string crc32;
+};
+
+/// What a checkpoint's manifest says (docs/Runtime.md, "Checkpoints").
+struct CheckpointInfo {
+  /// The step directory.
+  std::string directory;
+  int64_t version = 0;
+  int64_t step = 0;
+  int64_t worldSize = 0;
+  int64_t stage = 0;
+  /// The schedule that saved it, and the CRC-32 of its JSON.
+  std::string schedule;
+  std::string scheduleCrc32;
+  CheckpointData data;
+  /// The model's parameters, whole.
+  std::vector<CheckpointTensorInfo> parameters;
+  /// The tensors of each rank's file.
+  std::vector<CheckpointTensorInfo> tensors;
+  std::vector<CheckpointFileInfo> files;
+};
+
+/// The manifest of the checkpoint that `path` names (findCheckpoint),
+/// checked for form; the files are not read.
+StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path);
+
+/// Checks the checkpoint that `path` names on its own, as a resumed run
+/// checks it but for every rank and without a schedule: every rank's file
+/// there with its size and CRC-32, and holding the manifest's tensors.
+Status verifyCheckpoint(const std::string &path);
 
 } // namespace zero::runtime
 

@@ -74,12 +74,10 @@ const char *kUsage =
     "  --comm-timeout S     seconds before a stuck collective fails (60)\n"
     "  --debug              trap uses of freed buffers\n"
     "  --fail-at-step K --fail-rank R  (tests) rank R kills itself in step K\n"
-    "  --fail-at-save K --fail-rank R  (tests) rank R kills itself in its "
-    "K-th\n"
-    "                       save, its file written\n"
-    "  --fail-write-at-save K --fail-rank R  (tests) rank R's file of its "
-    "K-th\n"
-    "                       save fails half written, as on a full disk\n"
+    "  --fail-at-save K --fail-rank R  (tests) rank R kills itself in its\n"
+    "                       K-th save, its file written\n"
+    "  --fail-write-at-save K --fail-rank R  (tests) rank R's file of its\n"
+    "                       K-th save fails half written (a full disk)\n"
     "  --nvme-fail-write-at B  (tests) from the first step on, writes of\n"
     "                       byte B of the nvme arena fail with ENOSPC\n";
 

@@ -1,8 +1,10 @@
 #!/usr/bin/python3
 """Proves that resuming from a checkpoint is exact.
 
-For each configuration STAGE:RANKS:PRECISION (precision f32, bf16 or fp16,
-fp16 with a dynamic loss scale), the MLP is compiled for RANKS ranks at ZeRO
+For each configuration STAGE:RANKS:PRECISION[:OFFLOAD] (precision f32, bf16
+or fp16, fp16 with a dynamic loss scale; offload cpu: the optimizer states in
+host memory, nvme: the optimizer states and, at stage 3, the parameters in
+the nvme arena), the MLP is compiled for RANKS ranks at ZeRO
 stage STAGE and trained three times under `mpirun -np RANKS zero-run`:
   - straight: 2N steps, saved at the end;
   - first: N steps, saved;
@@ -42,12 +44,32 @@ PRECISION_FLAGS = {
 }
 
 
+def offload_flags(args, offload, stage):
+    if not offload:
+        return []
+    flags = ['--zero-set=zero_optimization.offload_optimizer.device="%s"' %
+             offload]
+    if offload == "nvme":
+        nvme = os.path.join(args.work, "nvme")
+        os.makedirs(nvme, exist_ok=True)
+        flags.append('--zero-set=zero_optimization.offload_optimizer.'
+                     'nvme_path="%s"' % nvme)
+        if stage == 3:
+            flags += ['--zero-set=zero_optimization.offload_param.device='
+                      '"nvme"',
+                      '--zero-set=zero_optimization.offload_param.'
+                      'nvme_path="%s"' % nvme,
+                      '--zero-set=zero_optimization.'
+                      'stage3_param_persistence_threshold=0']
+    return flags
+
+
 def fail(message):
     print("FAIL: " + message)
     sys.exit(1)
 
 
-def compile_step(args, name, stage, ranks, precision):
+def compile_step(args, name, stage, ranks, precision, offload):
     ir = os.path.join(args.work, "mlp.mlir")
     if not os.path.exists(ir):
         launch.run([os.path.join(args.bin, "zero-model"), "mlp", "--layers",
@@ -57,6 +79,7 @@ def compile_step(args, name, stage, ranks, precision):
     launch.run([os.path.join(args.bin, "zero-opt"), ir,
                 "--zero-stage=%d" % stage, "--zero-world-size=%d" % ranks] +
                PRECISION_FLAGS[precision] +
+               offload_flags(args, offload, stage) +
                ["--zero-emit-schedule=" + schedule, "-o", os.devnull])
     return schedule
 
@@ -86,10 +109,11 @@ def read_tensor(path, name):
 
 
 def check(args, config):
-    stage, ranks, precision = config.split(":")
+    stage, ranks, precision, offload = (config.split(":") + [""])[:4]
     stage, ranks = int(stage), int(ranks)
-    name = "s%d-r%d-%s" % (stage, ranks, precision)
-    schedule = compile_step(args, name, stage, ranks, precision)
+    name = "s%d-r%d-%s%s" % (stage, ranks, precision,
+                             "-" + offload if offload else "")
+    schedule = compile_step(args, name, stage, ranks, precision, offload)
     base = os.path.join(args.work, name)
     n = args.steps
     straight = train(args, schedule, ranks, 2 * n, base + ".straight.jsonl",
@@ -124,8 +148,9 @@ def check(args, config):
         if at_save == 2.0 ** 24 or at_end == at_save:
             fail("%s: the loss scale did not move on both sides of the save "
                  "(2^24, %r, %r)" % (name, at_save, at_end))
-    print("OK: stage %d, %d rank%s, %s: %d + %d steps resumed bit for bit" %
-          (stage, ranks, "" if ranks == 1 else "s", precision, n, n))
+    print("OK: stage %d, %d rank%s, %s%s: %d + %d steps resumed bit for bit" %
+          (stage, ranks, "" if ranks == 1 else "s", precision,
+           ", offload " + offload if offload else "", n, n))
 
 
 def main():
@@ -134,7 +159,8 @@ def main():
     parser.add_argument("--work", required=True)
     parser.add_argument("--steps", type=int, default=3,
                         help="N: the steps before and after the save")
-    parser.add_argument("configs", nargs="+", help="STAGE:RANKS:PRECISION")
+    parser.add_argument("configs", nargs="+",
+                        help="STAGE:RANKS:PRECISION[:OFFLOAD]")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     for config in args.configs:

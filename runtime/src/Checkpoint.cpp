@@ -674,9 +674,13 @@ Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
   ZERO_RETURN_IF_ERROR(comm.broadcastBytes(nonce, 0, context));
   std::string temporary = joinPath(
       options.directory, "." + getStepName(step) + kTemporaryMark + nonce);
+  const std::string agreement =
+      "agreement of the ranks in the checkpoint of step " +
+      std::to_string(step);
   ZERO_RETURN_IF_ERROR(session.agree(
       comm.rank() == 0 ? makeTemporary(options.directory, temporary)
-                       : Status::ok()));
+                       : Status::ok(),
+      agreement));
 
   json record;
   Status written =
@@ -691,7 +695,7 @@ Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
     }
     return status;
   };
-  Status agreed = session.agree(written);
+  Status agreed = session.agree(written, agreement);
   if (!agreed.isOk())
     return discard(agreed);
   StatusOr<std::vector<std::string>> records =
@@ -701,7 +705,7 @@ Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
   Status published = comm.rank() == 0
                          ? publish(session, options, temporary, step, *records)
                          : Status::ok();
-  agreed = session.agree(published);
+  agreed = session.agree(published, agreement);
   if (!agreed.isOk())
     return discard(agreed);
   return Status::ok();

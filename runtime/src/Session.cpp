@@ -182,12 +182,12 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   return Status::ok();
 }
 
-Status Session::agree(const Status &local) {
+Status Session::agree(const Status &local, const std::string &what) {
   Communicator &comm = *host_;
   if (comm.size() == 1)
     return local;
   int32_t failed = local.isOk() ? 0 : 1;
-  CollectiveContext context{"agreement after the set-up", nullptr};
+  CollectiveContext context{what, nullptr};
   ZERO_RETURN_IF_ERROR(
       comm.allReduce(&failed, &failed, 1, DType::I32, ReduceOp::Max, context));
   if (!failed)

@@ -545,10 +545,12 @@ Outcome runSteps(const Options &options, Run &run) {
     printError(&comm, describe(status));
     return outcome;
   };
-  // A failed save is agreed by every rank, so all of them end normally.
+  // The ranks agree on a failed save, unless a rank died in it: then the
+  // others cannot end normally (MPI_Finalize would wait for it), so a failed
+  // save ends the job as a failed step does.
   auto failSave = [&](const Status &status) {
     printAgreedError(status);
-    return Outcome::Failed;
+    return Outcome::FailedMidRun;
   };
   int64_t saves = 0, savedAt = -1;
   const bool stopOnNonfinite =

@@ -104,7 +104,9 @@ public:
   /// Every rank learns whether all of them succeeded (`local` is this
   /// rank's outcome), as after the set-up: on failure, rank 0's error names
   /// each failed rank's, the others' is empty (isReported). A collective.
-  Status agree(const Status &local);
+  /// `what` names the agreement in the error of a collective that fails.
+  Status agree(const Status &local,
+               const std::string &what = "agreement after the set-up");
 
   int rank() const { return host_->rank(); }
   int worldSize() const { return host_->size(); }

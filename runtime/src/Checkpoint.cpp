@@ -14,6 +14,7 @@
 #include "io/IOSupport.h"
 #include "zero/runtime/Checksum.h"
 #include "zero/runtime/Executor.h"
+#include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Session.h"
@@ -25,6 +26,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <random>
 #include <sstream>
@@ -166,6 +168,10 @@ std::vector<StateTensor> getStateTensors(const Schedule &schedule) {
       d["param"] = arg.name;
       d["sharded"] = arg.sharded;
       d["layout"] = describeLayout(arg.layout);
+      if (arg.tile)
+        d["tile"] = {{"param", arg.tile->param},
+                     {"shape", arg.tile->shape},
+                     {"offset", arg.tile->offset}};
       break;
     case ArgumentInfo::Kind::State:
       d["kind"] = "state";
@@ -580,17 +586,20 @@ StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
   return tensors;
 }
 
+/// Each rank's tensors as verifyFiles reads them.
+using RankTensorsCallback =
+    std::function<void(int64_t rank, std::vector<RawTensor> tensors)>;
+
 /// Checks that the file of every rank of the manifest is there with its
-/// size; reads those of `rank` (-1: of every rank) and checks their CRC-32
-/// and tensors (checkRankFile). Returns the tensors of `rank`.
-StatusOr<std::vector<RawTensor>> verifyFiles(const Manifest &manifest,
-                                             int64_t rank) {
+/// size; reads those of `rank` (-1: of every rank), checks their CRC-32 and
+/// tensors (checkRankFile) and hands the tensors to `take`.
+Status verifyFiles(const Manifest &manifest, int64_t rank,
+                   const RankTensorsCallback &take) {
   const json &content = manifest.content;
   const int64_t worldSize = content["world_size"].get<int64_t>();
   std::map<int64_t, const json *> byRank;
   for (const json &file : content["files"])
     byRank[file["rank"].get<int64_t>()] = &file;
-  std::vector<RawTensor> own;
   for (int64_t r = 0; r < worldSize; ++r) {
     auto it = byRank.find(r);
     if (it == byRank.end())
@@ -631,10 +640,49 @@ StatusOr<std::vector<RawTensor>> verifyFiles(const Manifest &manifest,
         checkRankFile(*bytes, path, content);
     if (!tensors.isOk())
       return tensors.status();
-    if (r == rank)
-      own = std::move(*tensors);
+    take(r, std::move(*tensors));
   }
-  return own;
+  return Status::ok();
+}
+
+/// Elements of safetensors dtype `from` as `to` (floats only): copied where
+/// the two agree, else rounded to nearest even.
+StatusOr<std::string> convertElements(const std::string &bytes,
+                                      const std::string &from,
+                                      const std::string &to) {
+  if (from == to)
+    return bytes;
+  auto element = [&](size_t i) -> double {
+    if (from == "F64") {
+      double value;
+      std::memcpy(&value, bytes.data() + 8 * i, 8);
+      return value;
+    }
+    if (from == "F32") {
+      float value;
+      std::memcpy(&value, bytes.data() + 4 * i, 4);
+      return value;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    return from == "BF16" ? bf16ToFloat(bits) : f16ToFloat(bits);
+  };
+  if (from != "F64" && from != "F32" && from != "BF16" && from != "F16")
+    return ZERO_ERROR(kInvalidArgument,
+                      "cannot convert " + from + " elements to " + to);
+  size_t count = bytes.size() / getSafetensorsDTypeWidth(from);
+  std::string out(count * getSafetensorsDTypeWidth(to), '\0');
+  for (size_t i = 0; i < count; ++i) {
+    if (to == "F32") {
+      float value = static_cast<float>(element(i));
+      std::memcpy(out.data() + 4 * i, &value, 4);
+      continue;
+    }
+    uint16_t bits =
+        to == "BF16" ? roundToBF16(element(i)) : roundToF16(element(i));
+    std::memcpy(out.data() + 2 * i, &bits, 2);
+  }
+  return out;
 }
 
 } // namespace
@@ -757,12 +805,12 @@ Status loadCheckpoint(Executor &executor, const std::string &path,
       verifyManifest(manifest->content, manifest->path, schedule, data));
   // The manifest lists the schedule's tensors, and the file the manifest's:
   // everything is checked before the first tensor is written.
-  StatusOr<std::vector<RawTensor>> tensors =
-      verifyFiles(*manifest, executor.communicator().rank());
-  if (!tensors.isOk())
-    return tensors.status();
+  std::vector<RawTensor> tensors;
+  ZERO_RETURN_IF_ERROR(verifyFiles(
+      *manifest, executor.communicator().rank(),
+      [&](int64_t, std::vector<RawTensor> own) { tensors = std::move(own); }));
   std::map<std::string, const RawTensor *> byName;
-  for (const RawTensor &tensor : *tensors)
+  for (const RawTensor &tensor : tensors)
     byName[tensor.name] = &tensor;
   for (const StateTensor &state : getStateTensors(schedule))
     ZERO_RETURN_IF_ERROR(
@@ -818,7 +866,106 @@ Status verifyCheckpoint(const std::string &path) {
   StatusOr<Manifest> manifest = readManifest(path);
   if (!manifest.isOk())
     return manifest.status();
-  return verifyFiles(*manifest, /*rank=*/-1).status();
+  return verifyFiles(*manifest, /*rank=*/-1,
+                     [](int64_t, std::vector<RawTensor>) {});
+}
+
+StatusOr<std::vector<RawTensor>>
+consolidateCheckpoint(const std::string &path, const std::string &dtype) {
+  if (dtype != "F32" && dtype != "BF16" && dtype != "F16")
+    return ZERO_ERROR(kInvalidArgument, "consolidating into " + dtype +
+                                            ": the dtype must be F32, BF16 "
+                                            "or F16");
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  std::vector<std::map<std::string, RawTensor>> ranks;
+  ZERO_RETURN_IF_ERROR(verifyFiles(
+      *manifest, /*rank=*/-1, [&](int64_t, std::vector<RawTensor> tensors) {
+        std::map<std::string, RawTensor> byName;
+        for (RawTensor &tensor : tensors)
+          byName[tensor.name] = std::move(tensor);
+        ranks.push_back(std::move(byName));
+      }));
+  std::map<std::string, const json *> entries;
+  for (const json &entry : manifest->content["tensors"])
+    entries[entry["name"].get<std::string>()] = &entry;
+
+  std::vector<RawTensor> weights;
+  // A tiled weight is whole at the place of its first tile.
+  std::map<std::string, size_t> tiled;
+  for (const json &entry : manifest->content["tensors"]) {
+    if (entry.value("kind", "") != "param")
+      continue;
+    std::string param = entry.value("param", "");
+    const json &layout = entry.value("layout", json::object());
+    if (!layout.contains("numel") || !layout["numel"].is_number_integer() ||
+        !layout.contains("shape") || !layout["shape"].is_array())
+      return ZERO_ERROR(kInvalidArgument,
+                        manifest->path + ": tensor '" +
+                            entry["name"].get<std::string>() +
+                            "' has no layout with shape and numel");
+    // The parameter itself where it has the dtype asked for (the model's own
+    // 16-bit weights), else its fp32 master weights where there are some.
+    const json *source = &entry;
+    auto master = entries.find("master/" + param);
+    if (entry["dtype"] != dtype && master != entries.end())
+      source = master->second;
+    std::string name = (*source)["name"].get<std::string>();
+    std::string from = (*source)["dtype"].get<std::string>();
+    int64_t numel = layout["numel"].get<int64_t>();
+    std::string bytes;
+    for (const std::map<std::string, RawTensor> &rank : ranks) {
+      bytes += rank.at(name).bytes;
+      if (!source->value("sharded", false))
+        break;
+    }
+    int64_t width = getSafetensorsDTypeWidth(from);
+    if (static_cast<int64_t>(bytes.size()) < numel * width)
+      return ZERO_ERROR(kInvalidArgument,
+                        manifest->path + ": tensor '" + name + "' holds " +
+                            std::to_string(bytes.size() / width) +
+                            " elements on all ranks, but its layout " +
+                            std::to_string(numel));
+    bytes.resize(static_cast<size_t>(numel * width));
+    StatusOr<std::string> converted = convertElements(bytes, from, dtype);
+    if (!converted.isOk())
+      return converted.status();
+
+    RawTensor weight;
+    weight.dtype = dtype;
+    weight.name = param;
+    for (const json &dim : layout["shape"])
+      weight.shape.push_back(dim.get<int64_t>());
+    weight.bytes = std::move(*converted);
+    if (!entry.contains("tile")) {
+      weights.push_back(std::move(weight));
+      continue;
+    }
+    const json &tile = entry["tile"];
+    std::vector<int64_t> shape = tile["shape"].get<std::vector<int64_t>>();
+    std::vector<int64_t> offset = tile["offset"].get<std::vector<int64_t>>();
+    int64_t elementBytes = getSafetensorsDTypeWidth(dtype);
+    auto [at, first] =
+        tiled.emplace(tile["param"].get<std::string>(), weights.size());
+    if (first) {
+      RawTensor whole;
+      whole.name = at->first;
+      whole.dtype = dtype;
+      whole.shape = shape;
+      whole.bytes.assign(
+          static_cast<size_t>(shape[0] * shape[1] * elementBytes), '\0');
+      weights.push_back(std::move(whole));
+    }
+    RawTensor &whole = weights[at->second];
+    const int64_t rows = weight.shape[0], cols = weight.shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(weight.bytes.begin() + r * cols * elementBytes,
+                  cols * elementBytes,
+                  whole.bytes.begin() +
+                      ((offset[0] + r) * shape[1] + offset[1]) * elementBytes);
+  }
+  return weights;
 }
 
 } // namespace zero::runtime

@@ -2,6 +2,8 @@
 //
 //   zero-ckpt info DIR       what a checkpoint holds, verified
 //   zero-ckpt verify DIR     every rank's file against the manifest
+//   zero-ckpt consolidate DIR -o FILE [--dtype f32|bf16|fp16]
+//                            the whole model in one safetensors file
 //
 // DIR is what zero-run --resume takes: a checkpoint directory (its latest
 // step), its `latest` file or a step directory. Both read the checkpoint
@@ -12,8 +14,11 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Checkpoint.h"
+#include "zero/runtime/OutputFile.h"
 
 #include <cstdio>
+#include <map>
+#include <memory>
 #include <string>
 
 using namespace zero::runtime;
@@ -24,6 +29,12 @@ const char *kUsage =
     "usage: zero-ckpt info DIR      what the checkpoint holds, verified\n"
     "       zero-ckpt verify DIR    check every rank's file (size, CRC-32,\n"
     "                               tensors) against the manifest\n"
+    "       zero-ckpt consolidate DIR -o FILE [--dtype f32|bf16|fp16]\n"
+    "                               every parameter whole, by name, in one\n"
+    "                               safetensors file (f32: the fp32 master\n"
+    "                               weights where there are some; bf16, fp16:\n"
+    "                               the model's 16-bit weights where it has\n"
+    "                               them, else rounded)\n"
     "DIR: a checkpoint directory (its latest step), DIR/latest or\n"
     "DIR/step-<S>, as zero-run --resume takes it.\n";
 
@@ -80,6 +91,64 @@ void printInfo(const CheckpointInfo &info) {
                 file.crc32.c_str());
 }
 
+/// `consolidate DIR -o FILE [--dtype D]`: the arguments after DIR.
+int consolidate(const std::string &path, int argc, char **argv) {
+  std::string output, dtype = "F32";
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if ((arg == "-o" || arg == "--dtype") && i + 1 < argc) {
+      std::string value = argv[++i];
+      if (arg == "-o") {
+        output = value;
+        continue;
+      }
+      if (value == "f32" || value == "bf16" || value == "fp16") {
+        dtype = value == "f32" ? "F32" : value == "bf16" ? "BF16" : "F16";
+        continue;
+      }
+      std::fprintf(stderr,
+                   "zero-ckpt: --dtype: '%s' is not f32, bf16 or fp16\n",
+                   value.c_str());
+      return 2;
+    }
+    std::fprintf(stderr, "zero-ckpt: consolidate: unexpected argument '%s'\n%s",
+                 arg.c_str(), kUsage);
+    return 2;
+  }
+  if (output.empty()) {
+    std::fprintf(stderr, "zero-ckpt: consolidate needs -o FILE\n%s", kUsage);
+    return 2;
+  }
+  StatusOr<CheckpointInfo> info = readCheckpointInfo(path);
+  if (!info.isOk())
+    return fail(info.status());
+  StatusOr<std::vector<RawTensor>> tensors = consolidateCheckpoint(path, dtype);
+  if (!tensors.isOk())
+    return fail(tensors.status());
+  // "format": "pt" as the safetensors files of PyTorch models have it.
+  std::map<std::string, std::string> metadata = {
+      {"format", "pt"},
+      {"producer", "zero-ckpt"},
+      {"schedule", info->schedule},
+      {"step", std::to_string(info->step)}};
+  StatusOr<std::string> bytes =
+      encodeRawSafetensors(*tensors, metadata, output);
+  if (!bytes.isOk())
+    return fail(bytes.status());
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(output);
+  if (!file.isOk())
+    return fail(file.status());
+  Status written = (*file)->write(*bytes);
+  if (written.isOk())
+    written = (*file)->commit();
+  if (!written.isOk())
+    return fail(written);
+  std::printf("%s: %zu tensors (%s) of step %lld\n", output.c_str(),
+              tensors->size(), dtype.c_str(),
+              static_cast<long long>(info->step));
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -88,6 +157,8 @@ int main(int argc, char **argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  if (command == "consolidate" && argc >= 3)
+    return consolidate(argv[2], argc - 3, argv + 3);
   if (argc != 3 || (command != "info" && command != "verify")) {
     std::fputs(kUsage, stderr);
     return 2;

@@ -15,6 +15,7 @@
 #ifndef ZERO_RUNTIME_CHECKPOINT_H
 #define ZERO_RUNTIME_CHECKPOINT_H
 
+#include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
@@ -121,6 +122,16 @@ StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path);
 /// checks it but for every rank and without a schedule: every rank's file
 /// there with its size and CRC-32, and holding the manifest's tensors.
 Status verifyCheckpoint(const std::string &path);
+
+/// Every parameter of the checkpoint that `path` names, whole and by name,
+/// in `dtype` ("F32", "BF16" or "F16"; DeepSpeed's zero_to_fp32, and its
+/// 16-bit model save): the parameter itself where it has that dtype, else
+/// its fp32 master weights where the checkpoint has them, else the
+/// parameter rounded to nearest even; shards joined in rank order, padding
+/// dropped; a tiled weight whole at the place of its first tile. The files
+/// are checked as verifyCheckpoint checks them.
+StatusOr<std::vector<RawTensor>>
+consolidateCheckpoint(const std::string &path, const std::string &dtype);
 
 } // namespace zero::runtime
 

@@ -37,6 +37,7 @@ tools = [
     "zero-model",
     "zero-translate",
     "zero-run",
+    "zero-ckpt",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]

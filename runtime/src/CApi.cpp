@@ -55,6 +55,7 @@ void zero_runtime_options_init(zero_runtime_options *options) {
   options->use_mpi = 0;
   options->comm_timeout = 60;
   options->memory_limit = 0;
+  options->resume_from = nullptr;
 }
 
 const char *zero_runtime_load(const char *path, zero_schedule **schedule) {
@@ -78,6 +79,9 @@ const char *zero_runtime_create(const zero_schedule *schedule,
   return guard([&]() -> const char * {
     if (!schedule || !options || !runtime)
       return fail("zero_runtime_create: null argument");
+    if (options->init_from && options->resume_from)
+      return fail("zero_runtime_create: init_from and resume_from both give "
+                  "the initial state");
     SessionOptions session;
     session.useMpi = options->use_mpi != 0;
     session.commTimeoutSeconds =
@@ -88,6 +92,8 @@ const char *zero_runtime_create(const zero_schedule *schedule,
       session.dataFile = options->data;
     if (options->init_from)
       session.initFrom = options->init_from;
+    if (options->resume_from)
+      session.resumeFrom = options->resume_from;
     StatusOr<std::unique_ptr<Session>> created =
         Session::create(schedule->schedule, session);
     if (!created.isOk())
@@ -135,6 +141,21 @@ const char *zero_runtime_export(zero_runtime *runtime, const char *path) {
     if (!runtime || !path)
       return fail("zero_runtime_export: null argument");
     Status status = runtime->session->exportTo(path);
+    return status.isOk() ? nullptr : fail(status);
+  });
+}
+
+const char *zero_runtime_save(zero_runtime *runtime, const char *directory,
+                              int64_t keep) {
+  return guard([&]() -> const char * {
+    if (!runtime || !directory)
+      return fail("zero_runtime_save: null argument");
+    CheckpointSaveOptions options;
+    options.directory = directory;
+    options.keep = keep;
+    Status status = saveCheckpoint(*runtime->session, options);
+    if (Session::isReported(status))
+      return fail("the save failed on another rank (rank 0 has its error)");
     return status.isOk() ? nullptr : fail(status);
   });
 }

@@ -9,6 +9,7 @@
 #include "zero/runtime/Schedule.h"
 
 #include "Dataflow.h"
+#include "zero/runtime/Checksum.h"
 #include "zero/runtime/Sizes.h"
 
 #include <nlohmann/json.hpp>
@@ -2095,6 +2096,7 @@ StatusOr<Schedule> Schedule::parse(const std::string &text,
   }
   Schedule schedule;
   schedule.name_ = name;
+  schedule.checksum_ = computeCrc32(root.dump());
   ScheduleParser parser(schedule);
   try {
     ZERO_RETURN_IF_ERROR(parser.parse(root));

@@ -2,6 +2,8 @@
 
 #include "zero/runtime/Session.h"
 
+#include "zero/runtime/Checkpoint.h"
+
 #include "zero/runtime/host/Threads.h"
 
 #include <algorithm>
@@ -43,6 +45,10 @@ static int64_t getMaxCollectiveBytes(const Schedule &schedule) {
       most = std::max(most, elements * getDTypeWidth(inst.dtype));
     }
   return most;
+}
+
+CheckpointData getCheckpointData(const SessionOptions &options) {
+  return {options.seed, options.dataFile};
 }
 
 Session::~Session() {
@@ -147,18 +153,23 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
     return executor.status();
   executor_ = std::move(*executor);
 
-  InitOptions init;
-  init.seed = o.seed;
-  std::vector<NamedTensor> parameters;
-  if (!o.initFrom.empty()) {
-    StatusOr<std::vector<NamedTensor>> read = readSafetensors(o.initFrom);
-    if (!read.isOk())
-      return read.status();
-    parameters = std::move(*read);
-    init.parameters = &parameters;
-    init.parametersFile = o.initFrom;
+  if (!o.resumeFrom.empty()) {
+    ZERO_RETURN_IF_ERROR(
+        loadCheckpoint(*executor_, o.resumeFrom, getCheckpointData(o)));
+  } else {
+    InitOptions init;
+    init.seed = o.seed;
+    std::vector<NamedTensor> parameters;
+    if (!o.initFrom.empty()) {
+      StatusOr<std::vector<NamedTensor>> read = readSafetensors(o.initFrom);
+      if (!read.isOk())
+        return read.status();
+      parameters = std::move(*read);
+      init.parameters = &parameters;
+      init.parametersFile = o.initFrom;
+    }
+    ZERO_RETURN_IF_ERROR(executor_->initialize(init));
   }
-  ZERO_RETURN_IF_ERROR(executor_->initialize(init));
 
   DataOptions data;
   data.seed = o.seed;
@@ -171,12 +182,12 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   return Status::ok();
 }
 
-Status Session::agree(const Status &local) {
+Status Session::agree(const Status &local, const std::string &what) {
   Communicator &comm = *host_;
   if (comm.size() == 1)
     return local;
   int32_t failed = local.isOk() ? 0 : 1;
-  CollectiveContext context{"agreement after the set-up", nullptr};
+  CollectiveContext context{what, nullptr};
   ZERO_RETURN_IF_ERROR(
       comm.allReduce(&failed, &failed, 1, DType::I32, ReduceOp::Max, context));
   if (!failed)

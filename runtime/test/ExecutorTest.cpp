@@ -12,7 +12,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <limits>
 #include <map>
 #include <unistd.h>
@@ -491,6 +493,55 @@ TEST(CApi, LoadsCreatesAndSteps) {
   const char *error = zero_runtime_load("/nonexistent.json", &schedule);
   ASSERT_NE(error, nullptr);
   EXPECT_STREQ(error, "/nonexistent.json: cannot open the schedule");
+}
+
+TEST(CApi, SavesAndResumes) {
+  char directory[] = "/tmp/zero-capi-ckpt-XXXXXX";
+  ASSERT_NE(mkdtemp(directory), nullptr);
+  std::string root = directory;
+  std::ofstream(root + "/t.json") << makeAverageSchedule().dump();
+  zero_schedule *schedule = nullptr;
+  ASSERT_EQ(zero_runtime_load((root + "/t.json").c_str(), &schedule), nullptr);
+  zero_runtime_options options;
+  zero_runtime_options_init(&options);
+  options.seed = 4;
+
+  // Three steps straight, and two, a save and one resumed: the same weights.
+  auto run = [&](int steps, const char *resumeFrom, const std::string &save,
+                 const std::string &exportTo) {
+    options.resume_from = resumeFrom;
+    zero_runtime *runtime = nullptr;
+    const char *error = zero_runtime_create(schedule, &options, &runtime);
+    EXPECT_EQ(error, nullptr) << error;
+    if (error)
+      return;
+    for (int i = 0; i < steps; ++i)
+      EXPECT_EQ(zero_runtime_step(runtime), nullptr);
+    if (!save.empty())
+      EXPECT_EQ(zero_runtime_save(runtime, save.c_str(), 0), nullptr);
+    EXPECT_EQ(zero_runtime_export(runtime, exportTo.c_str()), nullptr);
+    zero_runtime_destroy(runtime);
+  };
+  std::string checkpoint = root + "/ck";
+  run(3, nullptr, "", root + "/straight.safetensors");
+  run(2, nullptr, checkpoint, root + "/first.safetensors");
+  run(1, checkpoint.c_str(), "", root + "/resumed.safetensors");
+  auto read = [](const std::string &path) {
+    std::ifstream in(path, std::ios::binary);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  };
+  EXPECT_NE(read(root + "/first.safetensors"),
+            read(root + "/straight.safetensors"));
+  EXPECT_EQ(read(root + "/resumed.safetensors"),
+            read(root + "/straight.safetensors"));
+
+  options.resume_from = "/nonexistent/ck";
+  zero_runtime *runtime = nullptr;
+  const char *error = zero_runtime_create(schedule, &options, &runtime);
+  ASSERT_NE(error, nullptr);
+  EXPECT_STREQ(error, "/nonexistent/ck: no checkpoint there");
+  zero_schedule_destroy(schedule);
+  std::filesystem::remove_all(root);
 }
 
 } // namespace

@@ -295,3 +295,50 @@ TEST_F(Safetensors, WriteErrors) {
   ASSERT_FALSE(reserved.isOk());
   EXPECT_TRUE(contains(reserved.message(), "invalid tensor name"));
 }
+
+TEST_F(Safetensors, RawTensorsRoundTrip) {
+  std::vector<RawTensor> tensors = {
+      {"w", "BF16", {2}, std::string("\x80\x3f\x00\x40", 4)},
+      {"step", "I64", {}, std::string("\x05\0\0\0\0\0\0\0", 8)},
+      {"flag", "BOOL", {1}, std::string("\x01", 1)}};
+  StatusOr<std::string> bytes =
+      encodeRawSafetensors(tensors, {{"step", "5"}}, "raw.safetensors");
+  ASSERT_TRUE(bytes.isOk()) << bytes.status().message();
+  std::map<std::string, std::string> metadata;
+  StatusOr<std::vector<RawTensor>> read =
+      parseRawSafetensors(*bytes, "raw.safetensors", &metadata);
+  ASSERT_TRUE(read.isOk()) << read.status().message();
+  ASSERT_EQ(read->size(), 3u);
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    EXPECT_EQ((*read)[i].name, tensors[i].name);
+    EXPECT_EQ((*read)[i].dtype, tensors[i].dtype);
+    EXPECT_EQ((*read)[i].shape, tensors[i].shape);
+    EXPECT_EQ((*read)[i].bytes, tensors[i].bytes);
+  }
+  EXPECT_EQ(metadata["step"], "5");
+  // The F32 reader refuses the other dtypes by name.
+  std::string file = writeBytes("raw.safetensors", *bytes);
+  StatusOr<std::vector<NamedTensor>> floats = readSafetensors(file);
+  ASSERT_FALSE(floats.isOk());
+  EXPECT_TRUE(contains(floats.status().message(), "(only F32)"));
+}
+
+TEST_F(Safetensors, RawTensorErrors) {
+  StatusOr<std::string> unknown =
+      encodeRawSafetensors({{"w", "F8", {1}, "x"}}, {}, "raw.safetensors");
+  ASSERT_FALSE(unknown.isOk());
+  EXPECT_TRUE(contains(unknown.status().message(),
+                       "raw.safetensors: tensor #0 ('w'): dtype 'F8' is not "
+                       "one of the format's"))
+      << unknown.status().message();
+  StatusOr<std::string> bytes = encodeRawSafetensors(
+      {{"w", "F16", {2}, std::string(4, '\0')}}, {}, "raw.safetensors");
+  ASSERT_TRUE(bytes.isOk());
+  StatusOr<std::vector<RawTensor>> truncated = parseRawSafetensors(
+      bytes->substr(0, bytes->size() - 1), "raw.safetensors");
+  ASSERT_FALSE(truncated.isOk());
+  EXPECT_TRUE(contains(truncated.status().message(),
+                       "raw.safetensors: tensor 'w': data_offsets [0, 4] run "
+                       "past the end of the data (3 bytes)"))
+      << truncated.status().message();
+}

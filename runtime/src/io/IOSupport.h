@@ -26,6 +26,19 @@ inline Status openError(const std::string &path, const char *what) {
       path + ": " + what + ": " + std::strerror(error), __FILE__, __LINE__);
 }
 
+/// A failed file system call, from `error` (an errno value): "<path>:
+/// <what>: <strerror>", resource-exhausted for a full disk or quota,
+/// not-found for a missing file.
+inline Status errnoError(const std::string &path, const std::string &what,
+                         int error) {
+  StatusCode code = error == ENOSPC || error == EDQUOT
+                        ? StatusCode::kResourceExhausted
+                    : error == ENOENT ? StatusCode::kNotFound
+                                      : StatusCode::kInvalidArgument;
+  return Status(code, path + ": " + what + ": " + std::strerror(error),
+                __FILE__, __LINE__);
+}
+
 /// A failed write, flush or close, from errno (set to 0 before the call;
 /// stdio does not always set it): resource-exhausted for a full disk or
 /// quota.

@@ -17,14 +17,7 @@ namespace zero::runtime {
 
 namespace {
 
-Status errnoError(const std::string &path, const std::string &what, int error) {
-  StatusCode code = error == ENOSPC || error == EDQUOT
-                        ? StatusCode::kResourceExhausted
-                    : error == ENOENT ? StatusCode::kNotFound
-                                      : StatusCode::kInvalidArgument;
-  return Status(code, path + ": " + what + ": " + std::strerror(error),
-                __FILE__, __LINE__);
-}
+using io::errnoError;
 
 /// `mkdir -p directory`; errors name `path`, the file being opened, and the
 /// directory that could not be made.

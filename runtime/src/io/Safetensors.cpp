@@ -21,6 +21,15 @@ using nlohmann::json;
 
 namespace {
 
+struct DTypeWidth {
+  const char *name;
+  int64_t width;
+};
+constexpr DTypeWidth kDTypeWidths[] = {
+    {"F64", 8}, {"F32", 4}, {"F16", 2}, {"BF16", 2}, {"I64", 8},
+    {"I32", 4}, {"I16", 2}, {"I8", 1},  {"U64", 8},  {"U32", 4},
+    {"U16", 2}, {"U8", 1},  {"BOOL", 1}};
+
 void swapFloatBytes(float *data, size_t count) {
   for (size_t i = 0; i < count; ++i) {
     uint32_t word;
@@ -43,6 +52,8 @@ using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 /// One entry of the header, checked.
 struct TensorEntry {
   std::string name;
+  std::string dtype;
+  int64_t width = 4;
   std::vector<int64_t> shape;
   uint64_t begin = 0;
   uint64_t end = 0;
@@ -60,7 +71,8 @@ StatusOr<uint64_t> readCount(const json &value, const std::string &path,
 }
 
 StatusOr<TensorEntry> parseEntry(const std::string &name, const json &value,
-                                 const std::string &path, uint64_t dataBytes) {
+                                 const std::string &path, uint64_t dataBytes,
+                                 bool anyDType) {
   std::string where = "tensor '" + name + "'";
   if (!value.is_object())
     return ZERO_ERROR(kInvalidArgument, path + ": " + where +
@@ -82,13 +94,15 @@ StatusOr<TensorEntry> parseEntry(const std::string &name, const json &value,
     return ZERO_ERROR(kInvalidArgument, path + ": " + where +
                                             ": dtype must be a string, got " +
                                             dtype.dump());
-  if (dtype.get<std::string>() != "F32")
-    return ZERO_ERROR(kInvalidArgument, path + ": " + where + ": dtype " +
-                                            dtype.get<std::string>() +
-                                            " is not supported (only F32)");
-
   TensorEntry entry;
   entry.name = name;
+  entry.dtype = dtype.get<std::string>();
+  entry.width = getSafetensorsDTypeWidth(entry.dtype);
+  if (entry.width == 0 || (!anyDType && entry.dtype != "F32"))
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": " + where + ": dtype " + entry.dtype +
+                          " is not supported (only " +
+                          (anyDType ? "the format's dtypes" : "F32") + ")");
   const json &shape = value["shape"];
   if (!shape.is_array())
     return ZERO_ERROR(kInvalidArgument, path + ": " + where +
@@ -145,54 +159,23 @@ StatusOr<TensorEntry> parseEntry(const std::string &name, const json &value,
                           std::to_string(dataBytes) +
                           " bytes): the file is truncated or the offsets "
                           "are wrong");
-  if (entry.end - entry.begin != numel * 4)
+  uint64_t width = static_cast<uint64_t>(entry.width);
+  if (numel > dataBytes / width || entry.end - entry.begin != numel * width)
     return ZERO_ERROR(kInvalidArgument,
                       path + ": " + where + ": " + range + " hold " +
                           std::to_string(entry.end - entry.begin) +
-                          " bytes, but shape " + shape.dump() +
-                          " of F32 needs " + std::to_string(numel * 4));
+                          " bytes, but shape " + shape.dump() + " of " +
+                          entry.dtype + " needs " +
+                          std::to_string(numel * width));
   return entry;
 }
 
-} // namespace
-
-StatusOr<std::vector<NamedTensor>>
-readSafetensors(const std::string &path,
-                std::map<std::string, std::string> *metadata) {
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file)
-    return io::openError(path, "cannot open");
-  struct stat info;
-  if (::fstat(fileno(file.get()), &info) != 0)
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    return ZERO_ERROR(kInvalidArgument, path + ": not a regular file");
-  uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
-  if (fileBytes < 8)
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": truncated: " + std::to_string(fileBytes) +
-                          " bytes, but the header length alone takes 8");
-
-  unsigned char lengthBytes[8];
-  if (std::fread(lengthBytes, 1, 8, file.get()) != 8)
-    return ZERO_ERROR(kUnavailable, path + ": cannot read the header length");
-  uint64_t headerBytes = 0;
-  for (int i = 7; i >= 0; --i)
-    headerBytes = (headerBytes << 8) | lengthBytes[i];
-  if (headerBytes > fileBytes - 8)
-    return ZERO_ERROR(kInvalidArgument,
-                      path +
-                          ": truncated or not safetensors: the header "
-                          "length " +
-                          std::to_string(headerBytes) + " exceeds the " +
-                          std::to_string(fileBytes - 8) + " bytes after it");
-  std::string headerText(headerBytes, '\0');
-  if (headerBytes != 0 &&
-      std::fread(headerText.data(), 1, headerBytes, file.get()) != headerBytes)
-    return ZERO_ERROR(kUnavailable, path + ": cannot read the header");
-  uint64_t dataBytes = fileBytes - 8 - headerBytes;
-
+/// The header's tensors, checked against the `dataBytes` bytes after it and
+/// sorted by their data; `anyDType`: every dtype of the format, else F32.
+StatusOr<std::vector<TensorEntry>>
+parseHeader(const std::string &headerText, const std::string &path,
+            uint64_t dataBytes, bool anyDType,
+            std::map<std::string, std::string> *metadata) {
   // nlohmann keeps the last of two equal keys; a header with duplicates is
   // ambiguous, so find them while parsing (one set of keys per open object).
   std::vector<std::set<std::string>> openObjects;
@@ -248,7 +231,7 @@ readSafetensors(const std::string &path,
       continue;
     }
     StatusOr<TensorEntry> entry =
-        parseEntry(item.key(), item.value(), path, dataBytes);
+        parseEntry(item.key(), item.value(), path, dataBytes, anyDType);
     if (!entry.isOk())
       return entry.status();
     entries.push_back(std::move(*entry));
@@ -269,6 +252,139 @@ readSafetensors(const std::string &path,
                                               entry.name + "' overlap");
     previous = &entry;
   }
+  return entries;
+}
+
+/// A tensor as the header names it: its data holds `count` elements.
+struct HeaderItem {
+  const std::string *name;
+  std::string dtype;
+  const std::vector<int64_t> *shape;
+  uint64_t count;
+};
+
+/// The 8-byte length and the header of a file of `items`, their data in
+/// that order; errors name `path`.
+StatusOr<std::string>
+encodeHeader(const std::vector<HeaderItem> &items,
+             const std::map<std::string, std::string> &metadata,
+             const std::string &path) {
+  json header = json::object();
+  uint64_t offset = 0;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const HeaderItem &item = items[i];
+    const std::string &name = *item.name;
+    std::string where = "tensor #" + std::to_string(i) + " ('" + name + "')";
+    if (name.empty() || name == "__metadata__")
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": " + where + ": invalid tensor name");
+    if (header.contains(name))
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": " + where + ": the name is used twice");
+    int64_t width = getSafetensorsDTypeWidth(item.dtype);
+    if (width == 0)
+      return ZERO_ERROR(kInvalidArgument, path + ": " + where + ": dtype '" +
+                                              item.dtype +
+                                              "' is not one of the format's");
+    uint64_t numel = 1;
+    for (int64_t dim : *item.shape) {
+      if (dim < 0)
+        return ZERO_ERROR(kInvalidArgument, path + ": " + where +
+                                                ": negative dimension " +
+                                                std::to_string(dim));
+      numel *= static_cast<uint64_t>(dim);
+    }
+    if (numel != item.count)
+      return ZERO_ERROR(kInvalidArgument, path + ": " + where + ": shape " +
+                                              json(*item.shape).dump() +
+                                              " has " + std::to_string(numel) +
+                                              " elements, but the data " +
+                                              std::to_string(item.count));
+    uint64_t bytes = numel * static_cast<uint64_t>(width);
+    header[name] = {{"dtype", item.dtype},
+                    {"shape", *item.shape},
+                    {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+  if (!metadata.empty())
+    header["__metadata__"] = metadata;
+
+  std::string headerText;
+  try {
+    headerText = header.dump();
+  } catch (const json::type_error &error) {
+    return ZERO_ERROR(kInvalidArgument,
+                      path +
+                          ": a tensor name or metadata entry is not valid "
+                          "UTF-8: " +
+                          error.what());
+  }
+  // Pad with spaces so that the data starts 8-byte aligned.
+  headerText.append((8 - headerText.size() % 8) % 8, ' ');
+  std::string out(8, '\0');
+  uint64_t length = headerText.size();
+  for (int i = 0; i < 8; ++i)
+    out[i] = static_cast<char>(length >> (8 * i));
+  return out + headerText;
+}
+
+/// Reverses the bytes of each `width`-byte element of `bytes`.
+void swapElementBytes(std::string &bytes, int64_t width) {
+  for (size_t i = 0; i + width <= bytes.size(); i += width)
+    std::reverse(bytes.begin() + i, bytes.begin() + i + width);
+}
+
+} // namespace
+
+int64_t getSafetensorsDTypeWidth(const std::string &dtype) {
+  for (const DTypeWidth &known : kDTypeWidths)
+    if (dtype == known.name)
+      return known.width;
+  return 0;
+}
+
+StatusOr<std::vector<NamedTensor>>
+readSafetensors(const std::string &path,
+                std::map<std::string, std::string> *metadata) {
+  FilePtr file(std::fopen(path.c_str(), "rb"));
+  if (!file)
+    return io::openError(path, "cannot open");
+  struct stat info;
+  if (::fstat(fileno(file.get()), &info) != 0)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": cannot stat: " + std::strerror(errno));
+  if (!S_ISREG(info.st_mode))
+    return ZERO_ERROR(kInvalidArgument, path + ": not a regular file");
+  uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
+  if (fileBytes < 8)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": truncated: " + std::to_string(fileBytes) +
+                          " bytes, but the header length alone takes 8");
+
+  unsigned char lengthBytes[8];
+  if (std::fread(lengthBytes, 1, 8, file.get()) != 8)
+    return ZERO_ERROR(kUnavailable, path + ": cannot read the header length");
+  uint64_t headerBytes = 0;
+  for (int i = 7; i >= 0; --i)
+    headerBytes = (headerBytes << 8) | lengthBytes[i];
+  if (headerBytes > fileBytes - 8)
+    return ZERO_ERROR(kInvalidArgument,
+                      path +
+                          ": truncated or not safetensors: the header "
+                          "length " +
+                          std::to_string(headerBytes) + " exceeds the " +
+                          std::to_string(fileBytes - 8) + " bytes after it");
+  std::string headerText(headerBytes, '\0');
+  if (headerBytes != 0 &&
+      std::fread(headerText.data(), 1, headerBytes, file.get()) != headerBytes)
+    return ZERO_ERROR(kUnavailable, path + ": cannot read the header");
+  uint64_t dataBytes = fileBytes - 8 - headerBytes;
+
+  StatusOr<std::vector<TensorEntry>> parsed =
+      parseHeader(headerText, path, dataBytes, /*anyDType=*/false, metadata);
+  if (!parsed.isOk())
+    return parsed.status();
+  std::vector<TensorEntry> &entries = *parsed;
 
   std::vector<NamedTensor> tensors;
   tensors.reserve(entries.size());
@@ -296,60 +412,13 @@ readSafetensors(const std::string &path,
 Status writeSafetensors(OutputFile &file,
                         const std::vector<NamedTensor> &tensors,
                         const std::map<std::string, std::string> &metadata) {
-  const std::string &path = file.path();
-  json header = json::object();
-  uint64_t offset = 0;
-  for (size_t i = 0; i < tensors.size(); ++i) {
-    const NamedTensor &tensor = tensors[i];
-    std::string where =
-        "tensor #" + std::to_string(i) + " ('" + tensor.name + "')";
-    if (tensor.name.empty() || tensor.name == "__metadata__")
-      return ZERO_ERROR(kInvalidArgument,
-                        path + ": " + where + ": invalid tensor name");
-    if (header.contains(tensor.name))
-      return ZERO_ERROR(kInvalidArgument,
-                        path + ": " + where + ": the name is used twice");
-    uint64_t numel = 1;
-    for (int64_t dim : tensor.shape) {
-      if (dim < 0)
-        return ZERO_ERROR(kInvalidArgument, path + ": " + where +
-                                                ": negative dimension " +
-                                                std::to_string(dim));
-      numel *= static_cast<uint64_t>(dim);
-    }
-    if (numel != tensor.data.size())
-      return ZERO_ERROR(kInvalidArgument,
-                        path + ": " + where + ": shape " +
-                            json(tensor.shape).dump() + " has " +
-                            std::to_string(numel) + " elements, but the data " +
-                            std::to_string(tensor.data.size()));
-    header[tensor.name] = {{"dtype", "F32"},
-                           {"shape", tensor.shape},
-                           {"data_offsets", {offset, offset + numel * 4}}};
-    offset += numel * 4;
-  }
-  if (!metadata.empty())
-    header["__metadata__"] = metadata;
-
-  std::string headerText;
-  try {
-    headerText = header.dump();
-  } catch (const json::type_error &error) {
-    return ZERO_ERROR(kInvalidArgument,
-                      path +
-                          ": a tensor name or metadata entry is not valid "
-                          "UTF-8: " +
-                          error.what());
-  }
-  // Pad with spaces so that the data starts 8-byte aligned.
-  headerText.append((8 - headerText.size() % 8) % 8, ' ');
-  unsigned char lengthBytes[8];
-  uint64_t length = headerText.size();
-  for (int i = 0; i < 8; ++i)
-    lengthBytes[i] = static_cast<unsigned char>(length >> (8 * i));
-
-  ZERO_RETURN_IF_ERROR(file.write(lengthBytes, 8));
-  ZERO_RETURN_IF_ERROR(file.write(headerText));
+  std::vector<HeaderItem> items;
+  for (const NamedTensor &tensor : tensors)
+    items.push_back({&tensor.name, "F32", &tensor.shape, tensor.data.size()});
+  StatusOr<std::string> header = encodeHeader(items, metadata, file.path());
+  if (!header.isOk())
+    return header.status();
+  ZERO_RETURN_IF_ERROR(file.write(*header));
   std::vector<float> swapped;
   for (const NamedTensor &tensor : tensors) {
     const float *data = tensor.data.data();
@@ -371,6 +440,71 @@ Status writeSafetensors(const std::string &path,
     return file.status();
   ZERO_RETURN_IF_ERROR(writeSafetensors(**file, tensors, metadata));
   return (*file)->commit();
+}
+
+StatusOr<std::vector<RawTensor>>
+parseRawSafetensors(const std::string &bytes, const std::string &path,
+                    std::map<std::string, std::string> *metadata) {
+  if (bytes.size() < 8)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": truncated: " + std::to_string(bytes.size()) +
+                          " bytes, but the header length alone takes 8");
+  uint64_t headerBytes = 0;
+  for (int i = 7; i >= 0; --i)
+    headerBytes = (headerBytes << 8) | static_cast<unsigned char>(bytes[i]);
+  if (headerBytes > bytes.size() - 8)
+    return ZERO_ERROR(kInvalidArgument,
+                      path +
+                          ": truncated or not safetensors: the header "
+                          "length " +
+                          std::to_string(headerBytes) + " exceeds the " +
+                          std::to_string(bytes.size() - 8) + " bytes after it");
+  uint64_t dataBytes = bytes.size() - 8 - headerBytes;
+  StatusOr<std::vector<TensorEntry>> entries =
+      parseHeader(bytes.substr(8, headerBytes), path, dataBytes,
+                  /*anyDType=*/true, metadata);
+  if (!entries.isOk())
+    return entries.status();
+  std::vector<RawTensor> tensors;
+  for (TensorEntry &entry : *entries) {
+    RawTensor tensor;
+    tensor.name = std::move(entry.name);
+    tensor.dtype = std::move(entry.dtype);
+    tensor.shape = std::move(entry.shape);
+    tensor.bytes =
+        bytes.substr(8 + headerBytes + entry.begin, entry.end - entry.begin);
+    if (!io::hostIsLittleEndian())
+      swapElementBytes(tensor.bytes, entry.width);
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+StatusOr<std::string>
+encodeRawSafetensors(const std::vector<RawTensor> &tensors,
+                     const std::map<std::string, std::string> &metadata,
+                     const std::string &path) {
+  std::vector<HeaderItem> items;
+  for (const RawTensor &tensor : tensors) {
+    int64_t width = getSafetensorsDTypeWidth(tensor.dtype);
+    items.push_back({&tensor.name, tensor.dtype, &tensor.shape,
+                     width == 0 || tensor.bytes.size() % width != 0
+                         ? ~uint64_t(0)
+                         : tensor.bytes.size() / width});
+  }
+  StatusOr<std::string> out = encodeHeader(items, metadata, path);
+  if (!out.isOk())
+    return out.status();
+  for (const RawTensor &tensor : tensors) {
+    if (io::hostIsLittleEndian()) {
+      *out += tensor.bytes;
+      continue;
+    }
+    std::string swapped = tensor.bytes;
+    swapElementBytes(swapped, getSafetensorsDTypeWidth(tensor.dtype));
+    *out += swapped;
+  }
+  return out;
 }
 
 } // namespace zero::runtime

@@ -9,6 +9,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Session.h"
 
@@ -52,6 +53,12 @@ const char *kUsage =
     "  --init-from FILE     full fp32 parameters by name (safetensors)\n"
     "  --export FILE        write the full fp32 parameters after the last "
     "step\n"
+    "  --save DIR           save a checkpoint, DIR/step-<S>, after the last\n"
+    "                       step (DIR/latest names the newest)\n"
+    "  --save-every K       also after every step S that K divides\n"
+    "  --keep N             keep the newest N checkpoints (default: all)\n"
+    "  --resume PATH        continue from a checkpoint: DIR (its latest),\n"
+    "                       DIR/latest or DIR/step-<S>; --steps more steps\n"
     "  --metrics FILE       one JSON object per step and rank\n"
     "  --trace FILE         a Chrome/Perfetto trace of every rank's streams\n"
     "                       (--export, --metrics, --trace: opened before the\n"
@@ -67,6 +74,10 @@ const char *kUsage =
     "  --comm-timeout S     seconds before a stuck collective fails (60)\n"
     "  --debug              trap uses of freed buffers\n"
     "  --fail-at-step K --fail-rank R  (tests) rank R kills itself in step K\n"
+    "  --fail-at-save K --fail-rank R  (tests) rank R kills itself in its\n"
+    "                       K-th save, its file written\n"
+    "  --fail-write-at-save K --fail-rank R  (tests) rank R's file of its\n"
+    "                       K-th save fails half written (a full disk)\n"
     "  --nvme-fail-write-at B  (tests) from the first step on, writes of\n"
     "                       byte B of the nvme arena fail with ENOSPC\n";
 
@@ -82,6 +93,10 @@ struct Options {
   std::string nvmePath;
   int64_t nvmeFailWriteAt = -1;
   std::string exportPath;
+  std::string saveDirectory;
+  int64_t saveEvery = 0;
+  int64_t keep = 0;
+  std::string resume;
   std::string metrics;
   std::string trace;
   int64_t nproc = 0;
@@ -91,6 +106,8 @@ struct Options {
   bool allowNonfinite = false;
   bool help = false;
   int64_t failAtStep = -1;
+  int64_t failAtSave = -1;
+  int64_t failWriteAtSave = -1;
   int64_t failRank = -1;
   /// The arguments without --nproc, for the relaunch under mpirun.
   std::vector<std::string> forwarded;
@@ -149,6 +166,12 @@ Status parseOptions(int argc, char **argv, Options &options) {
                                     "--seed",
                                     "--init-from",
                                     "--export",
+                                    "--save",
+                                    "--save-every",
+                                    "--keep",
+                                    "--resume",
+                                    "--fail-at-save",
+                                    "--fail-write-at-save",
                                     "--metrics",
                                     "--trace",
                                     "--nproc",
@@ -201,6 +224,23 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.nvmePath = value;
     } else if (flag == "--export") {
       options.exportPath = value;
+    } else if (flag == "--save") {
+      if (value.empty())
+        return usageError("--save needs a directory");
+      options.saveDirectory = value;
+    } else if (flag == "--save-every") {
+      ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.saveEvery));
+    } else if (flag == "--keep") {
+      ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.keep));
+    } else if (flag == "--resume") {
+      if (value.empty())
+        return usageError("--resume needs a checkpoint");
+      options.resume = value;
+    } else if (flag == "--fail-at-save") {
+      ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.failAtSave));
+    } else if (flag == "--fail-write-at-save") {
+      ZERO_RETURN_IF_ERROR(
+          parseInteger(flag, value, 1, options.failWriteAtSave));
     } else if (flag == "--metrics") {
       options.metrics = value;
     } else if (flag == "--trace") {
@@ -225,8 +265,22 @@ Status parseOptions(int argc, char **argv, Options &options) {
     return usageError("no schedule given");
   if (options.steps < 0)
     return usageError("--steps is required");
-  if ((options.failAtStep >= 0) != (options.failRank >= 0))
-    return usageError("--fail-at-step and --fail-rank go together");
+  bool failing = options.failAtStep >= 0 || options.failAtSave >= 0 ||
+                 options.failWriteAtSave >= 0;
+  if (failing != (options.failRank >= 0))
+    return usageError("--fail-rank goes with --fail-at-step, --fail-at-save "
+                      "or --fail-write-at-save");
+  if (options.saveDirectory.empty()) {
+    for (auto [flag, given] :
+         {std::pair{"--save-every", options.saveEvery > 0},
+          std::pair{"--keep", options.keep > 0},
+          std::pair{"--fail-at-save", options.failAtSave > 0},
+          std::pair{"--fail-write-at-save", options.failWriteAtSave > 0}})
+      if (given)
+        return usageError(std::string(flag) + " needs --save");
+  }
+  if (!options.resume.empty() && !options.initFrom.empty())
+    return usageError("--resume and --init-from both give the initial state");
   // Two outputs of one name would overwrite each other at the end.
   std::pair<const char *, const std::string *> outputs[] = {
       {"--export", &options.exportPath},
@@ -330,6 +384,7 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
   session.seed = options.seed;
   session.dataFile = options.data;
   session.initFrom = options.initFrom;
+  session.resumeFrom = options.resume;
   session.nvmePath = options.nvmePath;
   if (options.nvmeFailWriteAt >= 0) {
     session.nvmeFaults.failAtFileOffset = options.nvmeFailWriteAt;
@@ -352,6 +407,8 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
 /// The files of rank 0, opened before the first step: a run must not fail
 /// at its end for a path it could not write.
 Status openOutputs(const Options &options, Run &run) {
+  if (!options.saveDirectory.empty())
+    ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(options.saveDirectory));
   std::pair<const std::string *, std::unique_ptr<OutputFile> *> outputs[] = {
       {&options.metrics, &run.metrics},
       {&options.trace, &run.trace},
@@ -467,6 +524,20 @@ Status finish(OutputFile &file, const std::function<Status()> &write) {
   return status.isOk() ? file.commit() : status;
 }
 
+/// Saves a checkpoint after the steps taken (a collective); the test hooks
+/// act on save number `index` (1-based).
+Status save(const Options &options, Session &session, int64_t index) {
+  CheckpointSaveOptions save;
+  save.directory = options.saveDirectory;
+  save.keep = options.keep;
+  if (session.rank() == options.failRank) {
+    if (index == options.failAtSave)
+      save.afterRankFile = [] { std::raise(SIGKILL); };
+    save.failRankFile = index == options.failWriteAtSave;
+  }
+  return saveCheckpoint(session, save);
+}
+
 Outcome runSteps(const Options &options, Run &run) {
   Session &session = *run.session;
   Communicator &comm = session.communicator();
@@ -474,6 +545,14 @@ Outcome runSteps(const Options &options, Run &run) {
     printError(&comm, describe(status));
     return outcome;
   };
+  // The ranks agree on a failed save, unless a rank died in it: then the
+  // others cannot end normally (MPI_Finalize would wait for it), so a failed
+  // save ends the job as a failed step does.
+  auto failSave = [&](const Status &status) {
+    printAgreedError(status);
+    return Outcome::FailedMidRun;
+  };
+  int64_t saves = 0, savedAt = -1;
   const bool stopOnNonfinite =
       !options.allowNonfinite && stopsOnNonfiniteLoss(session.schedule());
   // Rank 0's message when a non-finite loss stopped the run.
@@ -513,7 +592,18 @@ Outcome runSteps(const Options &options, Run &run) {
       if (!message.isOk())
         return fail(message.status(), Outcome::FailedMidRun);
       stopped = std::move(*message);
+    } else if (options.saveEvery > 0 && stats->step % options.saveEvery == 0) {
+      Status saved = save(options, session, ++saves);
+      if (!saved.isOk())
+        return failSave(saved);
+      savedAt = stats->step;
     }
+  }
+  if (!options.saveDirectory.empty() && !stopped &&
+      savedAt != session.executor().stepsTaken()) {
+    Status saved = save(options, session, ++saves);
+    if (!saved.isOk())
+      return failSave(saved);
   }
   // The last collectives first; then rank 0 writes the files, and a failed
   // write leaves no rank waiting.

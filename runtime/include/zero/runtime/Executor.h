@@ -152,6 +152,9 @@ public:
   Device &device() { return *device_; }
   Communicator &communicator() { return communicator_; }
   int64_t stepsTaken() const { return stepsTaken_; }
+  /// Continues the count of steps (and with it the data, which each step
+  /// takes by its index) at `steps`, for a run resumed from a checkpoint.
+  void resumeAt(int64_t steps) { stepsTaken_ = steps; }
   const MemoryTracker &memory() const { return tracker_; }
 
   class Impl;

@@ -28,6 +28,19 @@ struct NamedTensor {
   std::vector<float> data;
 };
 
+/// A tensor in any element type the format names ("F32", "BF16", "I64",
+/// ...) as its little-endian bytes.
+struct RawTensor {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  std::string bytes;
+};
+
+/// The bytes of one element of safetensors dtype `dtype`, 0 for a name the
+/// format does not have.
+int64_t getSafetensorsDTypeWidth(const std::string &dtype);
+
 /// Reads every tensor, in the order of their data in the file. Errors name
 /// the file and the tensor or field: a malformed header, a dtype other than
 /// F32, data offsets out of range or disagreeing with the shape, a truncated
@@ -50,6 +63,18 @@ writeSafetensors(const std::string &path,
 Status
 writeSafetensors(OutputFile &file, const std::vector<NamedTensor> &tensors,
                  const std::map<std::string, std::string> &metadata = {});
+
+/// The tensors of a whole file's `bytes`, checked as readSafetensors checks
+/// a file, in any dtype the format names; errors name `path`.
+StatusOr<std::vector<RawTensor>>
+parseRawSafetensors(const std::string &bytes, const std::string &path,
+                    std::map<std::string, std::string> *metadata = nullptr);
+/// The bytes of a file of `tensors`, laid out as writeSafetensors lays them
+/// out; errors (those of writeSafetensors, an unknown dtype) name `path`.
+StatusOr<std::string>
+encodeRawSafetensors(const std::vector<RawTensor> &tensors,
+                     const std::map<std::string, std::string> &metadata,
+                     const std::string &path);
 
 } // namespace zero::runtime
 

@@ -132,6 +132,9 @@ public:
   const std::string &name() const { return name_; }
   const std::string &source() const { return source_; }
   const std::string &function() const { return function_; }
+  /// The CRC-32 of the schedule's JSON in a canonical form (keys sorted, no
+  /// spaces), so that a checkpoint records which schedule wrote it.
+  uint32_t checksum() const { return checksum_; }
   /// The format version: 1, or 2 for a schedule that may hold a loop.
   int64_t version() const { return version_; }
   int64_t stage() const { return stage_; }
@@ -186,6 +189,7 @@ private:
   std::string name_;
   std::string source_;
   std::string function_;
+  uint32_t checksum_ = 0;
   int64_t version_ = 1;
   int64_t stage_ = 0;
   int64_t worldSize_ = 1;

@@ -13,6 +13,7 @@
 #ifndef ZERO_RUNTIME_SESSION_H
 #define ZERO_RUNTIME_SESSION_H
 
+#include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/DataSource.h"
 #include "zero/runtime/Executor.h"
@@ -50,6 +51,9 @@ struct SessionOptions {
   std::string dataFile;
   /// Full fp32 parameters (safetensors); empty: the built-in initialization.
   std::string initFrom;
+  /// A checkpoint to continue from instead of initializing
+  /// (findCheckpoint, Checkpoint.h); empty: none.
+  std::string resumeFrom;
   /// Host threads of the rank's kernels; 0: the machine's cores shared
   /// among the ranks that run on it.
   int hostThreads = 0;
@@ -100,7 +104,9 @@ public:
   /// Every rank learns whether all of them succeeded (`local` is this
   /// rank's outcome), as after the set-up: on failure, rank 0's error names
   /// each failed rank's, the others' is empty (isReported). A collective.
-  Status agree(const Status &local);
+  /// `what` names the agreement in the error of a collective that fails.
+  Status agree(const Status &local,
+               const std::string &what = "agreement after the set-up");
 
   int rank() const { return host_->rank(); }
   int worldSize() const { return host_->size(); }
@@ -109,6 +115,7 @@ public:
   Executor &executor() { return *executor_; }
   const Schedule &schedule() const { return *schedule_; }
   const DataSource &data() const { return *data_; }
+  const SessionOptions &options() const { return options_; }
 
 private:
   Session() = default;
@@ -125,6 +132,9 @@ private:
   std::unique_ptr<Executor> executor_;
   std::optional<DataSource> data_;
 };
+
+/// The data of a run with `options`, as a checkpoint records it.
+CheckpointData getCheckpointData(const SessionOptions &options);
 
 /// This rank's index among the ranks of its machine and their number, from
 /// the launcher's environment (Open MPI, PMIx, Slurm, torchrun); 0 and 1

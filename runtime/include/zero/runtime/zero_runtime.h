@@ -49,9 +49,14 @@ typedef struct zero_runtime_options {
   double comm_timeout;
   /* Bytes of memory the plan may use; 0: no limit. */
   int64_t memory_limit;
+  /* A checkpoint to continue from (a checkpoint directory, its `latest` or a
+   * step directory; docs/Runtime.md, "Checkpoints") instead of initializing;
+   * NULL: none. Excludes init_from. */
+  const char *resume_from;
 } zero_runtime_options;
 
-/* seed 0, synthetic data, built-in initialization, no MPI, 60 s, no limit. */
+/* seed 0, synthetic data, built-in initialization, no MPI, 60 s, no limit,
+ * no checkpoint. */
 void zero_runtime_options_init(zero_runtime_options *options);
 
 /* Reads and validates the schedule at `path`. */
@@ -78,6 +83,13 @@ int zero_runtime_get_world_size(const zero_runtime *runtime);
 /* Writes every parameter as full fp32 to a safetensors file (rank 0 writes;
  * every rank must call it). */
 const char *zero_runtime_export(zero_runtime *runtime, const char *path);
+
+/* Saves a checkpoint of the steps run as `directory`/step-<S> and points
+ * `directory`/latest at it, keeping the newest `keep` checkpoints (0: all).
+ * Every rank must call it; on failure the previous checkpoint stays as it
+ * was. */
+const char *zero_runtime_save(zero_runtime *runtime, const char *directory,
+                              int64_t keep);
 
 void zero_runtime_destroy(zero_runtime *runtime);
 

@@ -1,0 +1,138 @@
+//===- Checkpoint.h - a run's whole state, saved and resumed ----*- C++ -*-===//
+//
+// A checkpoint (docs/Runtime.md, "Checkpoints") is a directory per step,
+// DIR/step-<S>/, with one safetensors file per rank holding every argument
+// the schedule carries from step to step (parameters, master weights,
+// optimizer states, the step count, the loss scaler's state) as the rank
+// holds it, and a manifest.json that describes the model, the layouts, the
+// schedule and each file's size and CRC-32. A step directory is written
+// under a temporary name, fsynced and renamed into place; DIR/latest names
+// the newest one and is replaced atomically, so a save that fails or is
+// killed leaves the previous checkpoint as it was.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_CHECKPOINT_H
+#define ZERO_RUNTIME_CHECKPOINT_H
+
+#include "zero/runtime/Safetensors.h"
+#include "zero/runtime/Schedule.h"
+#include "zero/runtime/Status.h"
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace zero::runtime {
+
+class Executor;
+class Session;
+
+/// The format version this runtime writes and reads (manifest "version").
+constexpr int64_t kCheckpointVersion = 1;
+
+/// What fills the data arguments: a resumed run must read the same data
+/// from where the saved one stopped.
+struct CheckpointData {
+  uint64_t seed = 0;
+  /// The token file, empty for synthetic data.
+  std::string tokenFile;
+};
+
+struct CheckpointSaveOptions {
+  std::string directory;
+  /// The step directories to keep, the new one included; 0: all.
+  int64_t keep = 0;
+  /// Tests: called after this rank's file is written, before the ranks
+  /// agree (a rank that kills itself there dies in the middle of a save).
+  std::function<void()> afterRankFile;
+  /// Tests: this rank's file fails half written, as on a full disk.
+  bool failRankFile = false;
+};
+
+/// Creates the checkpoint directory `directory` (and its parents) and checks
+/// that it can be written, so that a run fails before its first step rather
+/// than at its first save. Rank 0 calls it.
+Status prepareCheckpointDirectory(const std::string &directory);
+
+/// Saves every rank's state after the steps taken so far as
+/// `directory`/step-<S>, then points `directory`/latest at it and prunes
+/// old step directories (options.keep). A collective: on failure every rank
+/// returns an error, rank 0's naming the file (Session::agree), and the
+/// previous checkpoint stays as it was.
+Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options);
+
+/// The step directory that `path` names: a step directory itself, a
+/// checkpoint directory (the step its `latest` names, or without one its
+/// newest complete step), or a `latest` file.
+StatusOr<std::string> findCheckpoint(const std::string &path);
+
+/// Loads this rank's state from the checkpoint that `path` names
+/// (findCheckpoint) into `executor`, after checking, before anything is
+/// written, that the manifest matches the schedule (world size, stage, every
+/// tensor's name, dtype, shape and layout), the data, and that every rank's
+/// file is there with its size and this rank's with its checksum. Errors
+/// name the file, the tensor and what differs. The executor continues at
+/// the saved step, with the data of that step.
+Status loadCheckpoint(Executor &executor, const std::string &path,
+                      const CheckpointData &data);
+
+/// A tensor as a checkpoint's manifest lists it.
+struct CheckpointTensorInfo {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  /// A rank file's tensor: whether it is the rank's shard.
+  bool sharded = false;
+};
+
+struct CheckpointFileInfo {
+  int64_t rank = 0;
+  /// Relative to the step directory.
+  std::string path;
+  uint64_t bytes = 0;
+  std::string crc32;
+};
+
+/// What a checkpoint's manifest says (docs/Runtime.md, "Checkpoints").
+struct CheckpointInfo {
+  /// The step directory.
+  std::string directory;
+  int64_t version = 0;
+  int64_t step = 0;
+  int64_t worldSize = 0;
+  int64_t stage = 0;
+  /// The schedule that saved it, and the CRC-32 of its JSON.
+  std::string schedule;
+  std::string scheduleCrc32;
+  CheckpointData data;
+  /// The model's parameters, whole.
+  std::vector<CheckpointTensorInfo> parameters;
+  /// The tensors of each rank's file.
+  std::vector<CheckpointTensorInfo> tensors;
+  std::vector<CheckpointFileInfo> files;
+};
+
+/// The manifest of the checkpoint that `path` names (findCheckpoint),
+/// checked for form; the files are not read.
+StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path);
+
+/// Checks the checkpoint that `path` names on its own, as a resumed run
+/// checks it but for every rank and without a schedule: every rank's file
+/// there with its size and CRC-32, and holding the manifest's tensors.
+Status verifyCheckpoint(const std::string &path);
+
+/// Every parameter of the checkpoint that `path` names, whole and by name,
+/// in `dtype` ("F32", "BF16" or "F16"; DeepSpeed's zero_to_fp32, and its
+/// 16-bit model save): the parameter itself where it has that dtype, else
+/// its fp32 master weights where the checkpoint has them, else the
+/// parameter rounded to nearest even; shards joined in rank order, padding
+/// dropped; a tiled weight whole at the place of its first tile. The files
+/// are checked as verifyCheckpoint checks them.
+StatusOr<std::vector<RawTensor>>
+consolidateCheckpoint(const std::string &path, const std::string &dtype);
+
+} // namespace zero::runtime
+
+#endif // ZERO_RUNTIME_CHECKPOINT_H

@@ -1,0 +1,971 @@
+//===- Checkpoint.cpp - a run's whole state, saved and resumed ------------===//
+//
+// Saving: rank 0 makes DIR/.step-<S>.tmp-<nonce>/, every rank writes and
+// fsyncs its file there, the ranks agree, rank 0 gathers each file's size and
+// CRC-32, writes the manifest, fsyncs the directory, renames it to
+// DIR/step-<S>, fsyncs DIR, replaces DIR/latest and prunes. A crash at any
+// point leaves DIR/latest naming a complete checkpoint; the next save removes
+// the temporary directories that crashed saves left.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/Checkpoint.h"
+
+#include "io/IOSupport.h"
+#include "zero/runtime/Checksum.h"
+#include "zero/runtime/Executor.h"
+#include "zero/runtime/FloatFormats.h"
+#include "zero/runtime/OutputFile.h"
+#include "zero/runtime/Safetensors.h"
+#include "zero/runtime/Session.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <random>
+#include <sstream>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+namespace zero::runtime {
+
+using nlohmann::json;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr const char *kFormat = "zero-checkpoint";
+constexpr const char *kManifestName = "manifest.json";
+constexpr const char *kLatestName = "latest";
+constexpr const char *kStepPrefix = "step-";
+/// The temporary directory of a save: ".step-<S>.tmp-<nonce>".
+constexpr const char *kTemporaryMark = ".tmp-";
+constexpr size_t kNonceLength = 16;
+
+std::string getStepName(int64_t step) {
+  return kStepPrefix + std::to_string(step);
+}
+
+std::string getRankFileName(int64_t rank) {
+  return "rank-" + std::to_string(rank) + ".safetensors";
+}
+
+std::string joinPath(const std::string &directory, const std::string &name) {
+  return directory.empty() || directory.back() == '/' ? directory + name
+                                                      : directory + "/" + name;
+}
+
+/// A JSON value in a message: strings without quotes.
+std::string showValue(const json &value) {
+  return value.is_string() ? value.get<std::string>() : value.dump();
+}
+
+/// The step of a directory named "step-<S>", or -1.
+int64_t parseStepName(const std::string &name) {
+  if (name.rfind(kStepPrefix, 0) != 0)
+    return -1;
+  std::string digits = name.substr(std::strlen(kStepPrefix));
+  if (digits.empty() || digits.size() > 18 ||
+      !std::all_of(digits.begin(), digits.end(),
+                   [](char c) { return c >= '0' && c <= '9'; }))
+    return -1;
+  return std::stoll(digits);
+}
+
+/// A failed call of the file system, from errno.
+Status errnoError(const std::string &path, const std::string &what) {
+  return io::errnoError(path, what, errno);
+}
+
+/// Makes a rename or a new entry of `directory` durable.
+Status syncDirectory(const std::string &directory) {
+  int fd = ::open(directory.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return errnoError(directory, "cannot open the directory to sync it");
+  int synced = ::fsync(fd);
+  int error = errno;
+  ::close(fd);
+  errno = error;
+  if (synced != 0)
+    return errnoError(directory, "cannot sync the directory");
+  return Status::ok();
+}
+
+StatusOr<std::string> readWholeFile(const std::string &path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in)
+    return errnoError(path, "cannot open");
+  std::ostringstream bytes;
+  bytes << in.rdbuf();
+  if (in.bad())
+    return errnoError(path, "cannot read");
+  return bytes.str();
+}
+
+const char *getSafetensorsDType(DType type) {
+  switch (type) {
+  case DType::F32:
+    return "F32";
+  case DType::F64:
+    return "F64";
+  case DType::BF16:
+    return "BF16";
+  case DType::F16:
+    return "F16";
+  case DType::I64:
+  case DType::Index:
+    return "I64";
+  case DType::I32:
+    return "I32";
+  case DType::I1:
+    return "BOOL";
+  }
+  return "";
+}
+
+json describeLayout(const PartitionLayout &layout) {
+  return {{"shape", layout.shape},
+          {"numel", layout.numel},
+          {"world_size", layout.worldSize},
+          {"padded_numel", layout.paddedNumel},
+          {"shard_numel", layout.shardNumel}};
+}
+
+/// One argument the schedule carries from step to step, as the checkpoint
+/// names and describes it. The description is the manifest's entry, and a
+/// schedule that loads the checkpoint must describe it the same way.
+struct StateTensor {
+  size_t argument = 0;
+  std::string name;
+  json description;
+};
+
+/// Every param, state and step argument of `schedule`, in argument order.
+/// Names: "param/<name>", "<state>/<param>", "<state>" for step-level
+/// states, "step".
+std::vector<StateTensor> getStateTensors(const Schedule &schedule) {
+  std::vector<StateTensor> tensors;
+  for (size_t i = 0; i < schedule.arguments().size(); ++i) {
+    const ArgumentInfo &arg = schedule.arguments()[i];
+    const ValueInfo &value = schedule.values().values[arg.value];
+    StateTensor tensor;
+    tensor.argument = i;
+    json &d = tensor.description;
+    switch (arg.kind) {
+    case ArgumentInfo::Kind::Data:
+      continue;
+    case ArgumentInfo::Kind::Param:
+      tensor.name = "param/" + arg.name;
+      d["kind"] = "param";
+      d["param"] = arg.name;
+      d["sharded"] = arg.sharded;
+      d["layout"] = describeLayout(arg.layout);
+      if (arg.tile)
+        d["tile"] = {{"param", arg.tile->param},
+                     {"shape", arg.tile->shape},
+                     {"offset", arg.tile->offset}};
+      break;
+    case ArgumentInfo::Kind::State:
+      d["kind"] = "state";
+      d["state"] = arg.state;
+      if (arg.param.empty()) {
+        tensor.name = arg.state;
+        break;
+      }
+      tensor.name = arg.state + "/" + arg.param;
+      d["param"] = arg.param;
+      // A parameter's states are cut as its master weights (Initialize.cpp).
+      d["sharded"] = schedule.stage() >= 1;
+      d["layout"] =
+          describeLayout(schedule.arguments()[arg.paramArgument].layout);
+      break;
+    case ArgumentInfo::Kind::Step:
+      tensor.name = "step";
+      d["kind"] = "step";
+      break;
+    }
+    d["name"] = tensor.name;
+    d["dtype"] = getSafetensorsDType(value.dtype);
+    d["shape"] = value.shape;
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
+
+/// The model's parameters as the schedule has them: name, full shape, dtype.
+json describeParameters(const Schedule &schedule) {
+  json parameters = json::array();
+  for (const ArgumentInfo &arg : schedule.arguments())
+    if (arg.kind == ArgumentInfo::Kind::Param)
+      parameters.push_back(
+          {{"name", arg.name},
+           {"shape", arg.layout.shape},
+           {"dtype",
+            getSafetensorsDType(schedule.values().values[arg.value].dtype)}});
+  return parameters;
+}
+
+/// What a resumed run's data must agree with. The token file's name is not
+/// compared (the file may have moved); the manifest records it besides.
+json describeData(const CheckpointData &data) {
+  return {{"seed", data.seed},
+          {"source", data.tokenFile.empty() ? "synthetic" : "token_file"}};
+}
+
+/// Each tensor's CRC-32 by name, so that a corrupt file's error names the
+/// tensor.
+json describeTensorChecksums(const std::vector<RawTensor> &tensors) {
+  json checksums = json::object();
+  for (const RawTensor &tensor : tensors)
+    checksums[tensor.name] = formatCrc32(computeCrc32(tensor.bytes));
+  return checksums;
+}
+
+/// Where in a file whose CRC-32 differs from the manifest's the damage is:
+/// the header, or the first tensor whose own CRC-32 differs.
+std::string locateCorruption(const std::string &bytes, const std::string &path,
+                             const json &file) {
+  StatusOr<std::vector<RawTensor>> tensors = parseRawSafetensors(bytes, path);
+  if (!tensors.isOk())
+    return "its header is damaged (" + tensors.status().message() + ")";
+  json checksums = describeTensorChecksums(*tensors);
+  const json &saved = file.value("tensor_crc32", json::object());
+  for (const auto &item : checksums.items())
+    if (saved.contains(item.key()) && saved[item.key()] != item.value())
+      return "tensor '" + item.key() + "' has CRC-32 " +
+             item.value().get<std::string>() + ", the manifest gives " +
+             showValue(saved[item.key()]);
+  return "its header differs";
+}
+
+/// This rank's file, written and fsynced under `path`; its size and CRC-32
+/// in `record`.
+Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
+                     bool fail, json &record) {
+  const Schedule &schedule = executor.schedule();
+  std::vector<RawTensor> tensors;
+  for (const StateTensor &state : getStateTensors(schedule)) {
+    int64_t value = schedule.arguments()[state.argument].value;
+    RawTensor tensor;
+    tensor.name = state.name;
+    tensor.dtype = state.description["dtype"].get<std::string>();
+    tensor.shape = schedule.values().values[value].shape;
+    tensor.bytes.resize(
+        static_cast<size_t>(schedule.values().values[value].bytes()));
+    ZERO_RETURN_IF_ERROR(executor.readTensor(value, tensor.bytes.data()));
+    tensors.push_back(std::move(tensor));
+  }
+  std::map<std::string, std::string> metadata = {
+      {"format", kFormat},
+      {"step", std::to_string(step)},
+      {"rank", std::to_string(executor.communicator().rank())}};
+  StatusOr<std::string> bytes = encodeRawSafetensors(tensors, metadata, path);
+  if (!bytes.isOk())
+    return bytes.status();
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file.isOk())
+    return file.status();
+  if (fail) {
+    ZERO_RETURN_IF_ERROR((*file)->write(bytes->data(), bytes->size() / 2));
+    return Status(StatusCode::kResourceExhausted,
+                  path + ": write failed: " + std::strerror(ENOSPC), __FILE__,
+                  __LINE__);
+  }
+  ZERO_RETURN_IF_ERROR((*file)->write(*bytes));
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  record = {{"path", getRankFileName(executor.communicator().rank())},
+            {"rank", executor.communicator().rank()},
+            {"bytes", bytes->size()},
+            {"crc32", formatCrc32(computeCrc32(*bytes))},
+            {"tensor_crc32", describeTensorChecksums(tensors)}};
+  return Status::ok();
+}
+
+/// Removes what crashed saves left in `directory`: ".step-*.tmp-*".
+void removeTemporaries(const std::string &directory) {
+  std::error_code error;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, error)) {
+    std::string name = entry.path().filename().string();
+    if (name.rfind(std::string(".") + kStepPrefix, 0) == 0 &&
+        name.find(kTemporaryMark) != std::string::npos)
+      fs::remove_all(entry.path(), error);
+  }
+}
+
+/// Rank 0: `directory` and a new temporary step directory in it.
+Status makeTemporary(const std::string &directory,
+                     const std::string &temporary) {
+  ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(directory));
+  removeTemporaries(directory);
+  if (::mkdir(temporary.c_str(), 0777) != 0)
+    return errnoError(temporary, "cannot create the directory");
+  return Status::ok();
+}
+
+/// The step directories of `directory` that hold a manifest, by step.
+std::map<int64_t, std::string> listSteps(const std::string &directory) {
+  std::map<int64_t, std::string> steps;
+  std::error_code error;
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(directory, error)) {
+    int64_t step = parseStepName(entry.path().filename().string());
+    if (step >= 0 && fs::exists(entry.path() / kManifestName, error))
+      steps[step] = entry.path().string();
+  }
+  return steps;
+}
+
+/// Rank 0, every rank's file written: the manifest, the rename into place,
+/// `latest`, the pruning.
+Status publish(Session &session, const CheckpointSaveOptions &options,
+               const std::string &temporary, int64_t step,
+               const std::vector<std::string> &records) {
+  const Schedule &schedule = session.schedule();
+  json files = json::array();
+  for (const std::string &record : records)
+    files.push_back(json::parse(record));
+  json tensors = json::array();
+  for (const StateTensor &state : getStateTensors(schedule))
+    tensors.push_back(state.description);
+  CheckpointData run = getCheckpointData(session.options());
+  json data = describeData(run);
+  data["token_file"] = run.tokenFile;
+  json manifest = {{"format", kFormat},
+                   {"version", kCheckpointVersion},
+                   {"step", step},
+                   {"world_size", schedule.worldSize()},
+                   {"stage", schedule.stage()},
+                   {"schedule",
+                    {{"name", schedule.name()},
+                     {"function", schedule.function()},
+                     {"crc32", formatCrc32(schedule.checksum())}}},
+                   {"data", data},
+                   {"parameters", describeParameters(schedule)},
+                   {"tensors", tensors},
+                   {"files", files}};
+  std::string manifestPath = joinPath(temporary, kManifestName);
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(manifestPath);
+  if (!file.isOk())
+    return file.status();
+  ZERO_RETURN_IF_ERROR((*file)->write(manifest.dump(2) + "\n"));
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  ZERO_RETURN_IF_ERROR(syncDirectory(temporary));
+
+  // A step saved before (a resumed run that saves it again) is replaced: set
+  // aside, the new one renamed into place, the old one removed.
+  const std::string &directory = options.directory;
+  std::string stepDirectory = joinPath(directory, getStepName(step));
+  std::string aside = temporary + ".old";
+  std::error_code error;
+  bool replaced = fs::exists(stepDirectory, error);
+  if (replaced && ::rename(stepDirectory.c_str(), aside.c_str()) != 0)
+    return errnoError(stepDirectory, "cannot move the old checkpoint aside");
+  if (::rename(temporary.c_str(), stepDirectory.c_str()) != 0)
+    return errnoError(stepDirectory,
+                      "cannot rename '" + temporary + "' into place");
+  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
+  if (replaced)
+    fs::remove_all(aside, error);
+
+  StatusOr<std::unique_ptr<OutputFile>> latest =
+      OutputFile::open(joinPath(directory, kLatestName));
+  if (!latest.isOk())
+    return latest.status();
+  ZERO_RETURN_IF_ERROR((*latest)->write(getStepName(step) + "\n"));
+  ZERO_RETURN_IF_ERROR((*latest)->commit());
+  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
+
+  if (options.keep > 0) {
+    std::map<int64_t, std::string> steps = listSteps(directory);
+    int64_t excess = static_cast<int64_t>(steps.size()) - options.keep;
+    for (auto it = steps.begin(); excess > 0 && it != steps.end();
+         ++it, --excess)
+      if (it->first != step)
+        fs::remove_all(it->second, error);
+  }
+  return Status::ok();
+}
+
+/// Where two descriptions differ, the first field in a fixed order (dtype
+/// and shape first, nested objects field by field): "dtype F32 in the
+/// checkpoint, BF16 in step.json"; empty when they agree. `exact`: a field
+/// that only `saved` has differs too.
+std::string compareDescriptions(const json &saved, const json &expected,
+                                const std::string &scheduleName,
+                                bool exact = true,
+                                const std::string &prefix = "") {
+  std::vector<std::string> keys;
+  for (const char *first : {"dtype", "shape"})
+    if (expected.contains(first))
+      keys.push_back(first);
+  for (const auto &item : expected.items())
+    if (std::find(keys.begin(), keys.end(), item.key()) == keys.end())
+      keys.push_back(item.key());
+  for (const std::string &key : keys) {
+    const json &want = expected[key];
+    if (!saved.contains(key))
+      return prefix + key + " (none) in the checkpoint, " + showValue(want) +
+             " in " + scheduleName;
+    const json &have = saved[key];
+    if (have == want)
+      continue;
+    if (have.is_object() && want.is_object())
+      return compareDescriptions(have, want, scheduleName, exact,
+                                 prefix + key + ".");
+    return prefix + key + " " + showValue(have) + " in the checkpoint, " +
+           showValue(want) + " in " + scheduleName;
+  }
+  for (const auto &item : saved.items())
+    if (exact && !expected.contains(item.key()))
+      return prefix + item.key() + " " + showValue(item.value()) +
+             " in the checkpoint, none in " + scheduleName;
+  return "";
+}
+
+/// The fields of the manifest that every reader relies on.
+Status checkManifestForm(const json &manifest, const std::string &path) {
+  if (!manifest.is_object() || manifest.value("format", "") != kFormat)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": not a checkpoint manifest (format '" +
+                          std::string(kFormat) + "')");
+  for (const char *field : {"version", "step", "world_size", "stage"})
+    if (!manifest.contains(field) || !manifest[field].is_number_integer())
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": '" + field + "' must be an integer");
+  for (const char *field : {"tensors", "files", "parameters"})
+    if (!manifest.contains(field) || !manifest[field].is_array())
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": '" + field + "' must be an array");
+  if (manifest["version"] != kCheckpointVersion)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": format version " + manifest["version"].dump() +
+                          " is not supported: this runtime reads version " +
+                          std::to_string(kCheckpointVersion));
+  for (const json &entry : manifest["tensors"])
+    if (!entry.is_object() || !entry.contains("name") ||
+        !entry["name"].is_string() || !entry.contains("dtype") ||
+        !entry["dtype"].is_string() || !entry.contains("shape") ||
+        !entry["shape"].is_array())
+      return ZERO_ERROR(
+          kInvalidArgument,
+          path +
+              ": a tensor entry needs name, dtype and shape: " + entry.dump());
+  for (const json &file : manifest["files"])
+    if (!file.is_object() || !file.contains("rank") ||
+        !file["rank"].is_number_integer() || !file.contains("path") ||
+        !file["path"].is_string() || !file.contains("bytes") ||
+        !file["bytes"].is_number_unsigned() || !file.contains("crc32") ||
+        !file["crc32"].is_string())
+      return ZERO_ERROR(kInvalidArgument,
+                        path +
+                            ": a file entry needs rank, path, bytes and "
+                            "crc32: " +
+                            file.dump());
+  return Status::ok();
+}
+
+/// The manifest of the checkpoint that `path` names (findCheckpoint), checked
+/// for form.
+struct Manifest {
+  std::string directory;
+  std::string path;
+  json content;
+};
+
+StatusOr<Manifest> readManifest(const std::string &path) {
+  StatusOr<std::string> directory = findCheckpoint(path);
+  if (!directory.isOk())
+    return directory.status();
+  Manifest manifest;
+  manifest.directory = *directory;
+  manifest.path = joinPath(*directory, kManifestName);
+  StatusOr<std::string> text = readWholeFile(manifest.path);
+  if (!text.isOk())
+    return text.status();
+  manifest.content = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (manifest.content.is_discarded())
+    return ZERO_ERROR(kInvalidArgument,
+                      manifest.path +
+                          ": not valid JSON: the manifest is corrupt");
+  ZERO_RETURN_IF_ERROR(checkManifestForm(manifest.content, manifest.path));
+  return manifest;
+}
+
+/// The checks of the manifest against the schedule and the data.
+Status verifyManifest(const json &manifest, const std::string &path,
+                      const Schedule &schedule, const CheckpointData &data) {
+  auto mismatch = [&](const std::string &what) {
+    return ZERO_ERROR(kFailedPrecondition, path + ": " + what);
+  };
+  if (manifest["world_size"] != schedule.worldSize())
+    return mismatch("saved at world size " + manifest["world_size"].dump() +
+                    ", but " + schedule.name() + " is for world size " +
+                    std::to_string(schedule.worldSize()) +
+                    " (loading at another world size is not supported yet)");
+  if (manifest["stage"] != schedule.stage())
+    return mismatch("saved at ZeRO stage " + manifest["stage"].dump() +
+                    ", but " + schedule.name() + " is stage " +
+                    std::to_string(schedule.stage()) +
+                    " (loading at another stage is not supported yet)");
+  std::string dataDiffers = compareDescriptions(
+      manifest.value("data", json::object()), describeData(data), "this run",
+      /*exact=*/false);
+  if (!dataDiffers.empty())
+    return mismatch("data: " + dataDiffers +
+                    "; a resumed run reads the data of the saved one");
+
+  std::map<std::string, const json *> saved;
+  for (const json &entry : manifest["tensors"])
+    saved[entry["name"].get<std::string>()] = &entry;
+  std::vector<StateTensor> expected = getStateTensors(schedule);
+  for (const StateTensor &state : expected) {
+    auto it = saved.find(state.name);
+    if (it == saved.end())
+      return mismatch("no tensor '" + state.name + "', which " +
+                      schedule.name() +
+                      " has: the checkpoint is of another model");
+    std::string differs =
+        compareDescriptions(*it->second, state.description, schedule.name());
+    if (!differs.empty())
+      return mismatch("tensor '" + state.name + "': " + differs);
+    saved.erase(it);
+  }
+  if (!saved.empty())
+    return mismatch("tensor '" + saved.begin()->first + "', which " +
+                    schedule.name() +
+                    " does not have: the checkpoint is of another model");
+  return Status::ok();
+}
+
+/// The tensors of a rank's file, checked against the manifest: each tensor
+/// it lists with its dtype and shape, no other, and the step.
+StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
+                                               const std::string &path,
+                                               const json &manifest) {
+  std::map<std::string, std::string> metadata;
+  StatusOr<std::vector<RawTensor>> tensors =
+      parseRawSafetensors(bytes, path, &metadata);
+  if (!tensors.isOk())
+    return tensors.status();
+  std::string step = std::to_string(manifest["step"].get<int64_t>());
+  if (metadata["step"] != step)
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": holds step '" + metadata["step"] +
+                          "', but the manifest is of step " + step);
+  std::map<std::string, const RawTensor *> byName;
+  for (const RawTensor &tensor : *tensors)
+    byName[tensor.name] = &tensor;
+  for (const json &entry : manifest["tensors"]) {
+    std::string name = entry["name"].get<std::string>();
+    auto it = byName.find(name);
+    if (it == byName.end())
+      return ZERO_ERROR(kFailedPrecondition, path + ": no tensor '" + name +
+                                                 "', which the manifest lists");
+    const RawTensor &tensor = *it->second;
+    if (tensor.dtype != entry["dtype"] || json(tensor.shape) != entry["shape"])
+      return ZERO_ERROR(
+          kFailedPrecondition,
+          path + ": tensor '" + name + "' is " + tensor.dtype + " " +
+              json(tensor.shape).dump() + ", but the manifest gives " +
+              showValue(entry["dtype"]) + " " + entry["shape"].dump());
+    byName.erase(it);
+  }
+  if (!byName.empty())
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": tensor '" + byName.begin()->first +
+                          "', which the manifest does not list");
+  return tensors;
+}
+
+/// Each rank's tensors as verifyFiles reads them.
+using RankTensorsCallback =
+    std::function<void(int64_t rank, std::vector<RawTensor> tensors)>;
+
+/// Checks that the file of every rank of the manifest is there with its
+/// size; reads those of `rank` (-1: of every rank), checks their CRC-32 and
+/// tensors (checkRankFile) and hands the tensors to `take`.
+Status verifyFiles(const Manifest &manifest, int64_t rank,
+                   const RankTensorsCallback &take) {
+  const json &content = manifest.content;
+  const int64_t worldSize = content["world_size"].get<int64_t>();
+  std::map<int64_t, const json *> byRank;
+  for (const json &file : content["files"])
+    byRank[file["rank"].get<int64_t>()] = &file;
+  for (int64_t r = 0; r < worldSize; ++r) {
+    auto it = byRank.find(r);
+    if (it == byRank.end())
+      return ZERO_ERROR(kInvalidArgument, manifest.path + ": no file of rank " +
+                                              std::to_string(r));
+    const json &file = *it->second;
+    std::string path =
+        joinPath(manifest.directory, file["path"].get<std::string>());
+    uint64_t expectedBytes = file["bytes"].get<uint64_t>();
+    struct stat info;
+    if (::stat(path.c_str(), &info) != 0)
+      return errnoError(path, "rank " + std::to_string(r) +
+                                  "'s file of the checkpoint is missing");
+    if (static_cast<uint64_t>(info.st_size) != expectedBytes)
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": " + std::to_string(info.st_size) +
+                            " bytes, but the manifest gives " +
+                            std::to_string(expectedBytes) +
+                            ": the file is truncated or was replaced");
+  }
+  for (int64_t r = 0; r < worldSize; ++r) {
+    if (rank >= 0 && r != rank)
+      continue;
+    const json &file = *byRank[r];
+    std::string path =
+        joinPath(manifest.directory, file["path"].get<std::string>());
+    StatusOr<std::string> bytes = readWholeFile(path);
+    if (!bytes.isOk())
+      return bytes.status();
+    std::string crc = formatCrc32(computeCrc32(*bytes));
+    if (crc != file["crc32"].get<std::string>())
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": the file is corrupt: CRC-32 " + crc +
+                            ", the manifest gives " +
+                            file["crc32"].get<std::string>() + "; " +
+                            locateCorruption(*bytes, path, file));
+    StatusOr<std::vector<RawTensor>> tensors =
+        checkRankFile(*bytes, path, content);
+    if (!tensors.isOk())
+      return tensors.status();
+    take(r, std::move(*tensors));
+  }
+  return Status::ok();
+}
+
+/// Elements of safetensors dtype `from` as `to` (floats only): copied where
+/// the two agree, else rounded to nearest even.
+StatusOr<std::string> convertElements(const std::string &bytes,
+                                      const std::string &from,
+                                      const std::string &to) {
+  if (from == to)
+    return bytes;
+  auto element = [&](size_t i) -> double {
+    if (from == "F64") {
+      double value;
+      std::memcpy(&value, bytes.data() + 8 * i, 8);
+      return value;
+    }
+    if (from == "F32") {
+      float value;
+      std::memcpy(&value, bytes.data() + 4 * i, 4);
+      return value;
+    }
+    uint16_t bits;
+    std::memcpy(&bits, bytes.data() + 2 * i, 2);
+    return from == "BF16" ? bf16ToFloat(bits) : f16ToFloat(bits);
+  };
+  if (from != "F64" && from != "F32" && from != "BF16" && from != "F16")
+    return ZERO_ERROR(kInvalidArgument,
+                      "cannot convert " + from + " elements to " + to);
+  size_t count = bytes.size() / getSafetensorsDTypeWidth(from);
+  std::string out(count * getSafetensorsDTypeWidth(to), '\0');
+  for (size_t i = 0; i < count; ++i) {
+    if (to == "F32") {
+      float value = static_cast<float>(element(i));
+      std::memcpy(out.data() + 4 * i, &value, 4);
+      continue;
+    }
+    uint16_t bits =
+        to == "BF16" ? roundToBF16(element(i)) : roundToF16(element(i));
+    std::memcpy(out.data() + 2 * i, &bits, 2);
+  }
+  return out;
+}
+
+} // namespace
+
+Status prepareCheckpointDirectory(const std::string &directory) {
+  std::error_code error;
+  fs::create_directories(directory, error);
+  if (error)
+    return ZERO_ERROR(kInvalidArgument,
+                      directory + ": cannot create the checkpoint directory: " +
+                          error.message());
+  if (!fs::is_directory(directory, error))
+    return ZERO_ERROR(kInvalidArgument,
+                      directory + ": not a directory, for checkpoints");
+  if (::access(directory.c_str(), W_OK) != 0)
+    return errnoError(directory, "cannot write checkpoints");
+  return Status::ok();
+}
+
+Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
+  Executor &executor = session.executor();
+  Communicator &comm = session.communicator();
+  const int64_t step = executor.stepsTaken();
+
+  // Rank 0 names the temporary directory and makes it.
+  std::string nonce(kNonceLength, '0');
+  if (comm.rank() == 0) {
+    std::random_device random;
+    std::mt19937_64 generator((uint64_t(random()) << 32) ^ random() ^
+                              uint64_t(::getpid()));
+    const char *digits = "0123456789abcdef";
+    for (char &c : nonce)
+      c = digits[generator() % 16];
+  }
+  CollectiveContext context{"checkpoint of step " + std::to_string(step),
+                            nullptr};
+  ZERO_RETURN_IF_ERROR(comm.broadcastBytes(nonce, 0, context));
+  std::string temporary = joinPath(
+      options.directory, "." + getStepName(step) + kTemporaryMark + nonce);
+  const std::string agreement =
+      "agreement of the ranks in the checkpoint of step " +
+      std::to_string(step);
+  ZERO_RETURN_IF_ERROR(session.agree(
+      comm.rank() == 0 ? makeTemporary(options.directory, temporary)
+                       : Status::ok(),
+      agreement));
+
+  json record;
+  Status written =
+      writeRankFile(executor, joinPath(temporary, getRankFileName(comm.rank())),
+                    step, options.failRankFile, record);
+  if (options.afterRankFile)
+    options.afterRankFile();
+  auto discard = [&](const Status &status) {
+    if (comm.rank() == 0) {
+      std::error_code error;
+      fs::remove_all(temporary, error);
+    }
+    return status;
+  };
+  Status agreed = session.agree(written, agreement);
+  if (!agreed.isOk())
+    return discard(agreed);
+  StatusOr<std::vector<std::string>> records =
+      comm.gatherBytes(record.dump(), context);
+  if (!records.isOk())
+    return discard(records.status());
+  Status published = comm.rank() == 0
+                         ? publish(session, options, temporary, step, *records)
+                         : Status::ok();
+  agreed = session.agree(published, agreement);
+  if (!agreed.isOk())
+    return discard(agreed);
+  return Status::ok();
+}
+
+StatusOr<std::string> findCheckpoint(const std::string &path) {
+  std::error_code error;
+  if (fs::is_regular_file(joinPath(path, kManifestName), error))
+    return path;
+  std::string latest = path;
+  std::string directory = fs::path(path).parent_path().string();
+  if (fs::is_directory(path, error)) {
+    latest = joinPath(path, kLatestName);
+    directory = path;
+    if (!fs::exists(latest, error)) {
+      std::map<int64_t, std::string> steps = listSteps(path);
+      if (steps.empty())
+        return ZERO_ERROR(kNotFound,
+                          path + ": no checkpoint (no step-<S> directory "
+                                 "with a manifest, no 'latest')");
+      return steps.rbegin()->second;
+    }
+  } else if (!fs::is_regular_file(path, error)) {
+    return ZERO_ERROR(kNotFound, path + ": no checkpoint there");
+  }
+  StatusOr<std::string> text = readWholeFile(latest);
+  if (!text.isOk())
+    return text.status();
+  std::string name = *text;
+  while (!name.empty() && (name.back() == '\n' || name.back() == ' '))
+    name.pop_back();
+  if (parseStepName(name) < 0)
+    return ZERO_ERROR(kInvalidArgument, latest + ": names '" + name +
+                                            "', not a step-<S> directory");
+  std::string step = joinPath(directory.empty() ? "." : directory, name);
+  if (!fs::is_regular_file(joinPath(step, kManifestName), error))
+    return ZERO_ERROR(kNotFound, latest + ": names " + name +
+                                     ", which holds no complete checkpoint");
+  return step;
+}
+
+Status loadCheckpoint(Executor &executor, const std::string &path,
+                      const CheckpointData &data) {
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  const Schedule &schedule = executor.schedule();
+  ZERO_RETURN_IF_ERROR(
+      verifyManifest(manifest->content, manifest->path, schedule, data));
+  // The manifest lists the schedule's tensors, and the file the manifest's:
+  // everything is checked before the first tensor is written.
+  std::vector<RawTensor> tensors;
+  ZERO_RETURN_IF_ERROR(verifyFiles(
+      *manifest, executor.communicator().rank(),
+      [&](int64_t, std::vector<RawTensor> own) { tensors = std::move(own); }));
+  std::map<std::string, const RawTensor *> byName;
+  for (const RawTensor &tensor : tensors)
+    byName[tensor.name] = &tensor;
+  for (const StateTensor &state : getStateTensors(schedule))
+    ZERO_RETURN_IF_ERROR(
+        executor.writeTensor(schedule.arguments()[state.argument].value,
+                             byName.at(state.name)->bytes.data()));
+  executor.resumeAt(manifest->content["step"].get<int64_t>());
+  return Status::ok();
+}
+
+StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path) {
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  const json &content = manifest->content;
+  CheckpointInfo info;
+  info.directory = manifest->directory;
+  info.version = content["version"].get<int64_t>();
+  info.step = content["step"].get<int64_t>();
+  info.worldSize = content["world_size"].get<int64_t>();
+  info.stage = content["stage"].get<int64_t>();
+  json schedule = content.value("schedule", json::object());
+  info.schedule = schedule.value("name", "");
+  info.scheduleCrc32 = schedule.value("crc32", "");
+  json data = content.value("data", json::object());
+  info.data.seed = data.value("seed", uint64_t(0));
+  info.data.tokenFile = data.value("token_file", "");
+  for (const json &entry : content["tensors"]) {
+    CheckpointTensorInfo tensor;
+    tensor.name = entry["name"].get<std::string>();
+    tensor.dtype = entry["dtype"].get<std::string>();
+    for (const json &dim : entry["shape"])
+      tensor.shape.push_back(dim.is_number_integer() ? dim.get<int64_t>() : -1);
+    tensor.sharded = entry.value("sharded", false);
+    info.tensors.push_back(std::move(tensor));
+  }
+  for (const json &entry : content["parameters"]) {
+    CheckpointTensorInfo parameter;
+    parameter.name = entry.value("name", "");
+    parameter.dtype = entry.value("dtype", "");
+    for (const json &dim : entry.value("shape", json::array()))
+      parameter.shape.push_back(dim.is_number_integer() ? dim.get<int64_t>()
+                                                        : -1);
+    info.parameters.push_back(std::move(parameter));
+  }
+  for (const json &entry : content["files"])
+    info.files.push_back(
+        {entry["rank"].get<int64_t>(), entry["path"].get<std::string>(),
+         entry["bytes"].get<uint64_t>(), entry["crc32"].get<std::string>()});
+  return info;
+}
+
+Status verifyCheckpoint(const std::string &path) {
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  return verifyFiles(*manifest, /*rank=*/-1,
+                     [](int64_t, std::vector<RawTensor>) {});
+}
+
+StatusOr<std::vector<RawTensor>>
+consolidateCheckpoint(const std::string &path, const std::string &dtype) {
+  if (dtype != "F32" && dtype != "BF16" && dtype != "F16")
+    return ZERO_ERROR(kInvalidArgument, "consolidating into " + dtype +
+                                            ": the dtype must be F32, BF16 "
+                                            "or F16");
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  std::vector<std::map<std::string, RawTensor>> ranks;
+  ZERO_RETURN_IF_ERROR(verifyFiles(
+      *manifest, /*rank=*/-1, [&](int64_t, std::vector<RawTensor> tensors) {
+        std::map<std::string, RawTensor> byName;
+        for (RawTensor &tensor : tensors)
+          byName[tensor.name] = std::move(tensor);
+        ranks.push_back(std::move(byName));
+      }));
+  std::map<std::string, const json *> entries;
+  for (const json &entry : manifest->content["tensors"])
+    entries[entry["name"].get<std::string>()] = &entry;
+
+  std::vector<RawTensor> weights;
+  // A tiled weight is whole at the place of its first tile.
+  std::map<std::string, size_t> tiled;
+  for (const json &entry : manifest->content["tensors"]) {
+    if (entry.value("kind", "") != "param")
+      continue;
+    std::string param = entry.value("param", "");
+    const json &layout = entry.value("layout", json::object());
+    if (!layout.contains("numel") || !layout["numel"].is_number_integer() ||
+        !layout.contains("shape") || !layout["shape"].is_array())
+      return ZERO_ERROR(kInvalidArgument,
+                        manifest->path + ": tensor '" +
+                            entry["name"].get<std::string>() +
+                            "' has no layout with shape and numel");
+    // The parameter itself where it has the dtype asked for (the model's own
+    // 16-bit weights), else its fp32 master weights where there are some.
+    const json *source = &entry;
+    auto master = entries.find("master/" + param);
+    if (entry["dtype"] != dtype && master != entries.end())
+      source = master->second;
+    std::string name = (*source)["name"].get<std::string>();
+    std::string from = (*source)["dtype"].get<std::string>();
+    int64_t numel = layout["numel"].get<int64_t>();
+    std::string bytes;
+    for (const std::map<std::string, RawTensor> &rank : ranks) {
+      bytes += rank.at(name).bytes;
+      if (!source->value("sharded", false))
+        break;
+    }
+    int64_t width = getSafetensorsDTypeWidth(from);
+    if (static_cast<int64_t>(bytes.size()) < numel * width)
+      return ZERO_ERROR(kInvalidArgument,
+                        manifest->path + ": tensor '" + name + "' holds " +
+                            std::to_string(bytes.size() / width) +
+                            " elements on all ranks, but its layout " +
+                            std::to_string(numel));
+    bytes.resize(static_cast<size_t>(numel * width));
+    StatusOr<std::string> converted = convertElements(bytes, from, dtype);
+    if (!converted.isOk())
+      return converted.status();
+
+    RawTensor weight;
+    weight.dtype = dtype;
+    weight.name = param;
+    for (const json &dim : layout["shape"])
+      weight.shape.push_back(dim.get<int64_t>());
+    weight.bytes = std::move(*converted);
+    if (!entry.contains("tile")) {
+      weights.push_back(std::move(weight));
+      continue;
+    }
+    const json &tile = entry["tile"];
+    std::vector<int64_t> shape = tile["shape"].get<std::vector<int64_t>>();
+    std::vector<int64_t> offset = tile["offset"].get<std::vector<int64_t>>();
+    int64_t elementBytes = getSafetensorsDTypeWidth(dtype);
+    auto [at, first] =
+        tiled.emplace(tile["param"].get<std::string>(), weights.size());
+    if (first) {
+      RawTensor whole;
+      whole.name = at->first;
+      whole.dtype = dtype;
+      whole.shape = shape;
+      whole.bytes.assign(
+          static_cast<size_t>(shape[0] * shape[1] * elementBytes), '\0');
+      weights.push_back(std::move(whole));
+    }
+    RawTensor &whole = weights[at->second];
+    const int64_t rows = weight.shape[0], cols = weight.shape[1];
+    for (int64_t r = 0; r < rows; ++r)
+      std::copy_n(weight.bytes.begin() + r * cols * elementBytes,
+                  cols * elementBytes,
+                  whole.bytes.begin() +
+                      ((offset[0] + r) * shape[1] + offset[1]) * elementBytes);
+  }
+  return weights;
+}
+
+} // namespace zero::runtime

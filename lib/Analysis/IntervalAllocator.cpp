@@ -146,23 +146,32 @@ private:
 };
 } // namespace
 
+/// The intervals that take memory, in the order `before` places them (ties
+/// keep input order).
+template <typename Before>
+static SmallVector<unsigned> getPlacementOrder(ArrayRef<LiveInterval> intervals,
+                                               Before before) {
+  SmallVector<unsigned> order;
+  for (auto [i, interval] : llvm::enumerate(intervals))
+    if (interval.size > 0)
+      order.push_back(i);
+  llvm::stable_sort(order, before);
+  return order;
+}
+
 /// Placement::LargestFirst. The placed intervals are indexed by chunks of
 /// program points, so that each is compared only with those live near it.
 static IntervalAllocation allocateLargestFirst(ArrayRef<LiveInterval> intervals,
                                                int64_t alignment,
                                                int64_t base) {
-  IntervalAllocation result;
-  result.offsets.assign(intervals.size(), base);
-  result.size = base;
-  SmallVector<unsigned> order;
-  for (auto [i, interval] : llvm::enumerate(intervals))
-    if (interval.size > 0)
-      order.push_back(i);
-  llvm::stable_sort(order, [&](unsigned a, unsigned b) {
-    if (intervals[a].size != intervals[b].size)
-      return intervals[a].size > intervals[b].size;
-    return intervals[a].start < intervals[b].start;
-  });
+  IntervalAllocation result = {SmallVector<int64_t>(intervals.size(), base),
+                               base};
+  SmallVector<unsigned> order =
+      getPlacementOrder(intervals, [&](unsigned a, unsigned b) {
+        if (intervals[a].size != intervals[b].size)
+          return intervals[a].size > intervals[b].size;
+        return intervals[a].start < intervals[b].start;
+      });
   if (order.empty())
     return result;
 
@@ -225,22 +234,18 @@ static IntervalAllocation allocateLargestFirst(ArrayRef<LiveInterval> intervals,
 static IntervalAllocation
 allocateInProgramOrder(ArrayRef<LiveInterval> intervals, int64_t alignment,
                        int64_t base) {
-  IntervalAllocation result;
-  result.offsets.assign(intervals.size(), base);
-  result.size = base;
+  IntervalAllocation result = {SmallVector<int64_t>(intervals.size(), base),
+                               base};
 
   // In program order; the largest first among those starting together.
-  SmallVector<unsigned> order;
-  for (auto [i, interval] : llvm::enumerate(intervals))
-    if (interval.size > 0)
-      order.push_back(i);
-  llvm::sort(order, [&](unsigned a, unsigned b) {
-    if (intervals[a].start != intervals[b].start)
-      return intervals[a].start < intervals[b].start;
-    if (intervals[a].size != intervals[b].size)
-      return intervals[a].size > intervals[b].size;
-    return a < b;
-  });
+  SmallVector<unsigned> order =
+      getPlacementOrder(intervals, [&](unsigned a, unsigned b) {
+        if (intervals[a].start != intervals[b].start)
+          return intervals[a].start < intervals[b].start;
+        if (intervals[a].size != intervals[b].size)
+          return intervals[a].size > intervals[b].size;
+        return a < b;
+      });
 
   Arena arena(intervals, result.offsets, alignment, base);
   // The placed intervals not yet freed, earliest end first. The order of the

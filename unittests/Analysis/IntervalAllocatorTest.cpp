@@ -246,11 +246,10 @@ TEST(IntervalAllocator, EmptyIntervalsTakeNoSpace) {
   EXPECT_EQ(allocation.size, 8);
 }
 
-TEST(IntervalAllocator, DeterministicAndValidOnManyIntervals) {
-  // A pseudo-random mix; the result must be valid, reproducible, and within
-  // a small factor of the lower bound.
+/// 500 pseudo-random intervals of up to 4096 bytes over 230 points.
+llvm::SmallVector<LiveInterval> makeRandomIntervals(uint64_t seed) {
   llvm::SmallVector<LiveInterval> intervals;
-  uint64_t state = 12345;
+  uint64_t state = seed;
   auto next = [&] {
     state = state * 6364136223846793005ull + 1442695040888963407ull;
     return state >> 33;
@@ -260,6 +259,13 @@ TEST(IntervalAllocator, DeterministicAndValidOnManyIntervals) {
     intervals.push_back({static_cast<int64_t>(1 + next() % 4096), start,
                          start + static_cast<int64_t>(next() % 30)});
   }
+  return intervals;
+}
+
+TEST(IntervalAllocator, DeterministicAndValidOnManyIntervals) {
+  // A pseudo-random mix; the result must be valid, reproducible, and within
+  // a small factor of the lower bound.
+  llvm::SmallVector<LiveInterval> intervals = makeRandomIntervals(12345);
   IntervalAllocation first = allocateIntervals(intervals, 16, 0);
   IntervalAllocation second = allocateIntervals(intervals, 16, 0);
   EXPECT_EQ(first.offsets, second.offsets);
@@ -314,17 +320,7 @@ TEST(IntervalAllocator, LargestFirstPlacesTheBiggestLowest) {
 }
 
 TEST(IntervalAllocator, LargestFirstIsValidOnManyIntervals) {
-  llvm::SmallVector<LiveInterval> intervals;
-  uint64_t state = 6789;
-  auto next = [&] {
-    state = state * 6364136223846793005ull + 1442695040888963407ull;
-    return state >> 33;
-  };
-  for (int i = 0; i < 500; ++i) {
-    int64_t start = next() % 200;
-    intervals.push_back({static_cast<int64_t>(1 + next() % 4096), start,
-                         start + static_cast<int64_t>(next() % 30)});
-  }
+  llvm::SmallVector<LiveInterval> intervals = makeRandomIntervals(6789);
   IntervalAllocation first =
       allocateIntervals(intervals, 16, 128, Placement::LargestFirst);
   IntervalAllocation second =

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -32,6 +33,7 @@
 #include <sstream>
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -45,6 +47,7 @@ namespace {
 constexpr const char *kFormat = "zero-checkpoint";
 constexpr const char *kManifestName = "manifest.json";
 constexpr const char *kLatestName = "latest";
+constexpr const char *kLockName = ".lock";
 constexpr const char *kStepPrefix = "step-";
 /// The temporary directory of a save: ".step-<S>.tmp-<nonce>".
 constexpr const char *kTemporaryMark = ".tmp-";
@@ -301,10 +304,46 @@ void removeTemporaries(const std::string &directory) {
   }
 }
 
-/// Rank 0: `directory` and a new temporary step directory in it.
-Status makeTemporary(const std::string &directory,
-                     const std::string &temporary) {
+/// Rank 0's claim on a checkpoint directory for one save, released when it
+/// is destroyed (or the process ends): a second job saving into the same
+/// directory is refused instead of removing the first one's temporary
+/// directory as what a crashed save left.
+class SaveLock {
+public:
+  SaveLock() = default;
+  SaveLock(const SaveLock &) = delete;
+  SaveLock &operator=(const SaveLock &) = delete;
+  ~SaveLock() {
+    if (fd >= 0)
+      ::close(fd);
+  }
+
+  Status acquire(const std::string &directory) {
+    std::string path = joinPath(directory, kLockName);
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    if (fd < 0)
+      return errnoError(path, "cannot open the lock file");
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
+      return Status::ok();
+    if (errno != EWOULDBLOCK)
+      return errnoError(path, "cannot lock it");
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": another run is saving a checkpoint into " +
+                          directory +
+                          " (one run saves into a directory at a "
+                          "time)");
+  }
+
+private:
+  int fd = -1;
+};
+
+/// Rank 0: `directory`, claimed by `lock`, and a new temporary step
+/// directory in it.
+Status makeTemporary(const std::string &directory, const std::string &temporary,
+                     SaveLock &lock) {
   ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(directory));
+  ZERO_RETURN_IF_ERROR(lock.acquire(directory));
   removeTemporaries(directory);
   if (::mkdir(temporary.c_str(), 0777) != 0)
     return errnoError(temporary, "cannot create the directory");
@@ -360,21 +399,26 @@ Status publish(Session &session, const CheckpointSaveOptions &options,
   ZERO_RETURN_IF_ERROR((*file)->commit());
   ZERO_RETURN_IF_ERROR(syncDirectory(temporary));
 
-  // A step saved before (a resumed run that saves it again) is replaced: set
-  // aside, the new one renamed into place, the old one removed.
+  // A step saved before (a resumed run that saves it again) is replaced by
+  // exchanging the two directories in one rename, so that step-S holds a
+  // complete checkpoint at every moment; the old one, now under the
+  // temporary name, is removed after.
   const std::string &directory = options.directory;
   std::string stepDirectory = joinPath(directory, getStepName(step));
-  std::string aside = temporary + ".old";
   std::error_code error;
   bool replaced = fs::exists(stepDirectory, error);
-  if (replaced && ::rename(stepDirectory.c_str(), aside.c_str()) != 0)
-    return errnoError(stepDirectory, "cannot move the old checkpoint aside");
-  if (::rename(temporary.c_str(), stepDirectory.c_str()) != 0)
+  if (replaced) {
+    if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD,
+                    stepDirectory.c_str(), RENAME_EXCHANGE) != 0)
+      return errnoError(stepDirectory,
+                        "cannot exchange it with '" + temporary + "'");
+  } else if (::rename(temporary.c_str(), stepDirectory.c_str()) != 0) {
     return errnoError(stepDirectory,
                       "cannot rename '" + temporary + "' into place");
+  }
   ZERO_RETURN_IF_ERROR(syncDirectory(directory));
   if (replaced)
-    fs::remove_all(aside, error);
+    fs::remove_all(temporary, error);
 
   StatusOr<std::unique_ptr<OutputFile>> latest =
       OutputFile::open(joinPath(directory, kLatestName));
@@ -432,6 +476,73 @@ std::string compareDescriptions(const json &saved, const json &expected,
 }
 
 /// The fields of the manifest that every reader relies on.
+/// A list of `rank` (-1: any) non-negative integers, as shapes and offsets
+/// are.
+bool isDimensionList(const json &value, int rank = -1) {
+  if (!value.is_array() ||
+      (rank >= 0 && value.size() != static_cast<size_t>(rank)))
+    return false;
+  return std::all_of(value.begin(), value.end(), [](const json &dim) {
+    return dim.is_number_integer() && dim.get<int64_t>() >= 0;
+  });
+}
+
+/// Why a tensor entry's optional fields are malformed (empty: they are
+/// not): what consolidating and resharding trust is checked here, before a
+/// hostile manifest can size a buffer.
+std::string checkTensorEntryForm(const json &entry) {
+  for (const char *field : {"kind", "param", "state"})
+    if (entry.contains(field) && !entry[field].is_string())
+      return std::string("'") + field + "' must be a string";
+  if (entry.contains("sharded") && !entry["sharded"].is_boolean())
+    return "'sharded' must be a boolean";
+  if (!isDimensionList(entry["shape"]))
+    return "'shape' must list non-negative integers";
+  if (entry.contains("layout")) {
+    const json &layout = entry["layout"];
+    if (!layout.is_object() || !layout.contains("shape") ||
+        !isDimensionList(layout["shape"]))
+      return "'layout' needs a shape of non-negative integers";
+    int64_t numel = 1;
+    for (const json &dim : layout["shape"])
+      if (__builtin_mul_overflow(numel, dim.get<int64_t>(), &numel))
+        return "the layout's shape has more elements than fit 64 bits";
+    for (const char *field :
+         {"numel", "world_size", "padded_numel", "shard_numel"})
+      if (layout.contains(field) && (!layout[field].is_number_integer() ||
+                                     layout[field].get<int64_t>() < 0))
+        return std::string("layout '") + field +
+               "' must be a non-negative integer";
+    if (layout.value("numel", numel) != numel)
+      return "layout numel " + layout["numel"].dump() +
+             " is not the product of its shape " + layout["shape"].dump();
+    int64_t worldSize = layout.value("world_size", int64_t(1));
+    int64_t padded = layout.value("padded_numel", numel);
+    int64_t shard = layout.value("shard_numel", padded);
+    if (worldSize < 1 || padded < numel ||
+        (layout.contains("shard_numel") && shard * worldSize != padded))
+      return "layout " + layout.dump() +
+             " does not cut its elements into world_size equal shards";
+  }
+  if (entry.contains("tile")) {
+    const json &tile = entry["tile"];
+    if (!tile.is_object() || !tile.contains("param") ||
+        !tile["param"].is_string() || !tile.contains("shape") ||
+        !isDimensionList(tile["shape"], 2) || !tile.contains("offset") ||
+        !isDimensionList(tile["offset"], 2) || !entry.contains("layout") ||
+        !isDimensionList(entry["layout"]["shape"], 2))
+      return "'tile' must be {param, shape: [rows, cols], offset: [row, "
+             "col]} of a 2-d layout";
+    for (int d = 0; d < 2; ++d)
+      if (tile["offset"][d].get<int64_t>() +
+              entry["layout"]["shape"][d].get<int64_t>() >
+          tile["shape"][d].get<int64_t>())
+        return "tile " + tile.dump() + " of shape " +
+               entry["layout"]["shape"].dump() + " lies outside its weight";
+  }
+  return "";
+}
+
 Status checkManifestForm(const json &manifest, const std::string &path) {
   if (!manifest.is_object() || manifest.value("format", "") != kFormat)
     return ZERO_ERROR(kInvalidArgument,
@@ -450,7 +561,23 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
                       path + ": format version " + manifest["version"].dump() +
                           " is not supported: this runtime reads version " +
                           std::to_string(kCheckpointVersion));
-  for (const json &entry : manifest["tensors"])
+  if (manifest["world_size"].get<int64_t>() < 1)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": 'world_size' must be at least 1, got " +
+                          manifest["world_size"].dump());
+  if (manifest.contains("data")) {
+    const json &data = manifest["data"];
+    if (!data.is_object() ||
+        (data.contains("seed") && !data["seed"].is_number_unsigned()) ||
+        (data.contains("source") && !data["source"].is_string()) ||
+        (data.contains("token_file") && !data["token_file"].is_string()))
+      return ZERO_ERROR(kInvalidArgument,
+                        path +
+                            ": 'data' must be {seed: <unsigned>, source: "
+                            "<string>, token_file: <string>}, got " +
+                            data.dump());
+  }
+  for (const json &entry : manifest["tensors"]) {
     if (!entry.is_object() || !entry.contains("name") ||
         !entry["name"].is_string() || !entry.contains("dtype") ||
         !entry["dtype"].is_string() || !entry.contains("shape") ||
@@ -459,6 +586,11 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
           kInvalidArgument,
           path +
               ": a tensor entry needs name, dtype and shape: " + entry.dump());
+    if (std::string problem = checkTensorEntryForm(entry); !problem.empty())
+      return ZERO_ERROR(kInvalidArgument, path + ": tensor '" +
+                                              entry["name"].get<std::string>() +
+                                              "': " + problem);
+  }
   for (const json &file : manifest["files"])
     if (!file.is_object() || !file.contains("rank") ||
         !file["rank"].is_number_integer() || !file.contains("path") ||
@@ -725,8 +857,9 @@ Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
   const std::string agreement =
       "agreement of the ranks in the checkpoint of step " +
       std::to_string(step);
+  SaveLock lock;
   ZERO_RETURN_IF_ERROR(session.agree(
-      comm.rank() == 0 ? makeTemporary(options.directory, temporary)
+      comm.rank() == 0 ? makeTemporary(options.directory, temporary, lock)
                        : Status::ok(),
       agreement));
 
@@ -958,6 +1091,10 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype) {
       weights.push_back(std::move(whole));
     }
     RawTensor &whole = weights[at->second];
+    if (whole.shape != shape)
+      return ZERO_ERROR(kInvalidArgument, manifest->path + ": the tiles of '" +
+                                              at->first +
+                                              "' disagree on its shape");
     const int64_t rows = weight.shape[0], cols = weight.shape[1];
     for (int64_t r = 0; r < rows; ++r)
       std::copy_n(weight.bytes.begin() + r * cols * elementBytes,

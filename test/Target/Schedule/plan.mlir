@@ -26,7 +26,26 @@
 // RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \
 // RUN:   | sed -E 's/alignment = 64 : i64/alignment = 48 : i64/' \
 // RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=BAD-OPTIONS
-// BAD-OPTIONS: error: 'zero.memory_plan_options' must be {alignment = <a power of two>, contiguous_gradients = <bool>}, got {alignment = 48 : i64, contiguous_gradients = true}
+// BAD-OPTIONS: error: 'zero.memory_plan_options' must be {alignment = <a power of two>, contiguous_gradients = <bool>[, largest_first = [<memory space>, ...]]}, got {alignment = 48 : i64, contiguous_gradients = true}
+//
+// A space placed largest first (under a budget the placement in program
+// order exceeds) is recorded so, and the emitter plans it the same way: the
+// schedule is written. Recorded in program order instead, the plans differ;
+// a space that does not exist is refused.
+// (The three-layer step of checkpoint-activations-auto.mlir: 1824 bytes in
+// program order, 1796 largest first.)
+// RUN: zero-opt %S/../../Transforms/checkpoint-activations-auto.mlir \
+// RUN:   --zero-pipeline="world-size=2 device-memory=1800" -o %t.lf.mlir
+// RUN: FileCheck %s --check-prefix=LF-RECORDED --input-file=%t.lf.mlir
+// LF-RECORDED: zero.memory_plan = {device = 1796 : i64
+// LF-RECORDED-SAME: zero.memory_plan_options = {alignment = 64 : i64, contiguous_gradients = true, largest_first = ["device"]}
+// RUN: zero-translate --zero-to-schedule %t.lf.mlir | FileCheck %s --check-prefix=LF-SCHEDULE
+// LF-SCHEDULE: "arenas": {"device": 1796
+// RUN: sed -E 's/, largest_first = [[]"device"[]]//' %t.lf.mlir \
+// RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=CHANGED
+// RUN: sed -E 's/largest_first = [[]"device"[]]/largest_first = ["disk"]/' %t.lf.mlir \
+// RUN:   | not zero-translate --zero-to-schedule 2>&1 | FileCheck %s --check-prefix=LF-BAD
+// LF-BAD: error: 'zero.memory_plan_options' must be {alignment = <a power of two>, contiguous_gradients = <bool>[, largest_first = [<memory space>, ...]]}, got {alignment = 64 : i64, contiguous_gradients = true, largest_first = ["disk"]}
 //
 // A step changed after planning is refused, at the first difference.
 // RUN: zero-opt %s --zero-stage=2 --zero-world-size=2 \

@@ -15,6 +15,7 @@
 #include "zero/runtime/Checksum.h"
 #include "zero/runtime/Executor.h"
 #include "zero/runtime/FloatFormats.h"
+#include "zero/runtime/Layout.h"
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Session.h"
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <optional>
 #include <random>
 #include <sstream>
 
@@ -249,6 +251,38 @@ std::string locateCorruption(const std::string &bytes, const std::string &path,
   return "its header differs";
 }
 
+/// Writes `rank`'s file of step `step` at `path` from `tensors` (the first
+/// half only when `fail`, as on a full disk) and its manifest entry
+/// `record`.
+Status writeRankTensors(const std::vector<RawTensor> &tensors,
+                        const std::string &path, int64_t step, int64_t rank,
+                        bool fail, json &record) {
+  std::map<std::string, std::string> metadata = {
+      {"format", kFormat},
+      {"step", std::to_string(step)},
+      {"rank", std::to_string(rank)}};
+  StatusOr<std::string> bytes = encodeRawSafetensors(tensors, metadata, path);
+  if (!bytes.isOk())
+    return bytes.status();
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file.isOk())
+    return file.status();
+  if (fail) {
+    ZERO_RETURN_IF_ERROR((*file)->write(bytes->data(), bytes->size() / 2));
+    return Status(StatusCode::kResourceExhausted,
+                  path + ": write failed: " + std::strerror(ENOSPC), __FILE__,
+                  __LINE__);
+  }
+  ZERO_RETURN_IF_ERROR((*file)->write(*bytes));
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  record = {{"path", getRankFileName(rank)},
+            {"rank", rank},
+            {"bytes", bytes->size()},
+            {"crc32", formatCrc32(computeCrc32(*bytes))},
+            {"tensor_crc32", describeTensorChecksums(tensors)}};
+  return Status::ok();
+}
+
 /// This rank's file, written and fsynced under `path`; its size and CRC-32
 /// in `record`.
 Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
@@ -266,30 +300,8 @@ Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
     ZERO_RETURN_IF_ERROR(executor.readTensor(value, tensor.bytes.data()));
     tensors.push_back(std::move(tensor));
   }
-  std::map<std::string, std::string> metadata = {
-      {"format", kFormat},
-      {"step", std::to_string(step)},
-      {"rank", std::to_string(executor.communicator().rank())}};
-  StatusOr<std::string> bytes = encodeRawSafetensors(tensors, metadata, path);
-  if (!bytes.isOk())
-    return bytes.status();
-  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
-  if (!file.isOk())
-    return file.status();
-  if (fail) {
-    ZERO_RETURN_IF_ERROR((*file)->write(bytes->data(), bytes->size() / 2));
-    return Status(StatusCode::kResourceExhausted,
-                  path + ": write failed: " + std::strerror(ENOSPC), __FILE__,
-                  __LINE__);
-  }
-  ZERO_RETURN_IF_ERROR((*file)->write(*bytes));
-  ZERO_RETURN_IF_ERROR((*file)->commit());
-  record = {{"path", getRankFileName(executor.communicator().rank())},
-            {"rank", executor.communicator().rank()},
-            {"bytes", bytes->size()},
-            {"crc32", formatCrc32(computeCrc32(*bytes))},
-            {"tensor_crc32", describeTensorChecksums(tensors)}};
-  return Status::ok();
+  return writeRankTensors(tensors, path, step, executor.communicator().rank(),
+                          fail, record);
 }
 
 /// Removes what crashed saves left in `directory`: ".step-*.tmp-*".
@@ -363,6 +375,60 @@ std::map<int64_t, std::string> listSteps(const std::string &directory) {
   return steps;
 }
 
+/// Rank 0 (or zero-ckpt), every rank file in `temporary`: writes the
+/// manifest, renames `temporary` to `directory`/step-<step> (exchanging it
+/// with an old one), points `latest` at it and prunes to `keep` steps (0:
+/// all).
+Status publishDirectory(const std::string &directory,
+                        const std::string &temporary, int64_t step,
+                        const json &manifest, int64_t keep) {
+  std::string manifestPath = joinPath(temporary, kManifestName);
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(manifestPath);
+  if (!file.isOk())
+    return file.status();
+  ZERO_RETURN_IF_ERROR((*file)->write(manifest.dump(2) + "\n"));
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  ZERO_RETURN_IF_ERROR(syncDirectory(temporary));
+
+  // A step saved before (a resumed run that saves it again) is replaced by
+  // exchanging the two directories in one rename, so that step-S holds a
+  // complete checkpoint at every moment; the old one, now under the
+  // temporary name, is removed after.
+  std::string stepDirectory = joinPath(directory, getStepName(step));
+  std::error_code error;
+  bool replaced = fs::exists(stepDirectory, error);
+  if (replaced) {
+    if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD,
+                    stepDirectory.c_str(), RENAME_EXCHANGE) != 0)
+      return errnoError(stepDirectory,
+                        "cannot exchange it with '" + temporary + "'");
+  } else if (::rename(temporary.c_str(), stepDirectory.c_str()) != 0) {
+    return errnoError(stepDirectory,
+                      "cannot rename '" + temporary + "' into place");
+  }
+  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
+  if (replaced)
+    fs::remove_all(temporary, error);
+
+  StatusOr<std::unique_ptr<OutputFile>> latest =
+      OutputFile::open(joinPath(directory, kLatestName));
+  if (!latest.isOk())
+    return latest.status();
+  ZERO_RETURN_IF_ERROR((*latest)->write(getStepName(step) + "\n"));
+  ZERO_RETURN_IF_ERROR((*latest)->commit());
+  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
+
+  if (keep > 0) {
+    std::map<int64_t, std::string> steps = listSteps(directory);
+    int64_t excess = static_cast<int64_t>(steps.size()) - keep;
+    for (auto it = steps.begin(); excess > 0 && it != steps.end();
+         ++it, --excess)
+      if (it->first != step)
+        fs::remove_all(it->second, error);
+  }
+  return Status::ok();
+}
+
 /// Rank 0, every rank's file written: the manifest, the rename into place,
 /// `latest`, the pruning.
 Status publish(Session &session, const CheckpointSaveOptions &options,
@@ -391,52 +457,8 @@ Status publish(Session &session, const CheckpointSaveOptions &options,
                    {"parameters", describeParameters(schedule)},
                    {"tensors", tensors},
                    {"files", files}};
-  std::string manifestPath = joinPath(temporary, kManifestName);
-  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(manifestPath);
-  if (!file.isOk())
-    return file.status();
-  ZERO_RETURN_IF_ERROR((*file)->write(manifest.dump(2) + "\n"));
-  ZERO_RETURN_IF_ERROR((*file)->commit());
-  ZERO_RETURN_IF_ERROR(syncDirectory(temporary));
-
-  // A step saved before (a resumed run that saves it again) is replaced by
-  // exchanging the two directories in one rename, so that step-S holds a
-  // complete checkpoint at every moment; the old one, now under the
-  // temporary name, is removed after.
-  const std::string &directory = options.directory;
-  std::string stepDirectory = joinPath(directory, getStepName(step));
-  std::error_code error;
-  bool replaced = fs::exists(stepDirectory, error);
-  if (replaced) {
-    if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD,
-                    stepDirectory.c_str(), RENAME_EXCHANGE) != 0)
-      return errnoError(stepDirectory,
-                        "cannot exchange it with '" + temporary + "'");
-  } else if (::rename(temporary.c_str(), stepDirectory.c_str()) != 0) {
-    return errnoError(stepDirectory,
-                      "cannot rename '" + temporary + "' into place");
-  }
-  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
-  if (replaced)
-    fs::remove_all(temporary, error);
-
-  StatusOr<std::unique_ptr<OutputFile>> latest =
-      OutputFile::open(joinPath(directory, kLatestName));
-  if (!latest.isOk())
-    return latest.status();
-  ZERO_RETURN_IF_ERROR((*latest)->write(getStepName(step) + "\n"));
-  ZERO_RETURN_IF_ERROR((*latest)->commit());
-  ZERO_RETURN_IF_ERROR(syncDirectory(directory));
-
-  if (options.keep > 0) {
-    std::map<int64_t, std::string> steps = listSteps(directory);
-    int64_t excess = static_cast<int64_t>(steps.size()) - options.keep;
-    for (auto it = steps.begin(); excess > 0 && it != steps.end();
-         ++it, --excess)
-      if (it->first != step)
-        fs::remove_all(it->second, error);
-  }
-  return Status::ok();
+  return publishDirectory(options.directory, temporary, step, manifest,
+                          options.keep);
 }
 
 /// Where two descriptions differ, the first field in a fixed order (dtype
@@ -642,12 +664,16 @@ Status verifyManifest(const json &manifest, const std::string &path,
     return mismatch("saved at world size " + manifest["world_size"].dump() +
                     ", but " + schedule.name() + " is for world size " +
                     std::to_string(schedule.worldSize()) +
-                    " (loading at another world size is not supported yet)");
+                    ": zero-ckpt reshard --world-size " +
+                    std::to_string(schedule.worldSize()) +
+                    " cuts the checkpoint for it");
   if (manifest["stage"] != schedule.stage())
-    return mismatch("saved at ZeRO stage " + manifest["stage"].dump() +
-                    ", but " + schedule.name() + " is stage " +
-                    std::to_string(schedule.stage()) +
-                    " (loading at another stage is not supported yet)");
+    return mismatch(
+        "saved at ZeRO stage " + manifest["stage"].dump() + ", but " +
+        schedule.name() + " is stage " + std::to_string(schedule.stage()) +
+        ": zero-ckpt reshard --world-size " +
+        std::to_string(schedule.worldSize()) + " --stage " +
+        std::to_string(schedule.stage()) + " cuts the checkpoint for it");
   std::string dataDiffers = compareDescriptions(
       manifest.value("data", json::object()), describeData(data), "this run",
       /*exact=*/false);
@@ -1003,23 +1029,43 @@ Status verifyCheckpoint(const std::string &path) {
                      [](int64_t, std::vector<RawTensor>) {});
 }
 
+/// Every rank's tensors by name, in rank order.
+using RankTensors = std::vector<std::map<std::string, RawTensor>>;
+
+/// A checkpoint's manifest and every rank file, checked as
+/// verifyCheckpoint checks them.
+struct WholeCheckpoint {
+  Manifest manifest;
+  RankTensors ranks;
+};
+
+static StatusOr<WholeCheckpoint> readWholeCheckpoint(const std::string &path) {
+  StatusOr<Manifest> manifest = readManifest(path);
+  if (!manifest.isOk())
+    return manifest.status();
+  WholeCheckpoint whole{std::move(*manifest), {}};
+  ZERO_RETURN_IF_ERROR(
+      verifyFiles(whole.manifest, /*rank=*/-1,
+                  [&](int64_t, std::vector<RawTensor> tensors) {
+                    std::map<std::string, RawTensor> byName;
+                    for (RawTensor &tensor : tensors)
+                      byName[tensor.name] = std::move(tensor);
+                    whole.ranks.push_back(std::move(byName));
+                  }));
+  return whole;
+}
+
 StatusOr<std::vector<RawTensor>>
 consolidateCheckpoint(const std::string &path, const std::string &dtype) {
   if (dtype != "F32" && dtype != "BF16" && dtype != "F16")
     return ZERO_ERROR(kInvalidArgument, "consolidating into " + dtype +
                                             ": the dtype must be F32, BF16 "
                                             "or F16");
-  StatusOr<Manifest> manifest = readManifest(path);
-  if (!manifest.isOk())
-    return manifest.status();
-  std::vector<std::map<std::string, RawTensor>> ranks;
-  ZERO_RETURN_IF_ERROR(verifyFiles(
-      *manifest, /*rank=*/-1, [&](int64_t, std::vector<RawTensor> tensors) {
-        std::map<std::string, RawTensor> byName;
-        for (RawTensor &tensor : tensors)
-          byName[tensor.name] = std::move(tensor);
-        ranks.push_back(std::move(byName));
-      }));
+  StatusOr<WholeCheckpoint> whole = readWholeCheckpoint(path);
+  if (!whole.isOk())
+    return whole.status();
+  const Manifest *manifest = &whole->manifest;
+  const RankTensors &ranks = whole->ranks;
   std::map<std::string, const json *> entries;
   for (const json &entry : manifest->content["tensors"])
     entries[entry["name"].get<std::string>()] = &entry;
@@ -1103,6 +1149,114 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype) {
                       ((offset[0] + r) * shape[1] + offset[1]) * elementBytes);
   }
   return weights;
+}
+
+Status reshardCheckpoint(const std::string &path, int64_t worldSize,
+                         int64_t stage, const std::string &output) {
+  if (worldSize < 1 || stage > 3)
+    return ZERO_ERROR(kInvalidArgument,
+                      "resharding to world size " + std::to_string(worldSize) +
+                          " and stage " + std::to_string(stage) +
+                          ": the world size must be at least 1 and the stage "
+                          "0 to 3");
+  StatusOr<WholeCheckpoint> whole = readWholeCheckpoint(path);
+  if (!whole.isOk())
+    return whole.status();
+  const Manifest *manifest = &whole->manifest;
+  const RankTensors &ranks = whole->ranks;
+  json content = manifest->content;
+  const int64_t step = content["step"].get<int64_t>();
+  if (stage < 0)
+    stage = content["stage"].get<int64_t>();
+
+  // Every tensor whole, then cut anew, in the manifest's order (the order
+  // the rank files hold them in).
+  std::vector<std::vector<RawTensor>> files(static_cast<size_t>(worldSize));
+  for (json &entry : content["tensors"]) {
+    std::string name = entry["name"].get<std::string>();
+    std::string dtype = entry["dtype"].get<std::string>();
+    int64_t width = getSafetensorsDTypeWidth(dtype);
+    bool sharded = entry.value("sharded", false);
+    std::string whole;
+    for (const std::map<std::string, RawTensor> &rank : ranks) {
+      whole += rank.at(name).bytes;
+      if (!sharded)
+        break;
+    }
+    std::vector<int64_t> shape = ranks.front().at(name).shape;
+    std::optional<PartitionLayout> layout;
+    if (entry.contains("layout")) {
+      StatusOr<PartitionLayout> cut = PartitionLayout::create(
+          entry["layout"]["shape"].get<std::vector<int64_t>>(), worldSize);
+      if (!cut.isOk())
+        return ZERO_ERROR(kInvalidArgument, manifest->path + ": tensor '" +
+                                                name +
+                                                "': " + cut.status().message());
+      layout = *cut;
+      if (static_cast<int64_t>(whole.size()) < layout->numel * width)
+        return ZERO_ERROR(kInvalidArgument,
+                          manifest->path + ": tensor '" + name + "' holds " +
+                              std::to_string(whole.size() / width) +
+                              " elements on all ranks, but its layout " +
+                              std::to_string(layout->numel));
+      whole.resize(static_cast<size_t>(layout->numel * width));
+      std::string kind = entry.value("kind", "");
+      if (kind == "param")
+        sharded = stage == 3;
+      else if (kind == "state" && entry.contains("param"))
+        sharded = stage >= 1;
+      entry["layout"] = {{"shape", layout->shape},
+                         {"numel", layout->numel},
+                         {"world_size", layout->worldSize},
+                         {"padded_numel", layout->paddedNumel},
+                         {"shard_numel", layout->shardNumel}};
+      entry["sharded"] = sharded;
+      if (!sharded)
+        shape = layout->shape;
+      else
+        shape = {layout->shardNumel};
+      entry["shape"] = shape;
+      // Padding to the new multiple of the world size, zeros as saved.
+      if (sharded)
+        whole.resize(static_cast<size_t>(layout->paddedNumel * width), '\0');
+    }
+    for (int64_t rank = 0; rank < worldSize; ++rank) {
+      RawTensor tensor;
+      tensor.name = name;
+      tensor.dtype = dtype;
+      tensor.shape = shape;
+      tensor.bytes =
+          layout && sharded
+              ? whole.substr(
+                    static_cast<size_t>(layout->shardBegin(rank) * width),
+                    static_cast<size_t>(layout->shardNumel * width))
+              : whole;
+      files[rank].push_back(std::move(tensor));
+    }
+  }
+
+  ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(output));
+  SaveLock lock;
+  std::string temporary =
+      joinPath(output, "." + getStepName(step) + kTemporaryMark + "reshard");
+  ZERO_RETURN_IF_ERROR(makeTemporary(output, temporary, lock));
+  json records = json::array();
+  for (int64_t rank = 0; rank < worldSize; ++rank) {
+    json record;
+    Status written = writeRankTensors(
+        files[rank], joinPath(temporary, getRankFileName(rank)), step, rank,
+        /*fail=*/false, record);
+    if (!written.isOk()) {
+      std::error_code error;
+      fs::remove_all(temporary, error);
+      return written;
+    }
+    records.push_back(std::move(record));
+  }
+  content["world_size"] = worldSize;
+  content["stage"] = stage;
+  content["files"] = std::move(records);
+  return publishDirectory(output, temporary, step, content, /*keep=*/0);
 }
 
 } // namespace zero::runtime

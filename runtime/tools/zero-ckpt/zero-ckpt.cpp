@@ -4,6 +4,8 @@
 //   zero-ckpt verify DIR     every rank's file against the manifest
 //   zero-ckpt consolidate DIR -o FILE [--dtype f32|bf16|fp16]
 //                            the whole model in one safetensors file
+//   zero-ckpt reshard DIR --world-size M [--stage T] -o OUT
+//                            the same state cut for M ranks (and stage T)
 //
 // DIR is what zero-run --resume takes: a checkpoint directory (its latest
 // step), its `latest` file or a step directory. Both read the checkpoint
@@ -17,6 +19,7 @@
 #include "zero/runtime/OutputFile.h"
 
 #include <cstdio>
+#include <cstdlib>
 #include <map>
 #include <memory>
 #include <string>
@@ -35,6 +38,11 @@ const char *kUsage =
     "                               weights where there are some; bf16, fp16:\n"
     "                               the model's 16-bit weights where it has\n"
     "                               them, else rounded)\n"
+    "       zero-ckpt reshard DIR --world-size M [--stage T] -o OUT\n"
+    "                               the checkpoint cut for M ranks (and ZeRO\n"
+    "                               stage T), written to the checkpoint\n"
+    "                               directory OUT, which zero-run --resume\n"
+    "                               takes with a schedule for M ranks\n"
     "DIR: a checkpoint directory (its latest step), DIR/latest or\n"
     "DIR/step-<S>, as zero-run --resume takes it.\n";
 
@@ -149,6 +157,50 @@ int consolidate(const std::string &path, int argc, char **argv) {
   return 0;
 }
 
+/// `reshard DIR --world-size M [--stage T] -o OUT`: the arguments after DIR.
+int reshard(const std::string &path, int argc, char **argv) {
+  std::string output;
+  int64_t worldSize = 0, stage = -1;
+  for (int i = 0; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (i + 1 < argc && arg == "-o") {
+      output = argv[++i];
+      continue;
+    }
+    if (i + 1 < argc && (arg == "--world-size" || arg == "--stage")) {
+      std::string value = argv[++i];
+      char *end = nullptr;
+      long long number = std::strtoll(value.c_str(), &end, 10);
+      if (value.empty() || *end != '\0' || number < 0) {
+        std::fprintf(stderr, "zero-ckpt: %s: '%s' is not a number\n",
+                     arg.c_str(), value.c_str());
+        return 2;
+      }
+      (arg == "--world-size" ? worldSize : stage) = number;
+      continue;
+    }
+    std::fprintf(stderr, "zero-ckpt: reshard: unexpected argument '%s'\n%s",
+                 arg.c_str(), kUsage);
+    return 2;
+  }
+  if (output.empty() || worldSize == 0) {
+    std::fprintf(stderr,
+                 "zero-ckpt: reshard needs --world-size M and -o OUT\n%s",
+                 kUsage);
+    return 2;
+  }
+  Status resharded = reshardCheckpoint(path, worldSize, stage, output);
+  if (!resharded.isOk())
+    return fail(resharded);
+  StatusOr<CheckpointInfo> info = readCheckpointInfo(output);
+  if (!info.isOk())
+    return fail(info.status());
+  std::printf("%s: step %lld, stage %lld, %zu files\n", info->directory.c_str(),
+              static_cast<long long>(info->step),
+              static_cast<long long>(info->stage), info->files.size());
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -159,6 +211,8 @@ int main(int argc, char **argv) {
   }
   if (command == "consolidate" && argc >= 3)
     return consolidate(argv[2], argc - 3, argv + 3);
+  if (command == "reshard" && argc >= 3)
+    return reshard(argv[2], argc - 3, argv + 3);
   if (argc != 3 || (command != "info" && command != "verify")) {
     std::fputs(kUsage, stderr);
     return 2;

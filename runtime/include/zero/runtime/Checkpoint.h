@@ -133,6 +133,18 @@ Status verifyCheckpoint(const std::string &path);
 StatusOr<std::vector<RawTensor>>
 consolidateCheckpoint(const std::string &path, const std::string &dtype);
 
+/// Writes the checkpoint that `path` names (saved at world size N, stage s)
+/// as one of world size `worldSize` and stage `stage` (s when negative) in
+/// the checkpoint directory `output` (its step-<S> and `latest`), after
+/// checking every rank file. Each sharded tensor is put together from the N
+/// shards and cut for `worldSize` ranks with the layout of
+/// PartitionLayout::create (padded to the least multiple of the world
+/// size); a stage changes which tensors are sharded (parameters at 3,
+/// optimizer states from 1). The same run back to N and s gives the
+/// original rank files byte for byte.
+Status reshardCheckpoint(const std::string &path, int64_t worldSize,
+                         int64_t stage, const std::string &output);
+
 } // namespace zero::runtime
 
 #endif // ZERO_RUNTIME_CHECKPOINT_H

@@ -153,6 +153,16 @@ struct StateTensor {
   json description;
 };
 
+/// The layout that cuts argument `arg` (a parameter or a parameter's state)
+/// across the ranks: a parameter's own, and a parameter's states are cut
+/// as its master weights (Initialize.cpp).
+const PartitionLayout &getCutLayout(const Schedule &schedule,
+                                    const ArgumentInfo &arg) {
+  return arg.kind == ArgumentInfo::Kind::State
+             ? schedule.arguments()[arg.paramArgument].layout
+             : arg.layout;
+}
+
 /// Every param, state and step argument of `schedule`, in argument order.
 /// Names: "param/<name>", "<state>/<param>", "<state>" for step-level
 /// states, "step".
@@ -172,7 +182,7 @@ std::vector<StateTensor> getStateTensors(const Schedule &schedule) {
       d["kind"] = "param";
       d["param"] = arg.name;
       d["sharded"] = arg.sharded;
-      d["layout"] = describeLayout(arg.layout);
+      d["layout"] = describeLayout(getCutLayout(schedule, arg));
       if (arg.tile)
         d["tile"] = {{"param", arg.tile->param},
                      {"shape", arg.tile->shape},
@@ -187,10 +197,8 @@ std::vector<StateTensor> getStateTensors(const Schedule &schedule) {
       }
       tensor.name = arg.state + "/" + arg.param;
       d["param"] = arg.param;
-      // A parameter's states are cut as its master weights (Initialize.cpp).
       d["sharded"] = schedule.stage() >= 1;
-      d["layout"] =
-          describeLayout(schedule.arguments()[arg.paramArgument].layout);
+      d["layout"] = describeLayout(getCutLayout(schedule, arg));
       break;
     case ArgumentInfo::Kind::Step:
       tensor.name = "step";
@@ -656,24 +664,27 @@ StatusOr<Manifest> readManifest(const std::string &path) {
 
 /// The checks of the manifest against the schedule and the data.
 Status verifyManifest(const json &manifest, const std::string &path,
-                      const Schedule &schedule, const CheckpointData &data) {
+                      const Schedule &schedule, const CheckpointData &data,
+                      bool &reshard) {
   auto mismatch = [&](const std::string &what) {
     return ZERO_ERROR(kFailedPrecondition, path + ": " + what);
   };
-  if (manifest["world_size"] != schedule.worldSize())
-    return mismatch("saved at world size " + manifest["world_size"].dump() +
-                    ", but " + schedule.name() + " is for world size " +
-                    std::to_string(schedule.worldSize()) +
-                    ": zero-ckpt reshard --world-size " +
-                    std::to_string(schedule.worldSize()) +
-                    " cuts the checkpoint for it");
-  if (manifest["stage"] != schedule.stage())
-    return mismatch(
-        "saved at ZeRO stage " + manifest["stage"].dump() + ", but " +
-        schedule.name() + " is stage " + std::to_string(schedule.stage()) +
-        ": zero-ckpt reshard --world-size " +
-        std::to_string(schedule.worldSize()) + " --stage " +
-        std::to_string(schedule.stage()) + " cuts the checkpoint for it");
+  // Saved at another world size or stage: the tensors are put together and
+  // cut anew, so only what they are (not how they were cut) must agree.
+  reshard = manifest["world_size"] != schedule.worldSize() ||
+            manifest["stage"] != schedule.stage();
+  auto comparable = [&](json description) {
+    if (!reshard)
+      return description;
+    json whole = description.contains("layout") ? description["layout"]["shape"]
+                                                : json();
+    description.erase("sharded");
+    description.erase("shape");
+    description.erase("layout");
+    if (!whole.is_null())
+      description["layout"] = {{"shape", whole}};
+    return description;
+  };
   std::string dataDiffers = compareDescriptions(
       manifest.value("data", json::object()), describeData(data), "this run",
       /*exact=*/false);
@@ -692,7 +703,8 @@ Status verifyManifest(const json &manifest, const std::string &path,
                       schedule.name() +
                       " has: the checkpoint is of another model");
     std::string differs =
-        compareDescriptions(*it->second, state.description, schedule.name());
+        compareDescriptions(comparable(*it->second),
+                            comparable(state.description), schedule.name());
     if (!differs.empty())
       return mismatch("tensor '" + state.name + "': " + differs);
     saved.erase(it);
@@ -954,14 +966,113 @@ StatusOr<std::string> findCheckpoint(const std::string &path) {
   return step;
 }
 
+/// Every rank's tensors by name, in rank order.
+using RankTensors = std::vector<std::map<std::string, RawTensor>>;
+
+/// Every rank file of `manifest`, checked as verifyCheckpoint checks them.
+static StatusOr<RankTensors> readEveryRank(const Manifest &manifest) {
+  RankTensors ranks;
+  ZERO_RETURN_IF_ERROR(verifyFiles(
+      manifest, /*rank=*/-1, [&](int64_t, std::vector<RawTensor> tensors) {
+        std::map<std::string, RawTensor> byName;
+        for (RawTensor &tensor : tensors)
+          byName[tensor.name] = std::move(tensor);
+        ranks.push_back(std::move(byName));
+      }));
+  return ranks;
+}
+
+/// Tensor `entry` of a manifest whole: its shards joined in rank order,
+/// without padding (a tensor that is not sharded: rank 0's).
+static StatusOr<std::string> joinShards(const RankTensors &ranks,
+                                        const json &entry,
+                                        const std::string &path) {
+  std::string name = entry["name"].get<std::string>();
+  bool sharded = entry.value("sharded", false);
+  std::string whole;
+  for (const std::map<std::string, RawTensor> &rank : ranks) {
+    whole += rank.at(name).bytes;
+    if (!sharded)
+      break;
+  }
+  if (!entry.contains("layout"))
+    return whole;
+  int64_t width = getSafetensorsDTypeWidth(entry["dtype"].get<std::string>());
+  int64_t numel = entry["layout"]["numel"].get<int64_t>();
+  if (static_cast<int64_t>(whole.size()) < numel * width)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": tensor '" + name + "' holds " +
+                          std::to_string(whole.size() / width) +
+                          " elements on all ranks, but its layout " +
+                          std::to_string(numel));
+  whole.resize(static_cast<size_t>(numel * width));
+  return whole;
+}
+
+/// Rank `rank`'s part of tensor `whole` of `width`-byte elements: its shard
+/// of `layout` (padded with zeros) when `sharded`, else all of it.
+static std::string cutShard(const std::string &whole, int64_t width,
+                            const PartitionLayout &layout, bool sharded,
+                            int64_t rank) {
+  if (!sharded)
+    return whole;
+  std::string padded = whole;
+  padded.resize(static_cast<size_t>(layout.paddedNumel * width), '\0');
+  return padded.substr(static_cast<size_t>(layout.shardBegin(rank) * width),
+                       static_cast<size_t>(layout.shardNumel * width));
+}
+
+/// This rank's tensors of `schedule` from every rank file of `manifest`,
+/// saved at another world size or stage: each put together and cut as the
+/// schedule cuts it.
+static StatusOr<std::vector<std::string>>
+reshardForRank(const Manifest &manifest, const Schedule &schedule,
+               int64_t rank) {
+  StatusOr<RankTensors> ranks = readEveryRank(manifest);
+  if (!ranks.isOk())
+    return ranks.status();
+  std::map<std::string, const json *> entries;
+  for (const json &entry : manifest.content["tensors"])
+    entries[entry["name"].get<std::string>()] = &entry;
+  std::vector<std::string> parts;
+  for (const StateTensor &state : getStateTensors(schedule)) {
+    StatusOr<std::string> whole =
+        joinShards(*ranks, *entries.at(state.name), manifest.path);
+    if (!whole.isOk())
+      return whole.status();
+    const ArgumentInfo &arg = schedule.arguments()[state.argument];
+    int64_t width =
+        getSafetensorsDTypeWidth(state.description["dtype"].get<std::string>());
+    parts.push_back(state.description.contains("layout")
+                        ? cutShard(*whole, width, getCutLayout(schedule, arg),
+                                   state.description.value("sharded", false),
+                                   rank)
+                        : *whole);
+  }
+  return parts;
+}
+
 Status loadCheckpoint(Executor &executor, const std::string &path,
                       const CheckpointData &data) {
   StatusOr<Manifest> manifest = readManifest(path);
   if (!manifest.isOk())
     return manifest.status();
   const Schedule &schedule = executor.schedule();
-  ZERO_RETURN_IF_ERROR(
-      verifyManifest(manifest->content, manifest->path, schedule, data));
+  bool reshard = false;
+  ZERO_RETURN_IF_ERROR(verifyManifest(manifest->content, manifest->path,
+                                      schedule, data, reshard));
+  if (reshard) {
+    StatusOr<std::vector<std::string>> parts =
+        reshardForRank(*manifest, schedule, executor.communicator().rank());
+    if (!parts.isOk())
+      return parts.status();
+    std::vector<StateTensor> states = getStateTensors(schedule);
+    for (size_t i = 0; i < states.size(); ++i)
+      ZERO_RETURN_IF_ERROR(executor.writeTensor(
+          schedule.arguments()[states[i].argument].value, (*parts)[i].data()));
+    executor.resumeAt(manifest->content["step"].get<int64_t>());
+    return Status::ok();
+  }
   // The manifest lists the schedule's tensors, and the file the manifest's:
   // everything is checked before the first tensor is written.
   std::vector<RawTensor> tensors;
@@ -1029,9 +1140,6 @@ Status verifyCheckpoint(const std::string &path) {
                      [](int64_t, std::vector<RawTensor>) {});
 }
 
-/// Every rank's tensors by name, in rank order.
-using RankTensors = std::vector<std::map<std::string, RawTensor>>;
-
 /// A checkpoint's manifest and every rank file, checked as
 /// verifyCheckpoint checks them.
 struct WholeCheckpoint {
@@ -1043,16 +1151,10 @@ static StatusOr<WholeCheckpoint> readWholeCheckpoint(const std::string &path) {
   StatusOr<Manifest> manifest = readManifest(path);
   if (!manifest.isOk())
     return manifest.status();
-  WholeCheckpoint whole{std::move(*manifest), {}};
-  ZERO_RETURN_IF_ERROR(
-      verifyFiles(whole.manifest, /*rank=*/-1,
-                  [&](int64_t, std::vector<RawTensor> tensors) {
-                    std::map<std::string, RawTensor> byName;
-                    for (RawTensor &tensor : tensors)
-                      byName[tensor.name] = std::move(tensor);
-                    whole.ranks.push_back(std::move(byName));
-                  }));
-  return whole;
+  StatusOr<RankTensors> ranks = readEveryRank(*manifest);
+  if (!ranks.isOk())
+    return ranks.status();
+  return WholeCheckpoint{std::move(*manifest), std::move(*ranks)};
 }
 
 StatusOr<std::vector<RawTensor>>
@@ -1176,14 +1278,11 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
     std::string name = entry["name"].get<std::string>();
     std::string dtype = entry["dtype"].get<std::string>();
     int64_t width = getSafetensorsDTypeWidth(dtype);
-    bool sharded = entry.value("sharded", false);
-    std::string whole;
-    for (const std::map<std::string, RawTensor> &rank : ranks) {
-      whole += rank.at(name).bytes;
-      if (!sharded)
-        break;
-    }
+    StatusOr<std::string> whole = joinShards(ranks, entry, manifest->path);
+    if (!whole.isOk())
+      return whole.status();
     std::vector<int64_t> shape = ranks.front().at(name).shape;
+    bool sharded = entry.value("sharded", false);
     std::optional<PartitionLayout> layout;
     if (entry.contains("layout")) {
       StatusOr<PartitionLayout> cut = PartitionLayout::create(
@@ -1193,32 +1292,16 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
                                                 name +
                                                 "': " + cut.status().message());
       layout = *cut;
-      if (static_cast<int64_t>(whole.size()) < layout->numel * width)
-        return ZERO_ERROR(kInvalidArgument,
-                          manifest->path + ": tensor '" + name + "' holds " +
-                              std::to_string(whole.size() / width) +
-                              " elements on all ranks, but its layout " +
-                              std::to_string(layout->numel));
-      whole.resize(static_cast<size_t>(layout->numel * width));
       std::string kind = entry.value("kind", "");
       if (kind == "param")
         sharded = stage == 3;
       else if (kind == "state" && entry.contains("param"))
         sharded = stage >= 1;
-      entry["layout"] = {{"shape", layout->shape},
-                         {"numel", layout->numel},
-                         {"world_size", layout->worldSize},
-                         {"padded_numel", layout->paddedNumel},
-                         {"shard_numel", layout->shardNumel}};
+      entry["layout"] = describeLayout(*layout);
       entry["sharded"] = sharded;
-      if (!sharded)
-        shape = layout->shape;
-      else
-        shape = {layout->shardNumel};
+      shape =
+          sharded ? std::vector<int64_t>{layout->shardNumel} : layout->shape;
       entry["shape"] = shape;
-      // Padding to the new multiple of the world size, zeros as saved.
-      if (sharded)
-        whole.resize(static_cast<size_t>(layout->paddedNumel * width), '\0');
     }
     for (int64_t rank = 0; rank < worldSize; ++rank) {
       RawTensor tensor;
@@ -1226,11 +1309,7 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
       tensor.dtype = dtype;
       tensor.shape = shape;
       tensor.bytes =
-          layout && sharded
-              ? whole.substr(
-                    static_cast<size_t>(layout->shardBegin(rank) * width),
-                    static_cast<size_t>(layout->shardNumel * width))
-              : whole;
+          layout ? cutShard(*whole, width, *layout, sharded, rank) : *whole;
       files[rank].push_back(std::move(tensor));
     }
   }

@@ -73,8 +73,11 @@ StatusOr<std::string> findCheckpoint(const std::string &path);
 /// written, that the manifest matches the schedule (world size, stage, every
 /// tensor's name, dtype, shape and layout), the data, and that every rank's
 /// file is there with its size and this rank's with its checksum. Errors
-/// name the file, the tensor and what differs. The executor continues at
-/// the saved step, with the data of that step.
+/// name the file, the tensor and what differs. A checkpoint of another
+/// world size or stage is resharded as it loads: every rank file is read
+/// (and checked), each tensor put together and this rank's part cut as the
+/// schedule cuts it. The executor continues at the saved step, with the
+/// data of that step.
 Status loadCheckpoint(Executor &executor, const std::string &path,
                       const CheckpointData &data);
 

@@ -720,7 +720,8 @@ Status verifyManifest(const json &manifest, const std::string &path,
 /// it lists with its dtype and shape, no other, and the step.
 StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
                                                const std::string &path,
-                                               const json &manifest) {
+                                               const json &manifest,
+                                               int64_t rank) {
   std::map<std::string, std::string> metadata;
   StatusOr<std::vector<RawTensor>> tensors =
       parseRawSafetensors(bytes, path, &metadata);
@@ -731,6 +732,13 @@ StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
     return ZERO_ERROR(kFailedPrecondition,
                       path + ": holds step '" + metadata["step"] +
                           "', but the manifest is of step " + step);
+  // A file listed for another rank would load that rank's shards.
+  if (metadata["format"] != kFormat || metadata["rank"] != std::to_string(rank))
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": holds rank '" + metadata["rank"] +
+                          "' of format '" + metadata["format"] +
+                          "', but the manifest lists it for rank " +
+                          std::to_string(rank) + " of a " + kFormat);
   std::map<std::string, const RawTensor *> byName;
   for (const RawTensor &tensor : *tensors)
     byName[tensor.name] = &tensor;
@@ -807,7 +815,7 @@ Status verifyFiles(const Manifest &manifest, int64_t rank,
                             file["crc32"].get<std::string>() + "; " +
                             locateCorruption(*bytes, path, file));
     StatusOr<std::vector<RawTensor>> tensors =
-        checkRankFile(*bytes, path, content);
+        checkRankFile(*bytes, path, content, r);
     if (!tensors.isOk())
       return tensors.status();
     take(r, std::move(*tensors));

@@ -1200,24 +1200,12 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype) {
     auto master = entries.find("master/" + param);
     if (entry["dtype"] != dtype && master != entries.end())
       source = master->second;
-    std::string name = (*source)["name"].get<std::string>();
+    // A parameter's master weights are cut as the parameter is.
     std::string from = (*source)["dtype"].get<std::string>();
-    int64_t numel = layout["numel"].get<int64_t>();
-    std::string bytes;
-    for (const std::map<std::string, RawTensor> &rank : ranks) {
-      bytes += rank.at(name).bytes;
-      if (!source->value("sharded", false))
-        break;
-    }
-    int64_t width = getSafetensorsDTypeWidth(from);
-    if (static_cast<int64_t>(bytes.size()) < numel * width)
-      return ZERO_ERROR(kInvalidArgument,
-                        manifest->path + ": tensor '" + name + "' holds " +
-                            std::to_string(bytes.size() / width) +
-                            " elements on all ranks, but its layout " +
-                            std::to_string(numel));
-    bytes.resize(static_cast<size_t>(numel * width));
-    StatusOr<std::string> converted = convertElements(bytes, from, dtype);
+    StatusOr<std::string> bytes = joinShards(ranks, *source, manifest->path);
+    if (!bytes.isOk())
+      return bytes.status();
+    StatusOr<std::string> converted = convertElements(*bytes, from, dtype);
     if (!converted.isOk())
       return converted.status();
 

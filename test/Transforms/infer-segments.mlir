@@ -1,4 +1,6 @@
 // RUN: zero-opt %s -split-input-file --zero-infer-segments | FileCheck %s
+// RUN: zero-opt %s -split-input-file --zero-infer-segments=cpu-checkpointing=true \
+// RUN:   | FileCheck %s --check-prefix=CPU
 
 // Three layers of a matmul and a square, as a plain chain: every point
 // between two ops that read the data (the matmuls, the squares) is crossed
@@ -21,6 +23,23 @@
 // CHECK-NEXT: linalg.map { arith.mulf } ins(%[[Z2]], %[[Z2]]
 // CHECK-NOT:  zero.segment
 // CHECK:      return
+//
+// With cpu-checkpointing what the segments keep waits in host memory: only
+// the largest recomputation counts, and pieces of one op each (nothing to
+// recompute inside) are the best segments.
+// CPU-LABEL: func.func @step(
+// CPU:      linalg.matmul ins(%arg3, %arg0
+// CPU-NEXT: linalg.map { arith.mulf } {{.*}} {zero.segment = 0 : i64}
+// CPU-NEXT: tensor.empty() {zero.segment = 1 : i64}
+// CPU-NEXT: linalg.fill {zero.segment = 1 : i64}
+// CPU-NEXT: linalg.matmul {zero.segment = 1 : i64}
+// CPU-NEXT: linalg.map { arith.mulf } {{.*}} {zero.segment = 2 : i64}
+// CPU-NEXT: tensor.empty() {zero.segment = 3 : i64}
+// CPU-NEXT: linalg.fill {zero.segment = 3 : i64}
+// CPU-NEXT: linalg.matmul {zero.segment = 3 : i64}
+// CPU-NEXT: linalg.map { arith.mulf }
+// CPU-NOT:  zero.segment
+// CPU:      return
 
 func.func @step(%w0: tensor<4x4xf32> {zero.param = "w0"},
                 %w1: tensor<4x4xf32> {zero.param = "w1"},

@@ -40,6 +40,7 @@ void forEachField(Config &config, Fn &&fn) {
   fn("zero_optimization.gather_16bit_weights_on_model_save",
      zero.gather16BitWeightsOnModelSave);
   fn("zero_optimization.round_robin_gradients", zero.roundRobinGradients);
+  fn("zero_optimization.load_from_fp32_weights", zero.loadFromFp32Weights);
   fn("zero_optimization.ignore_unused_parameters", zero.ignoreUnusedParameters);
 
   auto &optimizerOffload = zero.offloadOptimizer;

@@ -132,11 +132,9 @@ const KnobInfo kKnobs[] = {
             "Overlap gradient reduction with the backward pass (null: true "
             "at stage 3, false below, as DeepSpeed)."),
     boolean("zero_optimization.load_from_fp32_weights", "true",
-            "Initialize fp32 master weights from the checkpoint's fp32 "
-            "copies.")
-        .refused("initializing fp32 master weights from the 16-bit weights "
-                 "of a checkpoint is not supported; checkpoints keep fp32 "
-                 "master weights"),
+            "A resumed run loads the checkpoint's fp32 master weights (false: "
+            "sets them from its 16-bit parameters, with their precision "
+            "loss)."),
     boolean("zero_optimization.elastic_checkpoint", "false",
             "Load checkpoints saved at another GPU count.")
         .refused("elastic checkpoints are no longer supported by DeepSpeed "

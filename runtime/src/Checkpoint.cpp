@@ -452,6 +452,7 @@ Status publish(Session &session, const CheckpointSaveOptions &options,
   CheckpointData run = getCheckpointData(session.options());
   json data = describeData(run);
   data["token_file"] = run.tokenFile;
+  data["rows_read"] = session.data().rowsRead(step);
   json manifest = {{"format", kFormat},
                    {"version", kCheckpointVersion},
                    {"step", step},
@@ -604,8 +605,21 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
       return ZERO_ERROR(kInvalidArgument,
                         path +
                             ": 'data' must be {seed: <unsigned>, source: "
-                            "<string>, token_file: <string>}, got " +
+                            "<string>, token_file: <string>, rows_read: "
+                            "{<argument>: <rows>}}, got " +
                             data.dump());
+    if (data.contains("rows_read")) {
+      const json &rows = data["rows_read"];
+      bool valid = rows.is_object();
+      for (const auto &item : rows.items())
+        valid = valid && item.value().is_number_unsigned();
+      if (!valid)
+        return ZERO_ERROR(kInvalidArgument,
+                          path +
+                              ": 'data.rows_read' must map each data "
+                              "argument to the rows read, got " +
+                              rows.dump());
+    }
   }
   for (const json &entry : manifest["tensors"]) {
     if (!entry.is_object() || !entry.contains("name") ||
@@ -1032,7 +1046,8 @@ static std::string cutShard(const std::string &whole, int64_t width,
 
 /// This rank's tensors of `schedule` from every rank file of `manifest`,
 /// saved at another world size or stage: each put together and cut as the
-/// schedule cuts it.
+/// schedule cuts it. Without `schedule.loadFromFp32Weights()`, the master
+/// weights are the 16-bit parameters put together and widened to fp32.
 static StatusOr<std::vector<std::string>>
 reshardForRank(const Manifest &manifest, const Schedule &schedule,
                int64_t rank) {
@@ -1044,11 +1059,19 @@ reshardForRank(const Manifest &manifest, const Schedule &schedule,
     entries[entry["name"].get<std::string>()] = &entry;
   std::vector<std::string> parts;
   for (const StateTensor &state : getStateTensors(schedule)) {
-    StatusOr<std::string> whole =
-        joinShards(*ranks, *entries.at(state.name), manifest.path);
+    const ArgumentInfo &arg = schedule.arguments()[state.argument];
+    const json *entry = entries.at(state.name);
+    bool fromParameter = !schedule.loadFromFp32Weights() &&
+                         arg.kind == ArgumentInfo::Kind::State &&
+                         arg.state == "master";
+    if (fromParameter)
+      entry = entries.at("param/" + arg.param);
+    StatusOr<std::string> whole = joinShards(*ranks, *entry, manifest.path);
+    if (whole.isOk() && fromParameter)
+      whole =
+          convertElements(*whole, (*entry)["dtype"].get<std::string>(), "F32");
     if (!whole.isOk())
       return whole.status();
-    const ArgumentInfo &arg = schedule.arguments()[state.argument];
     int64_t width =
         getSafetensorsDTypeWidth(state.description["dtype"].get<std::string>());
     parts.push_back(state.description.contains("layout")
@@ -1060,8 +1083,26 @@ reshardForRank(const Manifest &manifest, const Schedule &schedule,
   return parts;
 }
 
-Status loadCheckpoint(Executor &executor, const std::string &path,
-                      const CheckpointData &data) {
+/// The data that `manifest` records, with the rows that a resumed run
+/// reads on from.
+static StatusOr<CheckpointData> getSavedData(const Manifest &manifest) {
+  json data = manifest.content.value("data", json::object());
+  if (!data.contains("rows_read"))
+    return ZERO_ERROR(kFailedPrecondition,
+                      manifest.path + ": 'data' has no 'rows_read': the "
+                                      "checkpoint does not say where the "
+                                      "saved run stopped reading its data");
+  CheckpointData saved;
+  saved.seed = data.value("seed", uint64_t(0));
+  saved.tokenFile = data.value("token_file", "");
+  for (const auto &item : data["rows_read"].items())
+    saved.rowsRead[item.key()] = item.value().get<int64_t>();
+  return saved;
+}
+
+StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
+                                        const std::string &path,
+                                        const CheckpointData &data) {
   StatusOr<Manifest> manifest = readManifest(path);
   if (!manifest.isOk())
     return manifest.status();
@@ -1069,7 +1110,12 @@ Status loadCheckpoint(Executor &executor, const std::string &path,
   bool reshard = false;
   ZERO_RETURN_IF_ERROR(verifyManifest(manifest->content, manifest->path,
                                       schedule, data, reshard));
-  if (reshard) {
+  StatusOr<CheckpointData> saved = getSavedData(*manifest);
+  if (!saved.isOk())
+    return saved.status();
+  // Master weights from the parameters need the parameters whole, as a
+  // resharding load does.
+  if (reshard || !schedule.loadFromFp32Weights()) {
     StatusOr<std::vector<std::string>> parts =
         reshardForRank(*manifest, schedule, executor.communicator().rank());
     if (!parts.isOk())
@@ -1079,7 +1125,7 @@ Status loadCheckpoint(Executor &executor, const std::string &path,
       ZERO_RETURN_IF_ERROR(executor.writeTensor(
           schedule.arguments()[states[i].argument].value, (*parts)[i].data()));
     executor.resumeAt(manifest->content["step"].get<int64_t>());
-    return Status::ok();
+    return saved;
   }
   // The manifest lists the schedule's tensors, and the file the manifest's:
   // everything is checked before the first tensor is written.
@@ -1095,7 +1141,7 @@ Status loadCheckpoint(Executor &executor, const std::string &path,
         executor.writeTensor(schedule.arguments()[state.argument].value,
                              byName.at(state.name)->bytes.data()));
   executor.resumeAt(manifest->content["step"].get<int64_t>());
-  return Status::ok();
+  return saved;
 }
 
 StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path) {
@@ -1115,6 +1161,9 @@ StatusOr<CheckpointInfo> readCheckpointInfo(const std::string &path) {
   json data = content.value("data", json::object());
   info.data.seed = data.value("seed", uint64_t(0));
   info.data.tokenFile = data.value("token_file", "");
+  json rowsRead = data.value("rows_read", json::object());
+  for (const auto &item : rowsRead.items())
+    info.data.rowsRead[item.key()] = item.value().get<int64_t>();
   for (const json &entry : content["tensors"]) {
     CheckpointTensorInfo tensor;
     tensor.name = entry["name"].get<std::string>();

@@ -84,6 +84,8 @@ StatusOr<DataSource> DataSource::create(const Schedule &schedule,
     if (arg.kind != ArgumentInfo::Kind::Data)
       continue;
     const ValueInfo &value = schedule.values().values[arg.value];
+    source.rowsPerStep_[arg.name] = getRows(value.shape, value.numel);
+    source.startRows_[arg.name] = 0;
     if (!firstData)
       firstData = &arg;
     if (!isTokenArgument(arg, value))
@@ -148,7 +150,7 @@ Status DataSource::fill(const ArgumentInfo &arg, int64_t step,
     bool targets = arg.name == "targets";
     std::vector<int32_t> window(static_cast<size_t>(seqLength));
     for (int64_t row = 0; row < rows; ++row) {
-      tokens_->window(step, rank_, worldSize_, rows, row, seqLength,
+      tokens_->window(getGlobalRow(arg.name, step, rows) + row, seqLength,
                       targets ? nullptr : window.data(),
                       targets ? window.data() : nullptr);
       for (int64_t j = 0; j < seqLength; ++j)
@@ -158,8 +160,9 @@ Status DataSource::fill(const ArgumentInfo &arg, int64_t step,
   }
   int64_t rows = getRows(shape, tensor.numel);
   int64_t perRow = rows == 0 ? 0 : tensor.numel / rows;
+  int64_t first = getGlobalRow(arg.name, step, rows);
   for (int64_t row = 0; row < rows; ++row) {
-    int64_t global = (step * worldSize_ + rank_) * rows + row;
+    int64_t global = first + row;
     for (int64_t j = 0; j < perRow; ++j) {
       int64_t index = row * perRow + j;
       if (integer)
@@ -169,6 +172,43 @@ Status DataSource::fill(const ArgumentInfo &arg, int64_t step,
         storeFloat(tensor, index, syntheticFloat(seed_, arg.name, global, j));
     }
   }
+  return Status::ok();
+}
+
+int64_t DataSource::getGlobalRow(const std::string &name, int64_t step,
+                                 int64_t rows) const {
+  auto start = startRows_.find(name);
+  int64_t before = start == startRows_.end() ? 0 : start->second;
+  return before + ((step - startStep_) * worldSize_ + rank_) * rows;
+}
+
+std::map<std::string, int64_t> DataSource::rowsRead(int64_t step) const {
+  std::map<std::string, int64_t> rows;
+  for (const auto &[name, perStep] : rowsPerStep_)
+    rows[name] = getGlobalRow(name, step, perStep) - rank_ * perStep;
+  return rows;
+}
+
+Status DataSource::resumeAt(int64_t step,
+                            const std::map<std::string, int64_t> &rowsRead) {
+  for (const auto &[name, rows] : rowsRead)
+    if (!rowsPerStep_.count(name))
+      return ZERO_ERROR(kFailedPrecondition,
+                        "data: rows of '" + name +
+                            "' were read, but the schedule has no data "
+                            "argument of that name");
+  for (const auto &[name, perStep] : rowsPerStep_) {
+    auto rows = rowsRead.find(name);
+    if (rows == rowsRead.end())
+      return ZERO_ERROR(kFailedPrecondition,
+                        "data: no rows read of data argument '" + name + "'");
+    if (rows->second < 0)
+      return ZERO_ERROR(kFailedPrecondition,
+                        "data: " + std::to_string(rows->second) +
+                            " rows read of '" + name + "'");
+  }
+  startStep_ = step;
+  startRows_ = rowsRead;
   return Status::ok();
 }
 

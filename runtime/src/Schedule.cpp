@@ -248,12 +248,17 @@ Status ScheduleParser::checkKeys(const json &object, const std::string &path,
   return Status::ok();
 }
 
+/// "memory.alignment"; a top-level field is its key alone.
+static std::string getFieldPath(const std::string &path, const char *key) {
+  return path.empty() ? key : path + "." + key;
+}
+
 Status ScheduleParser::getObject(const json &object, const char *key,
                                  const std::string &path,
                                  const json *&out) const {
   const json &value = object.at(key);
   if (!value.is_object())
-    return error(path + "." + key, "expected an object");
+    return error(getFieldPath(path, key), "expected an object");
   out = &value;
   return Status::ok();
 }
@@ -263,7 +268,7 @@ Status ScheduleParser::getArray(const json &object, const char *key,
                                 const json *&out) const {
   const json &value = object.at(key);
   if (!value.is_array())
-    return error(path + "." + key, "expected an array");
+    return error(getFieldPath(path, key), "expected an array");
   out = &value;
   return Status::ok();
 }
@@ -272,7 +277,7 @@ Status ScheduleParser::getInt(const json &object, const char *key,
                               const std::string &path, int64_t &out,
                               int64_t min, int64_t max) const {
   const json &value = object.at(key);
-  std::string field = path.empty() ? key : path + "." + key;
+  std::string field = getFieldPath(path, key);
   if (!value.is_number_integer() ||
       (value.is_number_unsigned() &&
        value.get<uint64_t>() >
@@ -293,7 +298,8 @@ Status ScheduleParser::getNumber(const json &object, const char *key,
                                  const std::string &path, double &out) const {
   const json &value = object.at(key);
   if (!value.is_number())
-    return error(path + "." + key, "expected a number, got " + value.dump());
+    return error(getFieldPath(path, key),
+                 "expected a number, got " + value.dump());
   out = value.get<double>();
   return Status::ok();
 }
@@ -303,7 +309,7 @@ Status ScheduleParser::getString(const json &object, const char *key,
                                  std::string &out) const {
   const json &value = object.at(key);
   if (!value.is_string())
-    return error(path.empty() ? key : path + "." + key,
+    return error(getFieldPath(path, key),
                  "expected a string, got " + value.dump());
   out = value.get<std::string>();
   return Status::ok();
@@ -313,7 +319,7 @@ Status ScheduleParser::getBool(const json &object, const char *key,
                                const std::string &path, bool &out) const {
   const json &value = object.at(key);
   if (!value.is_boolean())
-    return error(path + "." + key,
+    return error(getFieldPath(path, key),
                  "expected true or false, got " + value.dump());
   out = value.get<bool>();
   return Status::ok();
@@ -381,7 +387,7 @@ Status ScheduleParser::parse(const json &root) {
                 {"format", "version", "stage", "world_size", "topology",
                  "memory", "buffers", "values", "arguments", "results",
                  "streams", "events", "instructions"},
-                {"producer", "source", "function", "loops"}));
+                {"producer", "source", "function", "loops", "checkpoint"}));
   if (root.contains("loops") && version < 2)
     return needsVersion2("loops", "'loops'");
   for (const char *key : {"producer", "source", "function"})
@@ -406,6 +412,14 @@ Status ScheduleParser::parse(const json &root) {
                  joinShape(grid) + " is not [world_size] = [" +
                      std::to_string(s.worldSize_) +
                      "]: version 1 has one data-parallel dimension");
+  if (root.contains("checkpoint")) {
+    const json *checkpoint;
+    ZERO_RETURN_IF_ERROR(getObject(root, "checkpoint", "", checkpoint));
+    ZERO_RETURN_IF_ERROR(
+        checkKeys(*checkpoint, "checkpoint", {"load_from_fp32_weights"}, {}));
+    ZERO_RETURN_IF_ERROR(getBool(*checkpoint, "load_from_fp32_weights",
+                                 "checkpoint", s.loadFromFp32Weights_));
+  }
   ZERO_RETURN_IF_ERROR(parseMemory(root));
   ZERO_RETURN_IF_ERROR(parseBuffers(root));
   ZERO_RETURN_IF_ERROR(parseValues(root));

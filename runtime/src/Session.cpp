@@ -153,9 +153,13 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
     return executor.status();
   executor_ = std::move(*executor);
 
+  std::optional<CheckpointData> resumed;
   if (!o.resumeFrom.empty()) {
-    ZERO_RETURN_IF_ERROR(
-        loadCheckpoint(*executor_, o.resumeFrom, getCheckpointData(o)));
+    StatusOr<CheckpointData> saved =
+        loadCheckpoint(*executor_, o.resumeFrom, getCheckpointData(o));
+    if (!saved.isOk())
+      return saved.status();
+    resumed = std::move(*saved);
   } else {
     InitOptions init;
     init.seed = o.seed;
@@ -178,6 +182,13 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
       DataSource::create(*schedule_, data, host_->rank(), host_->size());
   if (!source.isOk())
     return source.status();
+  if (resumed) {
+    Status status =
+        source->resumeAt(executor_->stepsTaken(), resumed->rowsRead);
+    if (!status.isOk())
+      return Status(status.code(), o.resumeFrom + ": " + status.message(),
+                    __FILE__, __LINE__);
+  }
   data_.emplace(std::move(*source));
   return Status::ok();
 }

@@ -439,7 +439,7 @@ TEST(DataSource, FillsTokenWindowsAndSyntheticData) {
   TokenStream stream = TokenStream::synthetic(3, 10);
   for (int row = 0; row < 2; ++row) {
     int32_t expectedTokens[4], expectedTargets[4];
-    stream.window(0, 0, 1, 2, row, 4, expectedTokens, expectedTargets);
+    stream.window(row, 4, expectedTokens, expectedTargets);
     for (int j = 0; j < 4; ++j) {
       EXPECT_EQ(tokens[row * 4 + j], expectedTokens[j]);
       EXPECT_EQ(targets[row * 4 + j], expectedTargets[j]);

@@ -36,6 +36,25 @@ TEST(Schedule, AcceptsTheHandWrittenSchedules) {
   }
 }
 
+TEST(Schedule, DecodesTheCheckpointSettings) {
+  StatusOr<Schedule> plain =
+      Schedule::parse(makeAverageSchedule().dump(), "s.json");
+  ASSERT_TRUE(plain.isOk());
+  EXPECT_TRUE(plain->loadFromFp32Weights());
+  json s = makeAverageSchedule();
+  s["checkpoint"] = {{"load_from_fp32_weights", false}};
+  StatusOr<Schedule> lossy = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(lossy.isOk()) << lossy.status().toString();
+  EXPECT_FALSE(lossy->loadFromFp32Weights());
+  s["checkpoint"] = {{"load_from_fp32_weights", 0}};
+  EXPECT_SCHEDULE_ERROR(s, "checkpoint.load_from_fp32_weights: expected true "
+                           "or false, got 0");
+  s["checkpoint"] = {{"load_from_fp32_weights", false}, {"load_from", 1}};
+  EXPECT_SCHEDULE_ERROR(s, "checkpoint: unknown key 'load_from'");
+  s["checkpoint"] = true;
+  EXPECT_SCHEDULE_ERROR(s, "checkpoint: expected an object");
+}
+
 // The decoder makes typed instructions: the op's table entry, its fields,
 // and one PartitionLayout per layout, any padding the dialect allows.
 TEST(Schedule, DecodesTypedInstructions) {

@@ -56,46 +56,26 @@ TEST_F(TokenData, WindowFormula) {
   StatusOr<TokenStream> opened = TokenStream::openFile(file, 8, 1000);
   ASSERT_TRUE(opened.isOk()) << opened.status().toString();
   const TokenStream &stream = *opened;
-  const int64_t seq = 8, batch = 3, world = 2;
-  for (int64_t step = 0; step < 20; ++step)
-    for (int64_t rank = 0; rank < world; ++rank)
-      for (int64_t row = 0; row < batch; ++row) {
-        int32_t tokens[8], targets[8];
-        stream.window(step, rank, world, batch, row, seq, tokens, targets);
-        int64_t offset = ((step * world + rank) * batch + row) * seq % 91;
-        for (int64_t i = 0; i < seq; ++i) {
-          ASSERT_EQ(tokens[i], offset + i) << step << " " << rank << " " << row;
-          ASSERT_EQ(targets[i], offset + i + 1);
-        }
-      }
+  const int64_t seq = 8;
+  for (int64_t row = 0; row < 120; ++row) {
+    int32_t tokens[8], targets[8];
+    stream.window(row, seq, tokens, targets);
+    int64_t offset = row * seq % 91;
+    for (int64_t i = 0; i < seq; ++i) {
+      ASSERT_EQ(tokens[i], offset + i) << row;
+      ASSERT_EQ(targets[i], offset + i + 1);
+    }
+  }
   // Wrap-around: global row 11 starts at 88 mod 91 = 88 and reads up to
   // target 96 < 100; global row 12 starts at 96 mod 91 = 5.
   int32_t tokens[8], targets[8];
-  stream.window(1, 1, 2, 3, 2, 8, tokens, targets); // global row 11
+  stream.window(11, 8, tokens, targets);
   EXPECT_EQ(tokens[0], 88);
   EXPECT_EQ(targets[7], 96);
-  stream.window(2, 0, 2, 3, 0, 8, tokens, nullptr); // global row 12
+  stream.window(12, 8, tokens, nullptr);
   EXPECT_EQ(tokens[0], 5);
-  stream.window(2, 0, 2, 3, 0, 8, nullptr, targets);
+  stream.window(12, 8, nullptr, targets);
   EXPECT_EQ(targets[0], 6);
-}
-
-TEST_F(TokenData, WorldSizeDoesNotChangeTheJobsData) {
-  TokenStream stream = TokenStream::synthetic(3, 50, 5000);
-  const int64_t seq = 16, totalBatch = 8;
-  for (int64_t step = 0; step < 5; ++step)
-    for (int64_t world : {1, 2, 4, 8}) {
-      int64_t batch = totalBatch / world;
-      for (int64_t rank = 0; rank < world; ++rank)
-        for (int64_t row = 0; row < batch; ++row) {
-          int32_t a[16], b[16];
-          stream.window(step, rank, world, batch, row, seq, a, nullptr);
-          stream.window(step, 0, 1, totalBatch, rank * batch + row, seq, b,
-                        nullptr);
-          ASSERT_EQ(std::vector<int32_t>(a, a + seq),
-                    std::vector<int32_t>(b, b + seq));
-        }
-    }
 }
 
 TEST_F(TokenData, SmallestStreamAndHugeSteps) {
@@ -104,19 +84,18 @@ TEST_F(TokenData, SmallestStreamAndHugeSteps) {
   StatusOr<TokenStream> stream = TokenStream::openFile(file, 4, 11);
   ASSERT_TRUE(stream.isOk()) << stream.status().toString();
   int32_t tokens[8], targets[8];
-  stream->window(123456789, 3, 4, 2, 1, 4, tokens, targets);
+  stream->window(123456789, 4, tokens, targets);
   EXPECT_EQ(tokens[0], 5);
   EXPECT_EQ(targets[3], 9);
   // Global row * seqLength beyond int64: 2^62 * 8 mod 91.
   file = writeTokens("long.bin", iota(100, 1000));
   StatusOr<TokenStream> longer = TokenStream::openFile(file, 8, 1000);
   ASSERT_TRUE(longer.isOk());
-  int64_t step = int64_t(1) << 62;
+  int64_t row = int64_t(1) << 62;
   int64_t rowMod = 1; // 2^62 mod 91
-
   for (int i = 0; i < 62; ++i)
     rowMod = rowMod * 2 % 91;
-  longer->window(step, 0, 1, 1, 0, 8, tokens, nullptr);
+  longer->window(row, 8, tokens, nullptr);
   EXPECT_EQ(tokens[0], rowMod * 8 % 91);
 }
 

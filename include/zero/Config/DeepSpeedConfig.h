@@ -104,6 +104,9 @@ struct ZeroOptimizationConfig {
   /// DeepSpeed's null default resolved: true at stage 3, false below.
   bool overlapComm = false;
   bool roundRobinGradients = false;
+  /// false: a resumed run sets the fp32 master weights from the 16-bit
+  /// parameters of the checkpoint.
+  bool loadFromFp32Weights = true;
   bool gather16BitWeightsOnModelSave = false;
   int64_t reduceBucketSize = 0;
   int64_t allgatherBucketSize = 0;

@@ -1171,6 +1171,9 @@ FailureOr<json> ScheduleEmitter::emit() {
   schedule["events"] = numEvents;
   if (!loops.empty())
     schedule["loops"] = std::move(loops);
+  if (auto fromFp32 = func->getAttrOfType<BoolAttr>(
+          ZeroDialect::getLoadFromFp32WeightsAttrName()))
+    schedule["checkpoint"] = {{"load_from_fp32_weights", fromFp32.getValue()}};
   schedule["instructions"] = {{"compute", std::move(compute)},
                               {"comm", std::move(comm)}};
   if (!copy.empty())

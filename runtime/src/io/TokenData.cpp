@@ -109,17 +109,15 @@ int64_t TokenStream::at(int64_t i) const {
   return data_.get()[i];
 }
 
-void TokenStream::window(int64_t step, int64_t rank, int64_t worldSize,
-                         int64_t batch, int64_t row, int64_t seqLength,
-                         int32_t *tokens, int32_t *targets) const {
-  assert(seqLength >= 1 && size_ >= seqLength + 2 &&
+void TokenStream::window(int64_t row, int64_t seqLength, int32_t *tokens,
+                         int32_t *targets) const {
+  assert(seqLength >= 1 && size_ >= seqLength + 2 && row >= 0 &&
          "the stream is too short for this window");
   int64_t span = size_ - seqLength - 1;
-  int64_t globalRow = (step * worldSize + rank) * batch + row;
-  // In 128 bits: globalRow * seqLength outgrows int64 long before a run
-  // ends on a large file.
+  // In 128 bits: row * seqLength outgrows int64 long before a run ends on a
+  // large file.
   int64_t offset =
-      static_cast<int64_t>(static_cast<__int128>(globalRow) * seqLength % span);
+      static_cast<int64_t>(static_cast<__int128>(row) * seqLength % span);
   const uint16_t *ids = data_.get() + offset;
   if (tokens)
     for (int64_t i = 0; i < seqLength; ++i)

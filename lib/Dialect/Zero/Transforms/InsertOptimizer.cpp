@@ -542,6 +542,16 @@ void ZeroInsertOptimizerPass::runOnOperation() {
           {nameAttr, attrs.getNamedAttr(ZeroDialect::getStateAttrName(),
                                         attrs.getStringAttr(stateKind))}));
   }
+  // Only master weights can come from somewhere else than the checkpoint.
+  if (!loadFromFp32Weights) {
+    if (llvm::any_of(trainable,
+                     [](const TrainableParam &tp) { return tp.hasMaster; }))
+      func->setAttr(ZeroDialect::getLoadFromFp32WeightsAttrName(),
+                    attrs.getBoolAttr(false));
+    else
+      func.emitWarning("load-from-fp32-weights=false has no effect: no "
+                       "parameter has fp32 master weights");
+  }
   unsigned stepOrdinal =
       addArg(insertAt, RankedTensorType::get({}, attrs.getI64Type()),
              {attrs.getNamedAttr(ZeroDialect::getStepAttrName(),

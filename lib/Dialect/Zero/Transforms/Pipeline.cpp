@@ -87,6 +87,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   optimizer.hysteresis = options.hysteresis;
   optimizer.consecutiveHysteresis = options.consecutiveHysteresis;
   optimizer.minLossScale = options.minLossScale;
+  optimizer.loadFromFp32Weights = options.loadFromFp32Weights;
   optimizer.lrSchedule = options.lrSchedule;
   optimizer.lastBatchIteration = options.lastBatchIteration;
   optimizer.warmupMinLr = options.warmupMinLr;

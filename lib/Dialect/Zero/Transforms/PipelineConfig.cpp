@@ -223,6 +223,15 @@ void Mapper::mapPrecision(ZeroPipelineOptions &options) {
   options.hysteresis = fp16.hysteresis;
   options.consecutiveHysteresis = fp16.consecutiveHysteresis;
   options.minLossScale = fp16.minLossScale;
+  // In fp32 the key's warning is the config's, naming the key (the pass
+  // would warn again).
+  if (config.bf16.enabled || fp16.enabled)
+    options.loadFromFp32Weights = config.zero.loadFromFp32Weights;
+  else
+    noEffectUnlessDefault("zero_optimization.load_from_fp32_weights",
+                          config.zero.loadFromFp32Weights,
+                          "fp32 training has no fp32 master weights besides "
+                          "the parameters");
 
   if (fp16.enabled && fp16.autoCast)
     error("fp16.auto_cast",
@@ -537,6 +546,9 @@ const KnobRoute kKnobRoutes[] = {
      "ignore-unused-parameters (zero-verify-train-step)"},
     {"zero_optimization.gather_16bit_weights_on_model_save",
      "no effect: a warning when true (zero-run --export always gathers)"},
+    {"zero_optimization.load_from_fp32_weights",
+     "load-from-fp32-weights (zero-insert-optimizer), recorded in the "
+     "schedule; no effect in fp32 (a warning)"},
     {"zero_optimization.round_robin_gradients",
      "refused unless false (swaps are issued in bucket order)"},
     {"fp16.enabled", "precision=fp16 (zero-mixed-precision)"},

@@ -21,6 +21,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -38,6 +39,10 @@ struct CheckpointData {
   uint64_t seed = 0;
   /// The token file, empty for synthetic data.
   std::string tokenFile;
+  /// The global rows of each data argument read before the checkpoint's
+  /// step (DataSource::rowsRead): a resumed run reads on from there, at any
+  /// world size and batch.
+  std::map<std::string, int64_t> rowsRead;
 };
 
 struct CheckpointSaveOptions {
@@ -76,10 +81,15 @@ StatusOr<std::string> findCheckpoint(const std::string &path);
 /// name the file, the tensor and what differs. A checkpoint of another
 /// world size or stage is resharded as it loads: every rank file is read
 /// (and checked), each tensor put together and this rank's part cut as the
-/// schedule cuts it. The executor continues at the saved step, with the
-/// data of that step.
-Status loadCheckpoint(Executor &executor, const std::string &path,
-                      const CheckpointData &data);
+/// schedule cuts it. A schedule without `loadFromFp32Weights()` sets the
+/// fp32 master weights from the checkpoint's 16-bit parameters instead of
+/// loading them (DeepSpeed's `load_from_fp32_weights: false`), and reads
+/// every rank file as resharding does. The executor continues at the saved
+/// step; the result is the saved data, whose `rowsRead` the run's
+/// DataSource resumes at.
+StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
+                                        const std::string &path,
+                                        const CheckpointData &data);
 
 /// A tensor as a checkpoint's manifest lists it.
 struct CheckpointTensorInfo {

@@ -5,7 +5,9 @@
 // file, or a synthetic stream), `targets` shifted by one; every other data
 // argument is synthetic (Init.h). Each rank reads the rows of the global
 // batch that are its own, so the data of the whole job depends only on the
-// global row, not on the world size.
+// global row, not on the world size. A run resumed from a checkpoint goes on
+// from the rows the saved run had read, whatever its own world size and
+// batch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,6 +20,7 @@
 #include "zero/runtime/TokenData.h"
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 
@@ -40,6 +43,13 @@ public:
   /// Writes data argument `argument` for 0-based step `step`.
   Status fill(const ArgumentInfo &argument, int64_t step,
               TensorRef tensor) const;
+  /// The global rows of each data argument, by name, that the job has read
+  /// before step `step` (all ranks together).
+  std::map<std::string, int64_t> rowsRead(int64_t step) const;
+  /// Continues at step `step` with the rows after `rowsRead` (one entry per
+  /// data argument), as a checkpoint recorded them. Errors name the argument
+  /// that has no entry or the entry that has no argument.
+  Status resumeAt(int64_t step, const std::map<std::string, int64_t> &rowsRead);
   /// fill, as the executor's callback (this must outlive it).
   DataFiller filler() const;
 
@@ -49,10 +59,19 @@ public:
 
 private:
   DataSource() = default;
+  /// The global row of the first of the `rows` rows of argument `name` that
+  /// this rank reads at step `step`.
+  int64_t getGlobalRow(const std::string &name, int64_t step,
+                       int64_t rows) const;
 
   uint64_t seed_ = 0;
   int rank_ = 0;
   int worldSize_ = 1;
+  /// Each data argument's rows per rank and step.
+  std::map<std::string, int64_t> rowsPerStep_;
+  /// Where the run started: its first step, and the rows read before it.
+  int64_t startStep_ = 0;
+  std::map<std::string, int64_t> startRows_;
   std::optional<TokenStream> tokens_;
   int64_t tokensPerStep_ = 0;
 };

@@ -155,6 +155,10 @@ public:
     bool overlapEvents = true;
   };
   const AioSettings &aio() const { return aio_; }
+  /// Whether a run resumed from a checkpoint loads the fp32 master weights
+  /// (`checkpoint.load_from_fp32_weights`; false: sets them from the
+  /// checkpoint's 16-bit parameters).
+  bool loadFromFp32Weights() const { return loadFromFp32Weights_; }
   /// The bytes the arenas of the device and host spaces take.
   int64_t memoryBytes() const {
     return arenaBytes(MemorySpace::Device) + arenaBytes(MemorySpace::Host);
@@ -196,6 +200,7 @@ private:
   int64_t alignment_ = 64;
   std::string nvmePath_;
   AioSettings aio_;
+  bool loadFromFp32Weights_ = true;
   std::array<int64_t, kNumMemorySpaces> arenas_{};
   std::vector<BufferInfo> buffers_;
   ValueTable values_;

@@ -38,14 +38,13 @@ public:
   /// Token `i` (0 <= i < size()).
   int64_t at(int64_t i) const;
 
-  /// Row `row` (0..batch-1) of rank `rank` of `worldSize` at step `step`:
-  ///   o = ((step * worldSize + rank) * batch + row) * seqLength
-  ///       mod (size() - seqLength - 1)
+  /// The window of global row `row` (the rows of the job in order: which
+  /// rank reads which row is DataSource's):
+  ///   o = row * seqLength mod (size() - seqLength - 1)
   /// tokens = data[o : o + seqLength], targets = data[o + 1 : o + seqLength
   /// + 1]. Writes seqLength int32 values to each (either may be null).
   /// Requires size() >= seqLength + 2 (openFile checks it).
-  void window(int64_t step, int64_t rank, int64_t worldSize, int64_t batch,
-              int64_t row, int64_t seqLength, int32_t *tokens,
+  void window(int64_t row, int64_t seqLength, int32_t *tokens,
               int32_t *targets) const;
 
 private:

@@ -141,6 +141,12 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getAioAttrName() {
       return llvm::StringLiteral("zero.aio");
     }
+    /// On the training step, `false` only: a run resumed from a checkpoint
+    /// sets the fp32 master weights from the checkpoint's 16-bit parameters
+    /// (DeepSpeed's `load_from_fp32_weights`), for the schedule.
+    static constexpr llvm::StringLiteral getLoadFromFp32WeightsAttrName() {
+      return llvm::StringLiteral("zero.load_from_fp32_weights");
+    }
     static constexpr llvm::StringLiteral getOffsetAttrName() {
       return llvm::StringLiteral("zero.offset");
     }

@@ -411,6 +411,12 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
     two new states, `loss_scale_hysteresis` and `good_steps` (first values in
     `zero.initial_value`), are returned updated. A static scale is only
     divided out and is not returned.
+
+    With `load-from-fp32-weights=false` (DeepSpeed's
+    `load_from_fp32_weights`) and fp32 master weights, the step is marked
+    `zero.load_from_fp32_weights = false`: a run resumed from a checkpoint
+    sets the master weights from the checkpoint's 16-bit parameters instead
+    of loading them.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -453,6 +459,11 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
            "fp16, dynamic: refill the hysteresis after every good step">,
     Option<"minLossScale", "min-loss-scale", "double", /*default=*/"1.0",
            "fp16, dynamic: the scale never falls below this">,
+    Option<"loadFromFp32Weights", "load-from-fp32-weights", "bool",
+           /*default=*/"true",
+           "A run resumed from a checkpoint loads the fp32 master weights "
+           "(false: sets them from the 16-bit parameters, with their "
+           "precision loss)">,
     Option<"lrSchedule", "lr-schedule", "std::string",
            /*default=*/"\"constant\"",
            "constant, warmup, warmup-decay, warmup-cosine, one-cycle or "

@@ -159,6 +159,11 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<bool> consecutiveHysteresis{*this, "consecutive-hysteresis",
                                      llvm::cl::init(false)};
   Option<double> minLossScale{*this, "min-loss-scale", llvm::cl::init(1.0)};
+  Option<bool> loadFromFp32Weights{
+      *this, "load-from-fp32-weights",
+      llvm::cl::desc("A resumed run loads the fp32 master weights (false: "
+                     "sets them from the 16-bit parameters)"),
+      llvm::cl::init(true)};
   // Learning-rate schedule (zero-insert-optimizer; docs/Passes.md).
   Option<std::string> lrSchedule{
       *this, "lr-schedule",

@@ -74,10 +74,14 @@ void printInfo(const CheckpointInfo &info) {
               static_cast<long long>(info.stage));
   std::printf("schedule %s (CRC-32 %s)\n", info.schedule.c_str(),
               info.scheduleCrc32.c_str());
-  std::printf("data: %s, seed %llu\n",
+  std::string rows;
+  for (const auto &[name, count] : info.data.rowsRead)
+    rows += (rows.empty() ? "; rows read: " : ", ") + name + " " +
+            std::to_string(count);
+  std::printf("data: %s, seed %llu%s\n",
               info.data.tokenFile.empty() ? "synthetic"
                                           : info.data.tokenFile.c_str(),
-              static_cast<unsigned long long>(info.data.seed));
+              static_cast<unsigned long long>(info.data.seed), rows.c_str());
   int64_t elements = 0;
   for (const CheckpointTensorInfo &parameter : info.parameters)
     elements += getNumel(parameter.shape);

@@ -3,7 +3,8 @@
 gradient and optimizer states through the runtime's full state accessors,
 against what else says the same.
 
-For each configuration STAGE:PRECISION[:OFFLOAD] (precision f32 or bf16;
+For each configuration STAGE:PRECISION[:OFFLOAD] (precision f32, bf16 or
+fp16 with its dynamic loss scale;
 offload cpu or nvme: the optimizer states in host memory or the nvme arena,
 updated in sub-groups of 20 elements, so that the shards of the 7x7 weights
 take two optimizer instructions each) the MLP is compiled for 2 ranks and run
@@ -17,8 +18,9 @@ N steps with --save and --dump-state, and
     on 2 ranks (the all-reduce sums what the reduce-scatter sums, in the
     same order), bit for bit, and those of one process with the whole
     global batch within a tolerance: f32 |a - b| <= 1e-6 + 1e-4 |a| (the
-    ranks' partial sums add up in another order), bf16 1e-3 + 2e-2 |a| (the
-    gradients are rounded to bf16 before they are averaged).
+    ranks' partial sums add up in another order), bf16 1e-3 + 2e-2 |a| and
+    fp16 1e-4 + 4e-3 |a| (the gradients are rounded to 16 bits before they
+    are averaged; fp16's are unscaled after).
 Every dump must hold a gradient and both moments for every parameter.
 
 Prints one line per configuration; exits 1 at the first mismatch, naming it.
@@ -41,8 +43,9 @@ from launch import mpirun  # noqa: E402
 
 RANKS = 2
 BATCH = 3
-PRECISION_FLAGS = {"f32": [], "bf16": ["--zero-set=bf16.enabled=true"]}
-TOLERANCE = {"f32": (1e-6, 1e-4), "bf16": (1e-3, 2e-2)}
+PRECISION_FLAGS = {"f32": [], "bf16": ["--zero-set=bf16.enabled=true"],
+                   "fp16": ["--zero-set=fp16.enabled=true"]}
+TOLERANCE = {"f32": (1e-6, 1e-4), "bf16": (1e-3, 2e-2), "fp16": (1e-4, 4e-3)}
 
 
 def fail(message):
@@ -68,7 +71,9 @@ def read(path):
             array = bits.view(np.float32)
         else:
             array = np.frombuffer(raw, dtype={"F32": np.float32,
-                                              "I64": np.int64}[entry["dtype"]])
+                                              "F16": np.float16,
+                                              "I64": np.int64,
+                                              "I32": np.int32}[entry["dtype"]])
         tensors[name] = array.reshape(entry["shape"])
     return tensors
 

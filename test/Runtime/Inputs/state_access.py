@@ -7,10 +7,13 @@ For each configuration STAGE:PRECISION[:OFFLOAD] (precision f32, bf16 or
 fp16 with its dynamic loss scale;
 offload cpu or nvme: the optimizer states in host memory or the nvme arena,
 updated in sub-groups of 20 elements, so that the shards of the 7x7 weights
-take two optimizer instructions each) the MLP is compiled for 2 ranks and run
-N steps with --save and --dump-state, and
+take two optimizer instructions each; tiles: the weights of an 8-wide MLP
+cut into 2 x 2 tiles by zero-tile-linear, each a parameter of the schedule,
+which the accessors name by the tile's name) the MLP is compiled for 2 ranks
+and run N steps with --save and --dump-state, and
   - the dump's fp32 parameters (`<name>`) must be `zero-ckpt consolidate
-    --dtype f32` of that checkpoint, bit for bit;
+    --dtype f32` of that checkpoint, bit for bit (tiles put together at the
+    places the manifest gives them);
   - its optimizer states (`exp_avg/<name>`, `exp_avg_sq/<name>`) must be the
     checkpoint's rank files' tensors of those names, shards joined in rank
     order and the padding dropped, bit for bit;
@@ -81,6 +84,9 @@ def read(path):
 def offload_flags(args, offload):
     if not offload:
         return []
+    if offload == "tiles":
+        return ["--zero-tile-linear-in-splits=2",
+                "--zero-tile-linear-out-splits=2"]
     flags = ['--zero-set=zero_optimization.offload_optimizer.device="%s"' %
              offload, "--zero-set=zero_optimization.sub_group_size=20"]
     if offload == "nvme":
@@ -92,11 +98,12 @@ def offload_flags(args, offload):
 
 
 def compile_step(args, name, stage, ranks, batch, precision, offload=None):
-    ir = os.path.join(args.work, "mlp-%d.mlir" % batch)
+    # Odd sizes pad the shards of 2 ranks; tiles need even ones.
+    hidden = 8 if offload == "tiles" else 7
+    ir = os.path.join(args.work, "mlp-%d-%d.mlir" % (hidden, batch))
     if not os.path.exists(ir):
-        # Odd sizes: the shards of 2 ranks are padded.
         launch.run([os.path.join(args.bin, "zero-model"), "mlp", "--layers",
-                    "2", "--hidden", "7", "--batch-size", str(batch),
+                    "2", "--hidden", str(hidden), "--batch-size", str(batch),
                     "--dtype", "f32", "-o", ir])
     schedule = os.path.join(args.work, name + ".json")
     launch.run([os.path.join(args.bin, "zero-opt"), ir,
@@ -127,7 +134,7 @@ def check(args, config):
     name = "s%d-%s" % (stage, precision) + ("-" + offload if offload else "")
     schedule = compile_step(args, name, stage, RANKS, BATCH, precision,
                             offload)
-    if offload:
+    if offload in ("cpu", "nvme"):
         with open(schedule) as f:
             records = json.load(f)["gradients"]
         if len(records) <= len({r["param"] for r in records}):
@@ -147,17 +154,31 @@ def check(args, config):
     launch.run([os.path.join(args.bin, "zero-ckpt"), "consolidate",
                 checkpoint, "-o", consolidated, "--dtype", "f32"])
     whole = read(consolidated)
-    if sorted(whole) != params:
-        fail("%s: the dump's parameters %s, the checkpoint's %s" %
-             (name, params, sorted(whole)))
-    for param in params:
-        if not same_bits(whole[param], dump[param]):
-            fail("%s: %s differs from zero-ckpt consolidate's" % (name, param))
-
-    # The optimizer states: the rank files' shards, joined.
     step = os.path.join(checkpoint, "step-%d" % args.steps)
     with open(os.path.join(step, "manifest.json")) as f:
         manifest = json.load(f)
+    weights = {}
+    for entry in manifest["tensors"]:
+        if entry["kind"] != "param":
+            continue
+        tile = entry.get("tile")
+        if not tile:
+            weights[entry["param"]] = dump[entry["param"]]
+            continue
+        weight = weights.setdefault(
+            tile["param"], np.zeros(tile["shape"], dtype=np.float32))
+        rows, cols = entry["layout"]["shape"]
+        row, col = tile["offset"]
+        weight[row:row + rows, col:col + cols] = dump[entry["param"]]
+    if sorted(whole) != sorted(weights):
+        fail("%s: the dump's weights %s, the checkpoint's %s" %
+             (name, sorted(weights), sorted(whole)))
+    for weight in weights:
+        if not same_bits(whole[weight], weights[weight]):
+            fail("%s: %s differs from zero-ckpt consolidate's" %
+                 (name, weight))
+
+    # The optimizer states: the rank files' shards, joined.
     ranks = [read(os.path.join(step, "rank-%d.safetensors" % r))
              for r in range(RANKS)]
     states = 0
@@ -168,7 +189,8 @@ def check(args, config):
         parts = [r[entry["name"]].reshape(-1) for r in ranks]
         if entry["sharded"]:
             joined = np.concatenate(parts)[:entry["layout"]["numel"]]
-            if stage >= 1 and joined.size == sum(p.size for p in parts):
+            if offload != "tiles" and \
+                    joined.size == sum(p.size for p in parts):
                 fail("%s: %s has no padding to drop: the test's sizes must "
                      "be odd" % (name, entry["name"]))
         else:
@@ -180,12 +202,13 @@ def check(args, config):
         states += 1
 
     # The gradients: stage 0 on the same ranks, and one process.
+    tiles = offload if offload == "tiles" else None
     stage0 = run(args, name + "-stage0",
                  compile_step(args, name + "-stage0", 0, RANKS, BATCH,
-                              precision), RANKS)
+                              precision, tiles), RANKS)
     single = run(args, name + "-single",
                  compile_step(args, name + "-single", 0, 1, BATCH * RANKS,
-                              precision), 1)
+                              precision, tiles), 1)
     atol, rtol = TOLERANCE[precision]
     worst = 0.0
     for param in params:

@@ -167,23 +167,28 @@ const char *zero_runtime_save(zero_runtime *runtime, const char *directory,
 
 namespace {
 
-/// A get: `numel` must be the result's size, which `out` receives.
+/// A get: `numel` must be the result's size, which `out` receives. It is
+/// checked first, so that a full get fails before its collective.
 const char *getFloats(const char *function, zero_runtime *runtime,
-                      const char *name, const char *key, float *out,
+                      const char *name, const char *key, bool full, float *out,
                       int64_t numel,
                       const std::function<StatusOr<std::vector<float>>(
                           Session &, const std::string &)> &get) {
   return guard([&]() -> const char * {
     if (!runtime || !name || (!out && numel > 0))
       return fail(std::string(function) + ": null argument");
-    StatusOr<std::vector<float>> values = get(*runtime->session, name);
-    if (!values.isOk())
-      return fail(values.status());
-    if (static_cast<int64_t>(values->size()) != numel)
+    Session &session = *runtime->session;
+    // An unknown name is the accessor's error, below.
+    StatusOr<int64_t> expected =
+        full ? getFullNumel(session, name) : getLocalNumel(session, name);
+    if (expected.isOk() && *expected != numel)
       return fail(std::string(function) + ": parameter '" + name + "'" +
                   (key ? " state '" + std::string(key) + "'" : "") +
-                  ": the result has " + std::to_string(values->size()) +
+                  ": the result has " + std::to_string(*expected) +
                   " elements, but numel is " + std::to_string(numel));
+    StatusOr<std::vector<float>> values = get(session, name);
+    if (!values.isOk())
+      return fail(values.status());
     std::copy(values->begin(), values->end(), out);
     return nullptr;
   });
@@ -233,13 +238,13 @@ const char *zero_runtime_get_full_fp32_param(zero_runtime *runtime,
                                              const char *name, float *out,
                                              int64_t numel) {
   return getFloats("zero_runtime_get_full_fp32_param", runtime, name, nullptr,
-                   out, numel, getFullFp32Param);
+                   true, out, numel, getFullFp32Param);
 }
 
 const char *zero_runtime_get_full_grad(zero_runtime *runtime, const char *name,
                                        float *out, int64_t numel) {
-  return getFloats("zero_runtime_get_full_grad", runtime, name, nullptr, out,
-                   numel, getFullGrad);
+  return getFloats("zero_runtime_get_full_grad", runtime, name, nullptr, true,
+                   out, numel, getFullGrad);
 }
 
 const char *zero_runtime_get_full_optimizer_state(zero_runtime *runtime,
@@ -249,7 +254,8 @@ const char *zero_runtime_get_full_optimizer_state(zero_runtime *runtime,
   if (!key)
     return fail("zero_runtime_get_full_optimizer_state: null argument");
   return getFloats("zero_runtime_get_full_optimizer_state", runtime, name, key,
-                   out, numel, [&](Session &session, const std::string &param) {
+                   true, out, numel,
+                   [&](Session &session, const std::string &param) {
                      return getFullOptimizerState(session, param, key);
                    });
 }
@@ -258,13 +264,13 @@ const char *zero_runtime_get_local_fp32_param(zero_runtime *runtime,
                                               const char *name, float *out,
                                               int64_t numel) {
   return getFloats("zero_runtime_get_local_fp32_param", runtime, name, nullptr,
-                   out, numel, getLocalFp32Param);
+                   false, out, numel, getLocalFp32Param);
 }
 
 const char *zero_runtime_get_local_grad(zero_runtime *runtime, const char *name,
                                         float *out, int64_t numel) {
-  return getFloats("zero_runtime_get_local_grad", runtime, name, nullptr, out,
-                   numel, getLocalGrad);
+  return getFloats("zero_runtime_get_local_grad", runtime, name, nullptr, false,
+                   out, numel, getLocalGrad);
 }
 
 const char *zero_runtime_get_local_optimizer_state(zero_runtime *runtime,
@@ -274,7 +280,8 @@ const char *zero_runtime_get_local_optimizer_state(zero_runtime *runtime,
   if (!key)
     return fail("zero_runtime_get_local_optimizer_state: null argument");
   return getFloats("zero_runtime_get_local_optimizer_state", runtime, name, key,
-                   out, numel, [&](Session &session, const std::string &param) {
+                   false, out, numel,
+                   [&](Session &session, const std::string &param) {
                      return getLocalOptimizerState(session, param, key);
                    });
 }

@@ -525,6 +525,9 @@ TEST(CApi, StateAccessorsWithoutGradientRecords) {
       zero_runtime_get_full_fp32_param(runtime, "ww", got, 4),
       ("getFullFp32Param: no parameter 'ww' in " + name + "; did you mean 'w'?")
           .c_str());
+  EXPECT_STREQ(zero_runtime_get_full_fp32_param(runtime, "w", got, 3),
+               "zero_runtime_get_full_fp32_param: parameter 'w': the result "
+               "has 4 elements, but numel is 3");
   EXPECT_STREQ(zero_runtime_set_local_fp32_param(runtime, "w", set, 3),
                "setLocalFp32Param: parameter 'w': 3 elements given, but its "
                "local fp32 value has 4");

@@ -5,8 +5,8 @@ against what else says the same.
 
 For each configuration STAGE:PRECISION[:OFFLOAD] (precision f32, bf16 or
 fp16 with its dynamic loss scale;
-offload cpu or nvme: the optimizer states in host memory or the nvme arena,
-updated in sub-groups of 20 elements, so that the shards of the 7x7 weights
+offload cpu or nvme: the optimizer states in host memory or the nvme arena
+(at stage 3 the parameters too), updated in sub-groups of 20 elements, so that the shards of the 7x7 weights
 take two optimizer instructions each; tiles: the weights of an 8-wide MLP
 cut into 2 x 2 tiles by zero-tile-linear, each a parameter of the schedule,
 which the accessors name by the tile's name) the MLP is compiled for 2 ranks
@@ -81,7 +81,7 @@ def read(path):
     return tensors
 
 
-def offload_flags(args, offload):
+def offload_flags(args, offload, stage):
     if not offload:
         return []
     if offload == "tiles":
@@ -94,6 +94,13 @@ def offload_flags(args, offload):
         os.makedirs(nvme, exist_ok=True)
         flags.append('--zero-set=zero_optimization.offload_optimizer.'
                      'nvme_path="%s"' % nvme)
+        if stage == 3:
+            flags += ['--zero-set=zero_optimization.offload_param.device='
+                      '"nvme"',
+                      '--zero-set=zero_optimization.offload_param.'
+                      'nvme_path="%s"' % nvme,
+                      '--zero-set=zero_optimization.'
+                      'stage3_param_persistence_threshold=0']
     return flags
 
 
@@ -108,7 +115,7 @@ def compile_step(args, name, stage, ranks, batch, precision, offload=None):
     schedule = os.path.join(args.work, name + ".json")
     launch.run([os.path.join(args.bin, "zero-opt"), ir,
                 "--zero-stage=%d" % stage, "--zero-world-size=%d" % ranks] +
-               PRECISION_FLAGS[precision] + offload_flags(args, offload) +
+               PRECISION_FLAGS[precision] + offload_flags(args, offload, stage) +
                ["--zero-emit-schedule=" + schedule, "-o", os.devnull])
     return schedule
 

@@ -1247,8 +1247,9 @@ FailureOr<json> ScheduleEmitter::emit() {
                               {"comm", std::move(comm)}};
   if (!copy.empty())
     schedule["instructions"]["copy"] = std::move(copy);
-  if (!gradients.empty())
-    schedule["gradients"] = std::move(gradients);
+  // Always written, empty without an optimizer instruction: its absence
+  // marks a schedule of an emitter before it.
+  schedule["gradients"] = std::move(gradients);
   return schedule;
 }
 

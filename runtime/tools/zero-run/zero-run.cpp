@@ -568,14 +568,12 @@ StatusOr<std::vector<NamedTensor>> dumpState(Session &session) {
       continue;
     ZERO_RETURN_IF_ERROR(
         add(param.name, param, getFullFp32Param(session, param.name)));
-    // An old schedule without records fails here, naming what is missing.
-    bool recorded =
-        !schedule.hasGradientRecords() ||
-        std::any_of(schedule.gradientRecords().begin(),
-                    schedule.gradientRecords().end(),
-                    [&](const GradientRecord &record) {
-                      return record.paramArgument == static_cast<int64_t>(i);
-                    });
+    // Plain SGD has no record; runMain refuses a schedule without any.
+    bool recorded = std::any_of(
+        schedule.gradientRecords().begin(), schedule.gradientRecords().end(),
+        [&](const GradientRecord &record) {
+          return record.paramArgument == static_cast<int64_t>(i);
+        });
     if (recorded)
       ZERO_RETURN_IF_ERROR(
           add("grad/" + param.name, param, getFullGrad(session, param.name)));

@@ -3,8 +3,11 @@
 #include "zero/runtime/zero_runtime.h"
 
 #include "zero/runtime/Session.h"
+#include "zero/runtime/StateAccess.h"
 
+#include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <optional>
@@ -56,6 +59,7 @@ void zero_runtime_options_init(zero_runtime_options *options) {
   options->comm_timeout = 60;
   options->memory_limit = 0;
   options->resume_from = nullptr;
+  options->keep_gradients = 0;
 }
 
 const char *zero_runtime_load(const char *path, zero_schedule **schedule) {
@@ -94,6 +98,7 @@ const char *zero_runtime_create(const zero_schedule *schedule,
       session.initFrom = options->init_from;
     if (options->resume_from)
       session.resumeFrom = options->resume_from;
+    session.keepGradients = options->keep_gradients != 0;
     StatusOr<std::unique_ptr<Session>> created =
         Session::create(schedule->schedule, session);
     if (!created.isOk())
@@ -158,6 +163,171 @@ const char *zero_runtime_save(zero_runtime *runtime, const char *directory,
       return fail("the save failed on another rank (rank 0 has its error)");
     return status.isOk() ? nullptr : fail(status);
   });
+}
+
+namespace {
+
+/// A get: `numel` must be the result's size, which `out` receives. It is
+/// checked first, so that a full get fails before its collective.
+const char *getFloats(const char *function, zero_runtime *runtime,
+                      const char *name, const char *key, bool full, float *out,
+                      int64_t numel,
+                      const std::function<StatusOr<std::vector<float>>(
+                          Session &, const std::string &)> &get) {
+  return guard([&]() -> const char * {
+    if (!runtime || !name || (!out && numel > 0))
+      return fail(std::string(function) + ": null argument");
+    Session &session = *runtime->session;
+    // An unknown name is the accessor's error, below.
+    StatusOr<int64_t> expected =
+        full ? getFullNumel(session, name) : getLocalNumel(session, name);
+    if (expected.isOk() && *expected != numel)
+      return fail(std::string(function) + ": parameter '" + name + "'" +
+                  (key ? " state '" + std::string(key) + "'" : "") +
+                  ": the result has " + std::to_string(*expected) +
+                  " elements, but numel is " + std::to_string(numel));
+    StatusOr<std::vector<float>> values = get(session, name);
+    if (!values.isOk())
+      return fail(values.status());
+    std::copy(values->begin(), values->end(), out);
+    return nullptr;
+  });
+}
+
+const char *setFloats(const char *function, zero_runtime *runtime,
+                      const char *name, const float *values, int64_t numel,
+                      const std::function<Status(Session &, const std::string &,
+                                                 FloatSpan)> &set) {
+  return guard([&]() -> const char * {
+    if (!runtime || !name || (!values && numel > 0) || numel < 0)
+      return fail(std::string(function) + ": null argument or negative numel");
+    Status status = set(*runtime->session, name, FloatSpan(values, numel));
+    return status.isOk() ? nullptr : fail(status);
+  });
+}
+
+const char *getNumel(const char *function, zero_runtime *runtime,
+                     const char *name, int64_t *numel,
+                     StatusOr<int64_t> (*get)(Session &, const std::string &)) {
+  return guard([&]() -> const char * {
+    if (!runtime || !name || !numel)
+      return fail(std::string(function) + ": null argument");
+    StatusOr<int64_t> value = get(*runtime->session, name);
+    if (!value.isOk())
+      return fail(value.status());
+    *numel = *value;
+    return nullptr;
+  });
+}
+
+} // namespace
+
+const char *zero_runtime_get_full_numel(zero_runtime *runtime, const char *name,
+                                        int64_t *numel) {
+  return getNumel("zero_runtime_get_full_numel", runtime, name, numel,
+                  getFullNumel);
+}
+
+const char *zero_runtime_get_local_numel(zero_runtime *runtime,
+                                         const char *name, int64_t *numel) {
+  return getNumel("zero_runtime_get_local_numel", runtime, name, numel,
+                  getLocalNumel);
+}
+
+const char *zero_runtime_get_full_fp32_param(zero_runtime *runtime,
+                                             const char *name, float *out,
+                                             int64_t numel) {
+  return getFloats("zero_runtime_get_full_fp32_param", runtime, name, nullptr,
+                   true, out, numel, getFullFp32Param);
+}
+
+const char *zero_runtime_get_full_grad(zero_runtime *runtime, const char *name,
+                                       float *out, int64_t numel) {
+  return getFloats("zero_runtime_get_full_grad", runtime, name, nullptr, true,
+                   out, numel, getFullGrad);
+}
+
+const char *zero_runtime_get_full_optimizer_state(zero_runtime *runtime,
+                                                  const char *name,
+                                                  const char *key, float *out,
+                                                  int64_t numel) {
+  if (!key)
+    return fail("zero_runtime_get_full_optimizer_state: null argument");
+  return getFloats("zero_runtime_get_full_optimizer_state", runtime, name, key,
+                   true, out, numel,
+                   [&](Session &session, const std::string &param) {
+                     return getFullOptimizerState(session, param, key);
+                   });
+}
+
+const char *zero_runtime_get_local_fp32_param(zero_runtime *runtime,
+                                              const char *name, float *out,
+                                              int64_t numel) {
+  return getFloats("zero_runtime_get_local_fp32_param", runtime, name, nullptr,
+                   false, out, numel, getLocalFp32Param);
+}
+
+const char *zero_runtime_get_local_grad(zero_runtime *runtime, const char *name,
+                                        float *out, int64_t numel) {
+  return getFloats("zero_runtime_get_local_grad", runtime, name, nullptr, false,
+                   out, numel, getLocalGrad);
+}
+
+const char *zero_runtime_get_local_optimizer_state(zero_runtime *runtime,
+                                                   const char *name,
+                                                   const char *key, float *out,
+                                                   int64_t numel) {
+  if (!key)
+    return fail("zero_runtime_get_local_optimizer_state: null argument");
+  return getFloats("zero_runtime_get_local_optimizer_state", runtime, name, key,
+                   false, out, numel,
+                   [&](Session &session, const std::string &param) {
+                     return getLocalOptimizerState(session, param, key);
+                   });
+}
+
+const char *zero_runtime_set_full_fp32_param(zero_runtime *runtime,
+                                             const char *name,
+                                             const float *values,
+                                             int64_t numel) {
+  return setFloats("zero_runtime_set_full_fp32_param", runtime, name, values,
+                   numel, setFullFp32Param);
+}
+
+const char *zero_runtime_set_full_optimizer_state(zero_runtime *runtime,
+                                                  const char *name,
+                                                  const char *key,
+                                                  const float *values,
+                                                  int64_t numel) {
+  if (!key)
+    return fail("zero_runtime_set_full_optimizer_state: null argument");
+  return setFloats(
+      "zero_runtime_set_full_optimizer_state", runtime, name, values, numel,
+      [&](Session &session, const std::string &param, FloatSpan span) {
+        return setFullOptimizerState(session, param, key, span);
+      });
+}
+
+const char *zero_runtime_set_local_fp32_param(zero_runtime *runtime,
+                                              const char *name,
+                                              const float *values,
+                                              int64_t numel) {
+  return setFloats("zero_runtime_set_local_fp32_param", runtime, name, values,
+                   numel, setLocalFp32Param);
+}
+
+const char *zero_runtime_set_local_optimizer_state(zero_runtime *runtime,
+                                                   const char *name,
+                                                   const char *key,
+                                                   const float *values,
+                                                   int64_t numel) {
+  if (!key)
+    return fail("zero_runtime_set_local_optimizer_state: null argument");
+  return setFloats(
+      "zero_runtime_set_local_optimizer_state", runtime, name, values, numel,
+      [&](Session &session, const std::string &param, FloatSpan span) {
+        return setLocalOptimizerState(session, param, key, span);
+      });
 }
 
 void zero_runtime_destroy(zero_runtime *runtime) {

@@ -303,9 +303,7 @@ Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
     tensor.name = state.name;
     tensor.dtype = state.description["dtype"].get<std::string>();
     tensor.shape = schedule.values().values[value].shape;
-    tensor.bytes.resize(
-        static_cast<size_t>(schedule.values().values[value].bytes()));
-    ZERO_RETURN_IF_ERROR(executor.readTensor(value, tensor.bytes.data()));
+    ZERO_RETURN_IF_ERROR(executor.readTensor(value, tensor.bytes));
     tensors.push_back(std::move(tensor));
   }
   return writeRankTensors(tensors, path, step, executor.communicator().rank(),

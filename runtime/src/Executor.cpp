@@ -127,6 +127,9 @@ public:
   std::vector<std::vector<PendingEvent>> pendingEvents;
   std::vector<std::vector<TraceEvent>> streamEvents;
   Clock::time_point epoch;
+  /// keepGradients: the gradient record of each compute instruction, by
+  /// index.
+  std::map<size_t, size_t> gradientRecordAt;
 
 private:
   void workerLoop(size_t stream);
@@ -143,6 +146,10 @@ private:
   bool awaitIteration(size_t stream, int64_t iteration);
   Status runCollective(size_t stream, const Instruction &inst);
   Status checkNotFreed(const Instruction &inst) const;
+  /// keepGradients: copies the grad operands of the optimizer instructions
+  /// [index, end of its group) of the compute stream that the schedule
+  /// records, on that stream, before they run.
+  Status captureGradients(size_t index);
   void fail(const Status &status);
 };
 
@@ -383,6 +390,8 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index,
   case Instruction::Kind::Compute: {
     if (grouped[stream][index])
       return Status::ok(); // the group's op ran at its first instruction
+    if (stream == 0 && !gradientRecordAt.empty())
+      ZERO_RETURN_IF_ERROR(captureGradients(index));
     Status status = prepared[stream][index]->run(currentStep);
     if (!status.isOk())
       return Status(status.code(),
@@ -438,6 +447,23 @@ Status Executor::Impl::runInstruction(size_t stream, size_t index,
     return runCollective(stream, inst);
   case Instruction::Kind::Swap:
     return runSwap(stream, inst);
+  }
+  return Status::ok();
+}
+
+Status Executor::Impl::captureGradients(size_t index) {
+  const std::vector<bool> &members = grouped[0];
+  for (size_t i = index; i < members.size() && (i == index || members[i]);
+       ++i) {
+    auto it = gradientRecordAt.find(i);
+    if (it == gradientRecordAt.end())
+      continue;
+    const GradientRecord &record = schedule.gradientRecords()[it->second];
+    std::vector<std::byte> &to = executor.gradientStaging_[it->second];
+    // On the compute stream, ordered after whatever wrote the operand; the
+    // conversion to fp32 waits for the end of the step.
+    ZERO_RETURN_IF_ERROR(device.copy(0, to.data(), address(record.grad),
+                                     static_cast<int64_t>(to.size())));
   }
   return Status::ok();
 }
@@ -711,6 +737,15 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
             executor->schedule_->values().values[arg.value];
         executor->dataStaging_.emplace_back(static_cast<size_t>(value.bytes()));
       }
+  if (executor->options_.keepGradients) {
+    const std::vector<GradientRecord> &records =
+        executor->schedule_->gradientRecords();
+    for (size_t i = 0; i < records.size(); ++i) {
+      executor->impl_->gradientRecordAt[records[i].instruction] = i;
+      executor->gradientStaging_.emplace_back(static_cast<size_t>(
+          executor->schedule_->values().values[records[i].grad].bytes()));
+    }
+  }
   executor->impl_->startWorkers();
   return executor;
 }
@@ -730,6 +765,16 @@ Status Executor::readTensor(int64_t id, void *host) {
   if (nvme_ && buffer.space == MemorySpace::Nvme)
     return readNvme(buffer.offset, host, bytes, buffer.name);
   return device_->read(host, impl_->address(id), bytes);
+}
+
+Status Executor::readTensor(int64_t id, std::string &bytes) {
+  bytes.resize(static_cast<size_t>(schedule_->values().values[id].bytes()));
+  return readTensor(id, bytes.data());
+}
+
+const std::vector<float> *Executor::keptGradient(int64_t param) const {
+  auto it = keptGradients_.find(param);
+  return it == keptGradients_.end() ? nullptr : &it->second;
 }
 
 Status Executor::writeTensor(int64_t id, const void *host) {
@@ -815,6 +860,19 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
     return status;
   }
   CommunicationCounters after = communicator_.counters();
+
+  // The step is done: its gradients replace the last one's.
+  for (size_t i = 0; i < gradientStaging_.size(); ++i) {
+    const GradientRecord &record = s.gradientRecords()[i];
+    const ValueInfo &grad = s.values().values[record.grad];
+    std::vector<float> &kept = keptGradients_[record.paramArgument];
+    kept.resize(
+        static_cast<size_t>(s.stateNumel(s.arguments()[record.paramArgument])));
+    TensorRef staged{gradientStaging_[i].data(), grad.dtype, &grad.shape,
+                     grad.numel};
+    std::vector<float> values = loadFloats(staged, grad.numel);
+    std::copy(values.begin(), values.end(), kept.begin() + record.offset);
+  }
 
   // Updates whose result lives elsewhere than the argument.
   for (const ResultInfo &result : s.results()) {

@@ -52,9 +52,10 @@ Status checkFinite(const std::string &file, const NamedTensor &tensor) {
                         joinShape(index) + "): initial weights must be finite");
 }
 
-/// dst[offset + i] = values[i] in the tensor's element type.
+} // namespace
+
 void storeFloats(const float *values, int64_t count, TensorRef dst,
-                 int64_t offset = 0) {
+                 int64_t offset) {
   for (int64_t i = 0; i < count; ++i) {
     float v = values[i];
     switch (dst.dtype) {
@@ -76,7 +77,6 @@ void storeFloats(const float *values, int64_t count, TensorRef dst,
   }
 }
 
-/// The tensor's first `count` elements as fp32.
 std::vector<float> loadFloats(TensorRef src, int64_t count) {
   std::vector<float> out(static_cast<size_t>(count));
   for (int64_t i = 0; i < count; ++i) {
@@ -99,6 +99,8 @@ std::vector<float> loadFloats(TensorRef src, int64_t count) {
   }
   return out;
 }
+
+namespace {
 
 /// Every element of `dst` set to `value`.
 void storeValue(double value, TensorRef dst) {

@@ -209,6 +209,7 @@ public:
   Status checkEvents() const;
   Status checkPoints();
   Status parseLoops(const json &root);
+  Status parseGradients(const json &root);
   Status checkCarried(const json &entry, const std::string &path,
                       CarriedValue &out) const;
   Status checkLoopSlices() const;
@@ -387,7 +388,8 @@ Status ScheduleParser::parse(const json &root) {
                 {"format", "version", "stage", "world_size", "topology",
                  "memory", "buffers", "values", "arguments", "results",
                  "streams", "events", "instructions"},
-                {"producer", "source", "function", "loops", "checkpoint"}));
+                {"producer", "source", "function", "loops", "checkpoint",
+                 "gradients"}));
   if (root.contains("loops") && version < 2)
     return needsVersion2("loops", "'loops'");
   for (const char *key : {"producer", "source", "function"})
@@ -429,7 +431,9 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(checkPoints());
   ZERO_RETURN_IF_ERROR(parseLoops(root));
   ZERO_RETURN_IF_ERROR(checkEvents());
-  return checkDataflow(s);
+  ZERO_RETURN_IF_ERROR(checkDataflow(s));
+  // After the program's own checks: a record names an instruction by index.
+  return parseGradients(root);
 }
 
 Status ScheduleParser::parseMemory(const json &root) {
@@ -1808,6 +1812,113 @@ const Instruction *ScheduleParser::findWriter(int64_t id) const {
           inst.results.end())
         return &inst;
   return nullptr;
+}
+
+Status ScheduleParser::parseGradients(const json &root) {
+  if (!root.contains("gradients"))
+    return Status::ok();
+  const json *entries;
+  ZERO_RETURN_IF_ERROR(getArray(root, "gradients", "", entries));
+  s.hasGradientRecords_ = true;
+  std::map<std::string, int64_t> params;
+  for (size_t i = 0; i < s.arguments_.size(); ++i)
+    if (s.arguments_[i].kind == ArgumentInfo::Kind::Param)
+      params.emplace(s.arguments_[i].name, static_cast<int64_t>(i));
+  const std::vector<Instruction> &compute = s.streams_[0].instructions;
+  // Per parameter, the records' element ranges (offset -> record), to find
+  // overlaps and gaps.
+  std::map<int64_t, std::map<int64_t, size_t>> ranges;
+  std::map<size_t, size_t> byInstruction;
+  for (size_t i = 0; i < entries->size(); ++i) {
+    const json &entry = (*entries)[i];
+    const std::string path = "gradients[" + std::to_string(i) + "]";
+    ZERO_RETURN_IF_ERROR(checkKeys(
+        entry, path, {"instruction", "param", "argument", "offset"}, {}));
+    GradientRecord record;
+    int64_t index;
+    ZERO_RETURN_IF_ERROR(getInt(entry, "instruction", path, index));
+    if (index >= static_cast<int64_t>(compute.size()))
+      return error(path + ".instruction",
+                   "instructions.compute[" + std::to_string(index) +
+                       "] does not exist (the stream has " +
+                       std::to_string(compute.size()) + " instructions)");
+    record.instruction = static_cast<size_t>(index);
+    const Instruction &inst = compute[record.instruction];
+    if (inst.kind != Instruction::Kind::Compute ||
+        (inst.op != "zero.adam" && inst.op != "zero.sgd"))
+      return error(path + ".instruction",
+                   inst.describe() + " is no optimizer step (zero.adam or "
+                                     "zero.sgd)");
+    auto [seen, first] = byInstruction.emplace(record.instruction, i);
+    if (!first)
+      return error(path + ".instruction",
+                   inst.describe() + " is already recorded by gradients[" +
+                       std::to_string(seen->second) + "]");
+    ZERO_RETURN_IF_ERROR(getString(entry, "param", path, record.param));
+    auto param = params.find(record.param);
+    if (param == params.end())
+      return error(path + ".param",
+                   "'" + record.param + "' is not a parameter's name");
+    record.paramArgument = param->second;
+    ZERO_RETURN_IF_ERROR(getInt(entry, "argument", path, record.argument));
+    const ArgumentInfo *updated =
+        record.argument < static_cast<int64_t>(s.arguments_.size())
+            ? &s.arguments_[record.argument]
+            : nullptr;
+    if (record.argument != record.paramArgument &&
+        (!updated || updated->kind != ArgumentInfo::Kind::State ||
+         updated->state != "master" ||
+         updated->paramArgument != record.paramArgument))
+      return error(path + ".argument",
+                   "argument " + std::to_string(record.argument) +
+                       " is neither parameter '" + record.param +
+                       "' (argument " + std::to_string(record.paramArgument) +
+                       ") nor its master weights");
+    ZERO_RETURN_IF_ERROR(getInt(entry, "offset", path, record.offset));
+    record.grad = inst.operands.at(1);
+    const ValueInfo &grad = s.values_.values[record.grad];
+    record.numel = grad.numel;
+    if (!grad.isTensor || !isFloat(grad.dtype))
+      return error(path, inst.describe() + ": its grad operand " +
+                             s.describeValue(record.grad) +
+                             " is not a float tensor");
+    const int64_t total = s.stateNumel(s.arguments_[record.paramArgument]);
+    if (record.offset > total - record.numel)
+      return error(path + ".offset",
+                   "elements [" + std::to_string(record.offset) + ", " +
+                       std::to_string(record.offset + record.numel) +
+                       ") of the gradient of '" + record.param +
+                       "' lie outside the " + std::to_string(total) +
+                       " elements of its optimizer states on a rank");
+    auto &of = ranges[record.paramArgument];
+    auto next = of.lower_bound(record.offset);
+    auto overlaps = [&](auto it) {
+      const GradientRecord &other = s.gradients_[it->second];
+      return it->first < record.offset + record.numel &&
+             record.offset < it->first + other.numel;
+    };
+    for (auto it : {next, next == of.begin() ? of.end() : std::prev(next)})
+      if (it != of.end() && overlaps(it))
+        return error(path + ".offset",
+                     "the elements of '" + record.param +
+                         "' it records overlap those of gradients[" +
+                         std::to_string(it->second) + "]");
+    of.emplace(record.offset, s.gradients_.size());
+    s.gradients_.push_back(std::move(record));
+  }
+  // A parameter's records cover its states: its gradient is whole.
+  for (const auto &[arg, of] : ranges) {
+    int64_t covered = 0;
+    for (const auto &[offset, index] : of)
+      covered += s.gradients_[index].numel;
+    const int64_t total = s.stateNumel(s.arguments_[arg]);
+    if (covered != total)
+      return error("gradients", "the records of '" + s.arguments_[arg].name +
+                                    "' cover " + std::to_string(covered) +
+                                    " of its " + std::to_string(total) +
+                                    " elements on a rank");
+  }
+  return Status::ok();
 }
 
 Status ScheduleParser::parseLoops(const json &root) {

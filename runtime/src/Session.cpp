@@ -147,6 +147,7 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   executorOptions.beforeCollective = o.beforeCollective;
   executorOptions.nvmePath = o.nvmePath;
   executorOptions.nvmeFaults = o.nvmeFaults;
+  executorOptions.keepGradients = o.keepGradients;
   StatusOr<std::unique_ptr<Executor>> executor = Executor::create(
       schedule_, std::move(device), *collectives, executorOptions);
   if (!executor.isOk())

@@ -495,6 +495,58 @@ TEST(CApi, LoadsCreatesAndSteps) {
   EXPECT_STREQ(error, "/nonexistent.json: cannot open the schedule");
 }
 
+TEST(CApi, StateAccessorsWithoutGradientRecords) {
+  char path[] = "/tmp/zero-capi-state-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT_GE(fd, 0);
+  close(fd);
+  std::ofstream(path) << makeAverageSchedule().dump();
+  zero_schedule *schedule = nullptr;
+  ASSERT_EQ(zero_runtime_load(path, &schedule), nullptr);
+  zero_runtime_options options;
+  zero_runtime_options_init(&options);
+  EXPECT_EQ(options.keep_gradients, 0);
+  options.keep_gradients = 1;
+  zero_runtime *runtime = nullptr;
+  ASSERT_EQ(zero_runtime_create(schedule, &options, &runtime), nullptr);
+
+  int64_t numel = 0;
+  ASSERT_EQ(zero_runtime_get_full_numel(runtime, "w", &numel), nullptr);
+  EXPECT_EQ(numel, 4);
+  ASSERT_EQ(zero_runtime_get_local_numel(runtime, "w", &numel), nullptr);
+  EXPECT_EQ(numel, 4);
+  float set[4] = {1.5f, -2.0f, 0.25f, 8.0f}, got[4] = {};
+  ASSERT_EQ(zero_runtime_set_full_fp32_param(runtime, "w", set, 4), nullptr);
+  ASSERT_EQ(zero_runtime_get_local_fp32_param(runtime, "w", got, 4), nullptr);
+  EXPECT_EQ(std::memcmp(got, set, sizeof(set)), 0);
+
+  const std::string name = path;
+  EXPECT_STREQ(
+      zero_runtime_get_full_fp32_param(runtime, "ww", got, 4),
+      ("getFullFp32Param: no parameter 'ww' in " + name + "; did you mean 'w'?")
+          .c_str());
+  EXPECT_STREQ(zero_runtime_get_full_fp32_param(runtime, "w", got, 3),
+               "zero_runtime_get_full_fp32_param: parameter 'w': the result "
+               "has 4 elements, but numel is 3");
+  EXPECT_STREQ(zero_runtime_set_local_fp32_param(runtime, "w", set, 3),
+               "setLocalFp32Param: parameter 'w': 3 elements given, but its "
+               "local fp32 value has 4");
+  EXPECT_STREQ(
+      zero_runtime_get_full_optimizer_state(runtime, "w", "exp_avg", got, 4),
+      "getFullOptimizerState: parameter 'w' has no optimizer state "
+      "'exp_avg'; it has none (an optimizer without state)");
+  ASSERT_EQ(zero_runtime_step(runtime), nullptr);
+  EXPECT_STREQ(zero_runtime_get_full_grad(runtime, "w", got, 4),
+               ("getFullGrad: " + name +
+                " has no gradient record (its `gradients`); compile it again "
+                "with this zero-opt")
+                   .c_str());
+  EXPECT_NE(zero_runtime_get_full_grad(nullptr, "w", got, 4), nullptr);
+  zero_runtime_destroy(runtime);
+  zero_schedule_destroy(schedule);
+  std::remove(path);
+}
+
 TEST(CApi, SavesAndResumes) {
   char directory[] = "/tmp/zero-capi-ckpt-XXXXXX";
   ASSERT_NE(mkdtemp(directory), nullptr);

@@ -339,6 +339,9 @@ private:
   FailureOr<json> translateComputeOp(Operation *op, json inst);
   FailureOr<json> translateBody(Operation *owner);
   LogicalResult addScalarOpFields(Operation *op, json &inst);
+  /// The `gradients` record of optimizer op `op`, instruction `index` of
+  /// the compute stream (docs/ScheduleFormat.md, "Gradient records").
+  FailureOr<json> getGradientRecord(Operation *op, int64_t index);
 
   json getIds(ValueRange values) const {
     json ids = json::array();
@@ -371,6 +374,8 @@ private:
   /// The micro-step loop (docs/ScheduleFormat.md, "Loops"), if the step has
   /// one.
   json loops = json::array();
+  /// One record per optimizer instruction.
+  json gradients = json::array();
 };
 } // namespace
 
@@ -965,6 +970,66 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
   return inst;
 }
 
+FailureOr<json> ScheduleEmitter::getGradientRecord(Operation *op,
+                                                   int64_t index) {
+  // The runtime keeps the gradient of the slice that the op updates: follow
+  // its param operand back to the argument, adding up the offsets of the
+  // sub-group tiles. Everything on the way is 1-D past the flattening.
+  Value param = op->getOperand(0);
+  int64_t offset = 0;
+  while (true) {
+    if (auto arg = dyn_cast<BlockArgument>(param)) {
+      if (arg.getOwner()->getParentOp() != func)
+        break;
+      unsigned number = arg.getArgNumber();
+      auto name = func.getArgAttrOfType<StringAttr>(
+          number, ZeroDialect::getParamAttrName());
+      auto state = func.getArgAttrOfType<StringAttr>(
+          number, ZeroDialect::getStateAttrName());
+      if (!name || (state && state.getValue() != "master"))
+        break;
+      json record;
+      record["instruction"] = index;
+      record["param"] = name.str();
+      record["argument"] = number;
+      record["offset"] = offset;
+      return record;
+    }
+    Operation *def = param.getDefiningOp();
+    if (auto slice = dyn_cast_or_null<tensor::ExtractSliceOp>(def)) {
+      if (slice.getSourceType().getRank() != 1 ||
+          ShapedType::isDynamic(slice.getStaticOffsets()[0]) ||
+          slice.getStaticStrides()[0] != 1)
+        break;
+      offset += slice.getStaticOffsets()[0];
+      param = slice.getSource();
+    } else if (auto collapse = dyn_cast_or_null<tensor::CollapseShapeOp>(def);
+               collapse && collapse.getResultType().getRank() == 1) {
+      param = collapse.getSrc();
+    } else if (auto shard = dyn_cast_or_null<LocalShardOp>(def)) {
+      // The offset is within the rank's shard, where it stays.
+      param = shard.getFull();
+    } else if (auto wait = dyn_cast_or_null<WaitOp>(def);
+               wait && isa_and_nonnull<SwapOutStartOp, SwapInStartOp>(
+                           wait.getHandle().getDefiningOp())) {
+      // A swap moves its operands unchanged, result i from operand i.
+      param = wait.getHandle().getDefiningOp()->getOperand(
+          cast<OpResult>(param).getResultNumber());
+    } else {
+      break;
+    }
+  }
+  InFlightDiagnostic diag = op->emitOpError(
+      "updates a tensor that the schedule's gradient record cannot trace to a "
+      "parameter or its master weights (through 1-D tensor.extract_slice, "
+      "tensor.collapse_shape, zero.local_shard and swaps): the trace ends at ");
+  if (Operation *def = param.getDefiningOp())
+    diag << "'" << def->getName() << "'";
+  else
+    diag << "a block argument";
+  return diag;
+}
+
 LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
                                                 json &copy) {
   // The "collective done" event of each start op, waited for at its wait.
@@ -1099,6 +1164,13 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
     FailureOr<json> translated = translateComputeOp(op, std::move(inst));
     if (failed(translated))
       return failure();
+    if (isa<AdamOp, SgdOp>(op)) {
+      FailureOr<json> record =
+          getGradientRecord(op, static_cast<int64_t>(compute.size()));
+      if (failed(record))
+        return failure();
+      gradients.push_back(std::move(*record));
+    }
     compute.push_back(std::move(*translated));
   }
   return success();
@@ -1178,6 +1250,9 @@ FailureOr<json> ScheduleEmitter::emit() {
                               {"comm", std::move(comm)}};
   if (!copy.empty())
     schedule["instructions"]["copy"] = std::move(copy);
+  // Always written, empty without an optimizer instruction: its absence
+  // marks a schedule of an emitter before it.
+  schedule["gradients"] = std::move(gradients);
   return schedule;
 }
 

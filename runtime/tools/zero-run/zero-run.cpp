@@ -12,6 +12,7 @@
 #include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Session.h"
+#include "zero/runtime/StateAccess.h"
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +54,12 @@ const char *kUsage =
     "  --init-from FILE     full fp32 parameters by name (safetensors)\n"
     "  --export FILE        write the full fp32 parameters after the last "
     "step\n"
+    "  --keep-gradients     keep each step's gradients (as the optimizer\n"
+    "                       consumes them) for the state accessors\n"
+    "  --dump-state FILE    write every parameter's fp32 value, gradient\n"
+    "                       (grad/<name>) and optimizer states (<key>/<name>)\n"
+    "                       after the last step (safetensors; implies\n"
+    "                       --keep-gradients)\n"
     "  --save DIR           save a checkpoint, DIR/step-<S>, after the last\n"
     "                       step (DIR/latest names the newest)\n"
     "  --save-every K       also after every step S that K divides\n"
@@ -93,6 +100,8 @@ struct Options {
   std::string nvmePath;
   int64_t nvmeFailWriteAt = -1;
   std::string exportPath;
+  std::string dumpState;
+  bool keepGradients = false;
   std::string saveDirectory;
   int64_t saveEvery = 0;
   int64_t keep = 0;
@@ -153,10 +162,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
       value = arg.substr(equals + 1);
       hasValue = true;
     }
-    if (flag == "--debug" || flag == "--allow-nonfinite") {
+    if (flag == "--debug" || flag == "--allow-nonfinite" ||
+        flag == "--keep-gradients") {
       if (hasValue)
         return usageError(flag + " takes no value");
-      (flag == "--debug" ? options.debug : options.allowNonfinite) = true;
+      (flag == "--debug"            ? options.debug
+       : flag == "--keep-gradients" ? options.keepGradients
+                                    : options.allowNonfinite) = true;
       options.forwarded.push_back(arg);
       continue;
     }
@@ -166,6 +178,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
                                     "--seed",
                                     "--init-from",
                                     "--export",
+                                    "--dump-state",
                                     "--save",
                                     "--save-every",
                                     "--keep",
@@ -224,6 +237,11 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.nvmePath = value;
     } else if (flag == "--export") {
       options.exportPath = value;
+    } else if (flag == "--dump-state") {
+      if (value.empty())
+        return usageError("--dump-state needs a file");
+      options.dumpState = value;
+      options.keepGradients = true;
     } else if (flag == "--save") {
       if (value.empty())
         return usageError("--save needs a directory");
@@ -279,11 +297,15 @@ Status parseOptions(int argc, char **argv, Options &options) {
       if (given)
         return usageError(std::string(flag) + " needs --save");
   }
+  if (!options.dumpState.empty() && options.steps == 0)
+    return usageError("--dump-state needs a step: the gradients are the last "
+                      "step's");
   if (!options.resume.empty() && !options.initFrom.empty())
     return usageError("--resume and --init-from both give the initial state");
   // Two outputs of one name would overwrite each other at the end.
   std::pair<const char *, const std::string *> outputs[] = {
       {"--export", &options.exportPath},
+      {"--dump-state", &options.dumpState},
       {"--metrics", &options.metrics},
       {"--trace", &options.trace}};
   for (size_t i = 0; i < std::size(outputs); ++i)
@@ -361,7 +383,7 @@ void printAgreedError(const Status &status) {
 struct Run {
   std::unique_ptr<Session> session;
   /// Rank 0's outputs (null where not asked for, and on other ranks).
-  std::unique_ptr<OutputFile> metrics, trace, exported;
+  std::unique_ptr<OutputFile> metrics, trace, exported, dumped;
 };
 
 /// This process's MPI rank as its launcher sets it, 0 without one.
@@ -386,6 +408,7 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
   session.initFrom = options.initFrom;
   session.resumeFrom = options.resume;
   session.nvmePath = options.nvmePath;
+  session.keepGradients = options.keepGradients;
   if (options.nvmeFailWriteAt >= 0) {
     session.nvmeFaults.failAtFileOffset = options.nvmeFailWriteAt;
     session.nvmeFaults.failWrites = true;
@@ -412,7 +435,8 @@ Status openOutputs(const Options &options, Run &run) {
   std::pair<const std::string *, std::unique_ptr<OutputFile> *> outputs[] = {
       {&options.metrics, &run.metrics},
       {&options.trace, &run.trace},
-      {&options.exportPath, &run.exported}};
+      {&options.exportPath, &run.exported},
+      {&options.dumpState, &run.dumped}};
   for (auto &[path, file] : outputs) {
     if (path->empty())
       continue;
@@ -524,6 +548,46 @@ Status finish(OutputFile &file, const std::function<Status()> &write) {
   return status.isOk() ? file.commit() : status;
 }
 
+/// Every parameter's fp32 value (`<name>`), gradient (`grad/<name>`, where
+/// the schedule records one) and optimizer states (`<key>/<name>`) through
+/// the full accessors (collectives: rank 0 gets the tensors).
+StatusOr<std::vector<NamedTensor>> dumpState(Session &session) {
+  const Schedule &schedule = session.schedule();
+  std::vector<NamedTensor> tensors;
+  auto add = [&](const std::string &name, const ArgumentInfo &param,
+                 StatusOr<std::vector<float>> values) -> Status {
+    if (!values.isOk())
+      return values.status();
+    if (session.rank() == 0)
+      tensors.push_back({name, param.layout.shape, std::move(*values)});
+    return Status::ok();
+  };
+  for (size_t i = 0; i < schedule.arguments().size(); ++i) {
+    const ArgumentInfo &param = schedule.arguments()[i];
+    if (param.kind != ArgumentInfo::Kind::Param)
+      continue;
+    ZERO_RETURN_IF_ERROR(
+        add(param.name, param, getFullFp32Param(session, param.name)));
+    // Plain SGD has no record; runMain refuses a schedule without any.
+    bool recorded = std::any_of(
+        schedule.gradientRecords().begin(), schedule.gradientRecords().end(),
+        [&](const GradientRecord &record) {
+          return record.paramArgument == static_cast<int64_t>(i);
+        });
+    if (recorded)
+      ZERO_RETURN_IF_ERROR(
+          add("grad/" + param.name, param, getFullGrad(session, param.name)));
+    for (const ArgumentInfo &state : schedule.arguments())
+      if (state.kind == ArgumentInfo::Kind::State &&
+          state.paramArgument == static_cast<int64_t>(i) &&
+          state.state != "master")
+        ZERO_RETURN_IF_ERROR(
+            add(state.state + "/" + param.name, param,
+                getFullOptimizerState(session, param.name, state.state)));
+  }
+  return tensors;
+}
+
 /// Saves a checkpoint after the steps taken (a collective); the test hooks
 /// act on save number `index` (1-based).
 Status save(const Options &options, Session &session, int64_t index) {
@@ -621,6 +685,13 @@ Outcome runSteps(const Options &options, Run &run) {
       return fail(exported.status(), Outcome::FailedMidRun);
     tensors = std::move(*exported);
   }
+  std::vector<NamedTensor> dumped;
+  if (!options.dumpState.empty()) {
+    StatusOr<std::vector<NamedTensor>> state = dumpState(session);
+    if (!state.isOk())
+      return fail(state.status(), Outcome::FailedMidRun);
+    dumped = std::move(*state);
+  }
   Outcome outcome = stopped ? Outcome::Stopped : Outcome::Done;
   if (comm.rank() != 0)
     return outcome;
@@ -644,6 +715,17 @@ Outcome runSteps(const Options &options, Run &run) {
         {"seed", std::to_string(options.seed)}};
     Status status = finish(*run.exported, [&] {
       return writeSafetensors(*run.exported, tensors, metadata);
+    });
+    if (!status.isOk())
+      outcome = fail(status, Outcome::Failed);
+  }
+  if (run.dumped) {
+    std::map<std::string, std::string> metadata = {
+        {"producer", "zero-run"},
+        {"schedule", session.schedule().name()},
+        {"steps", std::to_string(session.executor().stepsTaken())}};
+    Status status = finish(*run.dumped, [&] {
+      return writeSafetensors(*run.dumped, dumped, metadata);
     });
     if (!status.isOk())
       outcome = fail(status, Outcome::Failed);
@@ -692,8 +774,16 @@ int runMain(int argc, char **argv) {
     std::fprintf(stderr, "zero-run: %s\n", nvme->notice().c_str());
   Outcome outcome = Outcome::Failed;
   // Only rank 0 writes files; its failure to open one ends every rank.
-  Status opened = run.session->agree(
-      comm.rank() == 0 ? openOutputs(options, run) : Status::ok());
+  Status local = comm.rank() == 0 ? openOutputs(options, run) : Status::ok();
+  // The dump needs the gradient records: refuse before the first step.
+  const Schedule &schedule = run.session->schedule();
+  if (local.isOk() && !options.dumpState.empty() &&
+      !schedule.hasGradientRecords())
+    local = ZERO_ERROR(kInvalidArgument,
+                       "--dump-state: " + schedule.name() +
+                           " has no gradient record (its `gradients`); "
+                           "compile it again with this zero-opt");
+  Status opened = run.session->agree(local);
   if (opened.isOk())
     outcome = runSteps(options, run);
   else
@@ -710,6 +800,7 @@ int runMain(int argc, char **argv) {
   run.metrics.reset();
   run.trace.reset();
   run.exported.reset();
+  run.dumped.reset();
   exitCode = outcome == Outcome::Done ? 0 : 1;
   // Peers left inside a collective would wait until their timeout: end
   // the whole job instead.

@@ -13,6 +13,7 @@ MUTATION is one of
                 from the reduce-scatter after that wait, to just before the
                 wait (with the wait's point)
   drop:PATH     delete the key at PATH (dots and [i]: buffers[0].role)
+  set:PATH=JSON set the key at PATH to the JSON value
   dup-param     name the second parameter like the first
   dup-state     make the second state of the first parameter the first's kind
   swap-no-wait  drop the compute stream's wait on the last swap (no later
@@ -127,13 +128,19 @@ def main():
         else:
             swap["operands"].append(swap["operands"][0])
             print(f"gave instructions.copy[{i}] a second operand")
-    elif mutation.startswith("drop:"):
-        path = re.findall(r"[^.\[\]]+", mutation[len("drop:"):])
+    elif mutation.startswith(("drop:", "set:")):
+        target, _, value = mutation.partition(":")[2].partition("=")
+        path = re.findall(r"[^.\[\]]+", target)
         node = d
         for key in path[:-1]:
             node = node[int(key)] if isinstance(node, list) else node[key]
-        del node[path[-1]]
-        print(f"deleted {mutation[len('drop:'):]}")
+        last = int(path[-1]) if isinstance(node, list) else path[-1]
+        if mutation.startswith("drop:"):
+            del node[last]
+            print(f"deleted {target}")
+        else:
+            node[last] = json.loads(value)
+            print(f"set {target} to {value}")
     elif mutation == "dup-param":
         params = [a for a in d["arguments"] if a["kind"] == "param"]
         params[1]["name"] = params[0]["name"]

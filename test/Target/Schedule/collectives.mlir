@@ -35,7 +35,14 @@
 // STAGE0-NEXT: {"op": "all_reduce", "point": 66, "loc": "<stdin>:135:11", "operands": [108, 112, 135, 139], "results": [143, 144, 145, 146], "reduction": "avg", "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
 // STAGE0-NEXT: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 1}
 // STAGE0-NEXT: ]
-// STAGE0-NEXT: }
+// STAGE0-NEXT: },
+// At stage 0 each Adam updates a whole parameter argument.
+// STAGE0-NEXT: "gradients": [
+// STAGE0-NEXT: {"instruction": 49, "param": "fc0.weight", "argument": 0, "offset": 0},
+// STAGE0-NEXT: {"instruction": 50, "param": "fc0.bias", "argument": 1, "offset": 0},
+// STAGE0-NEXT: {"instruction": 51, "param": "fc1.weight", "argument": 2, "offset": 0},
+// STAGE0-NEXT: {"instruction": 52, "param": "fc1.bias", "argument": 3, "offset": 0}
+// STAGE0-NEXT: ]
 // STAGE0-NEXT: }
 
 // STAGE1-LABEL: "events": 4,
@@ -57,7 +64,15 @@
 // STAGE1-NEXT: {"op": "all_gather", "point": 80, "loc": "<stdin>:149:11", "operands": [152, 156, 160, 164], "results": [167, 168, 169, 170], "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
 // STAGE1-NEXT: {"op": "record", "point": 80, "loc": "<stdin>:149:11", "event": 3}
 // STAGE1-NEXT: ]
-// STAGE1-NEXT: }
+// STAGE1-NEXT: },
+// Each Adam updates the rank's shard (zero.local_shard) of a whole
+// parameter argument: offset 0 within the shard.
+// STAGE1-NEXT: "gradients": [
+// STAGE1-NEXT: {"instruction": 50, "param": "fc0.weight", "argument": 0, "offset": 0},
+// STAGE1-NEXT: {"instruction": 52, "param": "fc0.bias", "argument": 1, "offset": 0},
+// STAGE1-NEXT: {"instruction": 54, "param": "fc1.weight", "argument": 2, "offset": 0},
+// STAGE1-NEXT: {"instruction": 56, "param": "fc1.bias", "argument": 3, "offset": 0}
+// STAGE1-NEXT: ]
 // STAGE1-NEXT: }
 
 // STAGE3-LABEL: "events": 6,
@@ -84,6 +99,12 @@
 // STAGE3-NEXT: {"op": "reduce_scatter", "point": 74, "loc": "<stdin>:143:11", "operands": [112, 116, 139, 143], "results": [151, 152, 153, 154], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
 // STAGE3-NEXT: {"op": "record", "point": 74, "loc": "<stdin>:143:11", "event": 5}
 // STAGE3-NEXT: ]
-// STAGE3-NEXT: }
+// STAGE3-NEXT: },
+// STAGE3-NEXT: "gradients": [
+// STAGE3-NEXT: {"instruction": 57, "param": "fc0.weight", "argument": 0, "offset": 0},
+// STAGE3-NEXT: {"instruction": 58, "param": "fc0.bias", "argument": 1, "offset": 0},
+// STAGE3-NEXT: {"instruction": 59, "param": "fc1.weight", "argument": 2, "offset": 0},
+// STAGE3-NEXT: {"instruction": 60, "param": "fc1.bias", "argument": 3, "offset": 0}
+// STAGE3-NEXT: ]
 // STAGE3-NEXT: }
 

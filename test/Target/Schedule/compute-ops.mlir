@@ -93,5 +93,10 @@ func.func @step(%emb: tensor<4x2xf32> {zero.param = "emb.weight"},
 // CHECK-NEXT: {"op": "all_reduce", "point": 21, "loc": "<stdin>:38:11", "operands": [39], "results": [40], "reduction": "avg"},
 // CHECK-NEXT: {"op": "record", "point": 21, "loc": "<stdin>:38:11", "event": 1}
 // CHECK-NEXT: ]
-// CHECK-NEXT: }
+// CHECK-NEXT: },
+// The gradient that the optimizer instruction consumes (compute[19]) is
+// the whole of emb.weight (argument 0) at stage 0.
+// CHECK-NEXT: "gradients": [
+// CHECK-NEXT: {"instruction": 19, "param": "emb.weight", "argument": 0, "offset": 0}
+// CHECK-NEXT: ]
 // CHECK-NEXT: }

@@ -168,3 +168,23 @@ func.func @step(%w: tensor<6xf32> {zero.param = "w", zero.layout = #zero.layout<
   %s = zero.local_shard %w layout #zero.layout<shape = [6], world_size = 2> into tensor<3xf32> : tensor<6xf32>
   return %s : tensor<3xf32>
 }
+
+// -----
+
+// The gradient record follows the param operand to an argument; a copy is
+// not on the way.
+func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [4], world_size = 1>},
+                %m: tensor<4xf32> {zero.param = "w", zero.state = "exp_avg"},
+                %v: tensor<4xf32> {zero.param = "w", zero.state = "exp_avg_sq"},
+                %g: tensor<4xf32> {zero.data = "g"})
+    -> (tensor<4xf32> {zero.param = "w"}, tensor<4xf32> {zero.param = "w", zero.state = "exp_avg"},
+        tensor<4xf32> {zero.param = "w", zero.state = "exp_avg_sq"})
+    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
+  %s = arith.constant 1 : i64
+  %lr = arith.constant 0.001 : f32
+  %e = tensor.empty() : tensor<4xf32>
+  %c = linalg.copy ins(%w : tensor<4xf32>) outs(%e : tensor<4xf32>) -> tensor<4xf32>
+  // CHECK: invalid-planned.mlir:[[@LINE+1]]:10: error: 'zero.adam' op updates a tensor that the schedule's gradient record cannot trace to a parameter or its master weights (through 1-D tensor.extract_slice, tensor.collapse_shape, zero.local_shard and swaps): the trace ends at 'linalg.copy'
+  %a:3 = zero.adam %c, %g, %m, %v, %s, %lr : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+  return %a#0, %a#1, %a#2 : tensor<4xf32>, tensor<4xf32>, tensor<4xf32>
+}

@@ -195,5 +195,10 @@ func.func @step(%w: tensor<2x3xf32> {zero.param = "fc.weight"},
 // CHECK-NEXT: {"op": "reduce_scatter", "point": 22, "loc": "<stdin>:33:11", "operands": [27, 30], "results": [38, 39], "reduction": "avg", "layouts": [{"shape": [2, 3], "world_size": 2, "shard_numel": 3, "padded_numel": 6}, {"shape": [3], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": [[B20]], "bytes": 40}},
 // CHECK-NEXT: {"op": "record", "point": 22, "loc": "<stdin>:33:11", "event": 3}
 // CHECK-NEXT: ]
-// CHECK-NEXT: }
+// CHECK-NEXT: },
+// Each Adam updates the rank's shard of a parameter argument itself.
+// CHECK-NEXT: "gradients": [
+// CHECK-NEXT: {"instruction": 22, "param": "fc.weight", "argument": 0, "offset": 0},
+// CHECK-NEXT: {"instruction": 23, "param": "fc.bias", "argument": 1, "offset": 0}
+// CHECK-NEXT: ]
 // CHECK-NEXT: }

@@ -32,6 +32,7 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
 #include <vector>
@@ -57,6 +58,11 @@ struct ExecutorOptions {
   std::string nvmePath;
   /// Tests: failures the NVMe swap store injects.
   NvmeSwapFaults nvmeFaults;
+  /// Keep a copy of each parameter's gradient as the optimizer consumes it
+  /// (the grad operand of each instruction the schedule's `gradients`
+  /// records), in fp32, for keptGradient (docs/Runtime.md, "State
+  /// accessors").
+  bool keepGradients = false;
   /// Called on the comm stream before each collective with the 1-based step
   /// number; tests use it to stop a rank in the middle of a step.
   std::function<void(int64_t step, const Instruction &)> beforeCollective;
@@ -138,6 +144,15 @@ public:
   /// between steps.
   Status readTensor(int64_t id, void *host);
   Status writeTensor(int64_t id, const void *host);
+  /// Reads tensor value `id` into `bytes`, resized to hold it.
+  Status readTensor(int64_t id, std::string &bytes);
+
+  /// The gradient of parameter argument `param` that the optimizer consumed
+  /// in the last step, as the rank holds its optimizer states
+  /// (Schedule::stateNumel elements, fp32); null without keepGradients,
+  /// before the first step or for a parameter without gradient records.
+  const std::vector<float> *keptGradient(int64_t param) const;
+  bool keepsGradients() const { return options_.keepGradients; }
 
   /// Every parameter as full fp32, by name, taken from the fp32 master
   /// weights where the schedule has them, else from the parameters; shards
@@ -189,6 +204,11 @@ private:
   ExecutorOptions options_;
   /// Host memory for the data arguments of a device without host memory.
   std::vector<std::vector<std::byte>> dataStaging_;
+  /// keepGradients: each gradient record's grad operand as the step copied
+  /// it (its dtype), and the fp32 gradients of the last step by parameter
+  /// argument.
+  std::vector<std::vector<std::byte>> gradientStaging_;
+  std::map<int64_t, std::vector<float>> keptGradients_;
   int64_t stepsTaken_ = 0;
   std::unique_ptr<Impl> impl_;
 };

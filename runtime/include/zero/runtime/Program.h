@@ -73,6 +73,13 @@ struct TensorRef {
   int64_t bytes() const { return numel * getDTypeWidth(dtype); }
 };
 
+/// dst[offset + i] = values[i] in the tensor's float type, bf16 and f16
+/// rounded to nearest even.
+void storeFloats(const float *values, int64_t count, TensorRef dst,
+                 int64_t offset = 0);
+/// The first `count` elements of a float tensor as fp32.
+std::vector<float> loadFloats(TensorRef src, int64_t count);
+
 } // namespace zero::runtime
 
 #endif // ZERO_RUNTIME_PROGRAM_H

@@ -85,6 +85,25 @@ struct ResultInfo {
   int64_t argument = -1; // Update
 };
 
+/// Which gradient an optimizer instruction consumes (the schedule's
+/// `gradients`, docs/ScheduleFormat.md, "Gradient records"): its grad
+/// operand is elements [offset, offset + numel) of parameter `param`'s
+/// gradient as the rank holds its optimizer states (its shard of the padded
+/// flat parameter at stage 1 and up, the whole flat parameter at stage 0).
+struct GradientRecord {
+  /// The index of the zero.adam or zero.sgd instruction in the compute
+  /// stream, and its grad operand.
+  size_t instruction = 0;
+  int64_t grad = -1;
+  std::string param;
+  /// The parameter's argument, and the argument the instruction updates
+  /// (the parameter or its master weights).
+  int64_t paramArgument = -1;
+  int64_t argument = -1;
+  int64_t offset = 0;
+  int64_t numel = 0;
+};
+
 struct Stream {
   std::string name;
   std::vector<Instruction> instructions;
@@ -174,6 +193,17 @@ public:
   const std::optional<LoopInfo> &loop() const { return loop_; }
   /// Index of the loss result's value, -1 without one.
   int64_t lossValue() const { return lossValue_; }
+  /// Whether the schedule has a `gradients` list (older ones have none),
+  /// and its records in instruction order.
+  bool hasGradientRecords() const { return hasGradientRecords_; }
+  const std::vector<GradientRecord> &gradientRecords() const {
+    return gradients_;
+  }
+  /// The elements of parameter argument `param`'s optimizer states on each
+  /// rank: its shard at stage 1 and up, else the whole parameter.
+  int64_t stateNumel(const ArgumentInfo &param) const {
+    return stage_ >= 1 ? param.layout.shardNumel : param.layout.numel;
+  }
 
   /// The buffer of tensor value `id`.
   const BufferInfo &bufferOf(int64_t id) const {
@@ -210,6 +240,8 @@ private:
   int64_t numEvents_ = 0;
   std::optional<LoopInfo> loop_;
   int64_t lossValue_ = -1;
+  bool hasGradientRecords_ = false;
+  std::vector<GradientRecord> gradients_;
 };
 
 /// Decodes one compute instruction written as JSON `text` against `values`,

@@ -62,6 +62,9 @@ struct SessionOptions {
   std::string nvmePath;
   /// Tests: failures the NVMe swap store injects.
   NvmeSwapFaults nvmeFaults;
+  /// Keep each step's gradients for getFullGrad/getLocalGrad
+  /// (StateAccess.h; ExecutorOptions::keepGradients).
+  bool keepGradients = false;
   /// Tests: called on the comm stream before each collective.
   std::function<void(int64_t step, const Instruction &)> beforeCollective;
 };

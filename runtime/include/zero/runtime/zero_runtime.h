@@ -53,10 +53,13 @@ typedef struct zero_runtime_options {
    * step directory; docs/Runtime.md, "Checkpoints") instead of initializing;
    * NULL: none. Excludes init_from. */
   const char *resume_from;
+  /* Nonzero: keep each step's gradients for zero_runtime_get_*_grad (a
+   * copy of every gradient in fp32). */
+  int keep_gradients;
 } zero_runtime_options;
 
 /* seed 0, synthetic data, built-in initialization, no MPI, 60 s, no limit,
- * no checkpoint. */
+ * no checkpoint, no kept gradients. */
 void zero_runtime_options_init(zero_runtime_options *options);
 
 /* Reads and validates the schedule at `path`. */
@@ -90,6 +93,66 @@ const char *zero_runtime_export(zero_runtime *runtime, const char *path);
  * was. */
 const char *zero_runtime_save(zero_runtime *runtime, const char *directory,
                               int64_t keep);
+
+/* DeepSpeed's debugging accessors (docs/Runtime.md, "State accessors"), by
+ * the parameter's name as the schedule has it, in fp32, between steps.
+ *
+ * Full forms take or give the whole parameter (flattened, `numel` its
+ * element count): every rank must call a full get with the same arguments
+ * and every rank gets the result; a full set needs no communication, and
+ * each rank keeps its part. Local forms take or give this rank's part as its
+ * optimizer states hold it (zero_runtime_get_local_numel elements: its shard
+ * of the flat parameter padded to a multiple of the world size at ZeRO stage
+ * 1 and up, padding included; the whole parameter at stage 0).
+ *
+ * fp32_param: the fp32 master weights, else the parameter in fp32. A full
+ * set writes the master weights and the parameter the next step reads
+ * (rounded to nearest even where it is 16-bit); a local set, as DeepSpeed's,
+ * the master weights only where there are some. Padding stays zero.
+ * grad: the gradient the optimizer consumed in the last step, averaged over
+ * ranks and micro-steps, unscaled and clipped; needs keep_gradients.
+ * optimizer_state: `key` is a state of the schedule ("exp_avg",
+ * "exp_avg_sq", "momentum_buffer", ...). */
+const char *zero_runtime_get_full_numel(zero_runtime *runtime, const char *name,
+                                        int64_t *numel);
+const char *zero_runtime_get_local_numel(zero_runtime *runtime,
+                                         const char *name, int64_t *numel);
+const char *zero_runtime_get_full_fp32_param(zero_runtime *runtime,
+                                             const char *name, float *out,
+                                             int64_t numel);
+const char *zero_runtime_get_full_grad(zero_runtime *runtime, const char *name,
+                                       float *out, int64_t numel);
+const char *zero_runtime_get_full_optimizer_state(zero_runtime *runtime,
+                                                  const char *name,
+                                                  const char *key, float *out,
+                                                  int64_t numel);
+const char *zero_runtime_get_local_fp32_param(zero_runtime *runtime,
+                                              const char *name, float *out,
+                                              int64_t numel);
+const char *zero_runtime_get_local_grad(zero_runtime *runtime, const char *name,
+                                        float *out, int64_t numel);
+const char *zero_runtime_get_local_optimizer_state(zero_runtime *runtime,
+                                                   const char *name,
+                                                   const char *key, float *out,
+                                                   int64_t numel);
+const char *zero_runtime_set_full_fp32_param(zero_runtime *runtime,
+                                             const char *name,
+                                             const float *values,
+                                             int64_t numel);
+const char *zero_runtime_set_full_optimizer_state(zero_runtime *runtime,
+                                                  const char *name,
+                                                  const char *key,
+                                                  const float *values,
+                                                  int64_t numel);
+const char *zero_runtime_set_local_fp32_param(zero_runtime *runtime,
+                                              const char *name,
+                                              const float *values,
+                                              int64_t numel);
+const char *zero_runtime_set_local_optimizer_state(zero_runtime *runtime,
+                                                   const char *name,
+                                                   const char *key,
+                                                   const float *values,
+                                                   int64_t numel);
 
 void zero_runtime_destroy(zero_runtime *runtime);
 

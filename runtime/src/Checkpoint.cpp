@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Checkpoint.h"
+#include "zero/runtime/DataSource.h"
 
 #include "io/IOSupport.h"
 #include "zero/runtime/Checksum.h"
@@ -610,12 +611,14 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
       const json &rows = data["rows_read"];
       bool valid = rows.is_object();
       for (const auto &item : rows.items())
-        valid = valid && item.value().is_number_unsigned();
+        valid =
+            valid && item.value().is_number_unsigned() &&
+            item.value().get<uint64_t>() <= static_cast<uint64_t>(kMaxDataRows);
       if (!valid)
         return ZERO_ERROR(kInvalidArgument,
                           path +
                               ": 'data.rows_read' must map each data "
-                              "argument to the rows read, got " +
+                              "argument to the rows read (0 to 2^53), got " +
                               rows.dump());
     }
   }
@@ -1081,20 +1084,42 @@ reshardForRank(const Manifest &manifest, const Schedule &schedule,
   return parts;
 }
 
-/// The data that `manifest` records, with the rows that a resumed run
-/// reads on from.
-static StatusOr<CheckpointData> getSavedData(const Manifest &manifest) {
+/// The data that `manifest` records, with the rows that a resumed run of
+/// `schedule` reads on from: one entry per data argument, `tokens` and
+/// `targets` (windows of one stream) at the same row. A manifest without
+/// rows (written before they were recorded) gives none.
+static StatusOr<CheckpointData> getSavedData(const Manifest &manifest,
+                                             const Schedule &schedule) {
   json data = manifest.content.value("data", json::object());
-  if (!data.contains("rows_read"))
-    return ZERO_ERROR(kFailedPrecondition,
-                      manifest.path + ": 'data' has no 'rows_read': the "
-                                      "checkpoint does not say where the "
-                                      "saved run stopped reading its data");
   CheckpointData saved;
   saved.seed = data.value("seed", uint64_t(0));
   saved.tokenFile = data.value("token_file", "");
+  if (!data.contains("rows_read"))
+    return saved;
   for (const auto &item : data["rows_read"].items())
     saved.rowsRead[item.key()] = item.value().get<int64_t>();
+  auto refuse = [&](const std::string &what) {
+    return ZERO_ERROR(kFailedPrecondition,
+                      manifest.path + ": 'data.rows_read' " + what);
+  };
+  std::map<std::string, int64_t> unmatched = saved.rowsRead;
+  for (const ArgumentInfo &arg : schedule.arguments()) {
+    if (arg.kind != ArgumentInfo::Kind::Data)
+      continue;
+    if (!unmatched.erase(arg.name))
+      return refuse("has no entry for data argument '" + arg.name + "' of " +
+                    schedule.name());
+  }
+  if (!unmatched.empty())
+    return refuse("names '" + unmatched.begin()->first + "', which " +
+                  schedule.name() + " has no data argument of");
+  auto tokens = saved.rowsRead.find("tokens");
+  auto targets = saved.rowsRead.find("targets");
+  if (tokens != saved.rowsRead.end() && targets != saved.rowsRead.end() &&
+      tokens->second != targets->second)
+    return refuse("gives " + std::to_string(tokens->second) +
+                  " rows of 'tokens' and " + std::to_string(targets->second) +
+                  " of 'targets', which are windows of one stream");
   return saved;
 }
 
@@ -1108,7 +1133,7 @@ StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
   bool reshard = false;
   ZERO_RETURN_IF_ERROR(verifyManifest(manifest->content, manifest->path,
                                       schedule, data, reshard));
-  StatusOr<CheckpointData> saved = getSavedData(*manifest);
+  StatusOr<CheckpointData> saved = getSavedData(*manifest, schedule);
   if (!saved.isOk())
     return saved.status();
   // Master weights from the parameters need the parameters whole, as a

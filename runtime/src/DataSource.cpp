@@ -5,6 +5,7 @@
 
 #include "zero/runtime/FloatFormats.h"
 
+#include <algorithm>
 #include <vector>
 
 namespace zero::runtime {
@@ -142,6 +143,11 @@ Status DataSource::fill(const ArgumentInfo &arg, int64_t step,
                         TensorRef tensor) const {
   const std::vector<int64_t> &shape = *tensor.shape;
   bool integer = !isFloat(tensor.dtype);
+  int64_t first = getGlobalRow(arg.name, step, getRows(shape, tensor.numel));
+  if (first < 0)
+    return ZERO_ERROR(kOutOfRange, "data: step " + std::to_string(step) +
+                                       " of '" + arg.name +
+                                       "' reads beyond row 2^53");
   if ((arg.name == "tokens" || arg.name == "targets") && integer) {
     // [B, S], or [G, B, S] with gradient accumulation: row g * B + b of a
     // per-rank batch of G * B rows.
@@ -150,8 +156,7 @@ Status DataSource::fill(const ArgumentInfo &arg, int64_t step,
     bool targets = arg.name == "targets";
     std::vector<int32_t> window(static_cast<size_t>(seqLength));
     for (int64_t row = 0; row < rows; ++row) {
-      tokens_->window(getGlobalRow(arg.name, step, rows) + row, seqLength,
-                      targets ? nullptr : window.data(),
+      tokens_->window(first + row, seqLength, targets ? nullptr : window.data(),
                       targets ? window.data() : nullptr);
       for (int64_t j = 0; j < seqLength; ++j)
         storeInt(tensor, row * seqLength + j, window[j]);
@@ -160,7 +165,6 @@ Status DataSource::fill(const ArgumentInfo &arg, int64_t step,
   }
   int64_t rows = getRows(shape, tensor.numel);
   int64_t perRow = rows == 0 ? 0 : tensor.numel / rows;
-  int64_t first = getGlobalRow(arg.name, step, rows);
   for (int64_t row = 0; row < rows; ++row) {
     int64_t global = first + row;
     for (int64_t j = 0; j < perRow; ++j) {
@@ -179,13 +183,21 @@ int64_t DataSource::getGlobalRow(const std::string &name, int64_t step,
                                  int64_t rows) const {
   auto start = startRows_.find(name);
   int64_t before = start == startRows_.end() ? 0 : start->second;
-  return before + ((step - startStep_) * worldSize_ + rank_) * rows;
+  // In 128 bits: the rows of all steps outgrow int64 only on absurd steps,
+  // which fill refuses rather than wrap.
+  __int128 row =
+      before +
+      (static_cast<__int128>(step - startStep_) * worldSize_ + rank_) * rows;
+  return row < 0 || row > kMaxDataRows ? -1 : static_cast<int64_t>(row);
 }
 
 std::map<std::string, int64_t> DataSource::rowsRead(int64_t step) const {
   std::map<std::string, int64_t> rows;
   for (const auto &[name, perStep] : rowsPerStep_)
-    rows[name] = getGlobalRow(name, step, perStep) - rank_ * perStep;
+    rows[name] = std::min<__int128>(
+        startRows_.at(name) +
+            static_cast<__int128>(step - startStep_) * worldSize_ * perStep,
+        kMaxDataRows);
   return rows;
 }
 
@@ -202,10 +214,10 @@ Status DataSource::resumeAt(int64_t step,
     if (rows == rowsRead.end())
       return ZERO_ERROR(kFailedPrecondition,
                         "data: no rows read of data argument '" + name + "'");
-    if (rows->second < 0)
+    if (rows->second < 0 || rows->second > kMaxDataRows)
       return ZERO_ERROR(kFailedPrecondition,
                         "data: " + std::to_string(rows->second) +
-                            " rows read of '" + name + "'");
+                            " rows read of '" + name + "'; expected 0 to 2^53");
   }
   startStep_ = step;
   startRows_ = rowsRead;

@@ -183,7 +183,9 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
       DataSource::create(*schedule_, data, host_->rank(), host_->size());
   if (!source.isOk())
     return source.status();
-  if (resumed) {
+  // A checkpoint that records no rows (an older one) continues by the step's
+  // index, as its run read.
+  if (resumed && !resumed->rowsRead.empty()) {
     Status status =
         source->resumeAt(executor_->stepsTaken(), resumed->rowsRead);
     if (!status.isOk())

@@ -223,15 +223,19 @@ void Mapper::mapPrecision(ZeroPipelineOptions &options) {
   options.hysteresis = fp16.hysteresis;
   options.consecutiveHysteresis = fp16.consecutiveHysteresis;
   options.minLossScale = fp16.minLossScale;
-  // In fp32 the key's warning is the config's, naming the key (the pass
-  // would warn again).
-  if (config.bf16.enabled || fp16.enabled)
+  // Where the key has no effect its warning is the config's, naming the key
+  // (the pass would warn again). DeepSpeed's fp16 optimizer without ZeRO
+  // always loads the fp32 weights.
+  if (config.bf16.enabled || (fp16.enabled && config.zero.stage >= 1))
     options.loadFromFp32Weights = config.zero.loadFromFp32Weights;
   else
     noEffectUnlessDefault("zero_optimization.load_from_fp32_weights",
                           config.zero.loadFromFp32Weights,
-                          "fp32 training has no fp32 master weights besides "
-                          "the parameters");
+                          fp16.enabled
+                              ? "DeepSpeed's fp16 optimizer at stage 0 always "
+                                "loads the fp32 master weights"
+                              : "fp32 training has no fp32 master weights "
+                                "besides the parameters");
 
   if (fp16.enabled && fp16.autoCast)
     error("fp16.auto_cast",

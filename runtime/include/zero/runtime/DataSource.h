@@ -26,6 +26,10 @@
 
 namespace zero::runtime {
 
+/// The rows of a data argument a job may read: 2^53, so that a row count is
+/// exact in JSON's numbers, and far beyond any run.
+constexpr int64_t kMaxDataRows = int64_t(1) << 53;
+
 struct DataOptions {
   uint64_t seed = 0;
   /// A token file (little-endian uint16 ids); empty: synthetic data.
@@ -60,7 +64,7 @@ public:
 private:
   DataSource() = default;
   /// The global row of the first of the `rows` rows of argument `name` that
-  /// this rank reads at step `step`.
+  /// this rank reads at step `step`; -1 beyond kMaxDataRows.
   int64_t getGlobalRow(const std::string &name, int64_t step,
                        int64_t rows) const;
 

@@ -15,11 +15,12 @@ with the manifest's layouts (any dtype, shards joined in rank order).
 import argparse
 import json
 import os
-import struct
 import sys
 
-import numpy as np
 import torch
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import read_raw  # noqa: E402
 
 DTYPES = {"F32": torch.float32, "BF16": torch.bfloat16, "F16": torch.float16,
           "I64": torch.int64, "I32": torch.int32, "F64": torch.float64}
@@ -33,12 +34,7 @@ def step_directory(path):
 
 
 def read_rank_file(path):
-    with open(path, "rb") as f:
-        blob = f.read()
-    (n,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + n])
-    header.pop("__metadata__", None)
-    data = blob[8 + n:]
+    header, _, data = read_raw(path)
     tensors = {}
     for name, info in header.items():
         begin, end = info["data_offsets"]

@@ -8,6 +8,7 @@ safetensors' own writer does (sorted by name, header padded with spaces to a
 multiple of 8 bytes).
 
 Library: read(path) -> (dict name -> np.ndarray float32, metadata dict);
+read_raw(path) -> (header without metadata, metadata, data bytes), any dtype;
 write(path, tensors, metadata=None); compare(a, b, rtol, atol) -> report.
 
 Command line:
@@ -31,8 +32,8 @@ class FormatError(Exception):
     pass
 
 
-def read(path):
-    """Returns ({name: float32 array}, metadata), tensors in data order."""
+def read_raw(path):
+    """Returns ({name: {dtype, shape, data_offsets}}, metadata, data bytes)."""
     with open(path, "rb") as f:
         blob = f.read()
     if len(blob) < 8:
@@ -48,8 +49,13 @@ def read(path):
         raise FormatError(f"{path}: the header is not valid JSON: {e}")
     if not isinstance(header, dict):
         raise FormatError(f"{path}: the header must be a JSON object")
-    data = blob[8 + n:]
     metadata = header.pop("__metadata__", None) or {}
+    return header, metadata, blob[8 + n:]
+
+
+def read(path):
+    """Returns ({name: float32 array}, metadata), tensors in data order."""
+    header, metadata, data = read_raw(path)
     entries = []
     for name, info in header.items():
         if not isinstance(info, dict) or set(info) != {"dtype", "shape", "data_offsets"}:

@@ -5,18 +5,16 @@ shapes and bytes), whatever their metadata says.
 Usage: same_tensors.py A B
 """
 
-import json
-import struct
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from safetensors_io import read_raw  # noqa: E402
 
 
 def load(path):
-    with open(path, "rb") as f:
-        data = f.read()
-    (length,) = struct.unpack("<Q", data[:8])
-    header = json.loads(data[8:8 + length])
-    header.pop("__metadata__", None)
-    return header, data[8 + length:]
+    header, _, data = read_raw(path)
+    return header, data
 
 
 first, second = load(sys.argv[1]), load(sys.argv[2])

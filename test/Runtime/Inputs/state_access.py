@@ -34,7 +34,6 @@ Usage: state_access.py --bin DIR --work DIR --steps 2 1:f32 3:bf16:nvme
 import argparse
 import json
 import os
-import struct
 import sys
 
 import numpy as np
@@ -42,6 +41,7 @@ import numpy as np
 sys.dont_write_bytecode = True
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import launch  # noqa: E402
+import safetensors_io  # noqa: E402
 from launch import mpirun  # noqa: E402
 
 RANKS = 2
@@ -59,12 +59,7 @@ def fail(message):
 def read(path):
     """{name: array} of a safetensors file, each in its own dtype (BF16 as
     the fp32 it is exactly)."""
-    with open(path, "rb") as f:
-        blob = f.read()
-    (length,) = struct.unpack("<Q", blob[:8])
-    header = json.loads(blob[8:8 + length])
-    header.pop("__metadata__", None)
-    data = blob[8 + length:]
+    header, _, data = safetensors_io.read_raw(path)
     tensors = {}
     for name, entry in header.items():
         begin, end = entry["data_offsets"]

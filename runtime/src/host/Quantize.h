@@ -1,0 +1,56 @@
+//===- Quantize.h - symmetric block quantization of floats -------*- C++
+//-*-===//
+//
+// The block quantizer of ZeRO++'s quantized collectives (docs/Runtime.md,
+// "Block quantization"): int8 for parameter all-gathers (qwZ) and int4 for
+// gradient all-to-alls (qgZ). A tensor of n floats is cut into blocks of
+// `blockSize` consecutive elements (the last may be shorter); each block
+// stores one fp32 scale, absmax / qmax with qmax = 2^(bits-1) - 1 (127 or
+// 7), and each element q = round(x / scale) in [-qmax, qmax], rounded to
+// nearest, ties to even. Dequantized, x' = q * scale, so that
+// |x - x'| <= scale / 2 = absmax / (2 qmax) for every element (up to the
+// float rounding of the division and the product). Unlike DeepSpeed's kernel
+// (scale absmax / 128, +absmax saturating to 127) no value saturates.
+//
+// A block of zeros has scale 0 and comes back exactly. A block holding an
+// infinity or a NaN has scale NaN: every element of it comes back NaN, so
+// that a non-finite value is never dropped or turned finite (an fp16
+// overflow still reaches the loss scaler's check; a non-finite weight the
+// loss).
+//
+// int4 values are packed two to a byte, element 2i in the low nibble, in
+// two's complement.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_HOST_QUANTIZE_H
+#define ZERO_RUNTIME_HOST_QUANTIZE_H
+
+#include <cstdint>
+
+namespace zero::runtime::host {
+
+/// The bytes of n quantized values of `bits` (4 or 8) bits.
+inline int64_t getQuantizedBytes(int64_t n, int bits) {
+  return (n * bits + 7) / 8;
+}
+
+/// The blocks (and scales) of n elements.
+inline int64_t getNumBlocks(int64_t n, int64_t blockSize) {
+  return (n + blockSize - 1) / blockSize;
+}
+
+/// Quantizes `in` (n floats) into `out` (getQuantizedBytes(n, bits) bytes)
+/// and `scales` (getNumBlocks(n, blockSize) floats). `bits` is 4 or 8,
+/// `blockSize` at least 1 (even for 4 bits, so that no byte holds two
+/// blocks).
+void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
+                    uint8_t *out, float *scales);
+
+/// The inverse: `out[i] = q[i] * scales[i / blockSize]`.
+void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
+                      int bits, int64_t blockSize, float *out);
+
+} // namespace zero::runtime::host
+
+#endif // ZERO_RUNTIME_HOST_QUANTIZE_H

@@ -1,0 +1,126 @@
+//===- HostQuantizeTest.cpp - block quantization round trips
+//---------------===//
+//
+// The int8 and int4 block quantizer of the quantized collectives: the error
+// bound of every element, exact zeros, non-finite blocks propagated as NaN
+// without touching their neighbours, ties to even, the int4 packing.
+//
+//===----------------------------------------------------------------------===//
+
+#include "host/Quantize.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace zero::runtime::host;
+
+namespace {
+
+struct RoundTrip {
+  std::vector<uint8_t> packed;
+  std::vector<float> scales;
+  std::vector<float> values;
+};
+
+RoundTrip roundTrip(const std::vector<float> &in, int bits, int64_t blockSize) {
+  int64_t n = static_cast<int64_t>(in.size());
+  RoundTrip r;
+  r.packed.assign(static_cast<size_t>(getQuantizedBytes(n, bits)), 0xAA);
+  r.scales.assign(static_cast<size_t>(getNumBlocks(n, blockSize)), -1);
+  r.values.assign(in.size(), -1);
+  quantizeBlocks(in.data(), n, bits, blockSize, r.packed.data(),
+                 r.scales.data());
+  dequantizeBlocks(r.packed.data(), r.scales.data(), n, bits, blockSize,
+                   r.values.data());
+  return r;
+}
+
+class QuantizeBounds
+    : public ::testing::TestWithParam<std::tuple<int, int64_t, int64_t>> {};
+
+TEST_P(QuantizeBounds, EveryElementWithinHalfAStep) {
+  auto [bits, blockSize, n] = GetParam();
+  std::mt19937 random(bits * 1000 + blockSize + n);
+  std::normal_distribution<float> normal(0, 1);
+  std::vector<float> in(static_cast<size_t>(n));
+  for (size_t i = 0; i < in.size(); ++i)
+    in[i] = normal(random) * std::pow(10.0f, static_cast<float>(i % 7) - 3);
+  RoundTrip r = roundTrip(in, bits, blockSize);
+  int maxLevel = (1 << (bits - 1)) - 1;
+  for (int64_t block = 0; block * blockSize < n; ++block) {
+    float absmax = 0;
+    for (int64_t i = block * blockSize;
+         i < std::min(n, (block + 1) * blockSize); ++i)
+      absmax = std::max(absmax, std::fabs(in[i]));
+    EXPECT_EQ(r.scales[block], absmax / maxLevel);
+    float bound = absmax / (2 * maxLevel) * (1 + 1e-5f);
+    for (int64_t i = block * blockSize;
+         i < std::min(n, (block + 1) * blockSize); ++i)
+      ASSERT_LE(std::fabs(r.values[i] - in[i]), bound)
+          << "element " << i << " of block " << block;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    BitsBlocksLengths, QuantizeBounds,
+    ::testing::Values(std::make_tuple(8, 64, 1000), // a short last block
+                      std::make_tuple(8, 1, 17), std::make_tuple(8, 4096, 4096),
+                      std::make_tuple(4, 32, 999), // an odd length
+                      std::make_tuple(4, 2, 10),
+                      std::make_tuple(4, 256, 4097)));
+
+TEST(Quantize, ZeroBlocksAreExact) {
+  std::vector<float> in(24, 0.0f);
+  in[20] = 3.0f; // only the last block is not zero
+  for (int bits : {4, 8}) {
+    RoundTrip r = roundTrip(in, bits, 8);
+    EXPECT_EQ(r.scales[0], 0.0f);
+    EXPECT_EQ(r.scales[1], 0.0f);
+    for (int i = 0; i < 16; ++i)
+      EXPECT_EQ(r.values[i], 0.0f) << i;
+    EXPECT_FLOAT_EQ(r.values[20], 3.0f);
+  }
+}
+
+TEST(Quantize, NonFiniteBlocksComeBackNaN) {
+  float inf = std::numeric_limits<float>::infinity();
+  float nan = std::numeric_limits<float>::quiet_NaN();
+  // Blocks of 4: [1, 2, inf, 4] [5, 6, 7, 8] [nan, 0, 0, 0] [-inf].
+  std::vector<float> in = {1, 2, inf, 4, 5, 6, 7, 8, nan, 0, 0, 0, -inf};
+  for (int bits : {4, 8}) {
+    RoundTrip r = roundTrip(in, bits, 4);
+    for (int i : {0, 1, 2, 3, 8, 9, 10, 11, 12})
+      EXPECT_TRUE(std::isnan(r.values[i])) << bits << " bits, element " << i;
+    int maxLevel = (1 << (bits - 1)) - 1;
+    for (int i = 4; i < 8; ++i)
+      EXPECT_LE(std::fabs(r.values[i] - in[i]),
+                8.0f / (2 * maxLevel) * 1.00001f)
+          << i;
+  }
+}
+
+TEST(Quantize, RoundsToNearestEven) {
+  // Scale 1 (absmax 127): 2.5 -> 2, 3.5 -> 4, -2.5 -> -2, 126.5 -> 126.
+  std::vector<float> in = {127, 2.5f, 3.5f, -2.5f, 126.5f, -127};
+  RoundTrip r = roundTrip(in, 8, 8);
+  EXPECT_EQ(r.scales[0], 1.0f);
+  std::vector<int8_t> levels(r.packed.begin(), r.packed.end());
+  EXPECT_EQ(levels, (std::vector<int8_t>{127, 2, 4, -2, 126, -127}));
+}
+
+TEST(Quantize, PacksInt4TwoToAByteLowNibbleFirst) {
+  // Scale 1 (absmax 7): levels 7, -7, 1, -1, 0 -> bytes 0x97, 0xF1, 0x00.
+  std::vector<float> in = {7, -7, 1, -1, 0};
+  RoundTrip r = roundTrip(in, 4, 6);
+  ASSERT_EQ(r.packed.size(), 3u);
+  EXPECT_EQ(r.packed[0], 0x97);
+  EXPECT_EQ(r.packed[1], 0xF1);
+  EXPECT_EQ(r.packed[2], 0x00);
+  EXPECT_EQ(r.values, in);
+}
+
+} // namespace

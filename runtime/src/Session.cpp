@@ -154,8 +154,10 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   executor_ = std::move(*executor);
 
   if (!o.resumeFrom.empty()) {
-    ZERO_RETURN_IF_ERROR(
-        loadCheckpoint(*executor_, o.resumeFrom, getCheckpointData(o)));
+    CheckpointLoadStats loaded;
+    ZERO_RETURN_IF_ERROR(loadCheckpoint(*executor_, o.resumeFrom,
+                                        getCheckpointData(o), &loaded));
+    resumeStats_ = loaded;
   } else {
     InitOptions init;
     init.seed = o.seed;

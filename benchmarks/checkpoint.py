@@ -34,6 +34,7 @@ whole, its shard of the two Adam states), and measures:
 Usage: benchmarks/checkpoint.py [--bin DIR] [--work DIR] [--hidden 2048]
                                 [--layers 6] [--batch-size 16] [--repeat 5]
                                 [--steps 20] [--save-every 5]
+                                [--skip-throughput] [--skip-cost]
 """
 
 import argparse
@@ -237,6 +238,22 @@ def step_cost(args, bin_dir, work):
             for name, _ in modes]
 
 
+def print_throughput(args, bin_dir, work):
+    print("| ranks | bytes per rank | save (GB/s) | reference write (GB/s) | "
+          "save / reference | load (GB/s) | reference read (GB/s) | "
+          "load / reference | min-max save / load ratio | snapshot (GB/s) |")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+    for ranks in (1, 2):
+        size, med, ratio, span = throughput(args, bin_dir, work, ranks)
+        print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | "
+              "%.2f-%.2f / %.2f-%.2f | %.2f |" %
+              (ranks, size, med["save"], med["ref_write"], ratio["save"],
+               med["load"], med["ref_read"], ratio["load"], span["save"][0],
+               span["save"][1], span["load"][0], span["load"][1],
+               med["snapshot"]))
+        sys.stdout.flush()
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--bin")
@@ -248,6 +265,7 @@ def main():
     parser.add_argument("--steps", type=int, default=20)
     parser.add_argument("--save-every", type=int, default=5)
     parser.add_argument("--skip-cost", action="store_true")
+    parser.add_argument("--skip-throughput", action="store_true")
     args = parser.parse_args()
     bin_dir = find_bin(args.bin)
     work = args.work or tempfile.mkdtemp(prefix="zero-checkpoint-bench-")
@@ -263,19 +281,8 @@ def main():
              "-o", os.devnull])
     print("work: %s, load average %s" % (work, os.getloadavg()))
 
-    print("| ranks | bytes per rank | save (GB/s) | reference write (GB/s) | "
-          "save / reference | load (GB/s) | reference read (GB/s) | "
-          "load / reference | min-max save / load ratio | snapshot (GB/s) |")
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
-    for ranks in (1, 2):
-        size, med, ratio, span = throughput(args, bin_dir, work, ranks)
-        print("| %d | %d | %.2f | %.2f | %.2f | %.2f | %.2f | %.2f | "
-              "%.2f-%.2f / %.2f-%.2f | %.2f |" %
-              (ranks, size, med["save"], med["ref_write"], ratio["save"],
-               med["load"], med["ref_read"], ratio["load"], span["save"][0],
-               span["save"][1], span["load"][0], span["load"][1],
-               med["snapshot"]))
-        sys.stdout.flush()
+    if not args.skip_throughput:
+        print_throughput(args, bin_dir, work)
     if args.skip_cost:
         return
 

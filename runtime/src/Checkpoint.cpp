@@ -1,11 +1,13 @@
 //===- Checkpoint.cpp - a run's whole state, saved and resumed ------------===//
 //
-// Saving: rank 0 makes DIR/.step-<S>.tmp-<nonce>/, every rank writes and
-// fsyncs its file there, the ranks agree, rank 0 gathers each file's size and
-// CRC-32, writes the manifest, fsyncs the directory, renames it to
-// DIR/step-<S>, fsyncs DIR, replaces DIR/latest and prunes. A crash at any
-// point leaves DIR/latest naming a complete checkpoint; the next save removes
-// the temporary directories that crashed saves left.
+// Saving: rank 0 makes DIR/.step-<S>.tmp-<nonce>/, every rank copies its
+// state into a snapshot and writes and fsyncs its file there from it (on a
+// thread of its own for a background save, while training goes on); at the
+// completion the ranks agree, rank 0 gathers each file's size and CRC-32,
+// writes the manifest, fsyncs the directory, renames it to DIR/step-<S>,
+// fsyncs DIR, replaces DIR/latest and prunes. A crash at any point leaves
+// DIR/latest naming a complete checkpoint; the next save removes the
+// temporary directories that crashed saves left.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,16 +26,21 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
+#include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <random>
 #include <sstream>
+#include <thread>
 
 #include <fcntl.h>
 #include <sys/file.h>
@@ -114,6 +121,100 @@ StatusOr<std::string> readWholeFile(const std::string &path) {
   if (in.bad())
     return errnoError(path, "cannot read");
   return bytes.str();
+}
+
+/// Memory for a whole rank file, not zeroed first: filled by a read or a
+/// snapshot, whose copy is then the first touch of each page.
+struct FileBuffer {
+  std::unique_ptr<char[]> data;
+  size_t size = 0;
+};
+
+/// `size` bytes of uninitialized memory, null when out of memory. (Asking
+/// for huge pages with madvise made the loads here slower, 0.4-0.5 GB/s
+/// against 1.5: with defrag "madvise" each fault may compact memory.)
+std::unique_ptr<char[]> allocateFileMemory(size_t size) {
+  return std::unique_ptr<char[]>(new (std::nothrow) char[size]);
+}
+
+/// The bytes read at a time by readChecksummed's reader.
+constexpr size_t kReadChunk = size_t(16) << 20;
+
+/// The file at `path` (its size when opened) and its CRC-32 in `crc`: a
+/// thread reads it in order while this one checksums what was read, so
+/// that the checksum costs no time beyond the disk's.
+StatusOr<FileBuffer> readChecksummed(const std::string &path, uint32_t &crc) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0)
+    return errnoError(path, "cannot open");
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    Status status = errnoError(path, "cannot read");
+    ::close(fd);
+    return status;
+  }
+  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  FileBuffer file;
+  file.size = static_cast<size_t>(info.st_size);
+  file.data = allocateFileMemory(file.size);
+  if (!file.data) {
+    ::close(fd);
+    return ZERO_ERROR(kResourceExhausted, path + ": cannot allocate " +
+                                              std::to_string(file.size) +
+                                              " bytes to read it");
+  }
+  char *bytes = file.data.get();
+  std::mutex mutex;
+  std::condition_variable progress;
+  size_t ready = 0;
+  bool finished = false;
+  int error = 0;
+  std::thread reader([&] {
+    size_t done = 0;
+    while (done < file.size) {
+      ssize_t got =
+          ::read(fd, bytes + done, std::min(kReadChunk, file.size - done));
+      if (got < 0 && errno == EINTR)
+        continue;
+      if (got <= 0) {
+        std::lock_guard<std::mutex> lock(mutex);
+        error = got < 0 ? errno : 0;
+        break;
+      }
+      done += static_cast<size_t>(got);
+      std::lock_guard<std::mutex> lock(mutex);
+      ready = done;
+      progress.notify_one();
+    }
+    std::lock_guard<std::mutex> lock(mutex);
+    finished = true;
+    progress.notify_one();
+  });
+  crc = 0;
+  size_t checked = 0;
+  while (true) {
+    size_t upTo;
+    bool last;
+    {
+      std::unique_lock<std::mutex> lock(mutex);
+      progress.wait(lock, [&] { return finished || ready > checked; });
+      upTo = ready;
+      last = finished;
+    }
+    crc = computeCrc32(bytes + checked, upTo - checked, crc);
+    checked = upTo;
+    if (last)
+      break;
+  }
+  reader.join();
+  ::close(fd);
+  if (error != 0) {
+    errno = error;
+    return errnoError(path, "cannot read");
+  }
+  // A file cut short since its size was taken: what was read.
+  file.size = checked;
+  return file;
 }
 
 const char *getSafetensorsDType(DType type) {
@@ -245,9 +346,10 @@ json describeTensorChecksums(const std::vector<RawTensor> &tensors) {
 
 /// Where in a file whose CRC-32 differs from the manifest's the damage is:
 /// the header, or the first tensor whose own CRC-32 differs.
-std::string locateCorruption(const std::string &bytes, const std::string &path,
+std::string locateCorruption(const FileBuffer &bytes, const std::string &path,
                              const json &file) {
-  StatusOr<std::vector<RawTensor>> tensors = parseRawSafetensors(bytes, path);
+  StatusOr<std::vector<RawTensor>> tensors =
+      parseRawSafetensors(std::string(bytes.data.get(), bytes.size), path);
   if (!tensors.isOk())
     return "its header is damaged (" + tensors.status().message() + ")";
   json checksums = describeTensorChecksums(*tensors);
@@ -292,23 +394,160 @@ Status writeRankTensors(const std::vector<RawTensor> &tensors,
   return Status::ok();
 }
 
-/// This rank's file, written and fsynced under `path`; its size and CRC-32
-/// in `record`.
-Status writeRankFile(Executor &executor, const std::string &path, int64_t step,
-                     bool fail, json &record) {
-  const Schedule &schedule = executor.schedule();
-  std::vector<RawTensor> tensors;
-  for (const StateTensor &state : getStateTensors(schedule)) {
-    int64_t value = schedule.arguments()[state.argument].value;
-    RawTensor tensor;
-    tensor.name = state.name;
-    tensor.dtype = state.description["dtype"].get<std::string>();
-    tensor.shape = schedule.values().values[value].shape;
-    ZERO_RETURN_IF_ERROR(executor.readTensor(value, tensor.bytes));
-    tensors.push_back(std::move(tensor));
+using Clock = std::chrono::steady_clock;
+
+double secondsSince(Clock::time_point begin) {
+  return std::chrono::duration<double>(Clock::now() - begin).count();
+}
+
+/// A tensor of a snapshot: where its bytes lie in the file image.
+struct SnapshotTensor {
+  std::string name;
+  size_t offset = 0;
+  size_t bytes = 0;
+};
+
+/// The bytes checksummed and then written at a time: few system calls, and
+/// still in the cache when written after the checksum.
+constexpr size_t kWriteChunk = size_t(4) << 20;
+/// The bytes written between two starts of their writeback: the disk writes
+/// while the next ones are checksummed and copied, instead of all of them
+/// waiting for the final fsync.
+constexpr size_t kWritebackBytes = size_t(16) << 20;
+
+/// The alignment of O_DIRECT's buffers, offsets and sizes: the largest
+/// logical block size of the disks in use.
+constexpr size_t kDirectAlignment = 4096;
+
+/// Writes the `size` bytes at `data` at `path` with O_DIRECT (under a
+/// temporary name, fsynced, renamed): the disk reads them from the snapshot
+/// by DMA, with no copy into the page cache, which on a rank bound to one
+/// core takes the CPU from its steps (docs/PERFORMANCE.md, "Checkpoints").
+/// `data` is aligned to kDirectAlignment and readable up to `size` rounded
+/// up to it; the file is cut to `size` after. `supported` is false, and
+/// nothing written, where the file system refuses O_DIRECT.
+Status writeDirect(const char *data, size_t size, const std::string &path,
+                   const std::atomic<bool> &cancel, bool &supported) {
+  std::string temporary = path + ".tmp";
+  int fd = ::open(temporary.c_str(),
+                  O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_DIRECT, 0666);
+  supported = fd >= 0 || errno != EINVAL;
+  if (fd < 0)
+    return supported ? errnoError(path, "cannot write") : Status::ok();
+  auto fail = [&](Status status) {
+    ::close(fd);
+    ::unlink(temporary.c_str());
+    return status;
+  };
+  size_t padded =
+      (size + kDirectAlignment - 1) / kDirectAlignment * kDirectAlignment;
+  for (size_t done = 0; done < padded;) {
+    if (cancel.load(std::memory_order_relaxed))
+      return fail(ZERO_ERROR(kUnavailable, path + ": the save was abandoned"));
+    size_t chunk = std::min(kWriteChunk, padded - done);
+    errno = 0;
+    ssize_t written =
+        ::pwrite(fd, data + done, chunk, static_cast<off_t>(done));
+    if (written < 0 && errno == EINTR)
+      continue;
+    // A short write leaves an offset O_DIRECT cannot continue from; the
+    // next write would fail with the reason (a full disk) anyway.
+    if (written <= 0 || written % kDirectAlignment != 0) {
+      if (written >= 0)
+        errno = ENOSPC;
+      return fail(io::writeError(path, "write failed"));
+    }
+    done += static_cast<size_t>(written);
   }
-  return writeRankTensors(tensors, path, step, executor.communicator().rank(),
-                          fail, record);
+  errno = 0;
+  if (::ftruncate(fd, static_cast<off_t>(size)) != 0 || ::fsync(fd) != 0)
+    return fail(io::writeError(path, "write failed"));
+  if (::close(fd) != 0) {
+    Status status = io::writeError(path, "close failed");
+    ::unlink(temporary.c_str());
+    return status;
+  }
+  if (::rename(temporary.c_str(), path.c_str()) != 0) {
+    Status status = errnoError(path, "cannot rename '" + temporary + "' to it");
+    ::unlink(temporary.c_str());
+    return status;
+  }
+  return Status::ok();
+}
+
+/// Writes the file image `data` (`size` bytes: `headerBytes` of header, then
+/// `tensors`; aligned and padded as writeDirect needs) at `path`, fsynced
+/// and renamed into place: with O_DIRECT (writeDirect), or where the file
+/// system refuses it through the page cache (OutputFile), each tensor's
+/// CRC-32 then in the same pass as its write. The test hook `fail` writes
+/// the first half through the page cache and fails as on a full disk. Each
+/// tensor's CRC-32 and the file's, combined from them, and the size go to
+/// `record`, the file's manifest entry. No communicator calls: it runs on a
+/// background save's writer thread, and MPI is not thread-multiple.
+Status writeSnapshot(const char *data, size_t size, size_t headerBytes,
+                     const std::vector<SnapshotTensor> &tensors,
+                     const std::string &path, int64_t rank, bool fail,
+                     const std::atomic<bool> &cancel, json &record) {
+  if (!fail) {
+    // The checksums first, in a pass over the snapshot, then the file with
+    // O_DIRECT where the file system takes it.
+    uint32_t fileCrc = computeCrc32(data, headerBytes);
+    json checksums = json::object();
+    for (const SnapshotTensor &tensor : tensors) {
+      uint32_t crc = computeCrc32(data + tensor.offset, tensor.bytes);
+      checksums[tensor.name] = formatCrc32(crc);
+      fileCrc = combineCrc32(fileCrc, crc, tensor.bytes);
+    }
+    bool supported = false;
+    ZERO_RETURN_IF_ERROR(writeDirect(data, size, path, cancel, supported));
+    if (supported) {
+      record = {{"path", getRankFileName(rank)},
+                {"rank", rank},
+                {"bytes", size},
+                {"crc32", formatCrc32(fileCrc)},
+                {"tensor_crc32", std::move(checksums)}};
+      return Status::ok();
+    }
+  }
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  if (!file.isOk())
+    return file.status();
+  if (fail) {
+    ZERO_RETURN_IF_ERROR((*file)->write(data, size / 2));
+    return Status(StatusCode::kResourceExhausted,
+                  path + ": write failed: " + std::strerror(ENOSPC), __FILE__,
+                  __LINE__);
+  }
+  uint32_t fileCrc = computeCrc32(data, headerBytes);
+  ZERO_RETURN_IF_ERROR((*file)->write(data, headerBytes));
+  json checksums = json::object();
+  size_t unsynced = 0;
+  for (const SnapshotTensor &tensor : tensors) {
+    uint32_t crc = 0;
+    for (size_t done = 0; done < tensor.bytes;) {
+      if (cancel.load(std::memory_order_relaxed))
+        return ZERO_ERROR(kUnavailable, path + ": the save was abandoned");
+      size_t chunk = std::min(kWriteChunk, tensor.bytes - done);
+      const char *bytes = data + tensor.offset + done;
+      crc = computeCrc32(bytes, chunk, crc);
+      ZERO_RETURN_IF_ERROR((*file)->write(bytes, chunk));
+      done += chunk;
+      unsynced += chunk;
+      if (unsynced >= kWritebackBytes) {
+        ZERO_RETURN_IF_ERROR((*file)->startWriteback());
+        unsynced = 0;
+      }
+    }
+    checksums[tensor.name] = formatCrc32(crc);
+    fileCrc = combineCrc32(fileCrc, crc, tensor.bytes);
+  }
+  ZERO_RETURN_IF_ERROR((*file)->commit());
+  record = {{"path", getRankFileName(rank)},
+            {"rank", rank},
+            {"bytes", size},
+            {"crc32", formatCrc32(fileCrc)},
+            {"tensor_crc32", std::move(checksums)}};
+  return Status::ok();
 }
 
 /// Removes what crashed saves left in `directory`: ".step-*.tmp-*".
@@ -733,13 +972,13 @@ Status verifyManifest(const json &manifest, const std::string &path,
 
 /// The tensors of a rank's file, checked against the manifest: each tensor
 /// it lists with its dtype and shape, no other, and the step.
-StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
-                                               const std::string &path,
-                                               const json &manifest,
-                                               int64_t rank) {
+StatusOr<std::vector<RawTensorSpan>> checkRankFile(const FileBuffer &bytes,
+                                                   const std::string &path,
+                                                   const json &manifest,
+                                                   int64_t rank) {
   std::map<std::string, std::string> metadata;
-  StatusOr<std::vector<RawTensor>> tensors =
-      parseRawSafetensors(bytes, path, &metadata);
+  StatusOr<std::vector<RawTensorSpan>> tensors =
+      parseRawSafetensorsSpans(bytes.data.get(), bytes.size, path, &metadata);
   if (!tensors.isOk())
     return tensors.status();
   std::string step = std::to_string(manifest["step"].get<int64_t>());
@@ -754,8 +993,8 @@ StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
                           "' of format '" + metadata["format"] +
                           "', but the manifest lists it for rank " +
                           std::to_string(rank) + " of a " + kFormat);
-  std::map<std::string, const RawTensor *> byName;
-  for (const RawTensor &tensor : *tensors)
+  std::map<std::string, const RawTensorSpan *> byName;
+  for (const RawTensorSpan &tensor : *tensors)
     byName[tensor.name] = &tensor;
   for (const json &entry : manifest["tensors"]) {
     std::string name = entry["name"].get<std::string>();
@@ -763,7 +1002,7 @@ StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
     if (it == byName.end())
       return ZERO_ERROR(kFailedPrecondition, path + ": no tensor '" + name +
                                                  "', which the manifest lists");
-    const RawTensor &tensor = *it->second;
+    const RawTensorSpan &tensor = *it->second;
     if (tensor.dtype != entry["dtype"] || json(tensor.shape) != entry["shape"])
       return ZERO_ERROR(
           kFailedPrecondition,
@@ -779,9 +1018,23 @@ StatusOr<std::vector<RawTensor>> checkRankFile(const std::string &bytes,
   return tensors;
 }
 
-/// Each rank's tensors as verifyFiles reads them.
-using RankTensorsCallback =
-    std::function<void(int64_t rank, std::vector<RawTensor> tensors)>;
+/// Each rank's file as verifyFiles reads it, and where its tensors lie.
+using RankTensorsCallback = std::function<void(
+    int64_t rank, FileBuffer file, const std::vector<RawTensorSpan> &tensors)>;
+
+/// Copies of the tensors of `file`, in this host's byte order.
+std::vector<RawTensor> copyTensors(const FileBuffer &file,
+                                   const std::vector<RawTensorSpan> &spans) {
+  std::vector<RawTensor> tensors;
+  for (const RawTensorSpan &span : spans) {
+    RawTensor tensor{span.name, span.dtype, span.shape,
+                     std::string(file.data.get() + span.offset, span.bytes)};
+    swapLittleEndian(tensor.bytes.data(), tensor.bytes.size(),
+                     getSafetensorsDTypeWidth(tensor.dtype));
+    tensors.push_back(std::move(tensor));
+  }
+  return tensors;
+}
 
 /// Checks that the file of every rank of the manifest is there with its
 /// size; reads those of `rank` (-1: of every rank), checks their CRC-32 and
@@ -819,21 +1072,22 @@ Status verifyFiles(const Manifest &manifest, int64_t rank,
     const json &file = *byRank[r];
     std::string path =
         joinPath(manifest.directory, file["path"].get<std::string>());
-    StatusOr<std::string> bytes = readWholeFile(path);
+    uint32_t checksum = 0;
+    StatusOr<FileBuffer> bytes = readChecksummed(path, checksum);
     if (!bytes.isOk())
       return bytes.status();
-    std::string crc = formatCrc32(computeCrc32(*bytes));
+    std::string crc = formatCrc32(checksum);
     if (crc != file["crc32"].get<std::string>())
       return ZERO_ERROR(kInvalidArgument,
                         path + ": the file is corrupt: CRC-32 " + crc +
                             ", the manifest gives " +
                             file["crc32"].get<std::string>() + "; " +
                             locateCorruption(*bytes, path, file));
-    StatusOr<std::vector<RawTensor>> tensors =
+    StatusOr<std::vector<RawTensorSpan>> tensors =
         checkRankFile(*bytes, path, content, r);
     if (!tensors.isOk())
       return tensors.status();
-    take(r, std::move(*tensors));
+    take(r, std::move(*bytes), *tensors);
   }
   return Status::ok();
 }
@@ -895,10 +1149,129 @@ Status prepareCheckpointDirectory(const std::string &directory) {
   return Status::ok();
 }
 
-Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
-  Executor &executor = session.executor();
-  Communicator &comm = session.communicator();
-  const int64_t step = executor.stepsTaken();
+/// A save between its start and its completion.
+struct CheckpointSaver::Pending {
+  CheckpointSaveOptions options;
+  int64_t step = 0;
+  int64_t rank = 0;
+  std::string temporary;
+  /// This rank's file in `temporary`.
+  std::string path;
+  /// Rank 0's, held until the completion.
+  SaveLock lock;
+  /// The file image in the saver's buffer: the header, then the tensors.
+  const char *data = nullptr;
+  size_t size = 0;
+  size_t headerBytes = 0;
+  std::vector<SnapshotTensor> tensors;
+  std::thread writer;
+  std::atomic<bool> cancel{false};
+  /// Set by the writer when it is through.
+  std::atomic<bool> done{false};
+  /// The writer's outcome and manifest entry, read once it is joined.
+  Status written;
+  json record;
+  CheckpointSaveStats stats;
+
+  void write() {
+    Clock::time_point begin = Clock::now();
+    // An exception must not leave a thread: it would end the process.
+    try {
+      written = writeSnapshot(data, size, headerBytes, tensors, path, rank,
+                              options.failRankFile, cancel, record);
+    } catch (const std::exception &e) {
+      written = ZERO_ERROR(kInternal, path + ": " + e.what());
+    }
+    stats.writeSeconds = secondsSince(begin);
+    if (options.afterRankFile)
+      options.afterRankFile();
+    done.store(true, std::memory_order_release);
+  }
+};
+
+CheckpointSaver::CheckpointSaver(Session &session) : session_(session) {}
+
+CheckpointSaver::~CheckpointSaver() { abandon(); }
+
+int64_t CheckpointSaver::pendingStep() const {
+  return pending_ ? pending_->step : -1;
+}
+
+std::vector<CheckpointSaveStats> CheckpointSaver::takeStats() {
+  return std::exchange(stats_, {});
+}
+
+/// Copies this rank's state tensors into the saver's buffer, laid out as
+/// the rank's file: the header, then each tensor's bytes.
+static Status takeSnapshot(Executor &executor, CheckpointSaver::Pending &p,
+                           std::unique_ptr<char[]> &buffer, size_t &capacity) {
+  const Schedule &schedule = executor.schedule();
+  std::vector<StateTensor> states = getStateTensors(schedule);
+  std::vector<RawTensorHeader> headers;
+  for (const StateTensor &state : states) {
+    const ValueInfo &value =
+        schedule.values().values[schedule.arguments()[state.argument].value];
+    headers.push_back({state.name,
+                       state.description["dtype"].get<std::string>(),
+                       value.shape, static_cast<uint64_t>(value.bytes())});
+  }
+  std::map<std::string, std::string> metadata = {
+      {"format", kFormat},
+      {"step", std::to_string(p.step)},
+      {"rank", std::to_string(p.rank)}};
+  StatusOr<std::string> header =
+      encodeRawSafetensorsHeader(headers, metadata, p.path);
+  if (!header.isOk())
+    return header.status();
+  size_t size = header->size();
+  for (const RawTensorHeader &tensor : headers)
+    size += tensor.bytes;
+  // Aligned, and padded to a whole block, for O_DIRECT (writeDirect).
+  size_t padded =
+      (size + kDirectAlignment - 1) / kDirectAlignment * kDirectAlignment;
+  if (padded + kDirectAlignment > capacity) {
+    buffer.reset();
+    capacity = 0;
+    // Uninitialized: the snapshot writes every byte.
+    buffer = allocateFileMemory(padded + kDirectAlignment);
+    if (!buffer)
+      return ZERO_ERROR(kResourceExhausted,
+                        p.path + ": cannot allocate " + std::to_string(size) +
+                            " bytes of host memory for the snapshot");
+    capacity = padded + kDirectAlignment;
+  }
+  uintptr_t base = reinterpret_cast<uintptr_t>(buffer.get());
+  char *data = buffer.get() +
+               (kDirectAlignment - base % kDirectAlignment) % kDirectAlignment;
+  std::memcpy(data, header->data(), header->size());
+  std::memset(data + size, 0, padded - size);
+  size_t offset = header->size();
+  for (size_t i = 0; i < states.size(); ++i) {
+    char *at = data + offset;
+    ZERO_RETURN_IF_ERROR(executor.readTensor(
+        schedule.arguments()[states[i].argument].value, at));
+    swapLittleEndian(at, headers[i].bytes,
+                     getSafetensorsDTypeWidth(headers[i].dtype));
+    p.tensors.push_back({headers[i].name, offset, headers[i].bytes});
+    offset += headers[i].bytes;
+  }
+  p.data = data;
+  p.size = size;
+  p.headerBytes = header->size();
+  return Status::ok();
+}
+
+Status CheckpointSaver::start(const CheckpointSaveOptions &options) {
+  ZERO_RETURN_IF_ERROR(complete());
+  Executor &executor = session_.executor();
+  Communicator &comm = session_.communicator();
+  auto pending = std::make_unique<Pending>();
+  Pending &p = *pending;
+  p.options = options;
+  p.step = executor.stepsTaken();
+  p.rank = comm.rank();
+  p.stats.step = p.step;
+  p.stats.background = options.background;
 
   // Rank 0 names the temporary directory and makes it.
   std::string nonce(kNonceLength, '0');
@@ -910,47 +1283,114 @@ Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
     for (char &c : nonce)
       c = digits[generator() % 16];
   }
-  CollectiveContext context{"checkpoint of step " + std::to_string(step),
+  CollectiveContext context{"checkpoint of step " + std::to_string(p.step),
                             nullptr};
   ZERO_RETURN_IF_ERROR(comm.broadcastBytes(nonce, 0, context));
-  std::string temporary = joinPath(
-      options.directory, "." + getStepName(step) + kTemporaryMark + nonce);
+  p.temporary = joinPath(options.directory,
+                         "." + getStepName(p.step) + kTemporaryMark + nonce);
+  p.path = joinPath(p.temporary, getRankFileName(p.rank));
+  ZERO_RETURN_IF_ERROR(session_.agree(
+      comm.rank() == 0 ? makeTemporary(options.directory, p.temporary, p.lock)
+                       : Status::ok(),
+      "agreement of the ranks in the checkpoint of step " +
+          std::to_string(p.step)));
+
+  Clock::time_point begin = Clock::now();
+  p.written = takeSnapshot(executor, p, buffer_, capacity_);
+  p.stats.snapshotSeconds = secondsSince(begin);
+  pending_ = std::move(pending);
+  // A failed snapshot is reported at the completion, where the ranks agree.
+  if (p.written.isOk()) {
+    if (options.background)
+      p.writer = std::thread([&p] { p.write(); });
+    else
+      p.write();
+  }
+  return options.background ? Status::ok() : complete();
+}
+
+Status CheckpointSaver::complete() {
+  if (!pending_)
+    return Status::ok();
+  // The lock and the snapshot are released with it, whatever the outcome.
+  std::unique_ptr<Pending> pending = std::move(pending_);
+  Pending &p = *pending;
+  Clock::time_point begin = Clock::now();
+  if (p.writer.joinable())
+    p.writer.join();
+  p.stats.waitSeconds = secondsSince(begin);
+
+  begin = Clock::now();
+  Communicator &comm = session_.communicator();
   const std::string agreement =
       "agreement of the ranks in the checkpoint of step " +
-      std::to_string(step);
-  SaveLock lock;
-  ZERO_RETURN_IF_ERROR(session.agree(
-      comm.rank() == 0 ? makeTemporary(options.directory, temporary, lock)
-                       : Status::ok(),
-      agreement));
-
-  json record;
-  Status written =
-      writeRankFile(executor, joinPath(temporary, getRankFileName(comm.rank())),
-                    step, options.failRankFile, record);
-  if (options.afterRankFile)
-    options.afterRankFile();
+      std::to_string(p.step);
+  CollectiveContext context{"checkpoint of step " + std::to_string(p.step),
+                            nullptr};
   auto discard = [&](const Status &status) {
     if (comm.rank() == 0) {
       std::error_code error;
-      fs::remove_all(temporary, error);
+      fs::remove_all(p.temporary, error);
     }
     return status;
   };
-  Status agreed = session.agree(written, agreement);
+  Status agreed = session_.agree(p.written, agreement);
   if (!agreed.isOk())
     return discard(agreed);
   StatusOr<std::vector<std::string>> records =
-      comm.gatherBytes(record.dump(), context);
+      comm.gatherBytes(p.record.dump(), context);
   if (!records.isOk())
     return discard(records.status());
-  Status published = comm.rank() == 0
-                         ? publish(session, options, temporary, step, *records)
-                         : Status::ok();
-  agreed = session.agree(published, agreement);
+  Status published = comm.rank() == 0 ? publish(session_, p.options,
+                                                p.temporary, p.step, *records)
+                                      : Status::ok();
+  agreed = session_.agree(published, agreement);
   if (!agreed.isOk())
     return discard(agreed);
+  p.stats.completeSeconds = secondsSince(begin);
+  p.stats.bytesWritten = p.size;
+  stats_.push_back(p.stats);
   return Status::ok();
+}
+
+StatusOr<bool> CheckpointSaver::completeIfWritten() {
+  if (!pending_)
+    return false;
+  int32_t done = !pending_->writer.joinable() ||
+                 pending_->done.load(std::memory_order_acquire);
+  Communicator &comm = session_.communicator();
+  CollectiveContext context{"poll of the writers of the checkpoint of step " +
+                                std::to_string(pending_->step),
+                            nullptr};
+  if (comm.size() > 1)
+    ZERO_RETURN_IF_ERROR(
+        comm.allReduce(&done, &done, 1, DType::I32, ReduceOp::Min, context));
+  if (!done)
+    return false;
+  ZERO_RETURN_IF_ERROR(complete());
+  return true;
+}
+
+void CheckpointSaver::abandon() {
+  if (!pending_)
+    return;
+  pending_->cancel.store(true, std::memory_order_relaxed);
+  if (pending_->writer.joinable())
+    pending_->writer.join();
+  // Another rank's writer may still create its file in the directory; what
+  // is left the next save removes.
+  if (pending_->rank == 0) {
+    std::error_code error;
+    fs::remove_all(pending_->temporary, error);
+  }
+  pending_.reset();
+}
+
+Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
+  CheckpointSaveOptions now = options;
+  now.background = false;
+  CheckpointSaver saver(session);
+  return saver.start(now);
 }
 
 StatusOr<std::string> findCheckpoint(const std::string &path) {
@@ -996,9 +1436,10 @@ using RankTensors = std::vector<std::map<std::string, RawTensor>>;
 static StatusOr<RankTensors> readEveryRank(const Manifest &manifest) {
   RankTensors ranks;
   ZERO_RETURN_IF_ERROR(verifyFiles(
-      manifest, /*rank=*/-1, [&](int64_t, std::vector<RawTensor> tensors) {
+      manifest, /*rank=*/-1,
+      [&](int64_t, FileBuffer file, const std::vector<RawTensorSpan> &spans) {
         std::map<std::string, RawTensor> byName;
-        for (RawTensor &tensor : tensors)
+        for (RawTensor &tensor : copyTensors(file, spans))
           byName[tensor.name] = std::move(tensor);
         ranks.push_back(std::move(byName));
       }));
@@ -1123,9 +1564,21 @@ static StatusOr<CheckpointData> getSavedData(const Manifest &manifest,
   return saved;
 }
 
+/// The bytes of the rank files that loading reads: `rank`'s, or every
+/// rank's.
+static uint64_t countBytesRead(const json &manifest, int64_t rank, bool every) {
+  uint64_t bytes = 0;
+  for (const json &file : manifest["files"])
+    if (every || file["rank"].get<int64_t>() == rank)
+      bytes += file["bytes"].get<uint64_t>();
+  return bytes;
+}
+
 StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
                                         const std::string &path,
-                                        const CheckpointData &data) {
+                                        const CheckpointData &data,
+                                        CheckpointLoadStats *stats) {
+  Clock::time_point begin = Clock::now();
   StatusOr<Manifest> manifest = readManifest(path);
   if (!manifest.isOk())
     return manifest.status();
@@ -1138,7 +1591,16 @@ StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
     return saved.status();
   // Master weights from the parameters need the parameters whole, as a
   // resharding load does.
-  if (reshard || !schedule.loadFromFp32Weights()) {
+  bool everyRank = reshard || !schedule.loadFromFp32Weights();
+  auto record = [&] {
+    if (!stats)
+      return;
+    stats->step = manifest->content["step"].get<int64_t>();
+    stats->bytesRead = countBytesRead(
+        manifest->content, executor.communicator().rank(), everyRank);
+    stats->seconds = secondsSince(begin);
+  };
+  if (everyRank) {
     StatusOr<std::vector<std::string>> parts =
         reshardForRank(*manifest, schedule, executor.communicator().rank());
     if (!parts.isOk())
@@ -1148,22 +1610,32 @@ StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
       ZERO_RETURN_IF_ERROR(executor.writeTensor(
           schedule.arguments()[states[i].argument].value, (*parts)[i].data()));
     executor.resumeAt(manifest->content["step"].get<int64_t>());
+    record();
     return saved;
   }
   // The manifest lists the schedule's tensors, and the file the manifest's:
   // everything is checked before the first tensor is written.
-  std::vector<RawTensor> tensors;
+  // The tensors go from the file's bytes into the executor: no copy between.
+  FileBuffer file;
+  std::vector<RawTensorSpan> spans;
   ZERO_RETURN_IF_ERROR(verifyFiles(
       *manifest, executor.communicator().rank(),
-      [&](int64_t, std::vector<RawTensor> own) { tensors = std::move(own); }));
-  std::map<std::string, const RawTensor *> byName;
-  for (const RawTensor &tensor : tensors)
-    byName[tensor.name] = &tensor;
-  for (const StateTensor &state : getStateTensors(schedule))
-    ZERO_RETURN_IF_ERROR(
-        executor.writeTensor(schedule.arguments()[state.argument].value,
-                             byName.at(state.name)->bytes.data()));
+      [&](int64_t, FileBuffer own, const std::vector<RawTensorSpan> &where) {
+        file = std::move(own);
+        spans = where;
+      }));
+  std::map<std::string, const RawTensorSpan *> byName;
+  for (const RawTensorSpan &span : spans)
+    byName[span.name] = &span;
+  for (const StateTensor &state : getStateTensors(schedule)) {
+    const RawTensorSpan &span = *byName.at(state.name);
+    char *bytes = file.data.get() + span.offset;
+    swapLittleEndian(bytes, span.bytes, getSafetensorsDTypeWidth(span.dtype));
+    ZERO_RETURN_IF_ERROR(executor.writeTensor(
+        schedule.arguments()[state.argument].value, bytes));
+  }
   executor.resumeAt(manifest->content["step"].get<int64_t>());
+  record();
   return saved;
 }
 
@@ -1216,8 +1688,9 @@ Status verifyCheckpoint(const std::string &path) {
   StatusOr<Manifest> manifest = readManifest(path);
   if (!manifest.isOk())
     return manifest.status();
-  return verifyFiles(*manifest, /*rank=*/-1,
-                     [](int64_t, std::vector<RawTensor>) {});
+  return verifyFiles(
+      *manifest, /*rank=*/-1,
+      [](int64_t, FileBuffer, const std::vector<RawTensorSpan> &) {});
 }
 
 /// A checkpoint's manifest and every rank file, checked as

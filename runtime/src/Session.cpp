@@ -156,11 +156,13 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
 
   std::optional<CheckpointData> resumed;
   if (!o.resumeFrom.empty()) {
-    StatusOr<CheckpointData> saved =
-        loadCheckpoint(*executor_, o.resumeFrom, getCheckpointData(o));
+    CheckpointLoadStats loaded;
+    StatusOr<CheckpointData> saved = loadCheckpoint(
+        *executor_, o.resumeFrom, getCheckpointData(o), &loaded);
     if (!saved.isOk())
       return saved.status();
     resumed = std::move(*saved);
+    resumeStats_ = loaded;
   } else {
     InitOptions init;
     init.seed = o.seed;

@@ -323,6 +323,31 @@ TEST_F(Safetensors, RawTensorsRoundTrip) {
   EXPECT_TRUE(contains(floats.status().message(), "(only F32)"));
 }
 
+TEST_F(Safetensors, HeaderAloneIsTheFilesFirstBytes) {
+  std::vector<RawTensor> tensors = {{"w", "F32", {2}, std::string(8, '\1')},
+                                    {"step", "I64", {}, std::string(8, '\0')}};
+  StatusOr<std::string> bytes =
+      encodeRawSafetensors(tensors, {{"step", "5"}}, "raw.safetensors");
+  ASSERT_TRUE(bytes.isOk()) << bytes.status().message();
+  std::vector<RawTensorHeader> headers;
+  for (const RawTensor &tensor : tensors)
+    headers.push_back(
+        {tensor.name, tensor.dtype, tensor.shape, tensor.bytes.size()});
+  StatusOr<std::string> header =
+      encodeRawSafetensorsHeader(headers, {{"step", "5"}}, "raw.safetensors");
+  ASSERT_TRUE(header.isOk()) << header.status().message();
+  EXPECT_EQ(*header + tensors[0].bytes + tensors[1].bytes, *bytes);
+  // A size that is not the shape's is refused as encodeRawSafetensors does.
+  headers[0].bytes = 12;
+  StatusOr<std::string> wrong =
+      encodeRawSafetensorsHeader(headers, {}, "raw.safetensors");
+  ASSERT_FALSE(wrong.isOk());
+  EXPECT_TRUE(contains(wrong.status().message(),
+                       "raw.safetensors: tensor #0 ('w'): shape [2] has 2 "
+                       "elements, but the data 3"))
+      << wrong.status().message();
+}
+
 TEST_F(Safetensors, RawTensorErrors) {
   StatusOr<std::string> unknown =
       encodeRawSafetensors({{"w", "F8", {1}, "x"}}, {}, "raw.safetensors");

@@ -139,6 +139,15 @@ Status OutputFile::flush() {
   return Status::ok();
 }
 
+Status OutputFile::startWriteback() {
+  ZERO_RETURN_IF_ERROR(flush());
+  // Advice only: a file system or device that cannot do it (a pipe) leaves
+  // it all to commit().
+  if (!temporary_.empty())
+    (void)::sync_file_range(::fileno(file_), 0, 0, SYNC_FILE_RANGE_WRITE);
+  return Status::ok();
+}
+
 Status OutputFile::commit() {
   Status status = flush();
   if (!status.isOk())

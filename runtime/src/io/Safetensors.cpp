@@ -442,39 +442,53 @@ Status writeSafetensors(const std::string &path,
   return (*file)->commit();
 }
 
-StatusOr<std::vector<RawTensor>>
-parseRawSafetensors(const std::string &bytes, const std::string &path,
-                    std::map<std::string, std::string> *metadata) {
-  if (bytes.size() < 8)
+StatusOr<std::vector<RawTensorSpan>>
+parseRawSafetensorsSpans(const char *data, size_t size, const std::string &path,
+                         std::map<std::string, std::string> *metadata) {
+  if (size < 8)
     return ZERO_ERROR(kInvalidArgument,
-                      path + ": truncated: " + std::to_string(bytes.size()) +
+                      path + ": truncated: " + std::to_string(size) +
                           " bytes, but the header length alone takes 8");
   uint64_t headerBytes = 0;
   for (int i = 7; i >= 0; --i)
-    headerBytes = (headerBytes << 8) | static_cast<unsigned char>(bytes[i]);
-  if (headerBytes > bytes.size() - 8)
+    headerBytes = (headerBytes << 8) | static_cast<unsigned char>(data[i]);
+  if (headerBytes > size - 8)
     return ZERO_ERROR(kInvalidArgument,
                       path +
                           ": truncated or not safetensors: the header "
                           "length " +
                           std::to_string(headerBytes) + " exceeds the " +
-                          std::to_string(bytes.size() - 8) + " bytes after it");
-  uint64_t dataBytes = bytes.size() - 8 - headerBytes;
+                          std::to_string(size - 8) + " bytes after it");
+  uint64_t dataBytes = size - 8 - headerBytes;
   StatusOr<std::vector<TensorEntry>> entries =
-      parseHeader(bytes.substr(8, headerBytes), path, dataBytes,
+      parseHeader(std::string(data + 8, headerBytes), path, dataBytes,
                   /*anyDType=*/true, metadata);
   if (!entries.isOk())
     return entries.status();
+  std::vector<RawTensorSpan> tensors;
+  for (TensorEntry &entry : *entries)
+    tensors.push_back({std::move(entry.name), std::move(entry.dtype),
+                       std::move(entry.shape), 8 + headerBytes + entry.begin,
+                       entry.end - entry.begin});
+  return tensors;
+}
+
+StatusOr<std::vector<RawTensor>>
+parseRawSafetensors(const std::string &bytes, const std::string &path,
+                    std::map<std::string, std::string> *metadata) {
+  StatusOr<std::vector<RawTensorSpan>> spans =
+      parseRawSafetensorsSpans(bytes.data(), bytes.size(), path, metadata);
+  if (!spans.isOk())
+    return spans.status();
   std::vector<RawTensor> tensors;
-  for (TensorEntry &entry : *entries) {
+  for (RawTensorSpan &span : *spans) {
     RawTensor tensor;
-    tensor.name = std::move(entry.name);
-    tensor.dtype = std::move(entry.dtype);
-    tensor.shape = std::move(entry.shape);
-    tensor.bytes =
-        bytes.substr(8 + headerBytes + entry.begin, entry.end - entry.begin);
+    tensor.name = std::move(span.name);
+    tensor.dtype = std::move(span.dtype);
+    tensor.shape = std::move(span.shape);
+    tensor.bytes = bytes.substr(span.offset, span.bytes);
     if (!io::hostIsLittleEndian())
-      swapElementBytes(tensor.bytes, entry.width);
+      swapElementBytes(tensor.bytes, getSafetensorsDTypeWidth(tensor.dtype));
     tensors.push_back(std::move(tensor));
   }
   return tensors;
@@ -505,6 +519,28 @@ encodeRawSafetensors(const std::vector<RawTensor> &tensors,
     *out += swapped;
   }
   return out;
+}
+
+StatusOr<std::string>
+encodeRawSafetensorsHeader(const std::vector<RawTensorHeader> &tensors,
+                           const std::map<std::string, std::string> &metadata,
+                           const std::string &path) {
+  std::vector<HeaderItem> items;
+  for (const RawTensorHeader &tensor : tensors) {
+    uint64_t width = getSafetensorsDTypeWidth(tensor.dtype);
+    items.push_back({&tensor.name, tensor.dtype, &tensor.shape,
+                     width == 0 || tensor.bytes % width != 0
+                         ? ~uint64_t(0)
+                         : tensor.bytes / width});
+  }
+  return encodeHeader(items, metadata, path);
+}
+
+void swapLittleEndian(char *data, size_t size, int64_t width) {
+  if (io::hostIsLittleEndian() || width <= 1)
+    return;
+  for (size_t i = 0; i + width <= size; i += width)
+    std::reverse(data + i, data + i + width);
 }
 
 } // namespace zero::runtime

@@ -64,6 +64,9 @@ const char *kUsage =
     "                       step (DIR/latest names the newest)\n"
     "  --save-every K       also after every step S that K divides\n"
     "  --keep N             keep the newest N checkpoints (default: all)\n"
+    "  --save-sync          write each save before the next step (default:\n"
+    "                       in the background, completed at the first step\n"
+    "                       end after the writes, or the next save)\n"
     "  --resume PATH        continue from a checkpoint: DIR (its latest),\n"
     "                       DIR/latest or DIR/step-<S>; --steps more steps\n"
     "  --metrics FILE       one JSON object per step and rank\n"
@@ -105,6 +108,7 @@ struct Options {
   std::string saveDirectory;
   int64_t saveEvery = 0;
   int64_t keep = 0;
+  bool saveSync = false;
   std::string resume;
   std::string metrics;
   std::string trace;
@@ -163,12 +167,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
       hasValue = true;
     }
     if (flag == "--debug" || flag == "--allow-nonfinite" ||
-        flag == "--keep-gradients") {
+        flag == "--keep-gradients" || flag == "--save-sync") {
       if (hasValue)
         return usageError(flag + " takes no value");
-      (flag == "--debug"            ? options.debug
-       : flag == "--keep-gradients" ? options.keepGradients
-                                    : options.allowNonfinite) = true;
+      (flag == "--debug"             ? options.debug
+       : flag == "--keep-gradients"  ? options.keepGradients
+       : flag == "--allow-nonfinite" ? options.allowNonfinite
+                                     : options.saveSync) = true;
       options.forwarded.push_back(arg);
       continue;
     }
@@ -292,6 +297,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
     for (auto [flag, given] :
          {std::pair{"--save-every", options.saveEvery > 0},
           std::pair{"--keep", options.keep > 0},
+          std::pair{"--save-sync", options.saveSync},
           std::pair{"--fail-at-save", options.failAtSave > 0},
           std::pair{"--fail-write-at-save", options.failWriteAtSave > 0}})
       if (given)
@@ -382,6 +388,8 @@ void printAgreedError(const Status &status) {
 /// Everything that must work before the first step, on every rank.
 struct Run {
   std::unique_ptr<Session> session;
+  /// With --save; destroyed before the session it saves.
+  std::unique_ptr<CheckpointSaver> saver;
   /// Rank 0's outputs (null where not asked for, and on other ranks).
   std::unique_ptr<OutputFile> metrics, trace, exported, dumped;
 };
@@ -532,6 +540,41 @@ Status writeMetrics(Communicator &comm, Run &run, const StepStats &stats) {
   return run.metrics->flush();
 }
 
+/// Rank 0 writes every rank's `lines` (a collective).
+Status writeEventMetrics(Communicator &comm, Run &run,
+                         const std::vector<nlohmann::json> &lines,
+                         const std::string &what) {
+  std::string text;
+  for (const nlohmann::json &line : lines)
+    text += line.dump() + "\n";
+  CollectiveContext context{"gather of the metrics (" + what + ")", nullptr};
+  StatusOr<std::vector<std::string>> gathered = comm.gatherBytes(text, context);
+  if (!gathered.isOk())
+    return gathered.status();
+  if (comm.rank() != 0)
+    return Status::ok();
+  for (const std::string &rank : *gathered)
+    ZERO_RETURN_IF_ERROR(run.metrics->write(rank));
+  return run.metrics->flush();
+}
+
+/// The metrics of the saves completed since the last call: one line per
+/// save and rank (a collective).
+Status writeSaveMetrics(Communicator &comm, Run &run) {
+  std::vector<nlohmann::json> lines;
+  for (const CheckpointSaveStats &save : run.saver->takeStats())
+    lines.push_back({{"event", "save"},
+                     {"step", save.step},
+                     {"rank", comm.rank()},
+                     {"background", save.background},
+                     {"bytes_written", save.bytesWritten},
+                     {"snapshot_s", save.snapshotSeconds},
+                     {"write_s", save.writeSeconds},
+                     {"wait_s", save.waitSeconds},
+                     {"complete_s", save.completeSeconds}});
+  return writeEventMetrics(comm, run, lines, "saves");
+}
+
 enum class Outcome {
   Done,
   /// Failed where every rank can still end normally.
@@ -588,18 +631,20 @@ StatusOr<std::vector<NamedTensor>> dumpState(Session &session) {
   return tensors;
 }
 
-/// Saves a checkpoint after the steps taken (a collective); the test hooks
-/// act on save number `index` (1-based).
-Status save(const Options &options, Session &session, int64_t index) {
+/// Starts a checkpoint of the steps taken (a collective), completed before
+/// it returns with --save-sync; the test hooks act on save number `index`
+/// (1-based).
+Status save(const Options &options, Run &run, int64_t index) {
   CheckpointSaveOptions save;
   save.directory = options.saveDirectory;
   save.keep = options.keep;
-  if (session.rank() == options.failRank) {
+  save.background = !options.saveSync;
+  if (run.session->rank() == options.failRank) {
     if (index == options.failAtSave)
       save.afterRankFile = [] { std::raise(SIGKILL); };
     save.failRankFile = index == options.failWriteAtSave;
   }
-  return saveCheckpoint(session, save);
+  return run.saver->start(save);
 }
 
 Outcome runSteps(const Options &options, Run &run) {
@@ -617,6 +662,30 @@ Outcome runSteps(const Options &options, Run &run) {
     return Outcome::FailedMidRun;
   };
   int64_t saves = 0, savedAt = -1;
+  // A background save completes at the end of the first step after it at
+  // which every rank's writer is through (the ranks poll together), at the
+  // latest at the next save or the end of the run, which wait for it.
+  auto pollSave = [&]() -> Status {
+    if (!run.saver || !run.saver->isPending())
+      return Status::ok();
+    StatusOr<bool> completed = run.saver->completeIfWritten();
+    if (!completed.isOk())
+      return completed.status();
+    return *completed && !options.metrics.empty() ? writeSaveMetrics(comm, run)
+                                                  : Status::ok();
+  };
+  if (const std::optional<CheckpointLoadStats> &loaded = session.resumeStats();
+      loaded && !options.metrics.empty()) {
+    Status status = writeEventMetrics(comm, run,
+                                      {{{"event", "load"},
+                                        {"step", loaded->step},
+                                        {"rank", comm.rank()},
+                                        {"bytes_read", loaded->bytesRead},
+                                        {"load_s", loaded->seconds}}},
+                                      "load");
+    if (!status.isOk())
+      return fail(status, Outcome::FailedMidRun);
+  }
   const bool stopOnNonfinite =
       !options.allowNonfinite && stopsOnNonfiniteLoss(session.schedule());
   // Rank 0's message when a non-finite loss stopped the run.
@@ -651,13 +720,19 @@ Outcome runSteps(const Options &options, Run &run) {
       if (!status.isOk())
         return fail(status, Outcome::FailedMidRun);
     }
+    Status completed = pollSave();
+    if (!completed.isOk())
+      return failSave(completed);
     if (nonfinite) {
       StatusOr<std::string> message = describeNonfiniteLoss(session, *stats);
       if (!message.isOk())
         return fail(message.status(), Outcome::FailedMidRun);
       stopped = std::move(*message);
     } else if (options.saveEvery > 0 && stats->step % options.saveEvery == 0) {
-      Status saved = save(options, session, ++saves);
+      Status saved = save(options, run, ++saves);
+      // Its completion, or the pending one's before it.
+      if (saved.isOk() && !options.metrics.empty())
+        saved = writeSaveMetrics(comm, run);
       if (!saved.isOk())
         return failSave(saved);
       savedAt = stats->step;
@@ -665,9 +740,18 @@ Outcome runSteps(const Options &options, Run &run) {
   }
   if (!options.saveDirectory.empty() && !stopped &&
       savedAt != session.executor().stepsTaken()) {
-    Status saved = save(options, session, ++saves);
+    Status saved = save(options, run, ++saves);
+    if (saved.isOk() && !options.metrics.empty())
+      saved = writeSaveMetrics(comm, run);
     if (!saved.isOk())
       return failSave(saved);
+  }
+  if (run.saver && run.saver->isPending()) {
+    Status completed = run.saver->complete();
+    if (completed.isOk() && !options.metrics.empty())
+      completed = writeSaveMetrics(comm, run);
+    if (!completed.isOk())
+      return failSave(completed);
   }
   // The last collectives first; then rank 0 writes the files, and a failed
   // write leaves no rank waiting.
@@ -767,6 +851,8 @@ int runMain(int argc, char **argv) {
     return 1;
   }
   run.session = std::move(*session);
+  if (!options.saveDirectory.empty())
+    run.saver = std::make_unique<CheckpointSaver>(*run.session);
   Communicator &comm = run.session->communicator();
   // How the NVMe swap store falls short of what was asked (buffered I/O).
   if (const NvmeSwapSpace *nvme = run.session->executor().nvmeSwap();
@@ -802,6 +888,10 @@ int runMain(int argc, char **argv) {
   run.exported.reset();
   run.dumped.reset();
   exitCode = outcome == Outcome::Done ? 0 : 1;
+  // A save still pending when a step failed is dropped: `latest` keeps
+  // naming the previous checkpoint.
+  if (run.saver)
+    run.saver->abandon();
   // Peers left inside a collective would wait until their timeout: end
   // the whole job instead.
   if (outcome == Outcome::FailedMidRun)

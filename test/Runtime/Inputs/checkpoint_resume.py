@@ -6,14 +6,18 @@ or fp16, fp16 with a dynamic loss scale; offload cpu: the optimizer states in
 host memory, nvme: the optimizer states and, at stage 3, the parameters in
 the nvme arena), the MLP is compiled for RANKS ranks at ZeRO
 stage STAGE and trained three times under `mpirun -np RANKS zero-run`:
-  - straight: 2N steps, saved at the end;
-  - first: N steps, saved;
-  - resumed: N more steps from that checkpoint, saved at the end.
-The resumed run must give every step's loss of the straight run on every rank
-bit for bit, and its checkpoint of step 2N (every rank's parameters, master
-weights, optimizer states, step count and loss scaler) must be the straight
-run's byte for byte. With fp16 the loss scale must have moved before step N
-and again after it (steps were skipped), so that its state matters.
+  - straight: 2N steps, saved at the end with --save-sync (the rank files
+    written before the run goes on);
+  - first: 2N steps saved every N steps in the background (the default: the
+    snapshot of step N is written while step N+1 runs);
+  - resumed: N steps from first's checkpoint of step N, saved at the end.
+The first and the resumed run must give every step's loss of the straight
+run on every rank bit for bit, and their checkpoints of step 2N (every rank's
+parameters, master weights, optimizer states, step count and loss scaler)
+must be the straight run's byte for byte. With fp16 the loss scale must have
+moved before step N and again after it (steps were skipped), so that its
+state matters. The metrics must give each save's bytes written (the rank
+file's size) and the resumed run's bytes read.
 
 Prints one line per configuration; exits 1 at the first mismatch, naming it.
 
@@ -84,16 +88,27 @@ def compile_step(args, name, stage, ranks, precision, offload):
     return schedule
 
 
-def train(args, schedule, ranks, steps, metrics, save, resume=None):
+def train(args, schedule, ranks, steps, metrics, save, flags=()):
+    """The losses by (step, rank), and the save and load events."""
     cmd = mpirun(ranks) + [os.path.join(args.bin, "zero-run"), schedule,
                            "--steps", str(steps), "--seed", "7",
-                           "--metrics", metrics, "--save", save]
-    if resume:
-        cmd += ["--resume", resume]
+                           "--metrics", metrics, "--save", save] + list(flags)
     launch.run(cmd)
     with open(metrics) as f:
-        return {(r["step"], r["rank"]): (r["loss"], r["mean_loss"])
-                for r in map(json.loads, f) if r}
+        lines = [json.loads(line) for line in f if line.strip()]
+    losses = {(r["step"], r["rank"]): (r["loss"], r["mean_loss"])
+              for r in lines if "event" not in r}
+    return losses, [r for r in lines if "event" in r]
+
+
+def check_events(name, events, kind, expected):
+    """`expected`: (step, rank) -> the bytes each event must give."""
+    field = "bytes_written" if kind == "save" else "bytes_read"
+    got = {(e["step"], e["rank"]): e[field]
+           for e in events if e["event"] == kind}
+    if got != expected:
+        fail("%s: %s metrics %r, the files give %r" %
+             (name, kind, got, expected))
 
 
 def read_tensor(path, name):
@@ -116,31 +131,41 @@ def check(args, config):
     schedule = compile_step(args, name, stage, ranks, precision, offload)
     base = os.path.join(args.work, name)
     n = args.steps
-    straight = train(args, schedule, ranks, 2 * n, base + ".straight.jsonl",
-                     base + ".straight")
-    first = train(args, schedule, ranks, n, base + ".first.jsonl",
-                  base + ".ckpt")
-    resumed = train(args, schedule, ranks, n, base + ".resumed.jsonl",
-                    base + ".ckpt", resume=base + ".ckpt")
-    joined = dict(first)
-    joined.update(resumed)
-    if sorted(joined) != sorted(straight):
+    straight, _ = train(args, schedule, ranks, 2 * n,
+                        base + ".straight.jsonl", base + ".straight",
+                        ["--save-sync"])
+    first, saves = train(args, schedule, ranks, 2 * n, base + ".first.jsonl",
+                         base + ".ckpt", ["--save-every", str(n)])
+    at_save = os.path.join(base + ".ckpt", "step-%d" % n)
+    resumed, loads = train(args, schedule, ranks, n,
+                           base + ".resumed.jsonl", base + ".resumed",
+                           ["--resume", at_save])
+    if sorted(first) != sorted(straight):
         fail("%s: the runs' steps differ: %s, straight %s" %
-             (name, sorted(joined), sorted(straight)))
+             (name, sorted(first), sorted(straight)))
     for key in sorted(straight):
-        if joined[key] != straight[key]:
-            fail("%s: step %d rank %d: loss %r resumed, %r straight" %
-                 (name, key[0], key[1], joined[key], straight[key]))
+        for run, losses in (("saving", first), ("resumed", resumed)):
+            if key in losses and losses[key] != straight[key]:
+                fail("%s: step %d rank %d: loss %r %s, %r straight" %
+                     (name, key[0], key[1], losses[key], run, straight[key]))
+    if sorted(resumed) != [k for k in sorted(straight) if k[0] > n]:
+        fail("%s: the resumed run's steps are %s" % (name, sorted(resumed)))
     last = "step-%d" % (2 * n)
+    sizes = {}
     for rank in range(ranks):
         file = "rank-%d.safetensors" % rank
         with open(os.path.join(base + ".straight", last, file), "rb") as f:
             expected = f.read()
-        with open(os.path.join(base + ".ckpt", last, file), "rb") as f:
-            got = f.read()
-        if got != expected:
-            fail("%s: %s/%s differs from the straight run's" %
-                 (name, last, file))
+        for run in (".ckpt", ".resumed"):
+            with open(os.path.join(base + run, last, file), "rb") as f:
+                got = f.read()
+            if got != expected:
+                fail("%s: %s/%s/%s differs from the straight run's" %
+                     (name, base + run, last, file))
+        sizes[rank] = os.path.getsize(os.path.join(at_save, file))
+    check_events(name, saves, "save",
+                 {(s, r): b for s in (n, 2 * n) for r, b in sizes.items()})
+    check_events(name, loads, "load", {(n, r): b for r, b in sizes.items()})
     if precision == "fp16":
         scale = os.path.join(base + ".ckpt", "step-%d", "rank-0.safetensors")
         at_save = read_tensor(scale % n, "loss_scale")[0]

@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,41 @@ struct CheckpointSaveOptions {
   std::string directory;
   /// The step directories to keep, the new one included; 0: all.
   int64_t keep = 0;
+  /// CheckpointSaver::start: write this rank's file on a thread of its own
+  /// while training goes on, the save completing at a later
+  /// CheckpointSaver::complete; false: complete it before returning.
+  bool background = false;
   /// Tests: called after this rank's file is written, before the ranks
-  /// agree (a rank that kills itself there dies in the middle of a save).
+  /// agree (a rank that kills itself there dies in the middle of a save); on
+  /// the writer thread of a background save.
   std::function<void()> afterRankFile;
   /// Tests: this rank's file fails half written, as on a full disk.
   bool failRankFile = false;
+};
+
+/// This rank's share of one save, for metrics.
+struct CheckpointSaveStats {
+  int64_t step = 0;
+  bool background = false;
+  /// The size of this rank's file.
+  uint64_t bytesWritten = 0;
+  /// Copying the state into the snapshot (training stopped).
+  double snapshotSeconds = 0;
+  /// Writing the file from the snapshot: checksums, writes, fsync, rename.
+  double writeSeconds = 0;
+  /// At completion, waiting for this rank's writer to finish.
+  double waitSeconds = 0;
+  /// At completion, the agreement, the manifest, the renames and pruning.
+  double completeSeconds = 0;
+};
+
+/// This rank's share of loading a checkpoint, for metrics.
+struct CheckpointLoadStats {
+  int64_t step = 0;
+  /// The bytes of the rank files read: this rank's, or every rank's when
+  /// the checkpoint is resharded.
+  uint64_t bytesRead = 0;
+  double seconds = 0;
 };
 
 /// Creates the checkpoint directory `directory` (and its parents) and checks
@@ -61,9 +92,69 @@ struct CheckpointSaveOptions {
 /// than at its first save. Rank 0 calls it.
 Status prepareCheckpointDirectory(const std::string &directory);
 
+/// A rank's saves of a run, each in three parts: a snapshot of the rank's
+/// state in host memory that the saver owns (the only part that stops
+/// training), this rank's file written from it (on a thread of its own for
+/// a background save, which makes no communicator calls), and the
+/// completion (a collective): the ranks wait for their writers and agree,
+/// rank 0 writes the manifest, renames the step directory into place,
+/// replaces `latest` and prunes. Rank 0 holds the directory's lock from
+/// the start of a save to its completion. The snapshot's memory, the size
+/// of the rank's file, is kept for the next save.
+class CheckpointSaver {
+public:
+  explicit CheckpointSaver(Session &session);
+  /// Abandons a pending save (abandon()).
+  ~CheckpointSaver();
+  CheckpointSaver(const CheckpointSaver &) = delete;
+  CheckpointSaver &operator=(const CheckpointSaver &) = delete;
+
+  /// Saves the state after the steps taken so far as
+  /// `options.directory`/step-<S> (a collective): completes a pending save
+  /// first, then makes the temporary directory, takes the snapshot and
+  /// writes this rank's file; completes the save too unless
+  /// `options.background`. On failure every rank returns an error, rank 0's
+  /// naming the file (Session::agree), and the previous checkpoint stays as
+  /// it was.
+  Status start(const CheckpointSaveOptions &options);
+  /// Whether a background save awaits complete().
+  bool isPending() const { return pending_ != nullptr; }
+  /// The step of the pending save.
+  int64_t pendingStep() const;
+  /// Completes the pending save, if any (a collective, called by every rank
+  /// at the same point), waiting for this rank's writer: a write that failed
+  /// on any rank is reported here, naming the file, and the save's
+  /// temporary directory removed.
+  Status complete();
+  /// Completes the pending save if every rank's writer is through, else
+  /// leaves it pending (a collective: one all-reduce, and complete()'s
+  /// when they are): true when it completed. Called between steps, it
+  /// publishes the checkpoint at the first step boundary after the writes
+  /// without waiting for them.
+  StatusOr<bool> completeIfWritten();
+  /// Drops the pending save without a collective, for a run that fails:
+  /// stops this rank's writer; rank 0 removes the temporary directory as far
+  /// as it can (the next save removes what is left) and releases the lock.
+  /// `latest` keeps naming the previous checkpoint.
+  void abandon();
+  /// This rank's numbers of the saves completed since the last call.
+  std::vector<CheckpointSaveStats> takeStats();
+
+  struct Pending;
+
+private:
+  Session &session_;
+  std::unique_ptr<Pending> pending_;
+  /// The snapshot's memory, reused by the next save.
+  std::unique_ptr<char[]> buffer_;
+  size_t capacity_ = 0;
+  std::vector<CheckpointSaveStats> stats_;
+};
+
 /// Saves every rank's state after the steps taken so far as
 /// `directory`/step-<S>, then points `directory`/latest at it and prunes
-/// old step directories (options.keep). A collective: on failure every rank
+/// old step directories (options.keep); synchronous (CheckpointSaver,
+/// `options.background` ignored). A collective: on failure every rank
 /// returns an error, rank 0's naming the file (Session::agree), and the
 /// previous checkpoint stays as it was.
 Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options);
@@ -86,10 +177,12 @@ StatusOr<std::string> findCheckpoint(const std::string &path);
 /// loading them (DeepSpeed's `load_from_fp32_weights: false`), and reads
 /// every rank file as resharding does. The executor continues at the saved
 /// step; the result is the saved data, whose `rowsRead` the run's
-/// DataSource resumes at.
+/// DataSource resumes at. `stats`, when given, receives the bytes read and
+/// the time taken.
 StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
                                         const std::string &path,
-                                        const CheckpointData &data);
+                                        const CheckpointData &data,
+                                        CheckpointLoadStats *stats = nullptr);
 
 /// A tensor as a checkpoint's manifest lists it.
 struct CheckpointTensorInfo {

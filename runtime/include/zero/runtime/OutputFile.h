@@ -50,6 +50,10 @@ public:
   }
   /// Hands the buffered bytes to the kernel, so a failure shows now.
   Status flush();
+  /// Flushes and starts writing the file's bytes so far to the disk without
+  /// waiting for them (sync_file_range), so that the disk works while more
+  /// is written and commit()'s fsync waits for less.
+  Status startWriteback();
   /// Flushes and closes the file and renames it to its final name. After a
   /// failure the temporary file is removed and the final name untouched.
   Status commit();

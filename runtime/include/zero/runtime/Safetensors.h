@@ -69,12 +69,48 @@ writeSafetensors(OutputFile &file, const std::vector<NamedTensor> &tensors,
 StatusOr<std::vector<RawTensor>>
 parseRawSafetensors(const std::string &bytes, const std::string &path,
                     std::map<std::string, std::string> *metadata = nullptr);
+/// A tensor of a file's bytes, without a copy of its data: the data's
+/// offset from the file's start and its size.
+struct RawTensorSpan {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t offset = 0;
+  uint64_t bytes = 0;
+};
+/// The tensors of a whole file's `size` bytes at `data`, checked as
+/// parseRawSafetensors checks them, where their data lies (in the format's
+/// byte order, little-endian).
+StatusOr<std::vector<RawTensorSpan>> parseRawSafetensorsSpans(
+    const char *data, size_t size, const std::string &path,
+    std::map<std::string, std::string> *metadata = nullptr);
 /// The bytes of a file of `tensors`, laid out as writeSafetensors lays them
 /// out; errors (those of writeSafetensors, an unknown dtype) name `path`.
 StatusOr<std::string>
 encodeRawSafetensors(const std::vector<RawTensor> &tensors,
                      const std::map<std::string, std::string> &metadata,
                      const std::string &path);
+
+/// A tensor whose data lies elsewhere: its name, dtype, shape and size.
+struct RawTensorHeader {
+  std::string name;
+  std::string dtype;
+  std::vector<int64_t> shape;
+  uint64_t bytes = 0;
+};
+
+/// The 8-byte length and the header that encodeRawSafetensors writes before
+/// the data of `tensors`, which follows in the given order: a file can be
+/// assembled without copying the data twice. Errors as encodeRawSafetensors'.
+StatusOr<std::string>
+encodeRawSafetensorsHeader(const std::vector<RawTensorHeader> &tensors,
+                           const std::map<std::string, std::string> &metadata,
+                           const std::string &path);
+
+/// Puts `size` bytes of `width`-byte elements between this host's byte
+/// order and the format's (little-endian), in place: the same swap either
+/// way, none on a little-endian host.
+void swapLittleEndian(char *data, size_t size, int64_t width);
 
 } // namespace zero::runtime
 

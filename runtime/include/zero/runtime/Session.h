@@ -119,6 +119,11 @@ public:
   const Schedule &schedule() const { return *schedule_; }
   const DataSource &data() const { return *data_; }
   const SessionOptions &options() const { return options_; }
+  /// This rank's numbers of loading `SessionOptions::resumeFrom`; none
+  /// without it.
+  const std::optional<CheckpointLoadStats> &resumeStats() const {
+    return resumeStats_;
+  }
 
 private:
   Session() = default;
@@ -134,6 +139,7 @@ private:
   std::shared_ptr<const Schedule> schedule_;
   std::unique_ptr<Executor> executor_;
   std::optional<DataSource> data_;
+  std::optional<CheckpointLoadStats> resumeStats_;
 };
 
 /// The data of a run with `options`, as a checkpoint records it.

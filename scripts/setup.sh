@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   cmake ninja-build g++ git
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
-  nlohmann-json3-dev zlib1g-dev
+  nlohmann-json3-dev zlib1g-dev libisal-dev
   libopenmpi-dev openmpi-bin
   libopenblas-dev
   liburing-dev

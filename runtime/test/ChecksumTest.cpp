@@ -21,9 +21,9 @@ TEST(Checksum, IsTheCrc32OfZlibAndGzip) {
             computeCrc32(std::string("123456789")));
 }
 
-TEST(Checksum, BulkPathIsZlibsCrc32) {
-  // Every length around the 16- and 64-byte steps of the folded bulk, at
-  // every alignment, against zlib's byte-wise CRC.
+TEST(Checksum, IsZlibsCrc32AtEveryAlignment) {
+  // ISA-L folds 16 and 64 bytes at a time: every length around those steps,
+  // at every alignment, against zlib's table-driven CRC.
   std::string bytes(4096 + 64, '\0');
   uint32_t state = 12345;
   for (char &c : bytes) {

@@ -419,6 +419,16 @@ constexpr size_t kWritebackBytes = size_t(16) << 20;
 /// logical block size of the disks in use.
 constexpr size_t kDirectAlignment = 4096;
 
+/// The manifest's entry of rank `rank`'s file.
+json describeRankFile(int64_t rank, size_t bytes, uint32_t crc,
+                      json tensorChecksums) {
+  return {{"path", getRankFileName(rank)},
+          {"rank", rank},
+          {"bytes", bytes},
+          {"crc32", formatCrc32(crc)},
+          {"tensor_crc32", std::move(tensorChecksums)}};
+}
+
 /// Writes the `size` bytes at `data` at `path` with O_DIRECT (under a
 /// temporary name, fsynced, renamed): the disk reads them from the snapshot
 /// by DMA, with no copy into the page cache, which on a rank bound to one
@@ -501,11 +511,7 @@ Status writeSnapshot(const char *data, size_t size, size_t headerBytes,
     bool supported = false;
     ZERO_RETURN_IF_ERROR(writeDirect(data, size, path, cancel, supported));
     if (supported) {
-      record = {{"path", getRankFileName(rank)},
-                {"rank", rank},
-                {"bytes", size},
-                {"crc32", formatCrc32(fileCrc)},
-                {"tensor_crc32", std::move(checksums)}};
+      record = describeRankFile(rank, size, fileCrc, std::move(checksums));
       return Status::ok();
     }
   }
@@ -542,11 +548,7 @@ Status writeSnapshot(const char *data, size_t size, size_t headerBytes,
     fileCrc = combineCrc32(fileCrc, crc, tensor.bytes);
   }
   ZERO_RETURN_IF_ERROR((*file)->commit());
-  record = {{"path", getRankFileName(rank)},
-            {"rank", rank},
-            {"bytes", size},
-            {"crc32", formatCrc32(fileCrc)},
-            {"tensor_crc32", std::move(checksums)}};
+  record = describeRankFile(rank, size, fileCrc, std::move(checksums));
   return Status::ok();
 }
 

@@ -49,23 +49,7 @@ PRECISION_FLAGS = {
 
 
 def offload_flags(args, offload, stage):
-    if not offload:
-        return []
-    flags = ['--zero-set=zero_optimization.offload_optimizer.device="%s"' %
-             offload]
-    if offload == "nvme":
-        nvme = os.path.join(args.work, "nvme")
-        os.makedirs(nvme, exist_ok=True)
-        flags.append('--zero-set=zero_optimization.offload_optimizer.'
-                     'nvme_path="%s"' % nvme)
-        if stage == 3:
-            flags += ['--zero-set=zero_optimization.offload_param.device='
-                      '"nvme"',
-                      '--zero-set=zero_optimization.offload_param.'
-                      'nvme_path="%s"' % nvme,
-                      '--zero-set=zero_optimization.'
-                      'stage3_param_persistence_threshold=0']
-    return flags
+    return launch.offload_flags(args.work, offload, stage)
 
 
 def fail(message):

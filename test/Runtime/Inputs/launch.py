@@ -20,6 +20,29 @@ def run(cmd):
     return result.stdout
 
 
+def offload_flags(work, offload, stage, extra=()):
+    """zero-opt flags that put the optimizer states in host memory
+    (`offload` "cpu") or on NVMe under WORK/nvme ("nvme"; the parameters too
+    at stage 3), with `extra` flags; none without `offload`."""
+    if not offload:
+        return []
+    flags = ['--zero-set=zero_optimization.offload_optimizer.device="%s"' %
+             offload] + list(extra)
+    if offload == "nvme":
+        nvme = os.path.join(work, "nvme")
+        os.makedirs(nvme, exist_ok=True)
+        flags.append('--zero-set=zero_optimization.offload_optimizer.'
+                     'nvme_path="%s"' % nvme)
+        if stage == 3:
+            flags += ['--zero-set=zero_optimization.offload_param.device='
+                      '"nvme"',
+                      '--zero-set=zero_optimization.offload_param.'
+                      'nvme_path="%s"' % nvme,
+                      '--zero-set=zero_optimization.'
+                      'stage3_param_persistence_threshold=0']
+    return flags
+
+
 def mpirun(ranks):
     """`mpirun` for `ranks` ranks sharing this machine's cores (Open MPI
     refuses root unless told)."""

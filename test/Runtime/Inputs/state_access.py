@@ -77,26 +77,11 @@ def read(path):
 
 
 def offload_flags(args, offload, stage):
-    if not offload:
-        return []
     if offload == "tiles":
         return ["--zero-tile-linear-in-splits=2",
                 "--zero-tile-linear-out-splits=2"]
-    flags = ['--zero-set=zero_optimization.offload_optimizer.device="%s"' %
-             offload, "--zero-set=zero_optimization.sub_group_size=20"]
-    if offload == "nvme":
-        nvme = os.path.join(args.work, "nvme")
-        os.makedirs(nvme, exist_ok=True)
-        flags.append('--zero-set=zero_optimization.offload_optimizer.'
-                     'nvme_path="%s"' % nvme)
-        if stage == 3:
-            flags += ['--zero-set=zero_optimization.offload_param.device='
-                      '"nvme"',
-                      '--zero-set=zero_optimization.offload_param.'
-                      'nvme_path="%s"' % nvme,
-                      '--zero-set=zero_optimization.'
-                      'stage3_param_persistence_threshold=0']
-    return flags
+    return launch.offload_flags(args.work, offload, stage,
+                                ["--zero-set=zero_optimization.sub_group_size=20"])
 
 
 def compile_step(args, name, stage, ranks, batch, precision, offload=None):

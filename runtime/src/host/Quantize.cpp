@@ -1,7 +1,7 @@
 //===- Quantize.cpp - symmetric block quantization of floats
 //---------------===//
 
-#include "host/Quantize.h"
+#include "Quantize.h"
 
 #include <algorithm>
 #include <cassert>

@@ -466,12 +466,22 @@ TEST(DataSource, FillsTokenWindowsAndSyntheticData) {
             "argument named tokens or targets) to read it into");
 }
 
-TEST(CApi, LoadsCreatesAndSteps) {
-  char path[] = "/tmp/zero-capi-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
+/// makeAverageSchedule written to a new temporary file, whose path it
+/// returns (empty on failure).
+std::string writeAverageSchedule(const char *prefix) {
+  std::string path = std::string("/tmp/") + prefix + "-XXXXXX";
+  int fd = mkstemp(path.data());
+  if (fd < 0)
+    return "";
   close(fd);
   std::ofstream(path) << makeAverageSchedule().dump();
+  return path;
+}
+
+TEST(CApi, LoadsCreatesAndSteps) {
+  std::string file = writeAverageSchedule("zero-capi");
+  ASSERT_FALSE(file.empty());
+  const char *path = file.c_str();
 
   zero_schedule *schedule = nullptr;
   ASSERT_EQ(zero_runtime_load(path, &schedule), nullptr);
@@ -496,11 +506,9 @@ TEST(CApi, LoadsCreatesAndSteps) {
 }
 
 TEST(CApi, StateAccessorsWithoutGradientRecords) {
-  char path[] = "/tmp/zero-capi-state-XXXXXX";
-  int fd = mkstemp(path);
-  ASSERT_GE(fd, 0);
-  close(fd);
-  std::ofstream(path) << makeAverageSchedule().dump();
+  std::string file = writeAverageSchedule("zero-capi-state");
+  ASSERT_FALSE(file.empty());
+  const char *path = file.c_str();
   zero_schedule *schedule = nullptr;
   ASSERT_EQ(zero_runtime_load(path, &schedule), nullptr);
   zero_runtime_options options;

@@ -218,6 +218,39 @@ def compare(check, reference_dir, metrics, export, reference=None):
     return not details["problems"], details
 
 
+def compare_state(check, reference, dump, problems):
+    """The gradients and optimizer states of zero-run --dump-state against
+    the host's: every tensor the host dumped (grad/NAME, exp_avg/NAME, ...)
+    within ||a - b|| <= rtol ||b||, the parameters being compare()'s."""
+    import numpy as np
+
+    mine, theirs = read_safetensors(dump), read_safetensors(reference)
+    states = [n for n in sorted(theirs) if "/" in n]
+    if not any(n.startswith("grad/") for n in states):
+        problems.append("%s: no gradients in the host's dump" % reference)
+    missing = [n for n in states if n not in mine]
+    if missing:
+        problems.append("dump: %d tensors missing, e.g. %s" % (
+            len(missing), missing[0]))
+    rtol, worst = check["state_rtol"], 0.0
+    for name in states:
+        if name not in mine:
+            continue
+        a, b = mine[name], theirs[name]
+        if a.shape != b.shape:
+            problems.append("%s: shape %s, host %s" % (name, a.shape,
+                                                        b.shape))
+            continue
+        norm = float(np.linalg.norm(b))
+        error = float(np.linalg.norm(a - b))
+        if not np.all(np.isfinite(a)) or error > rtol * norm:
+            problems.append("%s: ||diff|| %.3g > %.3g ||host|| (%.3g)" % (
+                name, error, rtol, norm))
+        if norm:
+            worst = max(worst, error / norm)
+    return {"state_tensors": len(states), "state_max_rel": worst}
+
+
 def run(cmd, log, timeout):
     """Exit status of cmd, its output in log; 124 after timeout seconds.
     The command runs in its own process group, all of which (mpirun and its
@@ -361,6 +394,8 @@ def cmd_checks(args):
                               "--export", prefix + ".safetensors",
                               "--comm-timeout", "60"] + \
                 per_device.get(device, [])
+            if "reference_state" in check:
+                cmd += ["--dump-state", prefix + ".state.safetensors"]
             code = run(cmd, prefix + ".log", args.timeout)
             if launcher and code == 124:
                 # A hang costs the budget once, not once per check.
@@ -386,6 +421,11 @@ def cmd_checks(args):
         else:
             ok, details = compare(check, base, prefix + ".jsonl",
                                   prefix + ".safetensors")
+            if "reference_state" in check:
+                details.update(compare_state(
+                    check, os.path.join(base, check["reference_state"]),
+                    prefix + ".state.safetensors", details["problems"]))
+                ok = not details["problems"]
             entry.update(ok=ok, **details)
             if "cpu" in runs and runs["cpu"][0] == 0:
                 # The host backend here against the build machine's: a check
@@ -405,6 +445,9 @@ def cmd_checks(args):
             line += ": loss max rel %.2e, weights max abs %.2e, max rel %.2e" % (
                 entry["loss_max_rel"], entry["weight_max_abs"],
                 entry["weight_max_rel"])
+        if "state_max_rel" in entry:
+            line += ", %d gradients and states within %.2e of the norm" % (
+                entry["state_tensors"], entry["state_max_rel"])
         if "bytes_per_step" in entry:
             line += ", bytes sent/received %s (%s)" % (" ".join(
                 "r%s %d/%d" % (r, s, v)

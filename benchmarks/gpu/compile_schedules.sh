@@ -87,14 +87,19 @@ make_check() {
     "$@" --zero-emit-schedule="$out/checks/$name.json" -o /dev/null)
   local -a run=("${host_device[@]}")
   [ "$world" -eq 1 ] || run=(--nproc "$world" "${run[@]}")
+  local state=""
+  if [[ " ${dump_state_checks[*]} " == *" $name "* ]]; then
+    state="checks/$name.host.state.safetensors"
+    run+=(--dump-state "$out/$state")
+  fi
   begin "check $name: host reference (zero-run ${run[*]} --steps $steps --seed $seed)"
   "$bin/zero-run" "${run[@]}" "$out/checks/$name.json" \
     --steps "$steps" --seed "$seed" \
     --metrics "$out/checks/$name.host.jsonl" \
     --export "$out/checks/$name.host.safetensors" >"$work/$name.log"
   tail -1 "$work/$name.log"
-  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$dtype" "$steps" "$seed" \
-    "$tolerance" "$lr" "$world" >>"$work/checks.tsv"
+  printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$name" "$dtype" "$steps" \
+    "$seed" "$tolerance" "$lr" "$world" "$state" >>"$work/checks.tsv"
 }
 
 gather3=(--zero-stage=3
@@ -104,6 +109,11 @@ gather3=(--zero-stage=3
   --zero-set=zero_optimization.allgather_bucket_size=20000)
 buckets=(--zero-set=zero_optimization.reduce_bucket_size=20000
   --zero-set=zero_optimization.allgather_bucket_size=20000)
+# These also keep their gradients and dump the whole state after the last
+# step (zero-run --dump-state, StateAccess.h): the CUDA run's gradients and
+# Adam moments are compared with the host's too, on the device, with the
+# optimizer offloaded, and on 2 ranks.
+dump_state_checks=(gpt-f32-s3 gpt-bf16-s2-off gpt-f32-s3-n2)
 make_check gpt-f32-s0 f32 gpt 5 f32 1 --zero-stage=0
 make_check gpt-f32-s1 f32 gpt 5 f32 1 --zero-stage=1
 make_check gpt-f32-s2 f32 gpt 5 f32 1 --zero-stage=2
@@ -175,7 +185,8 @@ TOLERANCES = {
 }
 checks = []
 for line in open(tsv):
-    name, dtype, steps, seed, kind, lr, world = line.rstrip("\n").split("\t")
+    name, dtype, steps, seed, kind, lr, world, state = \
+        line.rstrip("\n").split("\t")
     tol = dict(TOLERANCES[kind])
     if tol.pop("noise_steps", False):
         tol["weight_max_abs"] = 2 * int(steps) * float(lr)
@@ -188,6 +199,12 @@ for line in open(tsv):
         "reference_metrics": "checks/%s.host.jsonl" % name,
         "reference_export": "checks/%s.host.safetensors" % name,
         "tolerance": tol})
+    if state:
+        # Gradients and Adam moments: the whole tensor's error against its
+        # norm, ||cuda - host|| <= rtol ||host|| (their elements near zero
+        # are rounding noise after other summation orders).
+        checks[-1]["reference_state"] = state
+        checks[-1]["state_rtol"] = {"f32": 1e-3, "bf16": 5e-2}[kind]
 benchmarks = [{
     "name": "gpt2-124m-bf16-s%d" % s, "stage": s,
     "schedule": "gpt2-124m-bf16-s%d.json" % s, "world_size": 1,

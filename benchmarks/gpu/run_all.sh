@@ -215,7 +215,7 @@ gpu_tests() {
   # no GPU, on a GPU machine, is a failure; other skips are warnings.
   local skipped total blind
   skipped=$(grep -c '\*\*\*Skipped' "$out/gtest.log" || true)
-  total=$(sed -n 's/.* tests failed out of \([0-9]*\).*/\1/p' "$out/gtest.log" |
+  total=$(sed -n 's/.* tests \(passed\|failed\) out of \([0-9]*\).*/\2/p' "$out/gtest.log" |
     tail -1)
   $python -c 'import json, sys; print(json.dumps({"tests": int(sys.argv[1] or 0), "skipped": int(sys.argv[2]), "exit": int(sys.argv[3])}))' \
     "${total:-0}" "$skipped" "$rc" >"$work/gtest.json" || true

@@ -236,6 +236,14 @@ void upload(void *to, const std::vector<std::byte> &from, cudaStream_t stream) {
   ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
 }
 
+/// cudaMemset on the stream the collective runs on, done before returning:
+/// a plain cudaMemset runs on the legacy stream, which a non-blocking stream
+/// does not wait for, so it could land after an upload on `stream`.
+void fill(void *to, int byte, size_t bytes, cudaStream_t stream) {
+  ASSERT_EQ(cudaMemsetAsync(to, byte, bytes, stream), cudaSuccess);
+  ASSERT_EQ(cudaStreamSynchronize(stream), cudaSuccess);
+}
+
 std::vector<std::byte> download(const void *from, size_t bytes) {
   std::vector<std::byte> to(bytes);
   EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
@@ -373,7 +381,7 @@ TEST_P(DeviceCommunicatorGpuTest, AllGathersEveryType) {
       std::vector<std::byte> bytes;
       store(type, mine, bytes);
       DeviceBuffer send(count * width), recv(size * count * width);
-      ASSERT_EQ(cudaMemset(recv.data, 0xff, size * count * width), cudaSuccess);
+      fill(recv.data, 0xff, size * count * width, stream);
       // In place: this rank's block of recv already holds its shard.
       void *in = inPlace ? recv.bytes() + rank * count * width : send.data;
       upload(in, bytes, stream);
@@ -425,7 +433,7 @@ TEST_P(DeviceCommunicatorGpuTest, ReduceScattersEveryTypeInAndOutOfPlace) {
 TEST_P(DeviceCommunicatorGpuTest, CountsTheRingVolumeOnce) {
   const int64_t count = 1024;
   DeviceBuffer send(size * count * 4), recv(size * count * 4);
-  ASSERT_EQ(cudaMemset(send.data, 0, size * count * 4), cudaSuccess);
+  fill(send.data, 0, size * count * 4, stream);
   CommunicationCounters before = comm->counters();
   CommunicationCounters hostBefore = host().counters();
   ASSERT_TRUE(comm->reduceScatter(send.data, recv.data, count, DType::F32,

@@ -4,8 +4,11 @@
 // counts it (and the backend's fixed allocations: registers, error record,
 // cuBLAS workspace), the driver's free memory drops by at least the arena
 // and by no more than what is counted plus the libraries' own allocations
-// (cuBLAS handles, loaded kernels), and steps allocate nothing: neither the
-// tracker nor the driver sees a byte more after them.
+// (cuBLAS handles, loaded kernels: measured first with a one-element plan,
+// since they depend on the CUDA and cuBLAS versions; on an H100 with CUDA 13
+// about 350 MB), and steps allocate nothing: neither the tracker nor the
+// driver sees a byte more after them. The driver's free memory is the whole
+// GPU's, so ctest runs this program alone (RUN_SERIAL).
 //
 //===----------------------------------------------------------------------===//
 
@@ -34,6 +37,21 @@ TEST(CudaMemory, AllocatesThePlanOnceAndTheDriverAgrees) {
   ASSERT_EQ(cudaSetDevice(0), cudaSuccess);
   ASSERT_EQ(cudaFree(nullptr), cudaSuccess);
 
+  // A device for a one-element plan: what the driver gives beyond the
+  // counted bytes is the libraries' fixed cost (a first device also loads
+  // their code, so a second costs no more).
+  int64_t fixedCost = 0;
+  {
+    ScheduleBuilder tiny;
+    tiny.tensor(DType::F32, {1});
+    const int64_t before = getFreeDeviceBytes();
+    Runner r(tiny);
+    ZERO_ASSERT_RUNNER(r);
+    fixedCost = before - getFreeDeviceBytes() - r.gpu().memory().current();
+    RecordProperty("libraries_fixed_cost_bytes", std::to_string(fixedCost));
+    ASSERT_GE(fixedCost, 0);
+  }
+
   ScheduleBuilder b;
   int64_t big = b.tensor(DType::F32, {64 << 20}); // 256 MiB
   int64_t small = b.tensor(DType::BF16, {3});
@@ -50,9 +68,12 @@ TEST(CudaMemory, AllocatesThePlanOnceAndTheDriverAgrees) {
   // value), the error record, the 32 MiB cuBLAS workspace.
   EXPECT_LE(counted, arena + (int64_t(40) << 20));
   EXPECT_GE(used, arena);
-  // What the driver gave beyond the counted bytes: allocation granularity
-  // (2 MiB pages) and the libraries' handles and code, well under 128 MiB.
-  EXPECT_LE(used, counted + (int64_t(128) << 20)) << "used " << used;
+  // What the driver gave beyond the counted bytes: the libraries' fixed cost
+  // and the allocation granularity (2 MiB pages), nothing that grows with
+  // the plan.
+  EXPECT_LE(used, counted + fixedCost + (int64_t(8) << 20))
+      << "used " << used << ", counted " << counted << ", fixed cost "
+      << fixedCost;
 
   const int64_t peak = r.gpu().memory().peak();
   std::mt19937_64 rng(7);

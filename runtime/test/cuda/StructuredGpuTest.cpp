@@ -4,9 +4,9 @@
 // every loop mapping, tensor.extract, outside scalars, aliasing, empty
 // tensors) as a one-instruction schedule, run by the host backend and by
 // prepareStructured on a GPU on the same random data (with special values):
-// the results must be bitwise equal (NaN equal to any NaN), or within one
-// ulp of their dtype for the cases with transcendental functions (CUDA's
-// libm and glibc may round a double differently), or, for float sums and
+// the results must be bitwise equal (NaN equal to any NaN), or within a few
+// ulps for the cases with transcendental functions (getTranscendentalUlps:
+// neither CUDA's libm nor glibc rounds them correctly), or, for float sums and
 // products a cooperative reduction reassociates, within the error bound of
 // compareReassociated (StructuredCases.h); a second run must give the same
 // bits as the first (the kernels' orders are fixed). Also the kernel cache:

@@ -14,6 +14,7 @@
 #include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/DataSource.h"
 
+#include "io/FileRead.h"
 #include "io/IOSupport.h"
 #include "zero/runtime/Checksum.h"
 #include "zero/runtime/Executor.h"
@@ -124,9 +125,11 @@ StatusOr<std::string> readWholeFile(const std::string &path) {
 }
 
 /// Memory for a whole rank file, not zeroed first: filled by a read or a
-/// snapshot, whose copy is then the first touch of each page.
+/// snapshot, whose copy is then the first touch of each page. `data` is
+/// aligned for O_DIRECT, with room for the file's last block whole.
 struct FileBuffer {
-  std::unique_ptr<char[]> data;
+  std::unique_ptr<char[]> storage;
+  char *data = nullptr;
   size_t size = 0;
 };
 
@@ -137,83 +140,47 @@ std::unique_ptr<char[]> allocateFileMemory(size_t size) {
   return std::unique_ptr<char[]>(new (std::nothrow) char[size]);
 }
 
-/// The bytes read at a time by readChecksummed's reader.
-constexpr size_t kReadChunk = size_t(16) << 20;
+/// The first kDirectAlignment boundary at or after `memory`.
+char *alignForDirect(char *memory) {
+  uintptr_t base = reinterpret_cast<uintptr_t>(memory);
+  return memory + (io::kDirectAlignment - base % io::kDirectAlignment) %
+                      io::kDirectAlignment;
+}
 
-/// The file at `path` (its size when opened) and its CRC-32 in `crc`: a
-/// thread reads it in order while this one checksums what was read, so
-/// that the checksum costs no time beyond the disk's.
+/// The file at `path` (its size when opened) and its CRC-32 in `crc`, which
+/// is computed over what has arrived while the rest is read, so that it
+/// costs no time beyond the disk's: with O_DIRECT and several reads in
+/// flight where the file system and the kernel allow it, else with a reader
+/// thread (io/FileRead.h).
 StatusOr<FileBuffer> readChecksummed(const std::string &path, uint32_t &crc) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return errnoError(path, "cannot open");
   struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    Status status = errnoError(path, "cannot read");
-    ::close(fd);
-    return status;
-  }
-  (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+  if (::stat(path.c_str(), &info) != 0)
+    return errnoError(path, "cannot open");
   FileBuffer file;
   file.size = static_cast<size_t>(info.st_size);
-  file.data = allocateFileMemory(file.size);
-  if (!file.data) {
-    ::close(fd);
+  file.storage = allocateFileMemory(io::roundUpToDirectBlocks(file.size) +
+                                    io::kDirectAlignment);
+  if (!file.storage)
     return ZERO_ERROR(kResourceExhausted, path + ": cannot allocate " +
                                               std::to_string(file.size) +
                                               " bytes to read it");
-  }
-  char *bytes = file.data.get();
-  std::mutex mutex;
-  std::condition_variable progress;
-  size_t ready = 0;
-  bool finished = false;
-  int error = 0;
-  std::thread reader([&] {
-    size_t done = 0;
-    while (done < file.size) {
-      ssize_t got =
-          ::read(fd, bytes + done, std::min(kReadChunk, file.size - done));
-      if (got < 0 && errno == EINTR)
-        continue;
-      if (got <= 0) {
-        std::lock_guard<std::mutex> lock(mutex);
-        error = got < 0 ? errno : 0;
-        break;
-      }
-      done += static_cast<size_t>(got);
-      std::lock_guard<std::mutex> lock(mutex);
-      ready = done;
-      progress.notify_one();
-    }
-    std::lock_guard<std::mutex> lock(mutex);
-    finished = true;
-    progress.notify_one();
-  });
+  file.data = alignForDirect(file.storage.get());
   crc = 0;
-  size_t checked = 0;
-  while (true) {
-    size_t upTo;
-    bool last;
-    {
-      std::unique_lock<std::mutex> lock(mutex);
-      progress.wait(lock, [&] { return finished || ready > checked; });
-      upTo = ready;
-      last = finished;
-    }
-    crc = computeCrc32(bytes + checked, upTo - checked, crc);
-    checked = upTo;
-    if (last)
-      break;
-  }
-  reader.join();
-  ::close(fd);
-  if (error != 0) {
-    errno = error;
-    return errnoError(path, "cannot read");
-  }
+  auto checksum = [&](size_t begin, size_t end) {
+    crc = computeCrc32(file.data + begin, end - begin, crc);
+  };
+  StatusOr<std::optional<size_t>> direct =
+      io::readDirect(path, file.data, file.size, checksum);
+  if (!direct.isOk())
+    return direct.status();
+  StatusOr<size_t> read =
+      direct->has_value()
+          ? StatusOr<size_t>(**direct)
+          : io::readBuffered(path, file.data, file.size, checksum);
+  if (!read.isOk())
+    return read.status();
   // A file cut short since its size was taken: what was read.
-  file.size = checked;
+  file.size = *read;
   return file;
 }
 
@@ -349,7 +316,7 @@ json describeTensorChecksums(const std::vector<RawTensor> &tensors) {
 std::string locateCorruption(const FileBuffer &bytes, const std::string &path,
                              const json &file) {
   StatusOr<std::vector<RawTensor>> tensors =
-      parseRawSafetensors(std::string(bytes.data.get(), bytes.size), path);
+      parseRawSafetensors(std::string(bytes.data, bytes.size), path);
   if (!tensors.isOk())
     return "its header is damaged (" + tensors.status().message() + ")";
   json checksums = describeTensorChecksums(*tensors);
@@ -415,10 +382,6 @@ constexpr size_t kWriteChunk = size_t(4) << 20;
 /// waiting for the final fsync.
 constexpr size_t kWritebackBytes = size_t(16) << 20;
 
-/// The alignment of O_DIRECT's buffers, offsets and sizes: the largest
-/// logical block size of the disks in use.
-constexpr size_t kDirectAlignment = 4096;
-
 /// The manifest's entry of rank `rank`'s file.
 json describeRankFile(int64_t rank, size_t bytes, uint32_t crc,
                       json tensorChecksums) {
@@ -433,7 +396,7 @@ json describeRankFile(int64_t rank, size_t bytes, uint32_t crc,
 /// temporary name, fsynced, renamed): the disk reads them from the snapshot
 /// by DMA, with no copy into the page cache, which on a rank bound to one
 /// core takes the CPU from its steps (docs/PERFORMANCE.md, "Checkpoints").
-/// `data` is aligned to kDirectAlignment and readable up to `size` rounded
+/// `data` is aligned to io::kDirectAlignment and readable up to `size` rounded
 /// up to it; the file is cut to `size` after. `supported` is false, and
 /// nothing written, where the file system refuses O_DIRECT.
 Status writeDirect(const char *data, size_t size, const std::string &path,
@@ -449,8 +412,7 @@ Status writeDirect(const char *data, size_t size, const std::string &path,
     ::unlink(temporary.c_str());
     return status;
   };
-  size_t padded =
-      (size + kDirectAlignment - 1) / kDirectAlignment * kDirectAlignment;
+  size_t padded = io::roundUpToDirectBlocks(size);
   for (size_t done = 0; done < padded;) {
     if (cancel.load(std::memory_order_relaxed))
       return fail(ZERO_ERROR(kUnavailable, path + ": the save was abandoned"));
@@ -462,7 +424,7 @@ Status writeDirect(const char *data, size_t size, const std::string &path,
       continue;
     // A short write leaves an offset O_DIRECT cannot continue from; the
     // next write would fail with the reason (a full disk) anyway.
-    if (written <= 0 || written % kDirectAlignment != 0) {
+    if (written <= 0 || written % io::kDirectAlignment != 0) {
       if (written >= 0)
         errno = ENOSPC;
       return fail(io::writeError(path, "write failed"));
@@ -980,7 +942,7 @@ StatusOr<std::vector<RawTensorSpan>> checkRankFile(const FileBuffer &bytes,
                                                    int64_t rank) {
   std::map<std::string, std::string> metadata;
   StatusOr<std::vector<RawTensorSpan>> tensors =
-      parseRawSafetensorsSpans(bytes.data.get(), bytes.size, path, &metadata);
+      parseRawSafetensorsSpans(bytes.data, bytes.size, path, &metadata);
   if (!tensors.isOk())
     return tensors.status();
   std::string step = std::to_string(manifest["step"].get<int64_t>());
@@ -1030,7 +992,7 @@ std::vector<RawTensor> copyTensors(const FileBuffer &file,
   std::vector<RawTensor> tensors;
   for (const RawTensorSpan &span : spans) {
     RawTensor tensor{span.name, span.dtype, span.shape,
-                     std::string(file.data.get() + span.offset, span.bytes)};
+                     std::string(file.data + span.offset, span.bytes)};
     swapLittleEndian(tensor.bytes.data(), tensor.bytes.size(),
                      getSafetensorsDTypeWidth(tensor.dtype));
     tensors.push_back(std::move(tensor));
@@ -1229,22 +1191,19 @@ static Status takeSnapshot(Executor &executor, CheckpointSaver::Pending &p,
   for (const RawTensorHeader &tensor : headers)
     size += tensor.bytes;
   // Aligned, and padded to a whole block, for O_DIRECT (writeDirect).
-  size_t padded =
-      (size + kDirectAlignment - 1) / kDirectAlignment * kDirectAlignment;
-  if (padded + kDirectAlignment > capacity) {
+  size_t padded = io::roundUpToDirectBlocks(size);
+  if (padded + io::kDirectAlignment > capacity) {
     buffer.reset();
     capacity = 0;
     // Uninitialized: the snapshot writes every byte.
-    buffer = allocateFileMemory(padded + kDirectAlignment);
+    buffer = allocateFileMemory(padded + io::kDirectAlignment);
     if (!buffer)
       return ZERO_ERROR(kResourceExhausted,
                         p.path + ": cannot allocate " + std::to_string(size) +
                             " bytes of host memory for the snapshot");
-    capacity = padded + kDirectAlignment;
+    capacity = padded + io::kDirectAlignment;
   }
-  uintptr_t base = reinterpret_cast<uintptr_t>(buffer.get());
-  char *data = buffer.get() +
-               (kDirectAlignment - base % kDirectAlignment) % kDirectAlignment;
+  char *data = alignForDirect(buffer.get());
   std::memcpy(data, header->data(), header->size());
   std::memset(data + size, 0, padded - size);
   size_t offset = header->size();
@@ -1631,7 +1590,7 @@ StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
     byName[span.name] = &span;
   for (const StateTensor &state : getStateTensors(schedule)) {
     const RawTensorSpan &span = *byName.at(state.name);
-    char *bytes = file.data.get() + span.offset;
+    char *bytes = file.data + span.offset;
     swapLittleEndian(bytes, span.bytes, getSafetensorsDTypeWidth(span.dtype));
     ZERO_RETURN_IF_ERROR(executor.writeTensor(
         schedule.arguments()[state.argument].value, bytes));

@@ -48,7 +48,10 @@ static int64_t getMaxCollectiveBytes(const Schedule &schedule) {
 }
 
 CheckpointData getCheckpointData(const SessionOptions &options) {
-  return {options.seed, options.dataFile};
+  CheckpointData data;
+  data.seed = options.seed;
+  data.tokenFile = options.dataFile;
+  return data;
 }
 
 Session::~Session() {

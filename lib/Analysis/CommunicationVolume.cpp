@@ -35,13 +35,26 @@ static int64_t getTripCount(Operation *op) {
   return 1;
 }
 
+NodeSplit zero::splitRingBytes(int64_t ringBytes, int64_t worldSize,
+                               int64_t ranksPerNode, int64_t localRank) {
+  NodeSplit split;
+  const bool severalNodes = ranksPerNode < worldSize;
+  (severalNodes && localRank == ranksPerNode - 1 ? split.interSent
+                                                 : split.intraSent) = ringBytes;
+  (severalNodes && localRank == 0 ? split.interReceived : split.intraReceived) =
+      ringBytes;
+  return split;
+}
+
 FailureOr<CommunicationVolume>
 zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   std::optional<int64_t> allGather = 0, reduceScatter = 0, allReduce = 0,
-                         sent = 0, hostToDevice = 0, deviceToHost = 0,
+                         sentAllGather = 0, sentReduceScatter = 0,
+                         sentAllReduce = 0, hostToDevice = 0, deviceToHost = 0,
                          nvmeRead = 0, nvmeWrite = 0;
   // A ring moves (N-1)/N of the padded bucket through every rank.
-  auto addRing = [&](std::optional<int64_t> paddedBytes, int64_t ranks,
+  auto addRing = [&](std::optional<int64_t> &sent,
+                     std::optional<int64_t> paddedBytes, int64_t ranks,
                      int64_t passes) {
     std::optional<int64_t> perRank =
         paddedBytes ? llvm::checkedMul(passes, *paddedBytes / ranks)
@@ -83,12 +96,14 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
           addCheckedProduct(allGather, cast<LayoutAttr>(layout).getNumel(),
                             *width);
       }
-      addRing(paddedBytesOf(gather.getShards(), gather.getLayouts()),
+      addRing(sentAllGather,
+              paddedBytesOf(gather.getShards(), gather.getLayouts()),
               ranksOf(gather.getLayouts()), 1);
     } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
       for (Value tensor : scatter.getTensors())
         addBytesOf(reduceScatter, tensor);
-      addRing(paddedBytesOf(scatter.getTensors(), scatter.getLayouts()),
+      addRing(sentReduceScatter,
+              paddedBytesOf(scatter.getTensors(), scatter.getLayouts()),
               ranksOf(scatter.getLayouts()), 1);
     } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
       // A reduce-scatter followed by an all-gather.
@@ -103,7 +118,8 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
       // The ring cuts the bucket into N equal chunks: P rounded up to a
       // multiple of N.
       int64_t ranks = std::max<int64_t>(worldSize, 1);
-      addRing(llvm::checkedMul(llvm::divideCeilSigned(*bytes, ranks), ranks),
+      addRing(sentAllReduce,
+              llvm::checkedMul(llvm::divideCeilSigned(*bytes, ranks), ranks),
               ranks, 2);
     } else if (isa<SwapOutStartOp, SwapInStartOp>(op)) {
       auto swapOut = dyn_cast<SwapOutStartOp>(op);
@@ -124,10 +140,11 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   };
   // A collective of the micro-step loop runs once per iteration.
   func.walk([&](Operation *op) {
-    std::array<std::optional<int64_t> *, 8> sums{
-        &allGather,    &reduceScatter, &allReduce, &sent,
-        &hostToDevice, &deviceToHost,  &nvmeRead,  &nvmeWrite};
-    std::array<std::optional<int64_t>, 8> before;
+    std::array<std::optional<int64_t> *, 10> sums{
+        &allGather,         &reduceScatter, &allReduce,    &sentAllGather,
+        &sentReduceScatter, &sentAllReduce, &hostToDevice, &deviceToHost,
+        &nvmeRead,          &nvmeWrite};
+    std::array<std::optional<int64_t>, 10> before;
     for (auto [sum, old] : llvm::zip(sums, before))
       old = *sum;
     count(op);
@@ -147,6 +164,15 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     addCheckedProduct(total, *reduceScatter);
   if (allReduce)
     addCheckedProduct(total, *allReduce);
+  std::optional<int64_t> sent = sentAllGather;
+  if (sentReduceScatter)
+    addCheckedProduct(sent, *sentReduceScatter);
+  else
+    sent = std::nullopt;
+  if (sentAllReduce)
+    addCheckedProduct(sent, *sentAllReduce);
+  else
+    sent = std::nullopt;
   if (!total || !reduceScatter || !allReduce || !sent || !hostToDevice ||
       !deviceToHost || !nvmeRead || !nvmeWrite)
     return func.emitError("the communication volume of a step does not fit "
@@ -156,6 +182,9 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   volume.reduceScatter = *reduceScatter;
   volume.allReduce = *allReduce;
   volume.sent = volume.received = *sent;
+  volume.sentAllGather = *sentAllGather;
+  volume.sentReduceScatter = *sentReduceScatter;
+  volume.sentAllReduce = *sentAllReduce;
   volume.hostToDevice = *hostToDevice;
   volume.deviceToHost = *deviceToHost;
   volume.nvmeRead = *nvmeRead;

@@ -203,7 +203,8 @@ static void writeRecompute(llvm::json::OStream &json, DictionaryAttr attr) {
 }
 
 LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
-                                      int64_t worldSize) const {
+                                      int64_t worldSize,
+                                      int64_t ranksPerNode) const {
   using Category = BufferCategory;
   // Sums of buffers fit int64 (checkArenaBounds); the full-model sizes and
   // the communication volume are checked here.
@@ -273,6 +274,46 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       json.attribute("device_to_host", volume->deviceToHost);
       json.attribute("nvme_read", volume->nvmeRead);
       json.attribute("nvme_write", volume->nvmeWrite);
+      // On several nodes, the ring bytes by where they go, per local rank
+      // (the same on every node), and what leaves and enters one node.
+      json.attribute("ranks_per_node", ranksPerNode);
+      if (ranksPerNode == worldSize)
+        return;
+      auto writeSplit = [&](const char *key, bool inter) {
+        json.attributeObject(key, [&] {
+          auto perLocalRank = [&](const char *name, int64_t bytes,
+                                  bool received) {
+            json.attributeArray(name, [&] {
+              for (int64_t local = 0; local < ranksPerNode; ++local) {
+                NodeSplit split =
+                    splitRingBytes(bytes, worldSize, ranksPerNode, local);
+                json.value(
+                    received
+                        ? (inter ? split.interReceived : split.intraReceived)
+                        : (inter ? split.interSent : split.intraSent));
+              }
+            });
+          };
+          perLocalRank("all_gather", volume->sentAllGather, false);
+          perLocalRank("reduce_scatter", volume->sentReduceScatter, false);
+          perLocalRank("all_reduce", volume->sentAllReduce, false);
+          perLocalRank("sent", volume->sent, false);
+          perLocalRank("received", volume->received, true);
+        });
+      };
+      writeSplit("intra_node", false);
+      writeSplit("inter_node", true);
+      json.attributeObject("inter_node_per_node", [&] {
+        int64_t sent = 0, received = 0;
+        for (int64_t local = 0; local < ranksPerNode; ++local) {
+          NodeSplit split =
+              splitRingBytes(volume->sent, worldSize, ranksPerNode, local);
+          sent += split.interSent;
+          received += split.interReceived;
+        }
+        json.attribute("sent", sent);
+        json.attribute("received", received);
+      });
     });
     json.attributeObject("memory_spaces", [&] {
       for (MemorySpace space : kMemorySpaces) {

@@ -677,6 +677,7 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
       new Executor(std::move(schedule), std::move(device), communicator,
                    std::move(options)));
   const Schedule &s = *executor->schedule_;
+  communicator.setRanksPerNode(s.ranksPerNode());
   if (s.arenaBytes(MemorySpace::Nvme) > 0) {
     NvmeSwapOptions nvme;
     nvme.nvmePath = executor->options_.nvmePath.empty()
@@ -930,6 +931,10 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
   }
   stats.bytesSent = after.bytesSent - before.bytesSent;
   stats.bytesReceived = after.bytesReceived - before.bytesReceived;
+  stats.bytesSentInterNode =
+      after.bytesSentInterNode - before.bytesSentInterNode;
+  stats.bytesReceivedInterNode =
+      after.bytesReceivedInterNode - before.bytesReceivedInterNode;
   stats.bytesHostToDevice = impl_->hostToDevice.exchange(0);
   stats.bytesDeviceToHost = impl_->deviceToHost.exchange(0);
   stats.bytesNvmeRead = impl_->nvmeRead.exchange(0);

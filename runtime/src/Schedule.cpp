@@ -378,10 +378,10 @@ Status ScheduleParser::parse(const json &root) {
   int64_t version;
   ZERO_RETURN_IF_ERROR(getInt(root, "version", "", version,
                               std::numeric_limits<int64_t>::min()));
-  if (version != 1 && version != 2)
+  if (version < 1 || version > 3)
     return error("version", "version " + std::to_string(version) +
                                 " is not supported: this runtime reads "
-                                "versions 1 and 2");
+                                "versions 1 to 3");
   s.version_ = version;
   ZERO_RETURN_IF_ERROR(
       checkKeys(root, "(top level)",
@@ -409,11 +409,25 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(checkKeys(*topology, "topology", {"grid"}, {}));
   std::vector<int64_t> grid;
   ZERO_RETURN_IF_ERROR(getIntList(*topology, "grid", "topology", grid, 1));
-  if (grid != std::vector<int64_t>{s.worldSize_})
+  // [world_size], or from version 3 [nodes, ranks per node], node-major.
+  if (grid.size() == 2 && version >= 3) {
+    if (grid[0] < 2 || grid[1] < 1 || grid[0] * grid[1] != s.worldSize_)
+      return error("topology.grid",
+                   joinShape(grid) +
+                       " is not [nodes, ranks per node]: at least 2 nodes "
+                       "whose ranks make world_size = " +
+                       std::to_string(s.worldSize_));
+    s.ranksPerNode_ = grid[1];
+  } else if (grid != std::vector<int64_t>{s.worldSize_}) {
     return error("topology.grid",
                  joinShape(grid) + " is not [world_size] = [" +
-                     std::to_string(s.worldSize_) +
-                     "]: version 1 has one data-parallel dimension");
+                     std::to_string(s.worldSize_) + "]" +
+                     (version >= 3 ? " or [nodes, ranks per node]"
+                                   : ": versions 1 and 2 have one "
+                                     "data-parallel dimension"));
+  } else {
+    s.ranksPerNode_ = s.worldSize_;
+  }
   if (root.contains("checkpoint")) {
     const json *checkpoint;
     ZERO_RETURN_IF_ERROR(getObject(root, "checkpoint", "", checkpoint));

@@ -96,10 +96,10 @@ TEST(Schedule, RefusesAnotherFormatOrVersion) {
   s["format"] = "zero-plan";
   EXPECT_SCHEDULE_ERROR(s, "format: 'zero-plan' is not 'zero-schedule'");
   s = makeAverageSchedule();
-  s["version"] = 3;
+  s["version"] = 4;
   EXPECT_SCHEDULE_ERROR(
-      s, "version: version 3 is not supported: this runtime reads "
-         "versions 1 and 2");
+      s, "version: version 4 is not supported: this runtime reads "
+         "versions 1 to 3");
   s = makeAverageSchedule();
   s.erase("format");
   EXPECT_SCHEDULE_ERROR(s, "format: missing: not a zero schedule");

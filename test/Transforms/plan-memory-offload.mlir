@@ -78,7 +78,8 @@
 // REPORT-NEXT:   "host_to_device": 128,
 // REPORT-NEXT:   "device_to_host": 128,
 // REPORT-NEXT:   "nvme_read": 0,
-// REPORT-NEXT:   "nvme_write": 0
+// REPORT-NEXT:   "nvme_write": 0,
+// REPORT-NEXT:   "ranks_per_node": 4
 // REPORT-NEXT: },
 // REPORT-NEXT: "memory_spaces": {
 // REPORT-NEXT:   "device": {

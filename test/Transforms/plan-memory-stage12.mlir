@@ -85,7 +85,8 @@
 // STAGE1-REPORT-NEXT:   "host_to_device": 0,
 // STAGE1-REPORT-NEXT:   "device_to_host": 0,
 // STAGE1-REPORT-NEXT:   "nvme_read": 0,
-// STAGE1-REPORT-NEXT:   "nvme_write": 0
+// STAGE1-REPORT-NEXT:   "nvme_write": 0,
+// STAGE1-REPORT-NEXT:   "ranks_per_node": 4
 // STAGE1-REPORT-NEXT: },
 
 func.func @stage1(

@@ -108,7 +108,8 @@
 // REPORT-NEXT:   "host_to_device": 0,
 // REPORT-NEXT:   "device_to_host": 0,
 // REPORT-NEXT:   "nvme_read": 0,
-// REPORT-NEXT:   "nvme_write": 0
+// REPORT-NEXT:   "nvme_write": 0,
+// REPORT-NEXT:   "ranks_per_node": 4
 // REPORT-NEXT: },
 // REPORT:      "peak_at": {
 // REPORT-NEXT:   "point": 15,

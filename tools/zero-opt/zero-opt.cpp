@@ -67,6 +67,12 @@ llvm::cl::opt<int64_t>
     zeroWorldSize("zero-world-size",
                   llvm::cl::desc("Number of data-parallel ranks (default 1)"),
                   llvm::cl::init(1), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<int64_t> zeroRanksPerNode(
+    "zero-ranks-per-node",
+    llvm::cl::desc("Ranks per node, node-major, dividing the world size; the "
+                   "report splits the bytes into intra- and inter-node "
+                   "(default: every rank on one node)"),
+    llvm::cl::init(0), llvm::cl::cat(zeroCategory));
 llvm::cl::opt<std::string> zeroConfig(
     "zero-config",
     llvm::cl::desc("A DeepSpeed JSON configuration; runs the ZeRO pipeline "
@@ -501,6 +507,7 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   if (refused)
     return failure();
   options.entry = entryFunction;
+  options.ranksPerNode = zeroRanksPerNode;
   options.report = zeroReport;
   options.deviceMemory = zeroDeviceMemory;
   options.hostMemory = zeroHostMemory;
@@ -578,11 +585,13 @@ int main(int argc, char **argv) {
       return 0;
   } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
              !zeroHostMemory.empty() || zeroWorldSize.getNumOccurrences() ||
-             zeroUnrollMicroSteps || zeroFuseBroadcasts ||
+             zeroRanksPerNode.getNumOccurrences() || zeroUnrollMicroSteps ||
+             zeroFuseBroadcasts ||
              zeroTileLinearThreshold.getNumOccurrences() ||
              zeroTileLinearInSplits.getNumOccurrences() ||
              zeroTileLinearOutSplits.getNumOccurrences()) {
-    llvm::errs() << "zero-opt: --zero-world-size, --zero-report, "
+    llvm::errs() << "zero-opt: --zero-world-size, --zero-ranks-per-node, "
+                    "--zero-report, "
                     "--zero-device-memory, --zero-host-memory, "
                     "--zero-unroll-micro-steps, --zero-fuse-broadcasts and "
                     "--zero-tile-linear-* need the pipeline: give "

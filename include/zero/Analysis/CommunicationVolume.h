@@ -30,6 +30,10 @@ struct CommunicationVolume {
   /// of N). Sent and received are equal.
   int64_t sent = 0;
   int64_t received = 0;
+  /// `sent` by kind of collective.
+  int64_t sentAllGather = 0;
+  int64_t sentReduceScatter = 0;
+  int64_t sentAllReduce = 0;
   /// Bytes the swaps move: onto and off the device, and read from and
   /// written to NVMe. NVMe traffic passes through host memory, so a swap
   /// between the device and NVMe counts in both of its pairs (as the
@@ -43,6 +47,22 @@ struct CommunicationVolume {
     return allGather + reduceScatter + allReduce;
   }
 };
+
+/// Which of a rank's ring bytes stay in its node and which cross to another
+/// (docs/ScheduleFormat.md, "Topology"). The world's N ranks are node-major
+/// in nodes of L, and every collective is a ring over the world in rank
+/// order: rank r sends to r + 1 and receives from r - 1 (mod N). So with
+/// more than one node, the last rank of each node sends all its bytes to
+/// the next node and the first receives all of its from the previous one;
+/// every other byte stays in the node.
+struct NodeSplit {
+  int64_t intraSent = 0;
+  int64_t interSent = 0;
+  int64_t intraReceived = 0;
+  int64_t interReceived = 0;
+};
+NodeSplit splitRingBytes(int64_t ringBytes, int64_t worldSize,
+                         int64_t ranksPerNode, int64_t localRank);
 
 /// The communication volume of the collectives and swaps of `func`, whose
 /// all-reduces run on `worldSize` ranks; an error on the function if it does

@@ -321,9 +321,9 @@ namespace {
 class ScheduleEmitter {
 public:
   ScheduleEmitter(func::FuncOp func, const MemoryPlan &plan, int64_t stage,
-                  int64_t worldSize)
+                  int64_t worldSize, int64_t ranksPerNode)
       : func(func), plan(plan), stage(stage), worldSize(worldSize),
-        asmState(func) {}
+        ranksPerNode(ranksPerNode), asmState(func) {}
 
   FailureOr<json> emit();
 
@@ -366,6 +366,7 @@ private:
   const MemoryPlan &plan;
   int64_t stage;
   int64_t worldSize;
+  int64_t ranksPerNode;
   AsmState asmState;
 
   llvm::DenseMap<Value, int64_t> valueIds;
@@ -1192,7 +1193,8 @@ FailureOr<json> ScheduleEmitter::emit() {
   json schedule;
   schedule["format"] = "zero-schedule";
   schedule["version"] =
-      loops.empty() && copy.empty() &&
+      ranksPerNode < worldSize ? kScheduleFormatVersion3
+      : loops.empty() && copy.empty() &&
               !func->hasAttr(ZeroDialect::getNvmePathAttrName())
           ? kScheduleFormatVersion
           : kScheduleFormatVersion2;
@@ -1204,7 +1206,11 @@ FailureOr<json> ScheduleEmitter::emit() {
   schedule["function"] = func.getSymName().str();
   schedule["stage"] = stage;
   schedule["world_size"] = worldSize;
-  schedule["topology"] = {{"grid", json::array({worldSize})}};
+  // Node-major: the node, then the rank in it (version 3).
+  schedule["topology"] = {
+      {"grid", ranksPerNode < worldSize
+                   ? json::array({worldSize / ranksPerNode, ranksPerNode})
+                   : json::array({worldSize})}};
   json arenas;
   for (MemorySpace space : kMemorySpaces)
     arenas[getMemorySpaceName(space).str()] = plan.getArenaSize(space);
@@ -1358,7 +1364,18 @@ LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
   FailureOr<MemoryPlan> plan = computeRecordedPlan(func);
   if (failed(plan))
     return failure();
-  ScheduleEmitter emitter(func, *plan, stage.getInt(), worldSize.getInt());
+  int64_t ranksPerNode = worldSize.getInt();
+  if (auto attr = func->getAttrOfType<IntegerAttr>(
+          ZeroDialect::getRanksPerNodeAttrName())) {
+    ranksPerNode = attr.getInt();
+    if (ranksPerNode < 1 || worldSize.getInt() % ranksPerNode != 0)
+      return func.emitOpError("has '")
+             << ZeroDialect::getRanksPerNodeAttrName() << "' " << ranksPerNode
+             << ", which does not divide 'zero.world_size' "
+             << worldSize.getInt();
+  }
+  ScheduleEmitter emitter(func, *plan, stage.getInt(), worldSize.getInt(),
+                          ranksPerNode);
   FailureOr<json> schedule = emitter.emit();
   if (failed(schedule))
     return failure();

@@ -51,6 +51,13 @@ void Communicator::record(int64_t bytes) {
   sent_ += bytes;
   received_ += bytes;
   ++calls_;
+  if (ranksPerNode_ > 0 && ranksPerNode_ < size()) {
+    const int64_t local = rank() % ranksPerNode_;
+    if (local == ranksPerNode_ - 1)
+      sentInterNode_ += bytes;
+    if (local == 0)
+      receivedInterNode_ += bytes;
+  }
 }
 
 namespace comm {

@@ -508,19 +508,22 @@ Status writeMetrics(Communicator &comm, Run &run, const StepStats &stats) {
       stats.stepTimeSeconds > 0
           ? run.session->data().tokensPerStep() / stats.stepTimeSeconds
           : 0;
-  nlohmann::json line = {{"step", stats.step},
-                         {"rank", comm.rank()},
-                         {"loss", stats.loss},
-                         {"mean_loss", stats.meanLoss},
-                         {"step_time_s", stats.stepTimeSeconds},
-                         {"tokens_per_s", tokensPerSecond},
-                         {"peak_bytes", stats.peakBytes},
-                         {"bytes_sent", stats.bytesSent},
-                         {"bytes_received", stats.bytesReceived},
-                         {"bytes_host_to_device", stats.bytesHostToDevice},
-                         {"bytes_device_to_host", stats.bytesDeviceToHost},
-                         {"bytes_nvme_read", stats.bytesNvmeRead},
-                         {"bytes_nvme_write", stats.bytesNvmeWrite}};
+  nlohmann::json line = {
+      {"step", stats.step},
+      {"rank", comm.rank()},
+      {"loss", stats.loss},
+      {"mean_loss", stats.meanLoss},
+      {"step_time_s", stats.stepTimeSeconds},
+      {"tokens_per_s", tokensPerSecond},
+      {"peak_bytes", stats.peakBytes},
+      {"bytes_sent", stats.bytesSent},
+      {"bytes_received", stats.bytesReceived},
+      {"bytes_sent_inter_node", stats.bytesSentInterNode},
+      {"bytes_received_inter_node", stats.bytesReceivedInterNode},
+      {"bytes_host_to_device", stats.bytesHostToDevice},
+      {"bytes_device_to_host", stats.bytesDeviceToHost},
+      {"bytes_nvme_read", stats.bytesNvmeRead},
+      {"bytes_nvme_write", stats.bytesNvmeWrite}};
   for (int i = 0; i < kNumMemorySpaces; ++i)
     line["peak_bytes_by_space"]
         [getMemorySpaceName(static_cast<MemorySpace>(i))] =

@@ -18,9 +18,11 @@ namespace zero {
 
 /// The versions of docs/ScheduleFormat.md that the emitter writes: a step
 /// without a micro-step loop or swaps is written as version 1, which runtimes
-/// that know neither still read; version 2 adds the loop and swaps.
+/// that know neither still read; version 2 adds the loop and swaps; version
+/// 3 a world of several nodes (`topology.grid` = [nodes, ranks per node]).
 constexpr int64_t kScheduleFormatVersion = 1;
 constexpr int64_t kScheduleFormatVersion2 = 2;
+constexpr int64_t kScheduleFormatVersion3 = 3;
 
 /// Writes the schedule of `func`, a rank step with the attributes of the
 /// pipeline (`zero.stage`, `zero.world_size`, `zero.memory_plan`), to `os`.

@@ -34,6 +34,9 @@ struct ZeroPartitionPass
     if (worldSize < 1)
       return func.emitError("world size must be at least 1, got ")
              << worldSize.getValue();
+    if (ranksPerNode < 0 || (ranksPerNode > 0 && worldSize % ranksPerNode != 0))
+      return func.emitError("ranks-per-node must divide world-size (")
+             << worldSize.getValue() << "), got " << ranksPerNode.getValue();
     if (paramPersistenceThreshold < 0)
       return func.emitError("param-persistence-threshold must be >= 0, got ")
              << paramPersistenceThreshold.getValue();
@@ -55,6 +58,11 @@ struct ZeroPartitionPass
     func->setAttr(ZeroDialect::getStageAttrName(), b.getI64IntegerAttr(stage));
     func->setAttr(ZeroDialect::getWorldSizeAttrName(),
                   b.getI64IntegerAttr(worldSize));
+    if (ranksPerNode > 0 && ranksPerNode < worldSize)
+      func->setAttr(ZeroDialect::getRanksPerNodeAttrName(),
+                    b.getI64IntegerAttr(ranksPerNode));
+    else
+      func->removeAttr(ZeroDialect::getRanksPerNodeAttrName());
 
     // DeepSpeed marks parameters persistent in module order while their
     // total stays within the model threshold; arguments are in model order.

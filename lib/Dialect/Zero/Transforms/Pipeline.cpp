@@ -52,7 +52,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
     pm.addPass(createZeroCheckpointActivationsPass(checkpoint));
   }
   pm.addPass(createZeroPartitionPass(
-      {options.entry, options.stage, options.worldSize,
+      {options.entry, options.stage, options.worldSize, options.ranksPerNode,
        options.paramPersistenceThreshold, options.modelPersistenceThreshold}));
   pm.addPass(createZeroAccumulateGradientsPass(
       {options.entry, options.gradientAccumulationSteps, options.gradAccumDtype,

@@ -62,7 +62,8 @@ struct ZeroPlanMemoryPass
         module.emitError("cannot write the memory report: ") << error;
         return signalPassFailure();
       }
-      if (failed(plan->writeReport(output->os(), rank->stage, rank->worldSize)))
+      if (failed(plan->writeReport(output->os(), rank->stage, rank->worldSize,
+                                   rank->ranksPerNode)))
         return signalPassFailure();
       output->keep();
     }

@@ -72,7 +72,19 @@ FailureOr<RankInfo> zero::getRankInfo(func::FuncOp func, StringRef passName) {
                            "it first";
     return failure();
   }
-  return RankInfo{stage.getInt(), worldSize.getInt()};
+  int64_t ranksPerNode = worldSize.getInt();
+  if (auto attr = func->getAttrOfType<IntegerAttr>(
+          ZeroDialect::getRanksPerNodeAttrName())) {
+    ranksPerNode = attr.getInt();
+    if (ranksPerNode < 1 || worldSize.getInt() % ranksPerNode != 0) {
+      func.emitError("'") << ZeroDialect::getRanksPerNodeAttrName() << "' ("
+                          << ranksPerNode << ") must divide '"
+                          << ZeroDialect::getWorldSizeAttrName() << "' ("
+                          << worldSize.getInt() << ")";
+      return failure();
+    }
+  }
+  return RankInfo{stage.getInt(), worldSize.getInt(), ranksPerNode};
 }
 
 FailureOr<PartitionedTrainStep>

@@ -44,6 +44,10 @@ struct CommunicationCounters {
   int64_t bytesSent = 0;
   int64_t bytesReceived = 0;
   int64_t calls = 0;
+  /// What of bytesSent and bytesReceived crossed to or from another node
+  /// (Communicator::setRanksPerNode).
+  int64_t bytesSentInterNode = 0;
+  int64_t bytesReceivedInterNode = 0;
 };
 
 /// Collectives over `size()` ranks. The element types are f32, f64, bf16,
@@ -86,8 +90,16 @@ public:
 
   /// Totals of the ring volume over all calls so far.
   CommunicationCounters counters() const {
-    return {sent_.load(), received_.load(), calls_.load()};
+    return {sent_.load(), received_.load(), calls_.load(),
+            sentInterNode_.load(), receivedInterNode_.load()};
   }
+
+  /// The ranks are node-major in nodes of `ranks` (the schedule's
+  /// topology.grid): the counters split what crosses between nodes. Each
+  /// collective's volume is a ring over the ranks in order, so only the
+  /// last rank of a node sends to another node and only the first receives
+  /// from one (docs/ScheduleFormat.md, "Topology"). Default: one node.
+  void setRanksPerNode(int64_t ranks) { ranksPerNode_ = ranks; }
 
 protected:
   // The collectives as the implementation moves them; the public calls
@@ -108,6 +120,9 @@ private:
   std::atomic<int64_t> sent_{0};
   std::atomic<int64_t> received_{0};
   std::atomic<int64_t> calls_{0};
+  std::atomic<int64_t> sentInterNode_{0};
+  std::atomic<int64_t> receivedInterNode_{0};
+  int64_t ranksPerNode_ = 0; // 0: one node
 };
 
 /// World size 1: the collectives are copies (and avg a division by one).

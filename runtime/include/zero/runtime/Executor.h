@@ -81,6 +81,9 @@ struct StepStats {
   /// The ring volume of the step's collectives (Communicator.h).
   int64_t bytesSent = 0;
   int64_t bytesReceived = 0;
+  /// What of them crossed between nodes (the schedule's topology).
+  int64_t bytesSentInterNode = 0;
+  int64_t bytesReceivedInterNode = 0;
   /// The bytes the step's swaps moved (docs/ScheduleFormat.md, "Swaps"):
   /// onto and off the device, and read from and written to NVMe. A swap
   /// between the device and NVMe passes through host memory and counts in

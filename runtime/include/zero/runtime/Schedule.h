@@ -1,6 +1,6 @@
 //===- Schedule.h - a loaded, validated schedule ----------------*- C++ -*-===//
 //
-// The schedule (docs/ScheduleFormat.md, versions 1 and 2) is the only contract
+// The schedule (docs/ScheduleFormat.md, versions 1 to 3) is the only contract
 // between the compiler and the runtime. Schedule::load reads it and checks
 // every field before anything runs: a malformed schedule is an error that
 // names the file and the JSON path of the offending field, never a crash or a
@@ -158,6 +158,9 @@ public:
   int64_t version() const { return version_; }
   int64_t stage() const { return stage_; }
   int64_t worldSize() const { return worldSize_; }
+  /// Ranks per node, node-major: rank r is on node r / ranksPerNode()
+  /// (topology.grid; worldSize() where the world is one node).
+  int64_t ranksPerNode() const { return ranksPerNode_; }
   int64_t alignment() const { return alignment_; }
   int64_t arenaBytes(MemorySpace space) const {
     return arenas_[static_cast<int>(space)];
@@ -227,6 +230,7 @@ private:
   int64_t version_ = 1;
   int64_t stage_ = 0;
   int64_t worldSize_ = 1;
+  int64_t ranksPerNode_ = 1;
   int64_t alignment_ = 64;
   std::string nvmePath_;
   AioSettings aio_;

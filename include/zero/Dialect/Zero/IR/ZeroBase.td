@@ -78,6 +78,11 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getWorldSizeAttrName() {
       return llvm::StringLiteral("zero.world_size");
     }
+    /// Ranks per node where the world spans several nodes (absent: one
+    /// node); ranks are node-major (docs/Passes.md, zero-partition).
+    static constexpr llvm::StringLiteral getRanksPerNodeAttrName() {
+      return llvm::StringLiteral("zero.ranks_per_node");
+    }
     static constexpr llvm::StringLiteral getLayoutAttrName() {
       return llvm::StringLiteral("zero.layout");
     }

@@ -208,7 +208,9 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
   let summary = "Decide how every parameter is partitioned";
   let description = [{
     Marks the training step with the ZeRO stage and world size
-    (`zero.stage`, `zero.world_size`) and every parameter argument with its
+    (`zero.stage`, `zero.world_size`; `zero.ranks_per_node` where
+    `ranks-per-node` puts the ranks on more than one node: rank r is on
+    node r / ranks-per-node) and every parameter argument with its
     `#zero.layout` (flattened, padded to a multiple of the world size, one
     shard per rank). At stage 3, parameters of at most
     `param-persistence-threshold` elements are marked `zero.persistent`
@@ -225,6 +227,9 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
            "2 (+ gradients), 3 (+ parameters)">,
     Option<"worldSize", "world-size", "int64_t", /*default=*/"1",
            "Number of data-parallel ranks">,
+    Option<"ranksPerNode", "ranks-per-node", "int64_t", /*default=*/"0",
+           "Ranks per node, node-major; must divide world-size (0: every "
+           "rank on one node)">,
     Option<"paramPersistenceThreshold", "param-persistence-threshold",
            "int64_t", /*default=*/"100000",
            "Stage 3: parameters with at most this many elements stay whole">,

@@ -32,6 +32,10 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<int64_t> worldSize{*this, "world-size",
                             llvm::cl::desc("Data-parallel ranks"),
                             llvm::cl::init(1)};
+  Option<int64_t> ranksPerNode{
+      *this, "ranks-per-node",
+      llvm::cl::desc("Ranks per node, node-major (0: all on one node)"),
+      llvm::cl::init(0)};
   Option<int64_t> paramPersistenceThreshold{
       *this, "param-persistence-threshold",
       llvm::cl::desc("Stage 3: parameters this small stay whole"),

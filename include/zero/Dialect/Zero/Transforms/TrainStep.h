@@ -25,6 +25,8 @@ FailureOr<func::FuncOp> lookupTrainStep(ModuleOp module, StringRef entry);
 struct RankInfo {
   int64_t stage;
   int64_t worldSize;
+  /// `zero.ranks_per_node`, else worldSize (one node).
+  int64_t ranksPerNode;
 };
 FailureOr<RankInfo> getRankInfo(func::FuncOp func, StringRef passName);
 

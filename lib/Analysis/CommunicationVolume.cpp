@@ -35,34 +35,92 @@ static int64_t getTripCount(Operation *op) {
   return 1;
 }
 
-NodeSplit zero::splitRingBytes(int64_t ringBytes, int64_t worldSize,
-                               int64_t ranksPerNode, int64_t localRank) {
-  NodeSplit split;
-  const bool severalNodes = ranksPerNode < worldSize;
-  (severalNodes && localRank == ranksPerNode - 1 ? split.interSent
-                                                 : split.intraSent) = ringBytes;
-  (severalNodes && localRank == 0 ? split.interReceived : split.intraReceived) =
-      ringBytes;
-  return split;
+RingCrossing zero::getRingCrossing(ArrayRef<int64_t> grid,
+                                   ArrayRef<int16_t> axes, int64_t rank) {
+  SmallVector<int16_t, 2> all;
+  if (axes.empty()) {
+    for (int16_t axis = 0; axis < static_cast<int16_t>(grid.size()); ++axis)
+      all.push_back(axis);
+    axes = all;
+  }
+  // Row-major coordinates, and the rank's index in its group.
+  SmallVector<int64_t, 2> coords(grid.size());
+  for (int64_t axis = grid.size() - 1, rest = rank; axis >= 0; --axis) {
+    coords[axis] = rest % grid[axis];
+    rest /= grid[axis];
+  }
+  int64_t size = getGroupSize(grid, axes), index = 0;
+  for (int16_t axis : axes)
+    index = index * grid[axis] + coords[axis];
+  auto rankAt = [&](int64_t groupIndex) {
+    SmallVector<int64_t, 2> at(coords);
+    for (int16_t axis : llvm::reverse(axes)) {
+      at[axis] = groupIndex % grid[axis];
+      groupIndex /= grid[axis];
+    }
+    int64_t linear = 0;
+    for (auto [axis, coord] : llvm::enumerate(at))
+      linear = linear * grid[axis] + coord;
+    return linear;
+  };
+  const int64_t ranksPerNode = grid.size() == 2 ? grid[1] : grid[0];
+  auto node = [&](int64_t r) { return r / ranksPerNode; };
+  RingCrossing crossing;
+  crossing.sendsAcross = node(rankAt((index + 1) % size)) != node(rank);
+  crossing.receivesAcross =
+      node(rankAt((index + size - 1) % size)) != node(rank);
+  return crossing;
 }
 
 FailureOr<CommunicationVolume>
 zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
+  SmallVector<int64_t, 2> grid =
+      getProcessGrid(func).value_or(SmallVector<int64_t, 2>{worldSize});
+  const int64_t ranksPerNode = grid.back();
+  SmallVector<CommunicationVolume::Crossing> crossings(ranksPerNode);
+  bool crossingOverflow = false;
+  // What of `ringBytes` (per run of the op) crosses nodes, per local rank.
+  auto addCrossing = [&](Operation *op, std::optional<ArrayRef<int16_t>> axes,
+                         int64_t CommunicationVolume::Crossing::*kind,
+                         std::optional<int64_t> ringBytes) {
+    std::optional<int64_t> bytes =
+        ringBytes ? llvm::checkedMul(*ringBytes, getTripCount(op))
+                  : std::nullopt;
+    for (int64_t local = 0; local < ranksPerNode; ++local) {
+      RingCrossing crossing =
+          getRingCrossing(grid, axes.value_or(ArrayRef<int16_t>()), local);
+      auto add = [&](int64_t &sum) {
+        std::optional<int64_t> total =
+            bytes ? llvm::checkedAdd(sum, *bytes) : std::nullopt;
+        crossingOverflow |= !total;
+        if (total)
+          sum = *total;
+      };
+      if (crossing.sendsAcross)
+        add(crossings[local].*kind);
+      if (crossing.receivesAcross)
+        add(crossings[local].received);
+    }
+  };
   std::optional<int64_t> allGather = 0, reduceScatter = 0, allReduce = 0,
                          sentAllGather = 0, sentReduceScatter = 0,
                          sentAllReduce = 0, hostToDevice = 0, deviceToHost = 0,
                          nvmeRead = 0, nvmeWrite = 0;
   // A ring moves (N-1)/N of the padded bucket through every rank.
+  // Returns the op's ring bytes.
   auto addRing = [&](std::optional<int64_t> &sent,
                      std::optional<int64_t> paddedBytes, int64_t ranks,
-                     int64_t passes) {
+                     int64_t passes) -> std::optional<int64_t> {
     std::optional<int64_t> perRank =
         paddedBytes ? llvm::checkedMul(passes, *paddedBytes / ranks)
                     : std::nullopt;
-    if (!perRank)
+    std::optional<int64_t> ring =
+        perRank ? llvm::checkedMul(ranks - 1, *perRank) : std::nullopt;
+    if (!ring)
       sent = std::nullopt;
     else
-      addCheckedProduct(sent, ranks - 1, *perRank);
+      addCheckedProduct(sent, *ring);
+    return ring;
   };
   auto paddedBytesOf = [](ValueRange tensors, ArrayAttr layouts) {
     std::optional<int64_t> bytes = 0;
@@ -96,15 +154,20 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
           addCheckedProduct(allGather, cast<LayoutAttr>(layout).getNumel(),
                             *width);
       }
-      addRing(sentAllGather,
-              paddedBytesOf(gather.getShards(), gather.getLayouts()),
-              ranksOf(gather.getLayouts()), 1);
+      addCrossing(
+          op, gather.getGridAxes(), &CommunicationVolume::Crossing::allGather,
+          addRing(sentAllGather,
+                  paddedBytesOf(gather.getShards(), gather.getLayouts()),
+                  ranksOf(gather.getLayouts()), 1));
     } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
       for (Value tensor : scatter.getTensors())
         addBytesOf(reduceScatter, tensor);
-      addRing(sentReduceScatter,
-              paddedBytesOf(scatter.getTensors(), scatter.getLayouts()),
-              ranksOf(scatter.getLayouts()), 1);
+      addCrossing(
+          op, scatter.getGridAxes(),
+          &CommunicationVolume::Crossing::reduceScatter,
+          addRing(sentReduceScatter,
+                  paddedBytesOf(scatter.getTensors(), scatter.getLayouts()),
+                  ranksOf(scatter.getLayouts()), 1));
     } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
       // A reduce-scatter followed by an all-gather.
       std::optional<int64_t> bytes = 0;
@@ -117,10 +180,16 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
       addCheckedProduct(allReduce, 2, *bytes);
       // The ring cuts the bucket into N equal chunks: P rounded up to a
       // multiple of N.
-      int64_t ranks = std::max<int64_t>(worldSize, 1);
-      addRing(sentAllReduce,
-              llvm::checkedMul(llvm::divideCeilSigned(*bytes, ranks), ranks),
-              ranks, 2);
+      int64_t ranks = std::max<int64_t>(
+          getGroupSize(grid,
+                       reduce.getGridAxes().value_or(ArrayRef<int16_t>())),
+          1);
+      addCrossing(op, reduce.getGridAxes(),
+                  &CommunicationVolume::Crossing::allReduce,
+                  addRing(sentAllReduce,
+                          llvm::checkedMul(
+                              llvm::divideCeilSigned(*bytes, ranks), ranks),
+                          ranks, 2));
     } else if (isa<SwapOutStartOp, SwapInStartOp>(op)) {
       auto swapOut = dyn_cast<SwapOutStartOp>(op);
       for (Value tensor : op->getOperands()) {
@@ -174,7 +243,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   else
     sent = std::nullopt;
   if (!total || !reduceScatter || !allReduce || !sent || !hostToDevice ||
-      !deviceToHost || !nvmeRead || !nvmeWrite)
+      !deviceToHost || !nvmeRead || !nvmeWrite || crossingOverflow)
     return func.emitError("the communication volume of a step does not fit "
                           "int64 bytes");
   CommunicationVolume volume;
@@ -185,6 +254,8 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   volume.sentAllGather = *sentAllGather;
   volume.sentReduceScatter = *sentReduceScatter;
   volume.sentAllReduce = *sentAllReduce;
+  volume.ranksPerNode = ranksPerNode;
+  volume.interNodeByLocalRank = std::move(crossings);
   volume.hostToDevice = *hostToDevice;
   volume.deviceToHost = *deviceToHost;
   volume.nvmeRead = *nvmeRead;

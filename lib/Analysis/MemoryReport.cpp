@@ -203,8 +203,7 @@ static void writeRecompute(llvm::json::OStream &json, DictionaryAttr attr) {
 }
 
 LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
-                                      int64_t worldSize,
-                                      int64_t ranksPerNode) const {
+                                      int64_t worldSize) const {
   using Category = BufferCategory;
   // Sums of buffers fit int64 (checkArenaBounds); the full-model sizes and
   // the communication volume are checked here.
@@ -276,40 +275,40 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       json.attribute("nvme_write", volume->nvmeWrite);
       // On several nodes, the ring bytes by where they go, per local rank
       // (the same on every node), and what leaves and enters one node.
-      json.attribute("ranks_per_node", ranksPerNode);
-      if (ranksPerNode == worldSize)
+      json.attribute("ranks_per_node", volume->ranksPerNode);
+      if (volume->ranksPerNode == worldSize)
         return;
+      // Every rank sends each collective's ring bytes; what of them goes to
+      // or comes from another node depends on the rank's place in its node.
+      using Crossing = CommunicationVolume::Crossing;
       auto writeSplit = [&](const char *key, bool inter) {
         json.attributeObject(key, [&] {
-          auto perLocalRank = [&](const char *name, int64_t bytes,
-                                  bool received) {
+          auto perLocalRank = [&](const char *name, int64_t total,
+                                  int64_t (*across)(const Crossing &)) {
             json.attributeArray(name, [&] {
-              for (int64_t local = 0; local < ranksPerNode; ++local) {
-                NodeSplit split =
-                    splitRingBytes(bytes, worldSize, ranksPerNode, local);
-                json.value(
-                    received
-                        ? (inter ? split.interReceived : split.intraReceived)
-                        : (inter ? split.interSent : split.intraSent));
-              }
+              for (const Crossing &crossing : volume->interNodeByLocalRank)
+                json.value(inter ? across(crossing) : total - across(crossing));
             });
           };
-          perLocalRank("all_gather", volume->sentAllGather, false);
-          perLocalRank("reduce_scatter", volume->sentReduceScatter, false);
-          perLocalRank("all_reduce", volume->sentAllReduce, false);
-          perLocalRank("sent", volume->sent, false);
-          perLocalRank("received", volume->received, true);
+          perLocalRank("all_gather", volume->sentAllGather,
+                       [](const Crossing &c) { return c.allGather; });
+          perLocalRank("reduce_scatter", volume->sentReduceScatter,
+                       [](const Crossing &c) { return c.reduceScatter; });
+          perLocalRank("all_reduce", volume->sentAllReduce,
+                       [](const Crossing &c) { return c.allReduce; });
+          perLocalRank("sent", volume->sent,
+                       [](const Crossing &c) { return c.getSent(); });
+          perLocalRank("received", volume->received,
+                       [](const Crossing &c) { return c.received; });
         });
       };
       writeSplit("intra_node", false);
       writeSplit("inter_node", true);
       json.attributeObject("inter_node_per_node", [&] {
         int64_t sent = 0, received = 0;
-        for (int64_t local = 0; local < ranksPerNode; ++local) {
-          NodeSplit split =
-              splitRingBytes(volume->sent, worldSize, ranksPerNode, local);
-          sent += split.interSent;
-          received += split.interReceived;
+        for (const Crossing &crossing : volume->interNodeByLocalRank) {
+          sent += crossing.getSent();
+          received += crossing.received;
         }
         json.attribute("sent", sent);
         json.attribute("received", received);

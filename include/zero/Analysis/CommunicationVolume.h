@@ -34,6 +34,16 @@ struct CommunicationVolume {
   int64_t sentAllGather = 0;
   int64_t sentReduceScatter = 0;
   int64_t sentAllReduce = 0;
+  /// The ranks per node (the grid's last size; the world size for one
+  /// node) and, per local rank (the same on every node), what of each kind's
+  /// ring bytes crosses to and from other nodes (getRingCrossing).
+  int64_t ranksPerNode = 1;
+  struct Crossing {
+    int64_t allGather = 0, reduceScatter = 0, allReduce = 0;
+    int64_t received = 0;
+    int64_t getSent() const { return allGather + reduceScatter + allReduce; }
+  };
+  SmallVector<Crossing> interNodeByLocalRank;
   /// Bytes the swaps move: onto and off the device, and read from and
   /// written to NVMe. NVMe traffic passes through host memory, so a swap
   /// between the device and NVMe counts in both of its pairs (as the
@@ -48,21 +58,19 @@ struct CommunicationVolume {
   }
 };
 
-/// Which of a rank's ring bytes stay in its node and which cross to another
-/// (docs/ScheduleFormat.md, "Topology"). The world's N ranks are node-major
-/// in nodes of L, and every collective is a ring over the world in rank
-/// order: rank r sends to r + 1 and receives from r - 1 (mod N). So with
-/// more than one node, the last rank of each node sends all its bytes to
-/// the next node and the first receives all of its from the previous one;
-/// every other byte stays in the node.
-struct NodeSplit {
-  int64_t intraSent = 0;
-  int64_t interSent = 0;
-  int64_t intraReceived = 0;
-  int64_t interReceived = 0;
+/// Whether a rank's ring neighbours in a collective are on other nodes
+/// (docs/ScheduleFormat.md, "Topology"). A collective over `axes` of the
+/// process `grid` (all axes when empty; getProcessGrid) runs in each group
+/// as a ring in the group's order: a rank sends its ring bytes to the next
+/// rank of its group and receives them from the previous one. The ranks are
+/// node-major, the grid's last axis the ranks of a node when it has two; on
+/// a one-axis grid every rank is on one node.
+struct RingCrossing {
+  bool sendsAcross = false;
+  bool receivesAcross = false;
 };
-NodeSplit splitRingBytes(int64_t ringBytes, int64_t worldSize,
-                         int64_t ranksPerNode, int64_t localRank);
+RingCrossing getRingCrossing(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes,
+                             int64_t rank);
 
 /// The communication volume of the collectives and swaps of `func`, whose
 /// all-reduces run on `worldSize` ranks; an error on the function if it does

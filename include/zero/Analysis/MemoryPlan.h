@@ -188,10 +188,10 @@ public:
 
   /// Writes the JSON report (docs/passes/plan-memory.md).
   /// Fails with an error on the function when a size does not fit int64.
-  /// `ranksPerNode` splits the collectives' bytes into intra- and
-  /// inter-node (splitRingBytes).
+  /// On several nodes it splits the collectives' bytes into intra- and
+  /// inter-node (getRingCrossing).
   LogicalResult writeReport(llvm::raw_ostream &os, int64_t stage,
-                            int64_t worldSize, int64_t ranksPerNode) const;
+                            int64_t worldSize) const;
 
   /// Emits an error at the peak and fails if the arena of `space` exceeds
   /// `budget` bytes, naming the excess and what dominates the peak.

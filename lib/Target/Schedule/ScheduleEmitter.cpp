@@ -321,9 +321,9 @@ namespace {
 class ScheduleEmitter {
 public:
   ScheduleEmitter(func::FuncOp func, const MemoryPlan &plan, int64_t stage,
-                  int64_t worldSize, int64_t ranksPerNode)
+                  int64_t worldSize, SmallVector<int64_t, 2> grid)
       : func(func), plan(plan), stage(stage), worldSize(worldSize),
-        ranksPerNode(ranksPerNode), asmState(func) {}
+        grid(std::move(grid)), asmState(func) {}
 
   FailureOr<json> emit();
 
@@ -366,7 +366,8 @@ private:
   const MemoryPlan &plan;
   int64_t stage;
   int64_t worldSize;
-  int64_t ranksPerNode;
+  /// The process grid (getProcessGrid): [world_size] or [nodes, ranks].
+  SmallVector<int64_t, 2> grid;
   AsmState asmState;
 
   llvm::DenseMap<Value, int64_t> valueIds;
@@ -1126,21 +1127,32 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
       collective["operands"] = getIds(op->getOperands());
       collective["results"] = getIds(wait.getResults());
       ArrayAttr layouts;
+      std::optional<ArrayRef<int16_t>> gridAxes;
       if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
         layouts = gather.getLayouts();
+        gridAxes = gather.getGridAxes();
       } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
         collective["reduction"] =
             stringifyReductionKind(scatter.getReduction()).str();
         layouts = scatter.getLayouts();
+        gridAxes = scatter.getGridAxes();
       } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
         collective["reduction"] =
             stringifyReductionKind(reduce.getReduction()).str();
+        gridAxes = reduce.getGridAxes();
       }
+      // A group of ranks smaller than the world (version 3: the op's
+      // verifier checked the axes against the grid, which then has two);
+      // every axis is the world, written without them.
+      if (gridAxes && gridAxes->size() < grid.size())
+        collective["grid_axes"] = gridAxes->vec();
+      const int64_t groupSize =
+          getGroupSize(grid, gridAxes.value_or(ArrayRef<int16_t>()));
       if (layouts) {
         json layoutList = json::array();
         for (auto layout : layouts.getAsRange<LayoutAttr>()) {
           FailureOr<json> layoutJson =
-              getLayoutJson(layout, worldSize, op->getLoc());
+              getLayoutJson(layout, groupSize, op->getLoc());
           if (failed(layoutJson))
             return failure();
           layoutList.push_back(std::move(*layoutJson));
@@ -1193,7 +1205,7 @@ FailureOr<json> ScheduleEmitter::emit() {
   json schedule;
   schedule["format"] = "zero-schedule";
   schedule["version"] =
-      ranksPerNode < worldSize ? kScheduleFormatVersion3
+      grid.size() > 1 ? kScheduleFormatVersion3
       : loops.empty() && copy.empty() &&
               !func->hasAttr(ZeroDialect::getNvmePathAttrName())
           ? kScheduleFormatVersion
@@ -1207,10 +1219,7 @@ FailureOr<json> ScheduleEmitter::emit() {
   schedule["stage"] = stage;
   schedule["world_size"] = worldSize;
   // Node-major: the node, then the rank in it (version 3).
-  schedule["topology"] = {
-      {"grid", ranksPerNode < worldSize
-                   ? json::array({worldSize / ranksPerNode, ranksPerNode})
-                   : json::array({worldSize})}};
+  schedule["topology"] = {{"grid", json(grid)}};
   json arenas;
   for (MemorySpace space : kMemorySpaces)
     arenas[getMemorySpaceName(space).str()] = plan.getArenaSize(space);
@@ -1364,18 +1373,15 @@ LogicalResult mlir::zero::translateToSchedule(func::FuncOp func,
   FailureOr<MemoryPlan> plan = computeRecordedPlan(func);
   if (failed(plan))
     return failure();
-  int64_t ranksPerNode = worldSize.getInt();
   if (auto attr = func->getAttrOfType<IntegerAttr>(
-          ZeroDialect::getRanksPerNodeAttrName())) {
-    ranksPerNode = attr.getInt();
-    if (ranksPerNode < 1 || worldSize.getInt() % ranksPerNode != 0)
-      return func.emitOpError("has '")
-             << ZeroDialect::getRanksPerNodeAttrName() << "' " << ranksPerNode
-             << ", which does not divide 'zero.world_size' "
-             << worldSize.getInt();
-  }
+          ZeroDialect::getRanksPerNodeAttrName());
+      attr && (attr.getInt() < 1 || worldSize.getInt() % attr.getInt() != 0))
+    return func.emitOpError("has '")
+           << ZeroDialect::getRanksPerNodeAttrName() << "' " << attr.getInt()
+           << ", which does not divide 'zero.world_size' "
+           << worldSize.getInt();
   ScheduleEmitter emitter(func, *plan, stage.getInt(), worldSize.getInt(),
-                          ranksPerNode);
+                          *getProcessGrid(func));
   FailureOr<json> schedule = emitter.emit();
   if (failed(schedule))
     return failure();

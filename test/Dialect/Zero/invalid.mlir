@@ -550,3 +550,45 @@ func.func @local_shard_shard_type(%w: tensor<10xf32>) -> tensor<2xf32> {
   %s = zero.local_shard %w layout #zero.layout<shape = [10], world_size = 4> into tensor<2xf32> : tensor<10xf32>
   return %s : tensor<2xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// grid_axes
+//===----------------------------------------------------------------------===//
+
+func.func @empty_axes(%x: tensor<8xf32>) {
+  // expected-error @+1 {{has empty grid_axes; leave them out for the whole world}}
+  %h = zero.all_reduce_start sum %x grid_axes = [] : tensor<8xf32>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @axes_not_increasing(%x: tensor<8xf32>) {
+  // expected-error @+1 {{grid_axes must be strictly increasing axes >= 0, got [1, 0]}}
+  %h = zero.all_reduce_start sum %x grid_axes = [1, 0] : tensor<8xf32>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}
+
+// -----
+
+// One node: the grid is [4], with no axis 1.
+func.func @axis_outside_the_grid(%x: tensor<8xf32>)
+    attributes {zero.world_size = 4 : i64} {
+  // expected-error @+1 {{grid_axes [1] name an axis the step's grid [4] does not have}}
+  %h = zero.all_reduce_start sum %x grid_axes = [1] : tensor<8xf32>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @layout_not_for_the_group(%shard: tensor<2xf32>)
+    attributes {zero.world_size = 8 : i64, zero.ranks_per_node = 4 : i64} {
+  // expected-error @+1 {{layouts have world_size 4, but the group of grid_axes [0] on the grid [2, 4] has 2 ranks}}
+  %h = zero.all_gather_start %shard grid_axes = [0]
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<2xf32>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}

@@ -232,3 +232,30 @@ func.func @local_shard(%w: tensor<10xf32>) -> tensor<3xf32> {
   %s = zero.local_shard %w layout #zero.layout<shape = [10], world_size = 4> into tensor<3xf32> : tensor<10xf32>
   return %s : tensor<3xf32>
 }
+
+//===----------------------------------------------------------------------===//
+// Collectives over groups of ranks
+//===----------------------------------------------------------------------===//
+
+// On 4 ranks in 2 nodes of 2 (grid [2, 2]): the 2 ranks of a node
+// (grid_axes = [1]) and the 2 ranks with the same local rank ([0]); the
+// layouts of a group's gather and scatter are for the group's 2 ranks.
+// CHECK-LABEL: func.func @groups
+// CHECK: zero.all_gather_start %{{.*}} grid_axes = [1] layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<4xf32>
+// CHECK: zero.reduce_scatter_start avg %{{.*}} grid_axes = [0] layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<8xf32>
+// CHECK: zero.all_reduce_start sum %{{.*}} grid_axes = [0, 1] : tensor<8xf32>
+// CHECK: zero.all_reduce_start sum %{{.*}} : tensor<8xf32>
+func.func @groups(%shard: tensor<4xf32>, %x: tensor<8xf32>)
+    attributes {zero.world_size = 4 : i64, zero.ranks_per_node = 2 : i64} {
+  %h0 = zero.all_gather_start %shard grid_axes = [1]
+      layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<4xf32>
+  %full = zero.wait %h0 : tensor<8xf32>
+  %h1 = zero.reduce_scatter_start avg %x grid_axes = [0]
+      layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<8xf32>
+  %mine = zero.wait %h1 : tensor<4xf32>
+  %h2 = zero.all_reduce_start sum %x grid_axes = [0, 1] : tensor<8xf32>
+  %all = zero.wait %h2 : tensor<8xf32>
+  %h3 = zero.all_reduce_start sum %x : tensor<8xf32>
+  %world = zero.wait %h3 : tensor<8xf32>
+  return
+}

@@ -4,8 +4,10 @@
 
 #include "mlir/IR/Builders.h"
 #include "mlir/IR/OpImplementation.h"
+#include "mlir/Interfaces/FunctionInterfaces.h"
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallString.h"
+#include "llvm/Support/InterleavedRange.h"
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -98,6 +100,66 @@ static LogicalResult verifyLayouts(Operation *op, ValueRange tensors,
   return success();
 }
 
+std::optional<SmallVector<int64_t, 2>> zero::getProcessGrid(Operation *func) {
+  auto worldSize =
+      func->getAttrOfType<IntegerAttr>(ZeroDialect::getWorldSizeAttrName());
+  if (!worldSize)
+    return std::nullopt;
+  auto ranksPerNode =
+      func->getAttrOfType<IntegerAttr>(ZeroDialect::getRanksPerNodeAttrName());
+  int64_t n = worldSize.getInt();
+  if (ranksPerNode && ranksPerNode.getInt() > 0 && ranksPerNode.getInt() < n &&
+      n % ranksPerNode.getInt() == 0)
+    return SmallVector<int64_t, 2>{n / ranksPerNode.getInt(),
+                                   ranksPerNode.getInt()};
+  return SmallVector<int64_t, 2>{n};
+}
+
+int64_t zero::getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes) {
+  if (axes.empty())
+    return llvm::product_of(grid);
+  int64_t size = 1;
+  for (int16_t axis : axes)
+    size *= grid[axis];
+  return size;
+}
+
+/// Checks a collective's `grid_axes` against the process grid of the step
+/// it is in (when it has one), and that its layouts cut tensors for the
+/// group: their world size is the group's size.
+static LogicalResult verifyGridAxes(Operation *op,
+                                    std::optional<ArrayRef<int16_t>> axes,
+                                    std::optional<ArrayAttr> layouts) {
+  if (!axes)
+    return success();
+  if (axes->empty())
+    return op->emitOpError("has empty grid_axes; leave them out for the "
+                           "whole world");
+  for (auto [i, axis] : llvm::enumerate(*axes))
+    if (axis < 0 || (i > 0 && axis <= (*axes)[i - 1]))
+      return op->emitOpError("grid_axes must be strictly increasing axes "
+                             ">= 0, got [")
+             << llvm::interleaved(*axes) << "]";
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  std::optional<SmallVector<int64_t, 2>> grid =
+      func ? getProcessGrid(func) : std::nullopt;
+  if (!grid)
+    return success();
+  if (axes->back() >= static_cast<int64_t>(grid->size()))
+    return op->emitOpError("grid_axes [")
+           << llvm::interleaved(*axes) << "] name an axis the step's grid ["
+           << llvm::interleaved(*grid) << "] does not have";
+  int64_t groupSize = getGroupSize(*grid, *axes);
+  if (layouts && !layouts->empty() &&
+      cast<LayoutAttr>((*layouts)[0]).getWorldSize() != groupSize)
+    return op->emitOpError("layouts have world_size ")
+           << cast<LayoutAttr>((*layouts)[0]).getWorldSize()
+           << ", but the group of grid_axes [" << llvm::interleaved(*axes)
+           << "] on the grid [" << llvm::interleaved(*grid) << "] has "
+           << groupSize << " ranks";
+  return success();
+}
+
 /// Checks that operand `i` of a collective has the type `layout` expects:
 /// the shard or the full tensor of the operand's element type.
 static LogicalResult verifyLayoutOperands(Operation *op, ValueRange tensors,
@@ -158,7 +220,8 @@ LogicalResult mlir::zero::detail::verifyAsyncStartOp(Operation *op) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllGatherStartOp::verify() {
-  if (failed(verifyLayouts(*this, getShards(), getLayouts())))
+  if (failed(verifyLayouts(*this, getShards(), getLayouts())) ||
+      failed(verifyGridAxes(*this, getGridAxes(), getLayouts())))
     return failure();
   return verifyLayoutOperands(*this, getShards(), getLayouts(),
                               /*shards=*/true);
@@ -173,7 +236,8 @@ LogicalResult AllGatherStartOp::getAwaitedTypes(SmallVectorImpl<Type> &types) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult ReduceScatterStartOp::verify() {
-  if (failed(verifyLayouts(*this, getTensors(), getLayouts())))
+  if (failed(verifyLayouts(*this, getTensors(), getLayouts())) ||
+      failed(verifyGridAxes(*this, getGridAxes(), getLayouts())))
     return failure();
   return verifyLayoutOperands(*this, getTensors(), getLayouts(),
                               /*shards=*/false);
@@ -189,7 +253,9 @@ ReduceScatterStartOp::getAwaitedTypes(SmallVectorImpl<Type> &types) {
 //===----------------------------------------------------------------------===//
 
 LogicalResult AllReduceStartOp::verify() {
-  return verifyNonEmpty(*this, getTensors());
+  if (failed(verifyNonEmpty(*this, getTensors())))
+    return failure();
+  return verifyGridAxes(*this, getGridAxes(), std::nullopt);
 }
 
 LogicalResult AllReduceStartOp::getAwaitedTypes(SmallVectorImpl<Type> &types) {

@@ -46,12 +46,16 @@ struct BucketClass {
   bool parameterGather;
   bool hasGrads;
   DictionaryAttr otherAttrs;
+  /// The group of ranks (null: the whole world): only collectives over the
+  /// same groups share a bucket.
+  DenseI16ArrayAttr gridAxes;
 
   bool operator==(const BucketClass &other) const {
     return name == other.name && reduction == other.reduction &&
            worldSize == other.worldSize && elementType == other.elementType &&
            parameterGather == other.parameterGather &&
-           hasGrads == other.hasGrads && otherAttrs == other.otherAttrs;
+           hasGrads == other.hasGrads && otherAttrs == other.otherAttrs &&
+           gridAxes == other.gridAxes;
   }
 };
 
@@ -92,16 +96,20 @@ std::optional<BucketClass> classify(Operation *op, Block &body) {
     elementType = type.getElementType();
   }
 
-  BucketClass cls{op->getName(), nullptr, 0, elementType, false, false, {}};
+  BucketClass cls{op->getName(), nullptr, 0,  elementType,
+                  false,         false,   {}, nullptr};
   ArrayAttr layouts;
   if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
     layouts = gather.getLayouts();
     cls.parameterGather = isParameterGather(gather);
+    cls.gridAxes = gather.getGridAxesAttr();
   } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
     layouts = scatter.getLayouts();
     cls.reduction = scatter.getReductionAttr();
+    cls.gridAxes = scatter.getGridAxesAttr();
   } else {
     cls.reduction = cast<AllReduceStartOp>(op).getReductionAttr();
+    cls.gridAxes = cast<AllReduceStartOp>(op).getGridAxesAttr();
   }
   if (layouts && !layouts.empty())
     cls.worldSize = cast<LayoutAttr>(layouts[0]).getWorldSize();
@@ -262,15 +270,16 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
 
     Operation *start;
     if (isa<AllGatherStartOp>(first))
-      start =
-          AllGatherStartOp::create(b, loc, operands, b.getArrayAttr(layouts));
+      start = AllGatherStartOp::create(
+          b, loc, operands, b.getArrayAttr(layouts), bucket.cls.gridAxes);
     else if (auto scatter = dyn_cast<ReduceScatterStartOp>(first))
-      start = ReduceScatterStartOp::create(b, loc, operands,
-                                           scatter.getReductionAttr(),
-                                           b.getArrayAttr(layouts));
+      start = ReduceScatterStartOp::create(
+          b, loc, operands, scatter.getReductionAttr(), b.getArrayAttr(layouts),
+          bucket.cls.gridAxes);
     else
       start = AllReduceStartOp::create(
-          b, loc, operands, cast<AllReduceStartOp>(first).getReductionAttr());
+          b, loc, operands, cast<AllReduceStartOp>(first).getReductionAttr(),
+          bucket.cls.gridAxes);
     SmallVector<NamedAttribute> attrs(bucket.cls.otherAttrs.getValue());
     if (bucket.cls.hasGrads)
       attrs.emplace_back(StringAttr::get(ctx, ZeroDialect::getGradsAttrName()),

@@ -233,7 +233,8 @@ Value ZeroInsertOptimizerPass::buildClipCoefficient(OpBuilder &b, Location loc,
         b, loc, RankedTensorType::get({}, b.getF32Type()), total);
     auto sum = AllReduceStartOp::create(
         b, loc, local,
-        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum));
+        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
+        /*grid_axes=*/nullptr);
     Value global = WaitOp::create(b, loc, sum).getResult(0);
     total = tensor::ExtractOp::create(b, loc, global, ValueRange{});
   }
@@ -270,7 +271,8 @@ Value ZeroInsertOptimizerPass::buildOverflowCheck(OpBuilder &b, Location loc,
         b, loc, RankedTensorType::get({}, b.getF32Type()), flag);
     auto any = AllReduceStartOp::create(
         b, loc, local,
-        ReductionKindAttr::get(b.getContext(), ReductionKind::Max));
+        ReductionKindAttr::get(b.getContext(), ReductionKind::Max),
+        /*grid_axes=*/nullptr);
     Value global = WaitOp::create(b, loc, any).getResult(0);
     flag = tensor::ExtractOp::create(b, loc, global, ValueRange{});
   }
@@ -714,7 +716,8 @@ void ZeroInsertOptimizerPass::runOnOperation() {
     newStates.append(updated.begin() + 1, updated.end());
     if (tp.gatherAfterStep) {
       auto gather = AllGatherStartOp::create(
-          b, loc, newParam, attrs.getArrayAttr({tp.param.layout}));
+          b, loc, newParam, attrs.getArrayAttr({tp.param.layout}),
+          /*grid_axes=*/nullptr);
       newParam = WaitOp::create(b, loc, gather).getResult(0);
     }
     newParams.push_back(newParam);

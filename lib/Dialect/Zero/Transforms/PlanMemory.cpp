@@ -62,8 +62,7 @@ struct ZeroPlanMemoryPass
         module.emitError("cannot write the memory report: ") << error;
         return signalPassFailure();
       }
-      if (failed(plan->writeReport(output->os(), rank->stage, rank->worldSize,
-                                   rank->ranksPerNode)))
+      if (failed(plan->writeReport(output->os(), rank->stage, rank->worldSize)))
         return signalPassFailure();
       output->keep();
     }

@@ -223,7 +223,8 @@ struct ZeroReduceGradientsPass
       AsyncStartOpInterface start;
       Value reduced;
       if (rank->stage == 0 || !reduceScatter) {
-        start = AllReduceStartOp::create(b, loc, operand, kind);
+        start = AllReduceStartOp::create(b, loc, operand, kind,
+                                         /*grid_axes=*/nullptr);
         reduced = WaitOp::create(b, loc, start).getResult(0);
         if (rank->stage != 0)
           reduced = LocalShardOp::create(
@@ -231,7 +232,8 @@ struct ZeroReduceGradientsPass
               layout);
       } else {
         start = ReduceScatterStartOp::create(b, loc, operand, kind,
-                                             b.getArrayAttr({layout}));
+                                             b.getArrayAttr({layout}),
+                                             /*grid_axes=*/nullptr);
         reduced = WaitOp::create(b, loc, start).getResult(0);
       }
       start->setAttr(ZeroDialect::getGradsAttrName(), b.getArrayAttr({name}));

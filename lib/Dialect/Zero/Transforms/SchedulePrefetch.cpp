@@ -290,9 +290,9 @@ SmallVector<unsigned> getIssueOrder(const Timeline &t) {
 /// Gathers shard `index` of `gather` alone, before `before`.
 Value gatherAlone(AllGatherStartOp gather, unsigned index, Operation *before) {
   OpBuilder b(before);
-  auto start =
-      AllGatherStartOp::create(b, gather.getLoc(), gather.getShards()[index],
-                               b.getArrayAttr({gather.getLayouts()[index]}));
+  auto start = AllGatherStartOp::create(
+      b, gather.getLoc(), gather.getShards()[index],
+      b.getArrayAttr({gather.getLayouts()[index]}), gather.getGridAxesAttr());
   return WaitOp::create(b, gather.getLoc(), start).getResult(0);
 }
 
@@ -451,7 +451,8 @@ struct ZeroSchedulePrefetchPass
     if (!shards.empty()) {
       OpBuilder b(gather);
       auto start = AllGatherStartOp::create(b, gather.getLoc(), shards,
-                                            b.getArrayAttr(layouts));
+                                            b.getArrayAttr(layouts),
+                                            gather.getGridAxesAttr());
       start->setDiscardableAttrs(gather->getDiscardableAttrDictionary());
       auto wait = WaitOp::create(b, oldWait.getLoc(), start);
       unsigned next = 0;

@@ -118,7 +118,8 @@ struct ZeroShardParametersPass
         Operation *first = group.front(), *last = group.back();
         b.setInsertionPoint(first);
         auto gather =
-            AllGatherStartOp::create(b, first->getLoc(), param.arg, layouts);
+            AllGatherStartOp::create(b, first->getLoc(), param.arg, layouts,
+                                     /*grid_axes=*/nullptr);
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
         llvm::SmallDenseSet<Operation *> members(group.begin(), group.end());

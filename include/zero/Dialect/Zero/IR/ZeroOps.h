@@ -36,6 +36,15 @@ std::optional<MemorySpace> getMemorySpace(RankedTensorType type);
 /// `#zero.memory_space<space>` as encoding.
 RankedTensorType getTensorTypeInSpace(RankedTensorType type, MemorySpace space);
 
+/// The process grid of the rank step `func` (its `zero.world_size` and
+/// `zero.ranks_per_node`): `[world_size]`, or `[nodes, ranks_per_node]`
+/// where the ranks are on several nodes. Empty before zero-partition.
+std::optional<SmallVector<int64_t, 2>> getProcessGrid(Operation *func);
+
+/// The ranks of `grid` in one group of a collective over `axes` (all axes
+/// when empty): the product of their sizes.
+int64_t getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes);
+
 /// The element count of `shape`, or nothing for a dynamic or negative size
 /// or a count that overflows int64. Every element count and byte size the
 /// compiler computes starts from this, never from the wrapping

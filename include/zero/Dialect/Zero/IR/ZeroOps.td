@@ -35,7 +35,9 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
     shard of tensor `i`, a `tensor<shard_numel x T>` of `layouts[i]`; waiting
     on the handle yields the full tensors, of the layouts' shapes with the
     shards' element types (the padding is dropped). All layouts must have the
-    same world size.
+    same world size. With `grid_axes` the gather runs within a group of
+    ranks instead of the whole world (below), and the layouts' world size
+    is the group's size.
 
     Example:
 
@@ -47,9 +49,11 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
     ```
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$shards,
-                       Zero_LayoutArrayAttr:$layouts);
+                       Zero_LayoutArrayAttr:$layouts,
+                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes);
   let assemblyFormat = [{
-    $shards `layouts` $layouts attr-dict `:` type($shards)
+    $shards (`grid_axes` `=` $grid_axes^)? `layouts` $layouts attr-dict `:`
+    type($shards)
   }];
 }
 
@@ -73,9 +77,11 @@ def Zero_ReduceScatterStartOp : Zero_StartOp<"reduce_scatter_start"> {
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$tensors,
                        Zero_ReductionKindAttr:$reduction,
-                       Zero_LayoutArrayAttr:$layouts);
+                       Zero_LayoutArrayAttr:$layouts,
+                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes);
   let assemblyFormat = [{
-    custom<ReductionKind>($reduction) $tensors `layouts` $layouts attr-dict
+    custom<ReductionKind>($reduction) $tensors
+    (`grid_axes` `=` $grid_axes^)? `layouts` $layouts attr-dict
     `:` type($tensors)
   }];
 }
@@ -85,19 +91,32 @@ def Zero_AllReduceStartOp : Zero_StartOp<"all_reduce_start"> {
   let description = [{
     Starts an all-reduce of a bucket of tensors: waiting on the handle yields
     tensors of the operands' types, reduced elementwise over all ranks with
-    `reduction`. `avg` divides the sum by the world size.
+    `reduction`. `avg` divides the sum by the world size (with `grid_axes`,
+    by the group's size).
+
+    Groups (all three collectives), as upstream's `shard` dialect defines
+    them: the step's process grid is `[world_size]`, or `[nodes,
+    ranks_per_node]` where `zero.ranks_per_node` puts the ranks on several
+    nodes (node-major). `grid_axes` (strictly increasing axes of that grid;
+    absent: all of them) groups the ranks that agree on every other axis;
+    a rank's place in its group is its row-major index over `grid_axes`.
+    On a grid [2, 4], `grid_axes = [1]` is the 4 ranks of a node and
+    `grid_axes = [0]` the 2 ranks with the same local rank.
 
     Example:
 
     ```mlir
     %h = zero.all_reduce_start sum %gw, %loss : tensor<16x16xf32>, tensor<f32>
+    %h2 = zero.all_reduce_start avg %g grid_axes = [0] : tensor<8xf32>
     %gw_sum, %loss_sum = zero.wait %h : tensor<16x16xf32>, tensor<f32>
     ```
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$tensors,
-                       Zero_ReductionKindAttr:$reduction);
+                       Zero_ReductionKindAttr:$reduction,
+                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes);
   let assemblyFormat = [{
-    custom<ReductionKind>($reduction) $tensors attr-dict `:` type($tensors)
+    custom<ReductionKind>($reduction) $tensors
+    (`grid_axes` `=` $grid_axes^)? attr-dict `:` type($tensors)
   }];
 }
 

@@ -23,6 +23,14 @@ double microsecondsSince(Clock::time_point epoch, Clock::time_point t) {
   return std::chrono::duration<double, std::micro>(t - epoch).count();
 }
 
+/// "[0, 1]".
+std::string joinAxes(const std::vector<int64_t> &axes) {
+  std::string text = "[";
+  for (size_t i = 0; i < axes.size(); ++i)
+    text += (i ? ", " : "") + std::to_string(axes[i]);
+  return text + "]";
+}
+
 } // namespace
 
 /// The streams' shared state and the comm thread.
@@ -548,6 +556,11 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
                  std::to_string(currentStep) + ")";
   context.cancel = &failed;
   context.stream = device.nativeStream(stream);
+  // A collective over some grid axes runs among its group: the layouts are
+  // cut for the group, and the group's rank picks this rank's shard.
+  Communicator &comm = inst.gridAxes.empty()
+                           ? this->comm
+                           : *executor.groupCommunicators_.at(inst.gridAxes);
   const int64_t n = comm.size();
   const int64_t rank = comm.rank();
   const int64_t width = getDTypeWidth(inst.dtype);
@@ -678,6 +691,8 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                    std::move(options)));
   const Schedule &s = *executor->schedule_;
   communicator.setRanksPerNode(s.ranksPerNode());
+  // First: the splits are collective, so no rank may return before them.
+  ZERO_RETURN_IF_ERROR(executor->createGroupCommunicators());
   if (s.arenaBytes(MemorySpace::Nvme) > 0) {
     NvmeSwapOptions nvme;
     nvme.nvmePath = executor->options_.nvmePath.empty()
@@ -749,6 +764,47 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
   }
   executor->impl_->startWorkers();
   return executor;
+}
+
+Status Executor::createGroupCommunicators() {
+  const Schedule &s = *schedule_;
+  for (const Stream &stream : s.streams())
+    for (const Instruction &inst : stream.instructions)
+      if (inst.isCollective() && !inst.gridAxes.empty())
+        groupCommunicators_[inst.gridAxes];
+  for (auto &[axes, group] : groupCommunicators_) {
+    RankGroup place = s.rankGroup(communicator_.rank(), axes);
+    std::string what = "the group over grid_axes " + joinAxes(axes);
+    StatusOr<std::unique_ptr<Communicator>> made = communicator_.split(
+        static_cast<int>(place.color), static_cast<int>(place.rank),
+        CollectiveContext{"splitting " + what, nullptr, nullptr});
+    if (!made.isOk())
+      return Status(made.status().code(),
+                    s.name() + ": " + made.status().message(),
+                    made.status().file(), made.status().line());
+    if ((*made)->size() != place.size || (*made)->rank() != place.rank)
+      return ZERO_ERROR(
+          kInternal,
+          s.name() + ": rank " + std::to_string(communicator_.rank()) + ": " +
+              what + " has rank " + std::to_string((*made)->rank()) + " of " +
+              std::to_string((*made)->size()) + ", not " +
+              std::to_string(place.rank) + " of " + std::to_string(place.size));
+    group = std::move(*made);
+  }
+  return Status::ok();
+}
+
+CommunicationCounters Executor::countersOfAllGroups() const {
+  CommunicationCounters total = communicator_.counters();
+  for (const auto &[axes, group] : groupCommunicators_) {
+    CommunicationCounters counters = group->counters();
+    total.bytesSent += counters.bytesSent;
+    total.bytesReceived += counters.bytesReceived;
+    total.calls += counters.calls;
+    total.bytesSentInterNode += counters.bytesSentInterNode;
+    total.bytesReceivedInterNode += counters.bytesReceivedInterNode;
+  }
+  return total;
 }
 
 TensorRef Executor::tensorData(int64_t id) {
@@ -852,7 +908,7 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
       ZERO_RETURN_IF_ERROR(writeTensor(arg.value, host.data));
     }
   }
-  CommunicationCounters before = communicator_.counters();
+  CommunicationCounters before = countersOfAllGroups();
   Status status = impl_->runStep(stats.step);
   if (status.isOk())
     status = device_->synchronize();
@@ -860,7 +916,7 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
     impl_->failed = true;
     return status;
   }
-  CommunicationCounters after = communicator_.counters();
+  CommunicationCounters after = countersOfAllGroups();
 
   // The step is done: its gradients replace the last one's.
   for (size_t i = 0; i < gradientStaging_.size(); ++i) {

@@ -145,8 +145,10 @@ private:
   Status parseBuffers(const json &root);
   Status checkBufferOverlaps() const;
   Status parseValues(const json &root);
+  /// For a collective over `gridAxes`, the layout is cut for its group.
   Status parseLayout(const json &object, const std::string &path,
-                     PartitionLayout &out) const;
+                     PartitionLayout &out,
+                     const std::vector<int64_t> &gridAxes = {}) const;
   Status parseInit(const json &object, const std::string &path,
                    InitSpec &out) const;
   Status parseTile(const json &object, const std::string &path,
@@ -162,6 +164,7 @@ private:
   Status checkValueIds(const std::vector<int64_t> &ids, const std::string &path,
                        bool tensorsOnly) const;
   Status parseCollective(const json &object, Instruction &inst);
+  Status parseGridAxes(const json &object, Instruction &inst) const;
   /// `hasPoint`: the swap carries its point (a schedule's always does; the
   /// missing key is reported after).
   Status parseSwap(Instruction &inst, bool hasPoint);
@@ -428,6 +431,7 @@ Status ScheduleParser::parse(const json &root) {
   } else {
     s.ranksPerNode_ = s.worldSize_;
   }
+  s.grid_ = grid;
   if (root.contains("checkpoint")) {
     const json *checkpoint;
     ZERO_RETURN_IF_ERROR(getObject(root, "checkpoint", "", checkpoint));
@@ -711,7 +715,8 @@ Status ScheduleParser::parseValues(const json &root) {
 }
 
 Status ScheduleParser::parseLayout(const json &object, const std::string &path,
-                                   PartitionLayout &out) const {
+                                   PartitionLayout &out,
+                                   const std::vector<int64_t> &gridAxes) const {
   ZERO_RETURN_IF_ERROR(
       checkKeys(object, path,
                 {"shape", "world_size", "shard_numel", "padded_numel"}, {}));
@@ -721,7 +726,12 @@ Status ScheduleParser::parseLayout(const json &object, const std::string &path,
   ZERO_RETURN_IF_ERROR(getInt(object, "world_size", path, worldSize, 1));
   ZERO_RETURN_IF_ERROR(getInt(object, "shard_numel", path, shardNumel));
   ZERO_RETURN_IF_ERROR(getInt(object, "padded_numel", path, paddedNumel));
-  if (worldSize != s.worldSize_)
+  if (!gridAxes.empty() && worldSize != s.groupSize(gridAxes))
+    return error(path + ".world_size",
+                 std::to_string(worldSize) + " differs from the group size " +
+                     std::to_string(s.groupSize(gridAxes)) + " of grid_axes " +
+                     joinShape(gridAxes));
+  if (gridAxes.empty() && worldSize != s.worldSize_)
     return error(path + ".world_size",
                  std::to_string(worldSize) +
                      " differs from the schedule's world_size " +
@@ -1264,15 +1274,15 @@ Status ScheduleParser::parseInstruction(const json &object,
     if (inst.kind == Instruction::Kind::AllGather)
       ZERO_RETURN_IF_ERROR(checkKeys(object, path,
                                      {"op", "operands", "results", "layouts"},
-                                     {"point", "loc", "staging"}));
+                                     {"point", "loc", "staging", "grid_axes"}));
     else if (inst.kind == Instruction::Kind::ReduceScatter)
       ZERO_RETURN_IF_ERROR(checkKeys(
           object, path, {"op", "operands", "results", "layouts", "reduction"},
-          {"point", "loc", "staging"}));
+          {"point", "loc", "staging", "grid_axes"}));
     else
-      ZERO_RETURN_IF_ERROR(checkKeys(object, path,
-                                     {"op", "operands", "results", "reduction"},
-                                     {"point", "loc", "staging", "layouts"}));
+      ZERO_RETURN_IF_ERROR(
+          checkKeys(object, path, {"op", "operands", "results", "reduction"},
+                    {"point", "loc", "staging", "layouts", "grid_axes"}));
   } else {
     if (stream != "compute")
       return error(path + ".op",
@@ -1625,8 +1635,39 @@ Status ScheduleParser::decodeBody(const json &node, const std::string &path,
   return atLoc(checkValueIds(out.yield, path + ".yield", false), loc);
 }
 
+Status ScheduleParser::parseGridAxes(const json &object,
+                                     Instruction &inst) const {
+  const std::string path = inst.path + ".grid_axes";
+  if (s.version_ < 3)
+    return error(path, "'grid_axes' needs version 3 (the schedule is version " +
+                           std::to_string(s.version_) + ")");
+  ZERO_RETURN_IF_ERROR(
+      getIntList(object, "grid_axes", inst.path, inst.gridAxes, 0));
+  if (inst.gridAxes.empty())
+    return error(path, "no axes: name at least one axis of topology.grid " +
+                           joinShape(s.grid_) +
+                           ", or leave grid_axes out for the whole world");
+  for (size_t i = 0; i < inst.gridAxes.size(); ++i) {
+    std::string field = path + "[" + std::to_string(i) + "]";
+    int64_t axis = inst.gridAxes[i];
+    if (axis >= static_cast<int64_t>(s.grid_.size()))
+      return error(field, "axis " + std::to_string(axis) +
+                              " is out of range: topology.grid " +
+                              joinShape(s.grid_) + " has " +
+                              std::to_string(s.grid_.size()) +
+                              (s.grid_.size() == 1 ? " axis" : " axes"));
+    if (i > 0 && axis <= inst.gridAxes[i - 1])
+      return error(field, "axis " + std::to_string(axis) + " follows axis " +
+                              std::to_string(inst.gridAxes[i - 1]) +
+                              ": the axes are strictly increasing");
+  }
+  return Status::ok();
+}
+
 Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   const std::string &path = inst.path;
+  if (object.contains("grid_axes"))
+    ZERO_RETURN_IF_ERROR(parseGridAxes(object, inst));
   size_t count = inst.operands.size();
   if (count == 0)
     return error(path + ".operands", "a collective needs at least one tensor");
@@ -1699,7 +1740,8 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     for (size_t i = 0; i < count; ++i) {
       PartitionLayout layout;
       std::string field = path + ".layouts[" + std::to_string(i) + "]";
-      ZERO_RETURN_IF_ERROR(parseLayout((*layouts)[i], field, layout));
+      ZERO_RETURN_IF_ERROR(
+          parseLayout((*layouts)[i], field, layout, inst.gridAxes));
       const ValueInfo &shard =
           values.values[gather ? inst.operands[i] : inst.results[i]];
       const ValueInfo &full =
@@ -1731,7 +1773,7 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
       bucketNumel ? checkedMul(*bucketNumel, getDTypeWidth(inst.dtype))
                   : std::nullopt;
   if (bucketBytes && inst.kind != Instruction::Kind::AllReduce)
-    bucketBytes = checkedMul(*bucketBytes, s.worldSize_);
+    bucketBytes = checkedMul(*bucketBytes, s.groupSize(inst.gridAxes));
   if (!bucketBytes)
     return error(path, "the flat bucket's size in bytes overflows int64");
   inst.bucketNumel = *bucketNumel;
@@ -2261,6 +2303,7 @@ StatusOr<Instruction> decodeInstruction(const std::string &text,
   Schedule context;
   context.values_ = values;
   context.worldSize_ = worldSize;
+  context.grid_ = {worldSize};
   ScheduleParser parser(context);
   Instruction inst;
   ZERO_RETURN_IF_ERROR(parser.decodeComputeInstruction(object, path, inst));
@@ -2276,6 +2319,35 @@ StatusOr<Schedule> Schedule::load(const std::string &path) {
   if (file.bad())
     return ZERO_ERROR(kInvalidArgument, path + ": cannot read the schedule");
   return parse(text.str(), path);
+}
+
+int64_t Schedule::groupSize(const std::vector<int64_t> &gridAxes) const {
+  if (gridAxes.empty())
+    return worldSize_;
+  int64_t size = 1;
+  for (int64_t axis : gridAxes)
+    size *= grid_[axis];
+  return size;
+}
+
+RankGroup Schedule::rankGroup(int64_t rank,
+                              const std::vector<int64_t> &gridAxes) const {
+  RankGroup group;
+  group.size = groupSize(gridAxes);
+  // Row-major coordinates: the last axis varies fastest.
+  std::vector<int64_t> coordinates(grid_.size());
+  for (size_t axis = grid_.size(); axis-- > 0;) {
+    coordinates[axis] = rank % grid_[axis];
+    rank /= grid_[axis];
+  }
+  for (size_t axis = 0; axis < grid_.size(); ++axis) {
+    bool inGroup =
+        gridAxes.empty() ||
+        std::find(gridAxes.begin(), gridAxes.end(), axis) != gridAxes.end();
+    int64_t &index = inGroup ? group.rank : group.color;
+    index = index * grid_[axis] + coordinates[axis];
+  }
+  return group;
 }
 
 Status Schedule::checkLaunch(int worldSize, int64_t memoryLimit) const {

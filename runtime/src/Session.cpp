@@ -39,9 +39,10 @@ static int64_t getMaxCollectiveBytes(const Schedule &schedule) {
     for (const Instruction &inst : stream.instructions) {
       if (!inst.isCollective())
         continue;
-      int64_t elements = inst.kind == Instruction::Kind::AllReduce
-                             ? inst.bucketNumel
-                             : inst.bucketNumel * schedule.worldSize();
+      int64_t elements =
+          inst.kind == Instruction::Kind::AllReduce
+              ? inst.bucketNumel
+              : inst.bucketNumel * schedule.groupSize(inst.gridAxes);
       most = std::max(most, elements * getDTypeWidth(inst.dtype));
     }
   return most;

@@ -232,6 +232,11 @@ protected:
     }
     return ZERO_ERROR(kUnavailable, "rank 0: " + context.what + " failed");
   }
+  StatusOr<std::unique_ptr<Communicator>>
+  doSplit(int, int, const CollectiveContext &context) override {
+    return ZERO_ERROR(kFailedPrecondition,
+                      "failing: no groups (" + context.what + ")");
+  }
 
 private:
   int succeeding;
@@ -246,6 +251,65 @@ TEST(Executor, AFailureOnCommReleasesTheComputeStream) {
   ASSERT_FALSE(stats.isOk());
   EXPECT_EQ(stats.status().message(),
             "rank 0: all_reduce of bucket at test.mlir:4:3 (step 1) failed");
+}
+
+TEST(Executor, SelfCommunicatorSplitsIntoItself) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  comm->setRanksPerNode(1);
+  StatusOr<std::unique_ptr<Communicator>> group =
+      comm->split(0, 0, {"split", nullptr});
+  ASSERT_TRUE(group.isOk()) << group.status().toString();
+  EXPECT_EQ((*group)->rank(), 0);
+  EXPECT_EQ((*group)->size(), 1);
+  float in[2] = {1, 2}, out[2] = {};
+  ASSERT_TRUE(
+      (*group)->allGather(in, out, 2, DType::F32, {"ag", nullptr}).isOk());
+  EXPECT_EQ(out[1], 2.0f);
+  CommunicationCounters counters = (*group)->counters();
+  EXPECT_EQ(counters.calls, 1);
+  EXPECT_EQ(counters.bytesSent, 0);
+  EXPECT_EQ(comm->counters().calls, 0);
+}
+
+// One rank on grid [1]: every collective over axis 0 runs on a group of one.
+TEST(Executor, RunsCollectivesOverAGroupOfOne) {
+  json s = makeBucketSchedule(1);
+  s["version"] = 3;
+  for (json &inst : s["instructions"]["comm"])
+    inst["grid_axes"] = {0};
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  std::unique_ptr<Executor> executor = create(parse(s), *comm);
+  ASSERT_TRUE(executor);
+  float *a = static_cast<float *>(executor->tensorData(0).data);
+  float *b = static_cast<float *>(executor->tensorData(1).data);
+  for (int i = 0; i < 5; ++i)
+    a[i] = 1.0f + i;
+  for (int i = 0; i < 3; ++i)
+    b[i] = -1.0f - i;
+  StatusOr<StepStats> stats = executor->step();
+  ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+  EXPECT_EQ(floatsOf(executor->tensorData(2)),
+            (std::vector<float>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(floatsOf(executor->tensorData(4)),
+            (std::vector<float>{1, 2, 3, 4, 5}));
+  EXPECT_EQ(floatsOf(executor->tensorData(7)),
+            (std::vector<float>{-1, -2, -3}));
+  EXPECT_EQ(stats->bytesSent, 0);
+}
+
+// A communicator that makes no groups (the CUDA ones) fails the executor's
+// creation, naming the schedule and the axes.
+TEST(Executor, ReportsACommunicatorWithoutGroups) {
+  json s = makeAverageSchedule();
+  s["version"] = 3;
+  s["instructions"]["comm"][1]["grid_axes"] = {0};
+  FailingCommunicator comm;
+  StatusOr<std::unique_ptr<Executor>> executor =
+      Executor::create(parse(s), createHostDevice(), comm);
+  ASSERT_FALSE(executor.isOk());
+  EXPECT_EQ(executor.status().message(), "t.json: failing: no groups "
+                                         "(splitting the group over "
+                                         "grid_axes [0])");
 }
 
 TEST(Executor, ChecksTheLaunch) {

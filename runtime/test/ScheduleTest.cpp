@@ -419,6 +419,109 @@ TEST(Schedule, RefusesMalformedCollectives) {
                         "bucket is f32: one collective moves one element type");
 }
 
+// Collectives over groups of ranks (version 3): docs/ScheduleFormat.md,
+// "Collectives".
+TEST(ScheduleGroups, AcceptsGridAxes) {
+  for (std::vector<int> axes :
+       {std::vector<int>{0}, std::vector<int>{1}, std::vector<int>{0, 1}}) {
+    StatusOr<Schedule> parsed =
+        Schedule::parse(makeGroupBucketSchedule(axes).dump(), "s.json");
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+    std::vector<int64_t> expected(axes.begin(), axes.end());
+    for (const Instruction &inst : parsed->streams()[1].instructions)
+      EXPECT_EQ(inst.gridAxes, expected) << inst.describe();
+    EXPECT_EQ(parsed->groupSize(expected), int64_t(1) << axes.size());
+  }
+  // Without grid_axes, a collective runs over the world.
+  json s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][2].erase("grid_axes");
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_TRUE(parsed->streams()[1].instructions[2].gridAxes.empty());
+  EXPECT_EQ(parsed->groupSize({}), 4);
+  EXPECT_EQ(parsed->grid(), (std::vector<int64_t>{2, 2}));
+}
+
+TEST(ScheduleGroups, PlacesRanksInTheirGroups) {
+  StatusOr<Schedule> parsed =
+      Schedule::parse(makeGroupBucketSchedule({1}).dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  // {color, rank, size} of world ranks 0..3 on grid [2, 2].
+  auto places = [&](const std::vector<int64_t> &axes) {
+    std::vector<std::vector<int64_t>> all;
+    for (int64_t r = 0; r < 4; ++r) {
+      RankGroup group = parsed->rankGroup(r, axes);
+      all.push_back({group.color, group.rank, group.size});
+    }
+    return all;
+  };
+  using Places = std::vector<std::vector<int64_t>>;
+  // Within a node: {0, 1} and {2, 3}.
+  EXPECT_EQ(places({1}), (Places{{0, 0, 2}, {0, 1, 2}, {1, 0, 2}, {1, 1, 2}}));
+  // One rank per node: {0, 2} and {1, 3}.
+  EXPECT_EQ(places({0}), (Places{{0, 0, 2}, {1, 0, 2}, {0, 1, 2}, {1, 1, 2}}));
+  EXPECT_EQ(places({0, 1}),
+            (Places{{0, 0, 4}, {0, 1, 4}, {0, 2, 4}, {0, 3, 4}}));
+  EXPECT_EQ(places({}), places({0, 1}));
+}
+
+TEST(ScheduleGroups, RefusesMalformedGridAxes) {
+  json s = makeBucketSchedule(2);
+  s["version"] = 2;
+  s["instructions"]["comm"][0]["grid_axes"] = {0};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].grid_axes: 'grid_axes' needs "
+                           "version 3 (the schedule is version 2)");
+  s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][1]["grid_axes"] = {2};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[1].grid_axes[0]: axis 2 is out "
+                           "of range: topology.grid [2, 2] has 2 axes");
+  s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][2]["grid_axes"] = {-1};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[2].grid_axes[0]: -1 is out of "
+                           "range (at least 0)");
+  s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][2]["grid_axes"] = {1, 0};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[2].grid_axes[1]: axis 0 follows "
+                           "axis 1: the axes are strictly increasing");
+  s["instructions"]["comm"][2]["grid_axes"] = {0, 0};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[2].grid_axes[1]: axis 0 follows "
+                           "axis 0: the axes are strictly increasing");
+  s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][0]["grid_axes"] = json::array();
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[0].grid_axes: no axes: name at least one axis of "
+         "topology.grid [2, 2], or leave grid_axes out for the whole world");
+  s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][0]["grid_axes"] = "1";
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].grid_axes: expected an array");
+  // A world of one axis has axis 0 only.
+  s = makeBucketSchedule(2);
+  s["version"] = 3;
+  s["instructions"]["comm"][0]["grid_axes"] = {1};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].grid_axes[0]: axis 1 is out "
+                           "of range: topology.grid [2] has 1 axis");
+}
+
+TEST(ScheduleGroups, CutsLayoutsAndBucketsForTheGroup) {
+  // Layouts of the world's 4 ranks on a collective over a group of 2.
+  json s = makeGroupBucketSchedule({1});
+  s["instructions"]["comm"][1]["layouts"][1] =
+      makeGroupBucketSchedule({0, 1})["instructions"]["comm"][1]["layouts"][1];
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[1].layouts[1].world_size: 4 "
+                           "differs from the group size 2 of grid_axes [1]");
+  // And the group's layouts on a collective over the world.
+  s = makeGroupBucketSchedule({0});
+  s["instructions"]["comm"][0].erase("grid_axes");
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].layouts[0].world_size: 2 "
+                           "differs from the schedule's world_size 4");
+  // The flat bucket holds the group's blocks: 2 of 5 floats, not 4.
+  s = makeGroupBucketSchedule({0});
+  s["instructions"]["comm"][0]["staging"]["bytes"] = 36;
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[0].staging.bytes: 36 bytes is less than "
+         "the flat bucket's 40");
+}
+
 // Every field docs/ScheduleFormat.md lists as required is checked, and the
 // names it says are unique are.
 TEST(Schedule, RefusesMissingRequiredFields) {

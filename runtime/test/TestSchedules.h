@@ -215,6 +215,19 @@ inline json makeBucketSchedule(int worldSize) {
   };
 }
 
+/// makeBucketSchedule's collectives over groups of ranks: version 3, four
+/// ranks on grid [2, 2], every collective over `axes` (its layouts cut for
+/// the group of 2 ranks per listed axis).
+inline json makeGroupBucketSchedule(const std::vector<int> &axes) {
+  json s = makeBucketSchedule(1 << axes.size());
+  s["version"] = 3;
+  s["world_size"] = 4;
+  s["topology"]["grid"] = {2, 2};
+  for (json &inst : s["instructions"]["comm"])
+    inst["grid_axes"] = axes;
+  return s;
+}
+
 /// A loop (version 2) that sums the `count` rows of a data tensor `data`
 /// ([count, n] f32) into a carried accumulator `acc` that starts at 0.5:
 ///   init = fill(0.5); loop: slice = loop_slice(data); next = acc + x;

@@ -47,17 +47,43 @@ Status Communicator::allReduce(const void *send, void *recv, int64_t count,
   return Status::ok();
 }
 
+StatusOr<std::unique_ptr<Communicator>>
+Communicator::split(int color, int key, const CollectiveContext &context) {
+  StatusOr<std::unique_ptr<Communicator>> made = doSplit(color, key, context);
+  if (!made.isOk())
+    return made.status();
+  Communicator &group = **made;
+  // The members' world ranks place the group's ring on the nodes; moved
+  // uncounted, as they are no collective of the step.
+  std::vector<int64_t> members(static_cast<size_t>(group.size()));
+  int64_t mine = worldRank(rank());
+  ZERO_RETURN_IF_ERROR(
+      group.doAllGather(&mine, members.data(), 1, DType::I64, context));
+  group.worldRanks_ = std::move(members);
+  group.setRanksPerNode(ranksPerNode_);
+  return made;
+}
+
+void Communicator::setRanksPerNode(int64_t ranks) {
+  ranksPerNode_ = ranks;
+  sendsAcrossNodes_ = receivesAcrossNodes_ = false;
+  const int n = size();
+  if (ranks <= 0 || n == 1)
+    return;
+  auto node = [&](int r) { return worldRank(r) / ranks; };
+  const int r = rank();
+  sendsAcrossNodes_ = node((r + 1) % n) != node(r);
+  receivesAcrossNodes_ = node((r + n - 1) % n) != node(r);
+}
+
 void Communicator::record(int64_t bytes) {
   sent_ += bytes;
   received_ += bytes;
   ++calls_;
-  if (ranksPerNode_ > 0 && ranksPerNode_ < size()) {
-    const int64_t local = rank() % ranksPerNode_;
-    if (local == ranksPerNode_ - 1)
-      sentInterNode_ += bytes;
-    if (local == 0)
-      receivedInterNode_ += bytes;
-  }
+  if (sendsAcrossNodes_)
+    sentInterNode_ += bytes;
+  if (receivesAcrossNodes_)
+    receivedInterNode_ += bytes;
 }
 
 namespace comm {

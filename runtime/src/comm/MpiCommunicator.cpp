@@ -36,13 +36,25 @@ void reduce16Op(void *in, void *inout, int *len, MPI_Datatype *) {
                  static_cast<uint16_t *>(inout), *len, Type, Op);
 }
 
+/// What the world communicator shares with the groups split from it.
+struct MpiShared {
+  /// MPI_THREAD_SERIALIZED: one call at a time in the process, whichever
+  /// communicator makes it.
+  std::mutex mutex;
+  /// A call did not complete: MPI cannot finalize.
+  bool broken = false;
+};
+
 class MpiCommunicator final : public Communicator {
 public:
   explicit MpiCommunicator(const MpiOptions &options)
-      : timeout_(options.timeoutSeconds) {}
+      : timeout_(options.timeoutSeconds),
+        shared_(std::make_shared<MpiShared>()) {}
   ~MpiCommunicator() override;
 
   Status initialize();
+  /// A group of `parent`'s ranks, on `comm`, which it owns.
+  Status initializeGroup(const MpiCommunicator &parent, MPI_Comm comm);
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
@@ -68,8 +80,11 @@ protected:
                          const CollectiveContext &context) override;
   Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
                      ReduceOp op, const CollectiveContext &context) override;
+  StatusOr<std::unique_ptr<Communicator>>
+  doSplit(int color, int key, const CollectiveContext &context) override;
 
 private:
+  Status createOps16();
   Status mpiError(int code, const CollectiveContext &context) const;
   /// Polls `request` until it completes, the deadline passes or the context
   /// is cancelled.
@@ -92,9 +107,8 @@ private:
   // User operations for bf16 and f16: sum (also avg), max, min.
   MPI_Op ops16_[2][3] = {};
   bool initialized_ = false;
-  bool broken_ = false; // a call did not complete: MPI cannot finalize
   bool aborted_ = false;
-  std::mutex mutex_;
+  std::shared_ptr<MpiShared> shared_;
 };
 
 Status MpiCommunicator::initialize() {
@@ -129,6 +143,21 @@ Status MpiCommunicator::initialize() {
     std::string text(version, static_cast<size_t>(length));
     library_ = "MPI (" + text.substr(0, text.find(',')) + ")";
   }
+  return createOps16();
+}
+
+Status MpiCommunicator::initializeGroup(const MpiCommunicator &parent,
+                                        MPI_Comm comm) {
+  comm_ = comm;
+  shared_ = parent.shared_;
+  library_ = parent.library_;
+  MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(comm_, &rank_);
+  MPI_Comm_size(comm_, &size_);
+  return createOps16();
+}
+
+Status MpiCommunicator::createOps16() {
   MPI_User_function *functions[2][3] = {
       {reduce16Op<DType::BF16, ReduceOp::Sum>,
        reduce16Op<DType::BF16, ReduceOp::Max>,
@@ -153,7 +182,7 @@ MpiCommunicator::~MpiCommunicator() {
         MPI_Op_free(&op);
   // A collective left pending would make MPI_Finalize wait for it forever;
   // the job is ended by abortJob or by the launcher in that case.
-  if (broken_)
+  if (shared_->broken)
     return;
   if (comm_ != MPI_COMM_NULL)
     MPI_Comm_free(&comm_);
@@ -218,14 +247,14 @@ Status MpiCommunicator::complete(MPI_Request &request,
     int done = 0;
     int code = MPI_Test(&request, &done, MPI_STATUS_IGNORE);
     if (code != MPI_SUCCESS) {
-      broken_ = true;
+      shared_->broken = true;
       return mpiError(code, context);
     }
     if (done)
       return Status::ok();
     Status waiting = deadline.check(rank_, context);
     if (!waiting.isOk()) {
-      broken_ = true;
+      shared_->broken = true;
       return waiting;
     }
     // Spin briefly (most calls of a step finish in microseconds), then back
@@ -244,7 +273,7 @@ Status MpiCommunicator::doAllGather(const void *send, void *recv, int64_t count,
                                     DType type,
                                     const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
   int64_t width = getDTypeWidth(type);
   const void *source =
       send == static_cast<const std::byte *>(recv) + rank_ * count * width
@@ -263,7 +292,7 @@ Status MpiCommunicator::doReduceScatter(const void *send, void *recv,
                                         int64_t count, DType type, ReduceOp op,
                                         const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
   MPI_Request request;
   int code = MPI_Ireduce_scatter_block(send == recv ? MPI_IN_PLACE : send, recv,
                                        static_cast<int>(count), getType(type),
@@ -279,7 +308,7 @@ Status MpiCommunicator::doAllReduce(const void *send, void *recv, int64_t count,
                                     DType type, ReduceOp op,
                                     const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(count, context));
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
   MPI_Request request;
   int code = MPI_Iallreduce(send == recv ? MPI_IN_PLACE : send, recv,
                             static_cast<int>(count), getType(type),
@@ -291,8 +320,28 @@ Status MpiCommunicator::doAllReduce(const void *send, void *recv, int64_t count,
   return Status::ok();
 }
 
+StatusOr<std::unique_ptr<Communicator>>
+MpiCommunicator::doSplit(int color, int key, const CollectiveContext &context) {
+  if (color < 0)
+    return ZERO_ERROR(kInvalidArgument, comm::describeCall(rank_, context) +
+                                            ": color " + std::to_string(color) +
+                                            " is negative");
+  MPI_Comm comm = MPI_COMM_NULL;
+  {
+    // Blocking: MPI has no non-blocking split. Every rank makes the same
+    // splits in order when its executor is created, before any step.
+    std::lock_guard<std::mutex> lock(shared_->mutex);
+    int code = MPI_Comm_split(comm_, color, key, &comm);
+    if (code != MPI_SUCCESS)
+      return mpiError(code, context);
+  }
+  auto group = std::make_unique<MpiCommunicator>(MpiOptions{timeout_});
+  ZERO_RETURN_IF_ERROR(group->initializeGroup(*this, comm));
+  return std::unique_ptr<Communicator>(std::move(group));
+}
+
 Status MpiCommunicator::barrier(const CollectiveContext &context) {
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
   MPI_Request request;
   int code = MPI_Ibarrier(comm_, &request);
   if (code != MPI_SUCCESS)
@@ -304,7 +353,7 @@ StatusOr<std::vector<std::string>>
 MpiCommunicator::gatherBytes(const std::string &bytes,
                              const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(checkCount(static_cast<int64_t>(bytes.size()), context));
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
   int length = static_cast<int>(bytes.size());
   std::vector<int> lengths(rank_ == 0 ? size_ : 0);
   MPI_Request request;
@@ -340,7 +389,7 @@ Status MpiCommunicator::broadcastBytes(std::string &bytes, int root,
   if (bytes.size() > INT_MAX)
     return ZERO_ERROR(kOutOfRange, comm::describeCall(rank_, context) +
                                        ": more than 2 GiB to broadcast");
-  std::lock_guard<std::mutex> lock(mutex_);
+  std::lock_guard<std::mutex> lock(shared_->mutex);
   MPI_Request request;
   int code = MPI_Ibcast(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE,
                         root, comm_, &request);

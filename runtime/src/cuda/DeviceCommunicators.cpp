@@ -161,6 +161,14 @@ Status DeviceCommunicator::doAllReduce(const void *send, void *recv,
   return run(CollectiveKind::AllReduce, send, recv, count, type, op, context);
 }
 
+StatusOr<std::unique_ptr<Communicator>>
+DeviceCommunicator::doSplit(int, int, const CollectiveContext &context) {
+  return ZERO_ERROR(kFailedPrecondition,
+                    describeCall(rank_, context) +
+                        ": collectives over groups of ranks need the host "
+                        "backend (device cuda)");
+}
+
 Status DeviceCommunicator::run(CollectiveKind kind, const void *send,
                                void *recv, int64_t count, DType type,
                                ReduceOp op, const CollectiveContext &context) {

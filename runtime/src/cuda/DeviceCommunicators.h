@@ -115,6 +115,9 @@ private:
                          const CollectiveContext &context) final;
   Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
                      ReduceOp op, const CollectiveContext &context) final;
+  /// Refused: a group would need its own NCCL communicator or staging.
+  StatusOr<std::unique_ptr<Communicator>>
+  doSplit(int color, int key, const CollectiveContext &context) final;
   Status run(CollectiveKind kind, const void *send, void *recv, int64_t count,
              DType type, ReduceOp op, const CollectiveContext &context);
 

@@ -12,6 +12,7 @@
 // bucket on N ranks, (N-1)*P/N sent and received by an all-gather or a
 // reduce-scatter, twice that by an all-reduce (P rounded up to a multiple of
 // N). Implementations only move data, so none can drift from the report.
+// A sub-communicator (split) counts the same over its own ranks.
 //
 //===----------------------------------------------------------------------===//
 
@@ -88,18 +89,27 @@ public:
   virtual Status broadcastBytes(std::string &bytes, int root,
                                 const CollectiveContext &context) = 0;
 
+  /// A communicator of the ranks that pass the same `color`, ranked in the
+  /// order of their `key` (MPI_Comm_split). Collective: every rank makes the
+  /// same calls in the same order. The result counts its own collectives,
+  /// split between nodes by its members' world ranks under this
+  /// communicator's setRanksPerNode; it must be destroyed before this one.
+  StatusOr<std::unique_ptr<Communicator>>
+  split(int color, int key, const CollectiveContext &context);
+
   /// Totals of the ring volume over all calls so far.
   CommunicationCounters counters() const {
     return {sent_.load(), received_.load(), calls_.load(),
             sentInterNode_.load(), receivedInterNode_.load()};
   }
 
-  /// The ranks are node-major in nodes of `ranks` (the schedule's
+  /// The world's ranks are node-major in nodes of `ranks` (the schedule's
   /// topology.grid): the counters split what crosses between nodes. Each
-  /// collective's volume is a ring over the ranks in order, so only the
-  /// last rank of a node sends to another node and only the first receives
-  /// from one (docs/ScheduleFormat.md, "Topology"). Default: one node.
-  void setRanksPerNode(int64_t ranks) { ranksPerNode_ = ranks; }
+  /// collective's volume is a ring over this communicator's ranks in order,
+  /// so a rank's bytes sent cross iff its successor in the ring is on
+  /// another node, and its bytes received iff its predecessor is
+  /// (docs/ScheduleFormat.md, "Topology"). Default: one node.
+  void setRanksPerNode(int64_t ranks);
 
 protected:
   // The collectives as the implementation moves them; the public calls
@@ -112,8 +122,15 @@ protected:
   virtual Status doAllReduce(const void *send, void *recv, int64_t count,
                              DType type, ReduceOp op,
                              const CollectiveContext &context) = 0;
+  /// The new communicator of split(), whose counters split() sets up.
+  virtual StatusOr<std::unique_ptr<Communicator>>
+  doSplit(int color, int key, const CollectiveContext &context) = 0;
 
 private:
+  /// The world rank of this communicator's rank `r`.
+  int64_t worldRank(int r) const {
+    return worldRanks_.empty() ? r : worldRanks_[r];
+  }
   /// Counts one collective that moved `bytes` each way.
   void record(int64_t bytes);
 
@@ -123,6 +140,11 @@ private:
   std::atomic<int64_t> sentInterNode_{0};
   std::atomic<int64_t> receivedInterNode_{0};
   int64_t ranksPerNode_ = 0; // 0: one node
+  /// The members' world ranks in rank order; empty for the world.
+  std::vector<int64_t> worldRanks_;
+  // Whether this rank's ring successor and predecessor are on other nodes.
+  bool sendsAcrossNodes_ = false;
+  bool receivesAcrossNodes_ = false;
 };
 
 /// World size 1: the collectives are copies (and avg a division by one).

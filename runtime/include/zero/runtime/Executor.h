@@ -189,6 +189,11 @@ private:
     return options_.hostCommunicator ? *options_.hostCommunicator
                                      : communicator_;
   }
+  /// Splits the communicator once for each set of grid axes the schedule's
+  /// collectives run over, in sorted order on every rank.
+  Status createGroupCommunicators();
+  /// The counters of the world's communicator and its groups', summed.
+  CommunicationCounters countersOfAllGroups() const;
 
   /// Moves `bytes` between host memory and the nvme arena at `offset`,
   /// waiting for the store; `label` names the tensor in errors.
@@ -204,6 +209,10 @@ private:
   std::unique_ptr<NvmeSwapSpace> nvme_;
   std::unique_ptr<Device> device_;
   Communicator &communicator_;
+  /// The communicators of the collectives over some grid axes
+  /// (Instruction::gridAxes), by axes.
+  std::map<std::vector<int64_t>, std::unique_ptr<Communicator>>
+      groupCommunicators_;
   ExecutorOptions options_;
   /// Host memory for the data arguments of a device without host memory.
   std::vector<std::vector<std::byte>> dataStaging_;

@@ -160,6 +160,9 @@ struct Instruction : OpRecord {
   /// (all-reduce).
   int64_t bucketNumel = 0;
   DType dtype = DType::F32;
+  /// The topology.grid axes whose ranks the collective runs among, strictly
+  /// increasing (`grid_axes`, version 3); empty: the whole world.
+  std::vector<int64_t> gridAxes;
 
   bool isCollective() const {
     return kind == Kind::AllGather || kind == Kind::ReduceScatter ||

@@ -109,6 +109,17 @@ struct Stream {
   std::vector<Instruction> instructions;
 };
 
+/// A rank's place in the group of a collective over some grid axes
+/// (docs/ScheduleFormat.md, "Collectives"), as ShardToMPI splits: the ranks
+/// of one `color` form the group, ranked by `rank`.
+struct RankGroup {
+  /// The row-major index of the rank's coordinates over the other axes.
+  int64_t color = 0;
+  /// The row-major index of the rank's coordinates over the group's axes.
+  int64_t rank = 0;
+  int64_t size = 1;
+};
+
 /// A loop-carried tensor: `value` holds `init` when the loop starts and takes
 /// `next` at the end of every iteration.
 struct CarriedValue {
@@ -161,6 +172,14 @@ public:
   /// Ranks per node, node-major: rank r is on node r / ranksPerNode()
   /// (topology.grid; worldSize() where the world is one node).
   int64_t ranksPerNode() const { return ranksPerNode_; }
+  /// topology.grid: [world_size], or [nodes, ranks per node].
+  const std::vector<int64_t> &grid() const { return grid_; }
+  /// Where world rank `rank` stands among the ranks of a collective over
+  /// `gridAxes` (Instruction::gridAxes; empty: every axis).
+  RankGroup rankGroup(int64_t rank, const std::vector<int64_t> &gridAxes) const;
+  /// The ranks of a collective over `gridAxes`: the product of their grid
+  /// sizes.
+  int64_t groupSize(const std::vector<int64_t> &gridAxes) const;
   int64_t alignment() const { return alignment_; }
   int64_t arenaBytes(MemorySpace space) const {
     return arenas_[static_cast<int>(space)];
@@ -231,6 +250,7 @@ private:
   int64_t stage_ = 0;
   int64_t worldSize_ = 1;
   int64_t ranksPerNode_ = 1;
+  std::vector<int64_t> grid_;
   int64_t alignment_ = 64;
   std::string nvmePath_;
   AioSettings aio_;

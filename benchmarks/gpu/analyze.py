@@ -243,7 +243,8 @@ def compare_state(check, reference, dump, problems):
             continue
         norm = float(np.linalg.norm(b))
         error = float(np.linalg.norm(a - b))
-        if not np.all(np.isfinite(a)) or error > rtol * norm:
+        if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))) or \
+                error > rtol * norm:
             problems.append("%s: ||diff|| %.3g > %.3g ||host|| (%.3g)" % (
                 name, error, rtol, norm))
         if norm:

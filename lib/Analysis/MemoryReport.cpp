@@ -221,6 +221,18 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       computeCommunicationVolume(func, worldSize);
   if (failed(volume))
     return failure();
+  // What leaves and enters a node: every local rank's crossing bytes.
+  std::optional<int64_t> interNodeSentPerNode = 0, interNodeReceivedPerNode = 0;
+  for (const CommunicationVolume::Crossing &crossing :
+       volume->interNodeByLocalRank) {
+    addCheckedProduct(interNodeSentPerNode, crossing.allGather);
+    addCheckedProduct(interNodeSentPerNode, crossing.reduceScatter);
+    addCheckedProduct(interNodeSentPerNode, crossing.allReduce);
+    addCheckedProduct(interNodeReceivedPerNode, crossing.received);
+  }
+  if (!interNodeSentPerNode || !interNodeReceivedPerNode)
+    return func.emitError("the inter-node bytes of a node per step do not "
+                          "fit int64");
   std::optional<int64_t> fullParameterBytes = getFullParameterBytes(func);
   std::optional<int64_t> numParameters = countParameters(func);
   std::optional<int64_t> modelStates = parameters;
@@ -305,13 +317,8 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       writeSplit("intra_node", false);
       writeSplit("inter_node", true);
       json.attributeObject("inter_node_per_node", [&] {
-        int64_t sent = 0, received = 0;
-        for (const Crossing &crossing : volume->interNodeByLocalRank) {
-          sent += crossing.getSent();
-          received += crossing.received;
-        }
-        json.attribute("sent", sent);
-        json.attribute("received", received);
+        json.attribute("sent", *interNodeSentPerNode);
+        json.attribute("received", *interNodeReceivedPerNode);
       });
     });
     json.attributeObject("memory_spaces", [&] {

@@ -691,8 +691,6 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                    std::move(options)));
   const Schedule &s = *executor->schedule_;
   communicator.setRanksPerNode(s.ranksPerNode());
-  // First: the splits are collective, so no rank may return before them.
-  ZERO_RETURN_IF_ERROR(executor->createGroupCommunicators());
   if (s.arenaBytes(MemorySpace::Nvme) > 0) {
     NvmeSwapOptions nvme;
     nvme.nvmePath = executor->options_.nvmePath.empty()
@@ -889,6 +887,14 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
     return ZERO_ERROR(kFailedPrecondition,
                       s.name() + ": an earlier step failed; the rank's state "
                                  "is undefined");
+  // The groups' communicators at the first step, which every rank reaches
+  // only after the set-up agreed (Session::create): splitting in create()
+  // would leave the other ranks in MPI_Comm_split, without a deadline, when
+  // one rank failed its set-up and went on to the agreement.
+  if (!groupsCreated_) {
+    ZERO_RETURN_IF_ERROR(createGroupCommunicators());
+    groupsCreated_ = true;
+  }
   StepStats stats;
   stats.step = stepsTaken_ + 1;
   Clock::time_point start = Clock::now();

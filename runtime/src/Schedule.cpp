@@ -414,7 +414,9 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(getIntList(*topology, "grid", "topology", grid, 1));
   // [world_size], or from version 3 [nodes, ranks per node], node-major.
   if (grid.size() == 2 && version >= 3) {
-    if (grid[0] < 2 || grid[1] < 1 || grid[0] * grid[1] != s.worldSize_)
+    // Each at most the world size (at most 2^24), so the product fits.
+    if (grid[0] < 2 || grid[1] < 1 || grid[0] > s.worldSize_ ||
+        grid[1] > s.worldSize_ || grid[0] * grid[1] != s.worldSize_)
       return error("topology.grid",
                    joinShape(grid) +
                        " is not [nodes, ranks per node]: at least 2 nodes "

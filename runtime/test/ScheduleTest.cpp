@@ -465,6 +465,21 @@ TEST(ScheduleGroups, PlacesRanksInTheirGroups) {
   EXPECT_EQ(places({}), places({0, 1}));
 }
 
+// A grid whose product wraps int64 to the world size is refused, not taken.
+TEST(ScheduleGroups, RefusesAGridThatDoesNotMakeTheWorld) {
+  json s = makeGroupBucketSchedule({1});
+  s["world_size"] = 2;
+  s["topology"]["grid"] = {int64_t(3), int64_t(6148914691236517206)};
+  EXPECT_SCHEDULE_ERROR(s, "topology.grid: [3, 6148914691236517206] is not "
+                           "[nodes, ranks per node]: at least 2 nodes whose "
+                           "ranks make world_size = 2");
+  s = makeGroupBucketSchedule({1});
+  s["topology"]["grid"] = {2, 3};
+  EXPECT_SCHEDULE_ERROR(s, "topology.grid: [2, 3] is not [nodes, ranks per "
+                           "node]: at least 2 nodes whose ranks make "
+                           "world_size = 4");
+}
+
 TEST(ScheduleGroups, RefusesMalformedGridAxes) {
   json s = makeBucketSchedule(2);
   s["version"] = 2;

@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -77,6 +78,15 @@ public:
     if (io_uring_queue_init(options_.depth, &ring_, 0) < 0)
       return false;
     ringReady_ = true;
+    // IORING_OP_READ came with Linux 5.6: on an older kernel every read
+    // would fail with EINVAL.
+    io_uring_probe *probe = io_uring_get_probe_ring(&ring_);
+    const bool reads =
+        probe && io_uring_opcode_supported(probe, IORING_OP_READ);
+    if (probe)
+      io_uring_free_probe(probe);
+    if (!reads)
+      return false;
     for (size_t offset = 0; offset < size_; offset += options_.chunkBytes)
       chunks_.push_back(
           {offset, std::min(options_.chunkBytes, size_ - offset), 0, false});
@@ -88,37 +98,42 @@ public:
     size_t next = 0;      // the first chunk not yet asked for
     size_t delivered = 0; // the chunks passed to `arrived`
     while (true) {
-      while (failure.isOk() && inFlight_ < options_.depth &&
+      while (failure.isOk() && prepared_ + inKernel_ < options_.depth &&
              next < chunks_.size() && chunks_[next].offset < end_)
         if (!submit(next++)) {
           failure = ZERO_ERROR(kInternal, path_ + ": io_uring ring full");
           break;
         }
-      if (inFlight_ == 0)
+      if (failure.isOk())
+        failure = submitPrepared();
+      // Requests never submitted are dropped with the ring; those in the
+      // kernel are reaped before returning, since it writes into `data`.
+      if (inKernel_ == 0)
         break;
-      if (int rc = io_uring_submit(&ring_); rc < 0 && rc != -EINTR) {
-        // What was submitted before still completes below.
-        if (failure.isOk())
-          failure = errnoError(path_, "io_uring_submit", -rc);
-      }
       io_uring_cqe *cqe = nullptr;
       int rc = io_uring_wait_cqe(&ring_, &cqe);
-      if (rc == -EINTR)
+      if (rc == -EINTR || rc == -EAGAIN)
         continue;
       if (rc < 0) {
-        // Nothing more can be reaped: the requests in flight are lost.
+        // Nothing more can be reaped. The kernel pinned the pages of the
+        // requests in flight, so they land there and not in memory the
+        // caller reuses (the rank file's buffer is its own mapping).
         return errnoError(path_, "io_uring_wait_cqe", -rc);
       }
       const size_t index = static_cast<size_t>(io_uring_cqe_get_data64(cqe));
       const int result = cqe->res;
       io_uring_cqe_seen(&ring_, cqe);
-      --inFlight_;
+      --inKernel_;
       if (failure.isOk())
         failure = complete(index, result);
+      // The complete prefix, up to where the file ends: chunks past the end
+      // of a file cut short read nothing and give no range.
       while (failure.isOk() && delivered < chunks_.size() &&
              chunks_[delivered].complete) {
         const Chunk &chunk = chunks_[delivered++];
-        arrived(chunk.offset, std::min(chunk.offset + chunk.done, end_));
+        const size_t stop = std::min(chunk.offset + chunk.done, end_);
+        if (stop > chunk.offset)
+          arrived(chunk.offset, stop);
       }
     }
     if (!failure.isOk())
@@ -140,8 +155,32 @@ private:
     io_uring_prep_read(sqe, fd_, data_ + begin, static_cast<unsigned>(length),
                        begin);
     io_uring_sqe_set_data64(sqe, index);
-    ++inFlight_;
+    ++prepared_;
     return true;
+  }
+
+  /// Hands the prepared requests to the kernel. Out of kernel resources
+  /// with nothing in flight, it tries again shortly: waiting for a
+  /// completion then would wait for ever.
+  Status submitPrepared() {
+    while (prepared_ > 0) {
+      int rc = io_uring_submit(&ring_);
+      if (rc > 0) {
+        prepared_ -= std::min<unsigned>(prepared_, rc);
+        inKernel_ += rc;
+        continue;
+      }
+      if (rc == -EINTR)
+        continue;
+      if (rc == -EAGAIN || rc == -EBUSY || rc == 0) {
+        if (inKernel_ > 0)
+          return Status::ok(); // again after a completion
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+        continue;
+      }
+      return errnoError(path_, "io_uring_submit", -rc);
+    }
+    return Status::ok();
   }
 
   /// Takes a read's result: the chunk is complete, asked for again from
@@ -182,7 +221,8 @@ private:
   io_uring ring_{};
   bool ringReady_ = false;
   std::vector<Chunk> chunks_;
-  unsigned inFlight_ = 0;
+  unsigned prepared_ = 0;                // requests prepared, not yet submitted
+  unsigned inKernel_ = 0;                // requests submitted, not yet reaped
   size_t end_ = static_cast<size_t>(-1); // where the file was found to end
 };
 

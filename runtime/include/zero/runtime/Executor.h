@@ -190,8 +190,10 @@ private:
                                      : communicator_;
   }
   /// Splits the communicator once for each set of grid axes the schedule's
-  /// collectives run over, in sorted order on every rank.
+  /// collectives run over, in sorted order on every rank (at the first
+  /// step).
   Status createGroupCommunicators();
+  bool groupsCreated_ = false;
   /// The counters of the world's communicator and its groups', summed.
   CommunicationCounters countersOfAllGroups() const;
 

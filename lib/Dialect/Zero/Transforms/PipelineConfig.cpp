@@ -194,13 +194,16 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
     noEffectUnlessDefault("aio.single_submit", aio.singleSubmit, why);
     noEffectUnlessDefault("aio.overlap_events", aio.overlapEvents, why);
   }
-  // DeepSpeed reorders the gradients of a flat partition so that the copies
-  // to the host (offload_optimizer) are spread over the ranks.
-  if (z.roundRobinGradients)
-    error("zero_optimization.round_robin_gradients",
-          "true is not supported yet: it spreads the copies of gradients to "
-          "host memory over the ranks; with optimizer offload every rank "
-          "swaps its gradient shards out in bucket order");
+  // DeepSpeed cuts one flat buffer of the parameters into contiguous
+  // partitions, so the gradients of consecutive parameters belong to one
+  // rank; round robin interleaves them so that the copies to the host
+  // (offload_optimizer) are spread over the ranks. Every layout here cuts
+  // each parameter over all ranks: the copies are spread already.
+  noEffectUnlessDefault(
+      "zero_optimization.round_robin_gradients", z.roundRobinGradients,
+      "every parameter is cut across all ranks (#zero.layout), so each rank "
+      "already holds and copies to the host 1/world_size of every gradient "
+      "bucket, the spreading round robin gives DeepSpeed's flat partitions");
   // HuggingFace's ZeRO-3 template sets it: accepted, with what it means here.
   if (z.gather16BitWeightsOnModelSave)
     warning("zero_optimization.gather_16bit_weights_on_model_save",
@@ -554,7 +557,8 @@ const KnobRoute kKnobRoutes[] = {
      "load-from-fp32-weights (zero-insert-optimizer), recorded in the "
      "schedule; no effect in fp32 (a warning)"},
     {"zero_optimization.round_robin_gradients",
-     "refused unless false (swaps are issued in bucket order)"},
+     "no effect: a warning when true (every parameter is cut across all "
+     "ranks)"},
     {"fp16.enabled", "precision=fp16 (zero-mixed-precision)"},
     {"fp16.auto_cast", "refused unless false (would change the arithmetic)"},
     {"fp16.loss_scale", "loss-scale (zero-mixed-precision)"},

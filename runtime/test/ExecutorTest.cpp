@@ -41,6 +41,16 @@ std::unique_ptr<Executor> create(std::shared_ptr<const Schedule> schedule,
   return executor.isOk() ? std::move(*executor) : nullptr;
 }
 
+/// makeBucketSchedule(1)'s inputs: A = {1..5}, B = {-1, -2, -3}.
+void fillBucketInputs(Executor &executor) {
+  float *a = static_cast<float *>(executor.tensorData(0).data);
+  float *b = static_cast<float *>(executor.tensorData(1).data);
+  for (int i = 0; i < 5; ++i)
+    a[i] = 1.0f + i;
+  for (int i = 0; i < 3; ++i)
+    b[i] = -1.0f - i;
+}
+
 std::vector<float> floatsOf(TensorRef tensor) {
   const float *data = static_cast<const float *>(tensor.data);
   return std::vector<float>(data, data + tensor.numel);
@@ -129,12 +139,7 @@ TEST(Executor, PacksBucketsThroughTheStagingBuffer) {
   ASSERT_TRUE(schedule);
   std::unique_ptr<Executor> executor = create(schedule, *comm);
   ASSERT_TRUE(executor);
-  float *a = static_cast<float *>(executor->tensorData(0).data);
-  float *b = static_cast<float *>(executor->tensorData(1).data);
-  for (int i = 0; i < 5; ++i)
-    a[i] = 1.0f + i;
-  for (int i = 0; i < 3; ++i)
-    b[i] = -1.0f - i;
+  fillBucketInputs(*executor);
   ASSERT_TRUE(executor->step().isOk());
   std::vector<float> fullA = {1, 2, 3, 4, 5}, fullB = {-1, -2, -3};
   for (int id : {2, 4, 6})
@@ -280,12 +285,7 @@ TEST(Executor, RunsCollectivesOverAGroupOfOne) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   std::unique_ptr<Executor> executor = create(parse(s), *comm);
   ASSERT_TRUE(executor);
-  float *a = static_cast<float *>(executor->tensorData(0).data);
-  float *b = static_cast<float *>(executor->tensorData(1).data);
-  for (int i = 0; i < 5; ++i)
-    a[i] = 1.0f + i;
-  for (int i = 0; i < 3; ++i)
-    b[i] = -1.0f - i;
+  fillBucketInputs(*executor);
   StatusOr<StepStats> stats = executor->step();
   ASSERT_TRUE(stats.isOk()) << stats.status().toString();
   EXPECT_EQ(floatsOf(executor->tensorData(2)),

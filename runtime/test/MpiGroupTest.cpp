@@ -13,6 +13,7 @@
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/Executor.h"
 
+#include "MpiWorld.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -21,23 +22,6 @@ using namespace zero::runtime;
 using namespace zero::runtime::test;
 
 namespace {
-
-Communicator &world() {
-  static std::unique_ptr<Communicator> comm = [] {
-    MpiOptions options;
-    options.timeoutSeconds = 30;
-    StatusOr<std::unique_ptr<Communicator>> created =
-        createMpiCommunicator(options);
-    if (!created.isOk()) {
-      ADD_FAILURE() << created.status().toString();
-      return createSelfCommunicator();
-    }
-    return std::move(*created);
-  }();
-  return *comm;
-}
-
-CollectiveContext context(const char *what) { return {what, nullptr}; }
 
 /// One set of grid axes: this rank's group in in-group order, and whether
 /// its ring successor and predecessor are on the other node.

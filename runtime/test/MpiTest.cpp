@@ -8,6 +8,7 @@
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/Executor.h"
 
+#include "MpiWorld.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -18,23 +19,6 @@ using namespace zero::runtime;
 using namespace zero::runtime::test;
 
 namespace {
-
-Communicator &world() {
-  static std::unique_ptr<Communicator> comm = [] {
-    MpiOptions options;
-    options.timeoutSeconds = 30;
-    StatusOr<std::unique_ptr<Communicator>> created =
-        createMpiCommunicator(options);
-    if (!created.isOk()) {
-      ADD_FAILURE() << created.status().toString();
-      return createSelfCommunicator();
-    }
-    return std::move(*created);
-  }();
-  return *comm;
-}
-
-CollectiveContext context(const char *what) { return {what, nullptr}; }
 
 TEST(Mpi, RunsOnTwoRanks) {
   ASSERT_EQ(world().size(), 2);

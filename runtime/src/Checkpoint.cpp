@@ -889,8 +889,21 @@ Status verifyManifest(const json &manifest, const std::string &path,
   };
   // Saved at another world size or stage: the tensors are put together and
   // cut anew, so only what they are (not how they were cut) must agree.
+  // Or with its tensors cut across another number of ranks (a layout of one
+  // node's ranks, replicated across the nodes, against one of the world).
   reshard = manifest["world_size"] != schedule.worldSize() ||
             manifest["stage"] != schedule.stage();
+  std::map<std::string, json> savedCuts;
+  for (const json &entry : manifest["tensors"])
+    if (entry.contains("layout"))
+      savedCuts[entry["name"].get<std::string>()] =
+          entry["layout"].value("world_size", json());
+  for (const StateTensor &state : getStateTensors(schedule)) {
+    auto cut = savedCuts.find(state.name);
+    if (cut != savedCuts.end() && state.description.contains("layout") &&
+        cut->second != state.description["layout"]["world_size"])
+      reshard = true;
+  }
   auto comparable = [&](json description) {
     if (!reshard)
       return description;
@@ -1408,15 +1421,29 @@ static StatusOr<RankTensors> readEveryRank(const Manifest &manifest) {
 }
 
 /// Tensor `entry` of a manifest whole: its shards joined in rank order,
-/// without padding (a tensor that is not sharded: rank 0's).
+/// without padding (a tensor that is not sharded: rank 0's). A layout of
+/// fewer ranks than the checkpoint's has its shards on ranks 0 .. its
+/// world_size - 1 and replicas of them on the others (PartitionLayout).
 static StatusOr<std::string> joinShards(const RankTensors &ranks,
                                         const json &entry,
                                         const std::string &path) {
   std::string name = entry["name"].get<std::string>();
   bool sharded = entry.value("sharded", false);
+  int64_t shards = static_cast<int64_t>(ranks.size());
+  if (sharded && entry.contains("layout") &&
+      entry["layout"].contains("world_size")) {
+    int64_t worldSize = entry["layout"]["world_size"].get<int64_t>();
+    if (worldSize < 1 || shards % worldSize != 0)
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": tensor '" + name + "' is cut across " +
+                            std::to_string(worldSize) + " ranks, but the " +
+                            std::to_string(shards) +
+                            " ranks of the checkpoint are not copies of them");
+    shards = worldSize;
+  }
   std::string whole;
-  for (const std::map<std::string, RawTensor> &rank : ranks) {
-    whole += rank.at(name).bytes;
+  for (int64_t rank = 0; rank < shards; ++rank) {
+    whole += ranks[rank].at(name).bytes;
     if (!sharded)
       break;
   }

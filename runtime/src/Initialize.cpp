@@ -284,8 +284,11 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
     if (!shard) {
       tensor.data = loadFloats(src, layout.numel);
     } else {
+      // Ranks 0 .. layout.worldSize - 1 hold the shards, the others
+      // replicas of them (PartitionLayout).
       std::vector<float> part = loadFloats(src, layout.shardNumel);
-      std::vector<float> full(static_cast<size_t>(layout.paddedNumel));
+      std::vector<float> full(
+          static_cast<size_t>(hostCommunicator().size() * layout.shardNumel));
       CollectiveContext context{
           "all_gather of '" + param.name + "' for the export", nullptr};
       ZERO_RETURN_IF_ERROR(hostCommunicator().allGather(

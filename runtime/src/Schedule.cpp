@@ -146,9 +146,13 @@ private:
   Status checkBufferOverlaps() const;
   Status parseValues(const json &root);
   /// For a collective over `gridAxes`, the layout is cut for its group.
+  /// `orNode`: a parameter's or a zero.local_shard's, which on a [nodes,
+  /// ranks per node] grid may be cut across the ranks of one node and
+  /// replicated across the nodes (MiCS; PartitionLayout).
   Status parseLayout(const json &object, const std::string &path,
                      PartitionLayout &out,
-                     const std::vector<int64_t> &gridAxes = {}) const;
+                     const std::vector<int64_t> &gridAxes = {},
+                     bool orNode = false) const;
   Status parseInit(const json &object, const std::string &path,
                    InitSpec &out) const;
   Status parseTile(const json &object, const std::string &path,
@@ -718,7 +722,8 @@ Status ScheduleParser::parseValues(const json &root) {
 
 Status ScheduleParser::parseLayout(const json &object, const std::string &path,
                                    PartitionLayout &out,
-                                   const std::vector<int64_t> &gridAxes) const {
+                                   const std::vector<int64_t> &gridAxes,
+                                   bool orNode) const {
   ZERO_RETURN_IF_ERROR(
       checkKeys(object, path,
                 {"shape", "world_size", "shard_numel", "padded_numel"}, {}));
@@ -733,7 +738,16 @@ Status ScheduleParser::parseLayout(const json &object, const std::string &path,
                  std::to_string(worldSize) + " differs from the group size " +
                      std::to_string(s.groupSize(gridAxes)) + " of grid_axes " +
                      joinShape(gridAxes));
-  if (gridAxes.empty() && worldSize != s.worldSize_)
+  const bool nodeGrid = s.version_ >= 3 && s.grid_.size() == 2;
+  if (gridAxes.empty() && orNode && nodeGrid && worldSize != s.worldSize_ &&
+      worldSize != s.ranksPerNode_)
+    return error(
+        path + ".world_size",
+        std::to_string(worldSize) + " is neither the schedule's world_size " +
+            std::to_string(s.worldSize_) +
+            " nor the ranks of one node (topology.grid " + joinShape(s.grid_) +
+            "): " + std::to_string(s.ranksPerNode_));
+  if (gridAxes.empty() && !(orNode && nodeGrid) && worldSize != s.worldSize_)
     return error(path + ".world_size",
                  std::to_string(worldSize) +
                      " differs from the schedule's world_size " +
@@ -839,7 +853,8 @@ Status ScheduleParser::parseArguments(const json &root) {
                          std::to_string(params[arg.name]) + "])");
       const json *layout;
       ZERO_RETURN_IF_ERROR(getObject(entry, "layout", path, layout));
-      ZERO_RETURN_IF_ERROR(parseLayout(*layout, path + ".layout", arg.layout));
+      ZERO_RETURN_IF_ERROR(parseLayout(*layout, path + ".layout", arg.layout,
+                                       {}, /*orNode=*/true));
       ZERO_RETURN_IF_ERROR(getBool(entry, "sharded", path, arg.sharded));
       ZERO_RETURN_IF_ERROR(getBool(entry, "persistent", path, arg.persistent));
       ZERO_RETURN_IF_ERROR(parseInit(entry["init"], path + ".init", arg.init));
@@ -1595,7 +1610,8 @@ Status ScheduleParser::decodeField(const json &node, const FieldInfo &info,
   }
   case FieldKind::Layout: {
     PartitionLayout layout;
-    ZERO_RETURN_IF_ERROR(atLoc(parseLayout(node, path, layout), loc));
+    ZERO_RETURN_IF_ERROR(
+        atLoc(parseLayout(node, path, layout, {}, /*orNode=*/true), loc));
     out = std::move(layout);
     return Status::ok();
   }

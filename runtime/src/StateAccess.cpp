@@ -163,8 +163,11 @@ public:
       local.resize(static_cast<size_t>(param->layout.numel));
       return local;
     }
+    // Every rank's shard in rank order: ranks 0 .. worldSize - 1 of the
+    // layout hold its shards, the others replicas of them (PartitionLayout).
     const PartitionLayout &layout = param->layout;
-    std::vector<float> full(static_cast<size_t>(layout.paddedNumel));
+    std::vector<float> full(
+        static_cast<size_t>(session.worldSize() * layout.shardNumel));
     CollectiveContext context{"all_gather of '" + param->name + "' for " + what,
                               nullptr};
     ZERO_RETURN_IF_ERROR(session.communicator().allGather(

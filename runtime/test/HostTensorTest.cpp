@@ -165,5 +165,34 @@ TEST(HostLocalShard, EachRankTakesItsPartPaddedWithZeros) {
   p.setRank(0, 2);
   EXPECT_EQ((*prepared)->run(p).message(),
             "instructions.compute[0].layout: the layout is for 4 ranks, but "
-            "this run has 2 at m.mlir:1:1");
+            "this run has 2, not a multiple of them at m.mlir:1:1");
+}
+
+TEST(HostLocalShard, ALayoutOfFewerRanksIsReplicatedAcrossTheirGroups) {
+  // 10 elements cut over 2 ranks (one node of a [2, 2] grid, MiCS): rank r
+  // of 4 takes shard r % 2.
+  TestProgram p;
+  int64_t full = p.tensor(DType::F32, {2, 5});
+  int64_t shard = p.tensor(DType::F32, {5});
+  p.set(full, iota(10));
+  json op = instr("zero.local_shard", {full}, {shard});
+  op["layout"] = {{"shape", {2, 5}},
+                  {"world_size", 2},
+                  {"shard_numel", 5},
+                  {"padded_numel", 10}};
+  p.setRank(0, 2);
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepared = p.prepare(op);
+  ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
+  const std::vector<std::vector<float>> expected = {
+      {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}, {0, 1, 2, 3, 4}, {5, 6, 7, 8, 9}};
+  for (int rank = 0; rank < 4; ++rank) {
+    p.set<float>(shard, {-1, -1, -1, -1, -1});
+    p.setRank(rank, 4);
+    ASSERT_TRUE((*prepared)->run(p).isOk());
+    EXPECT_EQ(p.get<float>(shard), expected[rank]) << "rank " << rank;
+  }
+  p.setRank(0, 3);
+  EXPECT_EQ((*prepared)->run(p).message(),
+            "instructions.compute[0].layout: the layout is for 2 ranks, but "
+            "this run has 3, not a multiple of them at m.mlir:1:1");
 }

@@ -45,6 +45,32 @@ TEST(PartitionLayout, CarriesPaddingBeyondTheMinimum) {
   EXPECT_EQ(layout->ownedRange(3).size(), 0);
 }
 
+// A layout of 2 ranks on 6 (MiCS: one node's ranks, replicated across 3
+// nodes): rank r holds shard r % 2, its padding included.
+TEST(PartitionLayout, RanksBeyondItsWorldSizeHoldTheShardOfRankModuloIt) {
+  StatusOr<PartitionLayout> layout = PartitionLayout::create({5}, 2);
+  ASSERT_TRUE(layout.isOk());
+  EXPECT_EQ(layout->shardNumel, 3);
+  EXPECT_EQ(layout->paddedNumel, 6);
+  for (int64_t rank : {0, 2, 4}) {
+    EXPECT_EQ(layout->shardOf(rank), 0) << "rank " << rank;
+    EXPECT_EQ(layout->shardBegin(rank), 0) << "rank " << rank;
+    EXPECT_EQ(layout->ownedRange(rank), (ElementRange{0, 3}))
+        << "rank " << rank;
+  }
+  for (int64_t rank : {1, 3, 5}) {
+    EXPECT_EQ(layout->shardOf(rank), 1) << "rank " << rank;
+    EXPECT_EQ(layout->shardBegin(rank), 3) << "rank " << rank;
+    // Two elements and one of padding.
+    EXPECT_EQ(layout->ownedRange(rank), (ElementRange{3, 5}))
+        << "rank " << rank;
+  }
+  EXPECT_TRUE(layout->fitsRanks(2));
+  EXPECT_TRUE(layout->fitsRanks(6));
+  EXPECT_FALSE(layout->fitsRanks(1));
+  EXPECT_FALSE(layout->fitsRanks(3));
+}
+
 TEST(PartitionLayout, EmptyTensors) {
   StatusOr<PartitionLayout> layout = PartitionLayout::create({0, 7}, 2);
   ASSERT_TRUE(layout.isOk());

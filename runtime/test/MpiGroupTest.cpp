@@ -10,13 +10,22 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/Executor.h"
+#include "zero/runtime/Session.h"
+#include "zero/runtime/StateAccess.h"
 
 #include "MpiWorld.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <cstring>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace zero::runtime;
 using namespace zero::runtime::test;
@@ -136,6 +145,68 @@ TEST(MpiGroups, SplitsAndCountsEachGroup) {
   }
 }
 
+// An avg divides by the group's size, not the world's: MiCS averages a
+// gradient over the ranks of a node (axes [1]), then over the replicas
+// (axes [0]), which makes the world's average.
+TEST(MpiGroups, AveragesOverTheGroup) {
+  Communicator &comm = world();
+  ASSERT_EQ(comm.size(), 4);
+  comm.setRanksPerNode(2);
+  const int w = comm.rank();
+  std::vector<std::unique_ptr<Communicator>> groups;
+  for (const GroupCase &c : groupCases()) {
+    SCOPED_TRACE(nameOf(c.axes));
+    StatusOr<std::unique_ptr<Communicator>> split =
+        comm.split(c.color(), c.key(), context("split"));
+    ASSERT_TRUE(split.isOk()) << split.status().toString();
+    Communicator &group = **split;
+    const int n = static_cast<int>(c.members.size());
+    // All-reduce (avg) of 3 floats: 8 * w + i.
+    float reduced[3];
+    for (int i = 0; i < 3; ++i)
+      reduced[i] = 8.0f * w + i;
+    ASSERT_TRUE(group
+                    .allReduce(reduced, reduced, 3, DType::F32, ReduceOp::Avg,
+                               context("ar"))
+                    .isOk());
+    for (int i = 0; i < 3; ++i) {
+      float sum = 0;
+      for (int m : c.members)
+        sum += 8.0f * m + i;
+      EXPECT_EQ(reduced[i], sum / n) << "element " << i;
+    }
+    // Reduce-scatter (avg) to 1 float of n: element j is 8 * w + j.
+    std::vector<float> scattered(n);
+    for (int j = 0; j < n; ++j)
+      scattered[j] = 8.0f * w + j;
+    float mine = -1;
+    ASSERT_TRUE(group
+                    .reduceScatter(scattered.data(), &mine, 1, DType::F32,
+                                   ReduceOp::Avg, context("rs"))
+                    .isOk());
+    float sum = 0;
+    for (int m : c.members)
+      sum += 8.0f * m + c.key();
+    EXPECT_EQ(mine, sum / n);
+    groups.push_back(std::move(*split));
+  }
+  // Within the node, then across the nodes: the average of the world's
+  // 8 * w + i, 12 + i.
+  float x[3];
+  for (int i = 0; i < 3; ++i)
+    x[i] = 8.0f * w + i;
+  ASSERT_TRUE(
+      groups[0]
+          ->allReduce(x, x, 3, DType::F32, ReduceOp::Avg, context("node"))
+          .isOk());
+  ASSERT_TRUE(
+      groups[1]
+          ->allReduce(x, x, 3, DType::F32, ReduceOp::Avg, context("replicas"))
+          .isOk());
+  for (int i = 0; i < 3; ++i)
+    EXPECT_EQ(x[i], 12.0f + i) << "element " << i;
+}
+
 TEST(MpiGroups, TheWorldRingCountsAsBefore) {
   Communicator &comm = world();
   ASSERT_EQ(comm.size(), 4);
@@ -156,14 +227,17 @@ TEST(MpiGroups, TheWorldRingCountsAsBefore) {
 }
 
 /// Runs makeGroupBucketSchedule over `c.axes` (the all-reduce over the world
-/// instead with `worldAllReduce`) and checks every result and the step's
-/// counters.
-void runBucketStep(const GroupCase &c, bool worldAllReduce) {
+/// instead with `worldAllReduce`; the reduce-scatter an avg with `average`)
+/// and checks every result and the step's counters.
+void runBucketStep(const GroupCase &c, bool worldAllReduce,
+                   bool average = false) {
   Communicator &comm = world();
   const int w = comm.rank();
   json s = makeGroupBucketSchedule(c.axes);
   if (worldAllReduce)
     s["instructions"]["comm"][2].erase("grid_axes");
+  if (average)
+    s["instructions"]["comm"][1]["reduction"] = "avg";
   StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "g.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   StatusOr<std::unique_ptr<Executor>> created =
@@ -197,12 +271,13 @@ void runBucketStep(const GroupCase &c, bool worldAllReduce) {
   EXPECT_EQ(floats(2), fullA);
   EXPECT_EQ(floats(3), fullB);
   // Reduce-scatter (sum) of tensors equal across the group: n times this
-  // rank's shard, padding zero.
+  // rank's shard, padding zero; an avg divides by the group's n.
+  const float times = average ? 1.0f : static_cast<float>(n);
   std::vector<float> ra(sa), rb(sb);
   for (int i = 0; i < sa; ++i)
-    ra[i] = k * sa + i < 5 ? n * fullA[k * sa + i] : 0.0f;
+    ra[i] = k * sa + i < 5 ? times * fullA[k * sa + i] : 0.0f;
   for (int i = 0; i < sb; ++i)
-    rb[i] = k * sb + i < 3 ? n * fullB[k * sb + i] : 0.0f;
+    rb[i] = k * sb + i < 3 ? times * fullB[k * sb + i] : 0.0f;
   EXPECT_EQ(floats(4), ra);
   EXPECT_EQ(floats(5), rb);
   // All-reduce (max): over the group, of equal tensors. Over the world, of
@@ -245,9 +320,149 @@ TEST(MpiGroups, RunsBucketsOverEachGroup) {
   }
 }
 
+TEST(MpiGroups, AveragesBucketsOverTheGroup) {
+  ASSERT_EQ(world().size(), 4);
+  for (const GroupCase &c : groupCases()) {
+    SCOPED_TRACE(nameOf(c.axes));
+    runBucketStep(c, /*worldAllReduce=*/false, /*average=*/true);
+  }
+}
+
 TEST(MpiGroups, MixesGroupAndWorldCollectivesInOneStep) {
   ASSERT_EQ(world().size(), 4);
   runBucketStep(groupCases()[0], /*worldAllReduce=*/true);
+}
+
+/// A session of makeShardedParamSchedule(layoutRanks) on the four ranks,
+/// resumed from `checkpoint` unless empty.
+std::unique_ptr<Session> openShardedParam(int layoutRanks,
+                                          const std::string &checkpoint) {
+  StatusOr<Schedule> parsed =
+      Schedule::parse(makeShardedParamSchedule(layoutRanks).dump(), "p.json");
+  EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
+  if (!parsed.isOk())
+    return nullptr;
+  SessionOptions options;
+  options.useMpi = true;
+  options.seed = 7;
+  options.resumeFrom = checkpoint;
+  StatusOr<std::unique_ptr<Session>> session = Session::create(
+      std::make_shared<const Schedule>(std::move(*parsed)), options);
+  EXPECT_TRUE(session.isOk()) << session.status().toString();
+  return session.isOk() ? std::move(*session) : nullptr;
+}
+
+/// Every rank holds shard r % layoutRanks of `w` and of its `exp_avg`, and
+/// the accessors put the full tensors together from them.
+void expectShards(Session &session, int layoutRanks,
+                  const std::vector<float> &w, const std::vector<float> &avg) {
+  const int shard = (5 + layoutRanks - 1) / layoutRanks;
+  const int first = world().rank() % layoutRanks * shard;
+  std::vector<float> localW(shard, 0.0f), localAvg(shard, 0.0f);
+  for (int i = 0; i < shard && first + i < 5; ++i) {
+    localW[i] = w[first + i];
+    localAvg[i] = avg[first + i];
+  }
+  StatusOr<std::vector<float>> value = getLocalFp32Param(session, "w");
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(*value, localW);
+  value = getLocalOptimizerState(session, "w", "exp_avg");
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(*value, localAvg);
+  value = getFullFp32Param(session, "w");
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(*value, w);
+  value = getFullOptimizerState(session, "w", "exp_avg");
+  ASSERT_TRUE(value.isOk()) << value.status().toString();
+  EXPECT_EQ(*value, avg);
+}
+
+/// The full `w` of the checkpoint at `path`, consolidated.
+std::vector<float> consolidateW(const std::string &path) {
+  StatusOr<std::vector<RawTensor>> tensors = consolidateCheckpoint(path, "F32");
+  EXPECT_TRUE(tensors.isOk()) << tensors.status().toString();
+  if (!tensors.isOk() || tensors->size() != 1)
+    return {};
+  const RawTensor &w = tensors->front();
+  EXPECT_EQ(w.name, "w");
+  std::vector<float> values(w.bytes.size() / 4);
+  std::memcpy(values.data(), w.bytes.data(), w.bytes.size());
+  return values;
+}
+
+// MiCS: parameters and their states cut across the ranks of a node and
+// replicated across the nodes; checkpoints of them consolidated, resharded
+// and loaded into a schedule that cuts them across the world, and back.
+TEST(MpiGroups, CutsParametersAcrossANodeAndCheckpointsThem) {
+  Communicator &comm = world();
+  ASSERT_EQ(comm.size(), 4);
+  // One directory for the job: rank 0's process id.
+  int32_t pid = comm.rank() == 0 ? static_cast<int32_t>(::getpid()) : 0;
+  ASSERT_TRUE(
+      comm.allReduce(&pid, &pid, 1, DType::I32, ReduceOp::Sum, context("pid"))
+          .isOk());
+  const std::string dir =
+      ::testing::TempDir() + "zero-mics-" + std::to_string(pid);
+  if (comm.rank() == 0) {
+    ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0) << dir;
+    ASSERT_TRUE(prepareCheckpointDirectory(dir + "/mics").isOk());
+  }
+  auto barrier = [&] {
+    float x = 0;
+    ASSERT_TRUE(
+        comm.allReduce(&x, &x, 1, DType::F32, ReduceOp::Sum, context("barrier"))
+            .isOk());
+  };
+
+  // The initialization is the same whole tensor however it is cut.
+  std::unique_ptr<Session> plain = openShardedParam(4, "");
+  ASSERT_TRUE(plain);
+  StatusOr<std::vector<float>> full = getFullFp32Param(*plain, "w");
+  ASSERT_TRUE(full.isOk()) << full.status().toString();
+  ASSERT_EQ(full->size(), 5u);
+  plain.reset();
+  std::unique_ptr<Session> mics = openShardedParam(2, "");
+  ASSERT_TRUE(mics);
+  const std::vector<float> avg = {1, 2, 3, 4, 5};
+  ASSERT_TRUE(setFullOptimizerState(*mics, "w", "exp_avg", avg).isOk());
+  expectShards(*mics, 2, *full, avg);
+  StatusOr<std::vector<NamedTensor>> exported = mics->exportParameters();
+  ASSERT_TRUE(exported.isOk()) << exported.status().toString();
+  if (comm.rank() == 0) {
+    ASSERT_EQ(exported->size(), 1u);
+    EXPECT_EQ(exported->front().data, *full);
+  }
+  barrier();
+  ASSERT_TRUE(saveCheckpoint(*mics, {dir + "/mics"}).isOk());
+  mics.reset();
+
+  // Rank 0: the shards of ranks 0 and 1 only make the whole tensor, and a
+  // reshard to the world's layout keeps it.
+  if (comm.rank() == 0) {
+    EXPECT_EQ(consolidateW(dir + "/mics"), *full);
+    ASSERT_TRUE(reshardCheckpoint(dir + "/mics", 4, 3, dir + "/world").isOk());
+    EXPECT_EQ(consolidateW(dir + "/world"), *full);
+    ASSERT_TRUE(verifyCheckpoint(dir + "/world").isOk());
+  }
+  barrier();
+
+  // Loaded across the world, and the world's checkpoint across the node.
+  plain = openShardedParam(4, dir + "/mics");
+  ASSERT_TRUE(plain);
+  expectShards(*plain, 4, *full, avg);
+  plain.reset();
+  mics = openShardedParam(2, dir + "/world");
+  ASSERT_TRUE(mics);
+  expectShards(*mics, 2, *full, avg);
+  // And its own checkpoint, as saved.
+  mics = openShardedParam(2, dir + "/mics");
+  ASSERT_TRUE(mics);
+  expectShards(*mics, 2, *full, avg);
+  mics.reset();
+
+  barrier();
+  if (comm.rank() == 0)
+    EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
 }
 
 } // namespace

@@ -442,6 +442,77 @@ TEST(ScheduleGroups, AcceptsGridAxes) {
   EXPECT_EQ(parsed->grid(), (std::vector<int64_t>{2, 2}));
 }
 
+/// makeAverageSchedule on 4 ranks of grid [2, 2] (version 3) with the layouts
+/// of `w` and of a zero.local_shard of `x` (into a new value 6 of 2 floats)
+/// cut across `paramRanks` and `shardRanks` ranks.
+static json makeNodeLayoutSchedule(int paramRanks, int shardRanks) {
+  auto layoutOf = [](int ranks) {
+    int shard = (4 + ranks - 1) / ranks;
+    return json{{"shape", {4}},
+                {"world_size", ranks},
+                {"shard_numel", shard},
+                {"padded_numel", shard * ranks}};
+  };
+  json s = makeAverageSchedule(4);
+  s["version"] = 3;
+  s["topology"]["grid"] = {2, 2};
+  s["arguments"][0]["layout"] = layoutOf(paramRanks);
+  s["memory"]["arenas"]["device"] = 320;
+  s["buffers"].push_back(
+      makeBuffer(4, "x.shard", "activation", 256,
+                 4 * layoutOf(shardRanks)["shard_numel"].get<int>(), 1, 5));
+  s["values"].push_back(
+      makeTensor(6, "%xs", {layoutOf(shardRanks)["shard_numel"]}, 4));
+  json shard = {{"op", "zero.local_shard"}, {"point", 1},
+                {"loc", "test.mlir:3:5"},   {"operands", {1}},
+                {"results", {6}},           {"layout", layoutOf(shardRanks)}};
+  json &compute = s["instructions"]["compute"];
+  compute.insert(compute.begin() + 2, shard);
+  return s;
+}
+
+// MiCS: a parameter's layout, and a zero.local_shard's, may be cut across
+// the ranks of one node of a [nodes, ranks per node] grid.
+TEST(ScheduleGroups, AcceptsLayoutsOfOneNodesRanks) {
+  for (auto [paramRanks, shardRanks] :
+       {std::pair{2, 2}, std::pair{4, 2}, std::pair{2, 4}}) {
+    StatusOr<Schedule> parsed = Schedule::parse(
+        makeNodeLayoutSchedule(paramRanks, shardRanks).dump(), "s.json");
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+    EXPECT_EQ(parsed->arguments()[0].layout.worldSize, paramRanks);
+    const Instruction &shard = parsed->streams()[0].instructions[2];
+    EXPECT_EQ(shard.fields.getLayout(Field::Layout).worldSize, shardRanks);
+  }
+}
+
+TEST(ScheduleGroups, RefusesLayoutsOfOtherRanks) {
+  EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(1, 2),
+                        "arguments[0].layout.world_size: 1 is neither the "
+                        "schedule's world_size 4 nor the ranks of one node "
+                        "(topology.grid [2, 2]): 2");
+  EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(2, 1),
+                        "instructions.compute[2].layout.world_size: 1 is "
+                        "neither the schedule's world_size 4 nor the ranks of "
+                        "one node (topology.grid [2, 2]): 2 at test.mlir:3:5");
+  // Only the world's on one axis, and before version 3.
+  json s = makeNodeLayoutSchedule(2, 4);
+  s["topology"]["grid"] = {4};
+  EXPECT_SCHEDULE_ERROR(s, "arguments[0].layout.world_size: 2 differs from "
+                           "the schedule's world_size 4");
+  s = makeNodeLayoutSchedule(4, 2);
+  s["version"] = 2;
+  s["topology"]["grid"] = {4};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.compute[2].layout.world_size: 2 "
+                           "differs from the schedule's world_size 4 at "
+                           "test.mlir:3:5");
+  // A collective's layouts stay the world's or its group's.
+  s = makeGroupBucketSchedule({0, 1});
+  s["instructions"]["comm"][0]["layouts"][0] =
+      makeGroupBucketSchedule({1})["instructions"]["comm"][0]["layouts"][0];
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].layouts[0].world_size: 2 "
+                           "differs from the group size 4 of grid_axes [0, 1]");
+}
+
 TEST(ScheduleGroups, PlacesRanksInTheirGroups) {
   StatusOr<Schedule> parsed =
       Schedule::parse(makeGroupBucketSchedule({1}).dump(), "s.json");

@@ -228,6 +228,50 @@ inline json makeGroupBucketSchedule(const std::vector<int> &axes) {
   return s;
 }
 
+/// No instructions, the state of one stage-3 parameter `w` ([5] f32, normal
+/// init) and its `exp_avg`, on 4 ranks of grid [2, 2] (version 3): `w` cut
+/// across `layoutRanks` ranks, 4 (the world) or 2 (one node's ranks,
+/// replicated across the nodes, as MiCS cuts it).
+inline json makeShardedParamSchedule(int layoutRanks) {
+  const int shard = (5 + layoutRanks - 1) / layoutRanks;
+  json buffers = json::array({
+      makeBuffer(0, "w", "parameter", 0, shard * 4, 0, 0),
+      makeBuffer(1, "w.exp_avg", "optimizer_state", 64, shard * 4, 0, 0),
+  });
+  json values = json::array(
+      {makeTensor(0, "%w", {shard}, 0), makeTensor(1, "%exp_avg", {shard}, 1)});
+  json layout = {{"shape", {5}},
+                 {"world_size", layoutRanks},
+                 {"shard_numel", shard},
+                 {"padded_numel", shard * layoutRanks}};
+  return {
+      {"format", "zero-schedule"},
+      {"version", 3},
+      {"stage", 3},
+      {"world_size", 4},
+      {"topology", {{"grid", {2, 2}}}},
+      {"memory", {{"alignment", 64}, {"arenas", {{"device", 128}}}}},
+      {"buffers", buffers},
+      {"values", values},
+      {"arguments", json::array({{{"value", 0},
+                                  {"kind", "param"},
+                                  {"name", "w"},
+                                  {"layout", layout},
+                                  {"sharded", true},
+                                  {"persistent", false},
+                                  {"init", {{"kind", "normal"}, {"std", 1.0}}}},
+                                 {{"value", 1},
+                                  {"kind", "state"},
+                                  {"state", "exp_avg"},
+                                  {"param", "w"},
+                                  {"init", {{"kind", "zeros"}}}}})},
+      {"results", json::array()},
+      {"streams", {"compute"}},
+      {"events", 0},
+      {"instructions", {{"compute", json::array()}}},
+  };
+}
+
 /// A loop (version 2) that sums the `count` rows of a data tensor `data`
 /// ([count, n] f32) into a carried accumulator `acc` that starts at 0.5:
 ///   init = fill(0.5); loop: slice = loop_slice(data); next = acc + x;

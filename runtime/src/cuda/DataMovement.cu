@@ -501,11 +501,12 @@ PreparedOpOr prepareLocalShard(const Instruction &inst,
   const PartitionLayout &layout = inst.fields.getLayout(Field::Layout);
   const int64_t width = byteWidthOf(full.dtype);
   std::string worldSizeError;
-  if (ctx.worldSize != layout.worldSize)
+  if (!layout.fitsRanks(ctx.worldSize))
     worldSizeError = ctx.siteMessage(
         inst, "layout",
         "the layout is for " + std::to_string(layout.worldSize) +
-            " ranks, but this run has " + std::to_string(ctx.worldSize));
+            " ranks, but this run has " + std::to_string(ctx.worldSize) +
+            ", not a multiple of them");
   const ElementRange owned =
       worldSizeError.empty() ? layout.ownedRange(ctx.rank) : ElementRange{};
   char *dst = static_cast<char *>(ctx.tensor(shard.id));

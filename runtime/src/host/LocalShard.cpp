@@ -1,8 +1,8 @@
 //===- LocalShard.cpp - zero.local_shard ----------------------------------===//
 //
 // The rank's shard of a tensor every rank holds whole: the part of the
-// flattened tensor its PartitionLayout gives it, with zeros past its end
-// (docs/Dialect.md, "Layouts").
+// flattened tensor its PartitionLayout gives it (shard rank % world size),
+// with zeros past its end (docs/Dialect.md, "Layouts").
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,11 +23,12 @@ public:
         site_(ctx.site()) {}
 
   Status run(Frame &frame) override {
-    if (frame.worldSize() != layout_.worldSize)
+    if (!layout_.fitsRanks(frame.worldSize()))
       return site_.error(
           StatusCode::kFailedPrecondition, "layout",
           "the layout is for " + std::to_string(layout_.worldSize) +
-              " ranks, but this run has " + std::to_string(frame.worldSize()));
+              " ranks, but this run has " + std::to_string(frame.worldSize()) +
+              ", not a multiple of them");
     const char *full = static_cast<const char *>(frame.tensor(full_).data);
     char *shard = static_cast<char *>(frame.tensor(result_).data);
     const ElementRange owned = layout_.ownedRange(frame.rank());

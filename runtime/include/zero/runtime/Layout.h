@@ -3,9 +3,13 @@
 // The one partition layout of the runtime, `#zero.layout` of the dialect
 // (docs/Dialect.md, "Layouts"): a tensor flattened in row-major order, padded
 // with zeros at the end to `paddedNumel` elements (a multiple of the world
-// size, at least the element count) and cut into `worldSize` equal shards;
-// rank r holds elements [r * shardNumel, (r + 1) * shardNumel) of the padded
-// flat tensor. The schedule's decoder makes one for every parameter and every
+// size, at least the element count) and cut into `worldSize` equal shards
+// across each group of `worldSize` consecutive ranks, replicated across the
+// groups: rank r holds shard r % worldSize, elements [s * shardNumel,
+// (s + 1) * shardNumel) of the padded flat tensor for s = r % worldSize. For
+// a layout of the world (or of a collective's group, given the in-group rank)
+// that is shard r; a layout of one node's ranks (MiCS) is replicated across
+// the nodes. The schedule's decoder makes one for every parameter and every
 // operand of a collective; nothing else computes which range a rank owns.
 //
 //===----------------------------------------------------------------------===//
@@ -45,11 +49,18 @@ struct PartitionLayout {
                                           int64_t worldSize,
                                           int64_t paddedNumel = -1);
 
+  /// The shard that `rank` holds: rank % worldSize.
+  int64_t shardOf(int64_t rank) const { return rank % worldSize; }
   /// The elements of the unpadded flat tensor that `rank` holds; empty for
   /// a rank whose whole shard is padding.
   ElementRange ownedRange(int64_t rank) const;
   /// Where `rank`'s shard starts in the padded flat tensor.
-  int64_t shardBegin(int64_t rank) const { return rank * shardNumel; }
+  int64_t shardBegin(int64_t rank) const { return shardOf(rank) * shardNumel; }
+  /// Whether a run of `ranks` ranks holds whole copies of the layout: a
+  /// multiple of its world size.
+  bool fitsRanks(int64_t ranks) const {
+    return ranks >= worldSize && ranks % worldSize == 0;
+  }
 
   bool operator==(const PartitionLayout &other) const {
     return shape == other.shape && worldSize == other.worldSize &&

@@ -42,6 +42,9 @@ void forEachField(Config &config, Fn &&fn) {
   fn("zero_optimization.round_robin_gradients", zero.roundRobinGradients);
   fn("zero_optimization.load_from_fp32_weights", zero.loadFromFp32Weights);
   fn("zero_optimization.ignore_unused_parameters", zero.ignoreUnusedParameters);
+  fn("zero_optimization.mics_shard_size", zero.micsShardSize);
+  fn("zero_optimization.mics_hierarchical_params_gather",
+     zero.micsHierarchicalParamsGather);
 
   auto &optimizerOffload = zero.offloadOptimizer;
   fn("zero_optimization.offload_optimizer.device", optimizerOffload.device);

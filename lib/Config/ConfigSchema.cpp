@@ -223,12 +223,9 @@ const KnobInfo kKnobs[] = {
                  "supported yet"),
     integer("zero_optimization.mics_shard_size", "-1",
             "Ranks that share one copy of the model states (MiCS).")
-        .range(-1, kNoMax)
-        .refused("MiCS partition groups are not supported yet"),
+        .range(-1, kNoMax),
     boolean("zero_optimization.mics_hierarchical_params_gather", "false",
-            "Two-level parameter gather across nodes (MiCS).")
-        .refused("MiCS hierarchical parameter gathering is not supported "
-                 "yet"),
+            "Two-level parameter gather across nodes (MiCS)."),
     boolean("zero_optimization.memory_efficient_linear", "true",
             "DeepSpeed's memory-efficient Linear autograd function.")
         .noEffect("an autograd detail of DeepSpeed's stage 3 in PyTorch; the "

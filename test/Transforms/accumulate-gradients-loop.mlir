@@ -9,6 +9,10 @@
 // RUN:   --zero-accumulate-gradients=steps=2 --zero-reduce-gradients \
 // RUN:   | FileCheck %s --check-prefix=STAGE2
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 ranks-per-node=2 mics-shard-size=2" \
+// RUN:   --zero-accumulate-gradients=steps=2 --zero-reduce-gradients \
+// RUN:   | FileCheck %s --check-prefix=MICS
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=1 world-size=2" \
 // RUN:   --zero-accumulate-gradients="steps=2 grad-accum-dtype=bf16" \
 // RUN:   --zero-reduce-gradients=grad-accum-dtype=bf16 | FileCheck %s --check-prefix=NARROW
@@ -64,6 +68,23 @@
 // STAGE2:           scf.yield
 // STAGE2-NOT:     zero.reduce_scatter_start
 // STAGE2:         return %{{.*}}, %{{.*}}#1, %{{.*}}#2, %{{.*}}#3, %{{.*}}#4 :
+
+// MiCS (4 ranks, nodes of 2, layouts for 2 ranks): each micro-gradient is
+// reduce-scattered (averaged) within the node, grid axis 1, in the loop;
+// after the loop, at the accumulation boundary, each accumulated shard is
+// averaged across the 2 nodes' replicas, grid axis 0: MiCS's two hops.
+// MICS-LABEL: func.func @step(
+// MICS:         %[[SUMS:.*]]:5 = scf.for %{{.*}} -> (tensor<f32>, tensor<8xf32>, tensor<2xf32>, tensor<8xf32>, tensor<3xf32>) {
+// MICS:           zero.reduce_scatter_start avg %{{.*}} grid_axes = [1] layouts [#zero.layout<shape = [4, 4], world_size = 2>] {zero.grads = ["w0"]} : tensor<4x4xf32>
+// MICS-NOT:       zero.all_reduce_start
+// MICS:           scf.yield
+// MICS:         }
+// MICS-NEXT:    %[[H1:.*]] = zero.all_reduce_start avg %[[SUMS]]#1 grid_axes = [0] : tensor<8xf32>
+// MICS-NEXT:    %[[W0:.*]] = zero.wait %[[H1]] : tensor<8xf32>
+// MICS-NEXT:    %[[H2:.*]] = zero.all_reduce_start avg %[[SUMS]]#2 grid_axes = [0] : tensor<2xf32>
+// MICS-NEXT:    %[[B0:.*]] = zero.wait %[[H2]] : tensor<2xf32>
+// MICS-COUNT-2: zero.all_reduce_start avg %[[SUMS]]#{{[34]}} grid_axes = [0]
+// MICS:         return %{{.*}}, %[[W0]], %[[B0]], %{{.*}}, %{{.*}} :
 
 // A bf16 sum of f32 micro-gradients keeps the first one unrounded, as the
 // unrolled sum x0 + x1 does: a carried flag (1, then 0) selects the summand

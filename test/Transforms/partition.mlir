@@ -7,6 +7,21 @@
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=2 world-size=4 param-persistence-threshold=100" \
 // RUN:   | FileCheck %s --check-prefix=STAGE2
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 ranks-per-node=2 mics-shard-size=2 param-persistence-threshold=0" \
+// RUN:   | FileCheck %s --check-prefix=MICS
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 ranks-per-node=2 mics-shard-size=4 param-persistence-threshold=0" \
+// RUN:   | FileCheck %s --check-prefix=MICS-WORLD
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2 mics-shard-size=4" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MICS-SIZE
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 mics-shard-size=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MICS-ONE-NODE
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=2 world-size=4 ranks-per-node=2 mics-shard-size=2" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=MICS-STAGE
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=4" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BADSTAGE
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="world-size=0" 2>&1 \
@@ -35,3 +50,19 @@
 
 // BADSTAGE: error: ZeRO stage must be 0, 1, 2 or 3, got 4
 // BADWORLD: error: world size must be at least 1, got 0
+
+// MiCS with groups of a node's 2 ranks: every layout is for 2 ranks (b1's 6
+// elements need no padding), the step keeps its world of 4 in 2 nodes.
+// MICS-LABEL: func.func @step(
+// MICS-SAME: zero.layout = #zero.layout<shape = [4, 4], world_size = 2>, zero.param = "w0"}
+// MICS-SAME: zero.layout = #zero.layout<shape = [4], world_size = 2>, zero.param = "b0"}
+// MICS-SAME: zero.layout = #zero.layout<shape = [4, 4], world_size = 2>, zero.param = "w1"}
+// MICS-SAME: zero.layout = #zero.layout<shape = [6], world_size = 2>, zero.param = "b1"}
+// MICS-SAME: attributes {zero.ranks_per_node = 2 : i64, zero.stage = 3 : i64, zero.train_step, zero.world_size = 4 : i64}
+
+// A shard size of the world size is plain ZeRO-3.
+// MICS-WORLD: zero.layout = #zero.layout<shape = [4, 4], world_size = 4>, zero.param = "w0"}
+
+// MICS-SIZE: error: mics-shard-size (4) must be the world size (8) or the ranks of one node (ranks-per-node, 2): MiCS groups are the ranks of a node
+// MICS-ONE-NODE: error: mics-shard-size (2) must be the world size (4) or the ranks of one node (ranks-per-node, 4): MiCS groups are the ranks of a node
+// MICS-STAGE: error: mics-shard-size (2) needs stage 3: MiCS partitions the parameters; stage is 2

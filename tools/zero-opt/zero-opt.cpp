@@ -497,6 +497,8 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
       !checkpoint.given      ? mlir::zero::CheckpointActivations::None
       : checkpoint.automatic ? mlir::zero::CheckpointActivations::Auto
                              : mlir::zero::CheckpointActivations::All;
+  // The config's MiCS groups are checked against the nodes.
+  options.ranksPerNode = zeroRanksPerNode;
   bool refused = false;
   FindingPrinter printer(overrides);
   for (const mlir::zero::ConfigFinding &finding :
@@ -507,7 +509,6 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   if (refused)
     return failure();
   options.entry = entryFunction;
-  options.ranksPerNode = zeroRanksPerNode;
   options.report = zeroReport;
   options.deviceMemory = zeroDeviceMemory;
   options.hostMemory = zeroHostMemory;

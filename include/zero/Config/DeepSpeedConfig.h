@@ -118,6 +118,9 @@ struct ZeroOptimizationConfig {
   int64_t subGroupSize = 0;
   /// false: a parameter that no op reads is an error (DeepSpeed: true).
   bool ignoreUnusedParameters = true;
+  /// MiCS: ranks that share one copy of the model states (-1: the world).
+  int64_t micsShardSize = -1;
+  bool micsHierarchicalParamsGather = false;
   OffloadOptimizerConfig offloadOptimizer;
   OffloadParamConfig offloadParam;
 };

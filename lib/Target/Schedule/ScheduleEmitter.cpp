@@ -130,6 +130,16 @@ static FailureOr<json> getLayoutJson(LayoutAttr layout, int64_t worldSize,
   return result;
 }
 
+/// The layout of a parameter argument or a `zero.local_shard` of `func`:
+/// cut across the world or, in a world of several nodes, across the ranks of
+/// one node (getLayoutGridAxes; rank r holds shard r % world_size).
+static FailureOr<json> getRankLayoutJson(func::FuncOp func, LayoutAttr layout,
+                                         Location loc) {
+  if (failed(getLayoutGridAxes(func, layout, loc)))
+    return failure();
+  return getLayoutJson(layout, layout.getWorldSize(), loc);
+}
+
 /// The format's op of this name (the runtime's op table, OpSet.def).
 static const ::zero::runtime::OpInfo *lookupScheduleOp(StringRef name) {
   return ::zero::runtime::lookupOp(std::string_view(name.data(), name.size()));
@@ -664,7 +674,7 @@ FailureOr<json> ScheduleEmitter::getArguments() {
       entry["kind"] = "param";
       entry["name"] = param.str();
       FailureOr<json> layoutJson =
-          getLayoutJson(layout, worldSize, arg.getLoc());
+          getRankLayoutJson(func, layout, arg.getLoc());
       if (failed(layoutJson))
         return failure();
       entry["layout"] = std::move(*layoutJson);
@@ -940,7 +950,7 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
           })
           .Case([&](LocalShardOp shard) -> LogicalResult {
             FailureOr<json> layout =
-                getLayoutJson(shard.getLayout(), worldSize, shard.getLoc());
+                getRankLayoutJson(func, shard.getLayout(), shard.getLoc());
             if (failed(layout))
               return failure();
             inst["layout"] = std::move(*layout);

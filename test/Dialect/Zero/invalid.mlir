@@ -592,3 +592,16 @@ func.func @layout_not_for_the_group(%shard: tensor<2xf32>)
   %r = zero.wait %h : tensor<8xf32>
   return
 }
+
+// -----
+
+// Without grid_axes a collective runs over the whole world: a layout for
+// the 4 ranks of a node needs grid_axes = [1].
+func.func @node_layout_over_the_world(%shard: tensor<2xf32>)
+    attributes {zero.world_size = 8 : i64, zero.ranks_per_node = 4 : i64} {
+  // expected-error @+1 {{layouts have world_size 4, but without grid_axes the collective runs over the whole world of 8 ranks}}
+  %h = zero.all_gather_start %shard
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<2xf32>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}

@@ -154,7 +154,7 @@ func.func @step(%x: tensor<4xi8> {zero.data = "x"}) -> (tensor<f32> {zero.loss})
 
 // A layout for another world size than the function's: the runtime refuses
 // it, so the emitter does.
-// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: layout #zero.layout<shape = [4], world_size = 2> is for 2 ranks, but the function is compiled for 1 (zero.world_size): the schedule cannot carry it
+// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: layout #zero.layout<shape = [4], world_size = 2> is for 2 ranks, but the step is compiled for 1 (zero.world_size)
 func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [4], world_size = 2>}) -> tensor<4xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
   return %w : tensor<4xf32>
@@ -162,9 +162,19 @@ func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.layout = #zero.layout<
 
 // -----
 
+// In nodes, a layout is for the world or the ranks of one node (MiCS); 4
+// ranks of 8 in nodes of 2 are neither.
+// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: layout #zero.layout<shape = [4], world_size = 4> is for 4 ranks, but the step is compiled for 8 (zero.world_size) in nodes of 2; a layout is cut across the world or the ranks of one node
+func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [4], world_size = 4>}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 8 : i64, zero.ranks_per_node = 2 : i64} {
+  return %w : tensor<4xf32>
+}
+
+// -----
+
 func.func @step(%w: tensor<6xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [6], world_size = 1>}) -> tensor<3xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
-  // CHECK: invalid-planned.mlir:[[@LINE+1]]:8: error: layout #zero.layout<shape = [6], world_size = 2> is for 2 ranks, but the function is compiled for 1 (zero.world_size): the schedule cannot carry it
+  // CHECK: invalid-planned.mlir:[[@LINE+1]]:8: error: layout #zero.layout<shape = [6], world_size = 2> is for 2 ranks, but the step is compiled for 1 (zero.world_size)
   %s = zero.local_shard %w layout #zero.layout<shape = [6], world_size = 2> into tensor<3xf32> : tensor<6xf32>
   return %s : tensor<3xf32>
 }

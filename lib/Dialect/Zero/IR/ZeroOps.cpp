@@ -124,14 +124,50 @@ int64_t zero::getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes) {
   return size;
 }
 
+FailureOr<DenseI16ArrayAttr>
+zero::getLayoutGridAxes(Operation *func, LayoutAttr layout, Location loc) {
+  std::optional<SmallVector<int64_t, 2>> grid = getProcessGrid(func);
+  if (!grid || layout.getWorldSize() == llvm::product_of(*grid))
+    return DenseI16ArrayAttr();
+  if (grid->size() == 2 && layout.getWorldSize() == grid->back())
+    return DenseI16ArrayAttr::get(func->getContext(), {1});
+  InFlightDiagnostic diag = emitError(loc, "layout ")
+                            << layout << " is for " << layout.getWorldSize()
+                            << " ranks, but the step is compiled for "
+                            << llvm::product_of(*grid) << " (zero.world_size)";
+  if (grid->size() == 2)
+    diag << " in nodes of " << grid->back()
+         << "; a layout is cut across the world or the ranks of one node";
+  return diag;
+}
+
+DenseI16ArrayAttr zero::getReplicaGridAxes(Operation *func, LayoutAttr layout) {
+  std::optional<SmallVector<int64_t, 2>> grid = getProcessGrid(func);
+  if (!grid || grid->size() != 2 || layout.getWorldSize() != grid->back())
+    return {};
+  return DenseI16ArrayAttr::get(func->getContext(), {0});
+}
+
 /// Checks a collective's `grid_axes` against the process grid of the step
 /// it is in (when it has one), and that its layouts cut tensors for the
 /// group: their world size is the group's size.
 static LogicalResult verifyGridAxes(Operation *op,
                                     std::optional<ArrayRef<int16_t>> axes,
                                     std::optional<ArrayAttr> layouts) {
-  if (!axes)
+  if (!axes) {
+    auto func = op->getParentOfType<FunctionOpInterface>();
+    std::optional<SmallVector<int64_t, 2>> grid =
+        func ? getProcessGrid(func) : std::nullopt;
+    if (!grid || !layouts || layouts->empty())
+      return success();
+    int64_t layoutRanks = cast<LayoutAttr>((*layouts)[0]).getWorldSize();
+    if (layoutRanks != llvm::product_of(*grid))
+      return op->emitOpError("layouts have world_size ")
+             << layoutRanks << ", but without grid_axes the collective runs "
+             << "over the whole world of " << llvm::product_of(*grid)
+             << " ranks";
     return success();
+  }
   if (axes->empty())
     return op->emitOpError("has empty grid_axes; leave them out for the "
                            "whole world");

@@ -170,9 +170,10 @@ struct ZeroInsertOptimizerPass
 private:
   FailureOr<LossScaling> findLossScale(func::FuncOp func);
   Value buildClipCoefficient(OpBuilder &b, Location loc, int64_t stage,
-                             ArrayRef<Value> grads, Value scale);
+                             DenseI16ArrayAttr shardAxes, ArrayRef<Value> grads,
+                             Value scale);
   Value buildOverflowCheck(OpBuilder &b, Location loc, int64_t stage,
-                           ArrayRef<Value> grads);
+                           DenseI16ArrayAttr shardAxes, ArrayRef<Value> grads);
   SmallVector<Value> buildScaleUpdate(OpBuilder &b, Location loc,
                                       const LossScaling &scaling, Value scale,
                                       Value overflow);
@@ -217,34 +218,43 @@ ZeroInsertOptimizerPass::findLossScale(func::FuncOp func) {
 /// min(1, max_norm / (norm + 1e-6)) of the global gradient norm, as
 /// DeepSpeed clips. Below stage 1 every rank holds the whole reduced
 /// gradients, so the local norm is the global one; from stage 1 on each
-/// rank holds shards, whose squares are summed across ranks. With a loss
+/// rank holds shards, whose squares are summed across the ranks that cut
+/// them (`shardAxes`; the world when null). With a loss
 /// `scale`, the gradients are still scaled: the norm is divided by it, as
 /// DeepSpeed's unscale_and_clip_grads does.
 Value ZeroInsertOptimizerPass::buildClipCoefficient(OpBuilder &b, Location loc,
                                                     int64_t stage,
+                                                    DenseI16ArrayAttr shardAxes,
                                                     ArrayRef<Value> grads,
                                                     Value scale) {
-  Value total = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  // In f32, or f64 for f64 gradients.
+  SmallVector<Type> gradTypes;
   for (Value grad : grads)
-    total =
-        arith::AddFOp::create(b, loc, total, buildSumOfSquares(b, loc, grad));
+    gradTypes.push_back(getElementTypeOrSelf(grad));
+  auto compute = cast<FloatType>(getArithmeticType(b, gradTypes));
+  Value total = arith::ConstantOp::create(b, loc, b.getFloatAttr(compute, 0.0));
+  for (Value grad : grads)
+    total = arith::AddFOp::create(b, loc, total,
+                                  buildSumOfSquares(b, loc, grad, compute));
   if (stage >= 1) {
     Value local = tensor::FromElementsOp::create(
-        b, loc, RankedTensorType::get({}, b.getF32Type()), total);
+        b, loc, RankedTensorType::get({}, compute), total);
     auto sum = AllReduceStartOp::create(
         b, loc, local,
-        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum),
-        /*grid_axes=*/nullptr);
+        ReductionKindAttr::get(b.getContext(), ReductionKind::Sum), shardAxes);
     Value global = WaitOp::create(b, loc, sum).getResult(0);
     total = tensor::ExtractOp::create(b, loc, global, ValueRange{});
   }
   Value norm = math::SqrtOp::create(b, loc, total);
   if (scale)
-    norm = arith::DivFOp::create(b, loc, norm, scale);
-  Value eps = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1e-6));
-  Value maxNorm = arith::ConstantOp::create(
-      b, loc, b.getF32FloatAttr(static_cast<float>(gradientClipping)));
-  Value one = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(1.0));
+    norm = arith::DivFOp::create(b, loc, norm,
+                                 buildScalarCast(b, loc, scale, compute));
+  auto constant = [&](double value) -> Value {
+    return arith::ConstantOp::create(b, loc, b.getFloatAttr(compute, value));
+  };
+  Value eps = constant(1e-6);
+  Value maxNorm = constant(gradientClipping);
+  Value one = constant(1.0);
   Value coef = arith::DivFOp::create(b, loc, maxNorm,
                                      arith::AddFOp::create(b, loc, norm, eps));
   return arith::MinimumFOp::create(b, loc, coef, one);
@@ -253,10 +263,13 @@ Value ZeroInsertOptimizerPass::buildClipCoefficient(OpBuilder &b, Location loc,
 /// An `i1` that is true when any reduced gradient of any rank holds an
 /// infinity or a NaN: the loss scale overflowed. Each rank checks its own
 /// gradients; from stage 1 on they are shards, so the flags are combined
-/// with an all-reduce (max), which makes the result the same on every rank.
+/// with an all-reduce (max) across the ranks that cut them (`shardAxes`;
+/// replicas hold the same gradients), which makes the result the same on
+/// every rank.
 /// Below stage 1 every rank holds the same all-reduced gradients.
 Value ZeroInsertOptimizerPass::buildOverflowCheck(OpBuilder &b, Location loc,
                                                   int64_t stage,
+                                                  DenseI16ArrayAttr shardAxes,
                                                   ArrayRef<Value> grads) {
   Value flag;
   for (Value grad : grads) {
@@ -271,8 +284,7 @@ Value ZeroInsertOptimizerPass::buildOverflowCheck(OpBuilder &b, Location loc,
         b, loc, RankedTensorType::get({}, b.getF32Type()), flag);
     auto any = AllReduceStartOp::create(
         b, loc, local,
-        ReductionKindAttr::get(b.getContext(), ReductionKind::Max),
-        /*grid_axes=*/nullptr);
+        ReductionKindAttr::get(b.getContext(), ReductionKind::Max), shardAxes);
     Value global = WaitOp::create(b, loc, any).getResult(0);
     flag = tensor::ExtractOp::create(b, loc, global, ValueRange{});
   }
@@ -619,6 +631,17 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   SmallVector<Value> grads;
   for (TrainableParam &tp : trainable)
     grads.push_back(ret->getOperand(tp.gradResult));
+  // The gradient shards are cut across the ranks of the parameters' layouts
+  // (zero-partition gives every parameter the same world size).
+  DenseI16ArrayAttr shardAxes;
+  if (!trainable.empty()) {
+    FailureOr<DenseI16ArrayAttr> axes =
+        getLayoutGridAxes(func, trainable.front().param.layout,
+                          trainable.front().param.arg.getLoc());
+    if (failed(axes))
+      return signalPassFailure();
+    shardAxes = *axes;
+  }
 
   // fp16: the gradients are scaled. A dynamic scale may have overflowed:
   // the check reads the scaled gradients, as DeepSpeed's.
@@ -626,11 +649,11 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   if (scaling.scale)
     scale = tensor::ExtractOp::create(b, loc, scaling.scale, ValueRange{});
   if (scaling.dynamic)
-    overflow = buildOverflowCheck(b, loc, rank->stage, grads);
+    overflow = buildOverflowCheck(b, loc, rank->stage, shardAxes, grads);
 
   Value coef;
   if (gradientClipping > 0)
-    coef = buildClipCoefficient(b, loc, rank->stage, grads, scale);
+    coef = buildClipCoefficient(b, loc, rank->stage, shardAxes, grads, scale);
   // With a loss scale, each gradient is unscaled (and clipped) in f32 by one
   // map right before its update, so that one f32 gradient is live at a time.
   auto unscale = [&](Value grad) -> Value {
@@ -639,7 +662,9 @@ void ZeroInsertOptimizerPass::runOnOperation() {
                               Value g = buildScalarCast(nb, l, args[0], f32);
                               g = arith::DivFOp::create(nb, l, g, scale);
                               if (coef)
-                                g = arith::MulFOp::create(nb, l, g, coef);
+                                g = arith::MulFOp::create(
+                                    nb, l, g,
+                                    buildScalarCast(nb, l, coef, f32));
                               return g;
                             });
   };
@@ -715,9 +740,12 @@ void ZeroInsertOptimizerPass::runOnOperation() {
     }
     newStates.append(updated.begin() + 1, updated.end());
     if (tp.gatherAfterStep) {
+      FailureOr<DenseI16ArrayAttr> gridAxes =
+          getLayoutGridAxes(func, tp.param.layout, tp.param.arg.getLoc());
+      if (failed(gridAxes))
+        return signalPassFailure();
       auto gather = AllGatherStartOp::create(
-          b, loc, newParam, attrs.getArrayAttr({tp.param.layout}),
-          /*grid_axes=*/nullptr);
+          b, loc, newParam, attrs.getArrayAttr({tp.param.layout}), *gridAxes);
       newParam = WaitOp::create(b, loc, gather).getResult(0);
     }
     newParams.push_back(newParam);

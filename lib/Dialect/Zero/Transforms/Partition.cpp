@@ -37,6 +37,23 @@ struct ZeroPartitionPass
     if (ranksPerNode < 0 || (ranksPerNode > 0 && worldSize % ranksPerNode != 0))
       return func.emitError("ranks-per-node must divide world-size (")
              << worldSize.getValue() << "), got " << ranksPerNode.getValue();
+    if (micsShardSize < 0)
+      return func.emitError("mics-shard-size must be >= 0, got ")
+             << micsShardSize.getValue();
+    if (micsShardSize > 0 && micsShardSize != worldSize) {
+      if (stage != 3)
+        return func.emitError("mics-shard-size (")
+               << micsShardSize.getValue()
+               << ") needs stage 3: MiCS partitions the parameters; stage is "
+               << stage.getValue();
+      int64_t nodeRanks = ranksPerNode > 0 ? ranksPerNode : worldSize;
+      if (micsShardSize != nodeRanks)
+        return func.emitError("mics-shard-size (")
+               << micsShardSize.getValue() << ") must be the world size ("
+               << worldSize.getValue()
+               << ") or the ranks of one node (ranks-per-node, " << nodeRanks
+               << "): MiCS groups are the ranks of a node";
+    }
     if (paramPersistenceThreshold < 0)
       return func.emitError("param-persistence-threshold must be >= 0, got ")
              << paramPersistenceThreshold.getValue();
@@ -64,6 +81,10 @@ struct ZeroPartitionPass
     else
       func->removeAttr(ZeroDialect::getRanksPerNodeAttrName());
 
+    // MiCS: every layout is for the ranks of one node.
+    const int64_t partitionRanks =
+        micsShardSize > 0 ? micsShardSize.getValue() : worldSize.getValue();
+
     // DeepSpeed marks parameters persistent in module order while their
     // total stays within the model threshold; arguments are in model order.
     // All argument attributes at once: setArgAttr copies every argument's
@@ -78,7 +99,7 @@ struct ZeroPartitionPass
         // count overflows int64 reaches this pass.
         auto layout = LayoutAttr::getChecked(
             [&] { return emitError(func.getArgument(i).getLoc()); }, ctx,
-            type.getShape(), worldSize.getValue());
+            type.getShape(), partitionRanks);
         if (!layout)
           return signalPassFailure();
         attrs.set(ZeroDialect::getLayoutAttrName(), layout);

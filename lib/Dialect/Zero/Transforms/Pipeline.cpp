@@ -53,7 +53,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   }
   pm.addPass(createZeroPartitionPass(
       {options.entry, options.stage, options.worldSize, options.ranksPerNode,
-       options.paramPersistenceThreshold, options.modelPersistenceThreshold}));
+       options.micsShardSize, options.paramPersistenceThreshold,
+       options.modelPersistenceThreshold}));
   pm.addPass(createZeroAccumulateGradientsPass(
       {options.entry, options.gradientAccumulationSteps, options.gradAccumDtype,
        options.unrollMicroSteps}));

@@ -77,6 +77,7 @@ private:
   }
 
   void mapOffload(ZeroPipelineOptions &options);
+  void mapMics(ZeroPipelineOptions &options);
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
   void mapScheduler(ZeroPipelineOptions &options);
@@ -210,6 +211,43 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
             "saving the model is not part of the compiled step, and zero-run "
             "--export always writes the whole (gathered) parameters, in "
             "fp32");
+}
+
+/// MiCS partitions within groups of mics_shard_size ranks; here a group is
+/// the ranks of one node (zero-partition's mics-shard-size), which the
+/// caller's ranks-per-node (--zero-ranks-per-node) gives.
+void Mapper::mapMics(ZeroPipelineOptions &options) {
+  const ::zero::ZeroOptimizationConfig &z = config.zero;
+  const int64_t shardSize = z.micsShardSize;
+  const int64_t nodeRanks =
+      options.ranksPerNode > 0 ? options.ranksPerNode : config.worldSize;
+  const bool groups = shardSize > 0 && shardSize != config.worldSize;
+  if (groups && z.stage != 3) {
+    error("zero_optimization.mics_shard_size",
+          "MiCS partitions the parameters: it needs stage 3, but the stage "
+          "is " +
+              Twine(z.stage));
+    return;
+  }
+  if (groups && shardSize != nodeRanks) {
+    error("zero_optimization.mics_shard_size",
+          Twine(shardSize) + " must be the world size (" +
+              Twine(config.worldSize) +
+              ") or the ranks of one node (--zero-ranks-per-node, " +
+              Twine(nodeRanks) + "): MiCS groups are the ranks of a node");
+    return;
+  }
+  if (shardSize == 0)
+    error("zero_optimization.mics_shard_size",
+          "0 ranks cannot hold the model states; use -1 (off) or the ranks "
+          "of one node");
+  options.micsShardSize = groups ? shardSize : 0;
+  noEffectUnlessDefault(
+      "zero_optimization.mics_hierarchical_params_gather",
+      z.micsHierarchicalParamsGather,
+      groups ? "the MiCS groups are the ranks of one node, so every "
+               "parameter gather stays within the node already"
+             : "mics_shard_size does not cut the world into groups");
 }
 
 void Mapper::mapPrecision(ZeroPipelineOptions &options) {
@@ -419,6 +457,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   options.modelPersistenceThreshold = z.modelPersistenceThreshold;
   options.maxReuseDistance = z.maxReuseDistance;
   options.ignoreUnusedParameters = z.ignoreUnusedParameters;
+  mapMics(options);
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
   options.reduceScatter = z.reduceScatter;
@@ -556,6 +595,11 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.load_from_fp32_weights",
      "load-from-fp32-weights (zero-insert-optimizer), recorded in the "
      "schedule; no effect in fp32 (a warning)"},
+    {"zero_optimization.mics_shard_size",
+     "mics-shard-size (zero-partition): the world size or the ranks of one "
+     "node (--zero-ranks-per-node), stage 3"},
+    {"zero_optimization.mics_hierarchical_params_gather",
+     "no effect (a warning): MiCS groups are the ranks of one node"},
     {"zero_optimization.round_robin_gradients",
      "no effect: a warning when true (every parameter is cut across all "
      "ranks)"},

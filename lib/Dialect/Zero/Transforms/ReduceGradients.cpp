@@ -8,6 +8,12 @@
 // gradient accumulation at stages 2-3, each micro-step's gradient is reduced
 // on its own and the shards are summed as they arrive.
 //
+// MiCS (layouts cut across the ranks of a node, zero-partition's
+// mics-shard-size) reduce-scatters within the node and, at the accumulation
+// boundary, all-reduces each accumulated shard across the nodes' replicas:
+// MiCS's two-hop synchronization. Each hop averages over its own group, so
+// the two make the world's average.
+//
 // DeepSpeed's communication_data_type, prescale_gradients and
 // gradient_predivide_factor shape each reduction: the gradient is converted
 // to the communication type (and pre-scaled) in one map right before it, and
@@ -23,6 +29,7 @@
 #include "mlir/IR/TypeUtilities.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
+#include "llvm/ADT/StringSet.h"
 
 #include <cmath>
 
@@ -197,6 +204,8 @@ struct ZeroReduceGradientsPass
     Block &body = func.getBody().front();
     Operation *ret = body.getTerminator();
     SmallVector<Value> toPostScale;
+    // Gradients whose shards the replicas all-reduce after accumulation.
+    llvm::StringSet<> acrossReplicas;
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(
           i, ZeroDialect::getGradAttrName());
@@ -231,10 +240,15 @@ struct ZeroReduceGradientsPass
               b, loc, layout.getShardType(type.getElementType()), reduced,
               layout);
       } else {
-        start = ReduceScatterStartOp::create(b, loc, operand, kind,
-                                             b.getArrayAttr({layout}),
-                                             /*grid_axes=*/nullptr);
+        FailureOr<DenseI16ArrayAttr> gridAxes =
+            getLayoutGridAxes(func, layout, loc);
+        if (failed(gridAxes))
+          return signalPassFailure();
+        start = ReduceScatterStartOp::create(
+            b, loc, operand, kind, b.getArrayAttr({layout}), *gridAxes);
         reduced = WaitOp::create(b, loc, start).getResult(0);
+        if (getReplicaGridAxes(func, layout))
+          acrossReplicas.insert(name.getValue());
       }
       start->setAttr(ZeroDialect::getGradsAttrName(), b.getArrayAttr({name}));
       ret->setOperand(i, reduced);
@@ -248,6 +262,25 @@ struct ZeroReduceGradientsPass
     }
     for (Value reduced : toPostScale)
       scaleBeforeFirstUse(reduced, *postScale);
+    // After the micro-step loop, on the accumulated shards.
+    ret = body.getTerminator();
+    Operation *lastWait = nullptr; // keeps the reductions in result order
+    for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
+      auto name = func.getResultAttrOfType<StringAttr>(
+          i, ZeroDialect::getGradAttrName());
+      if (!name || !acrossReplicas.contains(name.getValue()))
+        continue;
+      Value shard = ret->getOperand(i);
+      b.setInsertionPointAfterValue(shard);
+      if (lastWait && b.getInsertionPoint()->isBeforeInBlock(lastWait))
+        b.setInsertionPointAfter(lastWait);
+      auto start = AllReduceStartOp::create(
+          b, shard.getLoc(), shard, kind,
+          getReplicaGridAxes(func, layouts.lookup(name.getValue())));
+      auto wait = WaitOp::create(b, shard.getLoc(), start);
+      ret->setOperand(i, wait.getResult(0));
+      lastWait = wait;
+    }
     updateFunctionType(func);
   }
 };

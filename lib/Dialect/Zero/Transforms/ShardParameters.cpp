@@ -114,12 +114,15 @@ struct ZeroShardParametersPass
       }
 
       ArrayAttr layouts = b.getArrayAttr({param.layout});
+      FailureOr<DenseI16ArrayAttr> gridAxes =
+          getLayoutGridAxes(func, param.layout, param.arg.getLoc());
+      if (failed(gridAxes))
+        return signalPassFailure();
       for (ArrayRef<Operation *> group : groups) {
         Operation *first = group.front(), *last = group.back();
         b.setInsertionPoint(first);
-        auto gather =
-            AllGatherStartOp::create(b, first->getLoc(), param.arg, layouts,
-                                     /*grid_axes=*/nullptr);
+        auto gather = AllGatherStartOp::create(b, first->getLoc(), param.arg,
+                                               layouts, *gridAxes);
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
         llvm::SmallDenseSet<Operation *> members(group.begin(), group.end());

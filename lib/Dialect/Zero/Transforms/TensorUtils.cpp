@@ -70,14 +70,16 @@ Type zero::getFloatTypeByName(MLIRContext *ctx, StringRef name) {
   return nullptr;
 }
 
-/// Folds every element of an f32 tensor, starting from 0, with `CombineOp`
-/// into an f32 scalar.
+/// Folds every element of a float tensor, starting from 0, with `CombineOp`
+/// into a scalar of its element type.
 template <typename CombineOp>
 static Value reduceToScalar(OpBuilder &b, Location loc, Value tensor) {
   auto type = cast<RankedTensorType>(tensor.getType());
-  Type f32 = b.getF32Type();
-  Value zeroScalar = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
-  Value init = tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, f32);
+  Type elementType = type.getElementType();
+  Value zeroScalar =
+      arith::ConstantOp::create(b, loc, b.getFloatAttr(elementType, 0.0));
+  Value init =
+      tensor::EmptyOp::create(b, loc, ArrayRef<int64_t>{}, elementType);
   init = linalg::FillOp::create(b, loc, zeroScalar, init).getResult(0);
   auto dims = llvm::to_vector(llvm::seq<int64_t>(0, type.getRank()));
   auto reduced =
@@ -90,15 +92,14 @@ static Value reduceToScalar(OpBuilder &b, Location loc, Value tensor) {
   return tensor::ExtractOp::create(b, loc, reduced.getResult(0), ValueRange{});
 }
 
-Value zero::buildSumOfSquares(OpBuilder &b, Location loc, Value tensor) {
-  Type f32 = b.getF32Type();
-  Value squares = buildElementwise(
-      b, loc, tensor, f32, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value x = args[0];
-        if (x.getType() != f32)
-          x = arith::ExtFOp::create(nb, l, f32, x);
-        return arith::MulFOp::create(nb, l, x, x).getResult();
-      });
+Value zero::buildSumOfSquares(OpBuilder &b, Location loc, Value tensor,
+                              FloatType accumulator) {
+  Value squares =
+      buildElementwise(b, loc, tensor, accumulator,
+                       [&](OpBuilder &nb, Location l, ValueRange args) {
+                         Value x = buildScalarCast(nb, l, args[0], accumulator);
+                         return arith::MulFOp::create(nb, l, x, x).getResult();
+                       });
   return reduceToScalar<arith::AddFOp>(b, loc, squares);
 }
 

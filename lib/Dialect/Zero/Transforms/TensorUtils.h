@@ -39,8 +39,10 @@ Value buildScalarCast(OpBuilder &b, Location loc, Value scalar, Type type);
 Type getFloatTypeByName(MLIRContext *ctx, StringRef name);
 
 /// The sum of the squares of the elements of a float tensor, accumulated in
-/// f32, as an f32 scalar.
-Value buildSumOfSquares(OpBuilder &b, Location loc, Value tensor);
+/// `accumulator` (f32 or f64, at least as wide as the elements), as a scalar
+/// of that type.
+Value buildSumOfSquares(OpBuilder &b, Location loc, Value tensor,
+                        FloatType accumulator);
 
 /// Whether a float tensor holds an infinity or a NaN, as an f32 scalar: 1.0
 /// if any element does, else 0.0. Each element maps to `|x| >= inf`

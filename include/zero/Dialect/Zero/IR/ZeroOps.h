@@ -45,6 +45,20 @@ std::optional<SmallVector<int64_t, 2>> getProcessGrid(Operation *func);
 /// when empty): the product of their sizes.
 int64_t getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes);
 
+/// The grid axes a collective over tensors of `layout` runs on in the step
+/// `func`: null (the whole world) for a layout cut across every rank, the
+/// grid's last axis for one cut across the ranks of a node (MiCS's groups of
+/// consecutive ranks, replicated across nodes: rank r holds shard
+/// r % world_size). Emits an error at `loc` and fails for any other world
+/// size.
+FailureOr<DenseI16ArrayAttr> getLayoutGridAxes(Operation *func,
+                                               LayoutAttr layout, Location loc);
+
+/// The grid axes across which the shards of `layout` are replicated: null
+/// for a layout cut across the whole world, else the grid's axes that
+/// getLayoutGridAxes leaves out (the nodes).
+DenseI16ArrayAttr getReplicaGridAxes(Operation *func, LayoutAttr layout);
+
 /// The element count of `shape`, or nothing for a dynamic or negative size
 /// or a count that overflows int64. Every element count and byte size the
 /// compiler computes starts from this, never from the wrapping

@@ -217,6 +217,13 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
     (kept whole on every rank, still partitioned for the optimizer), in
     argument order while their total stays within
     `model-persistence-threshold`.
+
+    `mics-shard-size` (MiCS, stage 3) cuts every parameter, and so its
+    gradient and optimizer states, across the ranks of one node instead of
+    the world: the layouts are for `ranks-per-node` ranks, rank r holds
+    shard r % ranks-per-node, and the nodes hold replicas. The collectives
+    the later passes build over such layouts run within the node; the
+    gradients are then all-reduced across the replicas.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -230,6 +237,9 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
     Option<"ranksPerNode", "ranks-per-node", "int64_t", /*default=*/"0",
            "Ranks per node, node-major; must divide world-size (0: every "
            "rank on one node)">,
+    Option<"micsShardSize", "mics-shard-size", "int64_t", /*default=*/"0",
+           "Stage 3: ranks that share one copy of the model states (MiCS); "
+           "the world size or ranks-per-node (0: the world size)">,
     Option<"paramPersistenceThreshold", "param-persistence-threshold",
            "int64_t", /*default=*/"100000",
            "Stage 3: parameters with at most this many elements stay whole">,

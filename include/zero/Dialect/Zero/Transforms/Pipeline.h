@@ -36,6 +36,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       *this, "ranks-per-node",
       llvm::cl::desc("Ranks per node, node-major (0: all on one node)"),
       llvm::cl::init(0)};
+  Option<int64_t> micsShardSize{
+      *this, "mics-shard-size",
+      llvm::cl::desc("Stage 3: ranks that share one copy of the model states "
+                     "(MiCS): the world size or ranks-per-node (0: the world "
+                     "size)"),
+      llvm::cl::init(0)};
   Option<int64_t> paramPersistenceThreshold{
       *this, "param-persistence-threshold",
       llvm::cl::desc("Stage 3: parameters this small stay whole"),

@@ -387,6 +387,28 @@ void MemoryPlanBuilder::classifyTransients() {
         continue;
       }
     }
+    // hpZ's secondary partition: a rank's shard of a gathered parameter
+    // that later gathers read.
+    if (auto shard = dyn_cast_or_null<LocalShardOp>(value.getDefiningOp());
+        shard && info.root == value &&
+        llvm::any_of(value.getUsers(), [](Operation *user) {
+          return isa<AllGatherStartOp>(user);
+        })) {
+      buffer.category = BufferCategory::Communication;
+      buffer.role = "secondary";
+      // Named after the parameter whose gather it cuts.
+      if (auto wait = shard.getFull().getDefiningOp<WaitOp>())
+        if (Operation *start = wait.getHandle().getDefiningOp()) {
+          unsigned index = cast<OpResult>(shard.getFull()).getResultNumber();
+          if (const PlannedBuffer *from =
+                  index < start->getNumOperands()
+                      ? plan.lookup(start->getOperand(index))
+                      : nullptr;
+              from && from->resident)
+            buffer.name = "secondary " + from->name;
+        }
+      continue;
+    }
     bool inFlight = llvm::any_of(value.getUsers(), [&](Operation *user) {
       return isa<AsyncStartOpInterface>(liveness.getProgramOp(*user));
     });
@@ -649,6 +671,14 @@ int64_t MemoryPlan::getResidentBytes(BufferCategory category,
   int64_t bytes = 0;
   for (const PlannedBuffer &buffer : buffers)
     if (buffer.resident && matches(buffer, space, category))
+      bytes += buffer.size;
+  return bytes;
+}
+
+int64_t MemoryPlan::getRoleBytes(StringRef role) const {
+  int64_t bytes = 0;
+  for (const PlannedBuffer &buffer : buffers)
+    if (buffer.role == role)
       bytes += buffer.size;
   return bytes;
 }

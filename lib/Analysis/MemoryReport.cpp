@@ -264,6 +264,10 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
                      getMaxLive(std::nullopt, Category::Activation).bytes);
       json.attribute("communication_buffers_peak",
                      getMaxLive(std::nullopt, Category::Communication).bytes);
+      // hpZ's secondary partition: every shard, each live from its
+      // parameter's first gather to its last.
+      if (int64_t secondary = getRoleBytes("secondary"))
+        json.attribute("secondary_partition", secondary);
       json.attribute("max_live", devicePeak.bytes);
       json.attribute("peak", getArenaSize(MemorySpace::Device));
       for (MemorySpace space : kMemorySpaces)

@@ -207,8 +207,7 @@ const KnobInfo kKnobs[] = {
             "Spread the copies of gradients to the host over the ranks."),
     integer("zero_optimization.zero_hpz_partition_size", "1",
             "Ranks in the secondary parameter partition group (ZeRO++ hpZ).")
-        .refused("hierarchical partitioning (ZeRO++ hpZ) is not supported "
-                 "yet"),
+        .range(1, kNoMax),
     boolean("zero_optimization.zero_quantized_weights", "false",
             "Quantize weights for the all-gather (ZeRO++ qwZ).")
         .refused("quantized weight all-gather (ZeRO++ qwZ) is not supported "

@@ -511,8 +511,8 @@ Status ScheduleParser::parseBuffers(const json &root) {
   static const char *kCategories[] = {"parameter",       "gradient",
                                       "optimizer_state", "input",
                                       "activation",      "communication"};
-  static const char *kRoles[] = {"in flight", "gathered", "reduced", "swapped",
-                                 "staging"};
+  static const char *kRoles[] = {"in flight", "gathered", "reduced",
+                                 "swapped",   "staging",  "secondary"};
   const json *buffers;
   ZERO_RETURN_IF_ERROR(getArray(root, "buffers", "", buffers));
   for (size_t i = 0; i < buffers->size(); ++i) {
@@ -543,7 +543,7 @@ Status ScheduleParser::parseBuffers(const json &root) {
       return error(path + ".role",
                    "unknown role '" + buffer.role +
                        "' (expected 'in flight', gathered, reduced, "
-                       "swapped, staging or empty)");
+                       "swapped, staging, secondary or empty)");
     ZERO_RETURN_IF_ERROR(getSpace(entry, path, buffer.space));
     ZERO_RETURN_IF_ERROR(getInt(entry, "offset", path, buffer.offset));
     ZERO_RETURN_IF_ERROR(getInt(entry, "bytes", path, buffer.bytes));

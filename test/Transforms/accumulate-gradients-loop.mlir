@@ -79,12 +79,15 @@
 // MICS-NOT:       zero.all_reduce_start
 // MICS:           scf.yield
 // MICS:         }
-// MICS-NEXT:    %[[H1:.*]] = zero.all_reduce_start avg %[[SUMS]]#1 grid_axes = [0] : tensor<8xf32>
-// MICS-NEXT:    %[[W0:.*]] = zero.wait %[[H1]] : tensor<8xf32>
-// MICS-NEXT:    %[[H2:.*]] = zero.all_reduce_start avg %[[SUMS]]#2 grid_axes = [0] : tensor<2xf32>
-// MICS-NEXT:    %[[B0:.*]] = zero.wait %[[H2]] : tensor<2xf32>
-// MICS-COUNT-2: zero.all_reduce_start avg %[[SUMS]]#{{[34]}} grid_axes = [0]
-// MICS:         return %{{.*}}, %[[W0]], %[[B0]], %{{.*}}, %{{.*}} :
+// MICS-NEXT:    %[[H1:.*]] = zero.all_reduce_start avg %[[SUMS]]#4 grid_axes = [0] {zero.grads = ["b1"]} : tensor<3xf32>
+// MICS-NEXT:    %[[B1:.*]] = zero.wait %[[H1]] : tensor<3xf32>
+// MICS-NEXT:    %[[H2:.*]] = zero.all_reduce_start avg %[[SUMS]]#3 grid_axes = [0] {zero.grads = ["w1"]} : tensor<8xf32>
+// MICS-NEXT:    %[[W1:.*]] = zero.wait %[[H2]] : tensor<8xf32>
+// MICS-NEXT:    %[[H3:.*]] = zero.all_reduce_start avg %[[SUMS]]#2 grid_axes = [0] {zero.grads = ["b0"]} : tensor<2xf32>
+// MICS-NEXT:    %[[B0:.*]] = zero.wait %[[H3]] : tensor<2xf32>
+// MICS-NEXT:    %[[H4:.*]] = zero.all_reduce_start avg %[[SUMS]]#1 grid_axes = [0] {zero.grads = ["w0"]} : tensor<8xf32>
+// MICS-NEXT:    %[[W0:.*]] = zero.wait %[[H4]] : tensor<8xf32>
+// MICS:         return %{{.*}}, %[[W0]], %[[B0]], %[[W1]], %[[B1]] :
 
 // A bf16 sum of f32 micro-gradients keeps the first one unrounded, as the
 // unrolled sum x0 + x1 does: a carried flag (1, then 0) selects the summand

@@ -7,6 +7,14 @@
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=2 world-size=4" --zero-shard-parameters \
 // RUN:   | FileCheck %s --check-prefix=STAGE2
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 ranks-per-node=2 param-persistence-threshold=4" \
+// RUN:   --zero-shard-parameters="max-reuse-distance=0 hpz-partition-size=2" \
+// RUN:   | FileCheck %s --check-prefix=HPZ
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2" \
+// RUN:   --zero-shard-parameters="hpz-partition-size=4" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=HPZ-SIZE
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-shard-parameters 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=UNPARTITIONED
 
@@ -73,3 +81,24 @@
 // UNUSED:     zero.all_gather_start %[[W]]
 // UNUSED-NOT: zero.all_gather_start %[[U]]
 // UNUSED-PIPELINE-COUNT-2: zero.adam
+
+// hpZ on 4 ranks in 2 nodes of 2: w0's one use in the forward gathers it
+// across the world and keeps the rank's shard of a copy cut across the node
+// (16 elements over 2 ranks: 8); the backward's use gathers that copy within
+// the node. w1, gathered once for two adjacent uses, and b1, used once,
+// keep no copy.
+// HPZ-LABEL: func.func @step(
+// HPZ:         %[[H0:.*]] = zero.all_gather_start %arg0 layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// HPZ-NEXT:    %[[W0:.*]] = zero.wait %[[H0]] : tensor<4x4xf32>
+// HPZ-NEXT:    %[[COPY:.*]] = zero.local_shard %[[W0]] layout #zero.layout<shape = [4, 4], world_size = 2> into tensor<8xf32> : tensor<4x4xf32>
+// HPZ-NEXT:    linalg.matmul ins(%arg4, %[[W0]]
+// HPZ-NEXT:    zero.release %[[W0]]
+// HPZ:         zero.all_gather_start %arg2 layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// HPZ-NOT:     zero.local_shard
+// HPZ:         %[[H1:.*]] = zero.all_gather_start %[[COPY]] grid_axes = [1] layouts [#zero.layout<shape = [4, 4], world_size = 2>] : tensor<8xf32>
+// HPZ-NEXT:    zero.wait %[[H1]] : tensor<4x4xf32>
+// HPZ-NOT:     zero.local_shard
+// HPZ:         zero.all_gather_start %arg3 layouts [#zero.layout<shape = [6], world_size = 4>] : tensor<2xf32>
+// HPZ-NOT:     grid_axes
+
+// HPZ-SIZE: error: hpz-partition-size (4) must be 0, 1, the world size (8) or the ranks of one node (ranks-per-node, 2): the secondary partition is a node's

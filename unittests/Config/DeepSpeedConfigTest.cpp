@@ -628,10 +628,10 @@ TEST(DeepSpeedConfigJson, SchedulerDefaults) {
 
 TEST(DeepSpeedConfigRules, RefusedKeys) {
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"stage": 3,
-  "zero_hpz_partition_size": 8}})"),
-            "ds.json:2:30: error: zero_optimization.zero_hpz_partition_size: "
-            "hierarchical partitioning (ZeRO++ hpZ) is not supported yet "
-            "(only the default, 1, is accepted)\n");
+  "zero_quantized_gradients": true}})"),
+            "ds.json:2:31: error: zero_optimization.zero_quantized_gradients: "
+            "quantized gradient reduction (ZeRO++ qgZ) is not supported yet "
+            "(only the default, false, is accepted)\n");
   // Keys that cannot change a compiled step are accepted at every value.
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"allgather_partitions": false,
       "use_multi_rank_bucket_allreduce": false}})"),

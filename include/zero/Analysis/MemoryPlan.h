@@ -80,13 +80,16 @@ struct PlannedBuffer {
   explicit PlannedBuffer(Location loc) : loc(loc) {}
 
   /// Parameter or data name ("w"), state ("w.exp_avg"), gradient ("w.grad"),
-  /// "gathered w", "swapped w.master", or for other transients the op that
+  /// "gathered w", "swapped w.master", "secondary w" (hpZ), or for other
+  /// transients the op that
   /// last writes the buffer and its location.
   std::string name;
   BufferCategory category;
   /// For communication buffers: "in flight" (an operand of a start op),
   /// "gathered", "reduced" or "swapped" (a wait result), "staging" (the flat
-  /// buffer of a collective, see getStagingBuffer). Empty otherwise.
+  /// buffer of a collective, see getStagingBuffer), "secondary" (hpZ's
+  /// shard of a gathered parameter that later gathers read). Empty
+  /// otherwise.
   llvm::StringRef role;
   MemorySpace space;
   /// Bytes: element count times element byte width.
@@ -175,6 +178,10 @@ public:
   /// empty).
   int64_t getResidentBytes(BufferCategory category,
                            std::optional<MemorySpace> space = {}) const;
+
+  /// Bytes of every buffer whose role is `role` ("secondary", ...), however
+  /// long it lives.
+  int64_t getRoleBytes(llvm::StringRef role) const;
 
   /// Indices of the buffers of `space` reserved at `point`, largest first.
   llvm::SmallVector<unsigned> getLiveBuffers(MemorySpace space,

@@ -121,6 +121,8 @@ struct ZeroOptimizationConfig {
   /// MiCS: ranks that share one copy of the model states (-1: the world).
   int64_t micsShardSize = -1;
   bool micsHierarchicalParamsGather = false;
+  /// ZeRO++ hpZ: ranks of the secondary parameter partition (1: off).
+  int64_t hpzPartitionSize = 1;
   OffloadOptimizerConfig offloadOptimizer;
   OffloadParamConfig offloadParam;
 };

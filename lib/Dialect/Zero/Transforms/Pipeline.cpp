@@ -61,8 +61,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroMixedPrecisionPass({options.entry, options.precision,
                                            options.lossScale,
                                            options.initialScalePower}));
-  pm.addPass(
-      createZeroShardParametersPass({options.entry, options.maxReuseDistance}));
+  pm.addPass(createZeroShardParametersPass(
+      {options.entry, options.maxReuseDistance, options.hpzPartitionSize}));
   pm.addPass(createZeroReduceGradientsPass(
       {options.entry, options.reduceScatter, options.communicationDataType,
        options.gradAccumDtype, options.prescaleGradients,

@@ -78,6 +78,7 @@ private:
 
   void mapOffload(ZeroPipelineOptions &options);
   void mapMics(ZeroPipelineOptions &options);
+  void mapHpz(ZeroPipelineOptions &options);
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
   void mapScheduler(ZeroPipelineOptions &options);
@@ -248,6 +249,32 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
       groups ? "the MiCS groups are the ranks of one node, so every "
                "parameter gather stays within the node already"
              : "mics_shard_size does not cut the world into groups");
+}
+
+/// ZeRO++ hpZ: a secondary partition across the ranks of one node that the
+/// gathers after the first read (zero-shard-parameters' hpz-partition-size).
+void Mapper::mapHpz(ZeroPipelineOptions &options) {
+  const ::zero::ZeroOptimizationConfig &z = config.zero;
+  const int64_t size = z.hpzPartitionSize;
+  const int64_t nodeRanks =
+      options.ranksPerNode > 0 ? options.ranksPerNode : config.worldSize;
+  if (size == 1 || size == config.worldSize)
+    return;
+  StringRef key = "zero_optimization.zero_hpz_partition_size";
+  if (z.stage != 3)
+    return error(key, "hpZ partitions gathered parameters: it needs stage 3, "
+                      "but the stage is " +
+                          Twine(z.stage));
+  if (options.micsShardSize > 0)
+    return error(key, "MiCS (mics_shard_size) already keeps the parameters "
+                      "within a node; use one of the two");
+  if (size != nodeRanks)
+    return error(
+        key, Twine(size) + " must be 1, the world size (" +
+                 Twine(config.worldSize) +
+                 ") or the ranks of one node (--zero-ranks-per-node, " +
+                 Twine(nodeRanks) + "): the secondary partition is a node's");
+  options.hpzPartitionSize = size;
 }
 
 void Mapper::mapPrecision(ZeroPipelineOptions &options) {
@@ -458,6 +485,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   options.maxReuseDistance = z.maxReuseDistance;
   options.ignoreUnusedParameters = z.ignoreUnusedParameters;
   mapMics(options);
+  mapHpz(options);
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
   options.reduceScatter = z.reduceScatter;
@@ -598,6 +626,9 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.mics_shard_size",
      "mics-shard-size (zero-partition): the world size or the ranks of one "
      "node (--zero-ranks-per-node), stage 3"},
+    {"zero_optimization.zero_hpz_partition_size",
+     "hpz-partition-size (zero-shard-parameters): 1, the world size or the "
+     "ranks of one node (--zero-ranks-per-node), stage 3"},
     {"zero_optimization.mics_hierarchical_params_gather",
      "no effect (a warning): MiCS groups are the ranks of one node"},
     {"zero_optimization.round_robin_gradients",

@@ -262,24 +262,29 @@ struct ZeroReduceGradientsPass
     }
     for (Value reduced : toPostScale)
       scaleBeforeFirstUse(reduced, *postScale);
-    // After the micro-step loop, on the accumulated shards.
+    // After the micro-step loop, on the accumulated shards, each as soon as
+    // it is complete; in the communication type, as the first hop.
     ret = body.getTerminator();
-    Operation *lastWait = nullptr; // keeps the reductions in result order
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
       auto name = func.getResultAttrOfType<StringAttr>(
           i, ZeroDialect::getGradAttrName());
       if (!name || !acrossReplicas.contains(name.getValue()))
         continue;
       Value shard = ret->getOperand(i);
+      Location loc = shard.getLoc();
+      Type shardType = getElementTypeOrSelf(shard);
       b.setInsertionPointAfterValue(shard);
-      if (lastWait && b.getInsertionPoint()->isBeforeInBlock(lastWait))
-        b.setInsertionPointAfter(lastWait);
+      Value operand = commType && commType != shardType
+                          ? buildFloatCast(b, loc, shard, commType)
+                          : shard;
       auto start = AllReduceStartOp::create(
-          b, shard.getLoc(), shard, kind,
+          b, loc, operand, kind,
           getReplicaGridAxes(func, layouts.lookup(name.getValue())));
-      auto wait = WaitOp::create(b, shard.getLoc(), start);
-      ret->setOperand(i, wait.getResult(0));
-      lastWait = wait;
+      start->setAttr(ZeroDialect::getGradsAttrName(), b.getArrayAttr({name}));
+      Value reduced = WaitOp::create(b, loc, start).getResult(0);
+      if (operand != shard)
+        reduced = buildFloatCast(b, loc, reduced, shardType);
+      ret->setOperand(i, reduced);
     }
     updateFunctionType(func);
   }

@@ -8,6 +8,11 @@
 // tensor is then cheaper than fetching it again (DeepSpeed's reuse distance,
 // here computed from the program instead of a recorded trace).
 //
+// ZeRO++'s hpZ (`hpz-partition-size`, the ranks of a node) keeps, after the
+// first group's gather, a secondary copy of the parameter cut across the
+// node, and gathers every later group from it within the node: the
+// backward's gathers then stay off the slow links between nodes.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
@@ -52,6 +57,17 @@ struct ZeroShardParametersPass
     if (maxReuseDistance < 0) {
       func.emitError("max-reuse-distance must be >= 0, got ")
           << maxReuseDistance.getValue();
+      return signalPassFailure();
+    }
+    const int64_t worldSize = step->rank.worldSize;
+    const bool hpz = hpzPartitionSize > 1 && hpzPartitionSize != worldSize;
+    if (hpzPartitionSize < 0 ||
+        (hpz && hpzPartitionSize != step->rank.ranksPerNode)) {
+      func.emitError("hpz-partition-size (")
+          << hpzPartitionSize.getValue() << ") must be 0, 1, the world size ("
+          << worldSize << ") or the ranks of one node (ranks-per-node, "
+          << step->rank.ranksPerNode
+          << "): the secondary partition is a node's";
       return signalPassFailure();
     }
 
@@ -118,13 +134,34 @@ struct ZeroShardParametersPass
           getLayoutGridAxes(func, param.layout, param.arg.getLoc());
       if (failed(gridAxes))
         return signalPassFailure();
+      // hpZ: the secondary partition, after the first gather.
+      Value secondary;
+      LayoutAttr secondaryLayout;
+      FailureOr<DenseI16ArrayAttr> secondaryAxes = DenseI16ArrayAttr();
+      if (hpz && !*gridAxes) {
+        secondaryLayout = LayoutAttr::get(
+            &getContext(), param.layout.getShape(), hpzPartitionSize);
+        secondaryAxes =
+            getLayoutGridAxes(func, secondaryLayout, param.arg.getLoc());
+        if (failed(secondaryAxes))
+          return signalPassFailure();
+      }
       for (ArrayRef<Operation *> group : groups) {
         Operation *first = group.front(), *last = group.back();
         b.setInsertionPoint(first);
-        auto gather = AllGatherStartOp::create(b, first->getLoc(), param.arg,
-                                               layouts, *gridAxes);
+        auto gather =
+            secondary
+                ? AllGatherStartOp::create(b, first->getLoc(), secondary,
+                                           b.getArrayAttr({secondaryLayout}),
+                                           *secondaryAxes)
+                : AllGatherStartOp::create(b, first->getLoc(), param.arg,
+                                           layouts, *gridAxes);
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
+        if (secondaryLayout && !secondary && groups.size() > 1)
+          secondary = LocalShardOp::create(
+              b, first->getLoc(), secondaryLayout.getShardType(elementType),
+              full, secondaryLayout);
         llvm::SmallDenseSet<Operation *> members(group.begin(), group.end());
         param.arg.replaceUsesWithIf(full, [&](OpOperand &use) {
           return members.contains(body.findAncestorOpInBlock(*use.getOwner()));

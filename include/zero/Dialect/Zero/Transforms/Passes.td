@@ -337,6 +337,14 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
     group's last use are at most `max-reuse-distance`; each group is preceded
     by an all-gather and wait and followed by a release. Other stages: no
     change.
+
+    `hpz-partition-size` = P (ZeRO++ hpZ; 0, 1 or the world size: off)
+    must be the ranks of one node. The first group's all-gather (the
+    forward's) runs over the world as before; right after it each rank keeps
+    its shard of a secondary partition across the node (`zero.local_shard`
+    with a layout for P ranks), and every later group gathers from that copy
+    within the node (`grid_axes = [1]`), so that the backward's gathers
+    never cross a node.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -346,6 +354,10 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
            /*default=*/"1000000000",
            "Keep a parameter gathered when it is used again within this "
            "many elements of other parameters' gathers">,
+    Option<"hpzPartitionSize", "hpz-partition-size", "int64_t",
+           /*default=*/"0",
+           "ZeRO++ hpZ: ranks of the secondary partition that later gathers "
+           "read, the ranks of one node (0, 1 or the world size: off)">,
   ];
 }
 

@@ -54,6 +54,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
       *this, "ignore-unused-parameters",
       llvm::cl::desc("false: a parameter that no op reads is an error"),
       llvm::cl::init(true)};
+  Option<int64_t> hpzPartitionSize{
+      *this, "hpz-partition-size",
+      llvm::cl::desc("Stage 3, ZeRO++ hpZ: gathers after the first read a "
+                     "secondary partition across the ranks of one node (0: "
+                     "off)"),
+      llvm::cl::init(0)};
   Option<int64_t> maxReuseDistance{
       *this, "max-reuse-distance",
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "

@@ -686,11 +686,14 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
     return ZERO_ERROR(kInvalidArgument, "no device");
   ZERO_RETURN_IF_ERROR(
       schedule->checkLaunch(communicator.size(), options.memoryLimit));
+  ZERO_RETURN_IF_ERROR(checkInterNodeNsPerByte(options.interNodeNsPerByte));
   std::unique_ptr<Executor> executor(
       new Executor(std::move(schedule), std::move(device), communicator,
                    std::move(options)));
   const Schedule &s = *executor->schedule_;
   communicator.setRanksPerNode(s.ranksPerNode());
+  // Before the groups are split off, which inherit it.
+  communicator.setInterNodeNsPerByte(executor->options_.interNodeNsPerByte);
   if (s.arenaBytes(MemorySpace::Nvme) > 0) {
     NvmeSwapOptions nvme;
     nvme.nvmePath = executor->options_.nvmePath.empty()
@@ -801,6 +804,7 @@ CommunicationCounters Executor::countersOfAllGroups() const {
     total.calls += counters.calls;
     total.bytesSentInterNode += counters.bytesSentInterNode;
     total.bytesReceivedInterNode += counters.bytesReceivedInterNode;
+    total.delayInjectedNs += counters.delayInjectedNs;
   }
   return total;
 }
@@ -997,6 +1001,7 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
       after.bytesSentInterNode - before.bytesSentInterNode;
   stats.bytesReceivedInterNode =
       after.bytesReceivedInterNode - before.bytesReceivedInterNode;
+  stats.interNodeDelayNs = after.delayInjectedNs - before.delayInjectedNs;
   stats.bytesHostToDevice = impl_->hostToDevice.exchange(0);
   stats.bytesDeviceToHost = impl_->deviceToHost.exchange(0);
   stats.bytesNvmeRead = impl_->nvmeRead.exchange(0);

@@ -147,6 +147,7 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   executorOptions.debug = o.debug;
   executorOptions.trace = o.trace;
   executorOptions.memoryLimit = o.memoryLimit;
+  executorOptions.interNodeNsPerByte = o.interNodeNsPerByte;
   executorOptions.hostCommunicator = host_.get();
   executorOptions.beforeCollective = o.beforeCollective;
   executorOptions.nvmePath = o.nvmePath;

@@ -21,6 +21,8 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -229,8 +231,9 @@ TEST(MpiGroups, TheWorldRingCountsAsBefore) {
 /// Runs makeGroupBucketSchedule over `c.axes` (the all-reduce over the world
 /// instead with `worldAllReduce`; the reduce-scatter an avg with `average`)
 /// and checks every result and the step's counters.
+/// With `nsPerByte`, also the simulated inter-node delay of the step.
 void runBucketStep(const GroupCase &c, bool worldAllReduce,
-                   bool average = false) {
+                   bool average = false, double nsPerByte = 0) {
   Communicator &comm = world();
   const int w = comm.rank();
   json s = makeGroupBucketSchedule(c.axes);
@@ -240,9 +243,11 @@ void runBucketStep(const GroupCase &c, bool worldAllReduce,
     s["instructions"]["comm"][1]["reduction"] = "avg";
   StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "g.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  ExecutorOptions options;
+  options.interNodeNsPerByte = nsPerByte;
   StatusOr<std::unique_ptr<Executor>> created =
       Executor::create(std::make_shared<const Schedule>(std::move(*parsed)),
-                       createHostDevice(), comm);
+                       createHostDevice(), comm, options);
   ASSERT_TRUE(created.isOk()) << created.status().toString();
   Executor &executor = **created;
   const int n = static_cast<int>(c.members.size());
@@ -310,6 +315,11 @@ void runBucketStep(const GroupCase &c, bool worldAllReduce,
   EXPECT_EQ(stats->bytesReceivedInterNode,
             (c.receivesAcross ? groupBytes : 0) +
                 (reduceReceives ? reduceBytes : 0));
+  // Each collective waited X ns per byte its rank sent across nodes (X a
+  // whole number here, so no rounding): nothing where none crossed.
+  EXPECT_EQ(stats->interNodeDelayNs,
+            static_cast<int64_t>(nsPerByte) * stats->bytesSentInterNode);
+  comm.setInterNodeNsPerByte(0);
 }
 
 TEST(MpiGroups, RunsBucketsOverEachGroup) {
@@ -326,6 +336,116 @@ TEST(MpiGroups, AveragesBucketsOverTheGroup) {
     SCOPED_TRACE(nameOf(c.axes));
     runBucketStep(c, /*worldAllReduce=*/false, /*average=*/true);
   }
+}
+
+// The executor's option reaches the world and every group split from it;
+// the step's delay is that of the bytes sent across nodes.
+TEST(MpiGroups, DelaysTheStepsCollectivesOverEachGroup) {
+  ASSERT_EQ(world().size(), 4);
+  for (const GroupCase &c : groupCases()) {
+    SCOPED_TRACE(nameOf(c.axes));
+    runBucketStep(c, /*worldAllReduce=*/false, /*average=*/false, 1000);
+  }
+  runBucketStep(groupCases()[0], /*worldAllReduce=*/true, false, 1000);
+}
+
+TEST(MpiGroups, RefusesABadInterNodeDelay) {
+  for (double bad : {-1.0, std::nan(""), HUGE_VAL}) {
+    Status status = checkInterNodeNsPerByte(bad);
+    ASSERT_FALSE(status.isOk()) << bad;
+    EXPECT_NE(status.message().find("the inter-node delay must be a finite "
+                                    "number of nanoseconds per byte >= 0"),
+              std::string::npos)
+        << status.message();
+  }
+  EXPECT_TRUE(checkInterNodeNsPerByte(0).isOk());
+  EXPECT_TRUE(checkInterNodeNsPerByte(0.25).isOk());
+  // The executor refuses it before it touches the communicator.
+  json s = makeGroupBucketSchedule({1});
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "g.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  ExecutorOptions options;
+  options.interNodeNsPerByte = -2;
+  StatusOr<std::unique_ptr<Executor>> created =
+      Executor::create(std::make_shared<const Schedule>(std::move(*parsed)),
+                       createHostDevice(), world(), options);
+  ASSERT_FALSE(created.isOk());
+  EXPECT_NE(created.status().message().find("not -2"), std::string::npos)
+      << created.status().message();
+}
+
+// Every kind of collective, over the world and each group: the rank that
+// sends B bytes across nodes waits B * X ns (at least that long by the
+// clock, and exactly that in delayInjectedNs); the others wait nothing.
+TEST(MpiGroups, DelaysWhatARankSendsAcrossNodes) {
+  Communicator &comm = world();
+  ASSERT_EQ(comm.size(), 4);
+  comm.setRanksPerNode(2);
+  const double x = 2500; // ns per byte: 0.4 MB/s
+  comm.setInterNodeNsPerByte(x);
+  struct Reset {
+    ~Reset() { world().setInterNodeNsPerByte(0); }
+  } reset;
+  std::vector<GroupCase> cases = groupCases();
+  // The world itself: the ring 0 -> 1 -> 2 -> 3 -> 0 as axes [0, 1].
+  cases.push_back(cases[2]);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const GroupCase &c = cases[i];
+    const bool isWorld = i + 1 == cases.size();
+    SCOPED_TRACE(isWorld ? "world" : nameOf(c.axes));
+    std::unique_ptr<Communicator> split;
+    if (!isWorld) {
+      StatusOr<std::unique_ptr<Communicator>> made =
+          comm.split(c.color(), c.key(), context("split"));
+      ASSERT_TRUE(made.isOk()) << made.status().toString();
+      split = std::move(*made);
+      EXPECT_EQ(split->interNodeNsPerByte(), x);
+    }
+    Communicator &group = isWorld ? comm : *split;
+    const int n = group.size();
+    std::vector<float> data(64 * n, 1.0f), out(64 * n);
+    for (int kind = 0; kind < 3; ++kind) {
+      SCOPED_TRACE(kind == 0   ? "all_gather"
+                   : kind == 1 ? "reduce_scatter"
+                               : "all_reduce");
+      CommunicationCounters before = group.counters();
+      auto start = std::chrono::steady_clock::now();
+      Status status =
+          kind == 0 ? group.allGather(data.data(), out.data(), 64, DType::F32,
+                                      context("ag"))
+          : kind == 1
+              ? group.reduceScatter(data.data(), out.data(), 64, DType::F32,
+                                    ReduceOp::Sum, context("rs"))
+              : group.allReduce(data.data(), out.data(), 64, DType::F32,
+                                ReduceOp::Sum, context("ar"));
+      const double elapsedNs = std::chrono::duration<double, std::nano>(
+                                   std::chrono::steady_clock::now() - start)
+                                   .count();
+      ASSERT_TRUE(status.isOk()) << status.toString();
+      CommunicationCounters after = group.counters();
+      // 256 bytes per rank block: (n-1) blocks, twice (n-1) chunks of the
+      // all-reduce's 256 bytes.
+      const int64_t bytes = kind < 2 ? (n - 1) * 256 : 2 * (n - 1) * (256 / n);
+      EXPECT_EQ(after.bytesSent - before.bytesSent, bytes);
+      const int64_t across =
+          after.bytesSentInterNode - before.bytesSentInterNode;
+      EXPECT_EQ(across, c.sendsAcross ? bytes : 0);
+      const int64_t injected = after.delayInjectedNs - before.delayInjectedNs;
+      EXPECT_EQ(injected, static_cast<int64_t>(x) * across);
+      if (c.sendsAcross) {
+        EXPECT_GT(injected, 0);
+        // A lower bound only: the clock says at least the injected delay.
+        EXPECT_GE(elapsedNs, 0.9 * static_cast<double>(injected));
+      }
+    }
+  }
+  // Without a topology nothing crosses, so nothing is delayed.
+  comm.setRanksPerNode(0);
+  CommunicationCounters before = comm.counters();
+  float one[4] = {}, all[16];
+  ASSERT_TRUE(comm.allGather(one, all, 4, DType::F32, context("ag")).isOk());
+  EXPECT_EQ(comm.counters().delayInjectedNs, before.delayInjectedNs);
+  comm.setRanksPerNode(2);
 }
 
 TEST(MpiGroups, MixesGroupAndWorldCollectivesInOneStep) {

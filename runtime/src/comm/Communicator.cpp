@@ -8,7 +8,11 @@
 
 #include "CollectiveWait.h"
 
+#include <algorithm>
+#include <chrono>
+#include <cmath>
 #include <sstream>
+#include <thread>
 
 #include <cstdlib>
 
@@ -23,18 +27,14 @@ bool isLaunchedByMpi() {
 Status Communicator::allGather(const void *send, void *recv, int64_t count,
                                DType type, const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(doAllGather(send, recv, count, type, context));
-  int64_t bytes = (size() - 1) * count * getDTypeWidth(type);
-  record(bytes);
-  return Status::ok();
+  return finish((size() - 1) * count * getDTypeWidth(type), context);
 }
 
 Status Communicator::reduceScatter(const void *send, void *recv, int64_t count,
                                    DType type, ReduceOp op,
                                    const CollectiveContext &context) {
   ZERO_RETURN_IF_ERROR(doReduceScatter(send, recv, count, type, op, context));
-  int64_t bytes = (size() - 1) * count * getDTypeWidth(type);
-  record(bytes);
-  return Status::ok();
+  return finish((size() - 1) * count * getDTypeWidth(type), context);
 }
 
 Status Communicator::allReduce(const void *send, void *recv, int64_t count,
@@ -43,8 +43,7 @@ Status Communicator::allReduce(const void *send, void *recv, int64_t count,
   ZERO_RETURN_IF_ERROR(doAllReduce(send, recv, count, type, op, context));
   // A reduce-scatter and an all-gather of N equal chunks.
   int64_t chunk = (count * getDTypeWidth(type) + size() - 1) / size();
-  record(2 * (size() - 1) * chunk);
-  return Status::ok();
+  return finish(2 * (size() - 1) * chunk, context);
 }
 
 StatusOr<std::unique_ptr<Communicator>>
@@ -61,6 +60,7 @@ Communicator::split(int color, int key, const CollectiveContext &context) {
       group.doAllGather(&mine, members.data(), 1, DType::I64, context));
   group.worldRanks_ = std::move(members);
   group.setRanksPerNode(ranksPerNode_);
+  group.setInterNodeNsPerByte(nsPerInterNodeByte_);
   return made;
 }
 
@@ -76,14 +76,48 @@ void Communicator::setRanksPerNode(int64_t ranks) {
   receivesAcrossNodes_ = node((r + n - 1) % n) != node(r);
 }
 
-void Communicator::record(int64_t bytes) {
+void Communicator::setInterNodeNsPerByte(double nsPerByte) {
+  nsPerInterNodeByte_ = nsPerByte;
+}
+
+Status checkInterNodeNsPerByte(double nsPerByte) {
+  if (std::isfinite(nsPerByte) && nsPerByte >= 0)
+    return Status::ok();
+  std::ostringstream text;
+  text << nsPerByte;
+  return ZERO_ERROR(kInvalidArgument,
+                    "the inter-node delay must be a finite number of "
+                    "nanoseconds per byte >= 0, not " +
+                        text.str());
+}
+
+Status Communicator::finish(int64_t bytes, const CollectiveContext &context) {
+  const int64_t across = bytesSentAcrossNodes(bytes);
+  if (nsPerInterNodeByte_ > 0 && across > 0) {
+    // The data has moved; the rank's link to the next node is still busy
+    // for B * X ns. Slept to an absolute deadline in slices, so that a
+    // cancelled step is not held up and oversleeping does not add up.
+    const int64_t ns =
+        std::llround(static_cast<double>(across) * nsPerInterNodeByte_);
+    using Clock = std::chrono::steady_clock;
+    const Clock::time_point end = Clock::now() + std::chrono::nanoseconds(ns);
+    for (Clock::time_point now = Clock::now(); now < end; now = Clock::now()) {
+      if (context.cancel && context.cancel->load())
+        return ZERO_ERROR(kUnavailable,
+                          comm::describeCall(rank(), context) +
+                              " abandoned: another stream of this rank "
+                              "failed");
+      std::this_thread::sleep_for(
+          std::min<Clock::duration>(end - now, std::chrono::milliseconds(10)));
+    }
+    delayInjectedNs_ += ns;
+  }
   sent_ += bytes;
   received_ += bytes;
   ++calls_;
-  if (sendsAcrossNodes_)
-    sentInterNode_ += bytes;
-  if (receivesAcrossNodes_)
-    receivedInterNode_ += bytes;
+  sentInterNode_ += across;
+  receivedInterNode_ += bytesReceivedAcrossNodes(bytes);
+  return Status::ok();
 }
 
 namespace comm {

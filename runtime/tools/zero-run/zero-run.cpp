@@ -82,6 +82,10 @@ const char *kUsage =
     "  --nvme-path DIR      directory of the nvme arena's swap file (default:\n"
     "                       the nvme_path the schedule was compiled with)\n"
     "  --comm-timeout S     seconds before a stuck collective fails (60)\n"
+    "  --inter-node-ns-per-byte X  simulate a slow link between the\n"
+    "                       schedule's nodes: after each collective a rank\n"
+    "                       waits X ns per byte it sent across nodes, on the\n"
+    "                       comm stream (a link of 1/X GB/s; default 0: off)\n"
     "  --debug              trap uses of freed buffers\n"
     "  --fail-at-step K --fail-rank R  (tests) rank R kills itself in step K\n"
     "  --fail-at-save K --fail-rank R  (tests) rank R kills itself in its\n"
@@ -115,6 +119,7 @@ struct Options {
   int64_t nproc = 0;
   int64_t memoryLimit = 0;
   double commTimeout = 60;
+  double interNodeNsPerByte = 0;
   bool debug = false;
   bool allowNonfinite = false;
   bool help = false;
@@ -195,6 +200,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
                                     "--nproc",
                                     "--memory-limit",
                                     "--comm-timeout",
+                                    "--inter-node-ns-per-byte",
                                     "--fail-at-step",
                                     "--fail-rank",
                                     "--device",
@@ -278,6 +284,14 @@ Status parseOptions(int argc, char **argv, Options &options) {
       if (value.empty() || *end != '\0' || !(options.commTimeout > 0))
         return usageError("--comm-timeout: '" + value +
                           "' is not a positive number of seconds");
+    } else if (flag == "--inter-node-ns-per-byte") {
+      char *end = nullptr;
+      options.interNodeNsPerByte = std::strtod(value.c_str(), &end);
+      if (value.empty() || *end != '\0' ||
+          !checkInterNodeNsPerByte(options.interNodeNsPerByte).isOk())
+        return usageError("--inter-node-ns-per-byte: '" + value +
+                          "' is not a number of nanoseconds per byte of at "
+                          "least 0");
     } else if (flag == "--fail-at-step") {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.failAtStep));
     } else if (flag == "--fail-rank") {
@@ -408,6 +422,7 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
   session.gpusPerNode = static_cast<int>(options.gpusPerNode);
   session.useMpi = underMpi;
   session.commTimeoutSeconds = options.commTimeout;
+  session.interNodeNsPerByte = options.interNodeNsPerByte;
   session.memoryLimit = options.memoryLimit;
   session.debug = options.debug;
   session.trace = !options.trace.empty();
@@ -520,6 +535,7 @@ Status writeMetrics(Communicator &comm, Run &run, const StepStats &stats) {
       {"bytes_received", stats.bytesReceived},
       {"bytes_sent_inter_node", stats.bytesSentInterNode},
       {"bytes_received_inter_node", stats.bytesReceivedInterNode},
+      {"inter_node_delay_ns", stats.interNodeDelayNs},
       {"bytes_host_to_device", stats.bytesHostToDevice},
       {"bytes_device_to_host", stats.bytesDeviceToHost},
       {"bytes_nvme_read", stats.bytesNvmeRead},

@@ -14,6 +14,15 @@
 // N). Implementations only move data, so none can drift from the report.
 // A sub-communicator (split) counts the same over its own ranks.
 //
+// A simulated slow link between nodes (setInterNodeNsPerByte, opt-in): on
+// one machine the "nodes" of a topology share the host, so bytes across
+// them cost nothing. With X > 0 ns per byte, the rank that sent B bytes
+// across the node boundary in a collective (the bytesSentInterNode that the
+// collective adds) waits B * X ns after the implementation moved the data
+// and before the call returns: each rank's link to the next node runs at
+// 1/X GB/s. The wait is on the calling thread, the executor's comm stream
+// during a step, so that it overlaps compute as a slow transfer would.
+//
 //===----------------------------------------------------------------------===//
 
 #ifndef ZERO_RUNTIME_COMMUNICATOR_H
@@ -49,6 +58,10 @@ struct CommunicationCounters {
   /// (Communicator::setRanksPerNode).
   int64_t bytesSentInterNode = 0;
   int64_t bytesReceivedInterNode = 0;
+  /// The nanoseconds of delay the simulated inter-node link injected
+  /// (Communicator::setInterNodeNsPerByte): round(B * X) per collective that
+  /// sent B > 0 bytes across nodes.
+  int64_t delayInjectedNs = 0;
 };
 
 /// Collectives over `size()` ranks. The element types are f32, f64, bf16,
@@ -99,8 +112,12 @@ public:
 
   /// Totals of the ring volume over all calls so far.
   CommunicationCounters counters() const {
-    return {sent_.load(), received_.load(), calls_.load(),
-            sentInterNode_.load(), receivedInterNode_.load()};
+    return {sent_.load(),
+            received_.load(),
+            calls_.load(),
+            sentInterNode_.load(),
+            receivedInterNode_.load(),
+            delayInjectedNs_.load()};
   }
 
   /// The world's ranks are node-major in nodes of `ranks` (the schedule's
@@ -110,6 +127,14 @@ public:
   /// another node, and its bytes received iff its predecessor is
   /// (docs/ScheduleFormat.md, "Topology"). Default: one node.
   void setRanksPerNode(int64_t ranks);
+
+  /// Simulates a slow link between nodes: after each collective, this rank
+  /// waits round(B * nsPerByte) ns, B the bytes it sent across nodes in that
+  /// collective (what bytesSentInterNode counts for it; see the top of this
+  /// file). 0 (the default) injects nothing. A split inherits the value.
+  /// nsPerByte must be finite and >= 0 (checkInterNodeNsPerByte).
+  void setInterNodeNsPerByte(double nsPerByte);
+  double interNodeNsPerByte() const { return nsPerInterNodeByte_; }
 
 protected:
   // The collectives as the implementation moves them; the public calls
@@ -131,21 +156,37 @@ private:
   int64_t worldRank(int r) const {
     return worldRanks_.empty() ? r : worldRanks_[r];
   }
-  /// Counts one collective that moved `bytes` each way.
-  void record(int64_t bytes);
+  /// Completes one collective that moved `bytes` each way: the simulated
+  /// inter-node delay, then the counters.
+  Status finish(int64_t bytes, const CollectiveContext &context);
+  /// Of a collective's `bytes` each way, those this rank sent across nodes.
+  int64_t bytesSentAcrossNodes(int64_t bytes) const {
+    return sendsAcrossNodes_ ? bytes : 0;
+  }
+  /// Of a collective's `bytes` each way, those it received across nodes.
+  int64_t bytesReceivedAcrossNodes(int64_t bytes) const {
+    return receivesAcrossNodes_ ? bytes : 0;
+  }
 
   std::atomic<int64_t> sent_{0};
   std::atomic<int64_t> received_{0};
   std::atomic<int64_t> calls_{0};
   std::atomic<int64_t> sentInterNode_{0};
   std::atomic<int64_t> receivedInterNode_{0};
+  std::atomic<int64_t> delayInjectedNs_{0};
   int64_t ranksPerNode_ = 0; // 0: one node
+  double nsPerInterNodeByte_ = 0; // 0: no simulated delay
   /// The members' world ranks in rank order; empty for the world.
   std::vector<int64_t> worldRanks_;
   // Whether this rank's ring successor and predecessor are on other nodes.
   bool sendsAcrossNodes_ = false;
   bool receivesAcrossNodes_ = false;
 };
+
+/// Ok when `nsPerByte` is a valid simulated inter-node delay (finite, >= 0);
+/// otherwise "the inter-node delay must be a finite number of nanoseconds
+/// per byte >= 0, not V".
+Status checkInterNodeNsPerByte(double nsPerByte);
 
 /// World size 1: the collectives are copies (and avg a division by one).
 std::unique_ptr<Communicator> createSelfCommunicator();

@@ -47,6 +47,10 @@ struct ExecutorOptions {
   bool trace = false;
   /// Bytes of memory the plan may use (Schedule::checkLaunch); 0: no limit.
   int64_t memoryLimit = 0;
+  /// A simulated slow link between the schedule's nodes: nanoseconds a rank
+  /// waits per byte it sent across nodes, after each collective, on the comm
+  /// stream (Communicator::setInterNodeNsPerByte); 0: none.
+  double interNodeNsPerByte = 0;
   /// Average the loss over the ranks after each step (an all-reduce of one
   /// double): StepStats::meanLoss.
   bool averageLoss = true;
@@ -84,6 +88,9 @@ struct StepStats {
   /// What of them crossed between nodes (the schedule's topology).
   int64_t bytesSentInterNode = 0;
   int64_t bytesReceivedInterNode = 0;
+  /// The delay the simulated inter-node link injected into the step's
+  /// collectives on this rank (ExecutorOptions::interNodeNsPerByte).
+  int64_t interNodeDelayNs = 0;
   /// The bytes the step's swaps moved (docs/ScheduleFormat.md, "Swaps"):
   /// onto and off the device, and read from and written to NVMe. A swap
   /// between the device and NVMe passes through host memory and counts in

@@ -43,6 +43,10 @@ struct SessionOptions {
   /// One rank of the MPI job (MPI is initialized), or a world of one.
   bool useMpi = false;
   double commTimeoutSeconds = 60;
+  /// A simulated slow link between the schedule's nodes, in nanoseconds per
+  /// byte a rank sends across nodes (ExecutorOptions::interNodeNsPerByte);
+  /// 0: none.
+  double interNodeNsPerByte = 0;
   int64_t memoryLimit = 0;
   bool debug = false;
   bool trace = false;

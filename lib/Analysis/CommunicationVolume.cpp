@@ -145,6 +145,21 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   };
   auto count = [&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
+      if (gather.getQuantizeBlockSize()) {
+        // qwZ: every rank's packed block arrives at every rank.
+        std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();
+        int64_t ranks = ranksOf(gather.getLayouts());
+        std::optional<int64_t> all =
+            packed ? llvm::checkedMul(*packed, ranks) : std::nullopt;
+        if (all)
+          addCheckedProduct(allGather, *all);
+        else
+          allGather = std::nullopt;
+        addCrossing(op, gather.getGridAxes(),
+                    &CommunicationVolume::Crossing::allGather,
+                    addRing(sentAllGather, all, ranks, 1));
+        return;
+      }
       // The full tensors of the layouts, padding dropped.
       for (auto [shard, layout] :
            llvm::zip(gather.getShards(), gather.getLayouts())) {

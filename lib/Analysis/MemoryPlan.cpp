@@ -119,6 +119,18 @@ static FailureOr<std::optional<int64_t>> getStagingBytes(Operation *op) {
     if (!size || !(bytes = llvm::checkedAdd(*bytes, *size)))
       return failure();
   }
+  // qwZ: every rank's packed block (int8 values and scales) lies in the
+  // staging buffer too.
+  if (auto gather = dyn_cast<AllGatherStartOp>(op))
+    if (gather.getQuantizeBlockSize()) {
+      std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();
+      packed = packed ? llvm::checkedMul(
+                            *packed, cast<LayoutAttr>(layouts[0]).getWorldSize())
+                      : std::nullopt;
+      if (!packed)
+        return failure();
+      return std::optional<int64_t>(std::max(*bytes, *packed));
+    }
   if (op->getNumOperands() <= 1 && !padded)
     return std::optional<int64_t>();
   return bytes;

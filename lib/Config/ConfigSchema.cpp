@@ -209,9 +209,7 @@ const KnobInfo kKnobs[] = {
             "Ranks in the secondary parameter partition group (ZeRO++ hpZ).")
         .range(1, kNoMax),
     boolean("zero_optimization.zero_quantized_weights", "false",
-            "Quantize weights for the all-gather (ZeRO++ qwZ).")
-        .refused("quantized weight all-gather (ZeRO++ qwZ) is not supported "
-                 "yet"),
+            "Quantize weights for the all-gather (ZeRO++ qwZ)."),
     boolean("zero_optimization.zero_quantized_nontrainable_weights", "false",
             "Store non-trainable weights quantized.")
         .refused("quantized storage of non-trainable weights is not "

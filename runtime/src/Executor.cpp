@@ -4,6 +4,8 @@
 
 #include "zero/runtime/FloatFormats.h"
 
+#include "host/Quantize.h"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -117,6 +119,11 @@ public:
       nvmeWrite{0};
   /// Copies each operand of a swap into its result and counts the bytes.
   Status runSwap(size_t stream, const Instruction &inst);
+  /// A quantized all_gather (qwZ) on the host: quantize this rank's shards
+  /// into its packed block of `flat`, gather the blocks, dequantize them
+  /// into the results.
+  Status runQuantizedGather(Communicator &comm, const Instruction &inst,
+                            std::byte *flat, const CollectiveContext &context);
   /// One tensor of a swap to or from the nvme arena in the NVMe swap store.
   Status swapThroughStore(size_t stream, const ValueInfo &from,
                           const ValueInfo &to, int64_t bytes);
@@ -593,6 +600,8 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
 
   std::byte *flat =
       device.arenaBase(inst.staging->space) + inst.staging->offset;
+  if (inst.quantize)
+    return runQuantizedGather(comm, inst, flat, context);
   switch (inst.kind) {
   case Instruction::Kind::AllGather: {
     // Rank-major: this rank's block holds its shard of every operand.
@@ -668,6 +677,59 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
   }
 }
 
+Status Executor::Impl::runQuantizedGather(Communicator &comm,
+                                          const Instruction &inst,
+                                          std::byte *flat,
+                                          const CollectiveContext &context) {
+  // The CPU reads and writes the tensors and the staging: host memory only
+  // (Executor::create refuses other devices), where the copies and compute
+  // that this collective waited for are done.
+  const Instruction::Quantization &q = *inst.quantize;
+  const int64_t n = comm.size();
+  const int64_t packed = q.packedBytes;
+  const int64_t width = getDTypeWidth(inst.dtype);
+  const host::QuantizedFormat format =
+      inst.dtype == DType::F32    ? host::QuantizedFormat::F32
+      : inst.dtype == DType::BF16 ? host::QuantizedFormat::BF16
+                                  : host::QuantizedFormat::F16;
+  // A rank's packed block: every operand's f32 scales, then every operand's
+  // int8 values, in operand order (docs/ScheduleFormat.md).
+  int64_t scaleBytes = 0;
+  for (const PartitionLayout &layout : inst.layouts)
+    scaleBytes += 4 * host::getNumBlocks(layout.shardNumel, q.blockSize);
+  std::byte *own = flat + comm.rank() * packed;
+  int64_t scales = 0, values = scaleBytes;
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    const int64_t shard = inst.layouts[i].shardNumel;
+    host::quantizeElements(
+        address(inst.operands[i]), format, shard, static_cast<int>(q.bits),
+        q.blockSize, reinterpret_cast<uint8_t *>(own + values), own + scales);
+    scales += 4 * host::getNumBlocks(shard, q.blockSize);
+    values += host::getQuantizedBytes(shard, static_cast<int>(q.bits));
+  }
+  // One byte per element: the communicator counts the P-byte ring.
+  ZERO_RETURN_IF_ERROR(comm.allGather(own, flat, packed, DType::I1, context));
+  scales = 0;
+  values = scaleBytes;
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    const PartitionLayout &layout = inst.layouts[i];
+    std::byte *out = address(inst.results[i]);
+    for (int64_t r = 0; r < n; ++r) {
+      // The owned elements are a prefix of the shard: padding is dropped.
+      ElementRange owned = layout.ownedRange(r);
+      const std::byte *block = flat + r * packed;
+      host::dequantizeElements(
+          reinterpret_cast<const uint8_t *>(block + values), block + scales,
+          owned.size(), static_cast<int>(q.bits), q.blockSize, format,
+          out + owned.begin * width);
+    }
+    scales += 4 * host::getNumBlocks(layout.shardNumel, q.blockSize);
+    values +=
+        host::getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
+  }
+  return Status::ok();
+}
+
 Executor::Executor(std::shared_ptr<const Schedule> schedule,
                    std::unique_ptr<Device> device, Communicator &communicator,
                    ExecutorOptions options)
@@ -741,6 +803,14 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                                     "to and from NVMe");
       }
   }
+  if (!executor->device_->isHostMemory())
+    for (const Stream &stream : s.streams())
+      for (const Instruction &inst : stream.instructions)
+        if (inst.quantize)
+          return ZERO_ERROR(kInvalidArgument,
+                            s.name() + ": " + inst.describe() +
+                                ": quantized all_gather (ZeRO++ qwZ) runs on "
+                                "the host backend only");
   ZERO_RETURN_IF_ERROR(
       executor->device_->load(*executor->schedule_, communicator.rank(),
                               communicator.size(), executor->tracker_));

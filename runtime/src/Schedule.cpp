@@ -168,6 +168,8 @@ private:
   Status checkValueIds(const std::vector<int64_t> &ids, const std::string &path,
                        bool tensorsOnly) const;
   Status parseCollective(const json &object, Instruction &inst);
+  /// An all_gather's `quantize` (after its layouts): the block size and P.
+  Status parseQuantize(const json &object, Instruction &inst);
   Status parseGridAxes(const json &object, Instruction &inst) const;
   /// `hasPoint`: the swap carries its point (a schedule's always does; the
   /// missing key is reported after).
@@ -1288,10 +1290,19 @@ Status ScheduleParser::parseInstruction(const json &object,
     if (stream != "comm")
       return error(path, "collective '" + op + "' on stream '" + stream +
                              "': collectives run on stream 'comm'");
+    if (object.contains("quantize")) {
+      if (s.version_ < 3)
+        return error(path + ".quantize",
+                     "'quantize' needs version 3 (the schedule is version " +
+                         std::to_string(s.version_) + ")");
+      if (inst.kind != Instruction::Kind::AllGather)
+        return error(path + ".quantize",
+                     "'quantize' is supported on all_gather only, not " + op);
+    }
     if (inst.kind == Instruction::Kind::AllGather)
-      ZERO_RETURN_IF_ERROR(checkKeys(object, path,
-                                     {"op", "operands", "results", "layouts"},
-                                     {"point", "loc", "staging", "grid_axes"}));
+      ZERO_RETURN_IF_ERROR(
+          checkKeys(object, path, {"op", "operands", "results", "layouts"},
+                    {"point", "loc", "staging", "grid_axes", "quantize"}));
     else if (inst.kind == Instruction::Kind::ReduceScatter)
       ZERO_RETURN_IF_ERROR(checkKeys(
           object, path, {"op", "operands", "results", "layouts", "reduction"},
@@ -1682,6 +1693,38 @@ Status ScheduleParser::parseGridAxes(const json &object,
   return Status::ok();
 }
 
+Status ScheduleParser::parseQuantize(const json &object, Instruction &inst) {
+  const std::string path = inst.path + ".quantize";
+  ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"bits", "block_size"}, {}));
+  Instruction::Quantization q;
+  ZERO_RETURN_IF_ERROR(getInt(object, "bits", path, q.bits,
+                              std::numeric_limits<int64_t>::min()));
+  if (q.bits != 8)
+    return error(path + ".bits", std::to_string(q.bits) +
+                                     " is not supported for all_gather (8)");
+  ZERO_RETURN_IF_ERROR(getInt(object, "block_size", path, q.blockSize, 1));
+  if (inst.dtype != DType::F32 && inst.dtype != DType::BF16 &&
+      inst.dtype != DType::F16)
+    return error(path, std::string("a quantized all_gather moves f32, bf16 "
+                                   "or f16 tensors, but the bucket is ") +
+                           getDTypeName(inst.dtype));
+  // P: every operand's scales (f32), then every operand's int8 values.
+  std::optional<int64_t> packed = 0;
+  for (const PartitionLayout &layout : inst.layouts) {
+    int64_t shard = layout.shardNumel;
+    int64_t blocks = shard / q.blockSize + (shard % q.blockSize != 0);
+    if (packed)
+      packed = checkedAdd(*packed, shard);
+    if (packed)
+      packed = checkedAdd(*packed, blocks * 4);
+  }
+  if (!packed)
+    return error(path, "the packed block's size in bytes overflows int64");
+  q.packedBytes = *packed;
+  inst.quantize = q;
+  return Status::ok();
+}
+
 Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   const std::string &path = inst.path;
   if (object.contains("grid_axes"))
@@ -1785,6 +1828,9 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     }
   }
 
+  if (object.contains("quantize"))
+    ZERO_RETURN_IF_ERROR(parseQuantize(object["quantize"], inst));
+
   // Each count is at most 2^50, but a bucket sums many and the flat buffer
   // holds every rank's shards.
   std::optional<int64_t> bucketBytes =
@@ -1797,6 +1843,16 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   inst.bucketNumel = *bucketNumel;
   int64_t needed = *bucketBytes;
   bool needsStaging = count > 1 || padded;
+  // A quantized all-gather gathers every rank's packed block in its staging.
+  std::optional<int64_t> packedBytes;
+  if (inst.quantize) {
+    packedBytes =
+        checkedMul(inst.quantize->packedBytes, s.groupSize(inst.gridAxes));
+    if (!packedBytes)
+      return error(path, "the packed blocks' size in bytes overflows int64");
+    needed = *packedBytes;
+    needsStaging = true;
+  }
   if (object.contains("staging")) {
     const json &staging = object["staging"];
     std::string field = path + ".staging";
@@ -1812,10 +1868,15 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                               " + bytes " + std::to_string(region.bytes) +
                               " overflows int64");
     if (region.bytes < needed)
-      return error(field + ".bytes",
-                   std::to_string(region.bytes) +
-                       " bytes is less than the flat bucket's " +
-                       std::to_string(needed));
+      return error(
+          field + ".bytes",
+          std::to_string(region.bytes) + " bytes is less than " +
+              (inst.quantize
+                   ? "the quantized blocks' " + std::to_string(needed) + " (" +
+                         std::to_string(s.groupSize(inst.gridAxes)) +
+                         " ranks of " +
+                         std::to_string(inst.quantize->packedBytes) + " bytes)"
+                   : "the flat bucket's " + std::to_string(needed)));
     int64_t arena = s.arenaBytes(region.space);
     if (*end > arena)
       return error(field, "bytes [" + std::to_string(region.offset) + ", " +
@@ -1823,6 +1884,13 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                               getMemorySpaceName(region.space) + " arena of " +
                               std::to_string(arena) + " bytes");
     inst.staging = region;
+  } else if (inst.quantize) {
+    return error(path, "a quantized all_gather needs a 'staging' region of " +
+                           std::to_string(needed) + " bytes (" +
+                           std::to_string(s.groupSize(inst.gridAxes)) +
+                           " ranks of " +
+                           std::to_string(inst.quantize->packedBytes) +
+                           " packed bytes)");
   } else if (needsStaging) {
     return error(path, std::string("a bucket of ") + std::to_string(count) +
                            (count == 1 ? " operand" : " operands") +

@@ -44,6 +44,9 @@ static int64_t getMaxCollectiveBytes(const Schedule &schedule) {
               ? inst.bucketNumel
               : inst.bucketNumel * schedule.groupSize(inst.gridAxes);
       most = std::max(most, elements * getDTypeWidth(inst.dtype));
+      if (inst.quantize)
+        most = std::max(most, inst.quantize->packedBytes *
+                                  schedule.groupSize(inst.gridAxes));
     }
   return most;
 }

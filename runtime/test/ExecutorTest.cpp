@@ -671,4 +671,74 @@ TEST(CApi, SavesAndResumes) {
   std::filesystem::remove_all(root);
 }
 
+// A quantized all-gather (qwZ) on one rank: the rank's own shard comes back
+// through the quantizer, and nothing crosses the ring.
+TEST(Executor, GathersQuantizedOnOneRank) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Executor>> created =
+      Executor::create(parse(makeQuantizedGatherSchedule(1, {5, 2}, "f32", 2)),
+                       createHostDevice(), *comm);
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  Executor &executor = **created;
+  float *a = static_cast<float *>(executor.tensorData(0).data);
+  float *b = static_cast<float *>(executor.tensorData(1).data);
+  // Blocks of 2: [127, 2.5] scale 1, [3.5, 0] scale 3.5 / 127, [-1.5];
+  // [0, 0] scale 0.
+  const float in[5] = {127, 2.5f, 3.5f, 0, -1.5f};
+  std::memcpy(a, in, sizeof(in));
+  b[0] = b[1] = 0;
+  StatusOr<StepStats> stats = executor.step();
+  ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+  const float *full = static_cast<const float *>(executor.tensorData(2).data);
+  EXPECT_EQ(full[0], 127.0f);
+  EXPECT_EQ(full[1], 2.0f); // ties to even
+  EXPECT_EQ(full[2], 127 * (3.5f / 127));
+  EXPECT_EQ(full[3], 0.0f);
+  EXPECT_EQ(full[4], -127 * (1.5f / 127));
+  const float *zeros = static_cast<const float *>(executor.tensorData(3).data);
+  EXPECT_EQ(zeros[0], 0.0f);
+  EXPECT_EQ(zeros[1], 0.0f);
+  EXPECT_EQ(stats->bytesSent, 0);
+}
+
+/// A device whose memory the CPU cannot touch, as the CUDA backend's: only
+/// its name and isHostMemory are ever asked for here.
+class OpaqueMemoryDevice final : public Device {
+public:
+  std::string describe() const override { return "opaque"; }
+  bool isHostMemory() const override { return false; }
+  Status load(const Schedule &, int, int, MemoryTracker &) override {
+    return ZERO_ERROR(kInternal, "not loaded");
+  }
+  std::byte *arenaBase(MemorySpace) const override { return nullptr; }
+  StatusOr<std::unique_ptr<PreparedOp>> prepare(const Instruction &) override {
+    return ZERO_ERROR(kInternal, "not prepared");
+  }
+  Status recordEvent(size_t, int64_t) override { return Status::ok(); }
+  Status waitEvent(size_t, int64_t) override { return Status::ok(); }
+  Status copy(size_t, void *, const void *, int64_t) override {
+    return Status::ok();
+  }
+  Status fillZero(size_t, void *, int64_t) override { return Status::ok(); }
+  void *nativeStream(size_t) const override { return nullptr; }
+  Status synchronize() override { return Status::ok(); }
+  Status read(void *, const void *, int64_t) override { return Status::ok(); }
+  Status write(void *, const void *, int64_t) override { return Status::ok(); }
+  StatusOr<Scalar> readScalar(int64_t) override { return Scalar{}; }
+  int64_t markTime(size_t) override { return 0; }
+  double resolveTime(int64_t) const override { return 0; }
+  void clearTimeMarks() override {}
+};
+
+TEST(Executor, RefusesQuantizedGathersOutsideHostMemory) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Executor>> created =
+      Executor::create(parse(makeQuantizedGatherSchedule(1, {5, 2}, "bf16", 2)),
+                       std::make_unique<OpaqueMemoryDevice>(), *comm);
+  ASSERT_FALSE(created.isOk());
+  EXPECT_EQ(created.status().message(),
+            "t.json: instructions.comm[0] (all_gather at q.mlir:1:1): "
+            "quantized all_gather (ZeRO++ qwZ) runs on the host backend only");
+}
+
 } // namespace

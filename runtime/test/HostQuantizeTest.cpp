@@ -9,9 +9,12 @@
 
 #include "host/Quantize.h"
 
+#include "zero/runtime/FloatFormats.h"
+
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <random>
 #include <vector>
@@ -121,6 +124,82 @@ TEST(Quantize, PacksInt4TwoToAByteLowNibbleFirst) {
   EXPECT_EQ(r.packed[1], 0xF1);
   EXPECT_EQ(r.packed[2], 0x00);
   EXPECT_EQ(r.values, in);
+}
+
+// quantizeElements and dequantizeElements (the quantized all-gather's):
+// the same blocks as quantizeBlocks of the elements read as floats, scales
+// stored as bytes at any alignment, results rounded to the element type.
+TEST(Quantize, ElementsMatchTheFloatQuantizerAtAnyAlignment) {
+  using zero::runtime::bf16ToFloat;
+  using zero::runtime::f16ToFloat;
+  using zero::runtime::floatToBF16;
+  using zero::runtime::roundToF16;
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> values = {0.1f, -2.5f, 3.25f, nan,  0.0f, 0.0f,  0.0f,
+                               7.0f, 1e-3f, -9.5f, 4.0f, 0.5f, -0.75f};
+  const int64_t n = static_cast<int64_t>(values.size()), blockSize = 3;
+  const int64_t blocks = getNumBlocks(n, blockSize);
+  for (QuantizedFormat format :
+       {QuantizedFormat::F32, QuantizedFormat::BF16, QuantizedFormat::F16}) {
+    const int width = format == QuantizedFormat::F32 ? 4 : 2;
+    auto toFormat = [&](float x) {
+      if (format == QuantizedFormat::BF16)
+        return bf16ToFloat(floatToBF16(x));
+      if (format == QuantizedFormat::F16)
+        return f16ToFloat(roundToF16(x));
+      return x;
+    };
+    // The elements at an odd byte offset.
+    std::vector<unsigned char> in(1 + n * width);
+    std::vector<float> asFloats(n);
+    for (int64_t i = 0; i < n; ++i) {
+      asFloats[i] = toFormat(values[i]);
+      if (format == QuantizedFormat::F32) {
+        std::memcpy(&in[1 + i * 4], &asFloats[i], 4);
+      } else {
+        uint16_t bits = format == QuantizedFormat::BF16 ? floatToBF16(values[i])
+                                                        : roundToF16(values[i]);
+        std::memcpy(&in[1 + i * 2], &bits, 2);
+      }
+    }
+    RoundTrip expected = roundTrip(asFloats, 8, blockSize);
+    // Scales at byte 1, values after them: nothing aligned.
+    std::vector<unsigned char> packed(1 + blocks * 4 + n, 0xAA);
+    quantizeElements(&in[1], format, n, 8, blockSize, &packed[1 + blocks * 4],
+                     &packed[1]);
+    std::vector<float> scales(blocks);
+    std::memcpy(scales.data(), &packed[1], blocks * 4);
+    for (int64_t b = 0; b < blocks; ++b) {
+      if (std::isnan(expected.scales[b]))
+        EXPECT_TRUE(std::isnan(scales[b])) << b;
+      else
+        EXPECT_EQ(scales[b], expected.scales[b]) << b;
+    }
+    EXPECT_EQ(
+        std::vector<uint8_t>(packed.begin() + 1 + blocks * 4, packed.end()),
+        expected.packed);
+    std::vector<unsigned char> out(1 + n * width);
+    dequantizeElements(&packed[1 + blocks * 4], &packed[1], n, 8, blockSize,
+                       format, &out[1]);
+    for (int64_t i = 0; i < n; ++i) {
+      float got;
+      if (format == QuantizedFormat::F32) {
+        std::memcpy(&got, &out[1 + i * 4], 4);
+      } else {
+        uint16_t bits;
+        std::memcpy(&bits, &out[1 + i * 2], 2);
+        got = format == QuantizedFormat::BF16 ? bf16ToFloat(bits)
+                                              : f16ToFloat(bits);
+      }
+      float want = toFormat(expected.values[i]);
+      if (std::isnan(want))
+        EXPECT_TRUE(std::isnan(got)) << i;
+      else
+        EXPECT_EQ(got, want) << i;
+    }
+    // The NaN's block (elements 3 to 5) comes back NaN.
+    EXPECT_TRUE(std::isnan(expected.values[4]));
+  }
 }
 
 } // namespace

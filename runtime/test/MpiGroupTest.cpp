@@ -17,6 +17,7 @@
 #include "zero/runtime/StateAccess.h"
 
 #include "MpiWorld.h"
+#include "QuantizedGatherStep.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -446,6 +447,31 @@ TEST(MpiGroups, DelaysWhatARankSendsAcrossNodes) {
   ASSERT_TRUE(comm.allGather(one, all, 4, DType::F32, context("ag")).isOk());
   EXPECT_EQ(comm.counters().delayInjectedNs, before.delayInjectedNs);
   comm.setRanksPerNode(2);
+}
+
+// A quantized all-gather (qwZ) over each group: the group's communicator
+// moves the P-byte ring, split between nodes as the unquantized gather's.
+TEST(MpiGroups, GathersQuantizedOverEachGroup) {
+  ASSERT_EQ(world().size(), 4);
+  const std::vector<int> numels = {7, 3, 12};
+  for (const GroupCase &c : groupCases()) {
+    SCOPED_TRACE(nameOf(c.axes));
+    const int n = static_cast<int>(c.members.size());
+    json s = makeQuantizedGatherSchedule(n, numels, "bf16", 3);
+    s["world_size"] = 4;
+    s["topology"]["grid"] = {2, 2};
+    s["instructions"]["comm"][0]["grid_axes"] = c.axes;
+    StepStats stats = runQuantizedGatherStep(world(), s, n, c.key(), c.color(),
+                                             numels, "bf16", 3);
+    std::vector<int64_t> shards;
+    for (int numel : numels)
+      shards.push_back((numel + n - 1) / n);
+    const int64_t bytes = (n - 1) * quantizedGatherBytes(shards, 3);
+    EXPECT_EQ(stats.bytesSent, bytes);
+    EXPECT_EQ(stats.bytesReceived, bytes);
+    EXPECT_EQ(stats.bytesSentInterNode, c.sendsAcross ? bytes : 0);
+    EXPECT_EQ(stats.bytesReceivedInterNode, c.receivesAcross ? bytes : 0);
+  }
 }
 
 TEST(MpiGroups, MixesGroupAndWorldCollectivesInOneStep) {

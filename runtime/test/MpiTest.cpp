@@ -9,6 +9,7 @@
 #include "zero/runtime/Executor.h"
 
 #include "MpiWorld.h"
+#include "QuantizedGatherStep.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -206,6 +207,47 @@ TEST(Mpi, PacksBucketsWithPadding) {
   // Buckets of 5 floats per rank: P = 40 bytes; all-gather and
   // reduce-scatter move 20 each; the all-reduce of 8 floats 2 * 16.
   EXPECT_EQ(stats->bytesSent, 20 + 20 + 32);
+}
+
+// Quantized all-gathers (ZeRO++ qwZ): shards of 4, 2 and 6 elements (7, 3
+// and 12 gathered, padding in the first two), blocks of 3 that divide
+// neither of the first two shards, so each ends in a shorter block.
+void checkQuantizedGather(const std::string &dtype) {
+  Communicator &comm = world();
+  const int n = comm.size();
+  const std::vector<int> numels = {7, 3, 12};
+  json s = makeQuantizedGatherSchedule(n, numels, dtype.c_str(), 3);
+  StepStats stats =
+      runQuantizedGatherStep(comm, s, n, comm.rank(), 0, numels, dtype, 3);
+  // The ring of P-byte blocks: P = 4 * (2 + 1 + 2) + 12 = 32 on two ranks.
+  std::vector<int64_t> shards;
+  for (int numel : numels)
+    shards.push_back((numel + n - 1) / n);
+  const int64_t packed = quantizedGatherBytes(shards, 3);
+  EXPECT_EQ(stats.bytesSent, (n - 1) * packed);
+  EXPECT_EQ(stats.bytesReceived, (n - 1) * packed);
+}
+
+TEST(Mpi, GathersQuantizedF32) { checkQuantizedGather("f32"); }
+TEST(Mpi, GathersQuantizedBF16) { checkQuantizedGather("bf16"); }
+TEST(Mpi, GathersQuantizedF16) { checkQuantizedGather("f16"); }
+
+TEST(Mpi, GathersQuantizedInBlocksOfOneAndOfWholeShards) {
+  Communicator &comm = world();
+  const int n = comm.size();
+  const std::vector<int> numels = {7, 3, 12};
+  for (int64_t blockSize : {1, 6, 1000}) {
+    SCOPED_TRACE("block size " + std::to_string(blockSize));
+    json s = makeQuantizedGatherSchedule(n, numels, "bf16",
+                                         static_cast<int>(blockSize));
+    StepStats stats = runQuantizedGatherStep(comm, s, n, comm.rank(), 1, numels,
+                                             "bf16", blockSize);
+    std::vector<int64_t> shards;
+    for (int numel : numels)
+      shards.push_back((numel + n - 1) / n);
+    EXPECT_EQ(stats.bytesSent,
+              (n - 1) * quantizedGatherBytes(shards, blockSize));
+  }
 }
 
 } // namespace

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include <functional>
+
 using namespace zero::runtime;
 using namespace zero::runtime::test;
 
@@ -1074,6 +1076,112 @@ TEST(Schedule, ChecksTheLaunch) {
   EXPECT_EQ(status.message(),
             "s.json: memory.arenas: the plan needs 256 bytes of memory "
             "(device 256 + host 0), but --memory-limit allows 255");
+}
+
+// Quantized all-gathers (ZeRO++ qwZ, version 3): docs/ScheduleFormat.md,
+// "Quantized all-gathers". Shards of 3, 2 and 6 elements in blocks of 3:
+// P = 4 * (1 + 1 + 2) + 11 = 27 bytes per rank.
+static json makeQuantizedSchedule() {
+  return makeQuantizedGatherSchedule(2, {5, 3, 11}, "f32", 3);
+}
+
+TEST(ScheduleQuantize, AcceptsAQuantizedAllGather) {
+  for (const char *dtype : {"f32", "bf16", "f16"}) {
+    StatusOr<Schedule> parsed = Schedule::parse(
+        makeQuantizedGatherSchedule(2, {5, 3, 11}, dtype, 3).dump(), "s.json");
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+    const Instruction &inst = parsed->streams()[1].instructions[0];
+    ASSERT_TRUE(inst.quantize.has_value()) << dtype;
+    EXPECT_EQ(inst.quantize->bits, 8);
+    EXPECT_EQ(inst.quantize->blockSize, 3);
+    EXPECT_EQ(inst.quantize->packedBytes, 27);
+    EXPECT_EQ(inst.quantize->packedBytes, quantizedGatherBytes({3, 2, 6}, 3));
+  }
+  // The staging need only hold the packed blocks, less than the flat
+  // bucket's 88 bytes.
+  json s = makeQuantizedSchedule();
+  s["instructions"]["comm"][0]["staging"]["bytes"] = 54;
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  // An unquantized all_gather has none.
+  parsed = Schedule::parse(makeBucketSchedule(2).dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_FALSE(parsed->streams()[1].instructions[0].quantize.has_value());
+}
+
+TEST(ScheduleQuantize, RejectsBadQuantizeFields) {
+  auto quantized = [](const std::function<void(json &)> &edit) {
+    json s = makeQuantizedSchedule();
+    edit(s["instructions"]["comm"][0]["quantize"]);
+    return s;
+  };
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["bits"] = 4; }),
+                        "instructions.comm[0].quantize.bits: 4 is not "
+                        "supported for all_gather (8)");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["bits"] = 16; }),
+                        "instructions.comm[0].quantize.bits: 16 is not "
+                        "supported for all_gather (8)");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["bits"] = "8"; }),
+                        "instructions.comm[0].quantize.bits: expected an "
+                        "integer, got \"8\"");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q.erase("bits"); }),
+                        "instructions.comm[0].quantize: missing key 'bits'");
+  EXPECT_SCHEDULE_ERROR(
+      quantized([](json &q) { q.erase("block_size"); }),
+      "instructions.comm[0].quantize: missing key 'block_size'");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["signed"] = true; }),
+                        "instructions.comm[0].quantize: unknown key 'signed'");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["block_size"] = 0; }),
+                        "instructions.comm[0].quantize.block_size: 0 is out "
+                        "of range [1, ...]");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q = 8; }),
+                        "instructions.comm[0].quantize: expected an object");
+}
+
+TEST(ScheduleQuantize, RejectsQuantizeWhereItDoesNotApply) {
+  json s = makeQuantizedSchedule();
+  s["version"] = 2;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].quantize: 'quantize' needs "
+                           "version 3 (the schedule is version 2)");
+  s["version"] = 1;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].quantize: 'quantize' needs "
+                           "version 3 (the schedule is version 1)");
+  s = makeBucketSchedule(2);
+  s["version"] = 3;
+  s["instructions"]["comm"][1]["quantize"] = {{"bits", 8}, {"block_size", 2}};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[1].quantize: 'quantize' is "
+                           "supported on all_gather only, not reduce_scatter");
+  s["instructions"]["comm"][1].erase("quantize");
+  s["instructions"]["comm"][2]["quantize"] = {{"bits", 8}, {"block_size", 2}};
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[2].quantize: 'quantize' is "
+                           "supported on all_gather only, not all_reduce");
+  s = makeQuantizedSchedule();
+  for (json &value : s["values"])
+    value["dtype"] = "i32";
+  for (json &argument : s["arguments"])
+    argument["bound"] = 10;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].quantize: a quantized "
+                           "all_gather moves f32, bf16 or f16 tensors, but "
+                           "the bucket is i32");
+}
+
+TEST(ScheduleQuantize, NeedsStagingForThePackedBlocks) {
+  json s = makeQuantizedSchedule();
+  s["instructions"]["comm"][0].erase("staging");
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0]: a quantized all_gather "
+                           "needs a 'staging' region of 54 bytes (2 ranks of "
+                           "27 packed bytes)");
+  // Even a bucket of one unpadded tensor, which needs none unquantized.
+  s = makeQuantizedGatherSchedule(2, {4}, "bf16", 2);
+  s["instructions"]["comm"][0].erase("staging");
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0]: a quantized all_gather "
+                           "needs a 'staging' region of 12 bytes (2 ranks of "
+                           "6 packed bytes)");
+  s = makeQuantizedSchedule();
+  s["instructions"]["comm"][0]["staging"]["bytes"] = 53;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].staging.bytes: 53 bytes is "
+                           "less than the quantized blocks' 54 (2 ranks of 27 "
+                           "bytes)");
 }
 
 } // namespace

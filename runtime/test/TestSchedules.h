@@ -13,6 +13,10 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace zero::runtime::test {
 
 using nlohmann::json;
@@ -374,6 +378,97 @@ inline json makeLoopSchedule(int count, int n, bool twoStreams,
               json::array({{{"value", 4}, {"init", 3}, {"next", 8}}})}}})},
       {"instructions", instructions},
   };
+}
+
+/// A quantized all_gather (qwZ, version 3) alone: data shards `t0`, `t1`,
+/// ... of `numels` elements of `dtype` (f32, bf16, f16), cut across
+/// `worldSize` ranks with padding, gathered into `T0`, `T1`, ... (value ids
+/// i and count + i) in one bucket with "quantize" {bits 8, block_size
+/// `blockSize`}. The staging is sized as the compiler sizes it, as for the
+/// unquantized flat bucket (at least the packed blocks' for `blockSize` >=
+/// 4; see quantizedGatherBytes).
+inline json makeQuantizedGatherSchedule(int worldSize,
+                                        const std::vector<int> &numels,
+                                        const char *dtype, int blockSize) {
+  const int width = std::string(dtype) == "f32" ? 4 : 2;
+  const int count = static_cast<int>(numels.size());
+  json buffers = json::array(), values = json::array(),
+       arguments = json::array(), layouts = json::array();
+  int offset = 0, bucket = 0;
+  auto add = [&](const std::string &name, int numel) {
+    int id = static_cast<int>(buffers.size());
+    buffers.push_back(makeBuffer(id, name.c_str(), "communication", offset,
+                                 numel * width, 0, 1));
+    values.push_back(makeTensor(id, ("%" + name).c_str(), {numel}, id, dtype));
+    offset += (numel * width + 63) / 64 * 64;
+  };
+  for (int i = 0; i < count; ++i) {
+    int shard = (numels[i] + worldSize - 1) / worldSize;
+    add("t" + std::to_string(i), shard);
+    arguments.push_back(
+        {{"value", i}, {"kind", "data"}, {"name", "t" + std::to_string(i)}});
+    layouts.push_back({{"shape", {numels[i]}},
+                       {"world_size", worldSize},
+                       {"shard_numel", shard},
+                       {"padded_numel", shard * worldSize}});
+    bucket += shard;
+  }
+  for (int i = 0; i < count; ++i)
+    add("T" + std::to_string(i), numels[i]);
+  json operands = json::array(), results = json::array();
+  for (int i = 0; i < count; ++i) {
+    operands.push_back(i);
+    results.push_back(count + i);
+  }
+  // Room for the larger of the flat bucket and the packed blocks, so that
+  // small block sizes load too.
+  int packed = 0;
+  for (const json &layout : layouts) {
+    int shard = layout["shard_numel"];
+    packed += 4 * ((shard + blockSize - 1) / blockSize) + shard;
+  }
+  int stagingBytes = std::max(bucket * width, packed) * worldSize;
+  buffers.push_back(makeBuffer(2 * count, "staging", "communication", offset,
+                               stagingBytes, 0, 1));
+  json staging = {
+      {"space", "device"}, {"offset", offset}, {"bytes", stagingBytes}};
+  offset += (stagingBytes + 63) / 64 * 64;
+  return {
+      {"format", "zero-schedule"},
+      {"version", 3},
+      {"stage", 3},
+      {"world_size", worldSize},
+      {"topology", {{"grid", {worldSize}}}},
+      {"memory", {{"alignment", 64}, {"arenas", {{"device", offset}}}}},
+      {"buffers", buffers},
+      {"values", values},
+      {"arguments", arguments},
+      {"results", json::array()},
+      {"streams", {"compute", "comm"}},
+      {"events", 0},
+      {"instructions",
+       {{"compute", json::array()},
+        {"comm", json::array({{{"op", "all_gather"},
+                               {"point", 0},
+                               {"loc", "q.mlir:1:1"},
+                               {"operands", operands},
+                               {"results", results},
+                               {"layouts", layouts},
+                               {"staging", staging},
+                               {"quantize",
+                                {{"bits", 8}, {"block_size", blockSize}}}}})}}},
+  };
+}
+
+/// P, the bytes of one rank's packed block of a quantized all-gather of
+/// shards of `shards` elements: 4 bytes per block (its f32 scale) and one
+/// per element.
+inline int64_t quantizedGatherBytes(const std::vector<int64_t> &shards,
+                                    int64_t blockSize) {
+  int64_t bytes = 0;
+  for (int64_t shard : shards)
+    bytes += 4 * ((shard + blockSize - 1) / blockSize) + shard;
+  return bytes;
 }
 
 } // namespace zero::runtime::test

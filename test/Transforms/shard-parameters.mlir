@@ -11,6 +11,10 @@
 // RUN:   --zero-partition="stage=3 world-size=4 ranks-per-node=2 param-persistence-threshold=4" \
 // RUN:   --zero-shard-parameters="max-reuse-distance=0 hpz-partition-size=2" \
 // RUN:   | FileCheck %s --check-prefix=HPZ
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=4 param-persistence-threshold=4" \
+// RUN:   --zero-shard-parameters="max-reuse-distance=0 quantize-weights-block-size=4" \
+// RUN:   | FileCheck %s --check-prefix=QWZ
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2" \
 // RUN:   --zero-shard-parameters="hpz-partition-size=4" 2>&1 \
@@ -102,3 +106,11 @@
 // HPZ-NOT:     grid_axes
 
 // HPZ-SIZE: error: hpz-partition-size (4) must be 0, 1, the world size (8) or the ranks of one node (ranks-per-node, 2): the secondary partition is a node's
+
+// qwZ: each parameter's first gather (the forward's) is quantized in blocks
+// of 4; w0's second gather (the backward's) is exact.
+// QWZ-LABEL: func.func @step(
+// QWZ:         zero.all_gather_start %arg0 quantize_block_size = 4 layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// QWZ:         zero.all_gather_start %arg2 quantize_block_size = 4 layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// QWZ:         zero.all_gather_start %arg0 layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// QWZ:         zero.all_gather_start %arg3 quantize_block_size = 4 layouts [#zero.layout<shape = [6], world_size = 4>] : tensor<2xf32>

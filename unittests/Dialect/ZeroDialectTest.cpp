@@ -119,7 +119,8 @@ TEST_F(ZeroDialectTest, WaitBuilderTakesTheAwaitedTypes) {
   auto layout = zero::LayoutAttr::get(&context, {10}, 4);
   auto start = zero::AllGatherStartOp::create(builder, loc, shard,
                                               builder.getArrayAttr({layout}),
-                                              /*grid_axes=*/nullptr);
+                                              /*grid_axes=*/nullptr,
+                                              /*quantize_block_size=*/nullptr);
   // The handle is not waited yet.
   EXPECT_TRUE(failed(verify(*module)));
 

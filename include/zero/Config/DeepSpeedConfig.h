@@ -123,6 +123,8 @@ struct ZeroOptimizationConfig {
   bool micsHierarchicalParamsGather = false;
   /// ZeRO++ hpZ: ranks of the secondary parameter partition (1: off).
   int64_t hpzPartitionSize = 1;
+  /// ZeRO++ qwZ: the forward's parameter gathers carry int8 values.
+  bool quantizedWeights = false;
   OffloadOptimizerConfig offloadOptimizer;
   OffloadParamConfig offloadParam;
 };

@@ -376,6 +376,8 @@ private:
   const MemoryPlan &plan;
   int64_t stage;
   int64_t worldSize;
+  /// Whether a collective is quantized (version 3).
+  bool quantized = false;
   /// The process grid (getProcessGrid): [world_size] or [nodes, ranks].
   SmallVector<int64_t, 2> grid;
   AsmState asmState;
@@ -1141,6 +1143,12 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
       if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
         layouts = gather.getLayouts();
         gridAxes = gather.getGridAxes();
+        // qwZ (version 3): int8 values, one f32 scale per block.
+        if (IntegerAttr block = gather.getQuantizeBlockSizeAttr()) {
+          collective["quantize"] = {{"bits", 8},
+                                    {"block_size", block.getInt()}};
+          quantized = true;
+        }
       } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
         collective["reduction"] =
             stringifyReductionKind(scatter.getReduction()).str();
@@ -1215,7 +1223,7 @@ FailureOr<json> ScheduleEmitter::emit() {
   json schedule;
   schedule["format"] = "zero-schedule";
   schedule["version"] =
-      grid.size() > 1 ? kScheduleFormatVersion3
+      grid.size() > 1 || quantized ? kScheduleFormatVersion3
       : loops.empty() && copy.empty() &&
               !func->hasAttr(ZeroDialect::getNvmePathAttrName())
           ? kScheduleFormatVersion

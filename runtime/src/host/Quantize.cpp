@@ -3,9 +3,12 @@
 
 #include "Quantize.h"
 
+#include "zero/runtime/FloatFormats.h"
+
 #include <algorithm>
 #include <cassert>
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 namespace zero::runtime::host {
@@ -15,13 +18,15 @@ namespace {
 int getMaxLevel(int bits) { return (1 << (bits - 1)) - 1; }
 
 /// The block's scale: absmax / qmax, 0 for zeros, NaN when any element is
-/// not finite.
-float getScale(const float *block, int64_t size, int maxLevel) {
+/// not finite. `load(i)` is element i of the block.
+template <typename Load>
+float getScale(const Load &load, int64_t size, int maxLevel) {
   float absmax = 0;
   for (int64_t i = 0; i < size; ++i) {
-    if (!std::isfinite(block[i]))
+    float x = load(i);
+    if (!std::isfinite(x))
       return std::numeric_limits<float>::quiet_NaN();
-    absmax = std::max(absmax, std::fabs(block[i]));
+    absmax = std::max(absmax, std::fabs(x));
   }
   return absmax / static_cast<float>(maxLevel);
 }
@@ -56,10 +61,11 @@ int loadLevel(const uint8_t *in, int64_t i, int bits) {
   return nibble >= 8 ? nibble - 16 : nibble;
 }
 
-} // namespace
-
-void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
-                    uint8_t *out, float *scales) {
+/// quantizeBlocks of the n floats `load(i)`, each block's scale passed to
+/// `storeScale(block, scale)`.
+template <typename Load, typename StoreScale>
+void quantizeWith(const Load &load, int64_t n, int bits, int64_t blockSize,
+                  uint8_t *out, const StoreScale &storeScale) {
   assert((bits == 4 || bits == 8) && blockSize >= 1 &&
          (bits == 8 || blockSize % 2 == 0));
   int maxLevel = getMaxLevel(bits);
@@ -67,11 +73,77 @@ void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
     std::fill(out, out + getQuantizedBytes(n, bits), uint8_t(0));
   for (int64_t begin = 0, block = 0; begin < n; begin += blockSize, ++block) {
     int64_t size = std::min(blockSize, n - begin);
-    float scale = getScale(in + begin, size, maxLevel);
-    scales[block] = scale;
+    float scale =
+        getScale([&](int64_t i) { return load(begin + i); }, size, maxLevel);
+    storeScale(block, scale);
     for (int64_t i = begin; i < begin + size; ++i)
-      storeLevel(out, i, bits, getLevel(in[i], scale, maxLevel));
+      storeLevel(out, i, bits, getLevel(load(i), scale, maxLevel));
   }
+}
+
+/// Element i of `in` in `format`, as a float.
+template <QuantizedFormat format> float loadElement(const void *in, int64_t i) {
+  const auto *bytes = static_cast<const unsigned char *>(in);
+  if constexpr (format == QuantizedFormat::F32) {
+    float value;
+    std::memcpy(&value, bytes + i * 4, sizeof(value));
+    return value;
+  } else {
+    uint16_t bits;
+    std::memcpy(&bits, bytes + i * 2, sizeof(bits));
+    return format == QuantizedFormat::BF16 ? bf16ToFloat(bits)
+                                           : f16ToFloat(bits);
+  }
+}
+
+/// Stores `value` as element i of `out` in `format`, rounded to nearest even.
+template <QuantizedFormat format>
+void storeElement(void *out, int64_t i, float value) {
+  auto *bytes = static_cast<unsigned char *>(out);
+  if constexpr (format == QuantizedFormat::F32) {
+    std::memcpy(bytes + i * 4, &value, sizeof(value));
+  } else {
+    uint16_t bits = format == QuantizedFormat::BF16 ? floatToBF16(value)
+                                                    : roundToF16(value);
+    std::memcpy(bytes + i * 2, &bits, sizeof(bits));
+  }
+}
+
+float loadScale(const void *scales, int64_t block) {
+  float scale;
+  std::memcpy(&scale, static_cast<const unsigned char *>(scales) + block * 4,
+              sizeof(scale));
+  return scale;
+}
+
+template <QuantizedFormat format>
+void quantizeAs(const void *in, int64_t n, int bits, int64_t blockSize,
+                uint8_t *out, void *scales) {
+  quantizeWith([&](int64_t i) { return loadElement<format>(in, i); }, n, bits,
+               blockSize, out,
+               [&](int64_t block, float scale) {
+                 std::memcpy(static_cast<unsigned char *>(scales) + block * 4,
+                             &scale, sizeof(scale));
+               });
+}
+
+template <QuantizedFormat format>
+void dequantizeAs(const uint8_t *in, const void *scales, int64_t n, int bits,
+                  int64_t blockSize, void *out) {
+  for (int64_t begin = 0, block = 0; begin < n; begin += blockSize, ++block) {
+    float scale = loadScale(scales, block);
+    for (int64_t i = begin; i < std::min(n, begin + blockSize); ++i)
+      storeElement<format>(out, i,
+                           static_cast<float>(loadLevel(in, i, bits)) * scale);
+  }
+}
+
+} // namespace
+
+void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
+                    uint8_t *out, float *scales) {
+  quantizeWith([in](int64_t i) { return in[i]; }, n, bits, blockSize, out,
+               [scales](int64_t block, float scale) { scales[block] = scale; });
 }
 
 void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
@@ -79,6 +151,38 @@ void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
   assert((bits == 4 || bits == 8) && blockSize >= 1);
   for (int64_t i = 0; i < n; ++i)
     out[i] = static_cast<float>(loadLevel(in, i, bits)) * scales[i / blockSize];
+}
+
+void quantizeElements(const void *in, QuantizedFormat format, int64_t n,
+                      int bits, int64_t blockSize, uint8_t *out, void *scales) {
+  switch (format) {
+  case QuantizedFormat::F32:
+    return quantizeAs<QuantizedFormat::F32>(in, n, bits, blockSize, out,
+                                            scales);
+  case QuantizedFormat::BF16:
+    return quantizeAs<QuantizedFormat::BF16>(in, n, bits, blockSize, out,
+                                             scales);
+  case QuantizedFormat::F16:
+    return quantizeAs<QuantizedFormat::F16>(in, n, bits, blockSize, out,
+                                            scales);
+  }
+}
+
+void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
+                        int bits, int64_t blockSize, QuantizedFormat format,
+                        void *out) {
+  assert((bits == 4 || bits == 8) && blockSize >= 1);
+  switch (format) {
+  case QuantizedFormat::F32:
+    return dequantizeAs<QuantizedFormat::F32>(in, scales, n, bits, blockSize,
+                                              out);
+  case QuantizedFormat::BF16:
+    return dequantizeAs<QuantizedFormat::BF16>(in, scales, n, bits, blockSize,
+                                               out);
+  case QuantizedFormat::F16:
+    return dequantizeAs<QuantizedFormat::F16>(in, scales, n, bits, blockSize,
+                                              out);
+  }
 }
 
 } // namespace zero::runtime::host

@@ -51,6 +51,24 @@ void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
 void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
                       int bits, int64_t blockSize, float *out);
 
+/// The float formats that quantizeElements reads and dequantizeElements
+/// writes.
+enum class QuantizedFormat { F32, BF16, F16 };
+
+/// As quantizeBlocks, of n elements of `format` at `in`, each read exactly
+/// as a float. Nothing need be aligned: the elements and the scales (the
+/// f32 bytes of getNumBlocks(n, blockSize) floats) are read and written as
+/// bytes, for the packed blocks of the quantized all-gather (qwZ), which
+/// may start at any byte.
+void quantizeElements(const void *in, QuantizedFormat format, int64_t n,
+                      int bits, int64_t blockSize, uint8_t *out, void *scales);
+
+/// The inverse: element i is q[i] * scale[i / blockSize] in f32, rounded to
+/// `format` (to nearest, ties to even, FloatFormats.h), written to `out`.
+void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
+                        int bits, int64_t blockSize, QuantizedFormat format,
+                        void *out);
+
 } // namespace zero::runtime::host
 
 #endif // ZERO_RUNTIME_HOST_QUANTIZE_H

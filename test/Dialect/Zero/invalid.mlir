@@ -605,3 +605,23 @@ func.func @node_layout_over_the_world(%shard: tensor<2xf32>)
   %r = zero.wait %h : tensor<8xf32>
   return
 }
+
+// -----
+
+func.func @quantize_block_size_zero(%shard: tensor<2xf32>) {
+  // expected-error @+1 {{quantize_block_size must be at least 1, got 0}}
+  %h = zero.all_gather_start %shard quantize_block_size = 0
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<2xf32>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_integers(%shard: tensor<2xi32>) {
+  // expected-error @+1 {{quantizes operand #0 of element type 'i32'; quantized gathers carry f32, bf16 or f16}}
+  %h = zero.all_gather_start %shard quantize_block_size = 64
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<2xi32>
+  %r = zero.wait %h : tensor<8xi32>
+  return
+}

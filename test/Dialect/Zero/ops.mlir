@@ -259,3 +259,18 @@ func.func @groups(%shard: tensor<4xf32>, %x: tensor<8xf32>)
   %world = zero.wait %h3 : tensor<8xf32>
   return
 }
+
+// qwZ: a quantized gather round-trips, alone and after grid_axes.
+// CHECK-LABEL: func.func @quantized_gathers
+// CHECK: zero.all_gather_start %{{.*}} quantize_block_size = 2048 layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<2xbf16>
+// CHECK: zero.all_gather_start %{{.*}} grid_axes = [1] quantize_block_size = 3 layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<4xf32>
+func.func @quantized_gathers(%w: tensor<2xbf16>, %shard: tensor<4xf32>)
+    attributes {zero.world_size = 4 : i64, zero.ranks_per_node = 2 : i64} {
+  %h0 = zero.all_gather_start %w quantize_block_size = 2048
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<2xbf16>
+  %full = zero.wait %h0 : tensor<8xbf16>
+  %h1 = zero.all_gather_start %shard grid_axes = [1] quantize_block_size = 3
+      layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<4xf32>
+  %node = zero.wait %h1 : tensor<8xf32>
+  return
+}

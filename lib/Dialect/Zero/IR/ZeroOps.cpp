@@ -8,6 +8,7 @@
 #include "llvm/ADT/APFloat.h"
 #include "llvm/ADT/SmallString.h"
 #include "llvm/Support/InterleavedRange.h"
+#include "llvm/Support/CheckedArithmetic.h"
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -259,8 +260,40 @@ LogicalResult AllGatherStartOp::verify() {
   if (failed(verifyLayouts(*this, getShards(), getLayouts())) ||
       failed(verifyGridAxes(*this, getGridAxes(), getLayouts())))
     return failure();
+  if (IntegerAttr block = getQuantizeBlockSizeAttr()) {
+    if (block.getInt() < 1)
+      return emitOpError("quantize_block_size must be at least 1, got ")
+             << block.getInt();
+    for (auto [i, shard] : llvm::enumerate(getShards())) {
+      Type type = cast<ShapedType>(shard.getType()).getElementType();
+      if (!type.isF32() && !type.isBF16() && !type.isF16())
+        return emitOpError("quantizes operand #")
+               << i << " of element type " << type
+               << "; quantized gathers carry f32, bf16 or f16";
+    }
+  }
   return verifyLayoutOperands(*this, getShards(), getLayouts(),
                               /*shards=*/true);
+}
+
+std::optional<int64_t> AllGatherStartOp::getQuantizedBytesPerRank() {
+  IntegerAttr blockAttr = getQuantizeBlockSizeAttr();
+  if (!blockAttr || blockAttr.getInt() < 1)
+    return std::nullopt;
+  const int64_t block = blockAttr.getInt();
+  std::optional<int64_t> bytes = 0;
+  for (auto layout : getLayouts().getAsRange<LayoutAttr>()) {
+    int64_t shard = layout.getShardNumel();
+    std::optional<int64_t> scales =
+        llvm::checkedMul(llvm::divideCeilSigned(shard, block), int64_t(4));
+    if (bytes && scales)
+      bytes = llvm::checkedAdd(*bytes, shard);
+    if (bytes && scales)
+      bytes = llvm::checkedAdd(*bytes, *scales);
+    else
+      bytes = std::nullopt;
+  }
+  return bytes;
 }
 
 LogicalResult AllGatherStartOp::getAwaitedTypes(SmallVectorImpl<Type> &types) {

@@ -49,13 +49,16 @@ struct BucketClass {
   /// The group of ranks (null: the whole world): only collectives over the
   /// same groups share a bucket.
   DenseI16ArrayAttr gridAxes;
+  /// Quantized gathers (qwZ) share a bucket with those of the same blocks.
+  IntegerAttr quantizeBlockSize;
 
   bool operator==(const BucketClass &other) const {
     return name == other.name && reduction == other.reduction &&
            worldSize == other.worldSize && elementType == other.elementType &&
            parameterGather == other.parameterGather &&
            hasGrads == other.hasGrads && otherAttrs == other.otherAttrs &&
-           gridAxes == other.gridAxes;
+           gridAxes == other.gridAxes &&
+           quantizeBlockSize == other.quantizeBlockSize;
   }
 };
 
@@ -97,12 +100,13 @@ std::optional<BucketClass> classify(Operation *op, Block &body) {
   }
 
   BucketClass cls{op->getName(), nullptr, 0,  elementType,
-                  false,         false,   {}, nullptr};
+                  false,         false,   {}, nullptr, nullptr};
   ArrayAttr layouts;
   if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
     layouts = gather.getLayouts();
     cls.parameterGather = isParameterGather(gather);
     cls.gridAxes = gather.getGridAxesAttr();
+    cls.quantizeBlockSize = gather.getQuantizeBlockSizeAttr();
   } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
     layouts = scatter.getLayouts();
     cls.reduction = scatter.getReductionAttr();
@@ -271,7 +275,8 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
     Operation *start;
     if (isa<AllGatherStartOp>(first))
       start = AllGatherStartOp::create(
-          b, loc, operands, b.getArrayAttr(layouts), bucket.cls.gridAxes);
+          b, loc, operands, b.getArrayAttr(layouts), bucket.cls.gridAxes,
+          bucket.cls.quantizeBlockSize);
     else if (auto scatter = dyn_cast<ReduceScatterStartOp>(first))
       start = ReduceScatterStartOp::create(
           b, loc, operands, scatter.getReductionAttr(), b.getArrayAttr(layouts),

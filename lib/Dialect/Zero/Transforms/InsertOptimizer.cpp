@@ -745,7 +745,8 @@ void ZeroInsertOptimizerPass::runOnOperation() {
       if (failed(gridAxes))
         return signalPassFailure();
       auto gather = AllGatherStartOp::create(
-          b, loc, newParam, attrs.getArrayAttr({tp.param.layout}), *gridAxes);
+          b, loc, newParam, attrs.getArrayAttr({tp.param.layout}), *gridAxes,
+          /*quantize_block_size=*/nullptr);
       newParam = WaitOp::create(b, loc, gather).getResult(0);
     }
     newParams.push_back(newParam);

@@ -62,7 +62,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                                            options.lossScale,
                                            options.initialScalePower}));
   pm.addPass(createZeroShardParametersPass(
-      {options.entry, options.maxReuseDistance, options.hpzPartitionSize}));
+      {options.entry, options.maxReuseDistance, options.hpzPartitionSize,
+       options.quantizeWeightsBlockSize}));
   pm.addPass(createZeroReduceGradientsPass(
       {options.entry, options.reduceScatter, options.communicationDataType,
        options.gradAccumDtype, options.prescaleGradients,

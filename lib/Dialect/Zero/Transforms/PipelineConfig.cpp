@@ -79,6 +79,7 @@ private:
   void mapOffload(ZeroPipelineOptions &options);
   void mapMics(ZeroPipelineOptions &options);
   void mapHpz(ZeroPipelineOptions &options);
+  void mapQuantizedWeights(ZeroPipelineOptions &options);
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
   void mapScheduler(ZeroPipelineOptions &options);
@@ -275,6 +276,25 @@ void Mapper::mapHpz(ZeroPipelineOptions &options) {
                  ") or the ranks of one node (--zero-ranks-per-node, " +
                  Twine(nodeRanks) + "): the secondary partition is a node's");
   options.hpzPartitionSize = size;
+}
+
+/// Elements per scale of qwZ's int8 blocks: at most 1/512 of the bytes go to
+/// scales, and a block's error bound (absmax / 254) follows the largest
+/// magnitude among 2048 neighbours.
+constexpr int64_t kQuantizedWeightsBlockSize = 2048;
+
+/// ZeRO++ qwZ: the forward's parameter gathers carry int8 values
+/// (zero-shard-parameters' quantize-weights-block-size).
+void Mapper::mapQuantizedWeights(ZeroPipelineOptions &options) {
+  const ::zero::ZeroOptimizationConfig &z = config.zero;
+  if (!z.quantizedWeights)
+    return;
+  if (z.stage != 3)
+    return error("zero_optimization.zero_quantized_weights",
+                 "qwZ quantizes the gathers of partitioned parameters: it "
+                 "needs stage 3, but the stage is " +
+                     Twine(z.stage));
+  options.quantizeWeightsBlockSize = kQuantizedWeightsBlockSize;
 }
 
 void Mapper::mapPrecision(ZeroPipelineOptions &options) {
@@ -486,6 +506,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   options.ignoreUnusedParameters = z.ignoreUnusedParameters;
   mapMics(options);
   mapHpz(options);
+  mapQuantizedWeights(options);
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
   options.reduceScatter = z.reduceScatter;
@@ -626,6 +647,8 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.mics_shard_size",
      "mics-shard-size (zero-partition): the world size or the ranks of one "
      "node (--zero-ranks-per-node), stage 3"},
+    {"zero_optimization.zero_quantized_weights",
+     "quantize-weights-block-size = 2048 (zero-shard-parameters), stage 3"},
     {"zero_optimization.zero_hpz_partition_size",
      "hpz-partition-size (zero-shard-parameters): 1, the world size or the "
      "ranks of one node (--zero-ranks-per-node), stage 3"},

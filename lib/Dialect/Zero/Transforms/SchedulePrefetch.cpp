@@ -292,7 +292,8 @@ Value gatherAlone(AllGatherStartOp gather, unsigned index, Operation *before) {
   OpBuilder b(before);
   auto start = AllGatherStartOp::create(
       b, gather.getLoc(), gather.getShards()[index],
-      b.getArrayAttr({gather.getLayouts()[index]}), gather.getGridAxesAttr());
+      b.getArrayAttr({gather.getLayouts()[index]}), gather.getGridAxesAttr(),
+      gather.getQuantizeBlockSizeAttr());
   return WaitOp::create(b, gather.getLoc(), start).getResult(0);
 }
 
@@ -452,7 +453,8 @@ struct ZeroSchedulePrefetchPass
       OpBuilder b(gather);
       auto start = AllGatherStartOp::create(b, gather.getLoc(), shards,
                                             b.getArrayAttr(layouts),
-                                            gather.getGridAxesAttr());
+                                            gather.getGridAxesAttr(),
+                                            gather.getQuantizeBlockSizeAttr());
       start->setDiscardableAttrs(gather->getDiscardableAttrDictionary());
       auto wait = WaitOp::create(b, oldWait.getLoc(), start);
       unsigned next = 0;

@@ -13,6 +13,9 @@
 // node, and gathers every later group from it within the node: the
 // backward's gathers then stay off the slow links between nodes.
 //
+// ZeRO++'s qwZ (`quantize-weights-block-size`) quantizes the first group's
+// gather (the forward's) to int8 with one scale per block.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
@@ -57,6 +60,11 @@ struct ZeroShardParametersPass
     if (maxReuseDistance < 0) {
       func.emitError("max-reuse-distance must be >= 0, got ")
           << maxReuseDistance.getValue();
+      return signalPassFailure();
+    }
+    if (quantizeWeightsBlockSize < 0) {
+      func.emitError("quantize-weights-block-size must be >= 0, got ")
+          << quantizeWeightsBlockSize.getValue();
       return signalPassFailure();
     }
     const int64_t worldSize = step->rank.worldSize;
@@ -130,6 +138,13 @@ struct ZeroShardParametersPass
       }
 
       ArrayAttr layouts = b.getArrayAttr({param.layout});
+      if (quantizeWeightsBlockSize > 0 && !param.users.empty() &&
+          !isa<Float32Type, BFloat16Type, Float16Type>(elementType)) {
+        emitError(param.arg.getLoc(), "qwZ quantizes f32, bf16 or f16 "
+                                      "parameters, but this one is ")
+            << elementType;
+        return signalPassFailure();
+      }
       FailureOr<DenseI16ArrayAttr> gridAxes =
           getLayoutGridAxes(func, param.layout, param.arg.getLoc());
       if (failed(gridAxes))
@@ -153,9 +168,14 @@ struct ZeroShardParametersPass
             secondary
                 ? AllGatherStartOp::create(b, first->getLoc(), secondary,
                                            b.getArrayAttr({secondaryLayout}),
-                                           *secondaryAxes)
-                : AllGatherStartOp::create(b, first->getLoc(), param.arg,
-                                           layouts, *gridAxes);
+                                           *secondaryAxes,
+                                           /*quantize_block_size=*/nullptr)
+                : AllGatherStartOp::create(
+                      b, first->getLoc(), param.arg, layouts, *gridAxes,
+                      quantizeWeightsBlockSize > 0 &&
+                              first == groups.front().front()
+                          ? b.getI64IntegerAttr(quantizeWeightsBlockSize)
+                          : IntegerAttr());
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
         if (secondaryLayout && !secondary && groups.size() > 1)

@@ -163,6 +163,18 @@ struct Instruction : OpRecord {
   /// The topology.grid axes whose ranks the collective runs among, strictly
   /// increasing (`grid_axes`, version 3); empty: the whole world.
   std::vector<int64_t> gridAxes;
+  /// A quantized all_gather (`quantize`, version 3; ZeRO++ qwZ): each rank
+  /// block-quantizes its shards into `packedBytes` bytes of the staging
+  /// region, and the packed blocks are gathered (docs/ScheduleFormat.md,
+  /// "Quantized all-gathers").
+  struct Quantization {
+    int64_t bits = 8;
+    int64_t blockSize = 1;
+    /// P: one rank's packed block, all operands' f32 scales then all their
+    /// int8 values.
+    int64_t packedBytes = 0;
+  };
+  std::optional<Quantization> quantize;
 
   bool isCollective() const {
     return kind == Kind::AllGather || kind == Kind::ReduceScatter ||

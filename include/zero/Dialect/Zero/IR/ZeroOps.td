@@ -39,6 +39,15 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
     ranks instead of the whole world (below), and the layouts' world size
     is the group's size.
 
+    With `quantize_block_size` = B (ZeRO++'s qwZ) the shards travel
+    block-quantized: each rank cuts its shard of every operand into blocks
+    of B elements (the last may be shorter) and sends one f32 scale per
+    block, absmax / 127, and each element as int8, round(x / scale) to
+    nearest even; the full tensors are the dequantized values, q * scale,
+    rounded to the element type (f32, bf16 or f16). A block holding an
+    infinity or a NaN comes back all NaN (docs/Runtime.md, "Block
+    quantization").
+
     Example:
 
     ```mlir
@@ -50,10 +59,18 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
   }];
   let arguments = (ins Variadic<AnyRankedTensor>:$shards,
                        Zero_LayoutArrayAttr:$layouts,
-                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes);
+                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes,
+                       OptionalAttr<I64Attr>:$quantize_block_size);
   let assemblyFormat = [{
-    $shards (`grid_axes` `=` $grid_axes^)? `layouts` $layouts attr-dict `:`
-    type($shards)
+    $shards (`grid_axes` `=` $grid_axes^)?
+    (`quantize_block_size` `=` $quantize_block_size^)? `layouts` $layouts
+    attr-dict `:` type($shards)
+  }];
+  let extraClassDeclaration = [{
+    /// With `quantize_block_size`: the bytes each rank sends, its shards'
+    /// int8 values (padding included) and one f32 scale per block of each;
+    /// nothing without it or when the count overflows int64.
+    std::optional<int64_t> getQuantizedBytesPerRank();
   }];
 }
 

@@ -345,6 +345,10 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
     with a layout for P ranks), and every later group gathers from that copy
     within the node (`grid_axes = [1]`), so that the backward's gathers
     never cross a node.
+
+    `quantize-weights-block-size` = B (ZeRO++ qwZ) puts
+    `quantize_block_size = B` on each parameter's first gather: the
+    forward's gathers move int8 values and one f32 scale per block of B.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -358,6 +362,11 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
            /*default=*/"0",
            "ZeRO++ hpZ: ranks of the secondary partition that later gathers "
            "read, the ranks of one node (0, 1 or the world size: off)">,
+    Option<"quantizeWeightsBlockSize", "quantize-weights-block-size",
+           "int64_t", /*default=*/"0",
+           "ZeRO++ qwZ: each parameter's first gather (the forward's) "
+           "carries int8 values with one scale per block of this many "
+           "elements (0: off)">,
   ];
 }
 

@@ -60,6 +60,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "secondary partition across the ranks of one node (0: "
                      "off)"),
       llvm::cl::init(0)};
+  Option<int64_t> quantizeWeightsBlockSize{
+      *this, "quantize-weights-block-size",
+      llvm::cl::desc("Stage 3, ZeRO++ qwZ: the forward's gathers carry int8 "
+                     "values with one scale per block of this many elements "
+                     "(0: off)"),
+      llvm::cl::init(0)};
   Option<int64_t> maxReuseDistance{
       *this, "max-reuse-distance",
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "

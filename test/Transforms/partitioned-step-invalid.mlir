@@ -21,3 +21,16 @@ func.func @grad_of_nothing(
   %l = arith.constant dense<0.0> : tensor<f32>
   return %l, %w : tensor<f32>, tensor<4xf32>
 }
+
+// -----
+
+// Nodes of 3 ranks cannot hold a world of 4.
+// expected-error @+1 {{'zero.ranks_per_node' (3) must divide 'zero.world_size' (4)}}
+func.func @nodes_of_three(
+    %w: tensor<4xf32> {zero.param = "w", zero.layout = #zero.layout<shape = [4], world_size = 4>})
+    -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.grad = "w"})
+    attributes {zero.stage = 2 : i64, zero.world_size = 4 : i64,
+                zero.ranks_per_node = 3 : i64} {
+  %l = arith.constant dense<0.0> : tensor<f32>
+  return %l, %w : tensor<f32>, tensor<4xf32>
+}

@@ -105,3 +105,15 @@ func.func @step(%w: tensor<4xf32> {zero.param = "w"}, %x: tensor<2x4xf32> {zero.
   }
   return %a : tensor<4xf32>
 }
+
+// -----
+
+// A hand-planned step whose nodes do not divide its world.
+// expected-error @+1 {{'func.func' op has 'zero.ranks_per_node' 3, which does not divide 'zero.world_size' 4}}
+func.func @step(%w: tensor<4xf32> {zero.param = "w"}) -> tensor<4xf32>
+    attributes {zero.stage = 0 : i64, zero.world_size = 4 : i64, zero.train_step,
+                zero.ranks_per_node = 3 : i64,
+                zero.memory_plan_options = {alignment = 64 : i64, contiguous_gradients = false},
+                zero.memory_plan = {device = 16 : i64, host = 0 : i64, nvme = 0 : i64}} {
+  return %w : tensor<4xf32>
+}

@@ -81,13 +81,16 @@ void Communicator::setInterNodeNsPerByte(double nsPerByte) {
 }
 
 Status checkInterNodeNsPerByte(double nsPerByte) {
-  if (std::isfinite(nsPerByte) && nsPerByte >= 0)
+  // At most a second per byte: B * X ns then fits int64 for any B below
+  // 2^33 bytes per collective and rank.
+  if (std::isfinite(nsPerByte) && nsPerByte >= 0 &&
+      nsPerByte <= kMaxInterNodeNsPerByte)
     return Status::ok();
   std::ostringstream text;
   text << nsPerByte;
   return ZERO_ERROR(kInvalidArgument,
-                    "the inter-node delay must be a finite number of "
-                    "nanoseconds per byte >= 0, not " +
+                    "the inter-node delay must be a number of nanoseconds "
+                    "per byte in [0, 1e9], not " +
                         text.str());
 }
 
@@ -97,8 +100,10 @@ Status Communicator::finish(int64_t bytes, const CollectiveContext &context) {
     // The data has moved; the rank's link to the next node is still busy
     // for B * X ns. Slept to an absolute deadline in slices, so that a
     // cancelled step is not held up and oversleeping does not add up.
+    // Saturated: a huge collective waits as long as int64 ns allow.
+    const double wait = static_cast<double>(across) * nsPerInterNodeByte_;
     const int64_t ns =
-        std::llround(static_cast<double>(across) * nsPerInterNodeByte_);
+        wait >= 9.2e18 ? INT64_C(9200000000000000000) : std::llround(wait);
     using Clock = std::chrono::steady_clock;
     const Clock::time_point end = Clock::now() + std::chrono::nanoseconds(ns);
     for (Clock::time_point now = Clock::now(); now < end; now = Clock::now()) {

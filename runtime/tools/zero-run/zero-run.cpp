@@ -290,8 +290,8 @@ Status parseOptions(int argc, char **argv, Options &options) {
       if (value.empty() || *end != '\0' ||
           !checkInterNodeNsPerByte(options.interNodeNsPerByte).isOk())
         return usageError("--inter-node-ns-per-byte: '" + value +
-                          "' is not a number of nanoseconds per byte of at "
-                          "least 0");
+                          "' is not a number of nanoseconds per byte in "
+                          "[0, 1e9]");
     } else if (flag == "--fail-at-step") {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.failAtStep));
     } else if (flag == "--fail-rank") {

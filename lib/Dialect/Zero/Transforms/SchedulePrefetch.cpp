@@ -489,10 +489,16 @@ struct ZeroSchedulePrefetchPass
       AsyncPair &pair = t.pairs[p];
       unsigned need = pair.waitSlot;
       unsigned lowest = previous;
-      for (Value shard : pair.start->getOperands())
+      for (Value shard : pair.start->getOperands()) {
         for (unsigned release : releasesOfShard[shard])
           if (release < need)
             lowest = std::max(lowest, release + 1);
+        // hpZ's secondary shard exists after the op that cuts it.
+        if (Operation *def = shard.getDefiningOp())
+          if (Operation *op = t.body->findAncestorOpInBlock(*def);
+              op && t.fixedIndex.contains(op))
+            lowest = std::max(lowest, t.fixedIndex.lookup(op) + 1);
+      }
       unsigned slot = need;
       while (slot > lowest &&
              inFlight[slot - 1] + pair.numel <= prefetchBucketSize &&

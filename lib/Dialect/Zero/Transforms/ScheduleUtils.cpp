@@ -119,6 +119,11 @@ void zero::dropFromRelease(ReleaseOp release, Value value) {
 
 bool zero::isParameterGather(AllGatherStartOp op) {
   return llvm::all_of(op.getShards(), [&](Value shard) {
+    if (auto secondary = shard.getDefiningOp<LocalShardOp>()) {
+      auto wait = secondary.getFull().getDefiningOp<WaitOp>();
+      return wait && isa_and_nonnull<AllGatherStartOp>(
+                         wait.getHandle().getDefiningOp());
+    }
     auto arg = dyn_cast<BlockArgument>(shard);
     return arg && isa<func::FuncOp>(arg.getOwner()->getParentOp());
   });

@@ -45,7 +45,8 @@ Operation *hoistReaders(Value value, Operation *after, Operation *limit,
 void dropFromRelease(ReleaseOp release, Value value);
 
 /// A parameter gather: an all-gather whose operands are all arguments of
-/// the function (the parameter shards of the rank step), as opposed to
+/// the function (the parameter shards of the rank step) or hpZ's secondary
+/// shards (a `zero.local_shard` of a gathered parameter), as opposed to
 /// post-step gathers of updated shards.
 bool isParameterGather(AllGatherStartOp op);
 

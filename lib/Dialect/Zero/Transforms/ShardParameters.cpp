@@ -67,6 +67,20 @@ struct ZeroShardParametersPass
           << quantizeWeightsBlockSize.getValue();
       return signalPassFailure();
     }
+    // Unrolled micro-steps repeat the forward in one body: its first gather
+    // of a parameter is only the first micro-step's.
+    if (quantizeWeightsBlockSize > 0)
+      for (unsigned i = 0, e = func.getNumResults(); i < e; ++i)
+        if (auto microStep = func.getResultAttrOfType<IntegerAttr>(
+                i, ZeroDialect::getMicroStepAttrName());
+            microStep && microStep.getInt() > 0) {
+          func.emitError("quantize-weights-block-size (qwZ) quantizes each "
+                         "parameter's first gather, which in unrolled "
+                         "micro-steps is only the first micro-step's; "
+                         "compile the micro-steps as a loop (without "
+                         "--zero-unroll-micro-steps)");
+          return signalPassFailure();
+        }
     const int64_t worldSize = step->rank.worldSize;
     const bool hpz = hpzPartitionSize > 1 && hpzPartitionSize != worldSize;
     if (hpzPartitionSize < 0 ||
@@ -119,6 +133,7 @@ struct ZeroShardParametersPass
     };
 
     OpBuilder b(&getContext());
+    bool anySecondary = false;
     for (PartitionedParam &param : params) {
       Type elementType =
           cast<RankedTensorType>(param.arg.getType()).getElementType();
@@ -178,10 +193,12 @@ struct ZeroShardParametersPass
                           : IntegerAttr());
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
-        if (secondaryLayout && !secondary && groups.size() > 1)
+        if (secondaryLayout && !secondary && groups.size() > 1) {
           secondary = LocalShardOp::create(
               b, first->getLoc(), secondaryLayout.getShardType(elementType),
               full, secondaryLayout);
+          anySecondary = true;
+        }
         llvm::SmallDenseSet<Operation *> members(group.begin(), group.end());
         param.arg.replaceUsesWithIf(full, [&](OpOperand &use) {
           return members.contains(body.findAncestorOpInBlock(*use.getOwner()));
@@ -193,6 +210,13 @@ struct ZeroShardParametersPass
         ReleaseOp::create(b, last->getLoc(), full);
       }
     }
+    if (hpz && !anySecondary && !params.empty())
+      func.emitWarning("hpz-partition-size (")
+          << hpzPartitionSize.getValue()
+          << ") keeps no secondary copy: no parameter is gathered twice (each "
+             "stays gathered from its first use to its last within "
+             "max-reuse-distance = "
+          << maxReuseDistance.getValue() << " elements)";
     updateFunctionType(func);
   }
 };

@@ -183,9 +183,12 @@ private:
   bool receivesAcrossNodes_ = false;
 };
 
-/// Ok when `nsPerByte` is a valid simulated inter-node delay (finite, >= 0);
-/// otherwise "the inter-node delay must be a finite number of nanoseconds
-/// per byte >= 0, not V".
+/// The largest simulated inter-node delay: a second per byte.
+inline constexpr double kMaxInterNodeNsPerByte = 1e9;
+
+/// Ok when `nsPerByte` is a valid simulated inter-node delay, in [0,
+/// kMaxInterNodeNsPerByte]; otherwise "the inter-node delay must be a number
+/// of nanoseconds per byte in [0, 1e9], not V".
 Status checkInterNodeNsPerByte(double nsPerByte);
 
 /// World size 1: the collectives are copies (and avg a division by one).

@@ -143,6 +143,42 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     else
       addCheckedProduct(sum, *size);
   };
+  // qgZ: the packed chunks of every rank (G * C) are what the paper's
+  // volume counts; each hop's all-to-all sends its bytes straight to its
+  // peers, who are all on other nodes for the grid's node axis (0 of
+  // [nodes, ranks_per_node]) and all on this node for any other.
+  auto countQuantizedReduceScatter = [&](ReduceScatterStartOp scatter) {
+    std::optional<int64_t> chunk = scatter.getQuantizedChunkBytes();
+    std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>> hops =
+        scatter.getQuantizedHopBytes();
+    if (!chunk || !hops) {
+      reduceScatter = sentReduceScatter = std::nullopt;
+      return;
+    }
+    if (reduceScatter)
+      addCheckedProduct(reduceScatter, *chunk, ranksOf(scatter.getLayouts()));
+    const int64_t times = getTripCount(scatter);
+    for (auto [axis, bytes] : *hops) {
+      if (sentReduceScatter)
+        addCheckedProduct(sentReduceScatter, bytes);
+      if (grid.size() != 2 || axis != 0)
+        continue;
+      std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
+      for (CommunicationVolume::Crossing &crossing : crossings) {
+        std::optional<int64_t> sent =
+            perStep ? llvm::checkedAdd(crossing.reduceScatter, *perStep)
+                    : std::nullopt;
+        std::optional<int64_t> received =
+            perStep ? llvm::checkedAdd(crossing.received, *perStep)
+                    : std::nullopt;
+        crossingOverflow |= !sent || !received;
+        if (sent && received) {
+          crossing.reduceScatter = *sent;
+          crossing.received = *received;
+        }
+      }
+    }
+  };
   auto count = [&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
       if (gather.getQuantizeBlockSize()) {
@@ -175,6 +211,10 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
                   paddedBytesOf(gather.getShards(), gather.getLayouts()),
                   ranksOf(gather.getLayouts()), 1));
     } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
+      if (scatter.getQuantizeBlockSize()) {
+        countQuantizedReduceScatter(scatter);
+        return;
+      }
       for (Value tensor : scatter.getTensors())
         addBytesOf(reduceScatter, tensor);
       addCrossing(

@@ -84,7 +84,8 @@ std::string zero::describeOp(Operation *op) {
 }
 
 /// Bytes of the flat buffer of a collective start (docs/ScheduleFormat.md,
-/// "Collectives"), or nullopt when the runtime can hand its single, unpadded
+/// "Collectives"; for quantized collectives, what their packing needs), or
+/// nullopt when the runtime can hand its single, unpadded
 /// operand to MPI as it is: an all-gather or reduce-scatter holds every
 /// rank's padded shards, an all-reduce its operands packed. Failure when the
 /// size does not fit int64.
@@ -130,6 +131,15 @@ static FailureOr<std::optional<int64_t>> getStagingBytes(Operation *op) {
       if (!packed)
         return failure();
       return std::optional<int64_t>(std::max(*bytes, *packed));
+    }
+  // qgZ: the f32 partial sums and the packed chunks of the all-to-alls,
+  // which need no flat bucket.
+  if (auto scatter = dyn_cast<ReduceScatterStartOp>(op))
+    if (scatter.getQuantizeBlockSize()) {
+      std::optional<int64_t> staging = scatter.getQuantizedStagingBytes();
+      if (!staging)
+        return failure();
+      return staging;
     }
   if (op->getNumOperands() <= 1 && !padded)
     return std::optional<int64_t>();

@@ -215,9 +215,7 @@ const KnobInfo kKnobs[] = {
         .refused("quantized storage of non-trainable weights is not "
                  "supported yet"),
     boolean("zero_optimization.zero_quantized_gradients", "false",
-            "Quantize gradients for the reduction (ZeRO++ qgZ).")
-        .refused("quantized gradient reduction (ZeRO++ qgZ) is not "
-                 "supported yet"),
+            "Quantize gradients for the reduction (ZeRO++ qgZ)."),
     integer("zero_optimization.mics_shard_size", "-1",
             "Ranks that share one copy of the model states (MiCS).")
         .range(-1, kNoMax),

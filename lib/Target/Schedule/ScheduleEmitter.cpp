@@ -1154,6 +1154,12 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
             stringifyReductionKind(scatter.getReduction()).str();
         layouts = scatter.getLayouts();
         gridAxes = scatter.getGridAxes();
+        // qgZ (version 3): int4 values, one f32 scale per block.
+        if (IntegerAttr block = scatter.getQuantizeBlockSizeAttr()) {
+          collective["quantize"] = {{"bits", 4},
+                                    {"block_size", block.getInt()}};
+          quantized = true;
+        }
       } else if (auto reduce = dyn_cast<AllReduceStartOp>(op)) {
         collective["reduction"] =
             stringifyReductionKind(reduce.getReduction()).str();

@@ -625,3 +625,33 @@ func.func @quantize_integers(%shard: tensor<2xi32>) {
   %r = zero.wait %h : tensor<8xi32>
   return
 }
+
+// -----
+
+func.func @quantize_gradients_odd_block(%g: tensor<8xf32>) {
+  // expected-error @+1 {{quantize_block_size must be even and at least 2 (int4 values are packed two to a byte), got 3}}
+  %h = zero.reduce_scatter_start avg %g quantize_block_size = 3
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<8xf32>
+  %r = zero.wait %h : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_gradients_max(%g: tensor<8xf32>) {
+  // expected-error @+1 {{a quantized reduce-scatter reduces with sum or avg, not max}}
+  %h = zero.reduce_scatter_start max %g quantize_block_size = 4
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<8xf32>
+  %r = zero.wait %h : tensor<2xf32>
+  return
+}
+
+// -----
+
+func.func @quantize_gradients_f64(%g: tensor<8xf64>) {
+  // expected-error @+1 {{quantizes operand #0 of element type 'f64'; quantized reduce-scatters carry f32, bf16 or f16}}
+  %h = zero.reduce_scatter_start avg %g quantize_block_size = 4
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<8xf64>
+  %r = zero.wait %h : tensor<2xf64>
+  return
+}

@@ -274,3 +274,18 @@ func.func @quantized_gathers(%w: tensor<2xbf16>, %shard: tensor<4xf32>)
   %node = zero.wait %h1 : tensor<8xf32>
   return
 }
+
+// qgZ: a quantized reduce-scatter round-trips, alone and after grid_axes.
+// CHECK-LABEL: func.func @quantized_reduce_scatters
+// CHECK: zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 512 layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<8xf16>
+// CHECK: zero.reduce_scatter_start sum %{{.*}} grid_axes = [1] quantize_block_size = 2 layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<8xf32>
+func.func @quantized_reduce_scatters(%g: tensor<8xf16>, %h: tensor<8xf32>)
+    attributes {zero.world_size = 4 : i64, zero.ranks_per_node = 2 : i64} {
+  %h0 = zero.reduce_scatter_start avg %g quantize_block_size = 512
+      layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<8xf16>
+  %s0 = zero.wait %h0 : tensor<2xf16>
+  %h1 = zero.reduce_scatter_start sum %h grid_axes = [1] quantize_block_size = 2
+      layouts [#zero.layout<shape = [8], world_size = 2>] : tensor<8xf32>
+  %s1 = zero.wait %h1 : tensor<4xf32>
+  return
+}

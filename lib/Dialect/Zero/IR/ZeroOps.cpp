@@ -276,24 +276,32 @@ LogicalResult AllGatherStartOp::verify() {
                               /*shards=*/true);
 }
 
-std::optional<int64_t> AllGatherStartOp::getQuantizedBytesPerRank() {
-  IntegerAttr blockAttr = getQuantizeBlockSizeAttr();
-  if (!blockAttr || blockAttr.getInt() < 1)
-    return std::nullopt;
-  const int64_t block = blockAttr.getInt();
+/// The bytes of one shard of every layout block-quantized to `bits`-bit
+/// values with one f32 scale per `block` elements (the runtime's packed
+/// block or chunk, docs/ScheduleFormat.md); nothing on overflow.
+static std::optional<int64_t> getPackedShardBytes(ArrayAttr layouts,
+                                                  int64_t block, int bits) {
   std::optional<int64_t> bytes = 0;
-  for (auto layout : getLayouts().getAsRange<LayoutAttr>()) {
+  for (auto layout : layouts.getAsRange<LayoutAttr>()) {
     int64_t shard = layout.getShardNumel();
     std::optional<int64_t> scales =
         llvm::checkedMul(llvm::divideCeilSigned(shard, block), int64_t(4));
-    if (bytes && scales)
-      bytes = llvm::checkedAdd(*bytes, shard);
-    if (bytes && scales)
+    std::optional<int64_t> valueBits = llvm::checkedMul(shard, int64_t(bits));
+    if (bytes && scales && valueBits)
+      bytes = llvm::checkedAdd(*bytes, llvm::divideCeilSigned(*valueBits, 8));
+    if (bytes && scales && valueBits)
       bytes = llvm::checkedAdd(*bytes, *scales);
     else
       bytes = std::nullopt;
   }
   return bytes;
+}
+
+std::optional<int64_t> AllGatherStartOp::getQuantizedBytesPerRank() {
+  IntegerAttr blockAttr = getQuantizeBlockSizeAttr();
+  if (!blockAttr || blockAttr.getInt() < 1)
+    return std::nullopt;
+  return getPackedShardBytes(getLayouts(), blockAttr.getInt(), /*bits=*/8);
 }
 
 LogicalResult AllGatherStartOp::getAwaitedTypes(SmallVectorImpl<Type> &types) {
@@ -308,8 +316,106 @@ LogicalResult ReduceScatterStartOp::verify() {
   if (failed(verifyLayouts(*this, getTensors(), getLayouts())) ||
       failed(verifyGridAxes(*this, getGridAxes(), getLayouts())))
     return failure();
+  if (IntegerAttr block = getQuantizeBlockSizeAttr()) {
+    // Two int4 values share a byte: an odd block would split one.
+    if (block.getInt() < 2 || block.getInt() % 2 != 0)
+      return emitOpError("quantize_block_size must be even and at least 2 "
+                         "(int4 values are packed two to a byte), got ")
+             << block.getInt();
+    if (getReduction() != ReductionKind::Sum &&
+        getReduction() != ReductionKind::Avg)
+      return emitOpError("a quantized reduce-scatter reduces with sum or "
+                         "avg, not ")
+             << stringifyReductionKind(getReduction());
+    for (auto [i, tensor] : llvm::enumerate(getTensors())) {
+      Type type = cast<ShapedType>(tensor.getType()).getElementType();
+      if (!type.isF32() && !type.isBF16() && !type.isF16())
+        return emitOpError("quantizes operand #")
+               << i << " of element type " << type
+               << "; quantized reduce-scatters carry f32, bf16 or f16";
+    }
+  }
   return verifyLayoutOperands(*this, getTensors(), getLayouts(),
                               /*shards=*/false);
+}
+
+std::optional<int64_t> ReduceScatterStartOp::getQuantizedChunkBytes() {
+  IntegerAttr blockAttr = getQuantizeBlockSizeAttr();
+  if (!blockAttr || blockAttr.getInt() < 1)
+    return std::nullopt;
+  return getPackedShardBytes(getLayouts(), blockAttr.getInt(), /*bits=*/4);
+}
+
+namespace {
+/// One all-to-all of a quantized reduce-scatter: over `axis` of the step's
+/// grid, among `size` ranks.
+struct QuantizedHop {
+  int16_t axis;
+  int64_t size;
+};
+} // namespace
+
+/// The hops of a quantized reduce-scatter over `gridAxes` (all when absent)
+/// among `groupSize` ranks: the group's axes, the last (a node's ranks)
+/// first.
+static SmallVector<QuantizedHop, 2>
+getQuantizedHops(Operation *op, std::optional<ArrayRef<int16_t>> gridAxes,
+                 int64_t groupSize) {
+  std::optional<SmallVector<int64_t, 2>> grid =
+      getProcessGrid(op->getParentOfType<FunctionOpInterface>());
+  if (!grid)
+    return {{0, groupSize}};
+  SmallVector<QuantizedHop, 2> hops;
+  if (gridAxes) {
+    for (int16_t axis : llvm::reverse(*gridAxes))
+      hops.push_back({axis, (*grid)[axis]});
+  } else {
+    for (int16_t axis = static_cast<int16_t>(grid->size()) - 1; axis >= 0;
+         --axis)
+      hops.push_back({axis, (*grid)[axis]});
+  }
+  return hops;
+}
+
+std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>>
+ReduceScatterStartOp::getQuantizedHopBytes() {
+  std::optional<int64_t> chunk = getQuantizedChunkBytes();
+  if (!chunk || getLayouts().empty())
+    return std::nullopt;
+  // A rank holds every chunk of its group before the first hop; each hop
+  // keeps those of its coordinate and sends the others' to their ranks.
+  int64_t held = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
+  SmallVector<std::pair<int16_t, int64_t>, 2> hopBytes;
+  for (QuantizedHop hop : getQuantizedHops(*this, getGridAxes(), held)) {
+    held /= hop.size;
+    // n - 1 peers receive m / n chunks each.
+    std::optional<int64_t> sent = llvm::checkedMul(hop.size - 1, *chunk);
+    if (sent)
+      sent = llvm::checkedMul(*sent, held);
+    if (!sent)
+      return std::nullopt;
+    hopBytes.push_back({hop.axis, *sent});
+  }
+  return hopBytes;
+}
+
+std::optional<int64_t> ReduceScatterStartOp::getQuantizedStagingBytes() {
+  std::optional<int64_t> chunk = getQuantizedChunkBytes();
+  if (!chunk || getLayouts().empty())
+    return std::nullopt;
+  const int64_t group = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
+  // The chunks kept after the first hop, as f32 partial sums.
+  const int64_t kept =
+      group / getQuantizedHops(*this, getGridAxes(), group).front().size;
+  std::optional<int64_t> shardNumel = 0;
+  for (auto layout : getLayouts().getAsRange<LayoutAttr>())
+    shardNumel = shardNumel
+                     ? llvm::checkedAdd(*shardNumel, layout.getShardNumel())
+                     : std::nullopt;
+  std::optional<int64_t> sums =
+      shardNumel ? llvm::checkedMul(*shardNumel, 4 * kept) : std::nullopt;
+  std::optional<int64_t> packed = llvm::checkedMul(*chunk, 2 * group);
+  return sums && packed ? llvm::checkedAdd(*sums, *packed) : std::nullopt;
 }
 
 LogicalResult

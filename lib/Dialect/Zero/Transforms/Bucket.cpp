@@ -49,7 +49,8 @@ struct BucketClass {
   /// The group of ranks (null: the whole world): only collectives over the
   /// same groups share a bucket.
   DenseI16ArrayAttr gridAxes;
-  /// Quantized gathers (qwZ) share a bucket with those of the same blocks.
+  /// Quantized gathers (qwZ) and reduce-scatters (qgZ) share a bucket with
+  /// those of the same blocks.
   IntegerAttr quantizeBlockSize;
 
   bool operator==(const BucketClass &other) const {
@@ -111,6 +112,7 @@ std::optional<BucketClass> classify(Operation *op, Block &body) {
     layouts = scatter.getLayouts();
     cls.reduction = scatter.getReductionAttr();
     cls.gridAxes = scatter.getGridAxesAttr();
+    cls.quantizeBlockSize = scatter.getQuantizeBlockSizeAttr();
   } else {
     cls.reduction = cast<AllReduceStartOp>(op).getReductionAttr();
     cls.gridAxes = cast<AllReduceStartOp>(op).getGridAxesAttr();
@@ -280,7 +282,7 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
     else if (auto scatter = dyn_cast<ReduceScatterStartOp>(first))
       start = ReduceScatterStartOp::create(
           b, loc, operands, scatter.getReductionAttr(), b.getArrayAttr(layouts),
-          bucket.cls.gridAxes);
+          bucket.cls.gridAxes, bucket.cls.quantizeBlockSize);
     else
       start = AllReduceStartOp::create(
           b, loc, operands, cast<AllReduceStartOp>(first).getReductionAttr(),

@@ -67,7 +67,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroReduceGradientsPass(
       {options.entry, options.reduceScatter, options.communicationDataType,
        options.gradAccumDtype, options.prescaleGradients,
-       options.gradientPredivideFactor}));
+       options.gradientPredivideFactor, options.quantizeGradientsBlockSize}));
   // Named, not positional: many of these are doubles of one type.
   ZeroInsertOptimizerPassOptions optimizer;
   optimizer.entry = options.entry;

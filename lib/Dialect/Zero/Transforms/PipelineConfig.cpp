@@ -80,6 +80,7 @@ private:
   void mapMics(ZeroPipelineOptions &options);
   void mapHpz(ZeroPipelineOptions &options);
   void mapQuantizedWeights(ZeroPipelineOptions &options);
+  void mapQuantizedGradients(ZeroPipelineOptions &options);
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
   void mapScheduler(ZeroPipelineOptions &options);
@@ -297,6 +298,26 @@ void Mapper::mapQuantizedWeights(ZeroPipelineOptions &options) {
   options.quantizeWeightsBlockSize = kQuantizedWeightsBlockSize;
 }
 
+/// Elements per scale of qgZ's int4 blocks: scales add 1/64 to the
+/// half byte of each value, and a block's error bound (absmax / 14) follows
+/// the largest magnitude among 512 neighbours.
+constexpr int64_t kQuantizedGradientsBlockSize = 512;
+
+/// ZeRO++ qgZ: the gradients' reduce-scatters carry int4 values through a
+/// hierarchical all-to-all (zero-reduce-gradients'
+/// quantize-gradients-block-size).
+void Mapper::mapQuantizedGradients(ZeroPipelineOptions &options) {
+  const ::zero::ZeroOptimizationConfig &z = config.zero;
+  if (!z.quantizedGradients)
+    return;
+  if (z.stage != 3)
+    return error("zero_optimization.zero_quantized_gradients",
+                 "qgZ quantizes the gradients' reduce-scatters of ZeRO++: it "
+                 "needs stage 3, but the stage is " +
+                     Twine(z.stage));
+  options.quantizeGradientsBlockSize = kQuantizedGradientsBlockSize;
+}
+
 void Mapper::mapPrecision(ZeroPipelineOptions &options) {
   const ::zero::FP16Config &fp16 = config.fp16;
   if (config.bf16.enabled)
@@ -507,6 +528,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   mapMics(options);
   mapHpz(options);
   mapQuantizedWeights(options);
+  mapQuantizedGradients(options);
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
   options.reduceScatter = z.reduceScatter;
@@ -649,6 +671,8 @@ const KnobRoute kKnobRoutes[] = {
      "node (--zero-ranks-per-node), stage 3"},
     {"zero_optimization.zero_quantized_weights",
      "quantize-weights-block-size = 2048 (zero-shard-parameters), stage 3"},
+    {"zero_optimization.zero_quantized_gradients",
+     "quantize-gradients-block-size = 512 (zero-reduce-gradients), stage 3"},
     {"zero_optimization.zero_hpz_partition_size",
      "hpz-partition-size (zero-shard-parameters): 1, the world size or the "
      "ranks of one node (--zero-ranks-per-node), stage 3"},

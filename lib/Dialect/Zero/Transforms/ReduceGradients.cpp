@@ -173,6 +173,24 @@ struct ZeroReduceGradientsPass
       return signalPassFailure();
     }
 
+    IntegerAttr quantizeBlockSize;
+    if (quantizeGradientsBlockSize != 0) {
+      if (quantizeGradientsBlockSize < 2 || quantizeGradientsBlockSize % 2) {
+        func.emitError("quantize-gradients-block-size must be even and at "
+                       "least 2 (int4 values are packed two to a byte), got ")
+            << quantizeGradientsBlockSize.getValue();
+        return signalPassFailure();
+      }
+      if (rank->stage == 0 || !reduceScatter) {
+        func.emitError("quantize-gradients-block-size (qgZ) quantizes "
+                       "reduce-scatters, but stage ")
+            << rank->stage << " reduces the gradients with all-reduces";
+        return signalPassFailure();
+      }
+      quantizeBlockSize = IntegerAttr::get(IntegerType::get(ctx, 64),
+                                           quantizeGradientsBlockSize);
+    }
+
     // DeepSpeed's allreduce_bucket: with the defaults, the average.
     auto worldSize = static_cast<double>(rank->worldSize);
     std::optional<double> preScale, postScale;
@@ -228,6 +246,12 @@ struct ZeroReduceGradientsPass
           b, loc, grad, commType ? commType : getElementTypeOrSelf(grad),
           preScale);
       auto type = cast<RankedTensorType>(operand.getType());
+      if (quantizeBlockSize && !type.getElementType().isF32() &&
+          !type.getElementType().isBF16() && !type.getElementType().isF16()) {
+        emitError(loc, "qgZ quantizes f32, bf16 or f16 gradients, but '")
+            << name.getValue() << "' is reduced in " << type.getElementType();
+        return signalPassFailure();
+      }
 
       AsyncStartOpInterface start;
       Value reduced;
@@ -244,8 +268,9 @@ struct ZeroReduceGradientsPass
             getLayoutGridAxes(func, layout, loc);
         if (failed(gridAxes))
           return signalPassFailure();
-        start = ReduceScatterStartOp::create(
-            b, loc, operand, kind, b.getArrayAttr({layout}), *gridAxes);
+        start = ReduceScatterStartOp::create(b, loc, operand, kind,
+                                             b.getArrayAttr({layout}),
+                                             *gridAxes, quantizeBlockSize);
         reduced = WaitOp::create(b, loc, start).getResult(0);
         if (getReplicaGridAxes(func, layout))
           acrossReplicas.insert(name.getValue());

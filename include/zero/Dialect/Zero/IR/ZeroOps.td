@@ -84,6 +84,14 @@ def Zero_ReduceScatterStartOp : Zero_StartOp<"reduce_scatter_start"> {
     sum by the world size, as DeepSpeed averages gradients. All layouts must
     have the same world size.
 
+    With `quantize_block_size` = B (ZeRO++'s qgZ; B even) the tensors travel
+    as int4 blocks of B elements, one f32 scale (absmax / 7) per block,
+    through one all-to-all per axis of the group (the ranks of a node first,
+    then across the nodes), each hop dequantizing what it receives and
+    adding it in f32 before the next re-quantizes the partial sums
+    (docs/ScheduleFormat.md, "Quantized reduce-scatters"). `reduction` is
+    `sum` or `avg` and the element type f32, bf16 or f16.
+
     Example:
 
     ```mlir
@@ -95,11 +103,28 @@ def Zero_ReduceScatterStartOp : Zero_StartOp<"reduce_scatter_start"> {
   let arguments = (ins Variadic<AnyRankedTensor>:$tensors,
                        Zero_ReductionKindAttr:$reduction,
                        Zero_LayoutArrayAttr:$layouts,
-                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes);
+                       OptionalAttr<DenseI16ArrayAttr>:$grid_axes,
+                       OptionalAttr<I64Attr>:$quantize_block_size);
   let assemblyFormat = [{
     custom<ReductionKind>($reduction) $tensors
-    (`grid_axes` `=` $grid_axes^)? `layouts` $layouts attr-dict
-    `:` type($tensors)
+    (`grid_axes` `=` $grid_axes^)?
+    (`quantize_block_size` `=` $quantize_block_size^)? `layouts` $layouts
+    attr-dict `:` type($tensors)
+  }];
+  let extraClassDeclaration = [{
+    /// With `quantize_block_size`: the bytes of one packed chunk C, the
+    /// shards of every operand as int4 values and one f32 scale per block;
+    /// nothing without it or when the count overflows int64.
+    std::optional<int64_t> getQuantizedChunkBytes();
+    /// With `quantize_block_size`: each hop of the quantized all-to-all in
+    /// order, the axis of the step's process grid it runs over and the
+    /// bytes a rank sends in it (and receives); nothing otherwise or on
+    /// overflow. Without a grid, one hop over axis 0.
+    std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>>
+    getQuantizedHopBytes();
+    /// With `quantize_block_size`: the staging the hops need, f32 partial
+    /// sums then the packed chunks sent and received.
+    std::optional<int64_t> getQuantizedStagingBytes();
   }];
 }
 

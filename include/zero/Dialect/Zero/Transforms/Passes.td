@@ -389,6 +389,12 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
     loss is averaged over it); unrolled micro-steps (`zero.micro_step`) are
     summed result by result.
 
+    With `quantize-gradients-block-size` B (ZeRO++'s qgZ) every
+    reduce-scatter carries `quantize_block_size = B`: the gradients travel as
+    int4 blocks through a hierarchical all-to-all, reduced in f32 at each
+    hop. It needs reduce-scatters (stages 1-3) and gradients reduced in f32,
+    bf16 or f16; the replicas' all-reduce of MiCS stays unquantized.
+
     `prescale-gradients` and `gradient-predivide-factor` F split the average
     as DeepSpeed does: prescale multiplies by 1/N before a `sum` reduction;
     otherwise F != 1 multiplies by 1/F before the `sum` and by F/N after it
@@ -418,6 +424,10 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
            /*default=*/"1.0",
            "Divide by this before a sum reduction and by world size / this "
            "after it (DeepSpeed's gradient_predivide_factor)">,
+    Option<"quantizeGradientsBlockSize", "quantize-gradients-block-size",
+           "int64_t", /*default=*/"0",
+           "ZeRO++ qgZ: reduce-scatter the gradients as int4 blocks of this "
+           "many elements (even; 0: unquantized)">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",
                            "::mlir::scf::SCFDialect",

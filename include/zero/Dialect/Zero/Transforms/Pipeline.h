@@ -66,6 +66,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "values with one scale per block of this many elements "
                      "(0: off)"),
       llvm::cl::init(0)};
+  Option<int64_t> quantizeGradientsBlockSize{
+      *this, "quantize-gradients-block-size",
+      llvm::cl::desc("ZeRO++ qgZ: the gradients' reduce-scatters carry int4 "
+                     "values with one scale per block of this many elements, "
+                     "through a hierarchical all-to-all (even; 0: off)"),
+      llvm::cl::init(0)};
   Option<int64_t> maxReuseDistance{
       *this, "max-reuse-distance",
       llvm::cl::desc("Stage 3: keep parameters gathered across this much "

@@ -5,8 +5,7 @@ Generates a small GPT with zero-model (by default 4 layers, hidden 256, 4
 heads, seq 64, batch 4, vocab 256, f32) and compiles it with zero-opt for 4
 ranks in 2 nodes of 2 (--zero-world-size=4 --zero-ranks-per-node=2, stage 3,
 every parameter gathered: stage3_param_persistence_threshold=0) in each
-configuration of CONFIGS (name -> extra zero-opt flags; qgZ goes
-there). Each runs as
+configuration of CONFIGS (name -> extra zero-opt flags). Each runs as
 
   zero-run SCHEDULE --nproc 4 --steps W+N --metrics M --trace T
            [--inter-node-ns-per-byte X]
@@ -63,16 +62,20 @@ COMMON = ["--zero-stage=3", "--zero-world-size=%d" % RANKS,
 REUSE0 = "--zero-set=zero_optimization.stage3_max_reuse_distance=0"
 HPZ = "--zero-set=zero_optimization.zero_hpz_partition_size=%d" % RANKS_PER_NODE
 QWZ = "--zero-set=zero_optimization.zero_quantized_weights=true"
+QGZ = "--zero-set=zero_optimization.zero_quantized_gradients=true"
 CONFIGS = [
     ("ZeRO-3", []),
     ("MiCS", ["--zero-set=zero_optimization.mics_shard_size=%d" %
               RANKS_PER_NODE]),
     ("qwZ", [QWZ]),
+    ("qgZ", [QGZ]),
+    ("qwZ + qgZ", [QWZ, QGZ]),
     # Every use gathered on its own, so that the backward gathers again:
     # what hpZ keeps within the node.
     ("ZeRO-3, reuse 0", [REUSE0]),
     ("hpZ, reuse 0", [REUSE0, HPZ]),
     ("qwZ + hpZ, reuse 0", [REUSE0, HPZ, QWZ]),
+    ("ZeRO++ (qwZ + hpZ + qgZ), reuse 0", [REUSE0, HPZ, QWZ, QGZ]),
 ]
 
 

@@ -22,6 +22,9 @@
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=0 world-size=4" \
 // RUN:   --zero-reduce-gradients=quantize-gradients-block-size=4 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=STAGE0
+// RUN: not zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=3 world-size=4" \
+// RUN:   --zero-reduce-gradients="quantize-gradients-block-size=4 reduce-scatter=false" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=LOCAL
 // RUN: zero-model mlp --layers 1 --hidden 4 --batch-size 2 --dtype f64 -o %t.f64.mlir
 // RUN: not zero-opt %t.f64.mlir --zero-partition="stage=2 world-size=2" \
 // RUN:   --zero-reduce-gradients=quantize-gradients-block-size=4 2>&1 \
@@ -35,7 +38,6 @@
 // BF16:         zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [4, 4], world_size = 4>] {zero.grads = ["w0"]} : tensor<4x4xbf16>
 // BF16:         zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [4], world_size = 4>] {zero.grads = ["b0"]} : tensor<4xbf16>
 // BF16:         zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [6], world_size = 4>] {zero.grads = ["b1"]} : tensor<6xbf16>
-// BF16-NOT:     zero.all_reduce_start
 
 // MiCS: the node's reduce-scatter is quantized (one hop, within the node);
 // the sum across the replicas is not.
@@ -46,4 +48,5 @@
 // ODD: error: quantize-gradients-block-size must be even and at least 2 (int4 values are packed two to a byte), got 3
 // NEGATIVE: error: quantize-gradients-block-size must be even and at least 2 (int4 values are packed two to a byte), got -2
 // STAGE0: error: quantize-gradients-block-size (qgZ) quantizes reduce-scatters, but stage 0 reduces the gradients with all-reduces
-// F64: error: qgZ quantizes f32, bf16 or f16 gradients, but 'fc0.weight' is reduced in 'f64'
+// F64: error: qgZ quantizes f32, bf16 or f16 gradients, but 'fc0.weight' is reduced in 'f64' (communication-data-type=fp32 reduces it in f32)
+// LOCAL: error: quantize-gradients-block-size (qgZ) quantizes reduce-scatters, but reduce-scatter=false reduces the gradients with all-reduces

@@ -628,9 +628,10 @@ TEST(DeepSpeedConfigJson, SchedulerDefaults) {
 
 TEST(DeepSpeedConfigRules, RefusedKeys) {
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"stage": 3,
-  "zero_quantized_gradients": true}})"),
-            "ds.json:2:31: error: zero_optimization.zero_quantized_gradients: "
-            "quantized gradient reduction (ZeRO++ qgZ) is not supported yet "
+  "zero_quantized_nontrainable_weights": true}})"),
+            "ds.json:2:42: error: "
+            "zero_optimization.zero_quantized_nontrainable_weights: "
+            "quantized storage of non-trainable weights is not supported yet "
             "(only the default, false, is accepted)\n");
   // Keys that cannot change a compiled step are accepted at every value.
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"allgather_partitions": false,

@@ -357,22 +357,28 @@ struct QuantizedHop {
 
 /// The hops of a quantized reduce-scatter over `gridAxes` (all when absent)
 /// among `groupSize` ranks: the group's axes, the last (a node's ranks)
-/// first.
+/// first, but those of one rank, where a hop would move nothing and only
+/// round once more. None for a group of one rank.
 static SmallVector<QuantizedHop, 2>
 getQuantizedHops(Operation *op, std::optional<ArrayRef<int16_t>> gridAxes,
                  int64_t groupSize) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
   std::optional<SmallVector<int64_t, 2>> grid =
-      getProcessGrid(op->getParentOfType<FunctionOpInterface>());
-  if (!grid)
-    return {{0, groupSize}};
+      func ? getProcessGrid(func) : std::nullopt;
   SmallVector<QuantizedHop, 2> hops;
-  if (gridAxes) {
+  auto addHop = [&](int16_t axis, int64_t size) {
+    if (size > 1)
+      hops.push_back({axis, size});
+  };
+  if (!grid) {
+    addHop(0, groupSize);
+  } else if (gridAxes) {
     for (int16_t axis : llvm::reverse(*gridAxes))
-      hops.push_back({axis, (*grid)[axis]});
+      addHop(axis, (*grid)[axis]);
   } else {
     for (int16_t axis = static_cast<int16_t>(grid->size()) - 1; axis >= 0;
          --axis)
-      hops.push_back({axis, (*grid)[axis]});
+      addHop(axis, (*grid)[axis]);
   }
   return hops;
 }
@@ -404,17 +410,23 @@ std::optional<int64_t> ReduceScatterStartOp::getQuantizedStagingBytes() {
   if (!chunk || getLayouts().empty())
     return std::nullopt;
   const int64_t group = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
-  // The chunks kept after the first hop, as f32 partial sums.
-  const int64_t kept =
-      group / getQuantizedHops(*this, getGridAxes(), group).front().size;
+  // The chunks kept after the first hop (all of them without a hop), as f32
+  // partial sums.
+  SmallVector<QuantizedHop, 2> hops =
+      getQuantizedHops(*this, getGridAxes(), group);
+  const int64_t kept = hops.empty() ? group : group / hops.front().size;
   std::optional<int64_t> shardNumel = 0;
   for (auto layout : getLayouts().getAsRange<LayoutAttr>())
     shardNumel = shardNumel
                      ? llvm::checkedAdd(*shardNumel, layout.getShardNumel())
                      : std::nullopt;
   std::optional<int64_t> sums =
-      shardNumel ? llvm::checkedMul(*shardNumel, 4 * kept) : std::nullopt;
-  std::optional<int64_t> packed = llvm::checkedMul(*chunk, 2 * group);
+      shardNumel ? llvm::checkedMul(*shardNumel, kept) : std::nullopt;
+  if (sums)
+    sums = llvm::checkedMul(*sums, int64_t(4));
+  std::optional<int64_t> packed = llvm::checkedMul(*chunk, group);
+  if (packed)
+    packed = llvm::checkedMul(*packed, int64_t(2));
   return sums && packed ? llvm::checkedAdd(*sums, *packed) : std::nullopt;
 }
 

@@ -315,6 +315,10 @@ void Mapper::mapQuantizedGradients(ZeroPipelineOptions &options) {
                  "qgZ quantizes the gradients' reduce-scatters of ZeRO++: it "
                  "needs stage 3, but the stage is " +
                      Twine(z.stage));
+  if (!z.reduceScatter)
+    return error("zero_optimization.zero_quantized_gradients",
+                 "qgZ quantizes the gradients' reduce-scatters, but "
+                 "zero_optimization.reduce_scatter is false (all-reduces)");
   options.quantizeGradientsBlockSize = kQuantizedGradientsBlockSize;
 }
 

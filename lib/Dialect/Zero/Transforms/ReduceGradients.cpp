@@ -182,9 +182,14 @@ struct ZeroReduceGradientsPass
         return signalPassFailure();
       }
       if (rank->stage == 0 || !reduceScatter) {
-        func.emitError("quantize-gradients-block-size (qgZ) quantizes "
-                       "reduce-scatters, but stage ")
-            << rank->stage << " reduces the gradients with all-reduces";
+        InFlightDiagnostic diag =
+            func.emitError("quantize-gradients-block-size (qgZ) quantizes "
+                           "reduce-scatters, but ");
+        if (rank->stage == 0)
+          diag << "stage 0 reduces the gradients with all-reduces";
+        else
+          diag << "reduce-scatter=false reduces the gradients with "
+                  "all-reduces";
         return signalPassFailure();
       }
       quantizeBlockSize = IntegerAttr::get(IntegerType::get(ctx, 64),
@@ -249,7 +254,8 @@ struct ZeroReduceGradientsPass
       if (quantizeBlockSize && !type.getElementType().isF32() &&
           !type.getElementType().isBF16() && !type.getElementType().isF16()) {
         emitError(loc, "qgZ quantizes f32, bf16 or f16 gradients, but '")
-            << name.getValue() << "' is reduced in " << type.getElementType();
+            << name.getValue() << "' is reduced in " << type.getElementType()
+            << " (communication-data-type=fp32 reduces it in f32)";
         return signalPassFailure();
       }
 

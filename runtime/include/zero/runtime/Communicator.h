@@ -134,7 +134,8 @@ public:
   /// collective's volume is a ring over this communicator's ranks in order,
   /// so a rank's bytes sent cross iff its successor in the ring is on
   /// another node, and its bytes received iff its predecessor is
-  /// (docs/ScheduleFormat.md, "Topology"). Default: one node.
+  /// (docs/ScheduleFormat.md, "Topology"); an all-to-all's cross for the
+  /// peers on other nodes. Default: one node.
   void setRanksPerNode(int64_t ranks);
 
   /// Simulates a slow link between nodes: after each collective, this rank

@@ -33,6 +33,23 @@ std::string joinAxes(const std::vector<int64_t> &axes) {
   return text + "]";
 }
 
+host::QuantizedFormat getQuantizedFormat(DType type) {
+  return type == DType::F32    ? host::QuantizedFormat::F32
+         : type == DType::BF16 ? host::QuantizedFormat::BF16
+                               : host::QuantizedFormat::F16;
+}
+
+/// The grid axes a collective runs over: its grid_axes, or every axis.
+std::vector<int64_t> getGroupAxes(const Schedule &schedule,
+                                  const Instruction &inst) {
+  if (!inst.gridAxes.empty())
+    return inst.gridAxes;
+  std::vector<int64_t> axes(schedule.grid().size());
+  for (size_t a = 0; a < axes.size(); ++a)
+    axes[a] = static_cast<int64_t>(a);
+  return axes;
+}
+
 } // namespace
 
 /// The streams' shared state and the comm thread.
@@ -124,6 +141,13 @@ public:
   /// into the results.
   Status runQuantizedGather(Communicator &comm, const Instruction &inst,
                             std::byte *flat, const CollectiveContext &context);
+  /// A quantized reduce_scatter (qgZ) on the host: one all-to-all of int4
+  /// chunks per grid axis of the group, last axis first, the partial sums
+  /// in f32 in `staging` (docs/ScheduleFormat.md, "Quantized
+  /// reduce-scatters").
+  Status runQuantizedReduceScatter(Communicator &comm, const Instruction &inst,
+                                   std::byte *staging,
+                                   const CollectiveContext &context);
   /// One tensor of a swap to or from the nvme arena in the NVMe swap store.
   Status swapThroughStore(size_t stream, const ValueInfo &from,
                           const ValueInfo &to, int64_t bytes);
@@ -601,7 +625,9 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
   std::byte *flat =
       device.arenaBase(inst.staging->space) + inst.staging->offset;
   if (inst.quantize)
-    return runQuantizedGather(comm, inst, flat, context);
+    return inst.kind == Instruction::Kind::AllGather
+               ? runQuantizedGather(comm, inst, flat, context)
+               : runQuantizedReduceScatter(comm, inst, flat, context);
   switch (inst.kind) {
   case Instruction::Kind::AllGather: {
     // Rank-major: this rank's block holds its shard of every operand.
@@ -688,10 +714,7 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
   const int64_t n = comm.size();
   const int64_t packed = q.packedBytes;
   const int64_t width = getDTypeWidth(inst.dtype);
-  const host::QuantizedFormat format =
-      inst.dtype == DType::F32    ? host::QuantizedFormat::F32
-      : inst.dtype == DType::BF16 ? host::QuantizedFormat::BF16
-                                  : host::QuantizedFormat::F16;
+  const host::QuantizedFormat format = getQuantizedFormat(inst.dtype);
   // A rank's packed block: every operand's f32 scales, then every operand's
   // int8 values, in operand order (docs/ScheduleFormat.md).
   int64_t scaleBytes = 0;
@@ -727,6 +750,123 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
     values +=
         host::getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
   }
+  return Status::ok();
+}
+
+Status Executor::Impl::runQuantizedReduceScatter(
+    Communicator &comm, const Instruction &inst, std::byte *staging,
+    const CollectiveContext &context) {
+  // Host memory only, as the quantized gather (Executor::create).
+  const Instruction::Quantization &q = *inst.quantize;
+  const int bits = static_cast<int>(q.bits);
+  const int64_t blockSize = q.blockSize;
+  const int64_t groupSize = comm.size();
+  const int64_t chunkBytes = q.packedBytes; // C
+  const int64_t numel = inst.bucketNumel;   // S: a chunk's elements
+  const int64_t width = getDTypeWidth(inst.dtype);
+  const host::QuantizedFormat format = getQuantizedFormat(inst.dtype);
+  const size_t count = inst.operands.size();
+  // Staging: [f32 partial sums][packed chunks to send][received]. The
+  // loader checked its size and that the sums are 4-byte aligned.
+  float *sums = reinterpret_cast<float *>(staging);
+  std::byte *send = staging + q.sumsBytes;
+  std::byte *recv = send + groupSize * chunkBytes;
+
+  // Where operand i lies in a packed chunk (its scales, its int4 values)
+  // and in a chunk of sums.
+  std::vector<int64_t> scaleAt(count), valueAt(count), sumAt(count);
+  int64_t scaleBytes = 0, valueBytes = 0, elements = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const int64_t shard = inst.layouts[i].shardNumel;
+    scaleAt[i] = scaleBytes;
+    valueAt[i] = valueBytes;
+    sumAt[i] = elements;
+    scaleBytes += 4 * host::getNumBlocks(shard, blockSize);
+    valueBytes += host::getQuantizedBytes(shard, bits);
+    elements += shard;
+  }
+  for (size_t i = 0; i < count; ++i)
+    valueAt[i] += scaleBytes;
+
+  // The hops' communicators: the collective's own over one axis, else the
+  // single-axis groups (createGroupCommunicators).
+  const std::vector<int64_t> axes = getGroupAxes(schedule, inst);
+  std::vector<Communicator *> hopComms;
+  for (int64_t axis : axes)
+    hopComms.push_back(axes.size() == 1 ? &comm
+                                        : executor.groupCommunicators_
+                                              .at(std::vector<int64_t>{axis})
+                                              .get());
+  // A group index's coordinate on axes[t]: row-major over the axes.
+  std::vector<int64_t> strides(axes.size(), 1);
+  for (size_t t = axes.size() - 1; t-- > 0;)
+    strides[t] = strides[t + 1] * schedule.grid()[axes[t + 1]];
+  auto coordinate = [&](int64_t chunk, size_t t) {
+    return chunk / strides[t] % schedule.grid()[axes[t]];
+  };
+
+  // The chunks this rank holds, in increasing group index.
+  std::vector<int64_t> held(static_cast<size_t>(groupSize));
+  for (int64_t j = 0; j < groupSize; ++j)
+    held[j] = j;
+  for (size_t hop = 0; hop < axes.size(); ++hop) {
+    const size_t t = axes.size() - 1 - hop;
+    Communicator &hopComm = *hopComms[t];
+    const int64_t peers = hopComm.size();
+    const int64_t kept = static_cast<int64_t>(held.size()) / peers;
+    // Quantize each held chunk into the place of its destination: peer k
+    // gets the chunks of coordinate k, in increasing index.
+    std::vector<int64_t> sent(static_cast<size_t>(peers), 0);
+    std::vector<int64_t> keep;
+    for (size_t h = 0; h < held.size(); ++h) {
+      const int64_t chunk = held[h];
+      const int64_t peer = coordinate(chunk, t);
+      if (peer == hopComm.rank())
+        keep.push_back(chunk);
+      std::byte *packed = send + (peer * kept + sent[peer]++) * chunkBytes;
+      if (hop == 0)
+        // Padding quantizes to zero scales and zero values.
+        std::memset(packed, 0, static_cast<size_t>(chunkBytes));
+      for (size_t i = 0; i < count; ++i) {
+        auto *values = reinterpret_cast<uint8_t *>(packed + valueAt[i]);
+        if (hop == 0) {
+          // Chunk j of operand i: what group rank j ends with.
+          ElementRange owned = inst.layouts[i].ownedRange(chunk);
+          host::quantizeElements(
+              address(inst.operands[i]) + owned.begin * width, format,
+              owned.size(), bits, blockSize, values, packed + scaleAt[i]);
+        } else {
+          host::quantizeElements(sums + h * numel + sumAt[i],
+                                 host::QuantizedFormat::F32,
+                                 inst.layouts[i].shardNumel, bits, blockSize,
+                                 values, packed + scaleAt[i]);
+        }
+      }
+    }
+    ZERO_RETURN_IF_ERROR(
+        hopComm.allToAll(send, recv, kept * chunkBytes, context));
+    // Every peer sent its copies of the kept chunks, in the same order:
+    // add them up in the order of the senders.
+    std::fill(sums, sums + kept * numel, 0.0f);
+    for (int64_t peer = 0; peer < peers; ++peer)
+      for (int64_t h = 0; h < kept; ++h) {
+        const std::byte *packed = recv + (peer * kept + h) * chunkBytes;
+        for (size_t i = 0; i < count; ++i)
+          host::accumulateDequantized(
+              reinterpret_cast<const uint8_t *>(packed + valueAt[i]),
+              packed + scaleAt[i], inst.layouts[i].shardNumel, bits, blockSize,
+              sums + h * numel + sumAt[i]);
+      }
+    held = std::move(keep);
+  }
+
+  // The rank's own chunk, summed over the group.
+  if (inst.reduction == ReduceOp::Avg)
+    for (int64_t e = 0; e < numel; ++e)
+      sums[e] /= static_cast<float>(groupSize);
+  for (size_t i = 0; i < count; ++i)
+    host::roundFloats(sums + sumAt[i], inst.layouts[i].shardNumel, format,
+                      address(inst.results[i]));
   return Status::ok();
 }
 
@@ -807,10 +947,14 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
     for (const Stream &stream : s.streams())
       for (const Instruction &inst : stream.instructions)
         if (inst.quantize)
-          return ZERO_ERROR(kInvalidArgument,
-                            s.name() + ": " + inst.describe() +
-                                ": quantized all_gather (ZeRO++ qwZ) runs on "
-                                "the host backend only");
+          return ZERO_ERROR(
+              kInvalidArgument,
+              s.name() + ": " + inst.describe() +
+                  (inst.kind == Instruction::Kind::AllGather
+                       ? ": quantized all_gather (ZeRO++ qwZ) runs on the "
+                         "host backend only"
+                       : ": quantized reduce_scatter (ZeRO++ qgZ) runs on "
+                         "the host backend only"));
   ZERO_RETURN_IF_ERROR(
       executor->device_->load(*executor->schedule_, communicator.rank(),
                               communicator.size(), executor->tracker_));
@@ -841,8 +985,16 @@ Status Executor::createGroupCommunicators() {
   const Schedule &s = *schedule_;
   for (const Stream &stream : s.streams())
     for (const Instruction &inst : stream.instructions)
-      if (inst.isCollective() && !inst.gridAxes.empty())
-        groupCommunicators_[inst.gridAxes];
+      if (inst.isCollective()) {
+        if (!inst.gridAxes.empty())
+          groupCommunicators_[inst.gridAxes];
+        // A quantized reduce-scatter's hops run over one axis each.
+        const std::vector<int64_t> axes = getGroupAxes(s, inst);
+        if (inst.quantize && inst.kind == Instruction::Kind::ReduceScatter &&
+            axes.size() > 1)
+          for (int64_t axis : axes)
+            groupCommunicators_[{axis}];
+      }
   for (auto &[axes, group] : groupCommunicators_) {
     RankGroup place = s.rankGroup(communicator_.rank(), axes);
     std::string what = "the group over grid_axes " + joinAxes(axes);

@@ -168,7 +168,8 @@ private:
   Status checkValueIds(const std::vector<int64_t> &ids, const std::string &path,
                        bool tensorsOnly) const;
   Status parseCollective(const json &object, Instruction &inst);
-  /// An all_gather's `quantize` (after its layouts): the block size and P.
+  /// A collective's `quantize` (after its layouts): the block size and P
+  /// (all_gather) or C (reduce_scatter).
   Status parseQuantize(const json &object, Instruction &inst);
   Status parseGridAxes(const json &object, Instruction &inst) const;
   /// `hasPoint`: the swap carries its point (a schedule's always does; the
@@ -1295,9 +1296,11 @@ Status ScheduleParser::parseInstruction(const json &object,
         return error(path + ".quantize",
                      "'quantize' needs version 3 (the schedule is version " +
                          std::to_string(s.version_) + ")");
-      if (inst.kind != Instruction::Kind::AllGather)
+      if (inst.kind == Instruction::Kind::AllReduce)
         return error(path + ".quantize",
-                     "'quantize' is supported on all_gather only, not " + op);
+                     "'quantize' is supported on all_gather and "
+                     "reduce_scatter only, not " +
+                         op);
     }
     if (inst.kind == Instruction::Kind::AllGather)
       ZERO_RETURN_IF_ERROR(
@@ -1306,7 +1309,7 @@ Status ScheduleParser::parseInstruction(const json &object,
     else if (inst.kind == Instruction::Kind::ReduceScatter)
       ZERO_RETURN_IF_ERROR(checkKeys(
           object, path, {"op", "operands", "results", "layouts", "reduction"},
-          {"point", "loc", "staging", "grid_axes"}));
+          {"point", "loc", "staging", "grid_axes", "quantize"}));
     else
       ZERO_RETURN_IF_ERROR(
           checkKeys(object, path, {"op", "operands", "results", "reduction"},
@@ -1695,31 +1698,46 @@ Status ScheduleParser::parseGridAxes(const json &object,
 
 Status ScheduleParser::parseQuantize(const json &object, Instruction &inst) {
   const std::string path = inst.path + ".quantize";
+  const bool gather = inst.kind == Instruction::Kind::AllGather;
+  const std::string op = gather ? "all_gather" : "reduce_scatter";
+  // int8 parameters (qwZ), int4 gradients (qgZ).
+  const int64_t bits = gather ? 8 : 4;
   ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"bits", "block_size"}, {}));
   Instruction::Quantization q;
   ZERO_RETURN_IF_ERROR(getInt(object, "bits", path, q.bits,
                               std::numeric_limits<int64_t>::min()));
-  if (q.bits != 8)
+  if (q.bits != bits)
     return error(path + ".bits", std::to_string(q.bits) +
-                                     " is not supported for all_gather (8)");
-  ZERO_RETURN_IF_ERROR(getInt(object, "block_size", path, q.blockSize, 1));
+                                     " is not supported for " + op + " (" +
+                                     std::to_string(bits) + ")");
+  ZERO_RETURN_IF_ERROR(
+      getInt(object, "block_size", path, q.blockSize, gather ? 1 : 2));
+  // Two int4 values share a byte: a byte must not straddle two blocks.
+  if (!gather && q.blockSize % 2 != 0)
+    return error(path + ".block_size", std::to_string(q.blockSize) +
+                                           " must be even for 4-bit blocks");
   if (inst.dtype != DType::F32 && inst.dtype != DType::BF16 &&
       inst.dtype != DType::F16)
-    return error(path, std::string("a quantized all_gather moves f32, bf16 "
-                                   "or f16 tensors, but the bucket is ") +
+    return error(path, "a quantized " + op +
+                           " moves f32, bf16 or f16 tensors, but the bucket "
+                           "is " +
                            getDTypeName(inst.dtype));
-  // P: every operand's scales (f32), then every operand's int8 values.
+  // P or C: every operand's scales (f32), then every operand's values.
   std::optional<int64_t> packed = 0;
   for (const PartitionLayout &layout : inst.layouts) {
     int64_t shard = layout.shardNumel;
     int64_t blocks = shard / q.blockSize + (shard % q.blockSize != 0);
+    int64_t valueBytes = gather ? shard : shard / 2 + shard % 2;
     if (packed)
-      packed = checkedAdd(*packed, shard);
+      packed = checkedAdd(*packed, valueBytes);
     if (packed)
       packed = checkedAdd(*packed, blocks * 4);
   }
   if (!packed)
-    return error(path, "the packed block's size in bytes overflows int64");
+    return error(path, gather
+                           ? "the packed block's size in bytes overflows int64"
+                           : "the packed chunk's size in bytes overflows "
+                             "int64");
   q.packedBytes = *packed;
   inst.quantize = q;
   return Status::ok();
@@ -1749,6 +1767,11 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
       inst.reduction = ReduceOp::Max;
     else if (allReduce && name == "min")
       inst.reduction = ReduceOp::Min;
+    else if (object.contains("quantize") && s.version_ >= 3 &&
+             (name == "max" || name == "min"))
+      return error(path + ".quantize",
+                   "a quantized reduce_scatter reduces with sum or avg, not " +
+                       name);
     else
       return error(path + ".reduction",
                    "unknown reduction '" + name + "' (expected " +
@@ -1843,15 +1866,42 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   inst.bucketNumel = *bucketNumel;
   int64_t needed = *bucketBytes;
   bool needsStaging = count > 1 || padded;
-  // A quantized all-gather gathers every rank's packed block in its staging.
-  std::optional<int64_t> packedBytes;
-  if (inst.quantize) {
-    packedBytes =
-        checkedMul(inst.quantize->packedBytes, s.groupSize(inst.gridAxes));
+  // A quantized all-gather gathers every rank's packed block in its staging;
+  // a quantized reduce-scatter keeps its f32 partial sums there and the
+  // packed chunks it sends and receives.
+  const int64_t groupSize = s.groupSize(inst.gridAxes);
+  std::string quantizedNeed; // what `needed` holds, for messages
+  if (inst.quantize && inst.kind == Instruction::Kind::AllGather) {
+    std::optional<int64_t> packedBytes =
+        checkedMul(inst.quantize->packedBytes, groupSize);
     if (!packedBytes)
       return error(path, "the packed blocks' size in bytes overflows int64");
     needed = *packedBytes;
     needsStaging = true;
+  } else if (inst.quantize) {
+    // The first hop runs over the group's last axis; the chunks of the
+    // other coordinates on it stay.
+    const int64_t firstAxis = inst.gridAxes.empty()
+                                  ? static_cast<int64_t>(s.grid_.size()) - 1
+                                  : inst.gridAxes.back();
+    const int64_t kept = groupSize / s.grid_[firstAxis];
+    std::optional<int64_t> sums = checkedMul(inst.bucketNumel, kept);
+    if (sums)
+      sums = checkedMul(*sums, 4);
+    std::optional<int64_t> chunks =
+        checkedMul(inst.quantize->packedBytes, groupSize);
+    std::optional<int64_t> total =
+        sums && chunks ? checkedMul(*chunks, 2) : std::nullopt;
+    if (total)
+      total = checkedAdd(*total, *sums);
+    if (!total)
+      return error(path, "the quantized reduce_scatter's staging size in "
+                         "bytes overflows int64");
+    inst.quantize->sumsBytes = *sums;
+    needed = *total;
+    needsStaging = true;
+    quantizedNeed = "(f32 partial sums " + std::to_string(*sums) +
+                    ", packed chunks 2 * " + std::to_string(*chunks) + ")";
   }
   if (object.contains("staging")) {
     const json &staging = object["staging"];
@@ -1871,12 +1921,20 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
       return error(
           field + ".bytes",
           std::to_string(region.bytes) + " bytes is less than " +
-              (inst.quantize
+              (!quantizedNeed.empty()
+                   ? "the quantized reduce_scatter's " +
+                         std::to_string(needed) + " " + quantizedNeed
+               : inst.quantize
                    ? "the quantized blocks' " + std::to_string(needed) + " (" +
-                         std::to_string(s.groupSize(inst.gridAxes)) +
-                         " ranks of " +
+                         std::to_string(groupSize) + " ranks of " +
                          std::to_string(inst.quantize->packedBytes) + " bytes)"
                    : "the flat bucket's " + std::to_string(needed)));
+    // The partial sums are read and written as floats.
+    if (!quantizedNeed.empty() && region.offset % 4 != 0)
+      return error(field + ".offset",
+                   std::to_string(region.offset) +
+                       " is not a multiple of 4, as the f32 partial sums of "
+                       "a quantized reduce_scatter need");
     int64_t arena = s.arenaBytes(region.space);
     if (*end > arena)
       return error(field, "bytes [" + std::to_string(region.offset) + ", " +
@@ -1884,11 +1942,14 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
                               getMemorySpaceName(region.space) + " arena of " +
                               std::to_string(arena) + " bytes");
     inst.staging = region;
+  } else if (!quantizedNeed.empty()) {
+    return error(path, "a quantized reduce_scatter needs a 'staging' region "
+                       "of " +
+                           std::to_string(needed) + " bytes " + quantizedNeed);
   } else if (inst.quantize) {
     return error(path, "a quantized all_gather needs a 'staging' region of " +
                            std::to_string(needed) + " bytes (" +
-                           std::to_string(s.groupSize(inst.gridAxes)) +
-                           " ranks of " +
+                           std::to_string(groupSize) + " ranks of " +
                            std::to_string(inst.quantize->packedBytes) +
                            " packed bytes)");
   } else if (needsStaging) {

@@ -44,6 +44,8 @@ static int64_t getMaxCollectiveBytes(const Schedule &schedule) {
               ? inst.bucketNumel
               : inst.bucketNumel * schedule.groupSize(inst.gridAxes);
       most = std::max(most, elements * getDTypeWidth(inst.dtype));
+      // The gathered packed blocks (N * P), or a quantized reduce-scatter's
+      // largest all-to-all, its first (G * C).
       if (inst.quantize)
         most = std::max(most, inst.quantize->packedBytes *
                                   schedule.groupSize(inst.gridAxes));

@@ -701,6 +701,47 @@ TEST(Executor, GathersQuantizedOnOneRank) {
   EXPECT_EQ(stats->bytesSent, 0);
 }
 
+// A quantized reduce-scatter (qgZ) on one rank: one hop to itself, so the
+// shard comes back through the int4 quantizer, and nothing is counted.
+TEST(Executor, ReduceScattersQuantizedOnOneRank) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Executor>> created = Executor::create(
+      parse(makeQuantizedReduceScatterSchedule(1, {5, 2}, "f32", 2, "avg")),
+      createHostDevice(), *comm);
+  ASSERT_TRUE(created.isOk()) << created.status().toString();
+  Executor &executor = **created;
+  float *a = static_cast<float *>(executor.tensorData(0).data);
+  float *b = static_cast<float *>(executor.tensorData(1).data);
+  // Blocks of 2: [7, 3.5] scale 1, [-7, 0] scale 1, [1] scale 1 / 7.
+  const float in[5] = {7, 3.5f, -7, 0, 1};
+  std::memcpy(a, in, sizeof(in));
+  b[0] = b[1] = 0;
+  StatusOr<StepStats> stats = executor.step();
+  ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+  const float *shard = static_cast<const float *>(executor.tensorData(2).data);
+  EXPECT_EQ(shard[0], 7.0f);
+  EXPECT_EQ(shard[1], 4.0f); // ties to even
+  EXPECT_EQ(shard[2], -7.0f);
+  EXPECT_EQ(shard[3], 0.0f);
+  EXPECT_EQ(shard[4], 7 * (1.0f / 7));
+  const float *zeros = static_cast<const float *>(executor.tensorData(3).data);
+  EXPECT_EQ(zeros[0], 0.0f);
+  EXPECT_EQ(zeros[1], 0.0f);
+  EXPECT_EQ(stats->bytesSent, 0);
+}
+
+// The self communicator's all-to-all is a copy of its one block.
+TEST(Executor, SelfAllToAllCopiesItsBlock) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  const uint8_t send[3] = {1, 2, 3};
+  uint8_t recv[3] = {};
+  ASSERT_TRUE(comm->allToAll(send, recv, 3, {"a2a", nullptr}).isOk());
+  EXPECT_EQ(std::vector<uint8_t>(recv, recv + 3),
+            std::vector<uint8_t>(send, send + 3));
+  EXPECT_EQ(comm->counters().bytesSent, 0);
+  EXPECT_EQ(comm->counters().calls, 1);
+}
+
 /// A device whose memory the CPU cannot touch, as the CUDA backend's: only
 /// its name and isHostMemory are ever asked for here.
 class OpaqueMemoryDevice final : public Device {
@@ -739,6 +780,18 @@ TEST(Executor, RefusesQuantizedGathersOutsideHostMemory) {
   EXPECT_EQ(created.status().message(),
             "t.json: instructions.comm[0] (all_gather at q.mlir:1:1): "
             "quantized all_gather (ZeRO++ qwZ) runs on the host backend only");
+}
+
+TEST(Executor, RefusesQuantizedReduceScattersOutsideHostMemory) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Executor>> created = Executor::create(
+      parse(makeQuantizedReduceScatterSchedule(1, {5, 2}, "bf16", 2, "sum")),
+      std::make_unique<OpaqueMemoryDevice>(), *comm);
+  ASSERT_FALSE(created.isOk());
+  EXPECT_EQ(created.status().message(),
+            "t.json: instructions.comm[0] (reduce_scatter at q.mlir:2:1): "
+            "quantized reduce_scatter (ZeRO++ qgZ) runs on the host backend "
+            "only");
 }
 
 } // namespace

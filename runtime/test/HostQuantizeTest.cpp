@@ -202,4 +202,52 @@ TEST(Quantize, ElementsMatchTheFloatQuantizerAtAnyAlignment) {
   }
 }
 
+// accumulateDequantized (the quantized reduce-scatter's): sums[i] += q[i] *
+// scale in f32, the same products as dequantizeBlocks, scales read at any
+// alignment; a NaN scale poisons its block only.
+TEST(Quantize, AccumulatesDequantizedBlocksAtAnyAlignment) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  std::vector<float> in = {0.5f, -3.0f, 1.25f, 7.5f, nan, 2.0f,
+                           0.0f, 0.0f,  -1.0f, 6.0f, 0.1f};
+  const int64_t n = static_cast<int64_t>(in.size()), blockSize = 4;
+  const int64_t blocks = getNumBlocks(n, blockSize);
+  for (int bits : {4, 8}) {
+    RoundTrip r = roundTrip(in, bits, blockSize);
+    // The scales at byte 3.
+    std::vector<unsigned char> scales(3 + blocks * 4, 0xAA);
+    std::memcpy(&scales[3], r.scales.data(), blocks * 4);
+    std::vector<float> sums(in.size());
+    for (size_t i = 0; i < sums.size(); ++i)
+      sums[i] = 0.375f * static_cast<float>(i) - 1.0f;
+    std::vector<float> expected = sums;
+    accumulateDequantized(r.packed.data(), &scales[3], n, bits, blockSize,
+                          sums.data());
+    for (int64_t i = 0; i < n; ++i) {
+      if (i >= 4 && i < 8) {
+        EXPECT_TRUE(std::isnan(sums[i])) << bits << " bits, element " << i;
+        continue;
+      }
+      EXPECT_EQ(sums[i], expected[i] + r.values[i])
+          << bits << " bits, element " << i;
+    }
+    EXPECT_FALSE(std::isnan(r.values[3]));
+  }
+}
+
+// An odd count of int4 values leaves the last byte's high nibble 0, whatever
+// the buffer held: the packed chunks of a reduce-scatter are byte-exact.
+TEST(Quantize, Int4OddCountLeavesTheLastHighNibbleZero) {
+  std::vector<float> in = {-7, 3, 1, -2, 5};
+  std::vector<uint8_t> packed(3, 0xFF);
+  std::vector<float> scales(1, -1);
+  quantizeBlocks(in.data(), 5, 4, 6, packed.data(), scales.data());
+  EXPECT_EQ(scales[0], 1.0f);
+  EXPECT_EQ(packed[2], 0x05);
+  std::vector<unsigned char> elementScales(4);
+  std::vector<uint8_t> elementPacked(3, 0xFF);
+  quantizeElements(in.data(), QuantizedFormat::F32, 5, 4, 6,
+                   elementPacked.data(), elementScales.data());
+  EXPECT_EQ(elementPacked, packed);
+}
+
 } // namespace

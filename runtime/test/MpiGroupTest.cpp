@@ -18,6 +18,7 @@
 
 #include "MpiWorld.h"
 #include "QuantizedGatherStep.h"
+#include "QuantizedReduceScatterStep.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -473,6 +474,117 @@ TEST(MpiGroups, GathersQuantizedOverEachGroup) {
     EXPECT_EQ(stats.bytesSentInterNode, c.sendsAcross ? bytes : 0);
     EXPECT_EQ(stats.bytesReceivedInterNode, c.receivesAcross ? bytes : 0);
   }
+}
+
+// An all-to-all over each group: b bytes to every other member, of which
+// those to members on the other node cross (b per such member, each way),
+// and the simulated link delays this rank by what it sent across.
+TEST(MpiGroups, AllToAllCountsThePeersOnOtherNodes) {
+  Communicator &comm = world();
+  ASSERT_EQ(comm.size(), 4);
+  comm.setRanksPerNode(2);
+  comm.setInterNodeNsPerByte(100);
+  struct Reset {
+    ~Reset() { world().setInterNodeNsPerByte(0); }
+  } reset;
+  const int node = comm.rank() / 2;
+  for (const GroupCase &c : groupCases()) {
+    SCOPED_TRACE(nameOf(c.axes));
+    StatusOr<std::unique_ptr<Communicator>> split =
+        comm.split(c.color(), c.key(), context("split"));
+    ASSERT_TRUE(split.isOk()) << split.status().toString();
+    Communicator &group = **split;
+    const int n = group.size();
+    const int64_t b = 5;
+    std::vector<uint8_t> send(b * n), recv(b * n);
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < b; ++i)
+        send[p * b + i] = static_cast<uint8_t>(comm.rank() * 50 + p * 10 + i);
+    CommunicationCounters before = group.counters();
+    ASSERT_TRUE(
+        group.allToAll(send.data(), recv.data(), b, context("a2a")).isOk());
+    for (int p = 0; p < n; ++p)
+      for (int i = 0; i < b; ++i)
+        EXPECT_EQ(recv[p * b + i],
+                  static_cast<uint8_t>(c.members[p] * 50 + c.key() * 10 + i));
+    int otherNode = 0;
+    for (int m : c.members)
+      otherNode += m / 2 != node;
+    CommunicationCounters after = group.counters();
+    EXPECT_EQ(after.bytesSent - before.bytesSent, (n - 1) * b);
+    EXPECT_EQ(after.bytesReceived - before.bytesReceived, (n - 1) * b);
+    EXPECT_EQ(after.bytesSentInterNode - before.bytesSentInterNode,
+              otherNode * b);
+    EXPECT_EQ(after.bytesReceivedInterNode - before.bytesReceivedInterNode,
+              otherNode * b);
+    EXPECT_EQ(after.delayInjectedNs - before.delayInjectedNs,
+              100 * otherNode * b);
+  }
+}
+
+// Quantized reduce-scatters (qgZ) of tensors of 37 and 12 elements in
+// blocks of 4: over each group (one hop for axes [1] and [0], two for
+// [0, 1]), over the world of grid [2, 2] without grid_axes (two hops, a
+// node's ranks first) and over a world of one node, grid [4] (one hop).
+// With C the packed chunk, a rank of K nodes of L sends (L - 1) * K * C
+// bytes within its node and (K - 1) * C across.
+TEST(MpiGroups, ReduceScattersQuantizedHopByHop) {
+  ASSERT_EQ(world().size(), 4);
+  const std::vector<int> numels = {37, 12};
+  struct Case {
+    std::string name;
+    std::vector<int> axes; // grid_axes; empty: none
+    std::vector<int> grid;
+    std::vector<int> axisSizes;
+    int member, seed;
+    int64_t intraChunks, interChunks;
+  };
+  const int r = world().rank();
+  std::vector<Case> cases;
+  for (const GroupCase &c : groupCases()) {
+    // A node's ranks (axis 1), or one per node (axis 0), or both hops.
+    const bool both = c.axes.size() == 2;
+    const bool across = c.axes == std::vector<int>{0};
+    const int64_t intra = both ? 2 : across ? 0 : 1;
+    const int64_t inter = both || across ? 1 : 0;
+    std::vector<int> sizes =
+        both ? std::vector<int>{2, 2} : std::vector<int>{2};
+    cases.push_back({nameOf(c.axes),
+                     c.axes,
+                     {2, 2},
+                     sizes,
+                     c.key(),
+                     c.color(),
+                     intra,
+                     inter});
+  }
+  cases.push_back({"world of [2, 2]", {}, {2, 2}, {2, 2}, r, 9, 2, 1});
+  cases.push_back({"world of [4]", {}, {4}, {4}, r, 9, 3, 0});
+  for (const char *reduction : {"sum", "avg"})
+    for (const Case &c : cases) {
+      SCOPED_TRACE(c.name + " " + reduction);
+      int n = 1;
+      for (int size : c.axisSizes)
+        n *= size;
+      json s = makeQuantizedReduceScatterSchedule(
+          n, numels, "bf16", 4, reduction, n / c.axisSizes.back());
+      s["world_size"] = 4;
+      s["topology"]["grid"] = c.grid;
+      if (!c.axes.empty())
+        s["instructions"]["comm"][0]["grid_axes"] = c.axes;
+      StepStats stats = runQuantizedReduceScatterStep(
+          world(), s, c.axisSizes, c.member, c.seed, numels, "bf16", 4,
+          std::string(reduction) == "avg");
+      std::vector<int64_t> shards;
+      for (int numel : numels)
+        shards.push_back((numel + n - 1) / n);
+      const int64_t chunk = quantizedChunkBytes(shards, 4);
+      const int64_t bytes = (c.intraChunks + c.interChunks) * chunk;
+      EXPECT_EQ(stats.bytesSent, bytes);
+      EXPECT_EQ(stats.bytesReceived, bytes);
+      EXPECT_EQ(stats.bytesSentInterNode, c.interChunks * chunk);
+      EXPECT_EQ(stats.bytesReceivedInterNode, c.interChunks * chunk);
+    }
 }
 
 TEST(MpiGroups, MixesGroupAndWorldCollectivesInOneStep) {

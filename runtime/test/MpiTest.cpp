@@ -10,6 +10,7 @@
 
 #include "MpiWorld.h"
 #include "QuantizedGatherStep.h"
+#include "QuantizedReduceScatterStep.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -248,6 +249,84 @@ TEST(Mpi, GathersQuantizedInBlocksOfOneAndOfWholeShards) {
     EXPECT_EQ(stats.bytesSent,
               (n - 1) * quantizedGatherBytes(shards, blockSize));
   }
+}
+
+// recv[p] = rank p's send[me]: 3 bytes per peer, each naming its sender,
+// destination and position. On one node nothing crosses; with a node per
+// rank the peer's 3 bytes do, each way, and the simulated link delays them.
+TEST(Mpi, AllToAllExchangesBlocksAndCountsThem) {
+  Communicator &comm = world();
+  const int n = comm.size(), r = comm.rank();
+  std::vector<uint8_t> send(3 * n), recv(3 * n, 0xEE);
+  auto byte = [](int from, int to, int b) {
+    return static_cast<uint8_t>(from * 64 + to * 8 + b);
+  };
+  for (int p = 0; p < n; ++p)
+    for (int b = 0; b < 3; ++b)
+      send[p * 3 + b] = byte(r, p, b);
+  comm.setRanksPerNode(n);
+  CommunicationCounters before = comm.counters();
+  ASSERT_TRUE(
+      comm.allToAll(send.data(), recv.data(), 3, context("a2a")).isOk());
+  for (int p = 0; p < n; ++p)
+    for (int b = 0; b < 3; ++b)
+      EXPECT_EQ(recv[p * 3 + b], byte(p, r, b))
+          << "peer " << p << " byte " << b;
+  CommunicationCounters after = comm.counters();
+  EXPECT_EQ(after.bytesSent - before.bytesSent, (n - 1) * 3);
+  EXPECT_EQ(after.bytesReceived - before.bytesReceived, (n - 1) * 3);
+  EXPECT_EQ(after.calls - before.calls, 1);
+  EXPECT_EQ(after.bytesSentInterNode, before.bytesSentInterNode);
+  EXPECT_EQ(after.bytesReceivedInterNode, before.bytesReceivedInterNode);
+
+  comm.setRanksPerNode(1);
+  comm.setInterNodeNsPerByte(1000);
+  before = comm.counters();
+  Status status = comm.allToAll(send.data(), recv.data(), 3, context("a2a"));
+  comm.setInterNodeNsPerByte(0);
+  comm.setRanksPerNode(0);
+  ASSERT_TRUE(status.isOk()) << status.toString();
+  after = comm.counters();
+  EXPECT_EQ(after.bytesSentInterNode - before.bytesSentInterNode, (n - 1) * 3);
+  EXPECT_EQ(after.bytesReceivedInterNode - before.bytesReceivedInterNode,
+            (n - 1) * 3);
+  EXPECT_EQ(after.delayInjectedNs - before.delayInjectedNs, 1000 * (n - 1) * 3);
+}
+
+// Quantized reduce-scatters (ZeRO++ qgZ) on the two ranks of one node: one
+// hop, an all-to-all of one C-byte chunk each way. Tensors of 37 (padded to
+// 38: shards of 19, the last with padding) and 12 elements (shards of 6).
+void checkQuantizedReduceScatter(const std::string &dtype, bool avg,
+                                 int64_t blockSize) {
+  Communicator &comm = world();
+  const int n = comm.size();
+  const std::vector<int> numels = {37, 12};
+  json s = makeQuantizedReduceScatterSchedule(n, numels, dtype.c_str(),
+                                              static_cast<int>(blockSize),
+                                              avg ? "avg" : "sum");
+  StepStats stats = runQuantizedReduceScatterStep(
+      comm, s, {n}, comm.rank(), 2, numels, dtype, blockSize, avg);
+  const int64_t chunk = quantizedChunkBytes({19, 6}, blockSize);
+  EXPECT_EQ(stats.bytesSent, (n - 1) * chunk);
+  EXPECT_EQ(stats.bytesReceived, (n - 1) * chunk);
+  EXPECT_EQ(stats.bytesSentInterNode, 0);
+  EXPECT_EQ(stats.bytesReceivedInterNode, 0);
+}
+
+TEST(Mpi, ReduceScattersQuantizedF32Sum) {
+  checkQuantizedReduceScatter("f32", false, 4);
+}
+TEST(Mpi, ReduceScattersQuantizedF32Avg) {
+  checkQuantizedReduceScatter("f32", true, 2);
+}
+TEST(Mpi, ReduceScattersQuantizedBF16Avg) {
+  checkQuantizedReduceScatter("bf16", true, 4);
+}
+TEST(Mpi, ReduceScattersQuantizedF16Sum) {
+  checkQuantizedReduceScatter("f16", false, 6);
+}
+TEST(Mpi, ReduceScattersQuantizedInOneBlockPerShard) {
+  checkQuantizedReduceScatter("bf16", false, 64);
 }
 
 } // namespace

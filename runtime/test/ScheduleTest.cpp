@@ -1148,13 +1148,10 @@ TEST(ScheduleQuantize, RejectsQuantizeWhereItDoesNotApply) {
                            "version 3 (the schedule is version 1)");
   s = makeBucketSchedule(2);
   s["version"] = 3;
-  s["instructions"]["comm"][1]["quantize"] = {{"bits", 8}, {"block_size", 2}};
-  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[1].quantize: 'quantize' is "
-                           "supported on all_gather only, not reduce_scatter");
-  s["instructions"]["comm"][1].erase("quantize");
   s["instructions"]["comm"][2]["quantize"] = {{"bits", 8}, {"block_size", 2}};
   EXPECT_SCHEDULE_ERROR(s, "instructions.comm[2].quantize: 'quantize' is "
-                           "supported on all_gather only, not all_reduce");
+                           "supported on all_gather and reduce_scatter only, "
+                           "not all_reduce");
   s = makeQuantizedSchedule();
   for (json &value : s["values"])
     value["dtype"] = "i32";
@@ -1182,6 +1179,122 @@ TEST(ScheduleQuantize, NeedsStagingForThePackedBlocks) {
   EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].staging.bytes: 53 bytes is "
                            "less than the quantized blocks' 54 (2 ranks of 27 "
                            "bytes)");
+}
+
+// Quantized reduce-scatters (ZeRO++ qgZ, version 3): docs/ScheduleFormat.md,
+// "Quantized reduce-scatters". Tensors of 37 and 12 elements on 2 ranks:
+// shards of 19 and 6, S = 25; blocks of 4: C = (4 * 5 + 10) + (4 * 2 + 3) =
+// 41 bytes; one hop, M = 1: staging 4 * 25 + 2 * 2 * 41 = 264 bytes.
+static json makeQuantizedScatterSchedule() {
+  return makeQuantizedReduceScatterSchedule(2, {37, 12}, "f32", 4, "sum");
+}
+
+TEST(ScheduleQuantize, AcceptsAQuantizedReduceScatter) {
+  for (const char *dtype : {"f32", "bf16", "f16"})
+    for (const char *reduction : {"sum", "avg"}) {
+      StatusOr<Schedule> parsed = Schedule::parse(
+          makeQuantizedReduceScatterSchedule(2, {37, 12}, dtype, 4, reduction)
+              .dump(),
+          "s.json");
+      ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+      const Instruction &inst = parsed->streams()[1].instructions[0];
+      ASSERT_TRUE(inst.quantize.has_value()) << dtype;
+      EXPECT_EQ(inst.quantize->bits, 4);
+      EXPECT_EQ(inst.quantize->blockSize, 4);
+      EXPECT_EQ(inst.quantize->packedBytes, 41);
+      EXPECT_EQ(inst.quantize->packedBytes, quantizedChunkBytes({19, 6}, 4));
+      EXPECT_EQ(inst.quantize->sumsBytes, 100);
+      EXPECT_EQ(inst.staging->bytes, 264);
+    }
+  // The world of grid [2, 2]: G = 4, shards of 10 and 3, C = 17 + 6 = 23;
+  // the first hop (a node's 2 ranks) keeps M = 2 chunks: 4 * 2 * 13 sums
+  // and 2 * 4 * 23 packed bytes.
+  json s = makeQuantizedReduceScatterSchedule(4, {37, 12}, "bf16", 4, "avg", 2);
+  s["topology"]["grid"] = {2, 2};
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  const Instruction &inst = parsed->streams()[1].instructions[0];
+  EXPECT_EQ(inst.quantize->packedBytes, 23);
+  EXPECT_EQ(inst.quantize->sumsBytes, 104);
+  s["instructions"]["comm"][0]["staging"]["bytes"] = 287;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].staging.bytes: 287 bytes is "
+                           "less than the quantized reduce_scatter's 288 (f32 "
+                           "partial sums 104, packed chunks 2 * 92)");
+  // Over one axis of it, one hop of 2 ranks: M = 1.
+  for (int axis : {0, 1}) {
+    json group = makeQuantizedScatterSchedule();
+    group["world_size"] = 4;
+    group["topology"]["grid"] = {2, 2};
+    group["instructions"]["comm"][0]["grid_axes"] = {axis};
+    parsed = Schedule::parse(group.dump(), "s.json");
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+    EXPECT_EQ(parsed->streams()[1].instructions[0].quantize->sumsBytes, 100);
+  }
+}
+
+TEST(ScheduleQuantize, RejectsBadQuantizedReduceScatters) {
+  auto quantized = [](const std::function<void(json &)> &edit) {
+    json s = makeQuantizedScatterSchedule();
+    edit(s["instructions"]["comm"][0]["quantize"]);
+    return s;
+  };
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["bits"] = 8; }),
+                        "instructions.comm[0].quantize.bits: 8 is not "
+                        "supported for reduce_scatter (4)");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["block_size"] = 3; }),
+                        "instructions.comm[0].quantize.block_size: 3 must be "
+                        "even for 4-bit blocks");
+  EXPECT_SCHEDULE_ERROR(quantized([](json &q) { q["block_size"] = 0; }),
+                        "instructions.comm[0].quantize.block_size: 0 is out "
+                        "of range [2, ...]");
+  EXPECT_SCHEDULE_ERROR(
+      quantized([](json &q) { q.erase("block_size"); }),
+      "instructions.comm[0].quantize: missing key 'block_size'");
+  json s = makeQuantizedScatterSchedule();
+  s["instructions"]["comm"][0]["reduction"] = "max";
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].quantize: a quantized "
+                           "reduce_scatter reduces with sum or avg, not max");
+  s = makeQuantizedScatterSchedule();
+  s["version"] = 2;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].quantize: 'quantize' needs "
+                           "version 3 (the schedule is version 2)");
+  s = makeQuantizedScatterSchedule();
+  for (json &value : s["values"])
+    value["dtype"] = "i32";
+  for (json &argument : s["arguments"])
+    argument["bound"] = 10;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].quantize: a quantized "
+                           "reduce_scatter moves f32, bf16 or f16 tensors, but "
+                           "the bucket is i32");
+}
+
+TEST(ScheduleQuantize, NeedsStagingForTheSumsAndTheChunks) {
+  json s = makeQuantizedScatterSchedule();
+  s["instructions"]["comm"][0].erase("staging");
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0]: a quantized reduce_scatter "
+                           "needs a 'staging' region of 264 bytes (f32 partial "
+                           "sums 100, packed chunks 2 * 82)");
+  // Even a bucket of one unpadded tensor, which needs none unquantized:
+  // shards of 2, C = 4 + 1.
+  s = makeQuantizedReduceScatterSchedule(2, {4}, "bf16", 2, "avg");
+  s["instructions"]["comm"][0].erase("staging");
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0]: a quantized reduce_scatter "
+                           "needs a 'staging' region of 28 bytes (f32 partial "
+                           "sums 8, packed chunks 2 * 10)");
+  s = makeQuantizedScatterSchedule();
+  s["instructions"]["comm"][0]["staging"]["bytes"] = 263;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].staging.bytes: 263 bytes is "
+                           "less than the quantized reduce_scatter's 264 (f32 "
+                           "partial sums 100, packed chunks 2 * 82)");
+  // The partial sums are floats.
+  s = makeQuantizedScatterSchedule();
+  json &staging = s["instructions"]["comm"][0]["staging"];
+  const int offset = staging["offset"].get<int>() + 2;
+  staging["offset"] = offset;
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[0].staging.offset: " + std::to_string(offset) +
+             " is not a multiple of 4, as the f32 partial "
+             "sums of a quantized reduce_scatter need");
 }
 
 } // namespace

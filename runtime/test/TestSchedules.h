@@ -471,6 +471,99 @@ inline int64_t quantizedGatherBytes(const std::vector<int64_t> &shards,
   return bytes;
 }
 
+/// C, the bytes of one packed chunk of a quantized reduce-scatter of shards
+/// of `shards` elements: 4 bytes per block (its f32 scale) and half a byte
+/// per element, rounded up per operand.
+inline int64_t quantizedChunkBytes(const std::vector<int64_t> &shards,
+                                   int64_t blockSize) {
+  int64_t bytes = 0;
+  for (int64_t shard : shards)
+    bytes += 4 * ((shard + blockSize - 1) / blockSize) + (shard + 1) / 2;
+  return bytes;
+}
+
+/// A quantized reduce_scatter (qgZ, version 3) alone: data tensors `T0`,
+/// `T1`, ... of `numels` elements of `dtype` (f32, bf16, f16), reduced
+/// (`reduction`) over a group of `groupSize` ranks into their shards `t0`,
+/// `t1`, ... (value ids i and count + i, padded to a multiple of the group)
+/// in one bucket with "quantize" {bits 4, block_size `blockSize`}. The
+/// staging is exactly 4 * M * S + 2 * G * C bytes, M = `keptChunks` (the
+/// chunks kept after the first hop). Topology [groupSize]: callers set
+/// world_size, topology.grid and grid_axes for other groups.
+inline json makeQuantizedReduceScatterSchedule(int groupSize,
+                                               const std::vector<int> &numels,
+                                               const char *dtype, int blockSize,
+                                               const char *reduction,
+                                               int keptChunks = 1) {
+  const int width = std::string(dtype) == "f32" ? 4 : 2;
+  const int count = static_cast<int>(numels.size());
+  json buffers = json::array(), values = json::array(),
+       arguments = json::array(), layouts = json::array();
+  int offset = 0, bucket = 0;
+  std::vector<int64_t> shards;
+  auto add = [&](const std::string &name, int numel) {
+    int id = static_cast<int>(buffers.size());
+    buffers.push_back(makeBuffer(id, name.c_str(), "communication", offset,
+                                 numel * width, 0, 1));
+    values.push_back(makeTensor(id, ("%" + name).c_str(), {numel}, id, dtype));
+    offset += (numel * width + 63) / 64 * 64;
+  };
+  for (int i = 0; i < count; ++i) {
+    add("T" + std::to_string(i), numels[i]);
+    arguments.push_back(
+        {{"value", i}, {"kind", "data"}, {"name", "T" + std::to_string(i)}});
+  }
+  for (int i = 0; i < count; ++i) {
+    int shard = (numels[i] + groupSize - 1) / groupSize;
+    add("t" + std::to_string(i), shard);
+    layouts.push_back({{"shape", {numels[i]}},
+                       {"world_size", groupSize},
+                       {"shard_numel", shard},
+                       {"padded_numel", shard * groupSize}});
+    bucket += shard;
+    shards.push_back(shard);
+  }
+  json operands = json::array(), results = json::array();
+  for (int i = 0; i < count; ++i) {
+    operands.push_back(i);
+    results.push_back(count + i);
+  }
+  const int stagingBytes =
+      4 * keptChunks * bucket +
+      2 * groupSize * static_cast<int>(quantizedChunkBytes(shards, blockSize));
+  buffers.push_back(makeBuffer(2 * count, "staging", "communication", offset,
+                               stagingBytes, 0, 1));
+  json staging = {
+      {"space", "device"}, {"offset", offset}, {"bytes", stagingBytes}};
+  offset += (stagingBytes + 63) / 64 * 64;
+  return {
+      {"format", "zero-schedule"},
+      {"version", 3},
+      {"stage", 3},
+      {"world_size", groupSize},
+      {"topology", {{"grid", {groupSize}}}},
+      {"memory", {{"alignment", 64}, {"arenas", {{"device", offset}}}}},
+      {"buffers", buffers},
+      {"values", values},
+      {"arguments", arguments},
+      {"results", json::array()},
+      {"streams", {"compute", "comm"}},
+      {"events", 0},
+      {"instructions",
+       {{"compute", json::array()},
+        {"comm", json::array({{{"op", "reduce_scatter"},
+                               {"point", 0},
+                               {"loc", "q.mlir:2:1"},
+                               {"reduction", reduction},
+                               {"operands", operands},
+                               {"results", results},
+                               {"layouts", layouts},
+                               {"staging", staging},
+                               {"quantize",
+                                {{"bits", 4}, {"block_size", blockSize}}}}})}}},
+  };
+}
+
 } // namespace zero::runtime::test
 
 #endif // ZERO_RUNTIME_TEST_TESTSCHEDULES_H

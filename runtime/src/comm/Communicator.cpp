@@ -46,6 +46,32 @@ Status Communicator::allReduce(const void *send, void *recv, int64_t count,
   return finish(2 * (size() - 1) * chunk, context);
 }
 
+Status Communicator::allToAll(const void *send, void *recv,
+                              int64_t bytesPerPeer,
+                              const CollectiveContext &context) {
+  if (bytesPerPeer < 0)
+    return ZERO_ERROR(kInvalidArgument, comm::describeCall(rank(), context) +
+                                            ": " +
+                                            std::to_string(bytesPerPeer) +
+                                            " bytes per peer in an all-to-all");
+  ZERO_RETURN_IF_ERROR(doAllToAll(send, recv, bytesPerPeer, context));
+  // Every peer gets its own b bytes: those on other nodes cross, each way.
+  int64_t across = 0;
+  if (ranksPerNode_ > 0) {
+    const int64_t node = worldRank(rank()) / ranksPerNode_;
+    for (int p = 0; p < size(); ++p)
+      across += worldRank(p) / ranksPerNode_ != node ? bytesPerPeer : 0;
+  }
+  return finish((size() - 1) * bytesPerPeer, across, across, context);
+}
+
+Status Communicator::doAllToAll(const void *, void *, int64_t,
+                                const CollectiveContext &context) {
+  return ZERO_ERROR(kInvalidArgument, comm::describeCall(rank(), context) +
+                                          ": " + describe() +
+                                          " has no all-to-all");
+}
+
 StatusOr<std::unique_ptr<Communicator>>
 Communicator::split(int color, int key, const CollectiveContext &context) {
   StatusOr<std::unique_ptr<Communicator>> made = doSplit(color, key, context);
@@ -94,8 +120,10 @@ Status checkInterNodeNsPerByte(double nsPerByte) {
                         text.str());
 }
 
-Status Communicator::finish(int64_t bytes, const CollectiveContext &context) {
-  const int64_t across = bytesSentAcrossNodes(bytes);
+Status Communicator::finish(int64_t bytes, int64_t sentAcross,
+                            int64_t receivedAcross,
+                            const CollectiveContext &context) {
+  const int64_t across = sentAcross;
   if (nsPerInterNodeByte_ > 0 && across > 0) {
     // The data has moved; the rank's link to the next node is still busy
     // for B * X ns. Slept to an absolute deadline in slices, so that a
@@ -121,7 +149,7 @@ Status Communicator::finish(int64_t bytes, const CollectiveContext &context) {
   received_ += bytes;
   ++calls_;
   sentInterNode_ += across;
-  receivedInterNode_ += bytesReceivedAcrossNodes(bytes);
+  receivedInterNode_ += receivedAcross;
   return Status::ok();
 }
 

@@ -80,6 +80,8 @@ protected:
                          const CollectiveContext &context) override;
   Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
                      ReduceOp op, const CollectiveContext &context) override;
+  Status doAllToAll(const void *send, void *recv, int64_t bytesPerPeer,
+                    const CollectiveContext &context) override;
   StatusOr<std::unique_ptr<Communicator>>
   doSplit(int color, int key, const CollectiveContext &context) override;
 
@@ -318,6 +320,20 @@ Status MpiCommunicator::doAllReduce(const void *send, void *recv, int64_t count,
   ZERO_RETURN_IF_ERROR(complete(request, context));
   finishAvg(recv, count, type, op);
   return Status::ok();
+}
+
+Status MpiCommunicator::doAllToAll(const void *send, void *recv,
+                                   int64_t bytesPerPeer,
+                                   const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(checkCount(bytesPerPeer, context));
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  MPI_Request request;
+  int code =
+      MPI_Ialltoall(send, static_cast<int>(bytesPerPeer), MPI_BYTE, recv,
+                    static_cast<int>(bytesPerPeer), MPI_BYTE, comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  return complete(request, context);
 }
 
 StatusOr<std::unique_ptr<Communicator>>

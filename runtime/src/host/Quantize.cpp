@@ -153,6 +153,33 @@ void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
     out[i] = static_cast<float>(loadLevel(in, i, bits)) * scales[i / blockSize];
 }
 
+void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
+                           int bits, int64_t blockSize, float *sums) {
+  assert((bits == 4 || bits == 8) && blockSize >= 1);
+  for (int64_t begin = 0, block = 0; begin < n; begin += blockSize, ++block) {
+    float scale = loadScale(scales, block);
+    for (int64_t i = begin; i < std::min(n, begin + blockSize); ++i)
+      sums[i] += static_cast<float>(loadLevel(in, i, bits)) * scale;
+  }
+}
+
+void roundFloats(const float *in, int64_t n, QuantizedFormat format,
+                 void *out) {
+  for (int64_t i = 0; i < n; ++i) {
+    switch (format) {
+    case QuantizedFormat::F32:
+      storeElement<QuantizedFormat::F32>(out, i, in[i]);
+      break;
+    case QuantizedFormat::BF16:
+      storeElement<QuantizedFormat::BF16>(out, i, in[i]);
+      break;
+    case QuantizedFormat::F16:
+      storeElement<QuantizedFormat::F16>(out, i, in[i]);
+      break;
+    }
+  }
+}
+
 void quantizeElements(const void *in, QuantizedFormat format, int64_t n,
                       int bits, int64_t blockSize, uint8_t *out, void *scales) {
   switch (format) {

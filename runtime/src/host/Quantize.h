@@ -51,6 +51,13 @@ void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
 void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
                       int bits, int64_t blockSize, float *out);
 
+/// Adds the dequantized blocks to `sums`: `sums[i] += q[i] * scale[i /
+/// blockSize]` in f32, the scales read as bytes at any alignment (the
+/// packed chunks of the quantized reduce-scatter, qgZ). A NaN scale makes
+/// its block's sums NaN.
+void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
+                           int bits, int64_t blockSize, float *sums);
+
 /// The float formats that quantizeElements reads and dequantizeElements
 /// writes.
 enum class QuantizedFormat { F32, BF16, F16 };
@@ -68,6 +75,10 @@ void quantizeElements(const void *in, QuantizedFormat format, int64_t n,
 void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
                         int bits, int64_t blockSize, QuantizedFormat format,
                         void *out);
+
+/// Rounds n floats to `format` (to nearest, ties to even) into `out`, which
+/// need not be aligned: the quantized reduce-scatter's results.
+void roundFloats(const float *in, int64_t n, QuantizedFormat format, void *out);
 
 } // namespace zero::runtime::host
 

@@ -12,7 +12,10 @@
 // bucket on N ranks, (N-1)*P/N sent and received by an all-gather or a
 // reduce-scatter, twice that by an all-reduce (P rounded up to a multiple of
 // N). Implementations only move data, so none can drift from the report.
-// A sub-communicator (split) counts the same over its own ranks.
+// An all-to-all (the quantized reduce-scatter's hops) moves what it is
+// given: (N-1)*b each way for b bytes per peer, of which b per peer on
+// another node crosses the node boundary. A sub-communicator (split) counts
+// the same over its own ranks.
 //
 // A simulated slow link between nodes (setInterNodeNsPerByte, opt-in): on
 // one machine the "nodes" of a topology share the host, so bytes across
@@ -92,6 +95,12 @@ public:
   /// be recv.
   Status allReduce(const void *send, void *recv, int64_t count, DType type,
                    ReduceOp op, const CollectiveContext &context);
+  /// recv[p * b, (p + 1) * b) = rank p's send[rank() * b, (rank() + 1) *
+  /// b), b = bytesPerPeer; send and recv must not overlap. Byte-exact, no
+  /// element type. Counts (size() - 1) * b sent and received, and b for
+  /// every peer on another node as inter-node bytes.
+  Status allToAll(const void *send, void *recv, int64_t bytesPerPeer,
+                  const CollectiveContext &context);
   virtual Status barrier(const CollectiveContext &context) = 0;
   /// Every rank's `bytes`, in rank order, on rank 0; an empty list elsewhere.
   /// Host memory, whatever the communicator's buffers are.
@@ -125,7 +134,8 @@ public:
   /// collective's volume is a ring over this communicator's ranks in order,
   /// so a rank's bytes sent cross iff its successor in the ring is on
   /// another node, and its bytes received iff its predecessor is
-  /// (docs/ScheduleFormat.md, "Topology"). Default: one node.
+  /// (docs/ScheduleFormat.md, "Topology"); an all-to-all's cross for the
+  /// peers on other nodes. Default: one node.
   void setRanksPerNode(int64_t ranks);
 
   /// Simulates a slow link between nodes: after each collective, this rank
@@ -147,6 +157,11 @@ protected:
   virtual Status doAllReduce(const void *send, void *recv, int64_t count,
                              DType type, ReduceOp op,
                              const CollectiveContext &context) = 0;
+  /// The all-to-all as the implementation moves it. Default: an error
+  /// ("<describe()> has no all-to-all"), for the device communicators,
+  /// whose executor runs no quantized collective.
+  virtual Status doAllToAll(const void *send, void *recv, int64_t bytesPerPeer,
+                            const CollectiveContext &context);
   /// The new communicator of split(), whose counters split() sets up.
   virtual StatusOr<std::unique_ptr<Communicator>>
   doSplit(int color, int key, const CollectiveContext &context) = 0;
@@ -156,9 +171,16 @@ private:
   int64_t worldRank(int r) const {
     return worldRanks_.empty() ? r : worldRanks_[r];
   }
-  /// Completes one collective that moved `bytes` each way: the simulated
-  /// inter-node delay, then the counters.
-  Status finish(int64_t bytes, const CollectiveContext &context);
+  /// Completes one ring collective that moved `bytes` each way.
+  Status finish(int64_t bytes, const CollectiveContext &context) {
+    return finish(bytes, bytesSentAcrossNodes(bytes),
+                  bytesReceivedAcrossNodes(bytes), context);
+  }
+  /// Completes one collective that moved `bytes` each way, `sentAcross` and
+  /// `receivedAcross` of them between nodes: the simulated inter-node delay
+  /// of `sentAcross`, then the counters.
+  Status finish(int64_t bytes, int64_t sentAcross, int64_t receivedAcross,
+                const CollectiveContext &context);
   /// Of a collective's `bytes` each way, those this rank sent across nodes.
   int64_t bytesSentAcrossNodes(int64_t bytes) const {
     return sendsAcrossNodes_ ? bytes : 0;

@@ -163,16 +163,24 @@ struct Instruction : OpRecord {
   /// The topology.grid axes whose ranks the collective runs among, strictly
   /// increasing (`grid_axes`, version 3); empty: the whole world.
   std::vector<int64_t> gridAxes;
-  /// A quantized all_gather (`quantize`, version 3; ZeRO++ qwZ): each rank
-  /// block-quantizes its shards into `packedBytes` bytes of the staging
-  /// region, and the packed blocks are gathered (docs/ScheduleFormat.md,
-  /// "Quantized all-gathers").
+  /// A quantized collective (`quantize`, version 3). An all_gather (ZeRO++
+  /// qwZ): each rank block-quantizes its shards into `packedBytes` bytes of
+  /// the staging region, and the packed blocks are gathered. A
+  /// reduce_scatter (qgZ): int4 chunks of `packedBytes` bytes go through one
+  /// all-to-all per grid axis of the group, reduced in f32 in between
+  /// (docs/ScheduleFormat.md, "Quantized all-gathers" and "Quantized
+  /// reduce-scatters").
   struct Quantization {
     int64_t bits = 8;
     int64_t blockSize = 1;
-    /// P: one rank's packed block, all operands' f32 scales then all their
-    /// int8 values.
+    /// All-gather: P, one rank's packed block, all operands' f32 scales then
+    /// all their int8 values. Reduce-scatter: C, one packed chunk, all
+    /// operands' f32 scales then all their int4 values.
     int64_t packedBytes = 0;
+    /// Reduce-scatter: the f32 partial sums at the start of the staging
+    /// region, 4 * M * S bytes (M chunks kept after the first hop); the
+    /// packed chunks to send and those received follow, G * C bytes each.
+    int64_t sumsBytes = 0;
   };
   std::optional<Quantization> quantize;
 

@@ -39,17 +39,6 @@ host::QuantizedFormat getQuantizedFormat(DType type) {
                                : host::QuantizedFormat::F16;
 }
 
-/// The grid axes a collective runs over: its grid_axes, or every axis.
-std::vector<int64_t> getGroupAxes(const Schedule &schedule,
-                                  const Instruction &inst) {
-  if (!inst.gridAxes.empty())
-    return inst.gridAxes;
-  std::vector<int64_t> axes(schedule.grid().size());
-  for (size_t a = 0; a < axes.size(); ++a)
-    axes[a] = static_cast<int64_t>(a);
-  return axes;
-}
-
 } // namespace
 
 /// The streams' shared state and the comm thread.
@@ -788,15 +777,30 @@ Status Executor::Impl::runQuantizedReduceScatter(
   for (size_t i = 0; i < count; ++i)
     valueAt[i] += scaleBytes;
 
-  // The hops' communicators: the collective's own over one axis, else the
-  // single-axis groups (createGroupCommunicators).
-  const std::vector<int64_t> axes = getGroupAxes(schedule, inst);
+  // A group of one rank (every axis of one rank): its own tensors, exact.
+  const std::vector<int64_t> axes = schedule.quantizedHopAxes(inst.gridAxes);
+  if (axes.empty()) {
+    for (size_t i = 0; i < count; ++i) {
+      const PartitionLayout &layout = inst.layouts[i];
+      ElementRange owned = layout.ownedRange(0);
+      std::byte *out = address(inst.results[i]);
+      std::memcpy(out, address(inst.operands[i]) + owned.begin * width,
+                  static_cast<size_t>(owned.size() * width));
+      std::memset(
+          out + owned.size() * width, 0,
+          static_cast<size_t>((layout.shardNumel - owned.size()) * width));
+    }
+    return Status::ok();
+  }
+  // The hops' communicators: the collective's own when it is the only
+  // hop's group, else the single-axis groups (createGroupCommunicators).
   std::vector<Communicator *> hopComms;
   for (int64_t axis : axes)
-    hopComms.push_back(axes.size() == 1 ? &comm
-                                        : executor.groupCommunicators_
-                                              .at(std::vector<int64_t>{axis})
-                                              .get());
+    hopComms.push_back(
+        comm.size() == schedule.grid()[axis]
+            ? &comm
+            : executor.groupCommunicators_.at(std::vector<int64_t>{axis})
+                  .get());
   // A group index's coordinate on axes[t]: row-major over the axes.
   std::vector<int64_t> strides(axes.size(), 1);
   for (size_t t = axes.size() - 1; t-- > 0;)
@@ -988,12 +992,12 @@ Status Executor::createGroupCommunicators() {
       if (inst.isCollective()) {
         if (!inst.gridAxes.empty())
           groupCommunicators_[inst.gridAxes];
-        // A quantized reduce-scatter's hops run over one axis each.
-        const std::vector<int64_t> axes = getGroupAxes(s, inst);
-        if (inst.quantize && inst.kind == Instruction::Kind::ReduceScatter &&
-            axes.size() > 1)
-          for (int64_t axis : axes)
-            groupCommunicators_[{axis}];
+        // A quantized reduce-scatter's hops run over one axis each; the
+        // collective's own group serves a hop that is all of it.
+        if (inst.quantize && inst.kind == Instruction::Kind::ReduceScatter)
+          for (int64_t axis : s.quantizedHopAxes(inst.gridAxes))
+            if (s.grid()[axis] != s.groupSize(inst.gridAxes))
+              groupCommunicators_[{axis}];
       }
   for (auto &[axes, group] : groupCommunicators_) {
     RankGroup place = s.rankGroup(communicator_.rank(), axes);

@@ -1879,12 +1879,12 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     needed = *packedBytes;
     needsStaging = true;
   } else if (inst.quantize) {
-    // The first hop runs over the group's last axis; the chunks of the
-    // other coordinates on it stay.
-    const int64_t firstAxis = inst.gridAxes.empty()
-                                  ? static_cast<int64_t>(s.grid_.size()) - 1
-                                  : inst.gridAxes.back();
-    const int64_t kept = groupSize / s.grid_[firstAxis];
+    // The first hop runs over the group's last axis of several ranks; the
+    // chunks of the other coordinates on it stay (all of them without a
+    // hop, in a group of one rank).
+    const std::vector<int64_t> hops = s.quantizedHopAxes(inst.gridAxes);
+    const int64_t kept =
+        hops.empty() ? groupSize : groupSize / s.grid_[hops.back()];
     std::optional<int64_t> sums = checkedMul(inst.bucketNumel, kept);
     if (sums)
       sums = checkedMul(*sums, 4);
@@ -2475,6 +2475,18 @@ int64_t Schedule::groupSize(const std::vector<int64_t> &gridAxes) const {
   for (int64_t axis : gridAxes)
     size *= grid_[axis];
   return size;
+}
+
+std::vector<int64_t>
+Schedule::quantizedHopAxes(const std::vector<int64_t> &gridAxes) const {
+  std::vector<int64_t> axes;
+  for (int64_t axis = 0, e = static_cast<int64_t>(grid_.size()); axis < e;
+       ++axis)
+    if (grid_[axis] > 1 &&
+        (gridAxes.empty() ||
+         std::find(gridAxes.begin(), gridAxes.end(), axis) != gridAxes.end()))
+      axes.push_back(axis);
+  return axes;
 }
 
 RankGroup Schedule::rankGroup(int64_t rank,

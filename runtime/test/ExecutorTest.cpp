@@ -703,7 +703,9 @@ TEST(Executor, GathersQuantizedOnOneRank) {
 
 // A quantized reduce-scatter (qgZ) on one rank: one hop to itself, so the
 // shard comes back through the int4 quantizer, and nothing is counted.
-TEST(Executor, ReduceScattersQuantizedOnOneRank) {
+// A group of one rank has no hop: its shard is its own tensor, exact (no
+// quantization to round it) and unpadded.
+TEST(Executor, ReduceScattersQuantizedOnOneRankExactly) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   StatusOr<std::unique_ptr<Executor>> created = Executor::create(
       parse(makeQuantizedReduceScatterSchedule(1, {5, 2}, "f32", 2, "avg")),
@@ -712,21 +714,19 @@ TEST(Executor, ReduceScattersQuantizedOnOneRank) {
   Executor &executor = **created;
   float *a = static_cast<float *>(executor.tensorData(0).data);
   float *b = static_cast<float *>(executor.tensorData(1).data);
-  // Blocks of 2: [7, 3.5] scale 1, [-7, 0] scale 1, [1] scale 1 / 7.
+  // Quantized in blocks of 2, 3.5 would come back 4 and 1 as 7 * (1 / 7).
   const float in[5] = {7, 3.5f, -7, 0, 1};
   std::memcpy(a, in, sizeof(in));
-  b[0] = b[1] = 0;
+  b[0] = 0.25f;
+  b[1] = -0.1f;
   StatusOr<StepStats> stats = executor.step();
   ASSERT_TRUE(stats.isOk()) << stats.status().toString();
   const float *shard = static_cast<const float *>(executor.tensorData(2).data);
-  EXPECT_EQ(shard[0], 7.0f);
-  EXPECT_EQ(shard[1], 4.0f); // ties to even
-  EXPECT_EQ(shard[2], -7.0f);
-  EXPECT_EQ(shard[3], 0.0f);
-  EXPECT_EQ(shard[4], 7 * (1.0f / 7));
-  const float *zeros = static_cast<const float *>(executor.tensorData(3).data);
-  EXPECT_EQ(zeros[0], 0.0f);
-  EXPECT_EQ(zeros[1], 0.0f);
+  EXPECT_EQ(std::vector<float>(shard, shard + 5),
+            std::vector<float>(in, in + 5));
+  const float *other = static_cast<const float *>(executor.tensorData(3).data);
+  EXPECT_EQ(other[0], 0.25f);
+  EXPECT_EQ(other[1], -0.1f);
   EXPECT_EQ(stats->bytesSent, 0);
 }
 

@@ -560,6 +560,10 @@ TEST(MpiGroups, ReduceScattersQuantizedHopByHop) {
   }
   cases.push_back({"world of [2, 2]", {}, {2, 2}, {2, 2}, r, 9, 2, 1});
   cases.push_back({"world of [4]", {}, {4}, {4}, r, 9, 3, 0});
+  // One rank per node: no hop within a node, one across.
+  cases.push_back({"world of [4, 1]", {}, {4, 1}, {4}, r, 9, 0, 3});
+  // A node of one rank: no hop at all, the rank's own tensors exactly.
+  cases.push_back({"[1] of [4, 1]", {1}, {4, 1}, {}, 0, 10 + r, 0, 0});
   for (const char *reduction : {"sum", "avg"})
     for (const Case &c : cases) {
       SCOPED_TRACE(c.name + " " + reduction);
@@ -567,7 +571,8 @@ TEST(MpiGroups, ReduceScattersQuantizedHopByHop) {
       for (int size : c.axisSizes)
         n *= size;
       json s = makeQuantizedReduceScatterSchedule(
-          n, numels, "bf16", 4, reduction, n / c.axisSizes.back());
+          n, numels, "bf16", 4, reduction,
+          c.axisSizes.empty() ? 1 : n / c.axisSizes.back());
       s["world_size"] = 4;
       s["topology"]["grid"] = c.grid;
       if (!c.axes.empty())

@@ -31,16 +31,17 @@ inline float quantizedReduceScatterInput(int i, int k, int e, int seed) {
 }
 
 /// The shards that member `k` of a group over axes of sizes `axisSizes`
-/// (row-major, hops from the last axis) ends with, operand after operand, as
-/// floats of `dtype`.
+/// (row-major, hops from the last axis; none for a group of one) ends with,
+/// operand after operand, as floats of `dtype`.
 inline std::vector<float> referenceQuantizedReduceScatter(
     const std::vector<int> &axisSizes, int k, const std::vector<int> &numels,
     const std::string &dtype, int64_t blockSize, bool avg, int seed) {
+  // No axis: a group of one rank, which keeps its own chunk.
   const size_t axes = axisSizes.size();
   std::vector<int> strides(axes, 1);
-  for (size_t t = axes - 1; t-- > 0;)
-    strides[t] = strides[t + 1] * axisSizes[t + 1];
-  const int groupSize = strides[0] * axisSizes[0];
+  for (size_t t = axes; t-- > 1;)
+    strides[t - 1] = strides[t] * axisSizes[t];
+  const int groupSize = axes == 0 ? 1 : strides[0] * axisSizes[0];
   auto coordinate = [&](int x, size_t t) {
     return x / strides[t] % axisSizes[t];
   };

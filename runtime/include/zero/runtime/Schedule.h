@@ -180,6 +180,12 @@ public:
   /// The ranks of a collective over `gridAxes`: the product of their grid
   /// sizes.
   int64_t groupSize(const std::vector<int64_t> &gridAxes) const;
+  /// The axes of the hops of a quantized reduce-scatter over `gridAxes`
+  /// (empty: every axis), increasing (the hops run from the last): the
+  /// group's axes but those of one rank, where a hop would move nothing
+  /// (docs/ScheduleFormat.md, "Quantized reduce-scatters").
+  std::vector<int64_t>
+  quantizedHopAxes(const std::vector<int64_t> &gridAxes) const;
   int64_t alignment() const { return alignment_; }
   int64_t arenaBytes(MemorySpace space) const {
     return arenas_[static_cast<int>(space)];

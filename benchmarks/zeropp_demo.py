@@ -21,7 +21,7 @@ and exits non-zero if the difference exceeds --tolerance (0.02) or a
 step's bytes differ from the compiler's report.
 
 Usage: benchmarks/zeropp_demo.py [--bin build/bin] [--steps 300]
-                                 [--tolerance 0.02] [--keep DIR]
+                                 [--tolerance 0.02] [--seed 0] [--keep DIR]
 """
 
 import argparse
@@ -74,6 +74,8 @@ def main():
     parser.add_argument("--bin", default=os.path.join(REPO, "build", "bin"))
     parser.add_argument("--steps", type=int, default=300)
     parser.add_argument("--tolerance", type=float, default=0.02)
+    parser.add_argument("--seed", type=int, default=0,
+                        help="zero-run's seed of the initialization")
     parser.add_argument("--keep", help="keep the work files in this folder")
     args = parser.parse_args()
     if args.steps < 10:
@@ -103,7 +105,7 @@ def main():
             "-o", os.devnull])
         run([tool("zero-run"), schedule, "--nproc", str(RANKS), "--steps",
              str(args.steps), "--data", os.path.join(work, "gpl-3.0.bin"),
-             "--metrics", metrics])
+             "--seed", str(args.seed), "--metrics", metrics])
         expected = json.load(open(report))["communication_bytes_per_step"][
             "inter_node_per_node"]["sent"]
         loss, across = {}, {}

@@ -298,10 +298,13 @@ void Mapper::mapQuantizedWeights(ZeroPipelineOptions &options) {
   options.quantizeWeightsBlockSize = kQuantizedWeightsBlockSize;
 }
 
-/// Elements per scale of qgZ's int4 blocks: scales add 1/64 to the
-/// half byte of each value, and a block's error bound (absmax / 14) follows
-/// the largest magnitude among 512 neighbours.
-constexpr int64_t kQuantizedGradientsBlockSize = 512;
+/// Elements per scale of qgZ's int4 blocks: scales add 1/16 to the half
+/// byte of each value, and a block's error bound (absmax / 14) follows the
+/// largest magnitude among 128 neighbours, about a row of a weight as
+/// DeepSpeed's groups (numel / its largest dimension). Blocks of 256 and 512
+/// trained the demo model with all of ZeRO++ to a final loss 6.5% and 8.5%
+/// above ZeRO-3's (benchmarks/zeropp_demo.py; docs/PERFORMANCE.md).
+constexpr int64_t kQuantizedGradientsBlockSize = 128;
 
 /// ZeRO++ qgZ: the gradients' reduce-scatters carry int4 values through a
 /// hierarchical all-to-all (zero-reduce-gradients'
@@ -676,7 +679,7 @@ const KnobRoute kKnobRoutes[] = {
     {"zero_optimization.zero_quantized_weights",
      "quantize-weights-block-size = 2048 (zero-shard-parameters), stage 3"},
     {"zero_optimization.zero_quantized_gradients",
-     "quantize-gradients-block-size = 512 (zero-reduce-gradients), stage 3"},
+     "quantize-gradients-block-size = 128 (zero-reduce-gradients), stage 3"},
     {"zero_optimization.zero_hpz_partition_size",
      "hpz-partition-size (zero-shard-parameters): 1, the world size or the "
      "ranks of one node (--zero-ranks-per-node), stage 3"},

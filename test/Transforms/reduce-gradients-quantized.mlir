@@ -1,5 +1,6 @@
 // ZeRO++ qgZ: zero-reduce-gradients' quantize-gradients-block-size puts
-// `quantize_block_size` on every reduce-scatter it builds (int4 blocks
+// `quantize_block_size` on the reduce-scatter of every gradient of two or
+// more dimensions (int4 blocks
 // through a hierarchical all-to-all, docs/ScheduleFormat.md, "Quantized
 // reduce-scatters"), whatever its group; MiCS's replica all-reduce stays
 // unquantized.
@@ -30,14 +31,15 @@
 // RUN:   --zero-reduce-gradients=quantize-gradients-block-size=4 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=F64
 
-// Each bf16 gradient is reduce-scattered quantized, in its own bucket (the
-// pass runs before zero-bucket).
+// Each bf16 weight's gradient is reduce-scattered quantized, in its own
+// bucket (the pass runs before zero-bucket); the biases', vectors, exactly,
+// as DeepSpeed's all_to_all_quant_reduce reduces 1-D tensors.
 // BF16-LABEL: func.func @step(
 // BF16:         %[[H:.*]] = zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [4, 4], world_size = 4>] {zero.grads = ["w1"]} : tensor<4x4xbf16>
 // BF16-NEXT:    zero.wait %[[H]] : tensor<4xbf16>
 // BF16:         zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [4, 4], world_size = 4>] {zero.grads = ["w0"]} : tensor<4x4xbf16>
-// BF16:         zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [4], world_size = 4>] {zero.grads = ["b0"]} : tensor<4xbf16>
-// BF16:         zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 64 layouts [#zero.layout<shape = [6], world_size = 4>] {zero.grads = ["b1"]} : tensor<6xbf16>
+// BF16:         zero.reduce_scatter_start avg %{{.*}} layouts [#zero.layout<shape = [4], world_size = 4>] {zero.grads = ["b0"]} : tensor<4xbf16>
+// BF16:         zero.reduce_scatter_start avg %{{.*}} layouts [#zero.layout<shape = [6], world_size = 4>] {zero.grads = ["b1"]} : tensor<6xbf16>
 
 // MiCS: the node's reduce-scatter is quantized (one hop, within the node);
 // the sum across the replicas is not.

@@ -251,7 +251,10 @@ struct ZeroReduceGradientsPass
           b, loc, grad, commType ? commType : getElementTypeOrSelf(grad),
           preScale);
       auto type = cast<RankedTensorType>(operand.getType());
-      if (quantizeBlockSize && !type.getElementType().isF32() &&
+      // As DeepSpeed's all_to_all_quant_reduce, vectors (biases, norms'
+      // gains: few elements, each its own role) are reduced exactly.
+      IntegerAttr quantize = type.getRank() >= 2 ? quantizeBlockSize : nullptr;
+      if (quantize && !type.getElementType().isF32() &&
           !type.getElementType().isBF16() && !type.getElementType().isF16()) {
         emitError(loc, "qgZ quantizes f32, bf16 or f16 gradients, but '")
             << name.getValue() << "' is reduced in " << type.getElementType()
@@ -276,7 +279,7 @@ struct ZeroReduceGradientsPass
           return signalPassFailure();
         start = ReduceScatterStartOp::create(b, loc, operand, kind,
                                              b.getArrayAttr({layout}),
-                                             *gridAxes, quantizeBlockSize);
+                                             *gridAxes, quantize);
         reduced = WaitOp::create(b, loc, start).getResult(0);
         if (getReplicaGridAxes(func, layout))
           acrossReplicas.insert(name.getValue());

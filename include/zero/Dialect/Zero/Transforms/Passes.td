@@ -389,10 +389,11 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
     loss is averaged over it); unrolled micro-steps (`zero.micro_step`) are
     summed result by result.
 
-    With `quantize-gradients-block-size` B (ZeRO++'s qgZ) every
-    reduce-scatter carries `quantize_block_size = B`: the gradients travel as
-    int4 blocks through a hierarchical all-to-all, reduced in f32 at each
-    hop. It needs reduce-scatters (stages 1-3) and gradients reduced in f32,
+    With `quantize-gradients-block-size` B (ZeRO++'s qgZ) the
+    reduce-scatter of every gradient of two or more dimensions carries
+    `quantize_block_size = B` (vectors are reduced exactly, as DeepSpeed's
+    all_to_all_quant_reduce does): the gradients travel as int4 blocks
+    through a hierarchical all-to-all, reduced in f32 at each hop. It needs reduce-scatters (stages 1-3) and gradients reduced in f32,
     bf16 or f16; the replicas' all-reduce of MiCS stays unquantized.
 
     `prescale-gradients` and `gradient-predivide-factor` F split the average

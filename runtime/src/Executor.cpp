@@ -792,15 +792,14 @@ Status Executor::Impl::runQuantizedReduceScatter(
     }
     return Status::ok();
   }
-  // The hops' communicators: the collective's own when it is the only
-  // hop's group, else the single-axis groups (createGroupCommunicators).
+  // The hops' communicators: the collective's own for its only hop, else
+  // the single-axis groups (createGroupCommunicators).
   std::vector<Communicator *> hopComms;
   for (int64_t axis : axes)
-    hopComms.push_back(
-        comm.size() == schedule.grid()[axis]
-            ? &comm
-            : executor.groupCommunicators_.at(std::vector<int64_t>{axis})
-                  .get());
+    hopComms.push_back(axes.size() == 1 ? &comm
+                                        : executor.groupCommunicators_
+                                              .at(std::vector<int64_t>{axis})
+                                              .get());
   // A group index's coordinate on axes[t]: row-major over the axes.
   std::vector<int64_t> strides(axes.size(), 1);
   for (size_t t = axes.size() - 1; t-- > 0;)
@@ -993,10 +992,11 @@ Status Executor::createGroupCommunicators() {
         if (!inst.gridAxes.empty())
           groupCommunicators_[inst.gridAxes];
         // A quantized reduce-scatter's hops run over one axis each; the
-        // collective's own group serves a hop that is all of it.
+        // collective's own group serves its only hop.
         if (inst.quantize && inst.kind == Instruction::Kind::ReduceScatter)
-          for (int64_t axis : s.quantizedHopAxes(inst.gridAxes))
-            if (s.grid()[axis] != s.groupSize(inst.gridAxes))
+          if (std::vector<int64_t> hops = s.quantizedHopAxes(inst.gridAxes);
+              hops.size() > 1)
+            for (int64_t axis : hops)
               groupCommunicators_[{axis}];
       }
   for (auto &[axes, group] : groupCommunicators_) {

@@ -701,10 +701,8 @@ TEST(Executor, GathersQuantizedOnOneRank) {
   EXPECT_EQ(stats->bytesSent, 0);
 }
 
-// A quantized reduce-scatter (qgZ) on one rank: one hop to itself, so the
-// shard comes back through the int4 quantizer, and nothing is counted.
-// A group of one rank has no hop: its shard is its own tensor, exact (no
-// quantization to round it) and unpadded.
+// A quantized reduce-scatter (qgZ) in a group of one rank has no hop: its shard
+// is its own tensor, exact (no quantization to round it) and unpadded.
 TEST(Executor, ReduceScattersQuantizedOnOneRankExactly) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   StatusOr<std::unique_ptr<Executor>> created = Executor::create(

@@ -79,6 +79,14 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   const int64_t ranksPerNode = grid.back();
   SmallVector<CommunicationVolume::Crossing> crossings(ranksPerNode);
   bool crossingOverflow = false;
+  // `sum += bytes` of a crossing, noting an overflow (or unknown bytes).
+  auto addAcross = [&](int64_t &sum, std::optional<int64_t> bytes) {
+    std::optional<int64_t> total =
+        bytes ? llvm::checkedAdd(sum, *bytes) : std::nullopt;
+    crossingOverflow |= !total;
+    if (total)
+      sum = *total;
+  };
   // What of `ringBytes` (per run of the op) crosses nodes, per local rank.
   auto addCrossing = [&](Operation *op, std::optional<ArrayRef<int16_t>> axes,
                          int64_t CommunicationVolume::Crossing::*kind,
@@ -89,17 +97,10 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     for (int64_t local = 0; local < ranksPerNode; ++local) {
       RingCrossing crossing =
           getRingCrossing(grid, axes.value_or(ArrayRef<int16_t>()), local);
-      auto add = [&](int64_t &sum) {
-        std::optional<int64_t> total =
-            bytes ? llvm::checkedAdd(sum, *bytes) : std::nullopt;
-        crossingOverflow |= !total;
-        if (total)
-          sum = *total;
-      };
       if (crossing.sendsAcross)
-        add(crossings[local].*kind);
+        addAcross(crossings[local].*kind, bytes);
       if (crossing.receivesAcross)
-        add(crossings[local].received);
+        addAcross(crossings[local].received, bytes);
     }
   };
   std::optional<int64_t> allGather = 0, reduceScatter = 0, allReduce = 0,
@@ -165,17 +166,8 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
         continue;
       std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
       for (CommunicationVolume::Crossing &crossing : crossings) {
-        std::optional<int64_t> sent =
-            perStep ? llvm::checkedAdd(crossing.reduceScatter, *perStep)
-                    : std::nullopt;
-        std::optional<int64_t> received =
-            perStep ? llvm::checkedAdd(crossing.received, *perStep)
-                    : std::nullopt;
-        crossingOverflow |= !sent || !received;
-        if (sent && received) {
-          crossing.reduceScatter = *sent;
-          crossing.received = *received;
-        }
+        addAcross(crossing.reduceScatter, perStep);
+        addAcross(crossing.received, perStep);
       }
     }
   };

@@ -39,6 +39,29 @@ host::QuantizedFormat getQuantizedFormat(DType type) {
                                : host::QuantizedFormat::F16;
 }
 
+/// Where each operand's f32 scales and values start in a packed block
+/// (qwZ) or chunk (qgZ) of a quantized collective: every operand's scales,
+/// then every operand's values, in operand order (docs/ScheduleFormat.md).
+struct PackedOffsets {
+  std::vector<int64_t> scales, values;
+};
+
+PackedOffsets getPackedOffsets(const Instruction &inst) {
+  const Instruction::Quantization &q = *inst.quantize;
+  PackedOffsets at;
+  int64_t scaleBytes = 0, valueBytes = 0;
+  for (const PartitionLayout &layout : inst.layouts) {
+    at.scales.push_back(scaleBytes);
+    at.values.push_back(valueBytes);
+    scaleBytes += 4 * host::getNumBlocks(layout.shardNumel, q.blockSize);
+    valueBytes +=
+        host::getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
+  }
+  for (int64_t &value : at.values)
+    value += scaleBytes;
+  return at;
+}
+
 } // namespace
 
 /// The streams' shared state and the comm thread.
@@ -704,25 +727,15 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
   const int64_t packed = q.packedBytes;
   const int64_t width = getDTypeWidth(inst.dtype);
   const host::QuantizedFormat format = getQuantizedFormat(inst.dtype);
-  // A rank's packed block: every operand's f32 scales, then every operand's
-  // int8 values, in operand order (docs/ScheduleFormat.md).
-  int64_t scaleBytes = 0;
-  for (const PartitionLayout &layout : inst.layouts)
-    scaleBytes += 4 * host::getNumBlocks(layout.shardNumel, q.blockSize);
+  const PackedOffsets at = getPackedOffsets(inst);
   std::byte *own = flat + comm.rank() * packed;
-  int64_t scales = 0, values = scaleBytes;
-  for (size_t i = 0; i < inst.operands.size(); ++i) {
-    const int64_t shard = inst.layouts[i].shardNumel;
+  for (size_t i = 0; i < inst.operands.size(); ++i)
     host::quantizeElements(
-        address(inst.operands[i]), format, shard, static_cast<int>(q.bits),
-        q.blockSize, reinterpret_cast<uint8_t *>(own + values), own + scales);
-    scales += 4 * host::getNumBlocks(shard, q.blockSize);
-    values += host::getQuantizedBytes(shard, static_cast<int>(q.bits));
-  }
+        address(inst.operands[i]), format, inst.layouts[i].shardNumel,
+        static_cast<int>(q.bits), q.blockSize,
+        reinterpret_cast<uint8_t *>(own + at.values[i]), own + at.scales[i]);
   // One byte per element: the communicator counts the P-byte ring.
   ZERO_RETURN_IF_ERROR(comm.allGather(own, flat, packed, DType::I1, context));
-  scales = 0;
-  values = scaleBytes;
   for (size_t i = 0; i < inst.operands.size(); ++i) {
     const PartitionLayout &layout = inst.layouts[i];
     std::byte *out = address(inst.results[i]);
@@ -731,13 +744,10 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
       ElementRange owned = layout.ownedRange(r);
       const std::byte *block = flat + r * packed;
       host::dequantizeElements(
-          reinterpret_cast<const uint8_t *>(block + values), block + scales,
-          owned.size(), static_cast<int>(q.bits), q.blockSize, format,
-          out + owned.begin * width);
+          reinterpret_cast<const uint8_t *>(block + at.values[i]),
+          block + at.scales[i], owned.size(), static_cast<int>(q.bits),
+          q.blockSize, format, out + owned.begin * width);
     }
-    scales += 4 * host::getNumBlocks(layout.shardNumel, q.blockSize);
-    values +=
-        host::getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
   }
   return Status::ok();
 }
@@ -763,19 +773,11 @@ Status Executor::Impl::runQuantizedReduceScatter(
 
   // Where operand i lies in a packed chunk (its scales, its int4 values)
   // and in a chunk of sums.
-  std::vector<int64_t> scaleAt(count), valueAt(count), sumAt(count);
-  int64_t scaleBytes = 0, valueBytes = 0, elements = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const int64_t shard = inst.layouts[i].shardNumel;
-    scaleAt[i] = scaleBytes;
-    valueAt[i] = valueBytes;
-    sumAt[i] = elements;
-    scaleBytes += 4 * host::getNumBlocks(shard, blockSize);
-    valueBytes += host::getQuantizedBytes(shard, bits);
-    elements += shard;
-  }
-  for (size_t i = 0; i < count; ++i)
-    valueAt[i] += scaleBytes;
+  const PackedOffsets at = getPackedOffsets(inst);
+  const std::vector<int64_t> &scaleAt = at.scales, &valueAt = at.values;
+  std::vector<int64_t> sumAt(count);
+  for (size_t i = 1; i < count; ++i)
+    sumAt[i] = sumAt[i - 1] + inst.layouts[i - 1].shardNumel;
 
   // A group of one rank (every axis of one rank): its own tensors, exact.
   const std::vector<int64_t> axes = schedule.quantizedHopAxes(inst.gridAxes);

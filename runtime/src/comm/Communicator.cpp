@@ -123,13 +123,12 @@ Status checkInterNodeNsPerByte(double nsPerByte) {
 Status Communicator::finish(int64_t bytes, int64_t sentAcross,
                             int64_t receivedAcross,
                             const CollectiveContext &context) {
-  const int64_t across = sentAcross;
-  if (nsPerInterNodeByte_ > 0 && across > 0) {
+  if (nsPerInterNodeByte_ > 0 && sentAcross > 0) {
     // The data has moved; the rank's link to the next node is still busy
     // for B * X ns. Slept to an absolute deadline in slices, so that a
     // cancelled step is not held up and oversleeping does not add up.
     // Saturated: a huge collective waits as long as int64 ns allow.
-    const double wait = static_cast<double>(across) * nsPerInterNodeByte_;
+    const double wait = static_cast<double>(sentAcross) * nsPerInterNodeByte_;
     const int64_t ns =
         wait >= 9.2e18 ? INT64_C(9200000000000000000) : std::llround(wait);
     using Clock = std::chrono::steady_clock;
@@ -148,7 +147,7 @@ Status Communicator::finish(int64_t bytes, int64_t sentAcross,
   sent_ += bytes;
   received_ += bytes;
   ++calls_;
-  sentInterNode_ += across;
+  sentInterNode_ += sentAcross;
   receivedInterNode_ += receivedAcross;
   return Status::ok();
 }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <type_traits>
 
 namespace zero::runtime::host {
 
@@ -138,6 +139,20 @@ void dequantizeAs(const uint8_t *in, const void *scales, int64_t n, int bits,
   }
 }
 
+/// Calls `fn` with `format` as a compile-time constant
+/// (std::integral_constant), so that the element loops are instantiated per
+/// format instead of switching per element.
+template <typename Fn> void dispatchFormat(QuantizedFormat format, Fn &&fn) {
+  switch (format) {
+  case QuantizedFormat::F32:
+    return fn(std::integral_constant<QuantizedFormat, QuantizedFormat::F32>());
+  case QuantizedFormat::BF16:
+    return fn(std::integral_constant<QuantizedFormat, QuantizedFormat::BF16>());
+  case QuantizedFormat::F16:
+    return fn(std::integral_constant<QuantizedFormat, QuantizedFormat::F16>());
+  }
+}
+
 } // namespace
 
 void quantizeBlocks(const float *in, int64_t n, int bits, int64_t blockSize,
@@ -165,51 +180,26 @@ void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
 
 void roundFloats(const float *in, int64_t n, QuantizedFormat format,
                  void *out) {
-  for (int64_t i = 0; i < n; ++i) {
-    switch (format) {
-    case QuantizedFormat::F32:
-      storeElement<QuantizedFormat::F32>(out, i, in[i]);
-      break;
-    case QuantizedFormat::BF16:
-      storeElement<QuantizedFormat::BF16>(out, i, in[i]);
-      break;
-    case QuantizedFormat::F16:
-      storeElement<QuantizedFormat::F16>(out, i, in[i]);
-      break;
-    }
-  }
+  dispatchFormat(format, [&](auto as) {
+    for (int64_t i = 0; i < n; ++i)
+      storeElement<decltype(as)::value>(out, i, in[i]);
+  });
 }
 
 void quantizeElements(const void *in, QuantizedFormat format, int64_t n,
                       int bits, int64_t blockSize, uint8_t *out, void *scales) {
-  switch (format) {
-  case QuantizedFormat::F32:
-    return quantizeAs<QuantizedFormat::F32>(in, n, bits, blockSize, out,
-                                            scales);
-  case QuantizedFormat::BF16:
-    return quantizeAs<QuantizedFormat::BF16>(in, n, bits, blockSize, out,
-                                             scales);
-  case QuantizedFormat::F16:
-    return quantizeAs<QuantizedFormat::F16>(in, n, bits, blockSize, out,
-                                            scales);
-  }
+  dispatchFormat(format, [&](auto as) {
+    quantizeAs<decltype(as)::value>(in, n, bits, blockSize, out, scales);
+  });
 }
 
 void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
                         int bits, int64_t blockSize, QuantizedFormat format,
                         void *out) {
   assert((bits == 4 || bits == 8) && blockSize >= 1);
-  switch (format) {
-  case QuantizedFormat::F32:
-    return dequantizeAs<QuantizedFormat::F32>(in, scales, n, bits, blockSize,
-                                              out);
-  case QuantizedFormat::BF16:
-    return dequantizeAs<QuantizedFormat::BF16>(in, scales, n, bits, blockSize,
-                                               out);
-  case QuantizedFormat::F16:
-    return dequantizeAs<QuantizedFormat::F16>(in, scales, n, bits, blockSize,
-                                              out);
-  }
+  dispatchFormat(format, [&](auto as) {
+    dequantizeAs<decltype(as)::value>(in, scales, n, bits, blockSize, out);
+  });
 }
 
 } // namespace zero::runtime::host

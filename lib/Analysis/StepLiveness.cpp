@@ -37,8 +37,11 @@ FailureOr<int64_t> zero::getTensorByteSize(RankedTensorType type) {
   if (failed(width))
     return failure();
   std::optional<int64_t> numel = getCheckedNumElements(type.getShape());
-  std::optional<int64_t> bytes =
-      numel ? llvm::checkedMul(*numel, *width) : std::nullopt;
+  std::optional<int64_t> bytes;
+  if (auto stored = QuantizedAttr::ofType(type); stored && numel)
+    bytes = stored.getStorageBytes(*numel);
+  else if (numel)
+    bytes = llvm::checkedMul(*numel, *width);
   if (!bytes)
     return failure();
   return *bytes;
@@ -99,7 +102,8 @@ LogicalResult StepLiveness::addValue(Value value, int64_t def, Location loc) {
     return emitError(loc, "cannot plan the memory of a value of type ")
            << value.getType()
            << ": the memory plan needs static shapes, integer or float "
-              "elements, and no encoding other than #zero.memory_space";
+              "elements, and no encoding other than #zero.memory_space or "
+              "#zero.quantized";
   int64_t lastUse = def;
   for (OpOperand &use : value.getUses())
     lastUse = std::max(lastUse, getUseEnd(use));

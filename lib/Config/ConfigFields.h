@@ -45,6 +45,8 @@ void forEachField(Config &config, Fn &&fn) {
   fn("zero_optimization.mics_shard_size", zero.micsShardSize);
   fn("zero_optimization.zero_hpz_partition_size", zero.hpzPartitionSize);
   fn("zero_optimization.zero_quantized_weights", zero.quantizedWeights);
+  fn("zero_optimization.zero_quantized_nontrainable_weights",
+     zero.quantizedNontrainableWeights);
   fn("zero_optimization.zero_quantized_gradients", zero.quantizedGradients);
   fn("zero_optimization.mics_hierarchical_params_gather",
      zero.micsHierarchicalParamsGather);

@@ -211,9 +211,7 @@ const KnobInfo kKnobs[] = {
     boolean("zero_optimization.zero_quantized_weights", "false",
             "Quantize weights for the all-gather (ZeRO++ qwZ)."),
     boolean("zero_optimization.zero_quantized_nontrainable_weights", "false",
-            "Store non-trainable weights quantized.")
-        .refused("quantized storage of non-trainable weights is not "
-                 "supported yet"),
+            "Store non-trainable (frozen) weights quantized (ZeRO++)."),
     boolean("zero_optimization.zero_quantized_gradients", "false",
             "Quantize gradients for the reduction (ZeRO++ qgZ)."),
     integer("zero_optimization.mics_shard_size", "-1",

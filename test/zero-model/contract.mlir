@@ -10,6 +10,8 @@
 // RUN: zero-model gpt --num-layers 1 --hidden-size 6 --num-attention-heads 3 \
 // RUN:   --seq-length 3 --batch-size 1 --vocab-size 7 --dtype f64 \
 // RUN:   | zero-opt --zero-verify-train-step | FileCheck %s --check-prefix=GPT64
+// RUN: zero-model mlp --layers 2 --hidden 4 --batch-size 1 --freeze='fc0.*' \
+// RUN:   | zero-opt --zero-verify-train-step | FileCheck %s --check-prefix=FROZEN
 
 // MLP-LABEL: func.func @train_step(
 // MLP-SAME:    {zero.param = "fc2.bias"}
@@ -27,3 +29,12 @@
 // GPT64-LABEL: func.func @train_step(
 // GPT64-SAME:    tensor<7x6xf64> {zero.param = "wte.weight"}
 // GPT64-SAME:    -> (tensor<f64> {zero.loss}
+
+// --freeze: the first layer's weight and bias are zero.frozen and have no
+// gradient result; the backward keeps only what the second layer's
+// gradients need: 3 matmuls (2 forward, fc1's weight gradient) of the 5.
+// FROZEN-LABEL: func.func @train_step(
+// FROZEN-SAME:    %arg0: tensor<4x4xf32> {zero.frozen, zero.param = "fc0.weight"}, %arg1: tensor<4xf32> {zero.frozen, zero.param = "fc0.bias"}, %arg2: tensor<4x4xf32> {zero.param = "fc1.weight"}
+// FROZEN-SAME:    -> (tensor<f32> {zero.loss}, tensor<4x4xf32> {zero.grad = "fc1.weight"}, tensor<4xf32> {zero.grad = "fc1.bias"})
+// FROZEN-COUNT-3: linalg.matmul
+// FROZEN-NOT:     linalg.matmul

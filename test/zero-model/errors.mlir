@@ -18,3 +18,9 @@
 
 // RUN: not zero-model mlp --dtype f16 2>&1 | FileCheck %s --check-prefix=DTYPE
 // DTYPE: Cannot find option named 'f16'
+
+// RUN: not zero-model mlp --freeze='fc0.*,h.*' 2>&1 | FileCheck %s --check-prefix=FREEZE
+// FREEZE: zero-model: --freeze 'h.*' matches no parameter (they are named like 'fc1.bias')
+
+// RUN: not zero-model mlp --freeze='fc[0' 2>&1 | FileCheck %s --check-prefix=FREEZE-GLOB
+// FREEZE-GLOB: zero-model: --freeze 'fc[0' is not a glob pattern: invalid glob pattern, unmatched '['

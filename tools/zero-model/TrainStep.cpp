@@ -3,8 +3,10 @@
 #include "TrainStep.h"
 
 #include "mlir/IR/Builders.h"
+#include "mlir/Interfaces/SideEffectInterfaces.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/GlobPattern.h"
 
 using namespace mlir;
 using namespace mlir::zero_model;
@@ -25,6 +27,26 @@ void TrainStep::addData(StringRef name, ArrayRef<int64_t> shape,
       {name.str(), RankedTensorType::get(shape, elementType), bound});
 }
 
+std::optional<std::string> TrainStep::freeze(ArrayRef<std::string> patterns) {
+  for (const std::string &text : patterns) {
+    llvm::Expected<llvm::GlobPattern> pattern = llvm::GlobPattern::create(text);
+    if (!pattern) {
+      std::string message = llvm::toString(pattern.takeError());
+      return "--freeze '" + text + "' is not a glob pattern: " + message;
+    }
+    bool matched = false;
+    for (Arg &param : params)
+      if (pattern->match(param.name))
+        param.frozen = matched = true;
+    if (!matched)
+      return "--freeze '" + text +
+             "' matches no parameter (they are named "
+             "like '" +
+             params.back().name + "')";
+  }
+  return std::nullopt;
+}
+
 int64_t TrainStep::getNumParamElements() const {
   int64_t count = 0;
   for (const Arg &param : params)
@@ -37,7 +59,8 @@ func::FuncOp TrainStep::create(OpBuilder &b, ModuleOp module, Location loc) {
   resultTypes.push_back(RankedTensorType::get({}, floatType));
   for (const Arg &param : params) {
     argTypes.push_back(param.type);
-    resultTypes.push_back(param.type);
+    if (!param.frozen)
+      resultTypes.push_back(param.type);
   }
   for (const Arg &data : dataArgs)
     argTypes.push_back(data.type);
@@ -46,11 +69,15 @@ func::FuncOp TrainStep::create(OpBuilder &b, ModuleOp module, Location loc) {
   func = func::FuncOp::create(b, loc, "train_step",
                               b.getFunctionType(argTypes, resultTypes));
   unsigned numParams = params.size();
+  unsigned gradResult = 1;
   for (auto [i, param] : llvm::enumerate(params)) {
     func.setArgAttr(i, ZeroDialect::getParamAttrName(),
                     b.getStringAttr(param.name));
-    func.setResultAttr(i + 1, ZeroDialect::getGradAttrName(),
-                       b.getStringAttr(param.name));
+    if (param.frozen)
+      func.setArgAttr(i, ZeroDialect::getFrozenAttrName(), b.getUnitAttr());
+    else
+      func.setResultAttr(gradResult++, ZeroDialect::getGradAttrName(),
+                         b.getStringAttr(param.name));
   }
   for (auto [i, data] : llvm::enumerate(dataArgs)) {
     func.setArgAttr(numParams + i, ZeroDialect::getDataAttrName(),
@@ -101,7 +128,13 @@ void TrainStep::finish(OpBuilder &b, Location loc, Value loss) {
     if (!grad)
       llvm::report_fatal_error("zero-model: no gradient for parameter '" +
                                Twine(param.name) + "'");
-    results.push_back(grad);
+    if (!param.frozen)
+      results.push_back(grad);
   }
   func::ReturnOp::create(b, loc, results);
+  // The gradients of frozen parameters, and what only they read.
+  for (Operation &op :
+       llvm::make_early_inc_range(llvm::reverse(entry->getOperations())))
+    if (isOpTriviallyDead(&op))
+      op.erase();
 }

@@ -13,6 +13,7 @@
 #include "mlir/Dialect/Func/IR/FuncOps.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/BuiltinTypes.h"
+#include "mlir/Support/LLVM.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <optional>
@@ -35,6 +36,12 @@ public:
   void addData(StringRef name, ArrayRef<int64_t> shape, Type elementType,
                std::optional<int64_t> bound = std::nullopt);
 
+  /// Marks every parameter whose name matches one of the glob `patterns`
+  /// `zero.frozen`: it gets no gradient (LoRA's frozen base weights). Call
+  /// before `create`. Returns an error message for the first pattern that
+  /// is invalid or matches no parameter.
+  std::optional<std::string> freeze(ArrayRef<std::string> patterns);
+
   /// Number of scalars in all parameters.
   int64_t getNumParamElements() const;
 
@@ -49,7 +56,8 @@ public:
   /// Records the gradient of parameter `name`.
   void setGrad(StringRef name, Value grad);
 
-  /// Returns the loss and the gradients; every parameter needs a gradient.
+  /// Returns the loss and the gradients; every parameter that is not frozen
+  /// needs a gradient. The backward ops of frozen parameters alone go.
   void finish(OpBuilder &b, Location loc, Value loss);
 
 private:
@@ -57,6 +65,7 @@ private:
     std::string name;
     RankedTensorType type;
     std::optional<int64_t> bound;
+    bool frozen = false;
   };
 
   FloatType floatType;

@@ -58,6 +58,13 @@ cl::opt<bool> printNumParams(
     "print-num-params",
     cl::desc("Print 'parameters: COUNT' instead of the IR"),
     cl::sub(mlpCommand), cl::sub(gptCommand), cl::cat(commonCategory));
+cl::list<std::string> freezePatterns(
+    "freeze",
+    cl::desc("Mark the parameters whose names match these glob patterns "
+             "zero.frozen: no gradient, no optimizer state (LoRA's frozen "
+             "base weights)"),
+    cl::value_desc("pattern,..."), cl::CommaSeparated, cl::sub(mlpCommand),
+    cl::sub(gptCommand), cl::cat(commonCategory));
 cl::opt<bool> printDebugInfo(
     "print-debuginfo",
     cl::desc("Print locations, which name the layer each op belongs to"),
@@ -166,6 +173,10 @@ int main(int argc, char **argv) {
   FailureOr<BodyFn> body = selectModel(step);
   if (failed(body))
     return 1;
+  if (std::optional<std::string> message = step.freeze(freezePatterns)) {
+    (void)reportError(*message);
+    return 1;
+  }
 
   std::string errorMessage;
   std::unique_ptr<llvm::ToolOutputFile> output =

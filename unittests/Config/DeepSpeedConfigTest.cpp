@@ -627,12 +627,11 @@ TEST(DeepSpeedConfigJson, SchedulerDefaults) {
 }
 
 TEST(DeepSpeedConfigRules, RefusedKeys) {
-  EXPECT_EQ(errorsOf(R"({"zero_optimization": {"stage": 3,
-  "zero_quantized_nontrainable_weights": true}})"),
-            "ds.json:2:42: error: "
-            "zero_optimization.zero_quantized_nontrainable_weights: "
-            "quantized storage of non-trainable weights is not supported yet "
-            "(only the default, false, is accepted)\n");
+  EXPECT_EQ(errorsOf(R"({"zero_optimization": {"stage": 1,
+  "legacy_stage1": true}})"),
+            "ds.json:2:20: error: zero_optimization.legacy_stage1: DeepSpeed's "
+            "legacy stage-1 implementation is not supported; zero-opt has one "
+            "stage-1 implementation (only the default, false, is accepted)\n");
   // Keys that cannot change a compiled step are accepted at every value.
   EXPECT_EQ(errorsOf(R"({"zero_optimization": {"allgather_partitions": false,
       "use_multi_rank_bucket_allreduce": false}})"),

@@ -125,6 +125,8 @@ struct ZeroOptimizationConfig {
   int64_t hpzPartitionSize = 1;
   /// ZeRO++ qwZ: the forward's parameter gathers carry int8 values.
   bool quantizedWeights = false;
+  /// ZeRO++: frozen parameters' shards stored as int8 blocks.
+  bool quantizedNontrainableWeights = false;
   /// ZeRO++ qgZ: the gradients' reduce-scatters quantized to int4.
   bool quantizedGradients = false;
   OffloadOptimizerConfig offloadOptimizer;

@@ -376,7 +376,7 @@ private:
   const MemoryPlan &plan;
   int64_t stage;
   int64_t worldSize;
-  /// Whether a collective is quantized (version 3).
+  /// Whether a collective or a value is quantized (version 3).
   bool quantized = false;
   /// The process grid (getProcessGrid): [world_size] or [nodes, ranks].
   SmallVector<int64_t, 2> grid;
@@ -535,6 +535,12 @@ LogicalResult ScheduleEmitter::addValue(Value value, bool inBody) {
   llvm::raw_string_ostream os(name);
   value.printAsOperand(os, asmState);
   entry["name"] = name;
+  // A frozen parameter's shard stored as int8 blocks (version 3).
+  if (auto stored = QuantizedAttr::ofType(type)) {
+    entry["quantized"] = {{"bits", stored.getBits()},
+                          {"block_size", stored.getBlockSize()}};
+    quantized = true;
+  }
   valueIds[value] = entry["id"].get<int64_t>();
   values.push_back(std::move(entry));
   return success();
@@ -652,9 +658,12 @@ FailureOr<json> ScheduleEmitter::getArguments() {
       RankedTensorType expected =
           sharded ? layout.getShardType(type.getElementType())
                   : layout.getFullType(type.getElementType());
-      // An offloaded shard keeps its shape in another memory space.
+      // An offloaded shard keeps its shape in another memory space, a
+      // frozen one stored quantized its elements.
       if (std::optional<MemorySpace> space = getMemorySpace(type))
         expected = getTensorTypeInSpace(expected, *space);
+      if (auto stored = QuantizedAttr::ofType(type); stored && sharded)
+        expected = expected.cloneWithEncoding(stored);
       if (type != expected)
         return emitError(arg.getLoc(), "parameter '")
                << param.getValue() << "' (argument #" << i << ") has type "

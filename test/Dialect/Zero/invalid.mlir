@@ -655,3 +655,49 @@ func.func @quantize_gradients_f64(%g: tensor<8xf64>) {
   %r = zero.wait %h : tensor<2xf64>
   return
 }
+
+// -----
+
+// expected-error @+1 {{#zero.quantized stores 8-bit values, got bits = 4}}
+func.func private @stored_int4(tensor<8xf32, #zero.quantized<bits = 4, block_size = 8>>)
+
+// -----
+
+// expected-error @+1 {{#zero.quantized block_size must be at least 1, got 0}}
+func.func private @stored_block_zero(tensor<8xf32, #zero.quantized<bits = 8, block_size = 0>>)
+
+// -----
+
+func.func @stored_quantized_gathered_plain(
+    %w: tensor<2xf32, #zero.quantized<bits = 8, block_size = 64>>) {
+  // expected-error @+1 {{operand #0 is stored quantized in blocks of 64; it must be gathered with quantize_block_size = 64}}
+  %h = zero.all_gather_start %w
+      layouts [#zero.layout<shape = [8], world_size = 4>]
+      : tensor<2xf32, #zero.quantized<bits = 8, block_size = 64>>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @stored_quantized_other_block(
+    %w: tensor<2xf32, #zero.quantized<bits = 8, block_size = 64>>) {
+  // expected-error @+1 {{operand #0 is stored quantized in blocks of 64; it must be gathered with quantize_block_size = 64}}
+  %h = zero.all_gather_start %w quantize_block_size = 32
+      layouts [#zero.layout<shape = [8], world_size = 4>]
+      : tensor<2xf32, #zero.quantized<bits = 8, block_size = 64>>
+  %r = zero.wait %h : tensor<8xf32>
+  return
+}
+
+// -----
+
+func.func @stored_quantized_reduced(
+    %g: tensor<8xf32, #zero.quantized<bits = 8, block_size = 64>>) {
+  // expected-error @+1 {{operand #0 has type 'tensor<8xf32, #zero.quantized<bits = 8, block_size = 64>>', but its layout expects 'tensor<8xf32>'}}
+  %h = zero.reduce_scatter_start avg %g
+      layouts [#zero.layout<shape = [8], world_size = 4>]
+      : tensor<8xf32, #zero.quantized<bits = 8, block_size = 64>>
+  %r = zero.wait %h : tensor<2xf32>
+  return
+}

@@ -275,6 +275,24 @@ func.func @quantized_gathers(%w: tensor<2xbf16>, %shard: tensor<4xf32>)
   return
 }
 
+// A frozen parameter's shard stored quantized (#zero.quantized) is gathered
+// by a quantized gather of its block size, next to a plain shard; the
+// gathered tensors have no encoding.
+// CHECK-LABEL: func.func @stored_quantized
+// CHECK-SAME: (%[[W:.*]]: tensor<2xbf16, #zero.quantized<bits = 8, block_size = 4>>, %[[B:.*]]: tensor<2xbf16>)
+// CHECK: zero.all_gather_start %[[W]], %[[B]] quantize_block_size = 4 layouts [#zero.layout<shape = [8], world_size = 4>, #zero.layout<shape = [5], world_size = 4>] : tensor<2xbf16, #zero.quantized<bits = 8, block_size = 4>>, tensor<2xbf16>
+// CHECK-NEXT: zero.wait %{{.*}} : tensor<8xbf16>, tensor<5xbf16>
+func.func @stored_quantized(
+    %w: tensor<2xbf16, #zero.quantized<bits = 8, block_size = 4>>,
+    %b: tensor<2xbf16>) {
+  %h = zero.all_gather_start %w, %b quantize_block_size = 4
+      layouts [#zero.layout<shape = [8], world_size = 4>,
+               #zero.layout<shape = [5], world_size = 4>]
+      : tensor<2xbf16, #zero.quantized<bits = 8, block_size = 4>>, tensor<2xbf16>
+  %wf, %bf = zero.wait %h : tensor<8xbf16>, tensor<5xbf16>
+  return
+}
+
 // qgZ: a quantized reduce-scatter round-trips, alone and after grid_axes.
 // CHECK-LABEL: func.func @quantized_reduce_scatters
 // CHECK: zero.reduce_scatter_start avg %{{.*}} quantize_block_size = 512 layouts [#zero.layout<shape = [8], world_size = 4>] : tensor<8xf16>

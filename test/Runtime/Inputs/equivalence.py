@@ -55,6 +55,7 @@ def compile_step(args, name, batch, ranks, flags):
     model, batch_flag, _ = MODELS[args.model]
     ir = os.path.join(args.work, "%s.mlir" % name)
     launch.run([os.path.join(args.bin, "zero-model")] + model +
+        shlex.split(args.model_flags) +
         [batch_flag, str(batch), "--dtype", args.dtype, "-o", ir])
     if args.strip_segments:
         with open(ir) as f:
@@ -111,6 +112,9 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--model", choices=sorted(MODELS), required=True)
+    parser.add_argument("--model-flags", default="",
+                        help="more zero-model flags, for the reference and "
+                             "every variant (--freeze=...)")
     parser.add_argument("--dtype", choices=["f32", "f64"], default="f64")
     parser.add_argument("--ranks", type=int, required=True)
     parser.add_argument("--steps", type=int, default=3)

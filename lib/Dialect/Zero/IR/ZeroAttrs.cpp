@@ -118,3 +118,39 @@ void LayoutAttr::print(AsmPrinter &printer) const {
     printer << ", padded_numel = " << getPaddedNumel();
   printer << ">";
 }
+
+//===----------------------------------------------------------------------===//
+// QuantizedAttr
+//===----------------------------------------------------------------------===//
+
+std::optional<int64_t> zero::getPackedBlockBytes(int64_t numel, int64_t block,
+                                                 int64_t bits) {
+  if (numel < 0 || block < 1 || bits < 1)
+    return std::nullopt;
+  std::optional<int64_t> scales =
+      llvm::checkedMul(llvm::divideCeilSigned(numel, block), int64_t(4));
+  std::optional<int64_t> valueBits = llvm::checkedMul(numel, bits);
+  if (!scales || !valueBits)
+    return std::nullopt;
+  return llvm::checkedAdd(*scales, llvm::divideCeilSigned(*valueBits, 8));
+}
+
+LogicalResult
+QuantizedAttr::verify(function_ref<InFlightDiagnostic()> emitError,
+                      int64_t bits, int64_t blockSize) {
+  // Stored quantized values are int8, as qwZ's gathers send them.
+  if (bits != 8)
+    return emitError() << "#zero.quantized stores 8-bit values, got bits = "
+                       << bits;
+  if (blockSize < 1)
+    return emitError() << "#zero.quantized block_size must be at least 1, "
+                          "got "
+                       << blockSize;
+  return success();
+}
+
+QuantizedAttr QuantizedAttr::ofType(Type type) {
+  auto tensor = dyn_cast<RankedTensorType>(type);
+  return tensor ? dyn_cast_or_null<QuantizedAttr>(tensor.getEncoding())
+                : QuantizedAttr();
+}

@@ -23,6 +23,9 @@ std::optional<MemorySpace> mlir::zero::getMemorySpace(RankedTensorType type) {
     return MemorySpace::Device;
   if (auto space = dyn_cast<MemorySpaceAttr>(encoding))
     return space.getValue();
+  // Stored quantized (frozen parameters) on the device.
+  if (isa<QuantizedAttr>(encoding))
+    return MemorySpace::Device;
   return std::nullopt;
 }
 
@@ -207,6 +210,9 @@ static LogicalResult verifyLayoutOperands(Operation *op, ValueRange tensors,
     RankedTensorType expected = shards
                                     ? layout.getShardType(type.getElementType())
                                     : layout.getFullType(type.getElementType());
+    // A shard stored quantized (#zero.quantized) has the same elements.
+    if (shards && QuantizedAttr::ofType(type))
+      type = type.dropEncoding();
     if (type != expected)
       return op->emitOpError("operand #")
              << i << " has type " << type << ", but its layout expects "
@@ -272,6 +278,16 @@ LogicalResult AllGatherStartOp::verify() {
                << "; quantized gathers carry f32, bf16 or f16";
     }
   }
+  // A shard stored quantized is sent as it is: in blocks of its own size.
+  for (auto [i, shard] : llvm::enumerate(getShards()))
+    if (auto stored = QuantizedAttr::ofType(shard.getType());
+        stored && (!getQuantizeBlockSize() ||
+                   *getQuantizeBlockSize() != stored.getBlockSize()))
+      return emitOpError("operand #")
+             << i << " is stored quantized in blocks of "
+             << stored.getBlockSize()
+             << "; it must be gathered with quantize_block_size = "
+             << stored.getBlockSize();
   return verifyLayoutOperands(*this, getShards(), getLayouts(),
                               /*shards=*/true);
 }
@@ -283,16 +299,9 @@ static std::optional<int64_t> getPackedShardBytes(ArrayAttr layouts,
                                                   int64_t block, int bits) {
   std::optional<int64_t> bytes = 0;
   for (auto layout : layouts.getAsRange<LayoutAttr>()) {
-    int64_t shard = layout.getShardNumel();
-    std::optional<int64_t> scales =
-        llvm::checkedMul(llvm::divideCeilSigned(shard, block), int64_t(4));
-    std::optional<int64_t> valueBits = llvm::checkedMul(shard, int64_t(bits));
-    if (bytes && scales && valueBits)
-      bytes = llvm::checkedAdd(*bytes, llvm::divideCeilSigned(*valueBits, 8));
-    if (bytes && scales && valueBits)
-      bytes = llvm::checkedAdd(*bytes, *scales);
-    else
-      bytes = std::nullopt;
+    std::optional<int64_t> shard =
+        getPackedBlockBytes(layout.getShardNumel(), block, bits);
+    bytes = bytes && shard ? llvm::checkedAdd(*bytes, *shard) : std::nullopt;
   }
   return bytes;
 }

@@ -14,7 +14,7 @@
 // work. `zero.local_shard` folds the same way. A gathered tensor then aliases
 // a shard that lives on, so it is dropped from its `zero.release`. Layouts
 // padded beyond their element count keep their collective: the shard is not
-// a view of the full tensor.
+// a view of the full tensor; so do gathers of shards stored quantized.
 //
 // Runs after the offload passes, which place their swaps around the
 // collectives, and before the memory plan.
@@ -106,8 +106,11 @@ struct ZeroFoldSingleRankCollectivesPass
       WaitOp wait = getSameBlockWait(op);
       if (!wait)
         continue;
+      // A shard stored quantized is not its values: its gather dequantizes.
       if (auto gather = dyn_cast<AllGatherStartOp>(op))
-        if (!isSingleUnpaddedRank(gather.getLayouts()))
+        if (!isSingleUnpaddedRank(gather.getLayouts()) ||
+            llvm::any_of(gather.getShards().getTypes(),
+                         [](Type type) { return QuantizedAttr::ofType(type); }))
           continue;
       if (auto reduce = dyn_cast<ReduceScatterStartOp>(op))
         if (!isSingleUnpaddedRank(reduce.getLayouts()))

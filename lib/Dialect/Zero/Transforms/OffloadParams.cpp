@@ -270,9 +270,19 @@ LogicalResult ParamOffloader::run() {
   // of the same name is their update.
   llvm::StringMap<MemorySpace> offloaded;
   SmallVector<ParamArg> shards;
-  for (ParamArg &param : getParamArgs(func))
+  for (ParamArg &param : getParamArgs(func)) {
+    // A tensor has one encoding: a shard stored quantized keeps the
+    // device's.
+    if (QuantizedAttr::ofType(param.arg.getType()))
+      return emitError(param.arg.getLoc(), "zero-offload-params: the shard "
+                                           "of '")
+             << param.name
+             << "' is stored quantized (quantize-frozen-weights-block-size), "
+                "which keeps it in device memory; offload_param and "
+                "zero_quantized_nontrainable_weights exclude each other";
     if (!param.persistent && isInMemorySpace(param.arg, MemorySpace::Device))
       shards.push_back(param);
+  }
   // DeepSpeed's sub-groups: consecutive shards, each closed by the shard
   // that brings it to sub-group-size elements. The flat CPU buffer holds
   // the first max_in_cpu elements of them: the sub-groups that end within

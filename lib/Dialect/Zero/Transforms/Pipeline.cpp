@@ -63,7 +63,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                                            options.initialScalePower}));
   pm.addPass(createZeroShardParametersPass(
       {options.entry, options.maxReuseDistance, options.hpzPartitionSize,
-       options.quantizeWeightsBlockSize}));
+       options.quantizeWeightsBlockSize,
+       options.quantizeFrozenWeightsBlockSize}));
   pm.addPass(createZeroReduceGradientsPass(
       {options.entry, options.reduceScatter, options.communicationDataType,
        options.gradAccumDtype, options.prescaleGradients,

@@ -80,6 +80,7 @@ private:
   void mapMics(ZeroPipelineOptions &options);
   void mapHpz(ZeroPipelineOptions &options);
   void mapQuantizedWeights(ZeroPipelineOptions &options);
+  void mapQuantizedNontrainableWeights(ZeroPipelineOptions &options);
   void mapQuantizedGradients(ZeroPipelineOptions &options);
   void mapPrecision(ZeroPipelineOptions &options);
   void mapOptimizer(ZeroPipelineOptions &options);
@@ -296,6 +297,26 @@ void Mapper::mapQuantizedWeights(ZeroPipelineOptions &options) {
                  "needs stage 3, but the stage is " +
                      Twine(z.stage));
   options.quantizeWeightsBlockSize = kQuantizedWeightsBlockSize;
+}
+
+/// ZeRO++'s quantized non-trainable weights: the shards of frozen
+/// parameters stored as qwZ's int8 blocks (zero-shard-parameters'
+/// quantize-frozen-weights-block-size).
+void Mapper::mapQuantizedNontrainableWeights(ZeroPipelineOptions &options) {
+  const ::zero::ZeroOptimizationConfig &z = config.zero;
+  constexpr const char *key =
+      "zero_optimization.zero_quantized_nontrainable_weights";
+  if (!z.quantizedNontrainableWeights)
+    return;
+  if (z.stage != 3)
+    return error(key, "it stores the shards of frozen parameters quantized: "
+                      "it needs stage 3, but the stage is " +
+                          Twine(z.stage));
+  if (z.offloadParam.device != ::zero::OffloadDevice::None)
+    return error(key, "the quantized shards stay in device memory, but "
+                      "zero_optimization.offload_param moves the parameters "
+                      "off the device");
+  options.quantizeFrozenWeightsBlockSize = kQuantizedWeightsBlockSize;
 }
 
 /// Elements per scale of qgZ's int4 blocks: scales add 1/16 to the half
@@ -535,6 +556,7 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   mapMics(options);
   mapHpz(options);
   mapQuantizedWeights(options);
+  mapQuantizedNontrainableWeights(options);
   mapQuantizedGradients(options);
   // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
   options.gradientAccumulationSteps = config.gradientAccumulationSteps;
@@ -678,6 +700,9 @@ const KnobRoute kKnobRoutes[] = {
      "node (--zero-ranks-per-node), stage 3"},
     {"zero_optimization.zero_quantized_weights",
      "quantize-weights-block-size = 2048 (zero-shard-parameters), stage 3"},
+    {"zero_optimization.zero_quantized_nontrainable_weights",
+     "quantize-frozen-weights-block-size = 2048 (zero-shard-parameters), "
+     "stage 3, not with offload_param"},
     {"zero_optimization.zero_quantized_gradients",
      "quantize-gradients-block-size = 128 (zero-reduce-gradients), stage 3"},
     {"zero_optimization.zero_hpz_partition_size",

@@ -16,6 +16,11 @@
 // ZeRO++'s qwZ (`quantize-weights-block-size`) quantizes the first group's
 // gather (the forward's) to int8 with one scale per block.
 //
+// ZeRO++'s quantized non-trainable weights
+// (`quantize-frozen-weights-block-size`) store the shard of a frozen
+// parameter as those int8 blocks: nothing updates it, so quantizing once
+// saves its memory and every gather's quantization.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
@@ -41,6 +46,7 @@ namespace {
 struct PartitionedParam {
   BlockArgument arg;
   LayoutAttr layout;
+  bool frozen;
   SmallVector<Operation *> users;
   SmallVector<unsigned> positions;
 };
@@ -48,6 +54,18 @@ struct PartitionedParam {
 struct ZeroShardParametersPass
     : public zero::impl::ZeroShardParametersPassBase<ZeroShardParametersPass> {
   using Base::Base;
+
+  /// The quantize_block_size of a gather from the parameter's own shard:
+  /// every one of a shard stored quantized, the first one (the forward's)
+  /// with qwZ.
+  IntegerAttr gatherBlockSize(bool storedQuantized, bool firstGather) {
+    Builder b(&getContext());
+    if (storedQuantized)
+      return b.getI64IntegerAttr(quantizeFrozenWeightsBlockSize);
+    if (quantizeWeightsBlockSize > 0 && firstGather)
+      return b.getI64IntegerAttr(quantizeWeightsBlockSize);
+    return {};
+  }
 
   void runOnOperation() override {
     FailureOr<PartitionedTrainStep> step =
@@ -65,6 +83,11 @@ struct ZeroShardParametersPass
     if (quantizeWeightsBlockSize < 0) {
       func.emitError("quantize-weights-block-size must be >= 0, got ")
           << quantizeWeightsBlockSize.getValue();
+      return signalPassFailure();
+    }
+    if (quantizeFrozenWeightsBlockSize < 0) {
+      func.emitError("quantize-frozen-weights-block-size must be >= 0, got ")
+          << quantizeFrozenWeightsBlockSize.getValue();
       return signalPassFailure();
     }
     // Unrolled micro-steps repeat the forward in one body: its first gather
@@ -102,7 +125,7 @@ struct ZeroShardParametersPass
     for (const ParamArg &param : getParamArgs(func)) {
       if (param.persistent)
         continue;
-      PartitionedParam info{param.arg, param.layout, {}, {}};
+      PartitionedParam info{param.arg, param.layout, param.frozen, {}, {}};
       llvm::SmallDenseSet<Operation *> seen;
       for (OpOperand &use : param.arg.getUses()) {
         Operation *user = body.findAncestorOpInBlock(*use.getOwner());
@@ -137,10 +160,26 @@ struct ZeroShardParametersPass
     for (PartitionedParam &param : params) {
       Type elementType =
           cast<RankedTensorType>(param.arg.getType()).getElementType();
+      // A frozen parameter's shard is stored quantized, and every gather of
+      // it is quantized alike.
+      const bool storedQuantized =
+          param.frozen && quantizeFrozenWeightsBlockSize > 0;
+      if (storedQuantized &&
+          !isa<Float32Type, BFloat16Type, Float16Type>(elementType)) {
+        emitError(param.arg.getLoc(),
+                  "quantize-frozen-weights-block-size stores f32, bf16 or "
+                  "f16 parameters quantized, but this one is ")
+            << elementType;
+        return signalPassFailure();
+      }
+      RankedTensorType shardType = param.layout.getShardType(elementType);
+      if (storedQuantized)
+        shardType = shardType.cloneWithEncoding(QuantizedAttr::get(
+            &getContext(), /*bits=*/8, quantizeFrozenWeightsBlockSize));
       // A parameter that no op reads (DeepSpeed's ignore_unused_parameters)
       // is partitioned all the same: the rank keeps its shard, which its
       // optimizer step updates, and nothing is gathered.
-      param.arg.setType(param.layout.getShardType(elementType));
+      param.arg.setType(shardType);
       if (param.users.empty())
         continue;
       // Cut the uses into groups kept gathered across.
@@ -187,10 +226,8 @@ struct ZeroShardParametersPass
                                            /*quantize_block_size=*/nullptr)
                 : AllGatherStartOp::create(
                       b, first->getLoc(), param.arg, layouts, *gridAxes,
-                      quantizeWeightsBlockSize > 0 &&
-                              first == groups.front().front()
-                          ? b.getI64IntegerAttr(quantizeWeightsBlockSize)
-                          : IntegerAttr());
+                      gatherBlockSize(storedQuantized,
+                                      first == groups.front().front()));
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
         if (secondaryLayout && !secondary && groups.size() > 1) {

@@ -125,6 +125,45 @@ def Zero_LayoutAttr : AttrDef<Zero_Dialect, "Layout"> {
   }];
 }
 
+//===----------------------------------------------------------------------===//
+// QuantizedAttr
+//===----------------------------------------------------------------------===//
+
+def Zero_QuantizedAttr : AttrDef<Zero_Dialect, "Quantized"> {
+  let mnemonic = "quantized";
+  let summary = "a tensor encoding: the values are stored block-quantized";
+  let description = [{
+    The encoding of a tensor whose values are kept as ZeRO++ packs a shard
+    for a quantized all-gather (DeepSpeed's
+    `zero_quantized_nontrainable_weights`): the tensor is flattened and cut
+    into blocks of `block_size` elements (the last may be shorter), each
+    stored as one f32 scale, absmax / 127, and its elements as `bits`-bit
+    integers, round(x / scale) to nearest even. Its logical elements are the
+    dequantized values, q * scale, rounded to the element type. It takes
+    `4 * ceil(numel / block_size) + numel * bits / 8` bytes: the scales,
+    then the values (docs/ScheduleFormat.md, "Quantized values").
+
+    Only a quantized `zero.all_gather_start` of the same block size reads
+    such a tensor: it sends the stored blocks as they are.
+
+    ```mlir
+    tensor<4096xbf16, #zero.quantized<bits = 8, block_size = 2048>>
+    ```
+  }];
+  let parameters = (ins "int64_t":$bits, "int64_t":$blockSize);
+  let assemblyFormat = "`<` `bits` `=` $bits `,` `block_size` `=` $blockSize `>`";
+  let genVerifyDecl = 1;
+  let extraClassDeclaration = [{
+    /// The bytes of `numel` elements stored with this encoding; nothing on
+    /// overflow.
+    std::optional<int64_t> getStorageBytes(int64_t numel) const {
+      return getPackedBlockBytes(numel, getBlockSize(), getBits());
+    }
+    /// The encoding of `type`, if it is a tensor stored quantized.
+    static QuantizedAttr ofType(::mlir::Type type);
+  }];
+}
+
 def Zero_LayoutArrayAttr : TypedArrayAttrBase<Zero_LayoutAttr,
                                               "array of #zero.layout">;
 

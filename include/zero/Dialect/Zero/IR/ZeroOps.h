@@ -13,6 +13,17 @@
 
 #include "zero/Dialect/Zero/IR/ZeroEnums.h.inc"
 
+namespace mlir {
+namespace zero {
+/// The bytes of `numel` elements block-quantized to `bits`-bit values with
+/// one f32 scale per block of `block` elements (the last may be shorter):
+/// ZeRO++'s packed shard, a quantized collective's operand and a
+/// #zero.quantized tensor alike; nothing on overflow or a block below 1.
+std::optional<int64_t> getPackedBlockBytes(int64_t numel, int64_t block,
+                                           int64_t bits);
+} // namespace zero
+} // namespace mlir
+
 #define GET_ATTRDEF_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroAttrs.h.inc"
 

@@ -349,6 +349,15 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
     `quantize-weights-block-size` = B (ZeRO++ qwZ) puts
     `quantize_block_size = B` on each parameter's first gather: the
     forward's gathers move int8 values and one f32 scale per block of B.
+
+    `quantize-frozen-weights-block-size` = B (ZeRO++'s
+    `zero_quantized_nontrainable_weights`) stores the shard of every
+    partitioned `zero.frozen` parameter block-quantized: its argument
+    becomes `tensor<shard_numel x T, #zero.quantized<bits = 8, block_size =
+    B>>`, a quarter (f32) or half (bf16, f16) of the bytes plus a scale per
+    block, and every gather of it moves the stored blocks as they are
+    (`quantize_block_size = B`). Its values are the dequantized ones from
+    the start; nothing updates them.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -367,6 +376,11 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
            "ZeRO++ qwZ: each parameter's first gather (the forward's) "
            "carries int8 values with one scale per block of this many "
            "elements (0: off)">,
+    Option<"quantizeFrozenWeightsBlockSize",
+           "quantize-frozen-weights-block-size", "int64_t", /*default=*/"0",
+           "ZeRO++: store the shards of zero.frozen parameters as int8 "
+           "values with one scale per block of this many elements, gathered "
+           "as they are (0: off)">,
   ];
 }
 

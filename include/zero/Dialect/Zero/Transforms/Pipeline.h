@@ -66,6 +66,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "values with one scale per block of this many elements "
                      "(0: off)"),
       llvm::cl::init(0)};
+  Option<int64_t> quantizeFrozenWeightsBlockSize{
+      *this, "quantize-frozen-weights-block-size",
+      llvm::cl::desc("Stage 3, ZeRO++: store the shards of zero.frozen "
+                     "parameters as int8 values with one scale per block of "
+                     "this many elements, gathered as they are (0: off)"),
+      llvm::cl::init(0)};
   Option<int64_t> quantizeGradientsBlockSize{
       *this, "quantize-gradients-block-size",
       llvm::cl::desc("ZeRO++ qgZ: the gradients' reduce-scatters carry int4 "

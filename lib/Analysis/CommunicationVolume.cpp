@@ -63,7 +63,8 @@ RingCrossing zero::getRingCrossing(ArrayRef<int64_t> grid,
       linear = linear * grid[axis] + coord;
     return linear;
   };
-  const int64_t ranksPerNode = grid.size() == 2 ? grid[1] : grid[0];
+  // The last axis is a node's ranks (the whole world on a one-axis grid).
+  const int64_t ranksPerNode = grid.back();
   auto node = [&](int64_t r) { return r / ranksPerNode; };
   RingCrossing crossing;
   crossing.sendsAcross = node(rankAt((index + 1) % size)) != node(rank);
@@ -144,10 +145,15 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     else
       addCheckedProduct(sum, *size);
   };
+  // A hop over one axis of a multi-axis grid: its peers are all on other
+  // nodes for any axis but the last (a node's ranks), all on this node for
+  // that one.
+  auto hopCrossesNodes = [&](int16_t axis) {
+    return grid.size() > 1 && axis != static_cast<int16_t>(grid.size()) - 1;
+  };
   // qgZ: the packed chunks of every rank (G * C) are what the paper's
   // volume counts; each hop's all-to-all sends its bytes straight to its
-  // peers, who are all on other nodes for the grid's node axis (0 of
-  // [nodes, ranks_per_node]) and all on this node for any other.
+  // peers.
   auto countQuantizedReduceScatter = [&](ReduceScatterStartOp scatter) {
     std::optional<int64_t> chunk = scatter.getQuantizedChunkBytes();
     std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>> hops =
@@ -162,7 +168,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     for (auto [axis, bytes] : *hops) {
       if (sentReduceScatter)
         addCheckedProduct(sentReduceScatter, bytes);
-      if (grid.size() != 2 || axis != 0)
+      if (!hopCrossesNodes(axis))
         continue;
       std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
       for (CommunicationVolume::Crossing &crossing : crossings) {
@@ -171,8 +177,48 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
       }
     }
   };
+  // MiCS's hierarchical gather: what arrives is the flat gather's; each
+  // hop is a ring within its axis' ranks.
+  auto countHierarchicalGather = [&](AllGatherStartOp gather,
+                                     std::optional<int64_t> arrives) {
+    std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>> hops =
+        gather.getHierarchicalHopBytes();
+    if (!arrives || !hops) {
+      allGather = sentAllGather = std::nullopt;
+      return;
+    }
+    addCheckedProduct(allGather, *arrives);
+    const int64_t times = getTripCount(gather);
+    for (auto [axis, bytes] : *hops) {
+      if (sentAllGather)
+        addCheckedProduct(sentAllGather, bytes);
+      if (!hopCrossesNodes(axis))
+        continue;
+      std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
+      for (CommunicationVolume::Crossing &crossing : crossings) {
+        addAcross(crossing.allGather, perStep);
+        addAcross(crossing.received, perStep);
+      }
+    }
+  };
   auto count = [&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
+      if (gather.getHierarchical()) {
+        std::optional<int64_t> arrives = 0;
+        if (gather.getQuantizeBlockSize()) {
+          std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();
+          arrives =
+              packed ? llvm::checkedMul(*packed, ranksOf(gather.getLayouts()))
+                     : std::nullopt;
+        } else {
+          for (auto [shard, layout] :
+               llvm::zip(gather.getShards(), gather.getLayouts()))
+            addCheckedProduct(arrives, cast<LayoutAttr>(layout).getNumel(),
+                              getElementBytes(shard));
+        }
+        countHierarchicalGather(gather, arrives);
+        return;
+      }
       if (gather.getQuantizeBlockSize()) {
         // qwZ: every rank's packed block arrives at every rank.
         std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();

@@ -376,7 +376,8 @@ private:
   const MemoryPlan &plan;
   int64_t stage;
   int64_t worldSize;
-  /// Whether a collective or a value is quantized (version 3).
+  /// Whether a collective or a value is quantized, or a gather
+  /// hierarchical (version 3).
   bool quantized = false;
   /// The process grid (getProcessGrid): [world_size] or [nodes, ranks].
   SmallVector<int64_t, 2> grid;
@@ -1156,6 +1157,11 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
         if (IntegerAttr block = gather.getQuantizeBlockSizeAttr()) {
           collective["quantize"] = {{"bits", 8},
                                     {"block_size", block.getInt()}};
+          quantized = true;
+        }
+        // MiCS's hierarchical gather (version 3).
+        if (gather.getHierarchical()) {
+          collective["hierarchical"] = true;
           quantized = true;
         }
       } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {

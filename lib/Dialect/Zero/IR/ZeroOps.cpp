@@ -112,11 +112,17 @@ std::optional<SmallVector<int64_t, 2>> zero::getProcessGrid(Operation *func) {
   auto ranksPerNode =
       func->getAttrOfType<IntegerAttr>(ZeroDialect::getRanksPerNodeAttrName());
   int64_t n = worldSize.getInt();
-  if (ranksPerNode && ranksPerNode.getInt() > 0 && ranksPerNode.getInt() < n &&
-      n % ranksPerNode.getInt() == 0)
-    return SmallVector<int64_t, 2>{n / ranksPerNode.getInt(),
-                                   ranksPerNode.getInt()};
-  return SmallVector<int64_t, 2>{n};
+  if (!ranksPerNode || ranksPerNode.getInt() <= 0 ||
+      ranksPerNode.getInt() >= n || n % ranksPerNode.getInt() != 0)
+    return SmallVector<int64_t, 2>{n};
+  int64_t perNode = ranksPerNode.getInt();
+  auto mics =
+      func->getAttrOfType<IntegerAttr>(ZeroDialect::getMicsShardSizeAttrName());
+  if (mics && mics.getInt() > perNode && mics.getInt() < n &&
+      n % mics.getInt() == 0 && mics.getInt() % perNode == 0)
+    return SmallVector<int64_t, 2>{n / mics.getInt(), mics.getInt() / perNode,
+                                   perNode};
+  return SmallVector<int64_t, 2>{n / perNode, perNode};
 }
 
 int64_t zero::getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes) {
@@ -128,13 +134,36 @@ int64_t zero::getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes) {
   return size;
 }
 
+/// The first axis of the trailing axes of `grid` whose group has `ranks`
+/// ranks, if one other than the whole grid does.
+static std::optional<int16_t> getTrailingGroupStart(ArrayRef<int64_t> grid,
+                                                    int64_t ranks) {
+  int64_t size = 1;
+  for (int16_t axis = grid.size() - 1; axis > 0; --axis) {
+    size *= grid[axis];
+    if (size == ranks)
+      return axis;
+  }
+  return std::nullopt;
+}
+
+/// The axes `[first, last]` of a grid, as a `grid_axes` attribute.
+static DenseI16ArrayAttr getAxisRange(MLIRContext *ctx, int16_t first,
+                                      int16_t last) {
+  SmallVector<int16_t, 3> axes;
+  for (int16_t axis = first; axis <= last; ++axis)
+    axes.push_back(axis);
+  return DenseI16ArrayAttr::get(ctx, axes);
+}
+
 FailureOr<DenseI16ArrayAttr>
 zero::getLayoutGridAxes(Operation *func, LayoutAttr layout, Location loc) {
   std::optional<SmallVector<int64_t, 2>> grid = getProcessGrid(func);
   if (!grid || layout.getWorldSize() == llvm::product_of(*grid))
     return DenseI16ArrayAttr();
-  if (grid->size() == 2 && layout.getWorldSize() == grid->back())
-    return DenseI16ArrayAttr::get(func->getContext(), {1});
+  if (std::optional<int16_t> first =
+          getTrailingGroupStart(*grid, layout.getWorldSize()))
+    return getAxisRange(func->getContext(), *first, grid->size() - 1);
   InFlightDiagnostic diag = emitError(loc, "layout ")
                             << layout << " is for " << layout.getWorldSize()
                             << " ranks, but the step is compiled for "
@@ -142,14 +171,23 @@ zero::getLayoutGridAxes(Operation *func, LayoutAttr layout, Location loc) {
   if (grid->size() == 2)
     diag << " in nodes of " << grid->back()
          << "; a layout is cut across the world or the ranks of one node";
+  if (grid->size() == 3)
+    diag << " in MiCS groups of " << (*grid)[1] * (*grid)[2] << " in nodes of "
+         << grid->back()
+         << "; a layout is cut across the world, a MiCS group or the ranks of "
+            "one node";
   return diag;
 }
 
 DenseI16ArrayAttr zero::getReplicaGridAxes(Operation *func, LayoutAttr layout) {
   std::optional<SmallVector<int64_t, 2>> grid = getProcessGrid(func);
-  if (!grid || grid->size() != 2 || layout.getWorldSize() != grid->back())
+  if (!grid)
     return {};
-  return DenseI16ArrayAttr::get(func->getContext(), {0});
+  std::optional<int16_t> first =
+      getTrailingGroupStart(*grid, layout.getWorldSize());
+  if (!first || layout.getWorldSize() == llvm::product_of(*grid))
+    return {};
+  return getAxisRange(func->getContext(), 0, *first - 1);
 }
 
 /// Checks a collective's `grid_axes` against the process grid of the step
@@ -258,6 +296,41 @@ LogicalResult mlir::zero::detail::verifyAsyncStartOp(Operation *op) {
 
 #include "zero/Dialect/Zero/IR/ZeroInterfaces.cpp.inc"
 
+namespace {
+/// One hop of a collective run axis by axis: over `axis` of the step's grid,
+/// among `size` ranks.
+struct GroupHop {
+  int16_t axis;
+  int64_t size;
+};
+} // namespace
+
+/// The hops of a collective over `gridAxes` (all when absent) among
+/// `groupSize` ranks, in grid order: the group's axes but those of one
+/// rank, where a hop would move nothing. None for a group of one rank.
+static SmallVector<GroupHop, 2>
+getGroupHops(Operation *op, std::optional<ArrayRef<int16_t>> gridAxes,
+             int64_t groupSize) {
+  auto func = op->getParentOfType<FunctionOpInterface>();
+  std::optional<SmallVector<int64_t, 2>> grid =
+      func ? getProcessGrid(func) : std::nullopt;
+  SmallVector<GroupHop, 2> hops;
+  auto addHop = [&](int16_t axis, int64_t size) {
+    if (size > 1)
+      hops.push_back({axis, size});
+  };
+  if (!grid) {
+    addHop(0, groupSize);
+  } else if (gridAxes) {
+    for (int16_t axis : *gridAxes)
+      addHop(axis, (*grid)[axis]);
+  } else {
+    for (int16_t axis = 0; axis < static_cast<int16_t>(grid->size()); ++axis)
+      addHop(axis, (*grid)[axis]);
+  }
+  return hops;
+}
+
 //===----------------------------------------------------------------------===//
 // AllGatherStartOp
 //===----------------------------------------------------------------------===//
@@ -281,8 +354,9 @@ LogicalResult AllGatherStartOp::verify() {
   // A shard stored quantized is sent as it is: in blocks of its own size.
   for (auto [i, shard] : llvm::enumerate(getShards()))
     if (auto stored = QuantizedAttr::ofType(shard.getType());
-        stored && (!getQuantizeBlockSize() ||
-                   *getQuantizeBlockSize() != stored.getBlockSize()))
+        stored &&
+        (!getQuantizeBlockSizeAttr() ||
+         getQuantizeBlockSizeAttr().getInt() != stored.getBlockSize()))
       return emitOpError("operand #")
              << i << " is stored quantized in blocks of "
              << stored.getBlockSize()
@@ -311,6 +385,40 @@ std::optional<int64_t> AllGatherStartOp::getQuantizedBytesPerRank() {
   if (!blockAttr || blockAttr.getInt() < 1)
     return std::nullopt;
   return getPackedShardBytes(getLayouts(), blockAttr.getInt(), /*bits=*/8);
+}
+
+std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>>
+AllGatherStartOp::getHierarchicalHopBytes() {
+  if (!getHierarchical() || getLayouts().empty())
+    return std::nullopt;
+  // A rank's block: packed (qwZ) or its padded shards.
+  std::optional<int64_t> held = getQuantizedBytesPerRank();
+  if (!getQuantizeBlockSize()) {
+    held = 0;
+    for (auto [shard, layout] : llvm::zip(getShards(), getLayouts())) {
+      Type element = cast<ShapedType>(shard.getType()).getElementType();
+      std::optional<int64_t> bytes =
+          element.isIntOrFloat()
+              ? llvm::checkedMul(cast<LayoutAttr>(layout).getShardNumel(),
+                                 int64_t(llvm::divideCeil(
+                                     element.getIntOrFloatBitWidth(), 8)))
+              : std::nullopt;
+      held = held && bytes ? llvm::checkedAdd(*held, *bytes) : std::nullopt;
+    }
+  }
+  if (!held)
+    return std::nullopt;
+  // Each hop passes on every block the rank holds to its n - 1 peers.
+  SmallVector<std::pair<int16_t, int64_t>, 2> hopBytes;
+  int64_t groupSize = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
+  for (GroupHop hop : getGroupHops(*this, getGridAxes(), groupSize)) {
+    std::optional<int64_t> sent = llvm::checkedMul(hop.size - 1, *held);
+    held = llvm::checkedMul(*held, hop.size);
+    if (!sent || !held)
+      return std::nullopt;
+    hopBytes.push_back({hop.axis, *sent});
+  }
+  return hopBytes;
 }
 
 LogicalResult AllGatherStartOp::getAwaitedTypes(SmallVectorImpl<Type> &types) {
@@ -355,43 +463,6 @@ std::optional<int64_t> ReduceScatterStartOp::getQuantizedChunkBytes() {
   return getPackedShardBytes(getLayouts(), blockAttr.getInt(), /*bits=*/4);
 }
 
-namespace {
-/// One all-to-all of a quantized reduce-scatter: over `axis` of the step's
-/// grid, among `size` ranks.
-struct QuantizedHop {
-  int16_t axis;
-  int64_t size;
-};
-} // namespace
-
-/// The hops of a quantized reduce-scatter over `gridAxes` (all when absent)
-/// among `groupSize` ranks: the group's axes, the last (a node's ranks)
-/// first, but those of one rank, where a hop would move nothing and only
-/// round once more. None for a group of one rank.
-static SmallVector<QuantizedHop, 2>
-getQuantizedHops(Operation *op, std::optional<ArrayRef<int16_t>> gridAxes,
-                 int64_t groupSize) {
-  auto func = op->getParentOfType<FunctionOpInterface>();
-  std::optional<SmallVector<int64_t, 2>> grid =
-      func ? getProcessGrid(func) : std::nullopt;
-  SmallVector<QuantizedHop, 2> hops;
-  auto addHop = [&](int16_t axis, int64_t size) {
-    if (size > 1)
-      hops.push_back({axis, size});
-  };
-  if (!grid) {
-    addHop(0, groupSize);
-  } else if (gridAxes) {
-    for (int16_t axis : llvm::reverse(*gridAxes))
-      addHop(axis, (*grid)[axis]);
-  } else {
-    for (int16_t axis = static_cast<int16_t>(grid->size()) - 1; axis >= 0;
-         --axis)
-      addHop(axis, (*grid)[axis]);
-  }
-  return hops;
-}
-
 std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>>
 ReduceScatterStartOp::getQuantizedHopBytes() {
   std::optional<int64_t> chunk = getQuantizedChunkBytes();
@@ -401,7 +472,8 @@ ReduceScatterStartOp::getQuantizedHopBytes() {
   // keeps those of its coordinate and sends the others' to their ranks.
   int64_t held = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
   SmallVector<std::pair<int16_t, int64_t>, 2> hopBytes;
-  for (QuantizedHop hop : getQuantizedHops(*this, getGridAxes(), held)) {
+  // The last axis (a node's ranks) first: the most chunks stay in the node.
+  for (GroupHop hop : llvm::reverse(getGroupHops(*this, getGridAxes(), held))) {
     held /= hop.size;
     // n - 1 peers receive m / n chunks each.
     std::optional<int64_t> sent = llvm::checkedMul(hop.size - 1, *chunk);
@@ -421,9 +493,9 @@ std::optional<int64_t> ReduceScatterStartOp::getQuantizedStagingBytes() {
   const int64_t group = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
   // The chunks kept after the first hop (all of them without a hop), as f32
   // partial sums.
-  SmallVector<QuantizedHop, 2> hops =
-      getQuantizedHops(*this, getGridAxes(), group);
-  const int64_t kept = hops.empty() ? group : group / hops.front().size;
+  // The first hop is over the last of the group's axes.
+  SmallVector<GroupHop, 2> hops = getGroupHops(*this, getGridAxes(), group);
+  const int64_t kept = hops.empty() ? group : group / hops.back().size;
   std::optional<int64_t> shardNumel = 0;
   for (auto layout : getLayouts().getAsRange<LayoutAttr>())
     shardNumel = shardNumel

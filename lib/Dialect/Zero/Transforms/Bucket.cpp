@@ -52,6 +52,8 @@ struct BucketClass {
   /// Quantized gathers (qwZ) and reduce-scatters (qgZ) share a bucket with
   /// those of the same blocks.
   IntegerAttr quantizeBlockSize;
+  /// MiCS's hierarchical gathers share a bucket with each other only.
+  bool hierarchical = false;
 
   bool operator==(const BucketClass &other) const {
     return name == other.name && reduction == other.reduction &&
@@ -59,7 +61,8 @@ struct BucketClass {
            parameterGather == other.parameterGather &&
            hasGrads == other.hasGrads && otherAttrs == other.otherAttrs &&
            gridAxes == other.gridAxes &&
-           quantizeBlockSize == other.quantizeBlockSize;
+           quantizeBlockSize == other.quantizeBlockSize &&
+           hierarchical == other.hierarchical;
   }
 };
 
@@ -108,6 +111,7 @@ std::optional<BucketClass> classify(Operation *op, Block &body) {
     cls.parameterGather = isParameterGather(gather);
     cls.gridAxes = gather.getGridAxesAttr();
     cls.quantizeBlockSize = gather.getQuantizeBlockSizeAttr();
+    cls.hierarchical = gather.getHierarchical();
   } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
     layouts = scatter.getLayouts();
     cls.reduction = scatter.getReductionAttr();
@@ -278,7 +282,7 @@ struct ZeroBucketPass : public zero::impl::ZeroBucketPassBase<ZeroBucketPass> {
     if (isa<AllGatherStartOp>(first))
       start = AllGatherStartOp::create(
           b, loc, operands, b.getArrayAttr(layouts), bucket.cls.gridAxes,
-          bucket.cls.quantizeBlockSize);
+          bucket.cls.quantizeBlockSize, bucket.cls.hierarchical);
     else if (auto scatter = dyn_cast<ReduceScatterStartOp>(first))
       start = ReduceScatterStartOp::create(
           b, loc, operands, scatter.getReductionAttr(), b.getArrayAttr(layouts),

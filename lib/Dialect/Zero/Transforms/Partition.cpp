@@ -47,12 +47,14 @@ struct ZeroPartitionPass
                << ") needs stage 3: MiCS partitions the parameters; stage is "
                << stage.getValue();
       int64_t nodeRanks = ranksPerNode > 0 ? ranksPerNode : worldSize;
-      if (micsShardSize != nodeRanks)
+      // Groups of whole nodes: a node's ranks, or several nodes'.
+      if (micsShardSize % nodeRanks != 0 || worldSize % micsShardSize != 0)
         return func.emitError("mics-shard-size (")
-               << micsShardSize.getValue() << ") must be the world size ("
+               << micsShardSize.getValue() << ") must divide the world size ("
                << worldSize.getValue()
-               << ") or the ranks of one node (ranks-per-node, " << nodeRanks
-               << "): MiCS groups are the ranks of a node";
+               << ") and be a multiple of the ranks of one node "
+                  "(ranks-per-node, "
+               << nodeRanks << "): MiCS groups are whole nodes";
     }
     if (paramPersistenceThreshold < 0)
       return func.emitError("param-persistence-threshold must be >= 0, got ")
@@ -80,8 +82,15 @@ struct ZeroPartitionPass
                     b.getI64IntegerAttr(ranksPerNode));
     else
       func->removeAttr(ZeroDialect::getRanksPerNodeAttrName());
+    // MiCS groups of several nodes make the grid three axes (getProcessGrid).
+    if (micsShardSize > ranksPerNode && ranksPerNode > 0 &&
+        micsShardSize < worldSize)
+      func->setAttr(ZeroDialect::getMicsShardSizeAttrName(),
+                    b.getI64IntegerAttr(micsShardSize));
+    else
+      func->removeAttr(ZeroDialect::getMicsShardSizeAttrName());
 
-    // MiCS: every layout is for the ranks of one node.
+    // MiCS: every layout is for the ranks of one group.
     const int64_t partitionRanks =
         micsShardSize > 0 ? micsShardSize.getValue() : worldSize.getValue();
 

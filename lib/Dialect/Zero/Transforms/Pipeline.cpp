@@ -63,8 +63,8 @@ void zero::buildZeroPipeline(OpPassManager &pm,
                                            options.initialScalePower}));
   pm.addPass(createZeroShardParametersPass(
       {options.entry, options.maxReuseDistance, options.hpzPartitionSize,
-       options.quantizeWeightsBlockSize,
-       options.quantizeFrozenWeightsBlockSize}));
+       options.quantizeWeightsBlockSize, options.quantizeFrozenWeightsBlockSize,
+       options.micsHierarchicalParamsGather}));
   pm.addPass(createZeroReduceGradientsPass(
       {options.entry, options.reduceScatter, options.communicationDataType,
        options.gradAccumDtype, options.prescaleGradients,

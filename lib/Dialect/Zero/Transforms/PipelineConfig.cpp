@@ -217,9 +217,11 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
             "fp32");
 }
 
-/// MiCS partitions within groups of mics_shard_size ranks; here a group is
-/// the ranks of one node (zero-partition's mics-shard-size), which the
-/// caller's ranks-per-node (--zero-ranks-per-node) gives.
+/// MiCS partitions within groups of mics_shard_size ranks, whole nodes of
+/// the caller's ranks-per-node (--zero-ranks-per-node): one node or several
+/// (zero-partition's mics-shard-size). mics_hierarchical_params_gather
+/// gathers across the nodes of a group first, then within each
+/// (zero-shard-parameters' mics-hierarchical-params-gather).
 void Mapper::mapMics(ZeroPipelineOptions &options) {
   const ::zero::ZeroOptimizationConfig &z = config.zero;
   const int64_t shardSize = z.micsShardSize;
@@ -233,12 +235,14 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
               Twine(z.stage));
     return;
   }
-  if (groups && shardSize != nodeRanks) {
+  if (groups &&
+      (shardSize % nodeRanks != 0 || config.worldSize % shardSize != 0)) {
     error("zero_optimization.mics_shard_size",
-          Twine(shardSize) + " must be the world size (" +
+          Twine(shardSize) + " must divide the world size (" +
               Twine(config.worldSize) +
-              ") or the ranks of one node (--zero-ranks-per-node, " +
-              Twine(nodeRanks) + "): MiCS groups are the ranks of a node");
+              ") and be a multiple of the ranks of one node "
+              "(--zero-ranks-per-node, " +
+              Twine(nodeRanks) + "): MiCS groups are whole nodes");
     return;
   }
   if (shardSize == 0)
@@ -246,12 +250,19 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
           "0 ranks cannot hold the model states; use -1 (off) or the ranks "
           "of one node");
   options.micsShardSize = groups ? shardSize : 0;
+  // A group of several nodes (the world, if so set) has something to gather
+  // across nodes first.
+  if (shardSize > nodeRanks && z.stage == 3) {
+    options.micsHierarchicalParamsGather = z.micsHierarchicalParamsGather;
+    return;
+  }
   noEffectUnlessDefault(
       "zero_optimization.mics_hierarchical_params_gather",
       z.micsHierarchicalParamsGather,
-      groups ? "the MiCS groups are the ranks of one node, so every "
-               "parameter gather stays within the node already"
-             : "mics_shard_size does not cut the world into groups");
+      shardSize <= 0 ? "mics_shard_size does not turn MiCS on"
+      : z.stage != 3 ? "only stage 3 gathers parameters"
+                     : "the MiCS groups are the ranks of one node, so every "
+                       "parameter gather stays within the node already");
 }
 
 /// ZeRO++ hpZ: a secondary partition across the ranks of one node that the
@@ -696,8 +707,8 @@ const KnobRoute kKnobRoutes[] = {
      "load-from-fp32-weights (zero-insert-optimizer), recorded in the "
      "schedule; no effect in fp32 (a warning)"},
     {"zero_optimization.mics_shard_size",
-     "mics-shard-size (zero-partition): the world size or the ranks of one "
-     "node (--zero-ranks-per-node), stage 3"},
+     "mics-shard-size (zero-partition): a divisor of the world size, whole "
+     "nodes (a multiple of --zero-ranks-per-node), stage 3"},
     {"zero_optimization.zero_quantized_weights",
      "quantize-weights-block-size = 2048 (zero-shard-parameters), stage 3"},
     {"zero_optimization.zero_quantized_nontrainable_weights",
@@ -709,7 +720,8 @@ const KnobRoute kKnobRoutes[] = {
      "hpz-partition-size (zero-shard-parameters): 1, the world size or the "
      "ranks of one node (--zero-ranks-per-node), stage 3"},
     {"zero_optimization.mics_hierarchical_params_gather",
-     "no effect (a warning): MiCS groups are the ranks of one node"},
+     "mics-hierarchical-params-gather (zero-shard-parameters) where a MiCS "
+     "group spans nodes, stage 3; else no effect (a warning)"},
     {"zero_optimization.round_robin_gradients",
      "no effect: a warning when true (every parameter is cut across all "
      "ranks)"},

@@ -293,7 +293,7 @@ Value gatherAlone(AllGatherStartOp gather, unsigned index, Operation *before) {
   auto start = AllGatherStartOp::create(
       b, gather.getLoc(), gather.getShards()[index],
       b.getArrayAttr({gather.getLayouts()[index]}), gather.getGridAxesAttr(),
-      gather.getQuantizeBlockSizeAttr());
+      gather.getQuantizeBlockSizeAttr(), gather.getHierarchical());
   return WaitOp::create(b, gather.getLoc(), start).getResult(0);
 }
 
@@ -451,10 +451,10 @@ struct ZeroSchedulePrefetchPass
       }
     if (!shards.empty()) {
       OpBuilder b(gather);
-      auto start = AllGatherStartOp::create(b, gather.getLoc(), shards,
-                                            b.getArrayAttr(layouts),
-                                            gather.getGridAxesAttr(),
-                                            gather.getQuantizeBlockSizeAttr());
+      auto start = AllGatherStartOp::create(
+          b, gather.getLoc(), shards, b.getArrayAttr(layouts),
+          gather.getGridAxesAttr(), gather.getQuantizeBlockSizeAttr(),
+          gather.getHierarchical());
       start->setDiscardableAttrs(gather->getDiscardableAttrDictionary());
       auto wait = WaitOp::create(b, oldWait.getLoc(), start);
       unsigned next = 0;

@@ -16,6 +16,9 @@
 // ZeRO++'s qwZ (`quantize-weights-block-size`) quantizes the first group's
 // gather (the forward's) to int8 with one scale per block.
 //
+// MiCS's hierarchical gather (`mics-hierarchical-params-gather`) runs a
+// gather over the ranks of several nodes across the nodes first.
+//
 // ZeRO++'s quantized non-trainable weights
 // (`quantize-frozen-weights-block-size`) store the shard of a frozen
 // parameter as those int8 blocks: nothing updates it, so quantizing once
@@ -215,6 +218,18 @@ struct ZeroShardParametersPass
         if (failed(secondaryAxes))
           return signalPassFailure();
       }
+      // MiCS's hierarchical gather, where the group spans nodes of several
+      // ranks: more than one of its axes has more than one rank.
+      bool hierarchical = false;
+      if (micsHierarchicalParamsGather) {
+        SmallVector<int64_t, 2> grid = *getProcessGrid(func);
+        int64_t hops = 0;
+        for (auto [axis, size] : llvm::enumerate(grid))
+          hops +=
+              size > 1 &&
+              (!*gridAxes || llvm::is_contained(gridAxes->asArrayRef(), axis));
+        hierarchical = hops > 1;
+      }
       for (ArrayRef<Operation *> group : groups) {
         Operation *first = group.front(), *last = group.back();
         b.setInsertionPoint(first);
@@ -227,7 +242,8 @@ struct ZeroShardParametersPass
                 : AllGatherStartOp::create(
                       b, first->getLoc(), param.arg, layouts, *gridAxes,
                       gatherBlockSize(storedQuantized,
-                                      first == groups.front().front()));
+                                      first == groups.front().front()),
+                      hierarchical);
         auto wait = WaitOp::create(b, first->getLoc(), gather);
         Value full = wait.getResult(0);
         if (secondaryLayout && !secondary && groups.size() > 1) {

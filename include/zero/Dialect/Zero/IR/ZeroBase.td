@@ -83,6 +83,12 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getRanksPerNodeAttrName() {
       return llvm::StringLiteral("zero.ranks_per_node");
     }
+    /// MiCS's group of ranks that share one copy of the model states where
+    /// it spans several nodes (absent: the world or one node); the grid is
+    /// then [replicas, nodes per group, ranks per node].
+    static constexpr llvm::StringLiteral getMicsShardSizeAttrName() {
+      return llvm::StringLiteral("zero.mics_shard_size");
+    }
     static constexpr llvm::StringLiteral getLayoutAttrName() {
       return llvm::StringLiteral("zero.layout");
     }

@@ -47,9 +47,12 @@ std::optional<MemorySpace> getMemorySpace(RankedTensorType type);
 /// `#zero.memory_space<space>` as encoding.
 RankedTensorType getTensorTypeInSpace(RankedTensorType type, MemorySpace space);
 
-/// The process grid of the rank step `func` (its `zero.world_size` and
-/// `zero.ranks_per_node`): `[world_size]`, or `[nodes, ranks_per_node]`
-/// where the ranks are on several nodes. Empty before zero-partition.
+/// The process grid of the rank step `func` (its `zero.world_size`,
+/// `zero.ranks_per_node` and `zero.mics_shard_size`): `[world_size]`,
+/// `[nodes, ranks_per_node]` where the ranks are on several nodes, or
+/// `[world_size / S, S / ranks_per_node, ranks_per_node]` where MiCS's
+/// groups of S ranks span several nodes. The last axis is always the ranks
+/// of one node. Empty before zero-partition.
 std::optional<SmallVector<int64_t, 2>> getProcessGrid(Operation *func);
 
 /// The ranks of `grid` in one group of a collective over `axes` (all axes
@@ -57,9 +60,10 @@ std::optional<SmallVector<int64_t, 2>> getProcessGrid(Operation *func);
 int64_t getGroupSize(ArrayRef<int64_t> grid, ArrayRef<int16_t> axes);
 
 /// The grid axes a collective over tensors of `layout` runs on in the step
-/// `func`: null (the whole world) for a layout cut across every rank, the
-/// grid's last axis for one cut across the ranks of a node (MiCS's groups of
-/// consecutive ranks, replicated across nodes: rank r holds shard
+/// `func`: null (the whole world) for a layout cut across every rank, else
+/// the trailing axes whose group has the layout's world size (the ranks of
+/// a node, or of a MiCS group of several nodes: consecutive ranks,
+/// replicated across the other axes, rank r holding shard
 /// r % world_size). Emits an error at `loc` and fails for any other world
 /// size.
 FailureOr<DenseI16ArrayAttr> getLayoutGridAxes(Operation *func,
@@ -67,7 +71,7 @@ FailureOr<DenseI16ArrayAttr> getLayoutGridAxes(Operation *func,
 
 /// The grid axes across which the shards of `layout` are replicated: null
 /// for a layout cut across the whole world, else the grid's axes that
-/// getLayoutGridAxes leaves out (the nodes).
+/// getLayoutGridAxes leaves out (the leading ones).
 DenseI16ArrayAttr getReplicaGridAxes(Operation *func, LayoutAttr layout);
 
 /// The element count of `shape`, or nothing for a dynamic or negative size

@@ -48,6 +48,12 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
     infinity or a NaN comes back all NaN (docs/Runtime.md, "Block
     quantization").
 
+    `hierarchical` (MiCS's hierarchical all-gather) gathers one axis of the
+    group at a time, the first first: across the nodes (the ranks of one
+    local rank), then within each node, every rank passing on all it holds.
+    The result is the flat gather's; each hop's bytes are counted as a ring
+    within the hop's ranks.
+
     Example:
 
     ```mlir
@@ -60,9 +66,10 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
   let arguments = (ins Variadic<AnyRankedTensor>:$shards,
                        Zero_LayoutArrayAttr:$layouts,
                        OptionalAttr<DenseI16ArrayAttr>:$grid_axes,
-                       OptionalAttr<I64Attr>:$quantize_block_size);
+                       OptionalAttr<I64Attr>:$quantize_block_size,
+                       UnitAttr:$hierarchical);
   let assemblyFormat = [{
-    $shards (`grid_axes` `=` $grid_axes^)?
+    $shards (`grid_axes` `=` $grid_axes^)? (`hierarchical` $hierarchical^)?
     (`quantize_block_size` `=` $quantize_block_size^)? `layouts` $layouts
     attr-dict `:` type($shards)
   }];
@@ -71,6 +78,12 @@ def Zero_AllGatherStartOp : Zero_StartOp<"all_gather_start"> {
     /// int8 values (padding included) and one f32 scale per block of each;
     /// nothing without it or when the count overflows int64.
     std::optional<int64_t> getQuantizedBytesPerRank();
+    /// With `hierarchical`: each hop in order, the axis of the step's
+    /// process grid it runs over and the bytes a rank sends in it (and
+    /// receives), its n - 1 peers' copies of every block it holds; nothing
+    /// otherwise or on overflow.
+    std::optional<SmallVector<std::pair<int16_t, int64_t>, 2>>
+    getHierarchicalHopBytes();
   }];
 }
 

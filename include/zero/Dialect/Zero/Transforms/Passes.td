@@ -218,12 +218,15 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
     argument order while their total stays within
     `model-persistence-threshold`.
 
-    `mics-shard-size` (MiCS, stage 3) cuts every parameter, and so its
-    gradient and optimizer states, across the ranks of one node instead of
-    the world: the layouts are for `ranks-per-node` ranks, rank r holds
-    shard r % ranks-per-node, and the nodes hold replicas. The collectives
-    the later passes build over such layouts run within the node; the
-    gradients are then all-reduced across the replicas.
+    `mics-shard-size` = S (MiCS, stage 3) cuts every parameter, and so its
+    gradient and optimizer states, across groups of S consecutive ranks,
+    whole nodes, instead of the world: the layouts are for S ranks, rank r
+    holds shard r % S, and the groups hold replicas. The collectives the
+    later passes build over such layouts run within the group; the
+    gradients are then all-reduced across the replicas. A group of several
+    nodes (S a multiple of `ranks-per-node` above it) sets
+    `zero.mics_shard_size`, and the process grid becomes
+    `[N / S, S / ranks-per-node, ranks-per-node]`.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -239,7 +242,7 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
            "rank on one node)">,
     Option<"micsShardSize", "mics-shard-size", "int64_t", /*default=*/"0",
            "Stage 3: ranks that share one copy of the model states (MiCS); "
-           "the world size or ranks-per-node (0: the world size)">,
+           "whole nodes, a divisor of the world size (0: the world size)">,
     Option<"paramPersistenceThreshold", "param-persistence-threshold",
            "int64_t", /*default=*/"100000",
            "Stage 3: parameters with at most this many elements stay whole">,
@@ -358,6 +361,13 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
     block, and every gather of it moves the stored blocks as they are
     (`quantize_block_size = B`). Its values are the dequantized ones from
     the start; nothing updates them.
+
+    `mics-hierarchical-params-gather` (MiCS's
+    `mics_hierarchical_params_gather`) marks `hierarchical` every gather of
+    a parameter's shards whose group spans several nodes with several ranks
+    each: it gathers across the nodes first (the ranks of one local rank),
+    then within each node, so that each byte crosses the node boundary once
+    per node instead of once per rank.
   }];
   let options = [
     Option<"entry", "entry", "std::string", /*default=*/"\"\"",
@@ -381,6 +391,10 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
            "ZeRO++: store the shards of zero.frozen parameters as int8 "
            "values with one scale per block of this many elements, gathered "
            "as they are (0: off)">,
+    Option<"micsHierarchicalParamsGather", "mics-hierarchical-params-gather",
+           "bool", /*default=*/"false",
+           "MiCS: gathers over ranks of several nodes run across the nodes "
+           "first, then within each node (`hierarchical`)">,
   ];
 }
 

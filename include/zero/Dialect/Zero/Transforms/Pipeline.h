@@ -39,9 +39,14 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
   Option<int64_t> micsShardSize{
       *this, "mics-shard-size",
       llvm::cl::desc("Stage 3: ranks that share one copy of the model states "
-                     "(MiCS): the world size or ranks-per-node (0: the world "
-                     "size)"),
+                     "(MiCS): whole nodes, a divisor of the world size (0: "
+                     "the world size)"),
       llvm::cl::init(0)};
+  Option<bool> micsHierarchicalParamsGather{
+      *this, "mics-hierarchical-params-gather",
+      llvm::cl::desc("Stage 3, MiCS: gather parameters across the nodes of a "
+                     "group first, then within each node"),
+      llvm::cl::init(false)};
   Option<int64_t> paramPersistenceThreshold{
       *this, "param-persistence-threshold",
       llvm::cl::desc("Stage 3: parameters this small stay whole"),

@@ -6,7 +6,9 @@
 // ring's node crossings are worked out here from the rank's coordinates
 // (docs/ScheduleFormat.md, "Topology" and "Collectives"), independently of
 // Schedule::rankGroup. A hierarchical all-gather must give the flat
-// gather's bytes, moved hop by hop (first axis first) and counted per hop.
+// gather's bytes, moved hop by hop (first axis first) and counted per hop,
+// with or without staging and quantized; a quantized reduce-scatter hops
+// over the three axes from the last.
 //
 //===----------------------------------------------------------------------===//
 
@@ -15,6 +17,7 @@
 
 #include "MpiWorld.h"
 #include "QuantizedGatherStep.h"
+#include "QuantizedReduceScatterStep.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -299,6 +302,98 @@ TEST(MpiGrids, GathersQuantizedBlocksHierarchically) {
       EXPECT_EQ(stats.bytesSentInterNode, expected.sentAcross);
       EXPECT_EQ(stats.bytesReceivedInterNode, expected.receivedAcross);
     }
+}
+
+// One tensor without padding needs no staging: the hops run in place in the
+// result.
+TEST(MpiGrids, GathersHierarchicallyWithoutStaging) {
+  const int w = world().rank();
+  for (const GridCase &c : gridCases())
+    for (bool hierarchical : {false, true}) {
+      SCOPED_TRACE(nameOf(c) + (hierarchical ? " hierarchical" : " flat"));
+      const std::vector<int> members = groupOf(w, c.grid, c.axes);
+      const int n = static_cast<int>(members.size());
+      const int k = static_cast<int>(
+          std::find(members.begin(), members.end(), w) - members.begin());
+      // Shards of 2 floats of a tensor of 2n.
+      json s = makeQuantizedGatherSchedule(n, {2 * n}, "f32", 1);
+      json &gather = s["instructions"]["comm"][0];
+      gather.erase("quantize");
+      gather.erase("staging");
+      gather["hierarchical"] = hierarchical;
+      if (!c.axes.empty())
+        gather["grid_axes"] = c.axes;
+      s["world_size"] = world().size();
+      s["topology"]["grid"] = c.grid;
+      StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "one.json");
+      ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+      StatusOr<std::unique_ptr<Executor>> created =
+          Executor::create(std::make_shared<const Schedule>(std::move(*parsed)),
+                           createHostDevice(), world());
+      ASSERT_TRUE(created.isOk()) << created.status().toString();
+      Executor &executor = **created;
+      float *shard = static_cast<float *>(executor.tensorData(0).data);
+      shard[0] = 100.0f * w + 2 * k;
+      shard[1] = 100.0f * w + 2 * k + 1;
+      StatusOr<StepStats> stats = executor.step();
+      ASSERT_TRUE(stats.isOk()) << stats.status().toString();
+      const float *full =
+          static_cast<const float *>(executor.tensorData(1).data);
+      for (int j = 0; j < 2 * n; ++j)
+        EXPECT_EQ(full[j], 100.0f * members[j / 2] + j) << "element " << j;
+      Volume expected = gatherVolume(c.grid, c.axes, 8, hierarchical);
+      EXPECT_EQ(stats->bytesSent, expected.sent);
+      EXPECT_EQ(stats->bytesSentInterNode, expected.sentAcross);
+      EXPECT_EQ(stats->bytesReceivedInterNode, expected.receivedAcross);
+    }
+}
+
+// qgZ on three axes: one all-to-all per axis of more than one rank, the last
+// first (a node's ranks, then the nodes of the group, then the replicas).
+// A hop over axis a of n_a ranks, holding m chunks of C bytes, sends
+// (n_a - 1) * m / n_a * C, across nodes unless a is the last axis.
+TEST(MpiGrids, ReduceScattersQuantizedOverThreeAxes) {
+  const std::vector<int> numels = {37, 12, 3};
+  const int w = world().rank();
+  for (const GridCase &c : gridCases()) {
+    SCOPED_TRACE(nameOf(c));
+    const std::vector<int> members = groupOf(w, c.grid, c.axes);
+    const int n = static_cast<int>(members.size());
+    const int k = static_cast<int>(
+        std::find(members.begin(), members.end(), w) - members.begin());
+    std::vector<int> hopAxes, axisSizes;
+    for (int axis = 0; axis < static_cast<int>(c.grid.size()); ++axis)
+      if (c.grid[axis] > 1 &&
+          (c.axes.empty() ||
+           std::find(c.axes.begin(), c.axes.end(), axis) != c.axes.end())) {
+        hopAxes.push_back(axis);
+        axisSizes.push_back(c.grid[axis]);
+      }
+    json s = makeQuantizedReduceScatterSchedule(n, numels, "bf16", 4, "sum",
+                                                n / axisSizes.back());
+    s["world_size"] = world().size();
+    s["topology"]["grid"] = c.grid;
+    if (!c.axes.empty())
+      s["instructions"]["comm"][0]["grid_axes"] = c.axes;
+    StepStats stats = runQuantizedReduceScatterStep(
+        world(), s, axisSizes, k, members[0], numels, "bf16", 4, false);
+    std::vector<int64_t> shards;
+    for (int numel : numels)
+      shards.push_back((numel + n - 1) / n);
+    const int64_t chunk = quantizedChunkBytes(shards, 4);
+    int64_t sent = 0, across = 0, held = n;
+    for (size_t t = hopAxes.size(); t-- > 0;) {
+      const int64_t bytes = (axisSizes[t] - 1) * held / axisSizes[t] * chunk;
+      sent += bytes;
+      if (hopAxes[t] + 1 < static_cast<int>(c.grid.size()))
+        across += bytes;
+      held /= axisSizes[t];
+    }
+    EXPECT_EQ(stats.bytesSent, sent);
+    EXPECT_EQ(stats.bytesReceived, sent);
+    EXPECT_EQ(stats.bytesSentInterNode, across);
+    EXPECT_EQ(stats.bytesReceivedInterNode, across);
+  }
 }
 
 // The communicator's hop itself, in place: every rank holds 2 x 2 blocks of

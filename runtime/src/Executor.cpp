@@ -148,6 +148,16 @@ public:
       nvmeWrite{0};
   /// Copies each operand of a swap into its result and counts the bytes.
   Status runSwap(size_t stream, const Instruction &inst);
+  /// The communicator of the ranks that differ from this one only on
+  /// `hop`'s axis (createGroupCommunicators).
+  Communicator &groupCommunicator(const GroupHop &hop);
+  /// Gathers the blocks of `count` elements of `type` of `comm`'s ranks in
+  /// place in `flat`, rank-major, this rank's at comm.rank(): in one call,
+  /// or hop by hop for a hierarchical all_gather (docs/ScheduleFormat.md,
+  /// "Collectives").
+  Status gatherBlocks(Communicator &comm, const Instruction &inst,
+                      std::byte *flat, int64_t count, DType type,
+                      const CollectiveContext &context);
   /// A quantized all_gather (qwZ) on the host: quantize this rank's shards
   /// into its packed block of `flat`, gather the blocks, dequantize them
   /// into the results.
@@ -624,6 +634,11 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
     std::byte *out = bytes(inst.results[0]);
     switch (inst.kind) {
     case Instruction::Kind::AllGather:
+      if (inst.hierarchical) {
+        // In place in the result, which is the flat bucket.
+        ZERO_RETURN_IF_ERROR(copy(out + rank * block * width, in, block));
+        return gatherBlocks(comm, inst, out, block, inst.dtype, context);
+      }
       return comm.allGather(in, out, block, inst.dtype, context);
     case Instruction::Kind::ReduceScatter:
       return comm.reduceScatter(in, out, block, inst.dtype, inst.reduction,
@@ -650,8 +665,8 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
                                 bytes(inst.operands[i]), shard));
       offset += shard;
     }
-    ZERO_RETURN_IF_ERROR(comm.allGather(flat + rank * block * width, flat,
-                                        block, inst.dtype, context));
+    ZERO_RETURN_IF_ERROR(
+        gatherBlocks(comm, inst, flat, block, inst.dtype, context));
     offset = 0;
     for (size_t i = 0; i < count; ++i) {
       const PartitionLayout &layout = inst.layouts[i];
@@ -715,6 +730,38 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
   }
 }
 
+Communicator &Executor::Impl::groupCommunicator(const GroupHop &hop) {
+  return *executor.groupCommunicators_.at(std::vector<int64_t>{hop.axis});
+}
+
+Status Executor::Impl::gatherBlocks(Communicator &comm, const Instruction &inst,
+                                    std::byte *flat, int64_t count, DType type,
+                                    const CollectiveContext &context) {
+  const int64_t blockBytes = count * getDTypeWidth(type);
+  const std::vector<GroupHop> hops = inst.hierarchical
+                                         ? schedule.groupHops(inst.gridAxes)
+                                         : std::vector<GroupHop>{};
+  // Flat, or hierarchical over one axis of several ranks: the same call.
+  if (hops.size() <= 1)
+    return comm.allGather(flat + comm.rank() * blockBytes, flat, count, type,
+                          context);
+  // Hop by hop, the first axis first: before each, this rank holds the
+  // blocks of every coordinate on the axes hopped over and its own on the
+  // others. Those on the later axes (the in-group rank modulo the hop's
+  // stride) place them; the hop's group, the ranks that differ only on its
+  // axis, are ranked by that axis' coordinate, stride blocks apart.
+  BlockGrid held;
+  held.blockBytes = blockBytes;
+  for (const GroupHop &hop : hops) {
+    ZERO_RETURN_IF_ERROR(groupCommunicator(hop).allGatherBlocks(
+        flat + comm.rank() % hop.stride * blockBytes, held,
+        hop.stride * blockBytes, context));
+    held.counts.push_back(hop.size);
+    held.strides.push_back(hop.stride * blockBytes);
+  }
+  return Status::ok();
+}
+
 Status Executor::Impl::runQuantizedGather(Communicator &comm,
                                           const Instruction &inst,
                                           std::byte *flat,
@@ -735,7 +782,8 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
         static_cast<int>(q.bits), q.blockSize,
         reinterpret_cast<uint8_t *>(own + at.values[i]), own + at.scales[i]);
   // One byte per element: the communicator counts the P-byte ring.
-  ZERO_RETURN_IF_ERROR(comm.allGather(own, flat, packed, DType::I1, context));
+  ZERO_RETURN_IF_ERROR(
+      gatherBlocks(comm, inst, flat, packed, DType::I1, context));
   for (size_t i = 0; i < inst.operands.size(); ++i) {
     const PartitionLayout &layout = inst.layouts[i];
     std::byte *out = address(inst.results[i]);
@@ -780,8 +828,8 @@ Status Executor::Impl::runQuantizedReduceScatter(
     sumAt[i] = sumAt[i - 1] + inst.layouts[i - 1].shardNumel;
 
   // A group of one rank (every axis of one rank): its own tensors, exact.
-  const std::vector<int64_t> axes = schedule.quantizedHopAxes(inst.gridAxes);
-  if (axes.empty()) {
+  const std::vector<GroupHop> hops = schedule.groupHops(inst.gridAxes);
+  if (hops.empty()) {
     for (size_t i = 0; i < count; ++i) {
       const PartitionLayout &layout = inst.layouts[i];
       ElementRange owned = layout.ownedRange(0);
@@ -796,27 +844,21 @@ Status Executor::Impl::runQuantizedReduceScatter(
   }
   // The hops' communicators: the collective's own for its only hop, else
   // the single-axis groups (createGroupCommunicators).
-  std::vector<Communicator *> hopComms;
-  for (int64_t axis : axes)
-    hopComms.push_back(axes.size() == 1 ? &comm
-                                        : executor.groupCommunicators_
-                                              .at(std::vector<int64_t>{axis})
-                                              .get());
-  // A group index's coordinate on axes[t]: row-major over the axes.
-  std::vector<int64_t> strides(axes.size(), 1);
-  for (size_t t = axes.size() - 1; t-- > 0;)
-    strides[t] = strides[t + 1] * schedule.grid()[axes[t + 1]];
+  auto hopCommunicator = [&](size_t t) -> Communicator & {
+    return hops.size() == 1 ? comm : groupCommunicator(hops[t]);
+  };
+  // A group index's coordinate on hops[t]'s axis: row-major over the axes.
   auto coordinate = [&](int64_t chunk, size_t t) {
-    return chunk / strides[t] % schedule.grid()[axes[t]];
+    return chunk / hops[t].stride % hops[t].size;
   };
 
   // The chunks this rank holds, in increasing group index.
   std::vector<int64_t> held(static_cast<size_t>(groupSize));
   for (int64_t j = 0; j < groupSize; ++j)
     held[j] = j;
-  for (size_t hop = 0; hop < axes.size(); ++hop) {
-    const size_t t = axes.size() - 1 - hop;
-    Communicator &hopComm = *hopComms[t];
+  for (size_t hop = 0; hop < hops.size(); ++hop) {
+    const size_t t = hops.size() - 1 - hop;
+    Communicator &hopComm = hopCommunicator(t);
     const int64_t peers = hopComm.size();
     const int64_t kept = static_cast<int64_t>(held.size()) / peers;
     // Quantize each held chunk into the place of its destination: peer k
@@ -993,13 +1035,13 @@ Status Executor::createGroupCommunicators() {
       if (inst.isCollective()) {
         if (!inst.gridAxes.empty())
           groupCommunicators_[inst.gridAxes];
-        // A quantized reduce-scatter's hops run over one axis each; the
-        // collective's own group serves its only hop.
-        if (inst.quantize && inst.kind == Instruction::Kind::ReduceScatter)
-          if (std::vector<int64_t> hops = s.quantizedHopAxes(inst.gridAxes);
+        // The hops of a collective taken axis by axis run over one axis
+        // each; the collective's own group serves its only hop.
+        if (inst.hopsByAxis())
+          if (std::vector<GroupHop> hops = s.groupHops(inst.gridAxes);
               hops.size() > 1)
-            for (int64_t axis : hops)
-              groupCommunicators_[{axis}];
+            for (const GroupHop &hop : hops)
+              groupCommunicators_[{hop.axis}];
       }
   for (auto &[axes, group] : groupCommunicators_) {
     RankGroup place = s.rankGroup(communicator_.rank(), axes);

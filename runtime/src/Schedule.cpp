@@ -146,9 +146,10 @@ private:
   Status checkBufferOverlaps() const;
   Status parseValues(const json &root);
   /// For a collective over `gridAxes`, the layout is cut for its group.
-  /// `orNode`: a parameter's or a zero.local_shard's, which on a [nodes,
-  /// ranks per node] grid may be cut across the ranks of one node and
-  /// replicated across the nodes (MiCS; PartitionLayout).
+  /// `orNode`: a parameter's or a zero.local_shard's, which on a grid of
+  /// several axes may be cut across the ranks of the grid's last axes (a
+  /// node, or a MiCS group of nodes) and replicated across the other
+  /// coordinates (Schedule::suffixGroupSizes; PartitionLayout).
   Status parseLayout(const json &object, const std::string &path,
                      PartitionLayout &out,
                      const std::vector<int64_t> &gridAxes = {},
@@ -419,22 +420,40 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(checkKeys(*topology, "topology", {"grid"}, {}));
   std::vector<int64_t> grid;
   ZERO_RETURN_IF_ERROR(getIntList(*topology, "grid", "topology", grid, 1));
-  // [world_size], or from version 3 [nodes, ranks per node], node-major.
-  if (grid.size() == 2 && version >= 3) {
-    // Each at most the world size (at most 2^24), so the product fits.
-    if (grid[0] < 2 || grid[1] < 1 || grid[0] > s.worldSize_ ||
-        grid[1] > s.worldSize_ || grid[0] * grid[1] != s.worldSize_)
+  // [world_size], or from version 3 [nodes, ranks per node] or [replica
+  // groups, nodes per group, ranks per node] (MiCS groups of several nodes),
+  // node-major.
+  if ((grid.size() == 2 || grid.size() == 3) && version >= 3) {
+    // Each size at most the world size and the product checked as it grows,
+    // so that it cannot overflow.
+    int64_t product = 1;
+    bool valid = true;
+    for (size_t axis = 0; axis < grid.size(); ++axis) {
+      // Every axis but the last (a node's ranks) has at least 2.
+      const int64_t least = axis + 1 < grid.size() ? 2 : 1;
+      valid &= grid[axis] >= least && grid[axis] <= s.worldSize_;
+      if (!valid)
+        break;
+      product *= grid[axis];
+      valid &= product <= s.worldSize_;
+    }
+    if (!valid || product != s.worldSize_)
       return error("topology.grid",
                    joinShape(grid) +
-                       " is not [nodes, ranks per node]: at least 2 nodes "
-                       "whose ranks make world_size = " +
+                       (grid.size() == 2
+                            ? " is not [nodes, ranks per node]: at least 2 "
+                              "nodes whose ranks make world_size = "
+                            : " is not [replica groups, nodes per group, "
+                              "ranks per node]: at least 2 groups of at "
+                              "least 2 nodes whose ranks make world_size = ") +
                        std::to_string(s.worldSize_));
-    s.ranksPerNode_ = grid[1];
+    s.ranksPerNode_ = grid.back();
   } else if (grid != std::vector<int64_t>{s.worldSize_}) {
     return error("topology.grid",
                  joinShape(grid) + " is not [world_size] = [" +
                      std::to_string(s.worldSize_) + "]" +
-                     (version >= 3 ? " or [nodes, ranks per node]"
+                     (version >= 3 ? ", [nodes, ranks per node] or [replica "
+                                     "groups, nodes per group, ranks per node]"
                                    : ": versions 1 and 2 have one "
                                      "data-parallel dimension"));
   } else {
@@ -741,20 +760,38 @@ Status ScheduleParser::parseLayout(const json &object, const std::string &path,
                  std::to_string(worldSize) + " differs from the group size " +
                      std::to_string(s.groupSize(gridAxes)) + " of grid_axes " +
                      joinShape(gridAxes));
-  const bool nodeGrid = s.version_ >= 3 && s.grid_.size() == 2;
-  if (gridAxes.empty() && orNode && nodeGrid && worldSize != s.worldSize_ &&
-      worldSize != s.ranksPerNode_)
-    return error(
-        path + ".world_size",
-        std::to_string(worldSize) + " is neither the schedule's world_size " +
-            std::to_string(s.worldSize_) +
-            " nor the ranks of one node (topology.grid " + joinShape(s.grid_) +
-            "): " + std::to_string(s.ranksPerNode_));
-  if (gridAxes.empty() && !(orNode && nodeGrid) && worldSize != s.worldSize_)
+  // A parameter's layout may also be cut across the ranks of the grid's
+  // last axes (MiCS: a node, or a group of nodes) and replicated across the
+  // other coordinates.
+  const std::vector<int64_t> suffixes =
+      orNode ? s.suffixGroupSizes() : std::vector<int64_t>{};
+  if (gridAxes.empty() && worldSize != s.worldSize_ &&
+      std::find(suffixes.begin(), suffixes.end(), worldSize) ==
+          suffixes.end()) {
+    if (suffixes.empty())
+      return error(path + ".world_size",
+                   std::to_string(worldSize) +
+                       " differs from the schedule's world_size " +
+                       std::to_string(s.worldSize_));
+    // "4 (grid axes [1, 2]) or 2 (grid axes [2])"
+    std::string sizes;
+    for (size_t i = 0; i < suffixes.size(); ++i) {
+      std::vector<int64_t> axes;
+      for (size_t axis = i + 1; axis < s.grid_.size(); ++axis)
+        axes.push_back(static_cast<int64_t>(axis));
+      sizes += std::string(i == 0                     ? ""
+                           : i + 1 == suffixes.size() ? " or "
+                                                      : ", ") +
+               std::to_string(suffixes[i]) + " (grid axes " + joinShape(axes) +
+               ")";
+    }
     return error(path + ".world_size",
                  std::to_string(worldSize) +
-                     " differs from the schedule's world_size " +
-                     std::to_string(s.worldSize_));
+                     " is neither the schedule's world_size " +
+                     std::to_string(s.worldSize_) +
+                     " nor the ranks of the grid's last axes (topology.grid " +
+                     joinShape(s.grid_) + "): " + sizes);
+  }
   StatusOr<PartitionLayout> layout =
       PartitionLayout::create(shape, worldSize, paddedNumel);
   if (!layout.isOk())
@@ -1302,10 +1339,24 @@ Status ScheduleParser::parseInstruction(const json &object,
                      "reduce_scatter only, not " +
                          op);
     }
-    if (inst.kind == Instruction::Kind::AllGather)
+    if (object.contains("hierarchical")) {
+      if (s.version_ < 3)
+        return error(path + ".hierarchical",
+                     "'hierarchical' needs version 3 (the schedule is "
+                     "version " +
+                         std::to_string(s.version_) + ")");
+      if (inst.kind != Instruction::Kind::AllGather)
+        return error(path + ".hierarchical",
+                     "'hierarchical' is supported on all_gather only, not " +
+                         op);
       ZERO_RETURN_IF_ERROR(
-          checkKeys(object, path, {"op", "operands", "results", "layouts"},
-                    {"point", "loc", "staging", "grid_axes", "quantize"}));
+          getBool(object, "hierarchical", path, inst.hierarchical));
+    }
+    if (inst.kind == Instruction::Kind::AllGather)
+      ZERO_RETURN_IF_ERROR(checkKeys(object, path,
+                                     {"op", "operands", "results", "layouts"},
+                                     {"point", "loc", "staging", "grid_axes",
+                                      "quantize", "hierarchical"}));
     else if (inst.kind == Instruction::Kind::ReduceScatter)
       ZERO_RETURN_IF_ERROR(checkKeys(
           object, path, {"op", "operands", "results", "layouts", "reduction"},
@@ -1882,9 +1933,9 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
     // The first hop runs over the group's last axis of several ranks; the
     // chunks of the other coordinates on it stay (all of them without a
     // hop, in a group of one rank).
-    const std::vector<int64_t> hops = s.quantizedHopAxes(inst.gridAxes);
+    const std::vector<GroupHop> hops = s.groupHops(inst.gridAxes);
     const int64_t kept =
-        hops.empty() ? groupSize : groupSize / s.grid_[hops.back()];
+        hops.empty() ? groupSize : groupSize / hops.back().size;
     std::optional<int64_t> sums = checkedMul(inst.bucketNumel, kept);
     if (sums)
       sums = checkedMul(*sums, 4);
@@ -2477,16 +2528,31 @@ int64_t Schedule::groupSize(const std::vector<int64_t> &gridAxes) const {
   return size;
 }
 
-std::vector<int64_t>
-Schedule::quantizedHopAxes(const std::vector<int64_t> &gridAxes) const {
-  std::vector<int64_t> axes;
-  for (int64_t axis = 0, e = static_cast<int64_t>(grid_.size()); axis < e;
-       ++axis)
-    if (grid_[axis] > 1 &&
-        (gridAxes.empty() ||
-         std::find(gridAxes.begin(), gridAxes.end(), axis) != gridAxes.end()))
-      axes.push_back(axis);
-  return axes;
+std::vector<int64_t> Schedule::suffixGroupSizes() const {
+  std::vector<int64_t> sizes;
+  int64_t size = worldSize_;
+  for (size_t axis = 0; axis + 1 < grid_.size(); ++axis) {
+    size /= grid_[axis];
+    sizes.push_back(size);
+  }
+  return sizes;
+}
+
+std::vector<GroupHop>
+Schedule::groupHops(const std::vector<int64_t> &gridAxes) const {
+  std::vector<GroupHop> hops;
+  // From the last axis, whose coordinate weighs 1 in the in-group rank.
+  int64_t stride = 1;
+  for (int64_t axis = static_cast<int64_t>(grid_.size()); axis-- > 0;) {
+    if (!gridAxes.empty() &&
+        std::find(gridAxes.begin(), gridAxes.end(), axis) == gridAxes.end())
+      continue;
+    if (grid_[axis] > 1)
+      hops.push_back({axis, grid_[axis], stride});
+    stride *= grid_[axis];
+  }
+  std::reverse(hops.begin(), hops.end());
+  return hops;
 }
 
 RankGroup Schedule::rankGroup(int64_t rank,

@@ -447,7 +447,8 @@ TEST(ScheduleGroups, AcceptsGridAxes) {
 /// makeAverageSchedule on 4 ranks of grid [2, 2] (version 3) with the layouts
 /// of `w` and of a zero.local_shard of `x` (into a new value 6 of 2 floats)
 /// cut across `paramRanks` and `shardRanks` ranks.
-static json makeNodeLayoutSchedule(int paramRanks, int shardRanks) {
+static json makeNodeLayoutSchedule(int paramRanks, int shardRanks,
+                                   const std::vector<int> &grid = {2, 2}) {
   auto layoutOf = [](int ranks) {
     int shard = (4 + ranks - 1) / ranks;
     return json{{"shape", {4}},
@@ -455,9 +456,12 @@ static json makeNodeLayoutSchedule(int paramRanks, int shardRanks) {
                 {"shard_numel", shard},
                 {"padded_numel", shard * ranks}};
   };
-  json s = makeAverageSchedule(4);
+  int world = 1;
+  for (int size : grid)
+    world *= size;
+  json s = makeAverageSchedule(world);
   s["version"] = 3;
-  s["topology"]["grid"] = {2, 2};
+  s["topology"]["grid"] = grid;
   s["arguments"][0]["layout"] = layoutOf(paramRanks);
   s["memory"]["arenas"]["device"] = 320;
   s["buffers"].push_back(
@@ -490,12 +494,13 @@ TEST(ScheduleGroups, AcceptsLayoutsOfOneNodesRanks) {
 TEST(ScheduleGroups, RefusesLayoutsOfOtherRanks) {
   EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(1, 2),
                         "arguments[0].layout.world_size: 1 is neither the "
-                        "schedule's world_size 4 nor the ranks of one node "
-                        "(topology.grid [2, 2]): 2");
+                        "schedule's world_size 4 nor the ranks of the grid's "
+                        "last axes (topology.grid [2, 2]): 2 (grid axes [1])");
   EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(2, 1),
                         "instructions.compute[2].layout.world_size: 1 is "
                         "neither the schedule's world_size 4 nor the ranks of "
-                        "one node (topology.grid [2, 2]): 2 at test.mlir:3:5");
+                        "the grid's last axes (topology.grid [2, 2]): 2 (grid "
+                        "axes [1]) at test.mlir:3:5");
   // Only the world's on one axis, and before version 3.
   json s = makeNodeLayoutSchedule(2, 4);
   s["topology"]["grid"] = {4};
@@ -551,6 +556,146 @@ TEST(ScheduleGroups, RefusesAGridThatDoesNotMakeTheWorld) {
   EXPECT_SCHEDULE_ERROR(s, "topology.grid: [2, 3] is not [nodes, ranks per "
                            "node]: at least 2 nodes whose ranks make "
                            "world_size = 4");
+}
+
+// Grids of three axes [replica groups K, nodes per group M, ranks per node
+// L] (MiCS groups of several nodes): node-major, a node the last axis.
+TEST(ScheduleGroups, AcceptsGridsOfThreeAxes) {
+  for (std::vector<int> axes : {std::vector<int>{1, 2}, std::vector<int>{0},
+                                std::vector<int>{0, 1, 2}}) {
+    StatusOr<Schedule> parsed = Schedule::parse(
+        makeGridBucketSchedule({2, 2, 2}, axes).dump(), "s.json");
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+    EXPECT_EQ(parsed->worldSize(), 8);
+    EXPECT_EQ(parsed->ranksPerNode(), 2);
+    EXPECT_EQ(parsed->grid(), (std::vector<int64_t>{2, 2, 2}));
+  }
+  StatusOr<Schedule> parsed = Schedule::parse(
+      makeGridBucketSchedule({3, 2, 2}, {1, 2}).dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_EQ(parsed->suffixGroupSizes(), (std::vector<int64_t>{4, 2}));
+  // World rank 7 = (1, 1, 1): its MiCS group {4, 5, 6, 7}, its replicas
+  // {3, 7, 11}.
+  RankGroup group = parsed->rankGroup(7, {1, 2});
+  EXPECT_EQ(std::vector<int64_t>({group.color, group.rank, group.size}),
+            (std::vector<int64_t>{1, 3, 4}));
+  group = parsed->rankGroup(7, {0});
+  EXPECT_EQ(std::vector<int64_t>({group.color, group.rank, group.size}),
+            (std::vector<int64_t>{3, 1, 3}));
+  // The hops by axis: the first's coordinate weighs the later axes' ranks.
+  auto hops = [&](const std::vector<int64_t> &axes) {
+    std::vector<std::vector<int64_t>> all;
+    for (const GroupHop &hop : parsed->groupHops(axes))
+      all.push_back({hop.axis, hop.size, hop.stride});
+    return all;
+  };
+  using Hops = std::vector<std::vector<int64_t>>;
+  EXPECT_EQ(hops({1, 2}), (Hops{{1, 2, 2}, {2, 2, 1}}));
+  EXPECT_EQ(hops({}), (Hops{{0, 3, 4}, {1, 2, 2}, {2, 2, 1}}));
+  EXPECT_EQ(hops({0, 2}), (Hops{{0, 3, 2}, {2, 2, 1}}));
+  // Nodes of one rank: the last axis has no hop.
+  parsed = Schedule::parse(makeGridBucketSchedule({2, 2, 1}, {1, 2}).dump(),
+                           "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_EQ(parsed->ranksPerNode(), 1);
+  EXPECT_EQ(hops({1, 2}), (Hops{{1, 2, 1}}));
+  EXPECT_EQ(hops({}), (Hops{{0, 2, 2}, {1, 2, 1}}));
+}
+
+TEST(ScheduleGroups, RefusesGridsOfThreeAxesThatAreNotMiCSGroups) {
+  const char *shape = " is not [replica groups, nodes per group, ranks per "
+                      "node]: at least 2 groups of at least 2 nodes whose "
+                      "ranks make world_size = 8";
+  for (std::vector<int64_t> grid :
+       {std::vector<int64_t>{1, 2, 4}, std::vector<int64_t>{2, 1, 4},
+        std::vector<int64_t>{2, 2, 3}, std::vector<int64_t>{2, 2, 1},
+        std::vector<int64_t>{2, 2, int64_t(4611686018427387906)}}) {
+    json s = makeGridBucketSchedule({2, 2, 2}, {1, 2});
+    s["topology"]["grid"] = grid;
+    std::string text = "[";
+    for (size_t i = 0; i < grid.size(); ++i)
+      text += (i ? ", " : "") + std::to_string(grid[i]);
+    EXPECT_SCHEDULE_ERROR(s, "topology.grid: " + text + "]" + shape);
+  }
+  json s = makeGridBucketSchedule({2, 2, 2}, {1, 2});
+  s["topology"]["grid"] = {2, 2, 2, 1};
+  EXPECT_SCHEDULE_ERROR(s, "topology.grid: [2, 2, 2, 1] is not [world_size] "
+                           "= [8], [nodes, ranks per node] or [replica "
+                           "groups, nodes per group, ranks per node]");
+  s["version"] = 2;
+  s["topology"]["grid"] = {2, 2, 2};
+  EXPECT_SCHEDULE_ERROR(s, "topology.grid: [2, 2, 2] is not [world_size] = "
+                           "[8]: versions 1 and 2 have one data-parallel "
+                           "dimension");
+}
+
+// A parameter's layout: the world's, a MiCS group's (axes [1, 2]) or a
+// node's (axis [2]); one rule, the sizes of the groups of the grid's last
+// axes.
+TEST(ScheduleGroups, AcceptsLayoutsOfTheGridsLastAxes) {
+  for (int paramRanks : {8, 4, 2}) {
+    StatusOr<Schedule> parsed = Schedule::parse(
+        makeNodeLayoutSchedule(paramRanks, 4, {2, 2, 2}).dump(), "s.json");
+    ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+    EXPECT_EQ(parsed->arguments()[0].layout.worldSize, paramRanks);
+  }
+  EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(1, 4, {2, 2, 2}),
+                        "arguments[0].layout.world_size: 1 is neither the "
+                        "schedule's world_size 8 nor the ranks of the grid's "
+                        "last axes (topology.grid [2, 2, 2]): 4 (grid axes "
+                        "[1, 2]) or 2 (grid axes [2])");
+  EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(4, 1, {2, 2, 2}),
+                        "instructions.compute[2].layout.world_size: 1 is "
+                        "neither the schedule's world_size 8 nor the ranks of "
+                        "the grid's last axes (topology.grid [2, 2, 2]): 4 "
+                        "(grid axes [1, 2]) or 2 (grid axes [2]) at "
+                        "test.mlir:3:5");
+  // On [3, 2, 2] the sizes are 4 and 2: 6 is not one of them.
+  EXPECT_SCHEDULE_ERROR(makeNodeLayoutSchedule(6, 4, {3, 2, 2}),
+                        "arguments[0].layout.world_size: 6 is neither the "
+                        "schedule's world_size 12 nor the ranks of the grid's "
+                        "last axes (topology.grid [3, 2, 2]): 4 (grid axes "
+                        "[1, 2]) or 2 (grid axes [2])");
+  // A collective's layouts stay its group's.
+  json s = makeGridBucketSchedule({2, 2, 2}, {1, 2});
+  s["instructions"]["comm"][0].erase("grid_axes");
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].layouts[0].world_size: 4 "
+                           "differs from the schedule's world_size 8");
+}
+
+// `hierarchical` (version 3): on all_gather only, true or false.
+TEST(ScheduleGroups, ReadsHierarchicalGathers) {
+  json s = makeGridBucketSchedule({2, 2, 2}, {1, 2});
+  s["instructions"]["comm"][0]["hierarchical"] = true;
+  StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_TRUE(parsed->streams()[1].instructions[0].hierarchical);
+  EXPECT_FALSE(parsed->streams()[1].instructions[1].hierarchical);
+  s["instructions"]["comm"][0]["hierarchical"] = false;
+  parsed = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
+  EXPECT_FALSE(parsed->streams()[1].instructions[0].hierarchical);
+
+  s["instructions"]["comm"][0]["hierarchical"] = "yes";
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].hierarchical: expected true "
+                           "or false, got \"yes\"");
+  s["instructions"]["comm"][0]["hierarchical"] = 1;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].hierarchical: expected true "
+                           "or false, got 1");
+  s = makeGridBucketSchedule({2, 2, 2}, {1, 2});
+  s["instructions"]["comm"][1]["hierarchical"] = true;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[1].hierarchical: 'hierarchical' "
+                           "is supported on all_gather only, not "
+                           "reduce_scatter");
+  s = makeGridBucketSchedule({2, 2, 2}, {1, 2});
+  s["instructions"]["comm"][2]["hierarchical"] = false;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[2].hierarchical: 'hierarchical' "
+                           "is supported on all_gather only, not all_reduce");
+  s = makeBucketSchedule(2);
+  s["version"] = 2;
+  s["instructions"]["comm"][0]["hierarchical"] = true;
+  EXPECT_SCHEDULE_ERROR(s, "instructions.comm[0].hierarchical: 'hierarchical' "
+                           "needs version 3 (the schedule is version 2)");
 }
 
 TEST(ScheduleGroups, RefusesMalformedGridAxes) {

@@ -219,17 +219,28 @@ inline json makeBucketSchedule(int worldSize) {
   };
 }
 
-/// makeBucketSchedule's collectives over groups of ranks: version 3, four
-/// ranks on grid [2, 2], every collective over `axes` (its layouts cut for
-/// the group of 2 ranks per listed axis).
-inline json makeGroupBucketSchedule(const std::vector<int> &axes) {
-  json s = makeBucketSchedule(1 << axes.size());
+/// makeBucketSchedule's collectives over groups of ranks: version 3, the
+/// world of `grid` (topology.grid), every collective over `axes` (its
+/// layouts cut for the group of those axes' ranks).
+inline json makeGridBucketSchedule(const std::vector<int> &grid,
+                                   const std::vector<int> &axes) {
+  int world = 1, group = 1;
+  for (int size : grid)
+    world *= size;
+  for (int axis : axes)
+    group *= grid[axis];
+  json s = makeBucketSchedule(group);
   s["version"] = 3;
-  s["world_size"] = 4;
-  s["topology"]["grid"] = {2, 2};
+  s["world_size"] = world;
+  s["topology"]["grid"] = grid;
   for (json &inst : s["instructions"]["comm"])
     inst["grid_axes"] = axes;
   return s;
+}
+
+/// makeGridBucketSchedule on four ranks of grid [2, 2].
+inline json makeGroupBucketSchedule(const std::vector<int> &axes) {
+  return makeGridBucketSchedule({2, 2}, axes);
 }
 
 /// No instructions, the state of one stage-3 parameter `w` ([5] f32, normal

@@ -30,6 +30,13 @@ Status Communicator::allGather(const void *send, void *recv, int64_t count,
   return finish((size() - 1) * count * getDTypeWidth(type), context);
 }
 
+Status Communicator::allGatherBlocks(void *buffer, const BlockGrid &held,
+                                     int64_t peerStride,
+                                     const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(doAllGatherBlocks(buffer, held, peerStride, context));
+  return finish((size() - 1) * held.bytes(), context);
+}
+
 Status Communicator::reduceScatter(const void *send, void *recv, int64_t count,
                                    DType type, ReduceOp op,
                                    const CollectiveContext &context) {
@@ -70,6 +77,14 @@ Status Communicator::doAllToAll(const void *, void *, int64_t,
   return ZERO_ERROR(kInvalidArgument, comm::describeCall(rank(), context) +
                                           ": " + describe() +
                                           " has no all-to-all");
+}
+
+Status Communicator::doAllGatherBlocks(void *, const BlockGrid &, int64_t,
+                                       const CollectiveContext &context) {
+  return ZERO_ERROR(kInvalidArgument,
+                    comm::describeCall(rank(), context) + ": " + describe() +
+                        " cannot gather blocks in place (a hierarchical "
+                        "all_gather runs on the host backend only)");
 }
 
 StatusOr<std::unique_ptr<Communicator>>

@@ -82,6 +82,9 @@ protected:
                      ReduceOp op, const CollectiveContext &context) override;
   Status doAllToAll(const void *send, void *recv, int64_t bytesPerPeer,
                     const CollectiveContext &context) override;
+  Status doAllGatherBlocks(void *buffer, const BlockGrid &held,
+                           int64_t peerStride,
+                           const CollectiveContext &context) override;
   StatusOr<std::unique_ptr<Communicator>>
   doSplit(int color, int key, const CollectiveContext &context) override;
 
@@ -331,6 +334,52 @@ Status MpiCommunicator::doAllToAll(const void *send, void *recv,
   int code =
       MPI_Ialltoall(send, static_cast<int>(bytesPerPeer), MPI_BYTE, recv,
                     static_cast<int>(bytesPerPeer), MPI_BYTE, comm_, &request);
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  return complete(request, context);
+}
+
+Status MpiCommunicator::doAllGatherBlocks(void *buffer, const BlockGrid &held,
+                                          int64_t peerStride,
+                                          const CollectiveContext &context) {
+  ZERO_RETURN_IF_ERROR(checkCount(held.blockBytes, context));
+  for (int64_t count : held.counts)
+    ZERO_RETURN_IF_ERROR(checkCount(count, context));
+  std::lock_guard<std::mutex> lock(shared_->mutex);
+  // The held blocks as one datatype: a block, repeated along each dimension
+  // (hvector), its extent the distance between two ranks' places, so that
+  // MPI puts rank p's at buffer + p * peerStride.
+  std::vector<MPI_Datatype> types;
+  struct FreeTypes {
+    std::vector<MPI_Datatype> &types;
+    ~FreeTypes() {
+      for (MPI_Datatype &type : types)
+        MPI_Type_free(&type);
+    }
+  } freeTypes{types};
+  MPI_Datatype type;
+  int code =
+      MPI_Type_contiguous(static_cast<int>(held.blockBytes), MPI_BYTE, &type);
+  for (size_t d = 0; code == MPI_SUCCESS && d < held.counts.size(); ++d) {
+    types.push_back(type);
+    code = MPI_Type_create_hvector(static_cast<int>(held.counts[d]), 1,
+                                   static_cast<MPI_Aint>(held.strides[d]),
+                                   types.back(), &type);
+  }
+  if (code == MPI_SUCCESS) {
+    types.push_back(type);
+    code = MPI_Type_create_resized(types.back(), 0,
+                                   static_cast<MPI_Aint>(peerStride), &type);
+  }
+  if (code == MPI_SUCCESS) {
+    types.push_back(type);
+    code = MPI_Type_commit(&types.back());
+  }
+  if (code != MPI_SUCCESS)
+    return mpiError(code, context);
+  MPI_Request request;
+  code = MPI_Iallgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, buffer, 1,
+                        types.back(), comm_, &request);
   if (code != MPI_SUCCESS)
     return mpiError(code, context);
   return complete(request, context);

@@ -67,6 +67,23 @@ struct CommunicationCounters {
   int64_t delayInjectedNs = 0;
 };
 
+/// Blocks of `blockBytes` bytes in a buffer, one at every byte offset
+/// sum over d of i_d * strides[d], 0 <= i_d < counts[d] (no dimension: one
+/// block at offset 0): what a rank holds before a hop of a hierarchical
+/// all-gather.
+struct BlockGrid {
+  int64_t blockBytes = 0;
+  std::vector<int64_t> counts;
+  std::vector<int64_t> strides;
+
+  int64_t bytes() const {
+    int64_t total = blockBytes;
+    for (int64_t count : counts)
+      total *= count;
+    return total;
+  }
+};
+
 /// Collectives over `size()` ranks. The element types are f32, f64, bf16,
 /// f16, i64, i32 and index; avg sums and then divides by size() in the
 /// element type. Buffers may be the same for the in-place forms noted below;
@@ -86,6 +103,13 @@ public:
   /// recv + rank() * count (in place).
   Status allGather(const void *send, void *recv, int64_t count, DType type,
                    const CollectiveContext &context);
+  /// In place in `buffer`: every rank p holds the blocks `held` at buffer +
+  /// p * peerStride, and each gets every other's at the same place (one hop
+  /// of a hierarchical all-gather; the blocks of different ranks must not
+  /// overlap). Counted as a ring of held.bytes() per rank: (size() - 1) *
+  /// held.bytes() sent and received.
+  Status allGatherBlocks(void *buffer, const BlockGrid &held,
+                         int64_t peerStride, const CollectiveContext &context);
   /// recv[0, count) = the reduction over ranks of send[rank() * count,
   /// (rank() + 1) * count). send may be recv (in place: send holds size() *
   /// count elements, the result lands at its start).
@@ -162,6 +186,12 @@ protected:
   /// whose executor runs no quantized collective.
   virtual Status doAllToAll(const void *send, void *recv, int64_t bytesPerPeer,
                             const CollectiveContext &context);
+  /// allGatherBlocks as the implementation moves it. Default: an error
+  /// ("<describe()> cannot gather blocks in place ..."), for the device
+  /// communicators, whose buffers MPI's derived datatypes do not reach.
+  virtual Status doAllGatherBlocks(void *buffer, const BlockGrid &held,
+                                   int64_t peerStride,
+                                   const CollectiveContext &context);
   /// The new communicator of split(), whose counters split() sets up.
   virtual StatusOr<std::unique_ptr<Communicator>>
   doSplit(int color, int key, const CollectiveContext &context) = 0;

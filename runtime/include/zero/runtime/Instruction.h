@@ -163,6 +163,10 @@ struct Instruction : OpRecord {
   /// The topology.grid axes whose ranks the collective runs among, strictly
   /// increasing (`grid_axes`, version 3); empty: the whole world.
   std::vector<int64_t> gridAxes;
+  /// An all_gather over its group's axes one at a time, the first first
+  /// (`hierarchical`, version 3; MiCS's hierarchical all-gather): same
+  /// result as the flat gather (docs/ScheduleFormat.md, "Collectives").
+  bool hierarchical = false;
   /// A quantized collective (`quantize`, version 3). An all_gather (ZeRO++
   /// qwZ): each rank block-quantizes its shards into `packedBytes` bytes of
   /// the staging region, and the packed blocks are gathered. A
@@ -184,6 +188,11 @@ struct Instruction : OpRecord {
   };
   std::optional<Quantization> quantize;
 
+  /// Runs one hop per axis of its group (Schedule::groupHops): a quantized
+  /// reduce_scatter or a hierarchical all_gather.
+  bool hopsByAxis() const {
+    return hierarchical || (quantize && kind == Kind::ReduceScatter);
+  }
   bool isCollective() const {
     return kind == Kind::AllGather || kind == Kind::ReduceScatter ||
            kind == Kind::AllReduce;

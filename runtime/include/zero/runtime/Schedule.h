@@ -120,6 +120,18 @@ struct RankGroup {
   int64_t size = 1;
 };
 
+/// One hop of a collective taken one grid axis at a time (a quantized
+/// reduce-scatter, a hierarchical all-gather): an axis of the collective's
+/// group with more than one rank.
+struct GroupHop {
+  int64_t axis = 0;
+  /// The ranks along the axis, its size in topology.grid.
+  int64_t size = 1;
+  /// What the axis' coordinate weighs in the in-group rank: the product of
+  /// the grid sizes of the group's later axes.
+  int64_t stride = 1;
+};
+
 /// A loop-carried tensor: `value` holds `init` when the loop starts and takes
 /// `next` at the end of every iteration.
 struct CarriedValue {
@@ -170,9 +182,10 @@ public:
   int64_t stage() const { return stage_; }
   int64_t worldSize() const { return worldSize_; }
   /// Ranks per node, node-major: rank r is on node r / ranksPerNode()
-  /// (topology.grid; worldSize() where the world is one node).
+  /// (topology.grid's last axis; worldSize() where the world is one node).
   int64_t ranksPerNode() const { return ranksPerNode_; }
-  /// topology.grid: [world_size], or [nodes, ranks per node].
+  /// topology.grid: [world_size], [nodes, ranks per node] or [replica
+  /// groups, nodes per group, ranks per node].
   const std::vector<int64_t> &grid() const { return grid_; }
   /// Where world rank `rank` stands among the ranks of a collective over
   /// `gridAxes` (Instruction::gridAxes; empty: every axis).
@@ -180,12 +193,17 @@ public:
   /// The ranks of a collective over `gridAxes`: the product of their grid
   /// sizes.
   int64_t groupSize(const std::vector<int64_t> &gridAxes) const;
-  /// The axes of the hops of a quantized reduce-scatter over `gridAxes`
-  /// (empty: every axis), increasing (the hops run from the last): the
-  /// group's axes but those of one rank, where a hop would move nothing
-  /// (docs/ScheduleFormat.md, "Quantized reduce-scatters").
-  std::vector<int64_t>
-  quantizedHopAxes(const std::vector<int64_t> &gridAxes) const;
+  /// The ranks of the groups over the grid's last axes but the whole world,
+  /// largest first: over axes [1, n), [2, n), ..., [n - 1, n) of an n-axis
+  /// grid (on [K, M, L]: M * L and L). A parameter's layout may be cut across
+  /// them instead of the world (docs/ScheduleFormat.md, "Arguments").
+  std::vector<int64_t> suffixGroupSizes() const;
+  /// The hops of a collective over `gridAxes` (empty: every axis) taken one
+  /// axis at a time, by increasing axis: the group's axes but those of one
+  /// rank, where a hop would move nothing. A quantized reduce-scatter hops
+  /// from the last, a hierarchical all-gather from the first
+  /// (docs/ScheduleFormat.md, "Quantized reduce-scatters", "Collectives").
+  std::vector<GroupHop> groupHops(const std::vector<int64_t> &gridAxes) const;
   int64_t alignment() const { return alignment_; }
   int64_t arenaBytes(MemorySpace space) const {
     return arenas_[static_cast<int>(space)];

@@ -252,7 +252,7 @@ ValueInfo getStoredValue(const json &entry) {
 /// `elements` (value.numel elements of value.dtype) as `value` stores them:
 /// block-quantized where it is stored quantized (storeValueFloats), else as
 /// they are.
-std::string packElements(const std::string &elements, const ValueInfo &value) {
+std::string packElements(std::string elements, const ValueInfo &value) {
   if (!value.quantized)
     return elements;
   std::vector<float> floats =
@@ -1612,6 +1612,15 @@ reshardForRank(const Manifest &manifest, const Schedule &schedule,
     bool fromParameter = !schedule.loadFromFp32Weights() &&
                          arg.kind == ArgumentInfo::Kind::State &&
                          arg.state == "master";
+    // Stored quantized and cut as saved (a load that reads every rank for
+    // the master weights): the rank's bytes as saved, since quantizing the
+    // dequantized values again may move them by a rounding of the scale.
+    if (!fromParameter && state.description.contains("quantized") &&
+        *entry == state.description &&
+        manifest.content["world_size"] == schedule.worldSize()) {
+      parts.push_back((*ranks)[rank].at(state.name).bytes);
+      continue;
+    }
     if (fromParameter)
       entry = entries.at("param/" + arg.param);
     StatusOr<std::string> whole = joinShards(*ranks, *entry, manifest.path);
@@ -1627,7 +1636,8 @@ reshardForRank(const Manifest &manifest, const Schedule &schedule,
                        state.description.value("sharded", false), rank)
             : *whole;
     // Quantized anew where the schedule stores the tensor quantized.
-    parts.push_back(packElements(part, schedule.values().values[arg.value]));
+    parts.push_back(
+        packElements(std::move(part), schedule.values().values[arg.value]));
   }
   return parts;
 }

@@ -47,7 +47,7 @@ PackedOffsets getPackedOffsets(const Instruction &inst) {
   for (const PartitionLayout &layout : inst.layouts) {
     at.scales.push_back(scaleBytes);
     at.values.push_back(valueBytes);
-    scaleBytes += 4 * getNumBlocks(layout.shardNumel, q.blockSize);
+    scaleBytes += getPackedScaleBytes(layout.shardNumel, q.blockSize);
     valueBytes +=
         getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
   }
@@ -729,7 +729,7 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
     if (schedule.values().values[inst.operands[i]].quantized) {
       // Stored quantized in this block size (the loader checked it): its
       // packed bytes are its scales, then its values, already.
-      const int64_t scaleBytes = 4 * getNumBlocks(shard, q.blockSize);
+      const int64_t scaleBytes = getPackedScaleBytes(shard, q.blockSize);
       std::memcpy(own + at.scales[i], operand, static_cast<size_t>(scaleBytes));
       std::memcpy(own + at.values[i], operand + scaleBytes,
                   static_cast<size_t>(

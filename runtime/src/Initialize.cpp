@@ -112,7 +112,7 @@ std::vector<float> loadValueFloats(const ValueInfo &value, const void *stored) {
     const auto *packed = static_cast<const uint8_t *>(stored);
     // Packed as one operand of the quantized all-gather: scales, values.
     host::dequantizeElements(
-        packed + 4 * getNumBlocks(value.numel, q->blockSize), packed,
+        packed + getPackedScaleBytes(value.numel, q->blockSize), packed,
         value.numel, static_cast<int>(q->bits), q->blockSize,
         host::getQuantizedFormat(value.dtype), dequantized.data());
     elements.data = dequantized.data();
@@ -135,10 +135,10 @@ void storeValueFloats(const float *values, const ValueInfo &value,
   // The dtype's elements quantized, as the quantized all-gather quantizes
   // an unquantized shard: the gathered values are the same.
   auto *packed = static_cast<uint8_t *>(stored);
-  host::quantizeElements(rounded.data(), host::getQuantizedFormat(value.dtype),
-                         value.numel, static_cast<int>(q->bits), q->blockSize,
-                         packed + 4 * getNumBlocks(value.numel, q->blockSize),
-                         packed);
+  host::quantizeElements(
+      rounded.data(), host::getQuantizedFormat(value.dtype), value.numel,
+      static_cast<int>(q->bits), q->blockSize,
+      packed + getPackedScaleBytes(value.numel, q->blockSize), packed);
 }
 
 namespace {

@@ -80,7 +80,7 @@ inline Bytes quantizePacked(const Bytes &elements, int64_t n, DType dtype,
   Bytes packed(static_cast<size_t>(getPackedBytes(n, 8, blockSize)));
   host::quantizeElements(
       elements.data(), host::getQuantizedFormat(dtype), n, 8, blockSize,
-      packed.data() + 4 * getNumBlocks(n, blockSize), packed.data());
+      packed.data() + getPackedScaleBytes(n, blockSize), packed.data());
   return packed;
 }
 
@@ -88,7 +88,7 @@ inline Bytes quantizePacked(const Bytes &elements, int64_t n, DType dtype,
 inline Bytes dequantizePacked(const Bytes &packed, int64_t n, DType dtype,
                               int64_t blockSize) {
   Bytes elements(static_cast<size_t>(n * getDTypeWidth(dtype)));
-  host::dequantizeElements(packed.data() + 4 * getNumBlocks(n, blockSize),
+  host::dequantizeElements(packed.data() + getPackedScaleBytes(n, blockSize),
                            packed.data(), n, 8, blockSize,
                            host::getQuantizedFormat(dtype), elements.data());
   return elements;

@@ -19,6 +19,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <fstream>
 
 using namespace zero::runtime;
 using namespace zero::runtime::test;
@@ -298,6 +299,42 @@ TEST_F(QuantizedStorageCheckpoint, SavesAndLoadsTheStoredBytes) {
   ASSERT_TRUE(exported.isOk()) << exported.status().toString();
   ASSERT_EQ(exported->size(), 2u);
   EXPECT_EQ(exported->front().data, bf16Floats(dequantized));
+}
+
+// A schedule that sets its master weights from the 16-bit parameters reads
+// every rank's file, as a resharding load, and still restores the stored
+// bytes as saved.
+TEST_F(QuantizedStorageCheckpoint, KeepsTheStoredBytesWhenReadingEveryRank) {
+  json schedule = makeStoredSchedule();
+  schedule["checkpoint"] = {{"load_from_fp32_weights", false}};
+  std::unique_ptr<Session> saved = open(schedule);
+  ASSERT_TRUE(saved);
+  const Bytes stored = readValueBytes(saved->executor(), 0);
+  std::unique_ptr<Session> loaded = open(schedule, save(*saved, "q"));
+  ASSERT_TRUE(loaded);
+  EXPECT_EQ(readValueBytes(loaded->executor(), 0), stored);
+}
+
+TEST_F(QuantizedStorageCheckpoint, RefusesAMalformedQuantizedEntry) {
+  std::unique_ptr<Session> saved = open(makeStoredSchedule());
+  ASSERT_TRUE(saved);
+  const std::string checkpoint = save(*saved, "q");
+  const std::string manifestPath = checkpoint + "/step-0/manifest.json";
+  json manifest = json::parse(std::ifstream(manifestPath));
+  ASSERT_EQ(manifest["tensors"][0]["name"], "param/w0");
+  EXPECT_EQ(manifest["tensors"][0]["dtype"], "U8");
+  EXPECT_EQ(manifest["tensors"][0]["shape"], json({19}));
+  EXPECT_EQ(
+      manifest["tensors"][0]["quantized"],
+      json(
+          {{"bits", 8}, {"block_size", 3}, {"dtype", "BF16"}, {"shape", {7}}}));
+  manifest["tensors"][0]["quantized"]["bits"] = 4;
+  std::ofstream(manifestPath) << manifest.dump();
+  Status verified = verifyCheckpoint(checkpoint);
+  EXPECT_EQ(verified.message(),
+            manifestPath + ": tensor 'param/w0': 'quantized' must be {bits: "
+                           "8, block_size: at least 1, dtype: F32, BF16 or "
+                           "F16, shape} of a U8 tensor");
 }
 
 TEST_F(QuantizedStorageCheckpoint, QuantizesAPlainCheckpointOnLoad) {

@@ -49,11 +49,17 @@ inline int64_t getQuantizedBytes(int64_t n, int bits) {
   return (n * bits + 7) / 8;
 }
 
+/// The bytes of the f32 scales of n elements' blocks: where their quantized
+/// values start in their packed bytes.
+inline int64_t getPackedScaleBytes(int64_t n, int64_t blockSize) {
+  return 4 * getNumBlocks(n, blockSize);
+}
+
 /// The bytes of n elements packed as one operand of a quantized collective:
 /// the f32 scales of their blocks, then their quantized values
 /// (docs/ScheduleFormat.md, "Quantized all-gathers").
 inline int64_t getPackedBytes(int64_t n, int bits, int64_t blockSize) {
-  return 4 * getNumBlocks(n, blockSize) + getQuantizedBytes(n, bits);
+  return getPackedScaleBytes(n, blockSize) + getQuantizedBytes(n, bits);
 }
 
 /// How a tensor value is stored block-quantized (its `quantized`, version

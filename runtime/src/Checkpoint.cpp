@@ -213,6 +213,80 @@ json describeLayout(const PartitionLayout &layout) {
           {"shard_numel", layout.shardNumel}};
 }
 
+/// The DType of safetensors float dtype `name` (F32, BF16, F16).
+std::optional<DType> parseFloatDType(const std::string &name) {
+  if (name == "F32")
+    return DType::F32;
+  if (name == "BF16")
+    return DType::BF16;
+  if (name == "F16")
+    return DType::F16;
+  return std::nullopt;
+}
+
+/// The dtype of tensor `entry`'s elements: its own, or for a tensor stored
+/// quantized (its bytes U8) the dtype its packed bytes hold.
+std::string getElementDType(const json &entry) {
+  return (entry.contains("quantized") ? entry["quantized"]["dtype"]
+                                      : entry["dtype"])
+      .get<std::string>();
+}
+
+/// The value that tensor `entry` stored quantized is: its `quantized`
+/// element dtype and shape, packed in its bits and block size (checked for
+/// form by checkTensorEntryForm).
+ValueInfo getStoredValue(const json &entry) {
+  const json &q = entry["quantized"];
+  ValueInfo value;
+  value.isTensor = true;
+  value.dtype = *parseFloatDType(q["dtype"].get<std::string>());
+  value.shape = q["shape"].get<std::vector<int64_t>>();
+  value.numel = 1;
+  for (int64_t dim : value.shape)
+    value.numel *= dim;
+  value.quantized = QuantizedStorage{q["bits"].get<int64_t>(),
+                                     q["block_size"].get<int64_t>()};
+  return value;
+}
+
+/// `elements` (value.numel elements of value.dtype) as `value` stores them:
+/// block-quantized where it is stored quantized (storeValueFloats), else as
+/// they are.
+std::string packElements(std::string elements, const ValueInfo &value) {
+  if (!value.quantized)
+    return elements;
+  std::vector<float> floats =
+      loadFloats({const_cast<char *>(elements.data()), value.dtype,
+                  &value.shape, value.numel},
+                 value.numel);
+  std::string packed(static_cast<size_t>(value.bytes()), '\0');
+  storeValueFloats(floats.data(), value, packed.data());
+  return packed;
+}
+
+/// The inverse for a rank's part of tensor `entry` (`bytes`, as its file
+/// holds it): its elements in getElementDType(entry), dequantized where it
+/// is stored quantized.
+StatusOr<std::string> unpackElements(const std::string &bytes,
+                                     const json &entry,
+                                     const std::string &path) {
+  if (!entry.contains("quantized"))
+    return bytes;
+  ValueInfo value = getStoredValue(entry);
+  if (static_cast<int64_t>(bytes.size()) != value.bytes())
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": tensor '" + entry["name"].get<std::string>() +
+                          "' holds " + std::to_string(bytes.size()) +
+                          " bytes, but its quantized elements pack into " +
+                          std::to_string(value.bytes()));
+  std::vector<float> floats = loadValueFloats(value, bytes.data());
+  std::string elements(
+      static_cast<size_t>(value.numel * getDTypeWidth(value.dtype)), '\0');
+  storeFloats(floats.data(), value.numel,
+              {elements.data(), value.dtype, &value.shape, value.numel});
+  return elements;
+}
+
 /// One argument the schedule carries from step to step, as the checkpoint
 /// names and describes it. The description is the manifest's entry, and a
 /// schedule that loads the checkpoint must describe it the same way.
@@ -277,6 +351,16 @@ std::vector<StateTensor> getStateTensors(const Schedule &schedule) {
     d["name"] = tensor.name;
     d["dtype"] = getSafetensorsDType(value.dtype);
     d["shape"] = value.shape;
+    // A parameter stored quantized is saved as its packed bytes, so that a
+    // resume with the same quantization restores them bit for bit.
+    if (const std::optional<QuantizedStorage> &q = value.quantized) {
+      d["quantized"] = {{"bits", q->bits},
+                        {"block_size", q->blockSize},
+                        {"dtype", d["dtype"]},
+                        {"shape", d["shape"]}};
+      d["dtype"] = "U8";
+      d["shape"] = {value.bytes()};
+    }
     tensors.push_back(std::move(tensor));
   }
   return tensors;
@@ -757,6 +841,23 @@ std::string checkTensorEntryForm(const json &entry) {
       return "layout " + layout.dump() +
              " does not cut its elements into world_size equal shards";
   }
+  if (entry.contains("quantized")) {
+    const json &q = entry["quantized"];
+    if (!q.is_object() || !q.contains("bits") || q["bits"] != 8 ||
+        !q.contains("block_size") || !q["block_size"].is_number_integer() ||
+        q["block_size"].get<int64_t>() < 1 || !q.contains("dtype") ||
+        !q["dtype"].is_string() ||
+        !parseFloatDType(q["dtype"].get<std::string>()) ||
+        !q.contains("shape") || !isDimensionList(q["shape"]) ||
+        entry.value("dtype", "") != "U8")
+      return "'quantized' must be {bits: 8, block_size: at least 1, dtype: "
+             "F32, BF16 or F16, shape} of a U8 tensor";
+    int64_t numel = 1;
+    for (const json &dim : q["shape"])
+      if (__builtin_mul_overflow(numel, dim.get<int64_t>(), &numel) ||
+          numel > (int64_t(1) << 50))
+        return "the quantized shape has more than 2^50 elements";
+  }
   if (entry.contains("tile")) {
     const json &tile = entry["tile"];
     if (!tile.is_object() || !tile.contains("param") ||
@@ -893,20 +994,32 @@ Status verifyManifest(const json &manifest, const std::string &path,
   // node's ranks, replicated across the nodes, against one of the world).
   reshard = manifest["world_size"] != schedule.worldSize() ||
             manifest["stage"] != schedule.stage();
-  std::map<std::string, json> savedCuts;
-  for (const json &entry : manifest["tensors"])
+  // Or stored quantized in another way (or not at all): dequantized, put
+  // together and cut anew, and quantized as the schedule stores it.
+  std::map<std::string, json> savedCuts, savedQuantized;
+  for (const json &entry : manifest["tensors"]) {
     if (entry.contains("layout"))
       savedCuts[entry["name"].get<std::string>()] =
           entry["layout"].value("world_size", json());
+    savedQuantized[entry["name"].get<std::string>()] =
+        entry.value("quantized", json());
+  }
   for (const StateTensor &state : getStateTensors(schedule)) {
     auto cut = savedCuts.find(state.name);
     if (cut != savedCuts.end() && state.description.contains("layout") &&
         cut->second != state.description["layout"]["world_size"])
       reshard = true;
+    auto quantized = savedQuantized.find(state.name);
+    if (quantized != savedQuantized.end() &&
+        quantized->second != state.description.value("quantized", json()))
+      reshard = true;
   }
   auto comparable = [&](json description) {
     if (!reshard)
       return description;
+    // What the elements are, however they are stored.
+    description["dtype"] = getElementDType(description);
+    description.erase("quantized");
     json whole = description.contains("layout") ? description["layout"]["shape"]
                                                 : json();
     description.erase("sharded");
@@ -1190,7 +1303,8 @@ static Status takeSnapshot(Executor &executor, CheckpointSaver::Pending &p,
         schedule.values().values[schedule.arguments()[state.argument].value];
     headers.push_back({state.name,
                        state.description["dtype"].get<std::string>(),
-                       value.shape, static_cast<uint64_t>(value.bytes())});
+                       state.description["shape"].get<std::vector<int64_t>>(),
+                       static_cast<uint64_t>(value.bytes())});
   }
   std::map<std::string, std::string> metadata = {
       {"format", kFormat},
@@ -1443,13 +1557,17 @@ static StatusOr<std::string> joinShards(const RankTensors &ranks,
   }
   std::string whole;
   for (int64_t rank = 0; rank < shards; ++rank) {
-    whole += ranks[rank].at(name).bytes;
+    StatusOr<std::string> part =
+        unpackElements(ranks[rank].at(name).bytes, entry, path);
+    if (!part.isOk())
+      return part.status();
+    whole += *part;
     if (!sharded)
       break;
   }
   if (!entry.contains("layout"))
     return whole;
-  int64_t width = getSafetensorsDTypeWidth(entry["dtype"].get<std::string>());
+  int64_t width = getSafetensorsDTypeWidth(getElementDType(entry));
   int64_t numel = entry["layout"]["numel"].get<int64_t>();
   if (static_cast<int64_t>(whole.size()) < numel * width)
     return ZERO_ERROR(kInvalidArgument,
@@ -1494,21 +1612,32 @@ reshardForRank(const Manifest &manifest, const Schedule &schedule,
     bool fromParameter = !schedule.loadFromFp32Weights() &&
                          arg.kind == ArgumentInfo::Kind::State &&
                          arg.state == "master";
+    // Stored quantized and cut as saved (a load that reads every rank for
+    // the master weights): the rank's bytes as saved, since quantizing the
+    // dequantized values again may move them by a rounding of the scale.
+    if (!fromParameter && state.description.contains("quantized") &&
+        *entry == state.description &&
+        manifest.content["world_size"] == schedule.worldSize()) {
+      parts.push_back((*ranks)[rank].at(state.name).bytes);
+      continue;
+    }
     if (fromParameter)
       entry = entries.at("param/" + arg.param);
     StatusOr<std::string> whole = joinShards(*ranks, *entry, manifest.path);
     if (whole.isOk() && fromParameter)
-      whole =
-          convertElements(*whole, (*entry)["dtype"].get<std::string>(), "F32");
+      whole = convertElements(*whole, getElementDType(*entry), "F32");
     if (!whole.isOk())
       return whole.status();
     int64_t width =
-        getSafetensorsDTypeWidth(state.description["dtype"].get<std::string>());
-    parts.push_back(state.description.contains("layout")
-                        ? cutShard(*whole, width, getCutLayout(schedule, arg),
-                                   state.description.value("sharded", false),
-                                   rank)
-                        : *whole);
+        getSafetensorsDTypeWidth(getElementDType(state.description));
+    std::string part =
+        state.description.contains("layout")
+            ? cutShard(*whole, width, getCutLayout(schedule, arg),
+                       state.description.value("sharded", false), rank)
+            : *whole;
+    // Quantized anew where the schedule stores the tensor quantized.
+    parts.push_back(
+        packElements(std::move(part), schedule.values().values[arg.value]));
   }
   return parts;
 }
@@ -1731,10 +1860,11 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype) {
     // 16-bit weights), else its fp32 master weights where there are some.
     const json *source = &entry;
     auto master = entries.find("master/" + param);
-    if (entry["dtype"] != dtype && master != entries.end())
+    if (getElementDType(entry) != dtype && master != entries.end())
       source = master->second;
-    // A parameter's master weights are cut as the parameter is.
-    std::string from = (*source)["dtype"].get<std::string>();
+    // A parameter's master weights are cut as the parameter is. One stored
+    // quantized is consolidated dequantized (joinShards).
+    std::string from = getElementDType(*source);
     StatusOr<std::string> bytes = joinShards(ranks, *source, manifest->path);
     if (!bytes.isOk())
       return bytes.status();
@@ -1806,7 +1936,9 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
   for (json &entry : content["tensors"]) {
     std::string name = entry["name"].get<std::string>();
     std::string dtype = entry["dtype"].get<std::string>();
-    int64_t width = getSafetensorsDTypeWidth(dtype);
+    // Cut as elements: a tensor stored quantized is dequantized, cut, and
+    // quantized again in its block size.
+    int64_t width = getSafetensorsDTypeWidth(getElementDType(entry));
     StatusOr<std::string> whole = joinShards(ranks, entry, manifest->path);
     if (!whole.isOk())
       return whole.status();
@@ -1832,6 +1964,14 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
           sharded ? std::vector<int64_t>{layout->shardNumel} : layout->shape;
       entry["shape"] = shape;
     }
+    std::optional<ValueInfo> stored;
+    if (entry.contains("quantized")) {
+      if (layout)
+        entry["quantized"]["shape"] = shape;
+      stored = getStoredValue(entry);
+      shape = {stored->bytes()};
+      entry["shape"] = shape;
+    }
     for (int64_t rank = 0; rank < worldSize; ++rank) {
       RawTensor tensor;
       tensor.name = name;
@@ -1839,6 +1979,8 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
       tensor.shape = shape;
       tensor.bytes =
           layout ? cutShard(*whole, width, *layout, sharded, rank) : *whole;
+      if (stored)
+        tensor.bytes = packElements(tensor.bytes, *stored);
       files[rank].push_back(std::move(tensor));
     }
   }

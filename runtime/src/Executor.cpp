@@ -33,12 +33,6 @@ std::string joinAxes(const std::vector<int64_t> &axes) {
   return text + "]";
 }
 
-host::QuantizedFormat getQuantizedFormat(DType type) {
-  return type == DType::F32    ? host::QuantizedFormat::F32
-         : type == DType::BF16 ? host::QuantizedFormat::BF16
-                               : host::QuantizedFormat::F16;
-}
-
 /// Where each operand's f32 scales and values start in a packed block
 /// (qwZ) or chunk (qgZ) of a quantized collective: every operand's scales,
 /// then every operand's values, in operand order (docs/ScheduleFormat.md).
@@ -53,9 +47,9 @@ PackedOffsets getPackedOffsets(const Instruction &inst) {
   for (const PartitionLayout &layout : inst.layouts) {
     at.scales.push_back(scaleBytes);
     at.values.push_back(valueBytes);
-    scaleBytes += 4 * host::getNumBlocks(layout.shardNumel, q.blockSize);
+    scaleBytes += getPackedScaleBytes(layout.shardNumel, q.blockSize);
     valueBytes +=
-        host::getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
+        getQuantizedBytes(layout.shardNumel, static_cast<int>(q.bits));
   }
   for (int64_t &value : at.values)
     value += scaleBytes;
@@ -773,14 +767,26 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
   const int64_t n = comm.size();
   const int64_t packed = q.packedBytes;
   const int64_t width = getDTypeWidth(inst.dtype);
-  const host::QuantizedFormat format = getQuantizedFormat(inst.dtype);
+  const host::QuantizedFormat format = host::getQuantizedFormat(inst.dtype);
   const PackedOffsets at = getPackedOffsets(inst);
   std::byte *own = flat + comm.rank() * packed;
-  for (size_t i = 0; i < inst.operands.size(); ++i)
+  for (size_t i = 0; i < inst.operands.size(); ++i) {
+    const int64_t shard = inst.layouts[i].shardNumel;
+    const std::byte *operand = address(inst.operands[i]);
+    if (schedule.values().values[inst.operands[i]].quantized) {
+      // Stored quantized in this block size (the loader checked it): its
+      // packed bytes are its scales, then its values, already.
+      const int64_t scaleBytes = getPackedScaleBytes(shard, q.blockSize);
+      std::memcpy(own + at.scales[i], operand, static_cast<size_t>(scaleBytes));
+      std::memcpy(own + at.values[i], operand + scaleBytes,
+                  static_cast<size_t>(
+                      getQuantizedBytes(shard, static_cast<int>(q.bits))));
+      continue;
+    }
     host::quantizeElements(
-        address(inst.operands[i]), format, inst.layouts[i].shardNumel,
-        static_cast<int>(q.bits), q.blockSize,
+        operand, format, shard, static_cast<int>(q.bits), q.blockSize,
         reinterpret_cast<uint8_t *>(own + at.values[i]), own + at.scales[i]);
+  }
   // One byte per element: the communicator counts the P-byte ring.
   ZERO_RETURN_IF_ERROR(
       gatherBlocks(comm, inst, flat, packed, DType::I1, context));
@@ -811,7 +817,7 @@ Status Executor::Impl::runQuantizedReduceScatter(
   const int64_t chunkBytes = q.packedBytes; // C
   const int64_t numel = inst.bucketNumel;   // S: a chunk's elements
   const int64_t width = getDTypeWidth(inst.dtype);
-  const host::QuantizedFormat format = getQuantizedFormat(inst.dtype);
+  const host::QuantizedFormat format = host::getQuantizedFormat(inst.dtype);
   const size_t count = inst.operands.size();
   // Staging: [f32 partial sums][packed chunks to send][received]. The
   // loader checked its size and that the sums are 4-byte aligned.
@@ -990,7 +996,16 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                                     "to and from NVMe");
       }
   }
-  if (!executor->device_->isHostMemory())
+  if (!executor->device_->isHostMemory()) {
+    for (size_t i = 0; i < s.arguments().size(); ++i)
+      if (s.values().values[s.arguments()[i].value].quantized)
+        return ZERO_ERROR(
+            kInvalidArgument,
+            s.name() + ": arguments[" + std::to_string(i) + "] (" +
+                s.describeValue(s.arguments()[i].value) +
+                "): a parameter stored quantized (ZeRO++ "
+                "zero_quantized_nontrainable_weights) runs on the host "
+                "backend only");
     for (const Stream &stream : s.streams())
       for (const Instruction &inst : stream.instructions)
         if (inst.quantize)
@@ -1002,6 +1017,7 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                          "host backend only"
                        : ": quantized reduce_scatter (ZeRO++ qgZ) runs on "
                          "the host backend only"));
+  }
   ZERO_RETURN_IF_ERROR(
       executor->device_->load(*executor->schedule_, communicator.rank(),
                               communicator.size(), executor->tracker_));

@@ -13,6 +13,8 @@
 
 #include "zero/runtime/FloatFormats.h"
 
+#include "host/Quantize.h"
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -98,6 +100,45 @@ std::vector<float> loadFloats(TensorRef src, int64_t count) {
     }
   }
   return out;
+}
+
+std::vector<float> loadValueFloats(const ValueInfo &value, const void *stored) {
+  TensorRef elements{const_cast<void *>(stored), value.dtype, &value.shape,
+                     value.numel};
+  std::vector<std::byte> dequantized;
+  if (const std::optional<QuantizedStorage> &q = value.quantized) {
+    dequantized.resize(
+        static_cast<size_t>(value.numel * getDTypeWidth(value.dtype)));
+    const auto *packed = static_cast<const uint8_t *>(stored);
+    // Packed as one operand of the quantized all-gather: scales, values.
+    host::dequantizeElements(
+        packed + getPackedScaleBytes(value.numel, q->blockSize), packed,
+        value.numel, static_cast<int>(q->bits), q->blockSize,
+        host::getQuantizedFormat(value.dtype), dequantized.data());
+    elements.data = dequantized.data();
+  }
+  return loadFloats(elements, value.numel);
+}
+
+void storeValueFloats(const float *values, const ValueInfo &value,
+                      void *stored) {
+  const std::optional<QuantizedStorage> &q = value.quantized;
+  std::vector<std::byte> rounded;
+  if (q)
+    rounded.resize(
+        static_cast<size_t>(value.numel * getDTypeWidth(value.dtype)));
+  TensorRef elements{q ? rounded.data() : stored, value.dtype, &value.shape,
+                     value.numel};
+  storeFloats(values, value.numel, elements);
+  if (!q)
+    return;
+  // The dtype's elements quantized, as the quantized all-gather quantizes
+  // an unquantized shard: the gathered values are the same.
+  auto *packed = static_cast<uint8_t *>(stored);
+  host::quantizeElements(
+      rounded.data(), host::getQuantizedFormat(value.dtype), value.numel,
+      static_cast<int>(q->bits), q->blockSize,
+      packed + getPackedScaleBytes(value.numel, q->blockSize), packed);
 }
 
 namespace {
@@ -228,11 +269,23 @@ Status Executor::initialize(const InitOptions &options) {
     const ArgumentInfo &arg = s.arguments()[i];
     if (arg.kind == ArgumentInfo::Kind::Data)
       continue;
+    const ValueInfo &value = s.values().values[arg.value];
     TensorRef dst = argumentData(i);
-    host.assign(static_cast<size_t>(dst.bytes()), std::byte{0});
+    host.assign(static_cast<size_t>(value.bytes()), std::byte{0});
     dst.data = host.data();
     switch (arg.kind) {
     case ArgumentInfo::Kind::Param:
+      if (value.quantized) {
+        // The shard as the unquantized argument would hold it, quantized.
+        std::vector<float> shard(static_cast<size_t>(value.numel), 0.0f);
+        ElementRange part = arg.layout.ownedRange(rank);
+        std::vector<float> owned;
+        ZERO_RETURN_IF_ERROR(
+            initialValues(arg, part.begin, part.size(), owned));
+        std::copy(owned.begin(), owned.end(), shard.begin());
+        storeValueFloats(shard.data(), value, host.data());
+        break;
+      }
       ZERO_RETURN_IF_ERROR(fillPart(arg, arg.sharded, dst));
       break;
     case ArgumentInfo::Kind::State:
@@ -272,21 +325,23 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
     const PartitionLayout &layout = param.layout;
     auto it = master.find(static_cast<int64_t>(i));
     bool fromMaster = it != master.end();
-    TensorRef src = argumentData(fromMaster ? it->second : i);
-    std::vector<std::byte> host(static_cast<size_t>(src.bytes()));
-    ZERO_RETURN_IF_ERROR(readTensor(
-        s.arguments()[fromMaster ? it->second : i].value, host.data()));
-    src.data = host.data();
+    const ValueInfo &value =
+        s.values().values[s.arguments()[fromMaster ? it->second : i].value];
+    std::vector<std::byte> host(static_cast<size_t>(value.bytes()));
+    ZERO_RETURN_IF_ERROR(readTensor(value.id, host.data()));
     bool shard = fromMaster ? s.stage() >= 1 : param.sharded;
     NamedTensor tensor;
     tensor.name = param.name;
     tensor.shape = layout.shape;
+    // A parameter stored quantized comes back dequantized, in its dtype.
+    std::vector<float> local = loadValueFloats(value, host.data());
     if (!shard) {
-      tensor.data = loadFloats(src, layout.numel);
+      local.resize(static_cast<size_t>(layout.numel));
+      tensor.data = std::move(local);
     } else {
       // Ranks 0 .. layout.worldSize - 1 hold the shards, the others
       // replicas of them (PartitionLayout).
-      std::vector<float> part = loadFloats(src, layout.shardNumel);
+      std::vector<float> part = std::move(local);
       std::vector<float> full(
           static_cast<size_t>(hostCommunicator().size() * layout.shardNumel));
       CollectiveContext context{

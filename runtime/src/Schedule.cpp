@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <fstream>
+#include <functional>
 #include <limits>
 #include <map>
 #include <queue>
@@ -145,6 +146,13 @@ private:
   Status parseBuffers(const json &root);
   Status checkBufferOverlaps() const;
   Status parseValues(const json &root);
+  /// A tensor value's `quantized` (version 3): how it is stored.
+  Status parseQuantizedStorage(const json &object, const std::string &path,
+                               ValueInfo &info) const;
+  /// The readers and writers of tensors stored quantized: only a quantized
+  /// all_gather of their block size reads one, only a swap moves one, and
+  /// nothing else writes one.
+  Status checkQuantizedValues() const;
   /// For a collective over `gridAxes`, the layout is cut for its group.
   /// `orNode`: a parameter's or a zero.local_shard's, which on a grid of
   /// several axes may be cut across the ranks of the grid's last axes (a
@@ -474,6 +482,7 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(parseArguments(root));
   ZERO_RETURN_IF_ERROR(parseResults(root));
   ZERO_RETURN_IF_ERROR(parseStreams(root));
+  ZERO_RETURN_IF_ERROR(checkQuantizedValues());
   ZERO_RETURN_IF_ERROR(checkPoints());
   ZERO_RETURN_IF_ERROR(parseLoops(root));
   ZERO_RETURN_IF_ERROR(checkEvents());
@@ -670,7 +679,7 @@ Status ScheduleParser::parseValues(const json &root) {
     const json &entry = (*values)[i];
     std::string path = "values[" + std::to_string(i) + "]";
     ZERO_RETURN_IF_ERROR(checkKeys(entry, path, {"id", "kind", "dtype"},
-                                   {"shape", "buffer", "name"}));
+                                   {"shape", "buffer", "name", "quantized"}));
     int64_t id;
     ZERO_RETURN_IF_ERROR(getInt(entry, "id", path, id));
     if (id >= count)
@@ -694,7 +703,7 @@ Status ScheduleParser::parseValues(const json &root) {
     if (entry.contains("name"))
       ZERO_RETURN_IF_ERROR(getString(entry, "name", path, info.name));
     if (kind == "scalar") {
-      for (const char *key : {"shape", "buffer"})
+      for (const char *key : {"shape", "buffer", "quantized"})
         if (entry.contains(key))
           return error(path + "." + key, "a scalar has no " + std::string(key) +
                                              ": it lives in a register");
@@ -712,6 +721,9 @@ Status ScheduleParser::parseValues(const json &root) {
       return error(path + ".shape",
                    joinShape(info.shape) + " has more than 2^50 elements");
     info.numel = *numel;
+    if (entry.contains("quantized"))
+      ZERO_RETURN_IF_ERROR(
+          parseQuantizedStorage(entry["quantized"], path + ".quantized", info));
     if (!entry.contains("buffer"))
       return error(path,
                    "tensor value " + std::to_string(id) + " has no buffer");
@@ -728,8 +740,9 @@ Status ScheduleParser::parseValues(const json &root) {
     int64_t bytes = info.bytes();
     if (bytes > b.bytes)
       return error(path, "tensor value " + std::to_string(id) + " " +
-                             joinShape(info.shape) + " x " + dtype + " (" +
-                             std::to_string(bytes) +
+                             joinShape(info.shape) + " x " + dtype +
+                             (info.quantized ? " stored quantized" : "") +
+                             " (" + std::to_string(bytes) +
                              " bytes) is larger than its buffer " +
                              std::to_string(b.id) + " '" + b.name + "' (" +
                              std::to_string(b.bytes) + " bytes)");
@@ -739,6 +752,31 @@ Status ScheduleParser::parseValues(const json &root) {
       return error("values", "value id " + std::to_string(id) +
                                  " is missing: ids are dense, 0 .. " +
                                  std::to_string(count - 1));
+  return Status::ok();
+}
+
+Status ScheduleParser::parseQuantizedStorage(const json &object,
+                                             const std::string &path,
+                                             ValueInfo &info) const {
+  if (s.version_ < 3)
+    return error(path, "'quantized' needs version 3 (the schedule is version " +
+                           std::to_string(s.version_) + ")");
+  ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"bits", "block_size"}, {}));
+  QuantizedStorage q;
+  ZERO_RETURN_IF_ERROR(getInt(object, "bits", path, q.bits,
+                              std::numeric_limits<int64_t>::min()));
+  // int8, as the quantized all-gather (qwZ) that reads it moves.
+  if (q.bits != 8)
+    return error(path + ".bits",
+                 std::to_string(q.bits) + " is not supported (8)");
+  ZERO_RETURN_IF_ERROR(getInt(object, "block_size", path, q.blockSize, 1));
+  if (info.dtype != DType::F32 && info.dtype != DType::BF16 &&
+      info.dtype != DType::F16)
+    return error(path, "a quantized tensor holds f32, bf16 or f16 elements, "
+                       "but " +
+                           s.describeValue(info.id) + " is " +
+                           getDTypeName(info.dtype));
+  info.quantized = q;
   return Status::ok();
 }
 
@@ -1074,6 +1112,18 @@ Status ScheduleParser::checkArgument(ArgumentInfo &arg,
                  what + " has shape " + joinShape(value.shape) + " x " +
                      getDTypeName(value.dtype) + ", but " + expected);
   };
+  // Only the rank's shard of a parameter is stored quantized: the quantized
+  // all-gather that reads it gathers shards.
+  if (value.quantized && arg.kind != ArgumentInfo::Kind::Param)
+    return error(path + ".value",
+                 what +
+                     " is stored quantized, but only a sharded parameter may "
+                     "be (zero_quantized_nontrainable_weights)");
+  if (value.quantized && !arg.sharded)
+    return error(path + ".value",
+                 what + " is stored quantized, but parameter '" + arg.name +
+                     "' is not sharded: only a sharded parameter may be "
+                     "(zero_quantized_nontrainable_weights)");
   switch (arg.kind) {
   case ArgumentInfo::Kind::Param: {
     if (!isFloat(value.dtype))
@@ -1181,6 +1231,13 @@ Status ScheduleParser::parseResults(const json &root) {
     } else {
       const ValueInfo &target =
           s.values_.values[s.arguments_[result.argument].value];
+      if (target.quantized)
+        return error(path + ".argument",
+                     "argument " + std::to_string(result.argument) + "'s " +
+                         s.describeValue(target.id) +
+                         " is stored quantized "
+                         "(zero_quantized_nontrainable_weights): a frozen "
+                         "parameter is not updated");
       if (!value->isTensor || value->dtype != target.dtype ||
           value->numel != target.numel)
         return error(
@@ -1266,6 +1323,73 @@ Status ScheduleParser::parseStreams(const json &root) {
     }
     s.streams_.push_back(std::move(stream));
   }
+  return Status::ok();
+}
+
+Status ScheduleParser::checkQuantizedValues() const {
+  auto stored = [&](int64_t id) -> const std::optional<QuantizedStorage> & {
+    return s.values_.values[id].quantized;
+  };
+  auto refuseReader = [&](const std::string &field, int64_t id) {
+    return error(field, s.describeValue(id) +
+                            " is stored quantized "
+                            "(zero_quantized_nontrainable_weights); only a "
+                            "quantized all_gather of block_size " +
+                            std::to_string(stored(id)->blockSize) +
+                            " reads it");
+  };
+  auto refuseWriter = [&](const std::string &field, int64_t id) {
+    return error(field, s.describeValue(id) +
+                            " is stored quantized "
+                            "(zero_quantized_nontrainable_weights); no "
+                            "instruction but a swap writes it");
+  };
+  // A body's ops may read the tensors of the enclosing op (tensor.extract).
+  std::function<Status(const OpRecord &)> checkOp =
+      [&](const OpRecord &op) -> Status {
+    for (size_t i = 0; i < op.operands.size(); ++i)
+      if (s.values_.lookup(op.operands[i]) && stored(op.operands[i]))
+        return refuseReader(op.path + ".operands[" + std::to_string(i) + "]",
+                            op.operands[i]);
+    for (size_t i = 0; i < op.results.size(); ++i)
+      if (s.values_.lookup(op.results[i]) && stored(op.results[i]))
+        return refuseWriter(op.path + ".results[" + std::to_string(i) + "]",
+                            op.results[i]);
+    if (op.info && op.fields.has(Field::Body))
+      for (const OpRecord &inner : op.fields.getBody(Field::Body).ops)
+        ZERO_RETURN_IF_ERROR(checkOp(inner));
+    return Status::ok();
+  };
+  for (const Stream &stream : s.streams_)
+    for (const Instruction &inst : stream.instructions) {
+      if (inst.kind == Instruction::Kind::Swap) {
+        // The bytes move unchanged: both ends are stored alike.
+        for (size_t i = 0; i < inst.operands.size(); ++i)
+          if (stored(inst.operands[i]) != stored(inst.results[i]))
+            return error(inst.path + ".results[" + std::to_string(i) + "]",
+                         s.describeValue(inst.results[i]) + " and " +
+                             s.describeValue(inst.operands[i]) +
+                             " are not stored alike (both quantized in "
+                             "blocks of one size, or neither): a swap "
+                             "moves the stored bytes as they are");
+        continue;
+      }
+      if (inst.kind == Instruction::Kind::AllGather && inst.quantize) {
+        for (size_t i = 0; i < inst.operands.size(); ++i)
+          if (stored(inst.operands[i]) &&
+              stored(inst.operands[i])->blockSize != inst.quantize->blockSize)
+            return refuseReader(inst.path + ".operands[" + std::to_string(i) +
+                                    "]",
+                                inst.operands[i]);
+        for (size_t i = 0; i < inst.results.size(); ++i)
+          if (stored(inst.results[i]))
+            return refuseWriter(inst.path + ".results[" + std::to_string(i) +
+                                    "]",
+                                inst.results[i]);
+        continue;
+      }
+      ZERO_RETURN_IF_ERROR(checkOp(inst));
+    }
   return Status::ok();
 }
 
@@ -1775,15 +1899,12 @@ Status ScheduleParser::parseQuantize(const json &object, Instruction &inst) {
                            getDTypeName(inst.dtype));
   // P or C: every operand's scales (f32), then every operand's values.
   std::optional<int64_t> packed = 0;
-  for (const PartitionLayout &layout : inst.layouts) {
-    int64_t shard = layout.shardNumel;
-    int64_t blocks = shard / q.blockSize + (shard % q.blockSize != 0);
-    int64_t valueBytes = gather ? shard : shard / 2 + shard % 2;
+  // Each shard is at most 2^50 elements: only the sum may overflow.
+  for (const PartitionLayout &layout : inst.layouts)
     if (packed)
-      packed = checkedAdd(*packed, valueBytes);
-    if (packed)
-      packed = checkedAdd(*packed, blocks * 4);
-  }
+      packed = checkedAdd(*packed, getPackedBytes(layout.shardNumel,
+                                                  static_cast<int>(q.bits),
+                                                  q.blockSize));
   if (!packed)
     return error(path, gather
                            ? "the packed block's size in bytes overflows int64"

@@ -134,15 +134,15 @@ public:
     const ValueInfo &value = s.values().values[s.arguments()[argument].value];
     std::string bytes;
     ZERO_RETURN_IF_ERROR(executor.readTensor(value.id, bytes));
-    return loadFloats({bytes.data(), value.dtype, &value.shape, value.numel},
-                      value.numel);
+    // Dequantized where the parameter is stored quantized.
+    return loadValueFloats(value, bytes.data());
   }
 
   Status writeFloats(int64_t argument, const float *values) {
     const ValueInfo &value = s.values().values[s.arguments()[argument].value];
     std::string bytes(static_cast<size_t>(value.bytes()), '\0');
-    storeFloats(values, value.numel,
-                {bytes.data(), value.dtype, &value.shape, value.numel});
+    // Quantized anew where the parameter is stored quantized.
+    storeValueFloats(values, value, bytes.data());
     return executor.writeTensor(value.id, bytes.data());
   }
 

@@ -780,6 +780,20 @@ TEST(Executor, RefusesQuantizedGathersOutsideHostMemory) {
             "quantized all_gather (ZeRO++ qwZ) runs on the host backend only");
 }
 
+// A parameter stored quantized (zero_quantized_nontrainable_weights), read
+// by its quantized gather: refused for the parameter, first.
+TEST(Executor, RefusesParametersStoredQuantizedOutsideHostMemory) {
+  std::unique_ptr<Communicator> comm = createSelfCommunicator();
+  StatusOr<std::unique_ptr<Executor>> created = Executor::create(
+      parse(makeQuantizedGatherSchedule(1, {7, 3}, "bf16", 3, {true, false})),
+      std::make_unique<OpaqueMemoryDevice>(), *comm);
+  ASSERT_FALSE(created.isOk());
+  EXPECT_EQ(created.status().message(),
+            "t.json: arguments[0] (value 0 (%w0)): a parameter stored "
+            "quantized (ZeRO++ zero_quantized_nontrainable_weights) runs on "
+            "the host backend only");
+}
+
 TEST(Executor, RefusesQuantizedReduceScattersOutsideHostMemory) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   StatusOr<std::unique_ptr<Executor>> created = Executor::create(

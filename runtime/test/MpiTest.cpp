@@ -5,17 +5,24 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "zero/runtime/Checkpoint.h"
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/Executor.h"
+#include "zero/runtime/Session.h"
 
 #include "MpiWorld.h"
 #include "QuantizedGatherStep.h"
+#include "QuantizedParamStep.h"
 #include "QuantizedReduceScatterStep.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <cstring>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 using namespace zero::runtime;
 using namespace zero::runtime::test;
@@ -327,6 +334,107 @@ TEST(Mpi, ReduceScattersQuantizedF16Sum) {
 }
 TEST(Mpi, ReduceScattersQuantizedInOneBlockPerShard) {
   checkQuantizedReduceScatter("bf16", false, 64);
+}
+
+// Frozen parameters stored quantized (zero_quantized_nontrainable_weights):
+// shards of 4, 2 and 6 elements, the last rank's first two padded, stored
+// quantized or plain in one bucket.
+TEST(Mpi, GathersParametersStoredQuantized) {
+  checkQuantizedParamGather(world(), {7, 3, 12}, "bf16", 3,
+                            {true, false, true});
+  checkQuantizedParamGather(world(), {7, 3, 12}, "f32", 5, {false, true, true});
+}
+
+/// A session of `schedule` (seed 5) over `useMpi` ranks, resumed from
+/// `checkpoint` unless empty.
+std::unique_ptr<Session> openQuantized(const json &schedule, bool useMpi,
+                                       const std::string &checkpoint = "") {
+  StatusOr<Schedule> parsed = Schedule::parse(schedule.dump(), "q.json");
+  EXPECT_TRUE(parsed.isOk()) << parsed.status().toString();
+  if (!parsed.isOk())
+    return nullptr;
+  SessionOptions options;
+  options.useMpi = useMpi;
+  options.seed = 5;
+  options.resumeFrom = checkpoint;
+  StatusOr<std::unique_ptr<Session>> session = Session::create(
+      std::make_shared<const Schedule>(std::move(*parsed)), options);
+  EXPECT_TRUE(session.isOk()) << session.status().toString();
+  return session.isOk() ? std::move(*session) : nullptr;
+}
+
+// A parameter stored quantized on two ranks, loaded on one (online and
+// through zero-ckpt's reshard): the two shards dequantized, put together
+// and quantized again in the one rank's blocks, which cut it elsewhere.
+TEST(Mpi, ReshardsAParameterStoredQuantized) {
+  Communicator &comm = world();
+  int32_t pid = comm.rank() == 0 ? static_cast<int32_t>(::getpid()) : 0;
+  ASSERT_TRUE(
+      comm.allReduce(&pid, &pid, 1, DType::I32, ReduceOp::Sum, context("pid"))
+          .isOk());
+  const std::string dir =
+      ::testing::TempDir() + "zero-qnw-" + std::to_string(pid);
+  if (comm.rank() == 0) {
+    ASSERT_EQ(::mkdir(dir.c_str(), 0700), 0) << dir;
+    ASSERT_TRUE(prepareCheckpointDirectory(dir + "/two").isOk());
+  }
+  std::unique_ptr<Session> two = openQuantized(
+      makeQuantizedGatherSchedule(2, {7, 3}, "bf16", 3, {true, false}), true);
+  ASSERT_TRUE(two);
+  StatusOr<std::vector<NamedTensor>> exported = two->exportParameters();
+  ASSERT_TRUE(exported.isOk()) << exported.status().toString();
+  // Every rank's shard of w0 as the export joins them: dequantized.
+  const Bytes stored = readValueBytes(two->executor(), 0);
+  Bytes every(2 * stored.size());
+  ASSERT_TRUE(comm.allGather(stored.data(), every.data(),
+                             static_cast<int64_t>(stored.size()), DType::I1,
+                             context("stored shards"))
+                  .isOk());
+  ASSERT_TRUE(saveCheckpoint(*two, {dir + "/two"}).isOk());
+  two.reset();
+  if (comm.rank() == 0) {
+    Bytes whole;
+    for (int r = 0; r < 2; ++r) {
+      Bytes shard =
+          dequantizePacked(Bytes(every.begin() + r * stored.size(),
+                                 every.begin() + (r + 1) * stored.size()),
+                           4, DType::BF16, 3);
+      whole.insert(whole.end(), shard.begin(), shard.end());
+    }
+    whole.resize(7 * 2);
+    ASSERT_EQ(exported->size(), 2u);
+    std::vector<float> exportedW0(7);
+    for (int i = 0; i < 7; ++i) {
+      uint16_t bits;
+      std::memcpy(&bits, whole.data() + 2 * i, 2);
+      exportedW0[i] = bf16ToFloat(bits);
+    }
+    EXPECT_EQ(exported->front().data, exportedW0);
+
+    const Bytes requantized = quantizePacked(whole, 7, DType::BF16, 3);
+    json one = makeQuantizedGatherSchedule(1, {7, 3}, "bf16", 3, {true, false});
+    std::unique_ptr<Session> loaded = openQuantized(one, false, dir + "/two");
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(readValueBytes(loaded->executor(), 0), requantized);
+    loaded.reset();
+    ASSERT_TRUE(reshardCheckpoint(dir + "/two", 1, 3, dir + "/one").isOk());
+    ASSERT_TRUE(verifyCheckpoint(dir + "/one").isOk());
+    loaded = openQuantized(one, false, dir + "/one");
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(readValueBytes(loaded->executor(), 0), requantized);
+    // Plain on one rank: the dequantized values.
+    loaded = openQuantized(
+        makeQuantizedGatherSchedule(1, {7, 3}, "bf16", 3, {false, false}),
+        false, dir + "/two");
+    ASSERT_TRUE(loaded);
+    EXPECT_EQ(readValueBytes(loaded->executor(), 0), whole);
+    loaded.reset();
+    EXPECT_EQ(std::system(("rm -rf '" + dir + "'").c_str()), 0);
+  }
+  float x = 0;
+  ASSERT_TRUE(
+      comm.allReduce(&x, &x, 1, DType::F32, ReduceOp::Sum, context("barrier"))
+          .isOk());
 }
 
 } // namespace

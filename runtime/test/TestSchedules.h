@@ -398,34 +398,56 @@ inline json makeLoopSchedule(int count, int n, bool twoStreams,
 /// `blockSize`}. The staging is sized as the compiler sizes it, as for the
 /// unquantized flat bucket (at least the packed blocks' for `blockSize` >=
 /// 4; see quantizedGatherBytes).
-inline json makeQuantizedGatherSchedule(int worldSize,
-                                        const std::vector<int> &numels,
-                                        const char *dtype, int blockSize) {
+///
+/// With `quantizedParams` (one flag per operand), operand i is instead the
+/// sharded parameter `w<i>` (normal(0, 1)), stored block-quantized in
+/// blocks of `blockSize` where its flag is set
+/// (zero_quantized_nontrainable_weights).
+inline json
+makeQuantizedGatherSchedule(int worldSize, const std::vector<int> &numels,
+                            const char *dtype, int blockSize,
+                            const std::vector<bool> &quantizedParams = {}) {
   const int width = std::string(dtype) == "f32" ? 4 : 2;
   const int count = static_cast<int>(numels.size());
   json buffers = json::array(), values = json::array(),
        arguments = json::array(), layouts = json::array();
   int offset = 0, bucket = 0;
-  auto add = [&](const std::string &name, int numel) {
+  auto add = [&](const std::string &name, int numel, bool quantized) {
     int id = static_cast<int>(buffers.size());
-    buffers.push_back(makeBuffer(id, name.c_str(), "communication", offset,
-                                 numel * width, 0, 1));
+    int bytes = quantized ? 4 * ((numel + blockSize - 1) / blockSize) + numel
+                          : numel * width;
+    buffers.push_back(
+        makeBuffer(id, name.c_str(), "communication", offset, bytes, 0, 1));
     values.push_back(makeTensor(id, ("%" + name).c_str(), {numel}, id, dtype));
-    offset += (numel * width + 63) / 64 * 64;
+    if (quantized)
+      values.back()["quantized"] = {{"bits", 8}, {"block_size", blockSize}};
+    offset += (bytes + 63) / 64 * 64;
   };
   for (int i = 0; i < count; ++i) {
     int shard = (numels[i] + worldSize - 1) / worldSize;
-    add("t" + std::to_string(i), shard);
-    arguments.push_back(
-        {{"value", i}, {"kind", "data"}, {"name", "t" + std::to_string(i)}});
-    layouts.push_back({{"shape", {numels[i]}},
-                       {"world_size", worldSize},
-                       {"shard_numel", shard},
-                       {"padded_numel", shard * worldSize}});
+    json layout = {{"shape", {numels[i]}},
+                   {"world_size", worldSize},
+                   {"shard_numel", shard},
+                   {"padded_numel", shard * worldSize}};
+    if (quantizedParams.empty()) {
+      add("t" + std::to_string(i), shard, false);
+      arguments.push_back(
+          {{"value", i}, {"kind", "data"}, {"name", "t" + std::to_string(i)}});
+    } else {
+      add("w" + std::to_string(i), shard, quantizedParams[i]);
+      arguments.push_back({{"value", i},
+                           {"kind", "param"},
+                           {"name", "w" + std::to_string(i)},
+                           {"layout", layout},
+                           {"sharded", true},
+                           {"persistent", false},
+                           {"init", {{"kind", "normal"}, {"std", 1.0}}}});
+    }
+    layouts.push_back(layout);
     bucket += shard;
   }
   for (int i = 0; i < count; ++i)
-    add("T" + std::to_string(i), numels[i]);
+    add("T" + std::to_string(i), numels[i], false);
   json operands = json::array(), results = json::array();
   for (int i = 0; i < count; ++i) {
     operands.push_back(i);

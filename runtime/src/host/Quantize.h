@@ -26,19 +26,15 @@
 #ifndef ZERO_RUNTIME_HOST_QUANTIZE_H
 #define ZERO_RUNTIME_HOST_QUANTIZE_H
 
+#include "zero/runtime/Program.h"
+
 #include <cstdint>
 
 namespace zero::runtime::host {
 
-/// The bytes of n quantized values of `bits` (4 or 8) bits.
-inline int64_t getQuantizedBytes(int64_t n, int bits) {
-  return (n * bits + 7) / 8;
-}
-
-/// The blocks (and scales) of n elements.
-inline int64_t getNumBlocks(int64_t n, int64_t blockSize) {
-  return (n + blockSize - 1) / blockSize;
-}
+// The sizes of blocks and packed values, shared with the schedule's decoder.
+using zero::runtime::getNumBlocks;
+using zero::runtime::getQuantizedBytes;
 
 /// Quantizes `in` (n floats) into `out` (getQuantizedBytes(n, bits) bytes)
 /// and `scales` (getNumBlocks(n, blockSize) floats). `bits` is 4 or 8,
@@ -61,6 +57,14 @@ void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
 /// The float formats that quantizeElements reads and dequantizeElements
 /// writes.
 enum class QuantizedFormat { F32, BF16, F16 };
+
+/// The format of a quantized tensor's elements: f32, bf16 or f16 (the
+/// loader refuses other element types).
+inline QuantizedFormat getQuantizedFormat(DType type) {
+  return type == DType::F32    ? QuantizedFormat::F32
+         : type == DType::BF16 ? QuantizedFormat::BF16
+                               : QuantizedFormat::F16;
+}
 
 /// As quantizeBlocks, of n elements of `format` at `in`, each read exactly
 /// as a float. Nothing need be aligned: the elements and the scales (the

@@ -67,6 +67,11 @@ CONFIGS = [
     ("ZeRO-3", []),
     ("MiCS", ["--zero-set=zero_optimization.mics_shard_size=%d" %
               RANKS_PER_NODE]),
+    # MiCS's group of the whole world (2 nodes), gathered across the nodes
+    # first: the only hierarchical gather 4 ranks in 2 nodes allow.
+    ("MiCS hierarchical (world)",
+     ["--zero-set=zero_optimization.mics_shard_size=%d" % RANKS,
+      "--zero-set=zero_optimization.mics_hierarchical_params_gather=true"]),
     ("qwZ", [QWZ]),
     ("qgZ", [QGZ]),
     ("qwZ + qgZ", [QWZ, QGZ]),

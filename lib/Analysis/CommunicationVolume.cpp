@@ -151,6 +151,24 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   auto hopCrossesNodes = [&](int16_t axis) {
     return grid.size() > 1 && axis != static_cast<int16_t>(grid.size()) - 1;
   };
+  // The bytes a collective run hop by hop sends in each hop (each axis'
+  // peers receive as much), and those of hops across nodes, per local rank.
+  auto addHops = [&](Operation *op, ArrayRef<std::pair<int16_t, int64_t>> hops,
+                     std::optional<int64_t> &sent,
+                     int64_t CommunicationVolume::Crossing::*kind) {
+    const int64_t times = getTripCount(op);
+    for (auto [axis, bytes] : hops) {
+      if (sent)
+        addCheckedProduct(sent, bytes);
+      if (!hopCrossesNodes(axis))
+        continue;
+      std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
+      for (CommunicationVolume::Crossing &crossing : crossings) {
+        addAcross(crossing.*kind, perStep);
+        addAcross(crossing.received, perStep);
+      }
+    }
+  };
   // qgZ: the packed chunks of every rank (G * C) are what the paper's
   // volume counts; each hop's all-to-all sends its bytes straight to its
   // peers.
@@ -164,18 +182,8 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     }
     if (reduceScatter)
       addCheckedProduct(reduceScatter, *chunk, ranksOf(scatter.getLayouts()));
-    const int64_t times = getTripCount(scatter);
-    for (auto [axis, bytes] : *hops) {
-      if (sentReduceScatter)
-        addCheckedProduct(sentReduceScatter, bytes);
-      if (!hopCrossesNodes(axis))
-        continue;
-      std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
-      for (CommunicationVolume::Crossing &crossing : crossings) {
-        addAcross(crossing.reduceScatter, perStep);
-        addAcross(crossing.received, perStep);
-      }
-    }
+    addHops(scatter, *hops, sentReduceScatter,
+            &CommunicationVolume::Crossing::reduceScatter);
   };
   // MiCS's hierarchical gather: what arrives is the flat gather's; each
   // hop is a ring within its axis' ranks.
@@ -188,18 +196,8 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
       return;
     }
     addCheckedProduct(allGather, *arrives);
-    const int64_t times = getTripCount(gather);
-    for (auto [axis, bytes] : *hops) {
-      if (sentAllGather)
-        addCheckedProduct(sentAllGather, bytes);
-      if (!hopCrossesNodes(axis))
-        continue;
-      std::optional<int64_t> perStep = llvm::checkedMul(bytes, times);
-      for (CommunicationVolume::Crossing &crossing : crossings) {
-        addAcross(crossing.allGather, perStep);
-        addAcross(crossing.received, perStep);
-      }
-    }
+    addHops(gather, *hops, sentAllGather,
+            &CommunicationVolume::Crossing::allGather);
   };
   auto count = [&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {

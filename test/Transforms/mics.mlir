@@ -3,6 +3,10 @@
 // RUN:   --zero-mixed-precision="precision=fp16" --zero-shard-parameters \
 // RUN:   --zero-reduce-gradients="gradient-predivide-factor=2 communication-data-type=fp32" \
 // RUN:   --zero-insert-optimizer="gradient-clipping=1.0" | FileCheck %s
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2 mics-shard-size=4 param-persistence-threshold=4" \
+// RUN:   --zero-shard-parameters="mics-hierarchical-params-gather=true" \
+// RUN:   --zero-reduce-gradients --zero-insert-optimizer | FileCheck %s --check-prefix=NODES
 
 // MiCS on 4 ranks in 2 nodes of 2 (layouts for 2 ranks), fp16 with dynamic
 // loss scaling, gradient clipping and a predivide factor: every collective
@@ -34,3 +38,12 @@
 // CHECK:       zero.all_gather_start %{{.*}} grid_axes = [1] layouts [#zero.layout<shape = [4], world_size = 2>] : tensor<2xf16>
 // CHECK-NOT:   _start
 // CHECK:       return
+
+// MiCS groups of 2 nodes (8 ranks in nodes of 2, groups of 4: the grid
+// [2, 2, 2]): gathers and reduce-scatters over the group's axes [1, 2], the
+// gathers hierarchical (across the 2 nodes, then within each); the
+// replicas' all-reduce over axis 0.
+// NODES-LABEL: func.func @step(
+// NODES:       zero.all_gather_start %arg0 grid_axes = [1, 2] hierarchical layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf32>
+// NODES:       zero.reduce_scatter_start avg %{{.*}} grid_axes = [1, 2] layouts [#zero.layout<shape = [4, 4], world_size = 4>] {zero.grads = ["w1"]} : tensor<4x4xf32>
+// NODES:       zero.all_reduce_start avg %{{.*}} grid_axes = [0] {zero.grads = ["w0"]} : tensor<4xf32>

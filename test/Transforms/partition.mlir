@@ -13,8 +13,11 @@
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=4 ranks-per-node=2 mics-shard-size=4 param-persistence-threshold=0" \
 // RUN:   | FileCheck %s --check-prefix=MICS-WORLD
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2 mics-shard-size=4" \
+// RUN:   | FileCheck %s --check-prefix=MICS-NODES
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
-// RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2 mics-shard-size=4" 2>&1 \
+// RUN:   --zero-partition="stage=3 world-size=8 ranks-per-node=2 mics-shard-size=6" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=MICS-SIZE
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=3 world-size=4 mics-shard-size=2" 2>&1 \
@@ -63,6 +66,11 @@
 // A shard size of the world size is plain ZeRO-3.
 // MICS-WORLD: zero.layout = #zero.layout<shape = [4, 4], world_size = 4>, zero.param = "w0"}
 
-// MICS-SIZE: error: mics-shard-size (4) must be the world size (8) or the ranks of one node (ranks-per-node, 2): MiCS groups are the ranks of a node
-// MICS-ONE-NODE: error: mics-shard-size (2) must be the world size (4) or the ranks of one node (ranks-per-node, 4): MiCS groups are the ranks of a node
+// MiCS groups of 2 nodes: layouts for the 4 ranks of a group, and the
+// group's size on the step (its process grid is [2, 2, 2]).
+// MICS-NODES-LABEL: func.func @step(
+// MICS-NODES-SAME:    zero.layout = #zero.layout<shape = [4, 4], world_size = 4>
+// MICS-NODES-SAME:    attributes {zero.mics_shard_size = 4 : i64, zero.ranks_per_node = 2 : i64, zero.stage = 3 : i64, zero.train_step, zero.world_size = 8 : i64}
+// MICS-SIZE: error: mics-shard-size (6) must divide the world size (8) and be a multiple of the ranks of one node (ranks-per-node, 2): MiCS groups are whole nodes
+// MICS-ONE-NODE: error: mics-shard-size (2) must divide the world size (4) and be a multiple of the ranks of one node (ranks-per-node, 4): MiCS groups are whole nodes
 // MICS-STAGE: error: mics-shard-size (2) needs stage 3: MiCS partitions the parameters; stage is 2

@@ -473,7 +473,9 @@ ReduceScatterStartOp::getQuantizedHopBytes() {
   int64_t held = cast<LayoutAttr>(getLayouts()[0]).getWorldSize();
   SmallVector<std::pair<int16_t, int64_t>, 2> hopBytes;
   // The last axis (a node's ranks) first: the most chunks stay in the node.
-  for (GroupHop hop : llvm::reverse(getGroupHops(*this, getGridAxes(), held))) {
+  // (A named vector: reverse() of a temporary would not keep it alive.)
+  SmallVector<GroupHop, 2> hops = getGroupHops(*this, getGridAxes(), held);
+  for (GroupHop hop : llvm::reverse(hops)) {
     held /= hop.size;
     // n - 1 peers receive m / n chunks each.
     std::optional<int64_t> sent = llvm::checkedMul(hop.size - 1, *chunk);

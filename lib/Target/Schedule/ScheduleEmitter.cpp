@@ -655,7 +655,10 @@ FailureOr<json> ScheduleEmitter::getArguments() {
         return emitError(arg.getLoc(), "parameter '")
                << param.getValue() << "' (argument #" << i
                << ") has no 'zero.layout'; run the ZeRO pipeline first";
-      bool sharded = type.getShape() != layout.getShape();
+      // A shard stored quantized is one even where it has the full shape
+      // (one rank, or a group of one).
+      bool sharded =
+          type.getShape() != layout.getShape() || QuantizedAttr::ofType(type);
       RankedTensorType expected =
           sharded ? layout.getShardType(type.getElementType())
                   : layout.getFullType(type.getElementType());

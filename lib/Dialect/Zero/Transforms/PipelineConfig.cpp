@@ -252,7 +252,7 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
   options.micsShardSize = groups ? shardSize : 0;
   // A group of several nodes (the world, if so set) has something to gather
   // across nodes first.
-  if (shardSize > nodeRanks && z.stage == 3) {
+  if (shardSize > nodeRanks && nodeRanks > 1 && z.stage == 3) {
     options.micsHierarchicalParamsGather = z.micsHierarchicalParamsGather;
     return;
   }
@@ -261,8 +261,11 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
       z.micsHierarchicalParamsGather,
       shardSize <= 0 ? "mics_shard_size does not turn MiCS on"
       : z.stage != 3 ? "only stage 3 gathers parameters"
-                     : "the MiCS groups are the ranks of one node, so every "
-                       "parameter gather stays within the node already");
+      : nodeRanks == 1
+          ? "a node has one rank, so the gather across the nodes is the "
+            "whole gather"
+          : "the MiCS groups are the ranks of one node, so every parameter "
+            "gather stays within the node already");
 }
 
 /// ZeRO++ hpZ: a secondary partition across the ranks of one node that the

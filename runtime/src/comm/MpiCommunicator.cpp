@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <climits>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <mutex>
@@ -69,6 +70,11 @@ public:
 
   void abort(int exitCode) {
     aborted_ = true;
+    // The launcher forwards a rank's output asynchronously and MPI_Abort
+    // kills the job at once: without a pause the error a rank just printed
+    // can be lost (seen under load with Open MPI 4.1).
+    std::fflush(nullptr);
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
     MPI_Abort(MPI_COMM_WORLD, exitCode);
   }
 

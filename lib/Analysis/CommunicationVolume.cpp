@@ -201,51 +201,35 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   };
   auto count = [&](Operation *op) {
     if (auto gather = dyn_cast<AllGatherStartOp>(op)) {
+      // What arrives: every rank's packed block (qwZ), or the full tensors
+      // of the layouts, padding dropped.
+      const int64_t ranks = ranksOf(gather.getLayouts());
+      std::optional<int64_t> arrives = 0;
+      if (gather.getQuantizeBlockSize()) {
+        std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();
+        arrives = packed ? llvm::checkedMul(*packed, ranks) : std::nullopt;
+      } else {
+        for (auto [shard, layout] :
+             llvm::zip(gather.getShards(), gather.getLayouts()))
+          addCheckedProduct(arrives, cast<LayoutAttr>(layout).getNumel(),
+                            getElementBytes(shard));
+      }
       if (gather.getHierarchical()) {
-        std::optional<int64_t> arrives = 0;
-        if (gather.getQuantizeBlockSize()) {
-          std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();
-          arrives =
-              packed ? llvm::checkedMul(*packed, ranksOf(gather.getLayouts()))
-                     : std::nullopt;
-        } else {
-          for (auto [shard, layout] :
-               llvm::zip(gather.getShards(), gather.getLayouts()))
-            addCheckedProduct(arrives, cast<LayoutAttr>(layout).getNumel(),
-                              getElementBytes(shard));
-        }
         countHierarchicalGather(gather, arrives);
         return;
       }
-      if (gather.getQuantizeBlockSize()) {
-        // qwZ: every rank's packed block arrives at every rank.
-        std::optional<int64_t> packed = gather.getQuantizedBytesPerRank();
-        int64_t ranks = ranksOf(gather.getLayouts());
-        std::optional<int64_t> all =
-            packed ? llvm::checkedMul(*packed, ranks) : std::nullopt;
-        if (all)
-          addCheckedProduct(allGather, *all);
-        else
-          allGather = std::nullopt;
-        addCrossing(op, gather.getGridAxes(),
-                    &CommunicationVolume::Crossing::allGather,
-                    addRing(sentAllGather, all, ranks, 1));
-        return;
-      }
-      // The full tensors of the layouts, padding dropped.
-      for (auto [shard, layout] :
-           llvm::zip(gather.getShards(), gather.getLayouts())) {
-        auto type = cast<RankedTensorType>(shard.getType());
-        FailureOr<int64_t> width = getElementByteWidth(type.getElementType());
-        if (succeeded(width))
-          addCheckedProduct(allGather, cast<LayoutAttr>(layout).getNumel(),
-                            *width);
-      }
-      addCrossing(
-          op, gather.getGridAxes(), &CommunicationVolume::Crossing::allGather,
-          addRing(sentAllGather,
-                  paddedBytesOf(gather.getShards(), gather.getLayouts()),
-                  ranksOf(gather.getLayouts()), 1));
+      if (arrives)
+        addCheckedProduct(allGather, *arrives);
+      else
+        allGather = std::nullopt;
+      // The ring moves the packed blocks, or the padded shards.
+      std::optional<int64_t> ringBytes =
+          gather.getQuantizeBlockSize()
+              ? arrives
+              : paddedBytesOf(gather.getShards(), gather.getLayouts());
+      addCrossing(op, gather.getGridAxes(),
+                  &CommunicationVolume::Crossing::allGather,
+                  addRing(sentAllGather, ringBytes, ranks, 1));
     } else if (auto scatter = dyn_cast<ReduceScatterStartOp>(op)) {
       if (scatter.getQuantizeBlockSize()) {
         countQuantizedReduceScatter(scatter);

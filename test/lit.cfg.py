@@ -44,3 +44,13 @@ tools = [
 llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
+
+# Headless Chromium renders the memory timeline in one test, which is
+# unsupported where no Chromium is installed.
+import shutil
+
+chromium = next(
+    filter(None, map(shutil.which, ["chromium", "chromium-browser"])), None)
+if chromium:
+    config.available_features.add("chromium")
+    config.substitutions.append(("%chromium", chromium))

@@ -499,9 +499,9 @@ LogicalResult MemoryPlanBuilder::addStagingBuffers() {
       continue;
     // Reserved while the collective runs: from the start to its wait.
     int64_t point = liveness.getPoint(op), end = point;
-    for (Operation *user : op->getResult(0).getUsers())
-      if (Operation *wait = liveness.getProgramOp(*user))
-        end = std::max(end, liveness.getPoint(wait));
+    if (WaitOp wait = cast<AsyncStartOpInterface>(op).getWait())
+      if (Operation *waitPoint = liveness.getProgramOp(*wait))
+        end = std::max(end, liveness.getPoint(waitPoint));
     // Collectives with layouts read device tensors; an all-reduce stages
     // where its operands live.
     MemorySpace space = MemorySpace::Device;
@@ -668,23 +668,31 @@ int64_t MemoryPlan::getLiveBytes(int64_t point,
   return bytes;
 }
 
-MemoryPlan::Peak
-MemoryPlan::getMaxLive(std::optional<MemorySpace> space,
-                       std::optional<BufferCategory> category) const {
-  SmallVector<int64_t> delta(getNumPoints() + 1, 0);
+SmallVector<int64_t>
+MemoryPlan::getLiveBytesByPoint(std::optional<MemorySpace> space,
+                                std::optional<BufferCategory> category) const {
+  SmallVector<int64_t> live(getNumPoints() + 1, 0);
   for (const PlannedBuffer &buffer : buffers) {
     if (!matches(buffer, space, category))
       continue;
-    delta[buffer.start] += buffer.size;
-    delta[buffer.end + 1] -= buffer.size;
+    live[buffer.start] += buffer.size;
+    live[buffer.end + 1] -= buffer.size;
   }
+  // The differences summed up in place.
+  for (int64_t point = 1, e = getNumPoints(); point < e; ++point)
+    live[point] += live[point - 1];
+  live.pop_back();
+  return live;
+}
+
+MemoryPlan::Peak
+MemoryPlan::getMaxLive(std::optional<MemorySpace> space,
+                       std::optional<BufferCategory> category) const {
   Peak peak;
-  int64_t live = 0;
-  for (int64_t point = 0, e = getNumPoints(); point < e; ++point) {
-    live += delta[point];
+  for (auto [point, live] :
+       llvm::enumerate(getLiveBytesByPoint(space, category)))
     if (live > peak.bytes)
-      peak = {live, point};
-  }
+      peak = {live, static_cast<int64_t>(point)};
   return peak;
 }
 

@@ -154,7 +154,7 @@ FailureOr<int64_t> zero::parseByteSize(StringRef text) {
 }
 
 /// "512 bytes", "1.50 KiB".
-static std::string formatShortByteSize(int64_t bytes) {
+std::string zero::formatShortByteSize(int64_t bytes) {
   static const char *const units[] = {"KiB", "MiB", "GiB", "TiB"};
   if (bytes == 1)
     return "1 byte";

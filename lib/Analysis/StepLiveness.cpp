@@ -74,9 +74,9 @@ int64_t StepLiveness::getUseEnd(OpOperand &use) const {
   int64_t end = getPoint(user);
   // The runtime reads a start op's operands until the wait.
   if (auto start = dyn_cast<AsyncStartOpInterface>(user))
-    for (Operation *handleUser : start.getAsyncHandle().getUsers())
-      if (Operation *wait = getProgramOp(*handleUser))
-        end = std::max(end, getPoint(wait));
+    if (WaitOp wait = start.getWait())
+      if (Operation *waitPoint = getProgramOp(*wait))
+        end = std::max(end, getPoint(waitPoint));
   // A value from before the loop that the loop reads is read by every
   // iteration: it lives to the loop's end.
   if (loop && user->getBlock() == loop.getBody() &&

@@ -39,6 +39,29 @@ static llvm::Error toError(std::vector<llvm::SMDiagnostic> errors) {
   return llvm::make_error<ConfigError>(std::move(errors));
 }
 
+DeepSpeedConfigSettings::KnobOrigin
+DeepSpeedConfigSettings::getKnobOrigin(llvm::StringRef path) const {
+  auto it = impl->settings.find(path);
+  if (it == impl->settings.end())
+    return {path.str(), llvm::SMLoc()};
+  const Setting &setting = it->second;
+  llvm::StringRef spelling = setting.spelling;
+  // A deprecated key, or a member of a renamed section ("bfloat16").
+  bool legacy = llvm::any_of(getLegacyKeys(), [&](const LegacyKey &key) {
+    return spelling == key.path || spelling.starts_with((key.path + ".").str());
+  });
+  if (!legacy)
+    return {spelling.str(), setting.loc};
+  return {(spelling + " (read as " + path + ")").str(), setting.loc};
+}
+
+llvm::SMDiagnostic
+DeepSpeedConfigSettings::diagnose(llvm::SMLoc loc,
+                                  llvm::SourceMgr::DiagKind kind,
+                                  const llvm::Twine &message) const {
+  return impl->diagnose(loc, kind, message);
+}
+
 DeepSpeedConfigSettings::DeepSpeedConfigSettings()
     : impl(std::make_unique<Impl>()) {}
 DeepSpeedConfigSettings::DeepSpeedConfigSettings(DeepSpeedConfigSettings &&) =

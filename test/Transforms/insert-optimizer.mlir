@@ -120,4 +120,5 @@
 // CLIP:      arith.mulf %{{.*}}, %[[C]] : f32
 // CLIP:      zero.adam
 
-// UNKNOWN: error: unknown optimizer 'lamb'; expected adam, adamw or sgd
+// The option is an enum: its values are adam, adamw and sgd (--help).
+// UNKNOWN: zero-opt: for the --optimizer option: Cannot find option named 'lamb'!

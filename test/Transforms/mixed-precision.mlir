@@ -42,4 +42,5 @@
 // FP32-NOT: linalg.map
 // FP32-NOT: bf16
 
-// BAD: error: unknown precision 'fp8'; expected fp32, bf16 or fp16
+// The option is an enum: its values are fp32, bf16 and fp16 (--help).
+// BAD: zero-opt: for the --precision option: Cannot find option named 'fp8'!

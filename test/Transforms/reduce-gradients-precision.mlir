@@ -90,7 +90,7 @@
 // PREDIVIDE-NEXT:        linalg.yield %[[R]] : bf16
 // PREDIVIDE:         %[[H:.*]] = zero.reduce_scatter_start sum %[[PRE]] layouts [#zero.layout<shape = [4, 4], world_size = 4>] {zero.grads = ["w1"]} : tensor<4x4xbf16>
 // PREDIVIDE-NEXT:    %[[W1:.*]] = zero.wait %[[H]] : tensor<4xbf16>
-// PREDIVIDE-NOT:     %[[W1]]
+// PREDIVIDE-NOT:     %[[W1]]{{[ ,:)]}}
 // PREDIVIDE:         %[[POST:.*]] = linalg.map ins(%[[W1]] : tensor<4xbf16>) outs(%{{.*}} : tensor<4xbf16>)
 // PREDIVIDE-NEXT:      (%[[IN2:.*]]: bf16, %{{.*}}: bf16) {
 // PREDIVIDE-NEXT:        %[[E:.*]] = arith.extf %[[IN2]] : bf16 to f32

@@ -59,8 +59,8 @@
 // distance of 16 keeps w0 gathered across it.
 // REUSE:     %[[H0:.*]] = zero.all_gather_start %{{.*}} layouts [#zero.layout<shape = [4, 4], world_size = 4>]
 // REUSE-NEXT: %[[F0:.*]] = zero.wait %[[H0]] : tensor<4x4xf32>
-// REUSE-COUNT-1: zero.release %[[F0]]
-// REUSE-NOT: zero.release %[[F0]]
+// REUSE-COUNT-1: zero.release %[[F0]]{{[ ,]}}
+// REUSE-NOT: zero.release %[[F0]]{{[ ,]}}
 // REUSE: return
 
 // Below stage 3 the step is unchanged.

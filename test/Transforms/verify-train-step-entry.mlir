@@ -9,8 +9,16 @@
 // RUN: not zero-opt %s --zero-verify-train-step 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=AMBIGUOUS
 
-// CHECK-LABEL: func.func @first
-// CHECK-LABEL: func.func @second
+// Both functions are printed as they are.
+// CHECK-LABEL: func.func @first(
+// CHECK-SAME:      %[[W1:.*]]: tensor<4xf32> {zero.param = "w"}) -> (tensor<4xf32> {zero.grad = "w"}) {
+// CHECK-NEXT:    return %[[W1]] : tensor<4xf32>
+// CHECK-NEXT:  }
+// CHECK-LABEL: func.func @second(
+// CHECK-SAME:      %[[W2:.*]]: tensor<4xf32> {zero.param = "w"}) -> (tensor<f32> {zero.loss}, tensor<4xf32> {zero.grad = "w"}) {
+// CHECK-NEXT:    %[[L:.*]] = arith.constant dense<0.000000e+00> : tensor<f32>
+// CHECK-NEXT:    return %[[L]], %[[W2]] : tensor<f32>, tensor<4xf32>
+// CHECK-NEXT:  }
 
 // FIRST: verify-train-step-entry.mlir:[[# @LINE + 1]]:{{[0-9]+}}: error: training step '@first' has no result marked 'zero.loss'
 func.func @first(%w: tensor<4xf32> {zero.param = "w"})

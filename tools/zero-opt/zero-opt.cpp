@@ -44,7 +44,6 @@
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/SourceMgr.h"
 #include "llvm/Support/ToolOutputFile.h"
-#include "llvm/Support/YAMLParser.h"
 
 using namespace mlir;
 
@@ -104,6 +103,14 @@ llvm::cl::opt<std::string>
                               "(JSON) of the ZeRO pipeline here"),
                llvm::cl::value_desc("FILE"), llvm::cl::init(""),
                llvm::cl::cat(zeroCategory));
+llvm::cl::opt<std::string> zeroMemoryTimeline(
+    "zero-memory-timeline",
+    llvm::cl::desc("Draw the memory plan of the ZeRO pipeline here: live "
+                   "bytes by category over the step, per memory space, with "
+                   "the budget, the peak and the phases (.svg, or .html with "
+                   "the peak's tables)"),
+    llvm::cl::value_desc("FILE"), llvm::cl::init(""),
+    llvm::cl::cat(zeroCategory));
 llvm::cl::opt<std::string> zeroEmitSchedule(
     "zero-emit-schedule",
     llvm::cl::desc("Write the schedule of the compiled step "
@@ -214,24 +221,6 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
   return flag;
 }
 
-/// Forwards the driver options to the zero passes of the pipeline, so that
-/// `--zero-entry=NAME` reaches every pass with an `entry` option.
-LogicalResult applyDriverOptions(PassManager &pm) {
-  if (entryFunction.empty())
-    return success();
-  for (Pass &pass : pm.getPasses()) {
-    if (!pass.getArgument().starts_with("zero-"))
-      continue;
-    if (failed(pass.initializeOptions(
-            "entry=" + entryFunction, [](const Twine &msg) {
-              llvm::errs() << "zero-opt: --zero-entry: " << msg << "\n";
-              return failure();
-            })))
-      return failure();
-  }
-  return success();
-}
-
 /// What "auto" is resolved from, read from the input (parsed on its own;
 /// a broken input is diagnosed by the real run). The parse runs in a crash
 /// recovery context: on some malformed inputs MLIR's parser crashes after
@@ -310,140 +299,6 @@ std::vector<std::pair<std::string, std::string>> getOverrides() {
   return overrides;
 }
 
-/// The spellings a user may have written for the canonical knob `path`:
-/// itself, its `stage3_` alias, and the deprecated keys that set it (or
-/// rename one of its sections).
-std::vector<std::string> getSpellings(llvm::StringRef path) {
-  std::vector<std::string> spellings = {path.str()};
-  if (const ::zero::KnobInfo *knob = ::zero::lookupKnob(path))
-    if (knob->hasFlag(::zero::Stage3Alias)) {
-      llvm::StringRef parent = knob->getParent();
-      spellings.push_back((parent.empty() ? "" : parent + ".").str() +
-                          "stage3_" + knob->getName().str());
-    }
-  for (const ::zero::LegacyKey &legacy : ::zero::getLegacyKeys()) {
-    if (legacy.target == path)
-      spellings.push_back(legacy.path.str());
-    else if (path.starts_with((legacy.target + ".").str()))
-      spellings.push_back(legacy.path.str() +
-                          path.drop_front(legacy.target.size()).str());
-  }
-  return spellings;
-}
-
-/// Prints the findings of applyDeepSpeedConfig at the place that set each
-/// key: the last command-line override of it, else its member in the file.
-class FindingPrinter {
-public:
-  FindingPrinter(const std::vector<std::pair<std::string, std::string>> &o)
-      : overrides(o) {
-    if (zeroConfig.empty())
-      return;
-    auto buffer = llvm::MemoryBuffer::getFile(zeroConfig, /*IsText=*/true);
-    if (!buffer)
-      return;
-    file = (*buffer)->getMemBufferRef();
-    fileMgr.AddNewSourceBuffer(std::move(*buffer), llvm::SMLoc());
-  }
-
-  void print(const mlir::zero::ConfigFinding &finding) {
-    bool error = finding.kind == mlir::zero::ConfigFinding::Kind::Error;
-    auto kind = error ? llvm::SourceMgr::DK_Error : llvm::SourceMgr::DK_Warning;
-    StringRef separator = error ? ": " : " has no effect: ";
-    std::vector<std::string> spellings = getSpellings(finding.key);
-    // An override wins over the file.
-    for (const auto &[key, value] : llvm::reverse(overrides))
-      for (const std::string &spelling : spellings)
-        if (spelling == key ||
-            llvm::StringRef(spelling).starts_with(key + ".")) {
-          llvm::SourceMgr overrideMgr;
-          overrideMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBufferCopy(
-                                             key + "=" + value, "<override>"),
-                                         llvm::SMLoc());
-          // At the value, as the config library's override errors.
-          llvm::SMLoc loc = llvm::SMLoc::getFromPointer(
-              overrideMgr.getMemoryBuffer(1)->getBufferStart() + key.size() +
-              1);
-          printExcerpt(overrideMgr.GetMessage(
-              loc, kind, describe(finding, spelling) + separator +
-                             finding.message));
-          return;
-        }
-    for (const std::string &spelling : spellings)
-      if (llvm::SMLoc loc = find(spelling); loc.isValid()) {
-        printExcerpt(fileMgr.GetMessage(loc, kind,
-                                        describe(finding, spelling) +
-                                            separator + finding.message));
-        return;
-      }
-    llvm::SMDiagnostic(
-        zeroConfig.empty() ? std::string("<defaults>") : zeroConfig.getValue(),
-        kind,
-        (describe(finding, finding.key) + separator + finding.message).str())
-        .print(nullptr, llvm::errs());
-  }
-
-private:
-  /// As the config library prints its own errors: long lines as an excerpt.
-  static void printExcerpt(const llvm::SMDiagnostic &diagnostic) {
-    llvm::errs() << ::zero::formatDiagnostics(diagnostic);
-  }
-
-  static std::string describe(const mlir::zero::ConfigFinding &finding,
-                              llvm::StringRef spelling) {
-    bool legacy = llvm::any_of(::zero::getLegacyKeys(), [&](auto &key) {
-      return spelling == key.path ||
-             spelling.starts_with((key.path + ".").str());
-    });
-    if (!legacy)
-      return spelling.str();
-    return (spelling + " (read as " + finding.key + ")").str();
-  }
-
-  /// Where the value of the member at the dotted `path` of the file is
-  /// written, or an invalid location. The YAML parser streams, so each
-  /// lookup parses the file again (the config library has checked that it
-  /// is JSON).
-  llvm::SMLoc find(llvm::StringRef path) {
-    if (!file.getBufferStart())
-      return llvm::SMLoc();
-    llvm::SourceMgr scratch;
-    scratch.setDiagHandler([](const llvm::SMDiagnostic &, void *) {});
-    llvm::yaml::Stream stream(file, scratch);
-    llvm::yaml::document_iterator document = stream.begin();
-    if (document == stream.end())
-      return llvm::SMLoc();
-    auto *mapping =
-        dyn_cast_or_null<llvm::yaml::MappingNode>(document->getRoot());
-    llvm::SmallVector<llvm::StringRef> components;
-    path.split(components, '.');
-    for (auto [i, component] : llvm::enumerate(components)) {
-      if (!mapping)
-        return llvm::SMLoc();
-      llvm::yaml::KeyValueNode *found = nullptr;
-      for (llvm::yaml::KeyValueNode &member : *mapping) {
-        auto *key = dyn_cast_or_null<llvm::yaml::ScalarNode>(member.getKey());
-        llvm::SmallString<32> storage;
-        if (key && key->getValue(storage) == component) {
-          found = &member;
-          break; // Descend now: the stream cannot come back to it.
-        }
-      }
-      if (!found)
-        return llvm::SMLoc();
-      if (i + 1 == components.size())
-        return found->getValue()->getSourceRange().Start;
-      mapping = dyn_cast_or_null<llvm::yaml::MappingNode>(found->getValue());
-    }
-    return llvm::SMLoc();
-  }
-
-  const std::vector<std::pair<std::string, std::string>> &overrides;
-  /// Owns the file; diagnostics point into it.
-  llvm::SourceMgr fileMgr;
-  llvm::MemoryBufferRef file;
-};
-
 /// Builds the ZeRO pipeline options from the defaults, --zero-config and the
 /// command-line overrides. Prints the errors and warnings; fails on an
 /// error.
@@ -499,17 +354,25 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
                              : mlir::zero::CheckpointActivations::All;
   // The config's MiCS groups are checked against the nodes.
   options.ranksPerNode = zeroRanksPerNode;
+  // Each finding points at the key that set the knob: the last override of
+  // it, else its member in the file.
   bool refused = false;
-  FindingPrinter printer(overrides);
   for (const mlir::zero::ConfigFinding &finding :
        mlir::zero::applyDeepSpeedConfig(*config, options)) {
-    printer.print(finding);
-    refused |= finding.kind == mlir::zero::ConfigFinding::Kind::Error;
+    bool error = finding.kind == mlir::zero::ConfigFinding::Kind::Error;
+    ::zero::DeepSpeedConfigSettings::KnobOrigin origin =
+        settings->getKnobOrigin(finding.key);
+    llvm::errs() << ::zero::formatDiagnostics(settings->diagnose(
+        origin.loc,
+        error ? llvm::SourceMgr::DK_Error : llvm::SourceMgr::DK_Warning,
+        origin.name + (error ? ": " : " has no effect: ") + finding.message));
+    refused |= error;
   }
   if (refused)
     return failure();
   options.entry = entryFunction;
   options.report = zeroReport;
+  options.memoryTimeline = zeroMemoryTimeline;
   options.deviceMemory = zeroDeviceMemory;
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
@@ -584,15 +447,16 @@ int main(int argc, char **argv) {
       return 1;
     if (zeroPrintConfig)
       return 0;
-  } else if (!zeroReport.empty() || !zeroDeviceMemory.empty() ||
-             !zeroHostMemory.empty() || zeroWorldSize.getNumOccurrences() ||
+  } else if (!zeroReport.empty() || !zeroMemoryTimeline.empty() ||
+             !zeroDeviceMemory.empty() || !zeroHostMemory.empty() ||
+             zeroWorldSize.getNumOccurrences() ||
              zeroRanksPerNode.getNumOccurrences() || zeroUnrollMicroSteps ||
              zeroFuseBroadcasts ||
              zeroTileLinearThreshold.getNumOccurrences() ||
              zeroTileLinearInSplits.getNumOccurrences() ||
              zeroTileLinearOutSplits.getNumOccurrences()) {
     llvm::errs() << "zero-opt: --zero-world-size, --zero-ranks-per-node, "
-                    "--zero-report, "
+                    "--zero-report, --zero-memory-timeline, "
                     "--zero-device-memory, --zero-host-memory, "
                     "--zero-unroll-micro-steps, --zero-fuse-broadcasts and "
                     "--zero-tile-linear-* need the pipeline: give "
@@ -620,7 +484,14 @@ int main(int argc, char **argv) {
                       "pipeline\n";
       return failure();
     }
-    return applyDriverOptions(pm);
+    // `--zero-entry=NAME` reaches every zero pass.
+    if (entryFunction.empty())
+      return success();
+    return mlir::zero::applyEntryOption(
+        pm, entryFunction, [](const Twine &message) {
+          llvm::errs() << "zero-opt: --zero-entry: " << message << "\n";
+          return failure();
+        });
   });
 
   std::unique_ptr<llvm::ToolOutputFile> output =

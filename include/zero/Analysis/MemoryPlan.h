@@ -173,6 +173,10 @@ public:
   };
   Peak getMaxLive(std::optional<MemorySpace> space = {},
                   std::optional<BufferCategory> category = {}) const;
+  /// getLiveBytes at every program point, in one sweep over the buffers.
+  llvm::SmallVector<int64_t>
+  getLiveBytesByPoint(std::optional<MemorySpace> space = {},
+                      std::optional<BufferCategory> category = {}) const;
 
   /// Bytes of the resident buffers of `category` (all spaces when `space` is
   /// empty).
@@ -236,6 +240,9 @@ FailureOr<int64_t> parseByteSize(llvm::StringRef text);
 
 /// "512 bytes", "1.50 KiB (1536 bytes)", "80.00 GiB (85899345920 bytes)".
 std::string formatByteSize(int64_t bytes);
+
+/// formatByteSize without the exact count: "512 bytes", "1.50 KiB".
+std::string formatShortByteSize(int64_t bytes);
 
 } // namespace zero
 } // namespace mlir

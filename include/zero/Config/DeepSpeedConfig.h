@@ -287,6 +287,23 @@ public:
   /// Warnings found while reading (deprecated spellings).
   llvm::ArrayRef<llvm::SMDiagnostic> getWarnings() const;
 
+  /// Where and how the knob or section at the canonical `path` was set, so
+  /// that a finding about its value made after resolution (the pipeline
+  /// mapping's) can point at it.
+  struct KnobOrigin {
+    /// The key as the last override or the file wrote it, with "(read as
+    /// PATH)" after a deprecated spelling; `path` for a knob at its default.
+    std::string name;
+    /// Its value; invalid for a knob at its default.
+    llvm::SMLoc loc;
+  };
+  KnobOrigin getKnobOrigin(llvm::StringRef path) const;
+
+  /// A diagnostic at `loc`, a position in the file or an override (from
+  /// getKnobOrigin); in the file, without a position, for an invalid `loc`.
+  llvm::SMDiagnostic diagnose(llvm::SMLoc loc, llvm::SourceMgr::DiagKind kind,
+                              const llvm::Twine &message) const;
+
   struct Impl;
 
 private:

@@ -1128,9 +1128,7 @@ LogicalResult ScheduleEmitter::emitInstructions(json &compute, json &comm,
       continue;
     }
     if (auto start = dyn_cast<AsyncStartOpInterface>(op)) {
-      auto handleUsers = start.getAsyncHandle().getUsers();
-      auto wait = handleUsers.empty() ? WaitOp()
-                                      : dyn_cast<WaitOp>(*handleUsers.begin());
+      WaitOp wait = start.getWait();
       if (!wait)
         return op->emitOpError("has no 'zero.wait'");
       int64_t ready = numEvents++;

@@ -28,12 +28,12 @@
 // STAGE0-LABEL: "events": 2,
 // STAGE0-NEXT: "instructions": {
 // STAGE0-NEXT: "compute": [
-// STAGE0: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 0},
-// STAGE0: {"op": "wait", "point": 67, "loc": "<stdin>:136:13", "event": 1},
+// STAGE0: {"op": "record", "point": [[#P1:]], "loc": "[[LOC1:<stdin>:[0-9]+:[0-9]+]]", "event": 0},
+// STAGE0: {"op": "wait", "point": [[#P2:]], "loc": "[[LOC2:<stdin>:[0-9]+:[0-9]+]]", "event": 1},
 // STAGE0: "comm": [
-// STAGE0-NEXT: {"op": "wait", "point": 66, "loc": "<stdin>:135:11", "event": 0},
-// STAGE0-NEXT: {"op": "all_reduce", "point": 66, "loc": "<stdin>:135:11", "operands": [108, 112, 135, 139], "results": [143, 144, 145, 146], "reduction": "avg", "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
-// STAGE0-NEXT: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 1}
+// STAGE0-NEXT: {"op": "wait", "point": [[#P1]], "loc": "[[LOC1]]", "event": 0},
+// STAGE0-NEXT: {"op": "all_reduce", "point": [[#P1]], "loc": "[[LOC1]]", "operands": [108, 112, 135, 139], "results": [143, 144, 145, 146], "reduction": "avg", "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE0-NEXT: {"op": "record", "point": [[#P1]], "loc": "[[LOC1]]", "event": 1}
 // STAGE0-NEXT: ]
 // STAGE0-NEXT: },
 // At stage 0 each Adam updates a whole parameter argument.
@@ -48,21 +48,21 @@
 // STAGE1-LABEL: "events": 4,
 // STAGE1-NEXT: "instructions": {
 // STAGE1-NEXT: "compute": [
-// STAGE1: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 0},
-// STAGE1: {"op": "wait", "point": 67, "loc": "<stdin>:136:13", "event": 1},
-// STAGE1: {"op": "zero.local_shard", "point": 72, "loc": "<stdin>:141:11", "operands": [0], "results": [151], "layout": {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}},
-// STAGE1: {"op": "zero.local_shard", "point": 74, "loc": "<stdin>:143:11", "operands": [1], "results": [155], "layout": {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}},
-// STAGE1: {"op": "zero.local_shard", "point": 76, "loc": "<stdin>:145:11", "operands": [2], "results": [159], "layout": {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}},
-// STAGE1: {"op": "zero.local_shard", "point": 78, "loc": "<stdin>:147:11", "operands": [3], "results": [163], "layout": {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}},
-// STAGE1: {"op": "record", "point": 80, "loc": "<stdin>:149:11", "event": 2},
-// STAGE1: {"op": "wait", "point": 81, "loc": "<stdin>:150:13", "event": 3},
+// STAGE1: {"op": "record", "point": [[#P1:]], "loc": "[[LOC1:<stdin>:[0-9]+:[0-9]+]]", "event": 0},
+// STAGE1: {"op": "wait", "point": [[#P2:]], "loc": "[[LOC2:<stdin>:[0-9]+:[0-9]+]]", "event": 1},
+// STAGE1: {"op": "zero.local_shard", "point": [[#P3:]], "loc": "[[LOC3:<stdin>:[0-9]+:[0-9]+]]", "operands": [0], "results": [151], "layout": {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}},
+// STAGE1: {"op": "zero.local_shard", "point": [[#P4:]], "loc": "[[LOC4:<stdin>:[0-9]+:[0-9]+]]", "operands": [1], "results": [155], "layout": {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}},
+// STAGE1: {"op": "zero.local_shard", "point": [[#P5:]], "loc": "[[LOC5:<stdin>:[0-9]+:[0-9]+]]", "operands": [2], "results": [159], "layout": {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}},
+// STAGE1: {"op": "zero.local_shard", "point": [[#P6:]], "loc": "[[LOC6:<stdin>:[0-9]+:[0-9]+]]", "operands": [3], "results": [163], "layout": {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}},
+// STAGE1: {"op": "record", "point": [[#P7:]], "loc": "[[LOC7:<stdin>:[0-9]+:[0-9]+]]", "event": 2},
+// STAGE1: {"op": "wait", "point": [[#P8:]], "loc": "[[LOC8:<stdin>:[0-9]+:[0-9]+]]", "event": 3},
 // STAGE1: "comm": [
-// STAGE1-NEXT: {"op": "wait", "point": 66, "loc": "<stdin>:135:11", "event": 0},
-// STAGE1-NEXT: {"op": "reduce_scatter", "point": 66, "loc": "<stdin>:135:11", "operands": [135, 139, 108, 112], "results": [143, 144, 145, 146], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
-// STAGE1-NEXT: {"op": "record", "point": 66, "loc": "<stdin>:135:11", "event": 1},
-// STAGE1-NEXT: {"op": "wait", "point": 80, "loc": "<stdin>:149:11", "event": 2},
-// STAGE1-NEXT: {"op": "all_gather", "point": 80, "loc": "<stdin>:149:11", "operands": [152, 156, 160, 164], "results": [167, 168, 169, 170], "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
-// STAGE1-NEXT: {"op": "record", "point": 80, "loc": "<stdin>:149:11", "event": 3}
+// STAGE1-NEXT: {"op": "wait", "point": [[#P1]], "loc": "[[LOC1]]", "event": 0},
+// STAGE1-NEXT: {"op": "reduce_scatter", "point": [[#P1]], "loc": "[[LOC1]]", "operands": [135, 139, 108, 112], "results": [143, 144, 145, 146], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE1-NEXT: {"op": "record", "point": [[#P1]], "loc": "[[LOC1]]", "event": 1},
+// STAGE1-NEXT: {"op": "wait", "point": [[#P7]], "loc": "[[LOC7]]", "event": 2},
+// STAGE1-NEXT: {"op": "all_gather", "point": [[#P7]], "loc": "[[LOC7]]", "operands": [152, 156, 160, 164], "results": [167, 168, 169, 170], "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE1-NEXT: {"op": "record", "point": [[#P7]], "loc": "[[LOC7]]", "event": 3}
 // STAGE1-NEXT: ]
 // STAGE1-NEXT: },
 // Each Adam updates the rank's shard (zero.local_shard) of a whole
@@ -78,26 +78,26 @@
 // STAGE3-LABEL: "events": 6,
 // STAGE3-NEXT: "instructions": {
 // STAGE3-NEXT: "compute": [
-// STAGE3: {"op": "record", "point": 0, "loc": "<stdin>:5:10", "event": 0},
-// STAGE3: {"op": "wait", "point": 2, "loc": "<stdin>:7:12", "event": 1},
-// STAGE3: {"op": "record", "point": 3, "loc": "<stdin>:8:10", "event": 2},
-// STAGE3: {"op": "free", "point": 5, "loc": "<stdin>:10:5", "values": [16]},
-// STAGE3: {"op": "free", "point": 7, "loc": "<stdin>:12:5", "values": [17]},
-// STAGE3: {"op": "wait", "point": 11, "loc": "<stdin>:21:12", "event": 3},
-// STAGE3: {"op": "free", "point": 13, "loc": "<stdin>:23:5", "values": [27]},
-// STAGE3: {"op": "free", "point": 57, "loc": "<stdin>:116:5", "values": [28]},
-// STAGE3: {"op": "record", "point": 74, "loc": "<stdin>:143:11", "event": 4},
-// STAGE3: {"op": "wait", "point": 79, "loc": "<stdin>:148:13", "event": 5},
+// STAGE3: {"op": "record", "point": [[#P1:]], "loc": "[[LOC1:<stdin>:[0-9]+:[0-9]+]]", "event": 0},
+// STAGE3: {"op": "wait", "point": [[#P2:]], "loc": "[[LOC2:<stdin>:[0-9]+:[0-9]+]]", "event": 1},
+// STAGE3: {"op": "record", "point": [[#P3:]], "loc": "[[LOC3:<stdin>:[0-9]+:[0-9]+]]", "event": 2},
+// STAGE3: {"op": "free", "point": [[#P4:]], "loc": "[[LOC4:<stdin>:[0-9]+:[0-9]+]]", "values": [16]},
+// STAGE3: {"op": "free", "point": [[#P5:]], "loc": "[[LOC5:<stdin>:[0-9]+:[0-9]+]]", "values": [17]},
+// STAGE3: {"op": "wait", "point": [[#P6:]], "loc": "[[LOC6:<stdin>:[0-9]+:[0-9]+]]", "event": 3},
+// STAGE3: {"op": "free", "point": [[#P7:]], "loc": "[[LOC7:<stdin>:[0-9]+:[0-9]+]]", "values": [27]},
+// STAGE3: {"op": "free", "point": [[#P8:]], "loc": "[[LOC8:<stdin>:[0-9]+:[0-9]+]]", "values": [28]},
+// STAGE3: {"op": "record", "point": [[#P9:]], "loc": "[[LOC9:<stdin>:[0-9]+:[0-9]+]]", "event": 4},
+// STAGE3: {"op": "wait", "point": [[#P10:]], "loc": "[[LOC10:<stdin>:[0-9]+:[0-9]+]]", "event": 5},
 // STAGE3: "comm": [
-// STAGE3-NEXT: {"op": "wait", "point": 0, "loc": "<stdin>:5:10", "event": 0},
-// STAGE3-NEXT: {"op": "all_gather", "point": 0, "loc": "<stdin>:5:10", "operands": [1, 0], "results": [16, 17], "layouts": [{"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 80}},
-// STAGE3-NEXT: {"op": "record", "point": 0, "loc": "<stdin>:5:10", "event": 1},
-// STAGE3-NEXT: {"op": "wait", "point": 3, "loc": "<stdin>:8:10", "event": 2},
-// STAGE3-NEXT: {"op": "all_gather", "point": 3, "loc": "<stdin>:8:10", "operands": [3, 2], "results": [27, 28], "layouts": [{"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 80}},
-// STAGE3-NEXT: {"op": "record", "point": 3, "loc": "<stdin>:8:10", "event": 3},
-// STAGE3-NEXT: {"op": "wait", "point": 74, "loc": "<stdin>:143:11", "event": 4},
-// STAGE3-NEXT: {"op": "reduce_scatter", "point": 74, "loc": "<stdin>:143:11", "operands": [112, 116, 139, 143], "results": [151, 152, 153, 154], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
-// STAGE3-NEXT: {"op": "record", "point": 74, "loc": "<stdin>:143:11", "event": 5}
+// STAGE3-NEXT: {"op": "wait", "point": [[#P1]], "loc": "[[LOC1]]", "event": 0},
+// STAGE3-NEXT: {"op": "all_gather", "point": [[#P1]], "loc": "[[LOC1]]", "operands": [1, 0], "results": [16, 17], "layouts": [{"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 80}},
+// STAGE3-NEXT: {"op": "record", "point": [[#P1]], "loc": "[[LOC1]]", "event": 1},
+// STAGE3-NEXT: {"op": "wait", "point": [[#P3]], "loc": "[[LOC3]]", "event": 2},
+// STAGE3-NEXT: {"op": "all_gather", "point": [[#P3]], "loc": "[[LOC3]]", "operands": [3, 2], "results": [27, 28], "layouts": [{"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 80}},
+// STAGE3-NEXT: {"op": "record", "point": [[#P3]], "loc": "[[LOC3]]", "event": 3},
+// STAGE3-NEXT: {"op": "wait", "point": [[#P9]], "loc": "[[LOC9]]", "event": 4},
+// STAGE3-NEXT: {"op": "reduce_scatter", "point": [[#P9]], "loc": "[[LOC9]]", "operands": [112, 116, 139, 143], "results": [151, 152, 153, 154], "reduction": "avg", "layouts": [{"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}, {"shape": [4, 4], "world_size": 2, "shard_numel": 8, "padded_numel": 16}, {"shape": [4], "world_size": 2, "shard_numel": 2, "padded_numel": 4}], "staging": {"space": "device", "offset": {{[0-9]+}}, "bytes": 160}},
+// STAGE3-NEXT: {"op": "record", "point": [[#P9]], "loc": "[[LOC9]]", "event": 5}
 // STAGE3-NEXT: ]
 // STAGE3-NEXT: },
 // STAGE3-NEXT: "gradients": [

@@ -3,11 +3,11 @@
 #ifndef ZERO_TARGET_SCHEDULE_PASSES_TD
 #define ZERO_TARGET_SCHEDULE_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "zero/Dialect/Zero/Transforms/PassBase.td"
 
 // Not registered as a command-line pass: zero-opt's `--zero-emit-schedule=FILE`
 // driver flag has the same name and adds this pass after the others.
-def ZeroEmitSchedulePass : Pass<"zero-emit-schedule", "ModuleOp"> {
+def ZeroEmitSchedulePass : ZeroStepPass<"zero-emit-schedule"> {
   let summary = "Write the rank step's schedule (docs/ScheduleFormat.md)";
   let description = [{
     Writes the schedule of the training step, a rank step that went through
@@ -16,10 +16,7 @@ def ZeroEmitSchedulePass : Pass<"zero-emit-schedule", "ModuleOp"> {
     type outside the schedule format, a function without a memory plan) and
     writes nothing then.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"file", "file", "std::string", /*default=*/"\"\"",
            "Write the schedule to this file ('-' for stdout)">,
   ];

@@ -294,6 +294,13 @@ LogicalResult mlir::zero::detail::verifyAsyncStartOp(Operation *op) {
   return success();
 }
 
+WaitOp AsyncStartOpInterface::getWait() {
+  Value handle = getAsyncHandle();
+  if (!handle.hasOneUse())
+    return {};
+  return dyn_cast<WaitOp>(*handle.user_begin());
+}
+
 #include "zero/Dialect/Zero/IR/ZeroInterfaces.cpp.inc"
 
 namespace {
@@ -621,6 +628,61 @@ LogicalResult WaitOp::verify() {
              << i << " has type " << result.getType() << ", but '"
              << start->getName() << "' yields " << type;
   return success();
+}
+
+//===----------------------------------------------------------------------===//
+// Result names
+//===----------------------------------------------------------------------===//
+
+// Printed IR names a handle after what it starts and a wait's results after
+// what the wait delivers: `%gather = zero.all_gather_start ...` and
+// `%full = zero.wait %gather`. None of the names is one an upstream op
+// gives its results (linalg.reduce's is `%reduced`).
+
+void AllGatherStartOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getHandle(), "gather");
+}
+
+void ReduceScatterStartOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getHandle(), "scatter");
+}
+
+void AllReduceStartOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getHandle(), "all_reduce");
+}
+
+void SwapOutStartOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getHandle(), "swap_out");
+}
+
+void SwapInStartOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getHandle(), "swap_in");
+}
+
+void WaitOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  Operation *start = getHandle().getDefiningOp();
+  if (!start)
+    return;
+  StringRef name;
+  if (isa<AllGatherStartOp>(start))
+    name = "full";
+  else if (isa<ReduceScatterStartOp>(start))
+    name = "scattered";
+  else if (isa<AllReduceStartOp>(start))
+    name = "all_reduced";
+  else if (isa<SwapOutStartOp>(start))
+    name = "swapped_out";
+  else if (isa<SwapInStartOp>(start))
+    name = "swapped_in";
+  else
+    return;
+  // Named once: a bucket's results print as one group, `%full:3`.
+  if (getNumResults() > 0)
+    setNameFn(getResult(0), name);
+}
+
+void LocalShardOp::getAsmResultNames(OpAsmSetValueNameFn setNameFn) {
+  setNameFn(getShard(), "shard");
 }
 
 //===----------------------------------------------------------------------===//

@@ -440,11 +440,6 @@ void Checkpointer::offload(Value value) {
     use->set(onDevice);
 }
 
-/// The zero.wait of an async start.
-static Operation *getWait(Operation *start) {
-  return *start->getResult(0).getUsers().begin();
-}
-
 void Checkpointer::overlapSwaps() {
   SmallVector<Operation *> outs, ins;
   for (Operation &op : body) {
@@ -456,7 +451,7 @@ void Checkpointer::overlapSwaps() {
   // A swap-out's wait, which frees the device buffer, moves down to the next
   // swap-out's start: the copy runs during the next layer's forward ops.
   for (size_t i = 0; i + 1 < outs.size(); ++i) {
-    Operation *wait = getWait(outs[i]);
+    Operation *wait = cast<AsyncStartOpInterface>(outs[i]).getWait();
     Operation *next = outs[i + 1];
     if (llvm::all_of(wait->getUsers(), [&](Operation *user) {
           return next->isBeforeInBlock(getTopLevel(user));
@@ -466,7 +461,7 @@ void Checkpointer::overlapSwaps() {
   // A swap-in's start moves up to the previous swap-in's wait: the copy runs
   // during the previous segment's backward ops.
   for (size_t i = 1; i < ins.size(); ++i) {
-    Operation *previous = getWait(ins[i - 1]);
+    Operation *previous = cast<AsyncStartOpInterface>(ins[i - 1]).getWait();
     Operation *host = getTopLevel(ins[i]->getOperand(0).getDefiningOp());
     if (host && host->isBeforeInBlock(previous))
       ins[i]->moveAfter(previous);

@@ -36,6 +36,8 @@ namespace {
 /// The most optimizer-step tiles of one parameter (see buildTiledUpdate).
 constexpr int64_t kMaxTiles = 1 << 16;
 
+/// The update rule: `optimizer` with adam-w-mode applied (Adam is classic
+/// Adam, weight decay added to the gradient).
 enum class OptimizerKind { Adam, AdamW, Sgd };
 
 constexpr StringLiteral kLossScaleState = "loss_scale";
@@ -76,16 +78,16 @@ struct ZeroInsertOptimizerPass
     : public zero::impl::ZeroInsertOptimizerPassBase<ZeroInsertOptimizerPass> {
   using Base::Base;
 
-  FailureOr<OptimizerKind> parseOptimizer(func::FuncOp func) {
-    std::string kind = StringRef(optimizer).lower();
-    if (kind == "adam")
+  OptimizerKind getOptimizerKind() {
+    switch (optimizer) {
+    case OptimizerType::Adam:
       return adamWMode ? OptimizerKind::AdamW : OptimizerKind::Adam;
-    if (kind == "adamw")
+    case OptimizerType::AdamW:
       return OptimizerKind::AdamW;
-    if (kind == "sgd")
+    case OptimizerType::Sgd:
       return OptimizerKind::Sgd;
-    return func.emitError("unknown optimizer '")
-           << optimizer.getValue() << "'; expected adam, adamw or sgd";
+    }
+    llvm_unreachable("unknown optimizer");
   }
 
   LogicalResult checkOptions(func::FuncOp func) {
@@ -141,7 +143,7 @@ struct ZeroInsertOptimizerPass
     schedule.cycleSecondStairCount = cycleSecondStairCount;
     schedule.decayStepSize = decayStepSize;
     // SGD has no betas: DeepSpeed leaves its momentum alone.
-    schedule.cycleMomentum = cycleMomentum && optimizer != "sgd";
+    schedule.cycleMomentum = cycleMomentum && optimizer != OptimizerType::Sgd;
     schedule.cycleMinMom = cycleMinMom;
     schedule.cycleMaxMom = cycleMaxMom;
     schedule.decayMomRate = decayMomRate;
@@ -466,8 +468,8 @@ void ZeroInsertOptimizerPass::runOnOperation() {
     return signalPassFailure();
   func::FuncOp func = found->func;
   const RankInfo *rank = &found->rank;
-  FailureOr<OptimizerKind> kind = parseOptimizer(func);
-  if (failed(kind) || failed(checkOptions(func)))
+  OptimizerKind kind = getOptimizerKind();
+  if (failed(checkOptions(func)))
     return signalPassFailure();
   FailureOr<LRSchedule> schedule = parseSchedule(func);
   if (failed(schedule))
@@ -541,7 +543,7 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   };
   unsigned insertAt = lastParamArg + 1;
   SmallVector<SmallVector<unsigned>> stateOrdinals;
-  SmallVector<StringRef> kinds = stateKinds(*kind, momentum, amsgrad);
+  SmallVector<StringRef> kinds = stateKinds(kind, momentum, amsgrad);
   for (TrainableParam &tp : trainable) {
     auto nameAttr = attrs.getNamedAttr(ZeroDialect::getParamAttrName(),
                                        attrs.getStringAttr(tp.param.name));
@@ -722,7 +724,7 @@ void ZeroInsertOptimizerPass::runOnOperation() {
     }
     Value input = scale ? unscale(grad) : grad;
     SmallVector<Value> updated = buildTiledUpdate(
-        b, loc, *kind, stepped, input, SmallVector<Value>(states), step, rates);
+        b, loc, kind, stepped, input, SmallVector<Value>(states), step, rates);
     if (overflow) {
       // Skipped step: every updated tensor keeps its old value. The 16-bit
       // parameter follows its master weights.

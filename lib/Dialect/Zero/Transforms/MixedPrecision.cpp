@@ -39,23 +39,15 @@ struct ZeroMixedPrecisionPass
     func::FuncOp func = *step;
     MLIRContext *ctx = &getContext();
     Builder attrs(ctx);
-    Type storage;
-    if (precision == "bf16")
-      storage = attrs.getBF16Type();
-    else if (precision == "fp16")
-      storage = attrs.getF16Type();
-    else if (precision != "fp32") {
-      func.emitError("unknown precision '")
-          << precision.getValue() << "'; expected fp32, bf16 or fp16";
-      return signalPassFailure();
-    }
     if (lossScale < 0 || initialScalePower < 0 || initialScalePower > 127) {
       func.emitError("loss-scale must be >= 0 and initial-scale-power in "
                      "[0, 127]");
       return signalPassFailure();
     }
-    if (!storage)
+    // fp32 leaves the step as it is, whatever its own float type.
+    if (precision == Precision::FP32)
       return;
+    Type storage = getPrecisionType(ctx, precision);
 
     Block &body = func.getBody().front();
     OpBuilder b(ctx);

@@ -64,9 +64,7 @@ static Operation *getPrefetchPoint(Operation *user) {
 /// Folds `swap_out_start %x` of a tensor already in its target space: the
 /// wait's result is %x.
 static void foldRedundantSwapOut(SwapOutStartOp start) {
-  WaitOp wait;
-  for (Operation *user : start.getHandle().getUsers())
-    wait = cast<WaitOp>(user);
+  WaitOp wait = AsyncStartOpInterface(start).getWait();
   if (!wait)
     return;
   for (auto [operand, result] :

@@ -44,6 +44,7 @@ void zero::buildZeroPipeline(OpPassManager &pm,
       rest.tileLinearInSplits = 1;
       rest.tileLinearOutSplits = 1;
       rest.report = "";
+      rest.memoryTimeline = "";
       OpPassManager fit(ModuleOp::getOperationName());
       buildZeroPipeline(fit, rest);
       llvm::raw_string_ostream os(checkpoint.fitPipeline);
@@ -139,10 +140,21 @@ void zero::buildZeroPipeline(OpPassManager &pm,
        options.offloadParamsBufferSize, options.offloadParamsMaxInCpu,
        options.subGroupSize}));
   pm.addPass(createZeroFoldSingleRankCollectivesPass({options.entry}));
-  pm.addPass(createZeroPlanMemoryPass({options.entry, options.report,
-                                       options.deviceMemory, options.hostMemory,
-                                       options.contiguousGradients}));
+  pm.addPass(createZeroPlanMemoryPass(
+      {options.entry, options.report, options.memoryTimeline,
+       options.deviceMemory, options.hostMemory, options.contiguousGradients}));
   pm.addPass(createZeroVerifySchedulePass({options.entry}));
+}
+
+LogicalResult zero::applyEntryOption(
+    OpPassManager &pm, StringRef entry,
+    function_ref<LogicalResult(const Twine &)> errorHandler) {
+  // The zero passes run on the module, so they are never nested.
+  for (Pass &pass : pm.getPasses())
+    if (pass.getArgument().starts_with("zero-") &&
+        failed(pass.initializeOptions(("entry=" + entry).str(), errorHandler)))
+      return failure();
+  return success();
 }
 
 void zero::registerZeroPipeline() {

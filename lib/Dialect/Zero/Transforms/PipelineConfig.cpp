@@ -203,12 +203,19 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
   // partitions, so the gradients of consecutive parameters belong to one
   // rank; round robin interleaves them so that the copies to the host
   // (offload_optimizer) are spread over the ranks. Every layout here cuts
-  // each parameter over all ranks: the copies are spread already.
+  // each parameter over all the ranks of its group (the world, or a MiCS
+  // group): the copies are spread already, which is what the knob asks.
   noEffectUnlessDefault(
       "zero_optimization.round_robin_gradients", z.roundRobinGradients,
-      "every parameter is cut across all ranks (#zero.layout), so each rank "
-      "already holds and copies to the host 1/world_size of every gradient "
-      "bucket, the spreading round robin gives DeepSpeed's flat partitions");
+      opt.device == OffloadDevice::None
+          ? "it spreads the copies of gradients to the host over the ranks, "
+            "and zero_optimization.offload_optimizer.device is \"none\": no "
+            "gradient is copied to the host"
+          : "every parameter is cut across the ranks of its group "
+            "(#zero.layout: all ranks, or a MiCS group), so each rank already "
+            "holds and copies to the host its own 1/group-size of every "
+            "gradient bucket, in parallel with the others: the spreading "
+            "round robin gives DeepSpeed's flat partitions");
   // HuggingFace's ZeRO-3 template sets it: accepted, with what it means here.
   if (z.gather16BitWeightsOnModelSave)
     warning("zero_optimization.gather_16bit_weights_on_model_save",
@@ -363,11 +370,11 @@ void Mapper::mapQuantizedGradients(ZeroPipelineOptions &options) {
 void Mapper::mapPrecision(ZeroPipelineOptions &options) {
   const ::zero::FP16Config &fp16 = config.fp16;
   if (config.bf16.enabled)
-    options.precision = "bf16";
+    options.precision = Precision::BF16;
   else if (fp16.enabled)
-    options.precision = "fp16";
+    options.precision = Precision::FP16;
   else
-    options.precision = "fp32";
+    options.precision = Precision::FP32;
   options.lossScale = fp16.lossScale;
   options.initialScalePower = fp16.initialScalePower;
   options.lossScaleWindow = fp16.lossScaleWindow;
@@ -430,13 +437,13 @@ void Mapper::mapOptimizer(ZeroPipelineOptions &options) {
   switch (opt.kind) {
   case OptimizerKind::None:
   case OptimizerKind::Adam:
-    options.optimizer = "adam";
+    options.optimizer = OptimizerType::Adam;
     break;
   case OptimizerKind::AdamW:
-    options.optimizer = "adamw";
+    options.optimizer = OptimizerType::AdamW;
     break;
   case OptimizerKind::SGD:
-    options.optimizer = "sgd";
+    options.optimizer = OptimizerType::Sgd;
     break;
   }
   options.lr = opt.lr;
@@ -726,8 +733,8 @@ const KnobRoute kKnobRoutes[] = {
      "mics-hierarchical-params-gather (zero-shard-parameters) where a MiCS "
      "group spans nodes, stage 3; else no effect (a warning)"},
     {"zero_optimization.round_robin_gradients",
-     "no effect: a warning when true (every parameter is cut across all "
-     "ranks)"},
+     "no effect: a warning when true (every parameter is cut across the "
+     "ranks of its group, so the copies to the host are spread already)"},
     {"fp16.enabled", "precision=fp16 (zero-mixed-precision)"},
     {"fp16.auto_cast", "refused unless false (would change the arithmetic)"},
     {"fp16.loss_scale", "loss-scale (zero-mixed-precision)"},

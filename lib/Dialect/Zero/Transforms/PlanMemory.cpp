@@ -10,6 +10,7 @@
 
 #include "mlir/Support/FileUtilities.h"
 #include "zero/Analysis/MemoryPlan.h"
+#include "zero/Analysis/MemoryTimeline.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -36,6 +37,14 @@ struct ZeroPlanMemoryPass
     if (failed(parseBudget("device-memory", deviceMemory, deviceBudget)) ||
         failed(parseBudget("host-memory", hostMemory, hostBudget)))
       return signalPassFailure();
+    std::optional<TimelineFormat> timelineFormat = getTimelineFormat(timeline);
+    if (!timeline.empty() && !timelineFormat) {
+      module.emitError("invalid value '")
+          << timeline
+          << "' for option 'timeline': expected a file name ending in .svg "
+             "or .html";
+      return signalPassFailure();
+    }
 
     FailureOr<func::FuncOp> func = lookupTrainStep(module, entry);
     if (failed(func))
@@ -53,25 +62,41 @@ struct ZeroPlanMemoryPass
       return signalPassFailure();
     plan->annotate();
 
-    // The report is written even when the budget check fails: it says why.
-    if (!report.empty()) {
-      std::string error;
-      std::unique_ptr<llvm::ToolOutputFile> output =
-          openOutputFile(report, &error);
-      if (!output) {
-        module.emitError("cannot write the memory report: ") << error;
-        return signalPassFailure();
-      }
-      if (failed(plan->writeReport(output->os(), rank->stage, rank->worldSize)))
-        return signalPassFailure();
-      output->keep();
-    }
+    // The report and the picture are written even when the budget check
+    // fails: they show why and where.
+    if (!report.empty() &&
+        failed(writeFile(report, "memory report", [&](raw_ostream &os) {
+          return plan->writeReport(os, rank->stage, rank->worldSize);
+        })))
+      return signalPassFailure();
+    if (timelineFormat &&
+        failed(writeFile(timeline, "memory timeline", [&](raw_ostream &os) {
+          writeMemoryTimeline(os, *plan, *timelineFormat, rank->stage,
+                              rank->worldSize);
+          return success();
+        })))
+      return signalPassFailure();
 
     if (deviceBudget &&
         failed(plan->checkBudget(MemorySpace::Device, *deviceBudget)))
       return signalPassFailure();
     if (hostBudget && failed(plan->checkBudget(MemorySpace::Host, *hostBudget)))
       return signalPassFailure();
+  }
+
+  /// Writes `path` with `write`; an error naming `what` if it cannot be
+  /// opened.
+  LogicalResult writeFile(StringRef path, StringRef what,
+                          function_ref<LogicalResult(raw_ostream &)> write) {
+    std::string error;
+    std::unique_ptr<llvm::ToolOutputFile> output = openOutputFile(path, &error);
+    if (!output)
+      return getOperation().emitError("cannot write the ")
+             << what << ": " << error;
+    if (failed(write(output->os())))
+      return failure();
+    output->keep();
+    return success();
   }
 
   LogicalResult parseBudget(StringRef option, StringRef text,

@@ -14,10 +14,7 @@ using namespace mlir;
 using namespace mlir::zero;
 
 WaitOp zero::getSameBlockWait(Operation *start) {
-  Value handle = start->getResult(0);
-  if (!handle.hasOneUse())
-    return {};
-  auto wait = dyn_cast<WaitOp>(*handle.user_begin());
+  WaitOp wait = cast<AsyncStartOpInterface>(start).getWait();
   if (!wait || wait->getBlock() != start->getBlock())
     return {};
   return wait;

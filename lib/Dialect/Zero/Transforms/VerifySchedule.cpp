@@ -67,12 +67,6 @@ bool isCollective(Operation *op) {
   return isa<AllGatherStartOp, ReduceScatterStartOp, AllReduceStartOp>(op);
 }
 
-/// The wait on `start`'s handle; the op verifiers guarantee exactly one.
-WaitOp getWait(Operation *start) {
-  Value handle = start->getResult(0);
-  return handle.hasOneUse() ? dyn_cast<WaitOp>(*handle.user_begin()) : WaitOp();
-}
-
 /// The ops that use `value`, each once, in use-list order.
 llvm::SetVector<Operation *> getUsers(Value value) {
   llvm::SetVector<Operation *> users;
@@ -680,9 +674,10 @@ void ScheduleVerifier::checkRelease(ReleaseOp release) {
 
     // Released while a collective or swap still reads it.
     for (Operation *reader : getUsers(tensor)) {
-      if (!isa<AsyncStartOpInterface>(reader))
+      auto readerStart = dyn_cast<AsyncStartOpInterface>(reader);
+      if (!readerStart)
         continue;
-      WaitOp readerWait = getWait(reader);
+      WaitOp readerWait = readerStart.getWait();
       if (!readerWait || !mayRunAfter(reader, release, tensor) ||
           !mayRunAfter(release, readerWait, tensor))
         continue;
@@ -698,7 +693,7 @@ void ScheduleVerifier::checkRelease(ReleaseOp release) {
 
 void ScheduleVerifier::checkStart(Operation *start) {
   StringRef kind = getTransferName(start);
-  WaitOp wait = getWait(start);
+  WaitOp wait = cast<AsyncStartOpInterface>(start).getWait();
   if (!wait)
     return; // The op verifier reports it.
 

@@ -29,6 +29,9 @@ def Zero_AsyncStartOpInterface : OpInterface<"AsyncStartOpInterface"> {
       return ::llvm::cast<::mlir::TypedValue<::mlir::zero::HandleType>>(
           (*this)->getResult(0));
     }
+    /// The `zero.wait` on the handle; null while the op is not valid (the
+    /// verifier requires exactly one, and nothing else, to use the handle).
+    ::mlir::zero::WaitOp getWait();
   }];
   let verify = [{
     return ::mlir::zero::detail::verifyAsyncStartOp($_op);

@@ -85,6 +85,9 @@ namespace detail {
 LogicalResult verifyAsyncStartOp(Operation *op);
 } // namespace detail
 
+// The interface's getWait returns one; declared with the ops below.
+class WaitOp;
+
 } // namespace zero
 } // namespace mlir
 

@@ -5,6 +5,7 @@
 
 include "zero/Dialect/Zero/IR/ZeroAttrs.td"
 include "zero/Dialect/Zero/IR/ZeroInterfaces.td"
+include "mlir/IR/OpAsmInterface.td"
 include "mlir/Interfaces/InferTypeOpInterface.td"
 include "mlir/Interfaces/SideEffectInterfaces.td"
 
@@ -23,6 +24,7 @@ defvar Zero_RuntimeEffects = MemoryEffects<[MemRead<Zero_RuntimeResource>,
 class Zero_StartOp<string mnemonic, list<Trait> traits = []>
     : Zero_Op<mnemonic, traits # [
         DeclareOpInterfaceMethods<Zero_AsyncStartOpInterface>,
+        DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
         Zero_RuntimeEffects]> {
   let results = (outs Zero_HandleType:$handle);
   let hasVerifier = 1;
@@ -221,7 +223,9 @@ def Zero_SwapInStartOp : Zero_StartOp<"swap_in_start"> {
 // WaitOp
 //===----------------------------------------------------------------------===//
 
-def Zero_WaitOp : Zero_Op<"wait", [Zero_RuntimeEffects]> {
+def Zero_WaitOp : Zero_Op<"wait", [
+    DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>,
+    Zero_RuntimeEffects]> {
   let summary = "wait for an asynchronous operation and take its results";
   let description = [{
     Blocks until the operation that produced `handle` has completed and yields
@@ -273,7 +277,8 @@ def Zero_ReleaseOp : Zero_Op<"release", [Zero_RuntimeEffects]> {
   let hasVerifier = 1;
 }
 
-def Zero_LocalShardOp : Zero_Op<"local_shard", [Pure]> {
+def Zero_LocalShardOp : Zero_Op<"local_shard", [
+    Pure, DeclareOpInterfaceMethods<OpAsmOpInterface, ["getAsmResultNames"]>]> {
   let summary = "this rank's shard of a replicated tensor";
   let description = [{
     Yields the part of a full tensor that this rank owns under `layout`: the

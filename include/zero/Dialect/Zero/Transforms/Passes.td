@@ -3,9 +3,9 @@
 #ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_TD
 #define ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_TD
 
-include "mlir/Pass/PassBase.td"
+include "zero/Dialect/Zero/Transforms/PassBase.td"
 
-def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
+def ZeroVerifyTrainStepPass : ZeroStepPass<"zero-verify-train-step"> {
   let summary = "Check the training-step input contract";
   let description = [{
     Checks that the module holds one value-and-grad training step as
@@ -21,10 +21,7 @@ def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
     The candidate functions are those with any `zero.*` argument or result
     attribute. With several candidates, `entry` names the one to use.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"ignoreUnusedParameters", "ignore-unused-parameters", "bool",
            /*default=*/"true",
            "false: a parameter that no op reads is an error (DeepSpeed's "
@@ -34,10 +31,7 @@ def ZeroVerifyTrainStepPass : Pass<"zero-verify-train-step", "ModuleOp"> {
 }
 
 
-// Every pass below works on the training-step function: the one named by
-// `entry`, else the one `zero-partition` marked, else the only candidate.
-
-def ZeroInferSegmentsPass : Pass<"zero-infer-segments", "ModuleOp"> {
+def ZeroInferSegmentsPass : ZeroStepPass<"zero-infer-segments"> {
   let summary = "Mark the segments of a step that has no zero.segment";
   let description = [{
     Activation checkpointing recomputes segments that the input IR marks
@@ -62,10 +56,7 @@ def ZeroInferSegmentsPass : Pass<"zero-infer-segments", "ModuleOp"> {
     values inside a segment can be recomputed, so a segment of a plain
     chain of ops recomputes nothing.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"cpuCheckpointing", "cpu-checkpointing", "bool",
            /*default=*/"false",
            "The kept inputs will wait in host memory (cpu_checkpointing): "
@@ -74,7 +65,7 @@ def ZeroInferSegmentsPass : Pass<"zero-infer-segments", "ModuleOp"> {
 }
 
 def ZeroCheckpointActivationsPass
-    : Pass<"zero-checkpoint-activations", "ModuleOp"> {
+    : ZeroStepPass<"zero-checkpoint-activations"> {
   let summary = "Recompute each segment's activations in the backward pass";
   let description = [{
     Activation checkpointing (Megatron's `--checkpoint-activations`,
@@ -123,10 +114,7 @@ def ZeroCheckpointActivationsPass
     stage 3 its parameters are gathered again in the backward pass, as for
     any other backward use).
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"numberCheckpoints", "number-checkpoints", "int64_t",
            /*default=*/"0",
            "DeepSpeed's number_checkpoints: group consecutive segments into "
@@ -145,7 +133,7 @@ def ZeroCheckpointActivationsPass
   ];
 }
 
-def ZeroFuseBroadcastInputsPass : Pass<"zero-fuse-broadcast-inputs", "ModuleOp"> {
+def ZeroFuseBroadcastInputsPass : ZeroStepPass<"zero-fuse-broadcast-inputs"> {
   let summary = "Read broadcasts' sources in the elementwise maps that use them";
   let description = [{
     Rewrites every `linalg.map` of the training step that reads a
@@ -157,15 +145,10 @@ def ZeroFuseBroadcastInputsPass : Pass<"zero-fuse-broadcast-inputs", "ModuleOp">
     take no memory. The runtime runs both forms as the same loop nest (a
     broadcast operand is a zero stride), so values do not change.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
-  ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect"];
 }
 
-def ZeroTileLinearPass : Pass<"zero-tile-linear", "ModuleOp"> {
+def ZeroTileLinearPass : ZeroStepPass<"zero-tile-linear"> {
   let summary = "Split large linear weights into separately gathered tiles";
   let description = [{
     Memory-centric tiling (DeepSpeed's `TiledLinear`). Every 2-D parameter
@@ -189,10 +172,7 @@ def ZeroTileLinearPass : Pass<"zero-tile-linear", "ModuleOp"> {
     Runs before partitioning: later passes see ordinary parameters, so at
     stage 3 each tile is gathered, used and released on its own.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"threshold", "threshold", "int64_t", /*default=*/"0",
            "Tile only weights with more elements than this">,
     Option<"inSplits", "in-splits", "int64_t", /*default=*/"1",
@@ -204,7 +184,7 @@ def ZeroTileLinearPass : Pass<"zero-tile-linear", "ModuleOp"> {
                            "::mlir::tensor::TensorDialect"];
 }
 
-def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
+def ZeroPartitionPass : ZeroStepPass<"zero-partition"> {
   let summary = "Decide how every parameter is partitioned";
   let description = [{
     Marks the training step with the ZeRO stage and world size
@@ -228,10 +208,7 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
     `zero.mics_shard_size`, and the process grid becomes
     `[N / S, S / ranks-per-node, ranks-per-node]`.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"stage", "stage", "int64_t", /*default=*/"0",
            "ZeRO stage: 0 (data parallel), 1 (optimizer states), "
            "2 (+ gradients), 3 (+ parameters)">,
@@ -252,7 +229,7 @@ def ZeroPartitionPass : Pass<"zero-partition", "ModuleOp"> {
   ];
 }
 
-def ZeroMixedPrecisionPass : Pass<"zero-mixed-precision", "ModuleOp"> {
+def ZeroMixedPrecisionPass : ZeroStepPass<"zero-mixed-precision"> {
   let summary = "Store parameters and gradients in 16 bits";
   let description = [{
     With `precision=bf16` or `fp16`, parameter arguments and gradient results
@@ -269,12 +246,11 @@ def ZeroMixedPrecisionPass : Pass<"zero-mixed-precision", "ModuleOp"> {
     `zero.dynamic`), which `zero-insert-optimizer` divides out, checks for
     overflow and updates.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
-    Option<"precision", "precision", "std::string", /*default=*/"\"fp32\"",
-           "Parameter and gradient storage: fp32, bf16 or fp16">,
+  let stepOptions = [
+    Option<"precision", "precision", "::mlir::zero::Precision",
+           /*default=*/"::mlir::zero::Precision::FP32",
+           "Parameter and gradient storage",
+           "::mlir::zero::getPrecisionValues()">,
     Option<"lossScale", "loss-scale", "double", /*default=*/"0.0",
            "fp16: a static loss scale, or 0 for dynamic loss scaling">,
     Option<"initialScalePower", "initial-scale-power", "int64_t",
@@ -287,7 +263,7 @@ def ZeroMixedPrecisionPass : Pass<"zero-mixed-precision", "ModuleOp"> {
 }
 
 def ZeroAccumulateGradientsPass
-    : Pass<"zero-accumulate-gradients", "ModuleOp"> {
+    : ZeroStepPass<"zero-accumulate-gradients"> {
   let summary = "Gradient accumulation over micro-steps";
   let description = [{
     With `steps` = G > 1, the training step becomes G micro-steps: every data
@@ -312,10 +288,7 @@ def ZeroAccumulateGradientsPass
     each micro-gradient of stages 2-3 its own result (`zero.micro_step = i`).
     The loop gives the same bits.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"steps", "steps", "int64_t", /*default=*/"1",
            "gradient_accumulation_steps: micro-steps per optimizer step">,
     Option<"gradAccumDtype", "grad-accum-dtype", "std::string",
@@ -331,7 +304,7 @@ def ZeroAccumulateGradientsPass
                            "::mlir::arith::ArithDialect"];
 }
 
-def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
+def ZeroShardParametersPass : ZeroStepPass<"zero-shard-parameters"> {
   let summary = "Stage 3: gather partitioned parameters around their uses";
   let description = [{
     At stage 3, every parameter argument not marked `zero.persistent` becomes
@@ -369,10 +342,7 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
     then within each node, so that each byte crosses the node boundary once
     per node instead of once per rank.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"maxReuseDistance", "max-reuse-distance", "int64_t",
            /*default=*/"1000000000",
            "Keep a parameter gathered when it is used again within this "
@@ -398,7 +368,7 @@ def ZeroShardParametersPass : Pass<"zero-shard-parameters", "ModuleOp"> {
   ];
 }
 
-def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
+def ZeroReduceGradientsPass : ZeroStepPass<"zero-reduce-gradients"> {
   let summary = "Average gradients across ranks";
   let description = [{
     Stage 0: every gradient is all-reduced (`avg`) where it is produced.
@@ -431,10 +401,7 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
     type (16-bit values are multiplied in f32 and rounded once); the one after
     the reduction sits right before the first use of the reduced gradient.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"reduceScatter", "reduce-scatter", "bool", /*default=*/"true",
            "Use reduce-scatter (else all-reduce and keep the local shard)">,
     Option<"communicationDataType", "communication-data-type", "std::string",
@@ -464,7 +431,7 @@ def ZeroReduceGradientsPass : Pass<"zero-reduce-gradients", "ModuleOp"> {
                            "::mlir::arith::ArithDialect"];
 }
 
-def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
+def ZeroInsertOptimizerPass : ZeroStepPass<"zero-insert-optimizer"> {
   let summary = "Insert the partitioned optimizer step";
   let description = [{
     Replaces the reduced gradients by the optimizer step on the rank's
@@ -493,12 +460,10 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
     sets the master weights from the checkpoint's 16-bit parameters instead
     of loading them.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
-    Option<"optimizer", "optimizer", "std::string", /*default=*/"\"adam\"",
-           "adam, adamw or sgd">,
+  let stepOptions = [
+    Option<"optimizer", "optimizer", "::mlir::zero::OptimizerType",
+           /*default=*/"::mlir::zero::OptimizerType::Adam", "The optimizer",
+           "::mlir::zero::getOptimizerTypeValues()">,
     Option<"lr", "lr", "double", /*default=*/"1e-3", "Learning rate">,
     Option<"beta1", "beta1", "double", /*default=*/"0.9", "Adam beta1">,
     Option<"beta2", "beta2", "double", /*default=*/"0.999", "Adam beta2">,
@@ -602,7 +567,7 @@ def ZeroInsertOptimizerPass : Pass<"zero-insert-optimizer", "ModuleOp"> {
 }
 
 def ZeroOffloadOptimizerPass
-    : Pass<"zero-offload-optimizer", "ModuleOp"> {
+    : ZeroStepPass<"zero-offload-optimizer"> {
   let summary = "Keep the optimizer states in host memory and step there";
   let description = [{
     DeepSpeed's `offload_optimizer` (ZeRO-Offload), stages 1-3: the optimizer
@@ -627,10 +592,7 @@ def ZeroOffloadOptimizerPass
     next sub-group overlaps the update with `pipeline-read`, the write of the
     previous one with `pipeline-write` (docs/Passes.md).
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"device", "device", "std::string", /*default=*/"\"none\"",
            "Where the optimizer states live: none, cpu or nvme">,
     Option<"ratio", "ratio", "double", /*default=*/"1.0",
@@ -663,7 +625,7 @@ def ZeroOffloadOptimizerPass
   ];
 }
 
-def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
+def ZeroOffloadParamsPass : ZeroStepPass<"zero-offload-params"> {
   let summary = "Keep stage-3 parameter shards in host memory between uses";
   let description = [{
     DeepSpeed's `offload_param` (ZeRO-Infinity), stage 3: every partitioned
@@ -691,10 +653,7 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
     keeps every shard of a model below that size there: 0 puts them all on
     NVMe); the buffers bound only the shards read from NVMe.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"device", "device", "std::string", /*default=*/"\"none\"",
            "Where the parameter shards live: none, cpu or nvme">,
     Option<"nvmePath", "nvme-path", "std::string", /*default=*/"\"\"",
@@ -726,7 +685,7 @@ def ZeroOffloadParamsPass : Pass<"zero-offload-params", "ModuleOp"> {
   ];
 }
 
-def ZeroBucketPass : Pass<"zero-bucket", "ModuleOp"> {
+def ZeroBucketPass : ZeroStepPass<"zero-bucket"> {
   let summary = "Merge collectives into buckets";
   let description = [{
     Merges collectives of the same kind, reduction and world size into
@@ -740,10 +699,7 @@ def ZeroBucketPass : Pass<"zero-bucket", "ModuleOp"> {
     moves waits). A tensor larger than the size travels alone; 0 disables
     merging.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"reduceBucketSize", "reduce-bucket-size", "int64_t",
            /*default=*/"500000000",
            "Elements reduced at a time">,
@@ -757,7 +713,7 @@ def ZeroBucketPass : Pass<"zero-bucket", "ModuleOp"> {
   ];
 }
 
-def ZeroSchedulePrefetchPass : Pass<"zero-schedule-prefetch", "ModuleOp"> {
+def ZeroSchedulePrefetchPass : ZeroStepPass<"zero-schedule-prefetch"> {
   let summary = "Overlap communication with computation";
   let description = [{
     With `overlap-comm`, every wait moves down to just before the first use
@@ -771,10 +727,7 @@ def ZeroSchedulePrefetchPass : Pass<"zero-schedule-prefetch", "ModuleOp"> {
     bucket is split, and an op that alone needs more than the cap is an
     error.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"overlapComm", "overlap-comm", "bool", /*default=*/"false",
            "Start collectives early and wait late">,
     Option<"prefetchBucketSize", "prefetch-bucket-size", "int64_t",
@@ -787,7 +740,7 @@ def ZeroSchedulePrefetchPass : Pass<"zero-schedule-prefetch", "ModuleOp"> {
 }
 
 def ZeroFoldSingleRankCollectivesPass
-    : Pass<"zero-fold-single-rank-collectives", "ModuleOp"> {
+    : ZeroStepPass<"zero-fold-single-rank-collectives"> {
   let summary = "Replace collectives over one rank by views of their operands";
   let description = [{
     At world size 1 a collective moves no byte: an all-gather's full tensor
@@ -800,30 +753,27 @@ def ZeroFoldSingleRankCollectivesPass
     its `zero.release`. Layouts padded beyond their element count keep their
     collective. Other world sizes leave the step as it is.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
-  ];
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
-def ZeroPlanMemoryPass : Pass<"zero-plan-memory", "ModuleOp"> {
+def ZeroPlanMemoryPass : ZeroStepPass<"zero-plan-memory"> {
   let summary = "Plan every byte of the rank's memory";
   let description = [{
     Computes the liveness of every tensor of the rank step (parameters,
     gradients, optimizer states, activations, gathered parameters, buckets in
     flight), assigns static offsets per memory space, and records the plan
     on the function. `report` writes the memory and communication report as
-    JSON; `device-memory` turns a plan whose device peak exceeds it into an
-    error naming the excess and what dominates the peak.
+    JSON; `timeline` draws the plan (MemoryTimeline.h); `device-memory` turns
+    a plan whose device peak exceeds it into an error naming the excess and
+    what dominates the peak.
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
+  let stepOptions = [
     Option<"report", "report", "std::string", /*default=*/"\"\"",
            "Write the JSON report to this file">,
+    Option<"timeline", "timeline", "std::string", /*default=*/"\"\"",
+           "Draw the plan to this file: live bytes by category over the "
+           "program points, per memory space (.svg, or .html with the "
+           "peak's tables)">,
     Option<"deviceMemory", "device-memory", "std::string",
            /*default=*/"\"\"",
            "Device memory budget (bytes, or with a unit: 80GiB, 512MB)">,
@@ -836,7 +786,7 @@ def ZeroPlanMemoryPass : Pass<"zero-plan-memory", "ModuleOp"> {
   ];
 }
 
-def ZeroVerifySchedulePass : Pass<"zero-verify-schedule", "ModuleOp"> {
+def ZeroVerifySchedulePass : ZeroStepPass<"zero-verify-schedule"> {
   let summary = "Prove the rank's schedule safe";
   let description = [{
     Rejects a rank step that could misbehave at run time: a tensor used after
@@ -847,11 +797,6 @@ def ZeroVerifySchedulePass : Pass<"zero-verify-schedule", "ModuleOp"> {
     that differ between ranks (so that ranks could issue different
     collective sequences and hang; swaps are rank-local and exempt).
   }];
-  let options = [
-    Option<"entry", "entry", "std::string", /*default=*/"\"\"",
-           "Name of the training-step function (needed when the module "
-           "holds several candidates)">,
-  ];
 }
 
 #endif // ZERO_DIALECT_ZERO_TRANSFORMS_PASSES_TD

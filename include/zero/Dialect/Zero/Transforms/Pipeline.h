@@ -5,6 +5,7 @@
 
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassOptions.h"
+#include "zero/Dialect/Zero/Transforms/PassOptionEnums.h"
 
 namespace mlir {
 namespace zero {
@@ -130,10 +131,9 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "between the forward and the backward pass"),
       llvm::cl::init(false)};
   // Precision.
-  Option<std::string> precision{
-      *this, "precision",
-      llvm::cl::desc("Parameter and gradient storage: fp32, bf16, fp16"),
-      llvm::cl::init("fp32")};
+  Option<Precision> precision{
+      *this, "precision", llvm::cl::desc("Parameter and gradient storage"),
+      llvm::cl::init(Precision::FP32), getPrecisionValues()};
   Option<double> lossScale{*this, "loss-scale",
                            llvm::cl::desc("fp16: static scale, 0: dynamic"),
                            llvm::cl::init(0.0)};
@@ -164,9 +164,9 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "world size / this after it"),
       llvm::cl::init(1.0)};
   // Optimizer.
-  Option<std::string> optimizer{*this, "optimizer",
-                                llvm::cl::desc("adam, adamw or sgd"),
-                                llvm::cl::init("adam")};
+  Option<OptimizerType> optimizer{
+      *this, "optimizer", llvm::cl::desc("The optimizer"),
+      llvm::cl::init(OptimizerType::Adam), getOptimizerTypeValues()};
   Option<double> lr{*this, "lr", llvm::cl::desc("Learning rate"),
                     llvm::cl::init(1e-3)};
   Option<double> beta1{*this, "beta1", llvm::cl::init(0.9)};
@@ -315,6 +315,9 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                                    llvm::cl::init(true)};
   Option<std::string> report{*this, "report",
                              llvm::cl::desc("Write the JSON report here")};
+  Option<std::string> memoryTimeline{
+      *this, "memory-timeline",
+      llvm::cl::desc("Draw the memory plan here (.svg or .html)")};
   Option<std::string> deviceMemory{
       *this, "device-memory",
       llvm::cl::desc("Device memory budget, e.g. 80GiB")};
@@ -329,6 +332,14 @@ void buildZeroPipeline(OpPassManager &pm, const ZeroPipelineOptions &options);
 
 /// Registers `--zero-pipeline`.
 void registerZeroPipeline();
+
+/// Sets the `entry` option, which every zero pass takes (ZeroStepPass,
+/// PassBase.td), on the zero passes of the module pass manager `pm`. Passes
+/// given their own `entry=` are set too: one step function per run. Fails,
+/// after reporting through `errorHandler`, on a pass that refuses it.
+LogicalResult
+applyEntryOption(OpPassManager &pm, StringRef entry,
+                 function_ref<LogicalResult(const Twine &)> errorHandler);
 
 } // namespace zero
 } // namespace mlir

@@ -1,0 +1,38 @@
+//===- PassOptionEnums.h - enumerated zero pass options ---------*- C++ -*-===//
+//
+// The enumerated options that a pass (Passes.td) and the pipeline
+// (Pipeline.h) both take. Each value's command-line spelling is defined once,
+// here, and `--help` lists them.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PASSOPTIONENUMS_H
+#define ZERO_DIALECT_ZERO_TRANSFORMS_PASSOPTIONENUMS_H
+
+#include "mlir/IR/BuiltinTypes.h"
+#include "mlir/IR/MLIRContext.h"
+#include "llvm/Support/CommandLine.h"
+
+namespace mlir {
+namespace zero {
+
+/// How parameters and gradients are stored (zero-mixed-precision).
+enum class Precision { FP32, BF16, FP16 };
+
+/// The spellings of Precision, DeepSpeed's names: fp32, bf16, fp16.
+llvm::cl::ValuesClass getPrecisionValues();
+
+/// The element type parameters are stored in under `precision`.
+FloatType getPrecisionType(MLIRContext *context, Precision precision);
+
+/// The optimizer zero-insert-optimizer inserts. `Adam` is AdamW unless the
+/// pass's adam-w-mode is false, as DeepSpeed's `Adam` with `adam_w_mode`.
+enum class OptimizerType { Adam, AdamW, Sgd };
+
+/// The spellings of OptimizerType: adam, adamw, sgd.
+llvm::cl::ValuesClass getOptimizerTypeValues();
+
+} // namespace zero
+} // namespace mlir
+
+#endif // ZERO_DIALECT_ZERO_TRANSFORMS_PASSOPTIONENUMS_H

@@ -1,0 +1,39 @@
+//===- PassOptionEnums.cpp - enumerated options of the zero passes --------===//
+
+#include "zero/Dialect/Zero/Transforms/PassOptionEnums.h"
+
+#include "mlir/IR/BuiltinTypes.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+llvm::cl::ValuesClass zero::getPrecisionValues() {
+  return llvm::cl::values(
+      clEnumValN(Precision::FP32, "fp32", "32-bit floats (no mixed precision)"),
+      clEnumValN(Precision::BF16, "bf16",
+                 "bfloat16, with fp32 master weights (DeepSpeed's bf16)"),
+      clEnumValN(Precision::FP16, "fp16",
+                 "IEEE half, with fp32 master weights and loss scaling "
+                 "(DeepSpeed's fp16)"));
+}
+
+FloatType zero::getPrecisionType(MLIRContext *context, Precision precision) {
+  switch (precision) {
+  case Precision::FP32:
+    return Float32Type::get(context);
+  case Precision::BF16:
+    return BFloat16Type::get(context);
+  case Precision::FP16:
+    return Float16Type::get(context);
+  }
+  llvm_unreachable("unknown precision");
+}
+
+llvm::cl::ValuesClass zero::getOptimizerTypeValues() {
+  return llvm::cl::values(
+      clEnumValN(OptimizerType::Adam, "adam",
+                 "Adam; decoupled weight decay unless adam-w-mode=false"),
+      clEnumValN(OptimizerType::AdamW, "adamw", "AdamW"),
+      clEnumValN(OptimizerType::Sgd, "sgd",
+                 "SGD with momentum, dampening and Nesterov"));
+}

@@ -21,6 +21,13 @@ config.substitutions.append(("%zero_src_root", config.zero_src_root))
 config.substitutions.append(("%host_python", config.host_python))
 config.substitutions.append(("%mlir_lib_dir", config.llvm_lib_dir))
 config.substitutions.append(("%zero_bin", config.zero_tools_dir))
+# The mlir-opt plugin (test/Plugin), and the upstream mlir-opt that loads it:
+# Debian's, whatever mlir-opt comes first on PATH.
+config.substitutions.append(
+    ("%zero_plugin",
+     os.path.join(config.zero_lib_dir, "ZeroPlugin" + config.llvm_shlib_ext)))
+config.substitutions.append(
+    ("%upstream_mlir_opt", os.path.join(config.llvm_tools_dir, "mlir-opt")))
 # Multi-rank runs share this machine's cores; Open MPI refuses root unless
 # told.
 mpirun = "mpirun --oversubscribe"
@@ -38,6 +45,8 @@ tools = [
     "zero-translate",
     "zero-run",
     "zero-ckpt",
+    "zero-lsp-server",
+    "zero-reduce",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]

@@ -47,6 +47,7 @@ tools = [
     "zero-ckpt",
     "zero-lsp-server",
     "zero-reduce",
+    "zero-capi-test",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]

@@ -10,6 +10,17 @@
 // RUN:   --zero-emit-schedule=%t.zero-opt.schedule.json -o /dev/null
 // RUN: diff %t.report.json %t.zero-opt.report.json
 // RUN: diff %t.schedule.json %t.zero-opt.schedule.json
+//
+// The report goes through a temporary file, as zero-plan-memory writes it:
+// without a directory for it, the run fails and says why.
+// RUN: env TMPDIR=%t.missing zero-capi-test %t.mlir %S/Inputs/stage3.json \
+// RUN:   %t.no-temp 2>&1 | FileCheck %s --check-prefix=NO-TEMP
+// NO-TEMP-LABEL: @with-config
+// NO-TEMP:       result: failure
+// NO-TEMP-NEXT:  error: cannot create a temporary file for the report:
+// NO-TEMP-NEXT:  contains zero.all_gather_start: no
+// NO-TEMP:       report: no
+// NO-TEMP-NEXT:  schedule: no
 
 #include "zero-c/Zero.h"
 

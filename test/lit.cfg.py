@@ -21,6 +21,18 @@ config.substitutions.append(("%zero_src_root", config.zero_src_root))
 config.substitutions.append(("%host_python", config.host_python))
 config.substitutions.append(("%mlir_lib_dir", config.llvm_lib_dir))
 config.substitutions.append(("%zero_bin", config.zero_tools_dir))
+# The mlir-opt plugin (test/Plugin), and the upstream mlir-opt that loads it:
+# Debian's, whatever mlir-opt comes first on PATH. In a sanitized build it
+# runs with the sanitizers' runtimes preloaded, which the instrumented plugin
+# needs and Debian's mlir-opt does not load.
+config.substitutions.append(
+    ("%zero_plugin",
+     os.path.join(config.zero_lib_dir, "ZeroPlugin" + config.llvm_shlib_ext)))
+upstream_mlir_opt = os.path.join(config.llvm_tools_dir, "mlir-opt")
+if config.sanitizer_preload:
+    upstream_mlir_opt = "env LD_PRELOAD=%s %s" % (
+        config.sanitizer_preload, upstream_mlir_opt)
+config.substitutions.append(("%upstream_mlir_opt", upstream_mlir_opt))
 # Multi-rank runs share this machine's cores; Open MPI refuses root unless
 # told.
 mpirun = "mpirun --oversubscribe"
@@ -38,6 +50,9 @@ tools = [
     "zero-translate",
     "zero-run",
     "zero-ckpt",
+    "zero-lsp-server",
+    "zero-reduce",
+    "zero-capi-test",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]

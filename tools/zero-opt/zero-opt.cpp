@@ -13,16 +13,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
-#include "mlir/Dialect/Shard/IR/ShardOps.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -32,10 +22,10 @@
 #include "mlir/Transforms/Passes.h"
 #include "zero/Config/ConfigSchema.h"
 #include "zero/Config/DeepSpeedConfig.h"
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Pipeline.h"
 #include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
+#include "zero/InitAllDialects.h"
 #include "zero/Target/Schedule/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -392,11 +382,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
 
   DialectRegistry registry;
-  registry.insert<mlir::zero::ZeroDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  ml_program::MLProgramDialect, scf::SCFDialect,
-                  shard::ShardDialect, tensor::TensorDialect>();
+  mlir::zero::registerZeroDialects(registry);
   registerTransformsPasses();
   mlir::zero::registerZeroPasses();
   mlir::zero::registerZeroPipeline();

@@ -2,17 +2,8 @@
 
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/Tools/mlir-translate/Translation.h"
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/InitAllDialects.h"
 #include "llvm/Support/CommandLine.h"
 
 using namespace mlir;
@@ -33,12 +24,6 @@ void zero::registerToScheduleTranslation() {
         module->getContext()->printOpOnDiagnostic(false);
         return translateModuleToSchedule(module, os, entry);
       },
-      [](DialectRegistry &registry) {
-        // The dialects zero-opt reads, so that its output translates as is.
-        registry.insert<ZeroDialect, arith::ArithDialect,
-                        bufferization::BufferizationDialect, func::FuncDialect,
-                        linalg::LinalgDialect, math::MathDialect,
-                        ml_program::MLProgramDialect, scf::SCFDialect,
-                        shard::ShardDialect, tensor::TensorDialect>();
-      });
+      // The dialects zero-opt reads, so that its output translates as is.
+      registerZeroDialects);
 }

@@ -626,9 +626,11 @@ def cmd_summary(args):
         path = os.path.join(work, name + ".json")
         if os.path.exists(path):
             results[name] = json.load(open(path))
-    # run_all.sh: world size 1 in checks.json, 2 in checks-n2.json.
+    # run_all.sh: world size 1 in checks.json, 2 in checks-n2.json, 4 in
+    # checks-n4.json.
     for key, name in (("checks", "checks.json"),
                       ("checks_2_ranks", "checks-n2.json"),
+                      ("checks_4_ranks", "checks-n4.json"),
                       ("torch_adamw", "torch.json")):
         path = os.path.join(work, name)
         if os.path.exists(path):
@@ -753,10 +755,11 @@ def cmd_summary(args):
     if copybw:
         lines += ["", "D2D copy: %.0f GB/s (%s)." % (copybw["bandwidth_GBps"],
                                                      copybw["note"])]
-    if "checks" in results or "checks_2_ranks" in results:
+    if any(k in results for k in ("checks", "checks_2_ranks",
+                                  "checks_4_ranks")):
         lines += ["", "## Whole-step checks: CUDA against the host backend",
                   ""]
-        for key in ("checks", "checks_2_ranks"):
+        for key in ("checks", "checks_2_ranks", "checks_4_ranks"):
             for c in results.get(key, {}).get("checks", []):
                 world = c.get("world_size", 1)
                 text = "- %s %s (%s, %d steps%s)" % (

@@ -3,8 +3,9 @@
 # which has no LLVM/MLIR (so no zero-model or zero-opt), no Debian packages
 # and no network:
 #
-#   schedules/checks/NAME.json        small steps (world size 1, and 2 for
-#                                     the NAME-n2 ones) compiled by zero-opt,
+#   schedules/checks/NAME.json        small steps (world size 1, 2 for the
+#                                     NAME-n2 ones, 4 for NAME-n4) compiled
+#                                     by zero-opt,
 #                                     with NAME.host.jsonl and
 #                                     NAME.host.safetensors: the host
 #                                     backend's metrics (every rank's) and
@@ -136,6 +137,24 @@ make_check gpt-bf16-s2-off f32 gpt 4 bf16 1 "${offload[@]}" \
 make_check gpt-f32-s1-n2 f32 gpt 5 f32 2 --zero-stage=1 "${buckets[@]}"
 make_check gpt-f32-s3-n2 f32 gpt 5 f32 2 "${gather3[@]}"
 make_check gpt-bf16-s3-n2 f32 gpt 4 bf16 2 "${gather3[@]}" --zero-set=bf16.enabled=true
+# World size 4 on a [2, 2] grid (2 ranks per node; run_all.sh: mpirun -np 4
+# on the one GPU, staged MPI): the groups' device communicators (split),
+# MiCS (collectives over grid_axes), hpZ (the secondary partition), MiCS's
+# hierarchical gather (in-place block gathers hop by hop), and ZeRO++ (qwZ's
+# int8 gathers with hpZ, qgZ's int4 all-to-all hops over each axis).
+nodes=(--zero-ranks-per-node=2)
+make_check gpt-f32-mics-n4 f32 gpt 5 f32 4 "${gather3[@]}" "${nodes[@]}" \
+  --zero-set=zero_optimization.mics_shard_size=2
+make_check gpt-f32-hpz-n4 f32 gpt 5 f32 4 "${gather3[@]}" "${nodes[@]}" \
+  --zero-set=zero_optimization.zero_hpz_partition_size=2
+make_check gpt-f32-mics-hier-n4 f32 gpt 5 f32 4 "${gather3[@]}" "${nodes[@]}" \
+  --zero-set=zero_optimization.mics_shard_size=4 \
+  --zero-set=zero_optimization.mics_hierarchical_params_gather=true
+make_check gpt-f32-zeropp-n4 f32 gpt 5 quantized 4 "${gather3[@]}" \
+  "${nodes[@]}" --zero-set=zero_optimization.stage3_max_reuse_distance=0 \
+  --zero-set=zero_optimization.zero_quantized_weights=true \
+  --zero-set=zero_optimization.zero_hpz_partition_size=2 \
+  --zero-set=zero_optimization.zero_quantized_gradients=true
 
 # GPT-2 124M as in the GPT-2 paper and nanoGPT: 12 layers, hidden 768, 12
 # heads, 1024 positions, GPT-2's 50257 tokens; micro-batch 8; bf16 with fp32
@@ -174,14 +193,22 @@ tsv, path, model, small_gpt, lr, seed = sys.argv[1:7]
 # other sums: losses to 1e-2 relative; a weight may move up to 2 lr per step
 # the other way where its gradient is noise, so at most 2 * steps * lr apart,
 # and at most 1% of the weights more than lr apart.
-# World size 2: the same, for every rank's loss and the mean loss; and every
-# rank's bytes sent and received per step exactly the host run's (analyze.py).
+# World size 2 and 4: the same, for every rank's loss and the mean loss; and
+# every rank's bytes sent and received per step exactly the host run's
+# (analyze.py).
+# quantized (ZeRO++, f32): the quantizer's bytes are the host's bit for bit
+# (QuantizeGpuTest), but what it quantizes comes from f32 compute in other
+# summation orders, and a value that lands the other side of a rounding tie
+# moves by a whole scale (absmax / 127 for qwZ, absmax / 7 for qgZ): losses
+# to 1e-3 relative, and the weights as bf16's (a gradient that is mostly
+# quantization noise may move a weight up to 2 lr per step the other way).
 TOLERANCES = {
     "f64": {"loss_rtol": 1e-11, "loss_atol": 0.0, "weight_rtol": 2.5e-7,
             "weight_atol": 1e-12},
     "f32": {"loss_rtol": 1e-4, "loss_atol": 0.0, "weight_rtol": 1e-4,
             "weight_atol": 1e-5},
     "bf16": {"loss_rtol": 1e-2, "loss_atol": 0.0, "noise_steps": True},
+    "quantized": {"loss_rtol": 1e-3, "loss_atol": 0.0, "noise_steps": True},
 }
 checks = []
 for line in open(tsv):
@@ -231,8 +258,9 @@ torch_check = {
                       weight_max_abs=1e-4)}
 json.dump({"checks": checks, "benchmarks": benchmarks,
            "torch": torch_check}, open(path, "w"), indent=1)
-print("%d checks (%d on 2 ranks), %d benchmarks" % (
-    len(checks), sum(c["world_size"] == 2 for c in checks), len(benchmarks)))
+print("%d checks (%d on 2 ranks, %d on 4), %d benchmarks" % (
+    len(checks), sum(c["world_size"] == 2 for c in checks),
+    sum(c["world_size"] == 4 for c in checks), len(benchmarks)))
 PY
 
 begin "deps: nlohmann-json headers and googletest sources in .deps/"

@@ -6,21 +6,28 @@
 #   1. builds runtime/ alone (Release, tests on) into build-gpu/, with the
 #      nlohmann-json and googletest sources that compile_schedules.sh copied
 #      into .deps/ (ignored by git: carry it) where the machine has none;
-#   2. runs the GPU unit tests (ctest -R 'Gpu|Cuda|Nccl');
+#   2. runs the GPU unit tests (ctest -R 'Gpu|Cuda|Nccl'), then the device
+#      communicators' tests again on 4 ranks sharing the GPU (mpirun -np 4
+#      zero-runtime-gpu-tests: staged MPI; groups, all-to-all, block
+#      gathers across ranks; NCCL's cases skip, one GPU per rank);
 #   3. runs every whole-step check of benchmarks/gpu/schedules/manifest.json
 #      with zero-run --device cuda and compares its losses and weights with
 #      the host backend's (analyze.py checks): world size 1, then world size 2
 #      as `mpirun -np 2 zero-run ... --gpus-per-node 1` (two ranks on the one
 #      GPU, the staged-MPI device communicator; also every rank's bytes per
 #      step), reported as "skipped: no MPI on this machine" where there is no
-#      mpirun or the runtime was built without MPI;
+#      mpirun or the runtime was built without MPI; then world size 4 the
+#      same way (MiCS, hpZ, hierarchical gathers and ZeRO++'s qwZ + qgZ on
+#      a [2, 2] grid: the groups' device communicators and the quantizer's
+#      kernels);
 #   4. benchmarks GPT-2 124M bf16 at ZeRO stages 0 and 3 with zero-run (and
 #      stage 0 with ZERO_CUDA_FUSION=off: softmax and layer norm unfused), and
 #      the same model in PyTorch (eager and torch.compile, fused AdamW);
 #      measures the comm/compute overlap and the fused Adam bandwidth (as a
 #      fraction of a device-to-device copy) from zero-run's traces;
 #   5. writes under $OUT (default build-gpu/out): summary.md, results.json,
-#      run_all.log, gtest.log and the two 124M traces, and prints the summary.
+#      run_all.log, gtest.log, gtest-4ranks.log and the two 124M traces, and
+#      prints the summary.
 #
 # Prepare on the build machine first: benchmarks/gpu/compile_schedules.sh.
 # Every step is announced ("== step"); a failure names the step. Steps after
@@ -234,6 +241,27 @@ gpu_tests() {
 }
 soft "GPU unit tests (ctest -R 'Gpu|Cuda|Nccl')" gpu_tests
 
+gpu_tests_4_ranks() {
+  if ! command -v mpirun >/dev/null ||
+    grep -q "zero-runtime: no MPI" "$work/configure.log"; then
+    echo "skipped: no MPI on this machine"
+    return 0
+  fi
+  local -a launcher=(mpirun --oversubscribe -np 4)
+  [ "$(id -u)" -ne 0 ] || launcher+=(--allow-run-as-root)
+  local rc=0
+  timeout 240 "${launcher[@]}" "$build/bin/zero-runtime-gpu-tests" \
+    --gtest_filter='Kinds/DeviceCommunicatorGpuTest.*' \
+    >"$out/gtest-4ranks.log" 2>&1 || rc=$?
+  # Every rank's verdicts, counted; NCCL's skip (4 ranks, one GPU).
+  grep -E '^\[ +(OK|FAILED|SKIPPED) +\]' "$out/gtest-4ranks.log" |
+    sed 's/ (.*//' | sort | uniq -c || true
+  grep -E -B2 -A10 'Failure' "$out/gtest-4ranks.log" | head -100 || true
+  return "$rc"
+}
+soft "device communicators on 4 ranks sharing the GPU (mpirun, staged MPI)" \
+  gpu_tests_4_ranks
+
 soft "whole-step checks: CUDA against the host backend" \
   $python "$here/analyze.py" checks --bin "$build/bin" --world-size 1 \
   --manifest "$here/schedules/manifest.json" --work "$work/checks" \
@@ -244,20 +272,27 @@ soft "10 AdamW steps: CUDA against PyTorch on the GPU" \
   $python "$here/analyze.py" torch --bin "$build/bin" \
   --manifest "$here/schedules/manifest.json" --work "$work/torch" \
   --json "$work/torch.json"
-# Two ranks on the one GPU: mpirun -np 2 ... --gpus-per-node 1 (staged MPI).
-# Small steps (seconds); a hung run is killed after 90 s and the other 2-rank
-# checks are then not run, so the budget is spent at most once.
-two_rank_checks="whole-step checks, 2 ranks on one GPU (mpirun, staged MPI)"
-soft "$two_rank_checks" \
-  $python "$here/analyze.py" checks --bin "$build/bin" --world-size 2 \
-  --timeout 90 --manifest "$here/schedules/manifest.json" \
-  --work "$work/checks-n2" --json "$work/checks-n2.json"
-# Skipped (no mpirun, or a runtime built without MPI): say so in the steps.
-skip=$($python -c 'import json, sys; d = json.load(open(sys.argv[1])); s = [c["skipped"] for c in d["checks"] if c.get("skipped")]; print(s[0] if s else "")' \
-  "$work/checks-n2.json" 2>/dev/null || true)
-if [ -n "$skip" ] && [ "${status[$two_rank_checks]}" = "ok" ]; then
-  record "$two_rank_checks" "$skip"
-fi
+# N ranks on the one GPU: mpirun -np N ... --gpus-per-node 1 (staged MPI).
+# Small steps (seconds); a hung run is killed after the timeout and the other
+# N-rank checks are then not run, so the budget is spent at most once.
+rank_checks() {
+  local ranks=$1 title=$2 timeout=$3
+  soft "$title" \
+    $python "$here/analyze.py" checks --bin "$build/bin" --world-size "$ranks" \
+    --timeout "$timeout" --manifest "$here/schedules/manifest.json" \
+    --work "$work/checks-n$ranks" --json "$work/checks-n$ranks.json"
+  # Skipped (no mpirun, or a runtime built without MPI): say so in the steps.
+  local skip
+  skip=$($python -c 'import json, sys; d = json.load(open(sys.argv[1])); s = [c["skipped"] for c in d["checks"] if c.get("skipped")]; print(s[0] if s else "")' \
+    "$work/checks-n$ranks.json" 2>/dev/null || true)
+  if [ -n "$skip" ] && [ "${status[$title]}" = "ok" ]; then
+    record "$title" "$skip"
+  fi
+}
+rank_checks 2 "whole-step checks, 2 ranks on one GPU (mpirun, staged MPI)" 90
+# A [2, 2] grid: groups, hierarchical gathers and the quantized collectives
+# on the device.
+rank_checks 4 "whole-step checks, 4 ranks on one GPU (MiCS, hpZ, ZeRO++)" 120
 
 # ---------------------------------------------------------------------------
 # (Functions run by soft run without errexit: each failure returns.)

@@ -4,8 +4,6 @@
 
 #include "zero/runtime/FloatFormats.h"
 
-#include "host/Quantize.h"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -152,17 +150,17 @@ public:
   Status gatherBlocks(Communicator &comm, const Instruction &inst,
                       std::byte *flat, int64_t count, DType type,
                       const CollectiveContext &context);
-  /// A quantized all_gather (qwZ) on the host: quantize this rank's shards
-  /// into its packed block of `flat`, gather the blocks, dequantize them
-  /// into the results.
-  Status runQuantizedGather(Communicator &comm, const Instruction &inst,
-                            std::byte *flat, const CollectiveContext &context);
-  /// A quantized reduce_scatter (qgZ) on the host: one all-to-all of int4
-  /// chunks per grid axis of the group, last axis first, the partial sums
-  /// in f32 in `staging` (docs/ScheduleFormat.md, "Quantized
-  /// reduce-scatters").
-  Status runQuantizedReduceScatter(Communicator &comm, const Instruction &inst,
-                                   std::byte *staging,
+  /// A quantized all_gather (qwZ): quantize this rank's shards into its
+  /// packed block of `flat`, gather the blocks, dequantize them into the
+  /// results; the device's quantizer on `stream`.
+  Status runQuantizedGather(size_t stream, Communicator &comm,
+                            const Instruction &inst, std::byte *flat,
+                            const CollectiveContext &context);
+  /// A quantized reduce_scatter (qgZ): one all-to-all of int4 chunks per
+  /// grid axis of the group, last axis first, the partial sums in f32 in
+  /// `staging` (docs/ScheduleFormat.md, "Quantized reduce-scatters").
+  Status runQuantizedReduceScatter(size_t stream, Communicator &comm,
+                                   const Instruction &inst, std::byte *staging,
                                    const CollectiveContext &context);
   /// One tensor of a swap to or from the nvme arena in the NVMe swap store.
   Status swapThroughStore(size_t stream, const ValueInfo &from,
@@ -647,8 +645,8 @@ Status Executor::Impl::runCollective(size_t stream, const Instruction &inst) {
       device.arenaBase(inst.staging->space) + inst.staging->offset;
   if (inst.quantize)
     return inst.kind == Instruction::Kind::AllGather
-               ? runQuantizedGather(comm, inst, flat, context)
-               : runQuantizedReduceScatter(comm, inst, flat, context);
+               ? runQuantizedGather(stream, comm, inst, flat, context)
+               : runQuantizedReduceScatter(stream, comm, inst, flat, context);
   switch (inst.kind) {
   case Instruction::Kind::AllGather: {
     // Rank-major: this rank's block holds its shard of every operand.
@@ -756,18 +754,17 @@ Status Executor::Impl::gatherBlocks(Communicator &comm, const Instruction &inst,
   return Status::ok();
 }
 
-Status Executor::Impl::runQuantizedGather(Communicator &comm,
+Status Executor::Impl::runQuantizedGather(size_t stream, Communicator &comm,
                                           const Instruction &inst,
                                           std::byte *flat,
                                           const CollectiveContext &context) {
-  // The CPU reads and writes the tensors and the staging: host memory only
-  // (Executor::create refuses other devices), where the copies and compute
-  // that this collective waited for are done.
+  // Every step is the device's, on the comm stream, in the order of the
+  // communicator's calls (which that stream orders too).
   const Instruction::Quantization &q = *inst.quantize;
+  const int bits = static_cast<int>(q.bits);
   const int64_t n = comm.size();
   const int64_t packed = q.packedBytes;
   const int64_t width = getDTypeWidth(inst.dtype);
-  const host::QuantizedFormat format = host::getQuantizedFormat(inst.dtype);
   const PackedOffsets at = getPackedOffsets(inst);
   std::byte *own = flat + comm.rank() * packed;
   for (size_t i = 0; i < inst.operands.size(); ++i) {
@@ -777,15 +774,16 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
       // Stored quantized in this block size (the loader checked it): its
       // packed bytes are its scales, then its values, already.
       const int64_t scaleBytes = getPackedScaleBytes(shard, q.blockSize);
-      std::memcpy(own + at.scales[i], operand, static_cast<size_t>(scaleBytes));
-      std::memcpy(own + at.values[i], operand + scaleBytes,
-                  static_cast<size_t>(
-                      getQuantizedBytes(shard, static_cast<int>(q.bits))));
+      ZERO_RETURN_IF_ERROR(
+          device.copy(stream, own + at.scales[i], operand, scaleBytes));
+      ZERO_RETURN_IF_ERROR(device.copy(stream, own + at.values[i],
+                                       operand + scaleBytes,
+                                       getQuantizedBytes(shard, bits)));
       continue;
     }
-    host::quantizeElements(
-        operand, format, shard, static_cast<int>(q.bits), q.blockSize,
-        reinterpret_cast<uint8_t *>(own + at.values[i]), own + at.scales[i]);
+    ZERO_RETURN_IF_ERROR(device.quantizeBlocks(
+        stream, operand, inst.dtype, shard, bits, q.blockSize,
+        own + at.values[i], own + at.scales[i]));
   }
   // One byte per element: the communicator counts the P-byte ring.
   ZERO_RETURN_IF_ERROR(
@@ -797,19 +795,18 @@ Status Executor::Impl::runQuantizedGather(Communicator &comm,
       // The owned elements are a prefix of the shard: padding is dropped.
       ElementRange owned = layout.ownedRange(r);
       const std::byte *block = flat + r * packed;
-      host::dequantizeElements(
-          reinterpret_cast<const uint8_t *>(block + at.values[i]),
-          block + at.scales[i], owned.size(), static_cast<int>(q.bits),
-          q.blockSize, format, out + owned.begin * width);
+      ZERO_RETURN_IF_ERROR(device.dequantizeBlocks(
+          stream, block + at.values[i], block + at.scales[i], owned.size(),
+          bits, q.blockSize, inst.dtype, out + owned.begin * width));
     }
   }
   return Status::ok();
 }
 
 Status Executor::Impl::runQuantizedReduceScatter(
-    Communicator &comm, const Instruction &inst, std::byte *staging,
-    const CollectiveContext &context) {
-  // Host memory only, as the quantized gather (Executor::create).
+    size_t stream, Communicator &comm, const Instruction &inst,
+    std::byte *staging, const CollectiveContext &context) {
+  // The device's steps on the comm stream, as the quantized gather's.
   const Instruction::Quantization &q = *inst.quantize;
   const int bits = static_cast<int>(q.bits);
   const int64_t blockSize = q.blockSize;
@@ -817,7 +814,6 @@ Status Executor::Impl::runQuantizedReduceScatter(
   const int64_t chunkBytes = q.packedBytes; // C
   const int64_t numel = inst.bucketNumel;   // S: a chunk's elements
   const int64_t width = getDTypeWidth(inst.dtype);
-  const host::QuantizedFormat format = host::getQuantizedFormat(inst.dtype);
   const size_t count = inst.operands.size();
   // Staging: [f32 partial sums][packed chunks to send][received]. The
   // loader checked its size and that the sums are 4-byte aligned.
@@ -840,11 +836,13 @@ Status Executor::Impl::runQuantizedReduceScatter(
       const PartitionLayout &layout = inst.layouts[i];
       ElementRange owned = layout.ownedRange(0);
       std::byte *out = address(inst.results[i]);
-      std::memcpy(out, address(inst.operands[i]) + owned.begin * width,
-                  static_cast<size_t>(owned.size() * width));
-      std::memset(
-          out + owned.size() * width, 0,
-          static_cast<size_t>((layout.shardNumel - owned.size()) * width));
+      ZERO_RETURN_IF_ERROR(device.copy(stream, out,
+                                       address(inst.operands[i]) +
+                                           owned.begin * width,
+                                       owned.size() * width));
+      ZERO_RETURN_IF_ERROR(
+          device.fillZero(stream, out + owned.size() * width,
+                          (layout.shardNumel - owned.size()) * width));
     }
     return Status::ok();
   }
@@ -879,20 +877,21 @@ Status Executor::Impl::runQuantizedReduceScatter(
       std::byte *packed = send + (peer * kept + sent[peer]++) * chunkBytes;
       if (hop == 0)
         // Padding quantizes to zero scales and zero values.
-        std::memset(packed, 0, static_cast<size_t>(chunkBytes));
+        ZERO_RETURN_IF_ERROR(device.fillZero(stream, packed, chunkBytes));
       for (size_t i = 0; i < count; ++i) {
-        auto *values = reinterpret_cast<uint8_t *>(packed + valueAt[i]);
+        std::byte *values = packed + valueAt[i];
         if (hop == 0) {
           // Chunk j of operand i: what group rank j ends with.
           ElementRange owned = inst.layouts[i].ownedRange(chunk);
-          host::quantizeElements(
-              address(inst.operands[i]) + owned.begin * width, format,
-              owned.size(), bits, blockSize, values, packed + scaleAt[i]);
+          ZERO_RETURN_IF_ERROR(device.quantizeBlocks(
+              stream, address(inst.operands[i]) + owned.begin * width,
+              inst.dtype, owned.size(), bits, blockSize, values,
+              packed + scaleAt[i]));
         } else {
-          host::quantizeElements(sums + h * numel + sumAt[i],
-                                 host::QuantizedFormat::F32,
-                                 inst.layouts[i].shardNumel, bits, blockSize,
-                                 values, packed + scaleAt[i]);
+          ZERO_RETURN_IF_ERROR(device.quantizeBlocks(
+              stream, sums + h * numel + sumAt[i], DType::F32,
+              inst.layouts[i].shardNumel, bits, blockSize, values,
+              packed + scaleAt[i]));
         }
       }
     }
@@ -900,26 +899,26 @@ Status Executor::Impl::runQuantizedReduceScatter(
         hopComm.allToAll(send, recv, kept * chunkBytes, context));
     // Every peer sent its copies of the kept chunks, in the same order:
     // add them up in the order of the senders.
-    std::fill(sums, sums + kept * numel, 0.0f);
+    ZERO_RETURN_IF_ERROR(device.fillZero(
+        stream, sums, kept * numel * static_cast<int64_t>(sizeof(float))));
     for (int64_t peer = 0; peer < peers; ++peer)
       for (int64_t h = 0; h < kept; ++h) {
         const std::byte *packed = recv + (peer * kept + h) * chunkBytes;
         for (size_t i = 0; i < count; ++i)
-          host::accumulateDequantized(
-              reinterpret_cast<const uint8_t *>(packed + valueAt[i]),
-              packed + scaleAt[i], inst.layouts[i].shardNumel, bits, blockSize,
-              sums + h * numel + sumAt[i]);
+          ZERO_RETURN_IF_ERROR(device.accumulateDequantized(
+              stream, packed + valueAt[i], packed + scaleAt[i],
+              inst.layouts[i].shardNumel, bits, blockSize,
+              sums + h * numel + sumAt[i]));
       }
     held = std::move(keep);
   }
 
   // The rank's own chunk, summed over the group.
-  if (inst.reduction == ReduceOp::Avg)
-    for (int64_t e = 0; e < numel; ++e)
-      sums[e] /= static_cast<float>(groupSize);
+  const int64_t divisor = inst.reduction == ReduceOp::Avg ? groupSize : 1;
   for (size_t i = 0; i < count; ++i)
-    host::roundFloats(sums + sumAt[i], inst.layouts[i].shardNumel, format,
-                      address(inst.results[i]));
+    ZERO_RETURN_IF_ERROR(device.roundSums(
+        stream, sums + sumAt[i], inst.layouts[i].shardNumel, divisor,
+        inst.dtype, address(inst.results[i])));
   return Status::ok();
 }
 
@@ -1006,17 +1005,6 @@ Executor::create(std::shared_ptr<const Schedule> schedule,
                 "): a parameter stored quantized (ZeRO++ "
                 "zero_quantized_nontrainable_weights) runs on the host "
                 "backend only");
-    for (const Stream &stream : s.streams())
-      for (const Instruction &inst : stream.instructions)
-        if (inst.quantize)
-          return ZERO_ERROR(
-              kInvalidArgument,
-              s.name() + ": " + inst.describe() +
-                  (inst.kind == Instruction::Kind::AllGather
-                       ? ": quantized all_gather (ZeRO++ qwZ) runs on the "
-                         "host backend only"
-                       : ": quantized reduce_scatter (ZeRO++ qgZ) runs on "
-                         "the host backend only"));
   }
   ZERO_RETURN_IF_ERROR(
       executor->device_->load(*executor->schedule_, communicator.rank(),

@@ -68,6 +68,28 @@ public:
   Status fillZero(size_t s, void *to, int64_t bytes) override {
     return inner_->fillZero(s, to, bytes);
   }
+  Status quantizeBlocks(size_t s, const void *in, DType type, int64_t n,
+                        int bits, int64_t blockSize, void *values,
+                        void *scales) override {
+    return inner_->quantizeBlocks(s, in, type, n, bits, blockSize, values,
+                                  scales);
+  }
+  Status dequantizeBlocks(size_t s, const void *values, const void *scales,
+                          int64_t n, int bits, int64_t blockSize, DType type,
+                          void *out) override {
+    return inner_->dequantizeBlocks(s, values, scales, n, bits, blockSize,
+                                    type, out);
+  }
+  Status accumulateDequantized(size_t s, const void *values, const void *scales,
+                               int64_t n, int bits, int64_t blockSize,
+                               float *sums) override {
+    return inner_->accumulateDequantized(s, values, scales, n, bits, blockSize,
+                                         sums);
+  }
+  Status roundSums(size_t s, const float *sums, int64_t n, int64_t divisor,
+                   DType type, void *out) override {
+    return inner_->roundSums(s, sums, n, divisor, type, out);
+  }
   void *nativeStream(size_t s) const override {
     return inner_->nativeStream(s);
   }

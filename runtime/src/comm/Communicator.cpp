@@ -83,8 +83,7 @@ Status Communicator::doAllGatherBlocks(void *, const BlockGrid &, int64_t,
                                        const CollectiveContext &context) {
   return ZERO_ERROR(kInvalidArgument,
                     comm::describeCall(rank(), context) + ": " + describe() +
-                        " cannot gather blocks in place (a hierarchical "
-                        "all_gather runs on the host backend only)");
+                        " cannot gather blocks in place");
 }
 
 StatusOr<std::unique_ptr<Communicator>>

@@ -107,6 +107,36 @@ public:
   Status copy(size_t stream, void *to, const void *from,
               int64_t bytes) override;
   Status fillZero(size_t stream, void *to, int64_t bytes) override;
+  Status quantizeBlocks(size_t stream, const void *in, DType type, int64_t n,
+                        int bits, int64_t blockSize, void *values,
+                        void *scales) override {
+    ZERO_RETURN_IF_ERROR(checkStream(stream));
+    ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+    return enqueueQuantizeBlocks(in, type, n, bits, blockSize, values, scales,
+                                 streams_[stream]);
+  }
+  Status dequantizeBlocks(size_t stream, const void *values,
+                          const void *scales, int64_t n, int bits,
+                          int64_t blockSize, DType type, void *out) override {
+    ZERO_RETURN_IF_ERROR(checkStream(stream));
+    ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+    return enqueueDequantizeBlocks(values, scales, n, bits, blockSize, type,
+                                   out, streams_[stream]);
+  }
+  Status accumulateDequantized(size_t stream, const void *values,
+                               const void *scales, int64_t n, int bits,
+                               int64_t blockSize, float *sums) override {
+    ZERO_RETURN_IF_ERROR(checkStream(stream));
+    ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+    return enqueueAccumulateDequantized(values, scales, n, bits, blockSize,
+                                        sums, streams_[stream]);
+  }
+  Status roundSums(size_t stream, const float *sums, int64_t n,
+                   int64_t divisor, DType type, void *out) override {
+    ZERO_RETURN_IF_ERROR(checkStream(stream));
+    ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
+    return enqueueRoundSums(sums, n, divisor, type, out, streams_[stream]);
+  }
   void *nativeStream(size_t stream) const override {
     return stream < streams_.size() ? streams_[stream] : nullptr;
   }

@@ -157,6 +157,21 @@ PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
 bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
                              const Schedule &schedule);
 
+// Quantize.cu: the block quantizer of the quantized collectives
+// (Device::quantizeBlocks and the rest; host/QuantizeMath.h's element math),
+// enqueued on `stream`. Elements f32, bf16 or f16, aligned to their width.
+Status enqueueQuantizeBlocks(const void *in, DType type, int64_t n, int bits,
+                             int64_t blockSize, void *values, void *scales,
+                             cudaStream_t stream);
+Status enqueueDequantizeBlocks(const void *values, const void *scales,
+                               int64_t n, int bits, int64_t blockSize,
+                               DType type, void *out, cudaStream_t stream);
+Status enqueueAccumulateDequantized(const void *values, const void *scales,
+                                    int64_t n, int bits, int64_t blockSize,
+                                    float *sums, cudaStream_t stream);
+Status enqueueRoundSums(const float *sums, int64_t n, int64_t divisor,
+                        DType type, void *out, cudaStream_t stream);
+
 //===----------------------------------------------------------------------===//
 // Shared helpers
 //===----------------------------------------------------------------------===//

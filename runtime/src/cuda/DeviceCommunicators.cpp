@@ -67,11 +67,11 @@ bool overlaps(const void *a, int64_t aBytes, const void *b, int64_t bBytes) {
 /// are the same bytes only in the in-place form and otherwise disjoint, and
 /// both on `ordinal` (or host memory that the GPU reaches) or both pageable.
 /// Errors start with "rank R: <what>: ".
-StatusOr<CollectiveBuffers> checkCollective(CollectiveKind kind,
-                                            const void *send, const void *recv,
-                                            int64_t count, DType type, int rank,
-                                            int size, int ordinal,
-                                            const CollectiveContext &context) {
+StatusOr<CollectiveBuffers>
+checkCollective(CollectiveKind kind, const void *send, const void *recv,
+                int64_t count, DType type, const BlockGrid *held,
+                int64_t peerStride, int rank, int size, int ordinal,
+                const CollectiveContext &context) {
   if (count < 0)
     return ZERO_ERROR(kInvalidArgument, describeCall(rank, context) +
                                             ": a negative count (" +
@@ -95,8 +95,18 @@ StatusOr<CollectiveBuffers> checkCollective(CollectiveKind kind,
     buffers.recvBytes = bytes;
     buffers.inPlace = send == recv;
     break;
+  case CollectiveKind::AllToAll:
+    buffers.sendBytes = bytes * size;
+    buffers.recvBytes = bytes * size;
+    break;
+  case CollectiveKind::AllGatherBlocks:
+    // From the first rank's first block to the last rank's last.
+    buffers.sendBytes = buffers.recvBytes =
+        held->extent() == 0 ? 0 : (size - 1) * peerStride + held->extent();
+    buffers.inPlace = true;
+    break;
   }
-  if (bytes == 0)
+  if (buffers.recvBytes == 0)
     return buffers;
   if (!buffers.inPlace &&
       overlaps(send, buffers.sendBytes, recv, buffers.recvBytes))
@@ -161,28 +171,76 @@ Status DeviceCommunicator::doAllReduce(const void *send, void *recv,
   return run(CollectiveKind::AllReduce, send, recv, count, type, op, context);
 }
 
+Status DeviceCommunicator::doAllToAll(const void *send, void *recv,
+                                      int64_t bytesPerPeer,
+                                      const CollectiveContext &context) {
+  return run(CollectiveKind::AllToAll, send, recv, bytesPerPeer, DType::I1,
+             ReduceOp::Sum, context);
+}
+
+Status DeviceCommunicator::doAllGatherBlocks(void *buffer,
+                                             const BlockGrid &held,
+                                             int64_t peerStride,
+                                             const CollectiveContext &context) {
+  if (held.blockBytes < 0 || peerStride < 0)
+    return ZERO_ERROR(kInvalidArgument,
+                      describeCall(rank_, context) +
+                          ": blocks of a negative size or stride");
+  return run(CollectiveKind::AllGatherBlocks, buffer, buffer, held.bytes(),
+             DType::I1, ReduceOp::Sum, context, &held, peerStride);
+}
+
+namespace {
+
+StatusOr<std::unique_ptr<DeviceCommunicator>>
+makeDeviceCommunicator(Communicator &host,
+                       const DeviceCommunicatorOptions &options) {
+  switch (options.kind) {
+  case DeviceCommunication::Nccl:
+    return createNcclCommunicator(host, options);
+  case DeviceCommunication::StagedMpi:
+    return createStagedMpiCommunicator(host, options);
+  }
+  return ZERO_ERROR(kInvalidArgument, "unknown device communication kind");
+}
+
+} // namespace
+
 StatusOr<std::unique_ptr<Communicator>>
-DeviceCommunicator::doSplit(int, int, const CollectiveContext &context) {
-  return ZERO_ERROR(kFailedPrecondition,
-                    describeCall(rank_, context) +
-                        ": collectives over groups of ranks need the host "
-                        "backend (device cuda)");
+DeviceCommunicator::doSplit(int color, int key,
+                            const CollectiveContext &context) {
+  // The group's host communicator first: NCCL broadcasts the group's unique
+  // id over it (a new communicator on the group's ranks, as the world's is
+  // made, rather than ncclCommSplit: one way to make both), and staged MPI
+  // moves the group's bytes with it.
+  StatusOr<std::unique_ptr<Communicator>> hostGroup =
+      host_.split(color, key, context);
+  if (!hostGroup.isOk())
+    return hostGroup.status();
+  StatusOr<std::unique_ptr<DeviceCommunicator>> group =
+      makeDeviceCommunicator(**hostGroup, options_);
+  if (!group.isOk())
+    return group.status();
+  (*group)->ownedHost_ = std::move(*hostGroup);
+  return std::unique_ptr<Communicator>(std::move(*group));
 }
 
 Status DeviceCommunicator::run(CollectiveKind kind, const void *send,
                                void *recv, int64_t count, DType type,
-                               ReduceOp op, const CollectiveContext &context) {
+                               ReduceOp op, const CollectiveContext &context,
+                               const BlockGrid *held, int64_t peerStride) {
   // The executor's comm thread is not the thread that made the
   // communicator, and a thread starts on GPU 0.
   cudaError_t code = cudaSetDevice(options_.deviceOrdinal);
   if (code != cudaSuccess)
     return collectiveCudaError(code, "cudaSetDevice", rank_, context);
   StatusOr<CollectiveBuffers> buffers =
-      checkCollective(kind, send, recv, count, type, rank_, size_,
-                      options_.deviceOrdinal, context);
+      checkCollective(kind, send, recv, count, type, held, peerStride, rank_,
+                      size_, options_.deviceOrdinal, context);
   if (!buffers.isOk())
     return buffers.status();
-  Call call{kind, send, recv, count, type, op, context, *buffers, nullptr};
+  Call call{kind,     send,     recv,    count, type, op,
+            context,  *buffers, nullptr, held,  peerStride};
   if (call.count == 0)
     return Status::ok();
   if (call.buffers.pageable)
@@ -211,6 +269,12 @@ Status DeviceCommunicator::runOnHost(const Call &call, const void *send,
   case CollectiveKind::AllReduce:
     return host_.allReduce(send, recv, call.count, call.type, call.op,
                            call.context);
+  case CollectiveKind::AllToAll:
+    return host_.allToAll(send, recv, call.count, call.context);
+  case CollectiveKind::AllGatherBlocks:
+    // In place: `recv` is where the blocks are (a copy of the call's).
+    return host_.allGatherBlocks(recv, *call.held, call.peerStride,
+                                 call.context);
   }
   return ZERO_ERROR(kInternal, "unknown collective");
 }
@@ -243,13 +307,11 @@ createDeviceCommunicator(Communicator &host,
                           std::to_string(options.deviceOrdinal) +
                           " does not exist (" + std::to_string(devices) +
                           " visible)");
-  switch (options.kind) {
-  case DeviceCommunication::Nccl:
-    return cuda::createNcclCommunicator(host, options);
-  case DeviceCommunication::StagedMpi:
-    return cuda::createStagedMpiCommunicator(host, options);
-  }
-  return ZERO_ERROR(kInvalidArgument, "unknown device communication kind");
+  StatusOr<std::unique_ptr<cuda::DeviceCommunicator>> made =
+      cuda::makeDeviceCommunicator(host, options);
+  if (!made.isOk())
+    return made.status();
+  return std::unique_ptr<Communicator>(std::move(*made));
 }
 
 } // namespace zero::runtime

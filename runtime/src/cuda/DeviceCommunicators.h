@@ -7,8 +7,10 @@
 // collective starts the same way in both: the rank's GPU made current on
 // the calling thread, the buffers checked against Communicator.h's rules,
 // an empty call done, pageable host buffers handed to the host
-// communicator, and the stream picked. The factory, createDeviceCommunicator,
-// is in DeviceCommunicators.cpp.
+// communicator, and the stream picked. A split makes the group's host
+// communicator (Communicator::split of the host's) and a device communicator
+// of the same kind on it, which owns it. The factory,
+// createDeviceCommunicator, is in DeviceCommunicators.cpp.
 //
 //===----------------------------------------------------------------------===//
 
@@ -26,20 +28,32 @@
 
 namespace zero::runtime::cuda {
 
-StatusOr<std::unique_ptr<Communicator>>
+class DeviceCommunicator;
+
+/// `host` must outlive the result.
+StatusOr<std::unique_ptr<DeviceCommunicator>>
 createNcclCommunicator(Communicator &host,
                        const DeviceCommunicatorOptions &options);
-StatusOr<std::unique_ptr<Communicator>>
+StatusOr<std::unique_ptr<DeviceCommunicator>>
 createStagedMpiCommunicator(Communicator &host,
                             const DeviceCommunicatorOptions &options);
 
-enum class CollectiveKind { AllGather, ReduceScatter, AllReduce };
+/// The collectives of device buffers. AllToAll moves `count` bytes per peer
+/// (DType::I1); AllGatherBlocks gathers a BlockGrid in place.
+enum class CollectiveKind {
+  AllGather,
+  ReduceScatter,
+  AllReduce,
+  AllToAll,
+  AllGatherBlocks
+};
 
 /// One call's buffers, checked.
 struct CollectiveBuffers {
   int64_t sendBytes = 0;
   int64_t recvBytes = 0;
-  /// The in-place form Communicator.h allows for the collective.
+  /// The in-place form Communicator.h allows for the collective (always
+  /// for AllGatherBlocks, whose bytes are the span of every rank's blocks).
   bool inPlace = false;
   /// Both buffers are pageable host memory (not reachable by the GPU): the
   /// call goes to the host communicator as it is. Buffers in device memory,
@@ -54,7 +68,7 @@ Status collectiveCudaError(cudaError_t code, const char *call, int rank,
 
 class DeviceCommunicator : public Communicator {
 public:
-  /// `host` must outlive the communicator.
+  /// `host` must outlive the communicator (a group's is its own).
   DeviceCommunicator(Communicator &host,
                      const DeviceCommunicatorOptions &options)
       : host_(host), options_(options), rank_(host.rank()), size_(host.size()) {
@@ -91,6 +105,9 @@ protected:
     const CollectiveContext &context;
     CollectiveBuffers buffers;
     cudaStream_t stream;
+    // AllGatherBlocks: what each rank holds, at recv + p * peerStride.
+    const BlockGrid *held = nullptr;
+    int64_t peerStride = 0;
   };
 
   /// Makes the GPU current and the stream of calls that name none; first in
@@ -115,14 +132,23 @@ private:
                          const CollectiveContext &context) final;
   Status doAllReduce(const void *send, void *recv, int64_t count, DType type,
                      ReduceOp op, const CollectiveContext &context) final;
-  /// Refused: a group would need its own NCCL communicator or staging.
+  Status doAllToAll(const void *send, void *recv, int64_t bytesPerPeer,
+                    const CollectiveContext &context) final;
+  Status doAllGatherBlocks(void *buffer, const BlockGrid &held,
+                           int64_t peerStride,
+                           const CollectiveContext &context) final;
+  /// The host communicator's split, and a communicator of this kind on it.
   StatusOr<std::unique_ptr<Communicator>>
   doSplit(int color, int key, const CollectiveContext &context) final;
   Status run(CollectiveKind kind, const void *send, void *recv, int64_t count,
-             DType type, ReduceOp op, const CollectiveContext &context);
+             DType type, ReduceOp op, const CollectiveContext &context,
+             const BlockGrid *held = nullptr, int64_t peerStride = 0);
 
   /// For calls that name no stream.
   cudaStream_t ownStream_ = nullptr;
+  /// A group's host communicator (split), which host_ refers to: destroyed
+  /// after the derived class has finalized what it built on it.
+  std::unique_ptr<Communicator> ownedHost_;
 };
 
 } // namespace zero::runtime::cuda

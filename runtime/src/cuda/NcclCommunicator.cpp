@@ -7,7 +7,8 @@
 // ncclCommGetAsyncError against a deadline.
 //
 // Each collective of a bucket is one NCCL call enqueued on the stream the
-// executor gives (CollectiveContext::stream). The calling thread (the
+// executor gives (CollectiveContext::stream); an all-to-all and an in-place
+// gather of blocks are one NCCL group of sends and receives. The calling thread (the
 // executor's comm thread) then polls an event recorded behind it, and NCCL's
 // asynchronous error, until the call completes, the deadline passes or the
 // step is cancelled; the last two abort the communicator (ncclCommAbort stops
@@ -136,6 +137,9 @@ protected:
 private:
   /// Enqueues the NCCL call of `call` on its stream.
   ncclResult_t enqueue(const Call &call, const ncclDataType_t type, void *recv);
+  /// Enqueues an all-to-all or a gather of blocks as one group of
+  /// ncclSend/ncclRecv of bytes on the call's stream.
+  ncclResult_t enqueuePointToPoint(const Call &call);
   /// After the NCCL call (its result `enqueued`) and any copy behind it:
   /// waits for the call to complete on `stream`.
   Status complete(ncclResult_t enqueued, const char *call, cudaStream_t stream,
@@ -363,8 +367,52 @@ ncclResult_t NcclCommunicator::enqueue(const Call &call,
   case CollectiveKind::AllReduce:
     return ncclAllReduce(call.send, recv, count, type, getNcclOp(call.op),
                          comm_, call.stream);
+  case CollectiveKind::AllToAll:
+  case CollectiveKind::AllGatherBlocks:
+    return enqueuePointToPoint(call);
   }
   return ncclInvalidArgument;
+}
+
+ncclResult_t NcclCommunicator::enqueuePointToPoint(const Call &call) {
+  const auto *send = static_cast<const std::byte *>(call.send);
+  auto *recv = static_cast<std::byte *>(call.recv);
+  // Sends and receives between two ranks match in the order they are
+  // issued in the group: every rank issues them in the same order (peers
+  // ascending, blocks in BlockGrid::offsets order).
+  ncclResult_t result = ncclGroupStart();
+  if (result != ncclSuccess)
+    return result;
+  auto both = [&](const std::byte *from, std::byte *to, int64_t bytes,
+                  int peer) {
+    if (result == ncclSuccess)
+      result = ncclSend(from, static_cast<size_t>(bytes), ncclUint8, peer,
+                        comm_, call.stream);
+    if (result == ncclSuccess)
+      result = ncclRecv(to, static_cast<size_t>(bytes), ncclUint8, peer,
+                        comm_, call.stream);
+  };
+  if (call.kind == CollectiveKind::AllToAll) {
+    const int64_t bytes = call.count;
+    for (int peer = 0; peer < size_; ++peer)
+      if (peer != rank_)
+        both(send + peer * bytes, recv + peer * bytes, bytes, peer);
+  } else {
+    // Each held block straight from its place to its place on the peer:
+    // no staging, and a rank holds few blocks (the grid's ranks on the
+    // axes already gathered), so few sends.
+    const std::vector<int64_t> offsets = call.held->offsets();
+    const int64_t own = rank_ * call.peerStride;
+    for (int peer = 0; peer < size_; ++peer)
+      if (peer != rank_)
+        for (int64_t offset : offsets)
+          both(recv + own + offset, recv + peer * call.peerStride + offset,
+               call.held->blockBytes, peer);
+  }
+  // The group ends even after a failed call, so that NCCL's group state is
+  // left clean; the first failure is the answer.
+  ncclResult_t ended = ncclGroupEnd();
+  return result != ncclSuccess ? result : ended;
 }
 
 Status NcclCommunicator::runOnDevice(const Call &call) {
@@ -380,7 +428,9 @@ Status NcclCommunicator::runOnDevice(const Call &call) {
   const char *name = call.kind == CollectiveKind::AllGather ? "ncclAllGather"
                      : call.kind == CollectiveKind::ReduceScatter
                          ? "ncclReduceScatter"
-                         : "ncclAllReduce";
+                     : call.kind == CollectiveKind::AllReduce
+                         ? "ncclAllReduce"
+                         : "ncclSend/ncclRecv";
   // Communicator.h's in-place reduce-scatter leaves the result at the start
   // of send; NCCL's reads send and writes recv = send + rank * count. Rank
   // 0's are the same; the others reduce in NCCL's form and move their block
@@ -392,6 +442,16 @@ Status NcclCommunicator::runOnDevice(const Call &call) {
   cudaError_t code = cudaEventRecord(started_, call.stream);
   if (code != cudaSuccess)
     return collectiveCudaError(code, "cudaEventRecord", rank_, call.context);
+  if (call.kind == CollectiveKind::AllToAll) {
+    // The rank's own part is a copy, not a send to itself.
+    const int64_t own = rank_ * call.count;
+    code = cudaMemcpyAsync(static_cast<std::byte *>(call.recv) + own,
+                           static_cast<const std::byte *>(call.send) + own,
+                           static_cast<size_t>(call.count), cudaMemcpyDefault,
+                           call.stream);
+    if (code != cudaSuccess)
+      return collectiveCudaError(code, "cudaMemcpyAsync", rank_, call.context);
+  }
   ncclResult_t result = enqueue(call, *type, target);
   if (target != call.recv &&
       (result == ncclSuccess || result == ncclInProgress)) {
@@ -412,12 +472,12 @@ Status NcclCommunicator::runOnDevice(const Call &call) {
 
 } // namespace
 
-StatusOr<std::unique_ptr<Communicator>>
+StatusOr<std::unique_ptr<DeviceCommunicator>>
 createNcclCommunicator(Communicator &host,
                        const DeviceCommunicatorOptions &options) {
   auto communicator = std::make_unique<NcclCommunicator>(host, options);
   ZERO_RETURN_IF_ERROR(communicator->initialize());
-  return std::unique_ptr<Communicator>(std::move(communicator));
+  return std::unique_ptr<DeviceCommunicator>(std::move(communicator));
 }
 
 } // namespace zero::runtime::cuda

@@ -66,6 +66,8 @@ private:
   /// Copies `bytes` from `from` to `to` on the call's stream and waits.
   Status copyAndWait(void *to, const void *from, int64_t bytes,
                      const Call &call);
+  /// Waits for the work on the call's stream.
+  Status waitFor(const Call &call);
 
   int64_t capacity_;
   void *sendStage_ = nullptr;
@@ -104,7 +106,11 @@ Status StagedMpiCommunicator::copyAndWait(void *to, const void *from,
                                      cudaMemcpyDefault, call.stream);
   if (code != cudaSuccess)
     return collectiveCudaError(code, "cudaMemcpyAsync", rank_, call.context);
-  code = cudaStreamSynchronize(call.stream);
+  return waitFor(call);
+}
+
+Status StagedMpiCommunicator::waitFor(const Call &call) {
+  cudaError_t code = cudaStreamSynchronize(call.stream);
   if (code != cudaSuccess)
     return collectiveCudaError(code, "cudaStreamSynchronize", rank_,
                                call.context);
@@ -124,6 +130,31 @@ Status StagedMpiCommunicator::runOnDevice(const Call &call) {
                           " of pinned staging made for the largest "
                           "collective (DeviceCommunicatorOptions::"
                           "maxCollectiveBytes)");
+  if (call.kind == CollectiveKind::AllGatherBlocks) {
+    // The span of every rank's blocks, gathered in place in the staging;
+    // only the peers' blocks come back, so that the bytes between blocks
+    // are never written.
+    ZERO_RETURN_IF_ERROR(
+        copyAndWait(sendStage_, call.send, buffers.sendBytes, call));
+    ZERO_RETURN_IF_ERROR(runOnHost(call, sendStage_, sendStage_));
+    auto *stage = static_cast<std::byte *>(sendStage_);
+    auto *buffer = static_cast<std::byte *>(call.recv);
+    const std::vector<int64_t> offsets = call.held->offsets();
+    for (int peer = 0; peer < size_; ++peer)
+      for (int64_t offset : offsets) {
+        const int64_t at = peer * call.peerStride + offset;
+        cudaError_t code =
+            peer == rank_
+                ? cudaSuccess
+                : cudaMemcpyAsync(buffer + at, stage + at,
+                                  static_cast<size_t>(call.held->blockBytes),
+                                  cudaMemcpyDefault, call.stream);
+        if (code != cudaSuccess)
+          return collectiveCudaError(code, "cudaMemcpyAsync", rank_,
+                                     call.context);
+      }
+    return waitFor(call);
+  }
   // Ordered behind the work that produced `send` on the stream. Staging is
   // distinct from the buffers, so the in-place forms need nothing special:
   // the whole send buffer is read before any of recv is written.
@@ -137,12 +168,12 @@ Status StagedMpiCommunicator::runOnDevice(const Call &call) {
 
 } // namespace
 
-StatusOr<std::unique_ptr<Communicator>>
+StatusOr<std::unique_ptr<DeviceCommunicator>>
 createStagedMpiCommunicator(Communicator &host,
                             const DeviceCommunicatorOptions &options) {
   auto communicator = std::make_unique<StagedMpiCommunicator>(host, options);
   ZERO_RETURN_IF_ERROR(communicator->initialize());
-  return std::unique_ptr<Communicator>(std::move(communicator));
+  return std::unique_ptr<DeviceCommunicator>(std::move(communicator));
 }
 
 } // namespace zero::runtime::cuda

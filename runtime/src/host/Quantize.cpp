@@ -2,6 +2,7 @@
 //---------------===//
 
 #include "Quantize.h"
+#include "QuantizeMath.h"
 
 #include "zero/runtime/FloatFormats.h"
 
@@ -16,32 +17,20 @@ namespace zero::runtime::host {
 
 namespace {
 
-int getMaxLevel(int bits) { return (1 << (bits - 1)) - 1; }
+using quantize::dequantizeLevel;
+using quantize::getLevel;
+using quantize::getMaxLevel;
+using quantize::loadLevel;
+using quantize::loadScale;
 
-/// The block's scale: absmax / qmax, 0 for zeros, NaN when any element is
-/// not finite. `load(i)` is element i of the block.
+/// The block's scale (quantize::getScale). `load(i)` is element i of the
+/// block.
 template <typename Load>
 float getScale(const Load &load, int64_t size, int maxLevel) {
   float absmax = 0;
-  for (int64_t i = 0; i < size; ++i) {
-    float x = load(i);
-    if (!std::isfinite(x))
-      return std::numeric_limits<float>::quiet_NaN();
-    absmax = std::max(absmax, std::fabs(x));
-  }
-  return absmax / static_cast<float>(maxLevel);
-}
-
-/// round(x / scale) to nearest even, in [-maxLevel, maxLevel]; 0 where the
-/// scale is 0 or NaN (the scale alone then carries the block).
-int getLevel(float x, float scale, int maxLevel) {
-  if (!(scale > 0))
-    return 0;
-  // The default rounding mode is to nearest, ties to even; the clamp only
-  // guards against x / scale landing a rounding error beyond qmax.
-  float level = std::nearbyint(x / scale);
-  return static_cast<int>(std::clamp(level, -static_cast<float>(maxLevel),
-                                     static_cast<float>(maxLevel)));
+  for (int64_t i = 0; i < size; ++i)
+    absmax = quantize::maxMagnitude(absmax, quantize::getMagnitude(load(i)));
+  return quantize::getScale(absmax, maxLevel);
 }
 
 void storeLevel(uint8_t *out, int64_t i, int bits, int level) {
@@ -49,17 +38,10 @@ void storeLevel(uint8_t *out, int64_t i, int bits, int level) {
     out[i] = static_cast<uint8_t>(static_cast<int8_t>(level));
     return;
   }
-  uint8_t nibble = static_cast<uint8_t>(level) & 0xF;
+  uint8_t nibble = quantize::toNibble(level);
   uint8_t &byte = out[i / 2];
   byte = i % 2 == 0 ? static_cast<uint8_t>((byte & 0xF0) | nibble)
                     : static_cast<uint8_t>((byte & 0x0F) | (nibble << 4));
-}
-
-int loadLevel(const uint8_t *in, int64_t i, int bits) {
-  if (bits == 8)
-    return static_cast<int8_t>(in[i]);
-  int nibble = i % 2 == 0 ? in[i / 2] & 0xF : in[i / 2] >> 4;
-  return nibble >= 8 ? nibble - 16 : nibble;
 }
 
 /// quantizeBlocks of the n floats `load(i)`, each block's scale passed to
@@ -110,21 +92,13 @@ void storeElement(void *out, int64_t i, float value) {
   }
 }
 
-float loadScale(const void *scales, int64_t block) {
-  float scale;
-  std::memcpy(&scale, static_cast<const unsigned char *>(scales) + block * 4,
-              sizeof(scale));
-  return scale;
-}
-
 template <QuantizedFormat format>
 void quantizeAs(const void *in, int64_t n, int bits, int64_t blockSize,
                 uint8_t *out, void *scales) {
   quantizeWith([&](int64_t i) { return loadElement<format>(in, i); }, n, bits,
                blockSize, out,
                [&](int64_t block, float scale) {
-                 std::memcpy(static_cast<unsigned char *>(scales) + block * 4,
-                             &scale, sizeof(scale));
+                 quantize::storeScale(scales, block, scale);
                });
 }
 
@@ -135,7 +109,7 @@ void dequantizeAs(const uint8_t *in, const void *scales, int64_t n, int bits,
     float scale = loadScale(scales, block);
     for (int64_t i = begin; i < std::min(n, begin + blockSize); ++i)
       storeElement<format>(out, i,
-                           static_cast<float>(loadLevel(in, i, bits)) * scale);
+                           dequantizeLevel(loadLevel(in, i, bits), scale));
   }
 }
 
@@ -165,7 +139,7 @@ void dequantizeBlocks(const uint8_t *in, const float *scales, int64_t n,
                       int bits, int64_t blockSize, float *out) {
   assert((bits == 4 || bits == 8) && blockSize >= 1);
   for (int64_t i = 0; i < n; ++i)
-    out[i] = static_cast<float>(loadLevel(in, i, bits)) * scales[i / blockSize];
+    out[i] = dequantizeLevel(loadLevel(in, i, bits), scales[i / blockSize]);
 }
 
 void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
@@ -174,15 +148,17 @@ void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
   for (int64_t begin = 0, block = 0; begin < n; begin += blockSize, ++block) {
     float scale = loadScale(scales, block);
     for (int64_t i = begin; i < std::min(n, begin + blockSize); ++i)
-      sums[i] += static_cast<float>(loadLevel(in, i, bits)) * scale;
+      sums[i] += dequantizeLevel(loadLevel(in, i, bits), scale);
   }
 }
 
-void roundFloats(const float *in, int64_t n, QuantizedFormat format,
-                 void *out) {
+void roundSums(const float *sums, int64_t n, int64_t divisor,
+               QuantizedFormat format, void *out) {
+  const float by = static_cast<float>(divisor);
   dispatchFormat(format, [&](auto as) {
     for (int64_t i = 0; i < n; ++i)
-      storeElement<decltype(as)::value>(out, i, in[i]);
+      storeElement<decltype(as)::value>(out, i,
+                                        divisor == 1 ? sums[i] : sums[i] / by);
   });
 }
 

@@ -80,9 +80,11 @@ void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
                         int bits, int64_t blockSize, QuantizedFormat format,
                         void *out);
 
-/// Rounds n floats to `format` (to nearest, ties to even) into `out`, which
-/// need not be aligned: the quantized reduce-scatter's results.
-void roundFloats(const float *in, int64_t n, QuantizedFormat format, void *out);
+/// Rounds n sums to `format` (to nearest, ties to even) into `out`, which
+/// need not be aligned, each divided by `divisor` in f32 first unless it is
+/// 1 (avg): the quantized reduce-scatter's results.
+void roundSums(const float *sums, int64_t n, int64_t divisor,
+               QuantizedFormat format, void *out);
 
 } // namespace zero::runtime::host
 

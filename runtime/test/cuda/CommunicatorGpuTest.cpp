@@ -5,10 +5,11 @@
 // byte counters, stream order, host buffers, the errors, and a stuck
 // collective that must fail at its deadline instead of hanging.
 //
-// Alone (world size 1, the self communicator as host), or under mpirun with
-// one process per rank (the MPI communicator as host; NCCL needs one GPU per
-// rank and is skipped when ranks share one). Skips, with the reason, where
-// no GPU is visible.
+// Also the groups (split), the all-to-all and the in-place block gathers of
+// ZeRO++ and MiCS. Alone (world size 1, the self communicator as host), or
+// under mpirun with one process per rank (the MPI communicator as host; NCCL
+// needs one GPU per rank and is skipped when ranks share one). Skips, with
+// the reason, where no GPU is visible.
 //
 //===----------------------------------------------------------------------===//
 
@@ -564,6 +565,102 @@ TEST_P(DeviceCommunicatorGpuTest, DelegatesHostCollectives) {
     ASSERT_EQ(gathered->size(), static_cast<size_t>(size));
     EXPECT_EQ((*gathered)[size - 1], std::to_string(size - 1));
   }
+}
+
+// Groups (MiCS, hpZ, qgZ's hops): the ranks of each parity, split off the
+// device communicator, reduce among themselves on the GPU and count their
+// own ring.
+TEST_P(DeviceCommunicatorGpuTest, SplitsIntoGroupsThatReduceAmongThemselves) {
+  StatusOr<std::unique_ptr<Communicator>> made =
+      comm->split(rank % 2, rank, context("split", nullptr));
+  ASSERT_TRUE(made.isOk()) << made.status().toString();
+  Communicator &group = **made;
+  const int members = (size - rank % 2 + 1) / 2;
+  ASSERT_EQ(group.size(), members);
+  EXPECT_EQ(group.rank(), rank / 2);
+  const int64_t count = 1000;
+  std::vector<double> mine(count);
+  for (int64_t i = 0; i < count; ++i)
+    mine[i] = valueOf(rank, i, DType::F32);
+  std::vector<std::byte> bytes;
+  store(DType::F32, mine, bytes);
+  DeviceBuffer buffer(count * 4);
+  upload(buffer.data, bytes, stream);
+  ASSERT_TRUE(group
+                  .allReduce(buffer.data, buffer.data, count, DType::F32,
+                             ReduceOp::Sum, context("all_reduce", stream))
+                  .isOk());
+  std::vector<std::byte> got = download(buffer.data, count * 4);
+  for (int64_t i = 0; i < count; ++i) {
+    double sum = 0;
+    for (int r = rank % 2; r < size; r += 2)
+      sum += valueOf(r, i, DType::F32);
+    ASSERT_EQ(load(DType::F32, got.data() + i * 4), sum) << "element " << i;
+  }
+  const int64_t chunk = (count * 4 + members - 1) / members;
+  EXPECT_EQ(group.counters().calls, 1);
+  EXPECT_EQ(group.counters().bytesSent, 2 * (members - 1) * chunk);
+}
+
+// qgZ's hops: rank r's bytes for peer p land at p's r-th place, own part
+// included; counted (N-1) * b each way.
+TEST_P(DeviceCommunicatorGpuTest, AllToAllDeliversEveryPeersBytes) {
+  const int64_t b = 4099; // odd: byte-exact, no element type
+  auto byteOf = [](int from, int to, int64_t j) {
+    return static_cast<std::byte>((from * 31 + to * 7 + j) & 0xFF);
+  };
+  std::vector<std::byte> bytes(size * b);
+  for (int p = 0; p < size; ++p)
+    for (int64_t j = 0; j < b; ++j)
+      bytes[p * b + j] = byteOf(rank, p, j);
+  DeviceBuffer send(size * b), recv(size * b);
+  upload(send.data, bytes, stream);
+  fill(recv.data, 0xEE, size * b, stream);
+  CommunicationCounters before = comm->counters();
+  Status status =
+      comm->allToAll(send.data, recv.data, b, context("all_to_all", stream));
+  ASSERT_TRUE(status.isOk()) << status.toString();
+  std::vector<std::byte> got = download(recv.data, size * b);
+  for (int p = 0; p < size; ++p)
+    for (int64_t j = 0; j < b; ++j)
+      ASSERT_EQ(got[p * b + j], byteOf(p, rank, j))
+          << "from rank " << p << ", byte " << j;
+  EXPECT_EQ(comm->counters().bytesSent - before.bytesSent, (size - 1) * b);
+  EXPECT_EQ(comm->counters().calls - before.calls, 1);
+}
+
+// A hierarchical gather's hop: every rank's grid of blocks, in place; the
+// bytes between blocks are never written.
+TEST_P(DeviceCommunicatorGpuTest, GathersBlocksInPlace) {
+  BlockGrid held;
+  held.blockBytes = 3;
+  held.counts = {2, 2};
+  held.strides = {10, 4}; // blocks at 0, 4, 10, 14
+  const int64_t peerStride = 17;
+  const int64_t bytes = size * peerStride + 5;
+  const std::vector<int64_t> offsets = held.offsets();
+  ASSERT_EQ(offsets, (std::vector<int64_t>{0, 4, 10, 14}));
+  auto blockByte = [](int owner, int64_t offset, int64_t j) {
+    return static_cast<std::byte>(0x10 * (owner + 1) + offset + j);
+  };
+  std::vector<std::byte> mine(bytes, std::byte{0x77});
+  for (int64_t offset : offsets)
+    for (int64_t j = 0; j < held.blockBytes; ++j)
+      mine[rank * peerStride + offset + j] = blockByte(rank, offset, j);
+  std::vector<std::byte> expected(bytes, std::byte{0x77});
+  for (int p = 0; p < size; ++p)
+    for (int64_t offset : offsets)
+      for (int64_t j = 0; j < held.blockBytes; ++j)
+        expected[p * peerStride + offset + j] = blockByte(p, offset, j);
+  DeviceBuffer buffer(bytes);
+  upload(buffer.data, mine, stream);
+  CommunicationCounters before = comm->counters();
+  Status status = comm->allGatherBlocks(buffer.data, held, peerStride,
+                                        context("all_gather hop", stream));
+  ASSERT_TRUE(status.isOk()) << status.toString();
+  EXPECT_EQ(download(buffer.data, bytes), expected);
+  EXPECT_EQ(comm->counters().bytesSent - before.bytesSent,
+            (size - 1) * held.bytes());
 }
 
 INSTANTIATE_TEST_SUITE_P(Kinds, DeviceCommunicatorGpuTest,

@@ -82,6 +82,30 @@ struct BlockGrid {
       total *= count;
     return total;
   }
+  /// The bytes from the first block's start to the last block's end (0
+  /// when there is no block).
+  int64_t extent() const {
+    if (bytes() == 0)
+      return 0;
+    int64_t end = blockBytes;
+    for (size_t d = 0; d < counts.size(); ++d)
+      end += (counts[d] - 1) * strides[d];
+    return end;
+  }
+  /// Every block's offset, the last dimension fastest: the order in which
+  /// the device communicators move them.
+  std::vector<int64_t> offsets() const {
+    std::vector<int64_t> at = {0};
+    for (size_t d = 0; d < counts.size(); ++d) {
+      std::vector<int64_t> next;
+      next.reserve(at.size() * static_cast<size_t>(counts[d]));
+      for (int64_t base : at)
+        for (int64_t i = 0; i < counts[d]; ++i)
+          next.push_back(base + i * strides[d]);
+      at = std::move(next);
+    }
+    return at;
+  }
 };
 
 /// Collectives over `size()` ranks. The element types are f32, f64, bf16,
@@ -182,13 +206,12 @@ protected:
                              DType type, ReduceOp op,
                              const CollectiveContext &context) = 0;
   /// The all-to-all as the implementation moves it. Default: an error
-  /// ("<describe()> has no all-to-all"), for the device communicators,
-  /// whose executor runs no quantized collective.
+  /// ("<describe()> has no all-to-all"), for communicators without one.
   virtual Status doAllToAll(const void *send, void *recv, int64_t bytesPerPeer,
                             const CollectiveContext &context);
   /// allGatherBlocks as the implementation moves it. Default: an error
-  /// ("<describe()> cannot gather blocks in place ..."), for the device
-  /// communicators, whose buffers MPI's derived datatypes do not reach.
+  /// ("<describe()> cannot gather blocks in place"), for communicators
+  /// without it.
   virtual Status doAllGatherBlocks(void *buffer, const BlockGrid &held,
                                    int64_t peerStride,
                                    const CollectiveContext &context);

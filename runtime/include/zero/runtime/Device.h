@@ -109,6 +109,33 @@ public:
                       int64_t bytes) = 0;
   /// Enqueues zero-filling `bytes` at `to` on `stream`.
   virtual Status fillZero(size_t stream, void *to, int64_t bytes) = 0;
+  // The block quantizer of the quantized collectives (docs/Runtime.md,
+  // "Block quantization"), enqueued on `stream` like copy: the host device
+  // runs host/Quantize.h, the CUDA device kernels of the same element math
+  // (host/QuantizeMath.h), which write the same bytes. Elements are f32,
+  // bf16 or f16 (`type`), aligned to their width; scales are f32 bytes at
+  // any alignment; `bits` is 4 or 8.
+
+  /// Quantizes n elements of `type` at `in` into `values`
+  /// (getQuantizedBytes(n, bits) bytes) and `scales`.
+  virtual Status quantizeBlocks(size_t stream, const void *in, DType type,
+                                int64_t n, int bits, int64_t blockSize,
+                                void *values, void *scales) = 0;
+  /// The inverse: element i is q[i] * scale[i / blockSize] in f32, rounded
+  /// to `type` (to nearest, ties to even).
+  virtual Status dequantizeBlocks(size_t stream, const void *values,
+                                  const void *scales, int64_t n, int bits,
+                                  int64_t blockSize, DType type,
+                                  void *out) = 0;
+  /// sums[i] += q[i] * scale[i / blockSize] in f32 (qgZ's hop sums).
+  virtual Status accumulateDequantized(size_t stream, const void *values,
+                                       const void *scales, int64_t n, int bits,
+                                       int64_t blockSize, float *sums) = 0;
+  /// out[i] = sums[i] (divided by `divisor` in f32 when it is not 1: avg)
+  /// rounded to `type`: qgZ's results.
+  virtual Status roundSums(size_t stream, const float *sums, int64_t n,
+                           int64_t divisor, DType type, void *out) = 0;
+
   /// What a communicator enqueues on for `stream`: a cudaStream_t; null on
   /// the host.
   virtual void *nativeStream(size_t stream) const = 0;

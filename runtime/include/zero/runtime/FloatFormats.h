@@ -11,6 +11,8 @@
 #ifndef ZERO_RUNTIME_FLOATFORMATS_H
 #define ZERO_RUNTIME_FLOATFORMATS_H
 
+#include "zero/runtime/Portable.h"
+
 #include <cstdint>
 #include <cstring>
 
@@ -21,7 +23,7 @@ uint16_t roundToBF16(double value);
 /// Rounds `value` to the nearest IEEE half (ties to even).
 uint16_t roundToF16(double value);
 /// The exact value of an IEEE half (every half is exact in f32).
-inline float f16ToFloat(uint16_t bits) {
+ZERO_HD inline float f16ToFloat(uint16_t bits) {
   const uint32_t sign = static_cast<uint32_t>(bits & 0x8000) << 16;
   const uint32_t magnitude = bits & 0x7fff;
   uint32_t wide;
@@ -40,7 +42,7 @@ inline float f16ToFloat(uint16_t bits) {
 inline double f16ToDouble(uint16_t bits) { return f16ToFloat(bits); }
 
 /// The exact value of a bfloat16: its bits are the upper half of an f32.
-inline float bf16ToFloat(uint16_t bits) {
+ZERO_HD inline float bf16ToFloat(uint16_t bits) {
   uint32_t wide = static_cast<uint32_t>(bits) << 16;
   float value;
   std::memcpy(&value, &wide, sizeof(value));
@@ -48,8 +50,10 @@ inline float bf16ToFloat(uint16_t bits) {
 }
 
 /// Rounds an f32 to bfloat16; the same result as roundToBF16(double(value))
-/// (an f32 is exact in double), but cheap enough for element loops.
-inline uint16_t floatToBF16(float value) {
+/// (an f32 is exact in double), but cheap enough for element loops. These
+/// three are also the CUDA backend's (ZERO_HD), so that its quantized
+/// collectives read and write 16-bit floats as the host does.
+ZERO_HD inline uint16_t floatToBF16(float value) {
   uint32_t bits;
   std::memcpy(&bits, &value, sizeof(bits));
   if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, make it quiet

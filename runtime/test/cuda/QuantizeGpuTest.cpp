@@ -1,0 +1,257 @@
+//===- QuantizeGpuTest.cpp - the block quantizer's kernels against the host
+//===//
+//
+// The CUDA device's quantizer (Quantize.cu) writes the bytes of the host's
+// (host/Quantize.h) on the same input, bit for bit: scales (NaN ones too)
+// and packed levels, for f32, bf16 and f16 elements, int8 and int4, blocks
+// of zeros, a partial last block, odd and even int4 counts, blocks with an
+// infinity or a NaN; and the dequantized elements, the f32 hop sums and the
+// rounded sums (avg) of the quantized reduce-scatter. Scales sit at odd
+// byte offsets, as in the packed blocks. Skips, with the reason, where no
+// GPU is visible.
+//
+//===----------------------------------------------------------------------===//
+
+#include "RequireCuda.h"
+
+#include "CudaOps.h"
+#include "host/Quantize.h"
+
+#include "zero/runtime/FloatFormats.h"
+
+#include <cuda_runtime.h>
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <vector>
+
+using namespace zero::runtime;
+
+namespace {
+
+/// Device memory of `bytes`, freed at the end of the test.
+struct DeviceBytes {
+  explicit DeviceBytes(size_t bytes) : size(bytes) {
+    EXPECT_EQ(cudaMalloc(&data, std::max<size_t>(bytes, 1)), cudaSuccess);
+  }
+  ~DeviceBytes() { cudaFree(data); }
+  DeviceBytes(const DeviceBytes &) = delete;
+  DeviceBytes &operator=(const DeviceBytes &) = delete;
+  std::byte *get() const { return static_cast<std::byte *>(data); }
+  void upload(const void *from, size_t bytes, size_t at = 0) {
+    ASSERT_EQ(cudaMemcpy(get() + at, from, bytes, cudaMemcpyHostToDevice),
+              cudaSuccess);
+  }
+  std::vector<uint8_t> download(size_t bytes, size_t at = 0) const {
+    std::vector<uint8_t> to(bytes);
+    EXPECT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+    EXPECT_EQ(cudaMemcpy(to.data(), get() + at, bytes, cudaMemcpyDeviceToHost),
+              cudaSuccess);
+    return to;
+  }
+  void *data = nullptr;
+  size_t size;
+};
+
+/// n floats: normal values of several magnitudes, with a block of zeros,
+/// exact ties (x / scale = k + 0.5), and, where `nonFinite`, an infinity
+/// and a NaN in two other blocks.
+std::vector<float> makeFloats(int64_t n, int64_t blockSize, bool nonFinite,
+                              unsigned seed) {
+  std::mt19937 rng(seed);
+  std::normal_distribution<float> normal(0.0f, 1.0f);
+  std::vector<float> x(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i)
+    x[i] = normal(rng) * std::ldexp(1.0f, static_cast<int>(i / blockSize % 9) - 4);
+  const int64_t blocks = getNumBlocks(n, blockSize);
+  if (blocks > 1)
+    for (int64_t i = blockSize; i < std::min(n, 2 * blockSize); ++i)
+      x[i] = 0.0f;
+  // Ties: 127 * 0.5 / 127 steps of a block whose absmax is 127.
+  if (blocks > 2 && blockSize >= 4) {
+    const int64_t b = 2 * blockSize;
+    x[b] = 127.0f;
+    for (int64_t i = b + 1; i < std::min(n, b + blockSize); ++i)
+      x[i] = static_cast<float>(i % 7) + 0.5f;
+  }
+  if (nonFinite && blocks > 4) {
+    x[3 * blockSize] = std::numeric_limits<float>::infinity();
+    x[4 * blockSize + blockSize / 2] = std::numeric_limits<float>::quiet_NaN();
+  }
+  return x;
+}
+
+/// `x` in `type`'s bytes (bf16, f16 rounded to nearest even).
+std::vector<uint8_t> asElements(const std::vector<float> &x, DType type) {
+  const size_t width = static_cast<size_t>(getDTypeWidth(type));
+  std::vector<uint8_t> bytes(x.size() * width);
+  for (size_t i = 0; i < x.size(); ++i) {
+    if (type == DType::F32) {
+      std::memcpy(&bytes[i * 4], &x[i], 4);
+      continue;
+    }
+    uint16_t h = type == DType::BF16 ? floatToBF16(x[i]) : roundToF16(x[i]);
+    std::memcpy(&bytes[i * 2], &h, 2);
+  }
+  return bytes;
+}
+
+struct Case {
+  DType type;
+  int bits;
+  int64_t blockSize;
+  int64_t n;
+};
+
+std::vector<Case> cases() {
+  std::vector<Case> all;
+  for (DType type : {DType::F32, DType::BF16, DType::F16})
+    for (int bits : {8, 4})
+      for (int64_t blockSize : {1, 2, 6, 64, 300, 2048})
+        for (int64_t n : {1, 7, 64, 1000, 1001, 5000}) {
+          if (bits == 4 && blockSize % 2 != 0)
+            continue;
+          all.push_back({type, bits, blockSize, n});
+        }
+  return all;
+}
+
+std::string describe(const Case &c) {
+  return "type " + std::to_string(static_cast<int>(c.type)) + ", " +
+         std::to_string(c.bits) + " bits, blocks of " +
+         std::to_string(c.blockSize) + ", n " + std::to_string(c.n);
+}
+
+constexpr size_t kScaleOffset = 3; // scales at an odd byte, as when packed
+
+TEST(QuantizeGpu, QuantizesAsTheHostBitForBit) {
+  ZERO_REQUIRE_CUDA();
+  unsigned seed = 1;
+  for (const Case &c : cases())
+    for (bool nonFinite : {false, true}) {
+      SCOPED_TRACE(describe(c) + (nonFinite ? ", with inf and NaN" : ""));
+      const std::vector<uint8_t> in = asElements(
+          makeFloats(c.n, c.blockSize, nonFinite, seed++), c.type);
+      const size_t valueBytes =
+          static_cast<size_t>(getQuantizedBytes(c.n, c.bits));
+      const size_t scaleBytes =
+          static_cast<size_t>(4 * getNumBlocks(c.n, c.blockSize));
+      std::vector<uint8_t> values(valueBytes), scales(kScaleOffset + scaleBytes);
+      host::quantizeElements(in.data(), host::getQuantizedFormat(c.type), c.n,
+                             c.bits, c.blockSize, values.data(),
+                             scales.data() + kScaleOffset);
+
+      DeviceBytes input(in.size()), outValues(valueBytes),
+          outScales(kScaleOffset + scaleBytes);
+      input.upload(in.data(), in.size());
+      // Garbage first: every byte must be written.
+      ASSERT_EQ(cudaMemset(outValues.data, 0xA5, valueBytes), cudaSuccess);
+      Status status = cuda::enqueueQuantizeBlocks(
+          input.data, c.type, c.n, c.bits, c.blockSize, outValues.data,
+          outScales.get() + kScaleOffset, nullptr);
+      ASSERT_TRUE(status.isOk()) << status.toString();
+      EXPECT_EQ(outScales.download(scaleBytes, kScaleOffset),
+                std::vector<uint8_t>(scales.begin() + kScaleOffset,
+                                     scales.end()));
+      EXPECT_EQ(outValues.download(valueBytes), values);
+    }
+}
+
+TEST(QuantizeGpu, DequantizesAsTheHostBitForBit) {
+  ZERO_REQUIRE_CUDA();
+  unsigned seed = 100;
+  for (const Case &c : cases()) {
+    SCOPED_TRACE(describe(c));
+    const std::vector<uint8_t> in =
+        asElements(makeFloats(c.n, c.blockSize, true, seed++), c.type);
+    const size_t valueBytes =
+        static_cast<size_t>(getQuantizedBytes(c.n, c.bits));
+    const size_t scaleBytes =
+        static_cast<size_t>(4 * getNumBlocks(c.n, c.blockSize));
+    std::vector<uint8_t> packed(kScaleOffset + scaleBytes + valueBytes);
+    uint8_t *scales = packed.data() + kScaleOffset;
+    uint8_t *values = scales + scaleBytes;
+    const host::QuantizedFormat format = host::getQuantizedFormat(c.type);
+    host::quantizeElements(in.data(), format, c.n, c.bits, c.blockSize,
+                           values, scales);
+    std::vector<uint8_t> expected(in.size());
+    host::dequantizeElements(values, scales, c.n, c.bits, c.blockSize, format,
+                             expected.data());
+
+    DeviceBytes device(packed.size()), out(in.size());
+    device.upload(packed.data(), packed.size());
+    Status status = cuda::enqueueDequantizeBlocks(
+        device.get() + kScaleOffset + scaleBytes, device.get() + kScaleOffset,
+        c.n, c.bits, c.blockSize, c.type, out.data, nullptr);
+    ASSERT_TRUE(status.isOk()) << status.toString();
+    EXPECT_EQ(out.download(in.size()), expected);
+  }
+}
+
+// qgZ's hop: sums += dequantized, in f32, sender after sender; then the
+// results rounded, divided by the group size for avg.
+TEST(QuantizeGpu, AccumulatesAndRoundsTheSumsAsTheHost) {
+  ZERO_REQUIRE_CUDA();
+  const int64_t n = 1001, blockSize = 64;
+  std::vector<float> sums = makeFloats(n, blockSize, false, 7);
+  std::vector<float> expected = sums;
+  DeviceBytes deviceSums(n * 4);
+  deviceSums.upload(sums.data(), n * 4);
+  for (unsigned sender = 0; sender < 3; ++sender) {
+    SCOPED_TRACE("sender " + std::to_string(sender));
+    const std::vector<float> x =
+        makeFloats(n, blockSize, sender == 2, 20 + sender);
+    const size_t valueBytes = static_cast<size_t>(getQuantizedBytes(n, 4));
+    const size_t scaleBytes = static_cast<size_t>(4 * getNumBlocks(n, blockSize));
+    std::vector<uint8_t> packed(1 + scaleBytes + valueBytes);
+    host::quantizeElements(x.data(), host::QuantizedFormat::F32, n, 4,
+                           blockSize, packed.data() + 1 + scaleBytes,
+                           packed.data() + 1);
+    host::accumulateDequantized(packed.data() + 1 + scaleBytes,
+                                packed.data() + 1, n, 4, blockSize,
+                                expected.data());
+    DeviceBytes device(packed.size());
+    device.upload(packed.data(), packed.size());
+    Status status = cuda::enqueueAccumulateDequantized(
+        device.get() + 1 + scaleBytes, device.get() + 1, n, 4, blockSize,
+        reinterpret_cast<float *>(deviceSums.data), nullptr);
+    ASSERT_TRUE(status.isOk()) << status.toString();
+    std::vector<uint8_t> bytes(n * 4);
+    std::memcpy(bytes.data(), expected.data(), bytes.size());
+    EXPECT_EQ(deviceSums.download(n * 4), bytes);
+  }
+  for (DType type : {DType::F32, DType::BF16, DType::F16})
+    for (int64_t divisor : {1, 3, 4}) {
+      SCOPED_TRACE("type " + std::to_string(static_cast<int>(type)) +
+                   ", divisor " + std::to_string(divisor));
+      const size_t bytes = static_cast<size_t>(n * getDTypeWidth(type));
+      std::vector<uint8_t> rounded(bytes);
+      host::roundSums(expected.data(), n, divisor,
+                      host::getQuantizedFormat(type), rounded.data());
+      DeviceBytes out(bytes);
+      Status status = cuda::enqueueRoundSums(
+          reinterpret_cast<const float *>(deviceSums.data), n, divisor, type,
+          out.data, nullptr);
+      ASSERT_TRUE(status.isOk()) << status.toString();
+      EXPECT_EQ(out.download(bytes), rounded);
+    }
+}
+
+TEST(QuantizeGpu, RefusesWhatTheQuantizerDoesNotTake) {
+  ZERO_REQUIRE_CUDA();
+  DeviceBytes buffer(64);
+  Status odd = cuda::enqueueQuantizeBlocks(buffer.data, DType::F32, 8, 4, 3,
+                                           buffer.data, buffer.data, nullptr);
+  EXPECT_EQ(odd.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(odd.message().find("4 bits in blocks of 3"), std::string::npos)
+      << odd.message();
+  Status type = cuda::enqueueDequantizeBlocks(buffer.data, buffer.data, 8, 8,
+                                              4, DType::F64, buffer.data,
+                                              nullptr);
+  EXPECT_EQ(type.code(), StatusCode::kInvalidArgument);
+}
+
+} // namespace

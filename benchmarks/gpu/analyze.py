@@ -345,6 +345,10 @@ def cmd_checks(args):
     checks = [c for c in manifest["checks"]
               if args.world_size is None or
               c.get("world_size", 1) == args.world_size]
+    if not checks:
+        # A manifest from an older compile_schedules.sh: say so, do not pass.
+        sys.exit("analyze.py: the manifest has no check of world size %s; "
+                 "run compile_schedules.sh again" % args.world_size)
     for check in checks:
         name = check["name"]
         world = check.get("world_size", 1)

@@ -145,7 +145,10 @@ make_check gpt-bf16-s3-n2 f32 gpt 4 bf16 2 "${gather3[@]}" --zero-set=bf16.enabl
 nodes=(--zero-ranks-per-node=2)
 make_check gpt-f32-mics-n4 f32 gpt 5 f32 4 "${gather3[@]}" "${nodes[@]}" \
   --zero-set=zero_optimization.mics_shard_size=2
+# hpZ keeps a copy only of a parameter gathered again after other traffic:
+# reuse distance 0 makes the backward gather every parameter again.
 make_check gpt-f32-hpz-n4 f32 gpt 5 f32 4 "${gather3[@]}" "${nodes[@]}" \
+  --zero-set=zero_optimization.stage3_max_reuse_distance=0 \
   --zero-set=zero_optimization.zero_hpz_partition_size=2
 make_check gpt-f32-mics-hier-n4 f32 gpt 5 f32 4 "${gather3[@]}" "${nodes[@]}" \
   --zero-set=zero_optimization.mics_shard_size=4 \

@@ -111,8 +111,8 @@ namespace {
 
 // The canvas, in SVG user units (pixels).
 constexpr int kWidth = 1200;
-constexpr int kPlotLeft = 100;
-constexpr int kPlotWidth = 800;
+constexpr int kPlotLeft = 80;
+constexpr int kPlotWidth = 780;
 constexpr int kLegendLeft = kPlotLeft + kPlotWidth + 30;
 constexpr int kHeaderHeight = 40;
 constexpr int kPanelHeight = 380;
@@ -237,7 +237,9 @@ public:
         spaces.push_back(space);
   }
 
-  void writeSvg();
+  /// `titled`: the picture's first line names the step (the page has its
+  /// own heading instead).
+  void writeSvg(bool titled = true);
   void writeHtml();
 
 private:
@@ -267,8 +269,9 @@ private:
 
 } // namespace
 
-void TimelineWriter::writeSvg() {
-  int height = kHeaderHeight + kPanelHeight * spaces.size();
+void TimelineWriter::writeSvg(bool titled) {
+  int header = titled ? kHeaderHeight : 0;
+  int height = header + kPanelHeight * spaces.size();
   os << llvm::formatv(
       "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"{0}\" "
       "height=\"{1}\" viewBox=\"0 0 {0} {1}\" font-family=\"sans-serif\" "
@@ -276,11 +279,12 @@ void TimelineWriter::writeSvg() {
       kWidth, height, plan.getNumPoints());
   os << llvm::formatv("<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n",
                       kWidth, height);
-  os << llvm::formatv("<text x=\"{0}\" y=\"26\" font-size=\"16\" "
-                      "font-weight=\"bold\">{1}</text>\n",
-                      kPlotLeft, escape(getTitle()));
+  if (titled)
+    os << llvm::formatv("<text x=\"{0}\" y=\"26\" font-size=\"16\" "
+                        "font-weight=\"bold\">{1}</text>\n",
+                        kPlotLeft, escape(getTitle()));
   for (auto [i, space] : llvm::enumerate(spaces))
-    writePanel(space, kHeaderHeight + kPanelHeight * i);
+    writePanel(space, header + kPanelHeight * i);
   os << "</svg>\n";
 }
 
@@ -484,7 +488,7 @@ void TimelineWriter::writeLegend(MemorySpace space, int top) {
         "x=\"{2}\" y=\"{3}\"><title>{0} ({4})</title>{5}: {6}</text>\n",
         escape(buffer.name), buffer.size, kLegendLeft, y,
         getBufferCategoryName(buffer.category),
-        escape(shorten(dropDirectories(buffer.name), 34)),
+        escape(shorten(dropDirectories(buffer.name), 30)),
         escape(formatShortByteSize(buffer.size)));
   }
 }
@@ -504,7 +508,7 @@ void TimelineWriter::writeHtml() {
   os << "<h1>" << escape(title) << "</h1>\n";
   os << "<p>Bytes reserved at each program point of one rank's step, "
         "stacked by what they hold, as zero-plan-memory placed them.</p>\n";
-  writeSvg();
+  writeSvg(/*titled=*/false);
   for (MemorySpace space : spaces) {
     MemoryPlan::Peak peak = plan.getMaxLive(space);
     if (peak.bytes == 0)

@@ -184,11 +184,11 @@ MlirLogicalResult zeroRunPipelineWithConfig(MlirModule module,
   bool refused = false;
   for (const mlir::zero::ConfigFinding &finding :
        mlir::zero::applyDeepSpeedConfig(*config, options)) {
-    bool error = finding.kind == mlir::zero::ConfigFinding::Kind::Error;
-    refused |= error;
+    refused |= finding.kind == mlir::zero::ConfigFinding::Kind::Error;
     deliver(outputs.diagnostic,
-            (error ? "error: " : "warning: ") + finding.key +
-                (error ? ": " : " has no effect: ") + finding.message,
+            StringRef(::zero::formatDiagnostics(
+                          mlir::zero::diagnoseFinding(*settings, finding)))
+                .rtrim('\n'),
             outputs.userData);
   }
   if (refused)

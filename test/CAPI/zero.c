@@ -315,7 +315,7 @@ static void testDiagnostics(const char *step, const char *prefix) {
           "{\"fp16\": {\"enabled\": true, \"auto_cast\": true}}", 2);
   // CHECK-LABEL: @refused
   // CHECK:       result: failure
-  // CHECK-NEXT:  error: fp16.auto_cast: true is not supported yet: {{.+}}
+  // CHECK-NEXT:  <deepspeed-config>:1:{{[0-9]+}}: error: fp16.auto_cast: true is not supported yet: {{.+}}
   // CHECK:       report: no
 
   // A knob the configuration library finds without effect, and one the
@@ -330,8 +330,11 @@ static void testDiagnostics(const char *step, const char *prefix) {
   // CHECK-NEXT:  <deepspeed-config>:1:66: warning:
   // CHECK-SAME:  zero_optimization.stage3_max_live_parameters only applies at
   // CHECK-SAME:  stage 3 (stage is 1)
-  // CHECK:       warning: activation_checkpointing.number_checkpoints has no
+  // The pipeline's finding points at the key, as zero-opt's do.
+  // CHECK:       <deepspeed-config>:2:53: warning: activation_checkpointing.number_checkpoints has no
   // CHECK-SAME:  effect: activation checkpointing is off: {{.+}}
+  // CHECK-NEXT:  "activation_checkpointing": {"number_checkpoints": 2}}
+  // CHECK-NEXT:  ^
   // CHECK-NEXT:  report: yes
   // CHECK-NEXT:  schedule: yes
 

@@ -349,14 +349,9 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   bool refused = false;
   for (const mlir::zero::ConfigFinding &finding :
        mlir::zero::applyDeepSpeedConfig(*config, options)) {
-    bool error = finding.kind == mlir::zero::ConfigFinding::Kind::Error;
-    ::zero::DeepSpeedConfigSettings::KnobOrigin origin =
-        settings->getKnobOrigin(finding.key);
-    llvm::errs() << ::zero::formatDiagnostics(settings->diagnose(
-        origin.loc,
-        error ? llvm::SourceMgr::DK_Error : llvm::SourceMgr::DK_Warning,
-        origin.name + (error ? ": " : " has no effect: ") + finding.message));
-    refused |= error;
+    llvm::errs() << ::zero::formatDiagnostics(
+        mlir::zero::diagnoseFinding(*settings, finding));
+    refused |= finding.kind == mlir::zero::ConfigFinding::Kind::Error;
   }
   if (refused)
     return failure();

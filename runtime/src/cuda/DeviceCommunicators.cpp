@@ -100,7 +100,14 @@ checkCollective(CollectiveKind kind, const void *send, const void *recv,
     buffers.recvBytes = bytes * size;
     break;
   case CollectiveKind::AllGatherBlocks:
-    // From the first rank's first block to the last rank's last.
+    if (held->counts.size() != held->strides.size())
+      return ZERO_ERROR(kInvalidArgument,
+                        describeCall(rank, context) + ": a block grid of " +
+                            std::to_string(held->counts.size()) +
+                            " counts and " +
+                            std::to_string(held->strides.size()) + " strides");
+    // From the first rank's first block to the last rank's last (the ranks'
+    // blocks may interleave: a stride below the extent is allowed).
     buffers.sendBytes = buffers.recvBytes =
         held->extent() == 0 ? 0 : (size - 1) * peerStride + held->extent();
     buffers.inPlace = true;

@@ -383,12 +383,17 @@ ncclResult_t NcclCommunicator::enqueuePointToPoint(const Call &call) {
   ncclResult_t result = ncclGroupStart();
   if (result != ncclSuccess)
     return result;
+  // A non-blocking communicator may answer ncclInProgress to each call of
+  // the group: the group goes on; the first real error stops it.
+  auto queued = [&] {
+    return result == ncclSuccess || result == ncclInProgress;
+  };
   auto both = [&](const std::byte *from, std::byte *to, int64_t bytes,
                   int peer) {
-    if (result == ncclSuccess)
+    if (queued())
       result = ncclSend(from, static_cast<size_t>(bytes), ncclUint8, peer,
                         comm_, call.stream);
-    if (result == ncclSuccess)
+    if (queued())
       result = ncclRecv(to, static_cast<size_t>(bytes), ncclUint8, peer,
                         comm_, call.stream);
   };
@@ -412,7 +417,7 @@ ncclResult_t NcclCommunicator::enqueuePointToPoint(const Call &call) {
   // The group ends even after a failed call, so that NCCL's group state is
   // left clean; the first failure is the answer.
   ncclResult_t ended = ncclGroupEnd();
-  return result != ncclSuccess ? result : ended;
+  return queued() ? ended : result;
 }
 
 Status NcclCommunicator::runOnDevice(const Call &call) {

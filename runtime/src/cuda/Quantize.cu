@@ -31,7 +31,9 @@ namespace {
 
 using namespace quantize;
 
-constexpr int kThreads = 256; // a power of two: the tree below halves it
+constexpr int kThreads = 256;
+static_assert((kThreads & (kThreads - 1)) == 0,
+              "the absmax tree halves kThreads down to 1");
 
 template <DType type> __device__ float loadElement(const void *in, int64_t i) {
   if constexpr (type == DType::F32)
@@ -56,10 +58,11 @@ __device__ void storeElement(void *out, int64_t i, float value) {
   }
 }
 
+// Launched with kThreads threads: the shared array and the tree assume it.
 template <DType type>
-__global__ void quantizeKernel(const void *in, int64_t n, int bits,
-                               int64_t blockSize, int64_t numBlocks,
-                               uint8_t *values, void *scales) {
+__global__ void __launch_bounds__(kThreads)
+    quantizeKernel(const void *in, int64_t n, int bits, int64_t blockSize,
+                   int64_t numBlocks, uint8_t *values, void *scales) {
   __shared__ float partial[kThreads];
   const int maxLevel = getMaxLevel(bits);
   for (int64_t block = blockIdx.x; block < numBlocks; block += gridDim.x) {
@@ -70,7 +73,7 @@ __global__ void quantizeKernel(const void *in, int64_t n, int bits,
       absmax = maxMagnitude(absmax, getMagnitude(loadElement<type>(in, i)));
     partial[threadIdx.x] = absmax;
     __syncthreads();
-    for (unsigned half = blockDim.x / 2; half > 0; half /= 2) {
+    for (unsigned half = kThreads / 2; half > 0; half /= 2) {
       if (threadIdx.x < half)
         partial[threadIdx.x] =
             maxMagnitude(partial[threadIdx.x], partial[threadIdx.x + half]);
@@ -116,17 +119,17 @@ __global__ void accumulateKernel(const uint8_t *values, const void *scales,
                                  float *sums) {
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    sums[i] += dequantizeLevel(loadLevel(values, i, bits),
-                               loadScale(scales, i / blockSize));
+    sums[i] =
+        addToSum(sums[i], dequantizeLevel(loadLevel(values, i, bits),
+                                          loadScale(scales, i / blockSize)));
 }
 
 template <DType type>
 __global__ void roundSumsKernel(const float *sums, int64_t n, int64_t divisor,
                                 void *out) {
-  const float by = static_cast<float>(divisor);
   for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
        i += int64_t(gridDim.x) * blockDim.x)
-    storeElement<type>(out, i, divisor == 1 ? sums[i] : sums[i] / by);
+    storeElement<type>(out, i, divideSum(sums[i], divisor));
 }
 
 /// Calls `fn` with the float type as a compile-time constant.

@@ -17,7 +17,9 @@ namespace zero::runtime::host {
 
 namespace {
 
+using quantize::addToSum;
 using quantize::dequantizeLevel;
+using quantize::divideSum;
 using quantize::getLevel;
 using quantize::getMaxLevel;
 using quantize::loadLevel;
@@ -148,17 +150,16 @@ void accumulateDequantized(const uint8_t *in, const void *scales, int64_t n,
   for (int64_t begin = 0, block = 0; begin < n; begin += blockSize, ++block) {
     float scale = loadScale(scales, block);
     for (int64_t i = begin; i < std::min(n, begin + blockSize); ++i)
-      sums[i] += dequantizeLevel(loadLevel(in, i, bits), scale);
+      sums[i] =
+          addToSum(sums[i], dequantizeLevel(loadLevel(in, i, bits), scale));
   }
 }
 
 void roundSums(const float *sums, int64_t n, int64_t divisor,
                QuantizedFormat format, void *out) {
-  const float by = static_cast<float>(divisor);
   dispatchFormat(format, [&](auto as) {
     for (int64_t i = 0; i < n; ++i)
-      storeElement<decltype(as)::value>(out, i,
-                                        divisor == 1 ? sums[i] : sums[i] / by);
+      storeElement<decltype(as)::value>(out, i, divideSum(sums[i], divisor));
   });
 }
 

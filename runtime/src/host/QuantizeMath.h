@@ -27,14 +27,37 @@ namespace zero::runtime::quantize {
 /// qmax: 127 for 8 bits, 7 for 4.
 ZERO_HD inline int getMaxLevel(int bits) { return (1 << (bits - 1)) - 1; }
 
+ZERO_HD inline uint32_t getBits(float x) {
+  uint32_t bits;
+  std::memcpy(&bits, &x, sizeof(bits));
+  return bits;
+}
+
+ZERO_HD inline float fromBits(uint32_t bits) {
+  float x;
+  std::memcpy(&x, &bits, sizeof(x));
+  return x;
+}
+
+/// The one NaN the quantizer's results hold: the positive quiet NaN
+/// 0x7fc00000. IEEE leaves which NaN an operation on a NaN returns to the
+/// machine (x86 keeps the operand's, NVIDIA GPUs return 0x7fffffff), so
+/// every result that may be a NaN is made this one (canonicalize).
+ZERO_HD inline float getCanonicalNaN() { return fromBits(0x7fc00000u); }
+
+/// x, or the canonical NaN when x is a NaN.
+ZERO_HD inline float canonicalize(float x) {
+  return x != x ? getCanonicalNaN() : x;
+}
+
 /// What element x contributes to its block's absmax: |x|, or infinity when
 /// x is not finite, so that the block's scale becomes NaN (getScale). Never
 /// NaN, so that the maximum of magnitudes is exact in any order (the GPU
-/// reduces a block in a tree, the host left to right).
+/// reduces a block in a tree, the host left to right). Bit tests, not
+/// std::isfinite and std::fabs, which are host functions to nvcc.
 ZERO_HD inline float getMagnitude(float x) {
-  // The macros, not numeric_limits: nvcc does not call its constexpr host
-  // functions from device code.
-  return std::isfinite(x) ? std::fabs(x) : INFINITY;
+  uint32_t magnitude = getBits(x) & 0x7fffffffu;
+  return magnitude >= 0x7f800000u ? INFINITY : fromBits(magnitude);
 }
 
 /// The larger of two magnitudes.
@@ -44,7 +67,7 @@ ZERO_HD inline float maxMagnitude(float a, float b) { return a < b ? b : a; }
 /// for zeros, NaN when an element was not finite.
 ZERO_HD inline float getScale(float absmax, int maxLevel) {
   if (!(absmax <= FLT_MAX))
-    return NAN;
+    return getCanonicalNaN();
   return absmax / static_cast<float>(maxLevel);
 }
 
@@ -82,9 +105,20 @@ ZERO_HD inline int loadLevel(const uint8_t *in, int64_t i, int bits) {
   return nibble >= 8 ? nibble - 16 : nibble;
 }
 
-/// A level's value: level * scale in f32.
+/// A level's value: level * scale in f32 (the canonical NaN in a block of
+/// NaN scale).
 ZERO_HD inline float dequantizeLevel(int level, float scale) {
-  return static_cast<float>(level) * scale;
+  return canonicalize(static_cast<float>(level) * scale);
+}
+
+/// A running sum of dequantized values plus one more (qgZ's hop sums).
+ZERO_HD inline float addToSum(float sum, float value) {
+  return canonicalize(sum + value);
+}
+
+/// A sum divided by `divisor` (avg; 1 leaves it as it is).
+ZERO_HD inline float divideSum(float sum, int64_t divisor) {
+  return divisor == 1 ? sum : canonicalize(sum / static_cast<float>(divisor));
 }
 
 /// Scale `block` of scales stored as f32 bytes at any alignment (the packed

@@ -875,6 +875,18 @@ mlir::zero::applyDeepSpeedConfig(const ::zero::DeepSpeedConfig &config,
   return context;
 }
 
+llvm::SMDiagnostic
+mlir::zero::diagnoseFinding(const ::zero::DeepSpeedConfigSettings &settings,
+                            const ConfigFinding &finding) {
+  bool error = finding.kind == ConfigFinding::Kind::Error;
+  ::zero::DeepSpeedConfigSettings::KnobOrigin origin =
+      settings.getKnobOrigin(finding.key);
+  return settings.diagnose(
+      origin.loc,
+      error ? llvm::SourceMgr::DK_Error : llvm::SourceMgr::DK_Warning,
+      origin.name + (error ? ": " : " has no effect: ") + finding.message);
+}
+
 std::vector<std::pair<std::string, std::string>> mlir::zero::getKnobRoutes() {
   std::vector<std::pair<std::string, std::string>> routes;
   for (const ::zero::KnobInfo &knob : ::zero::getKnobs()) {

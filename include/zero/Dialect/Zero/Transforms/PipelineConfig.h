@@ -64,6 +64,15 @@ std::vector<ConfigFinding>
 applyDeepSpeedConfig(const ::zero::DeepSpeedConfig &config,
                      ZeroPipelineOptions &options);
 
+/// `finding` as a diagnostic of the settings the configuration was resolved
+/// from: at the key that set the knob (the last override, else the file's
+/// member; no position for a knob at its default), named as written there,
+/// "KEY: MESSAGE" for an error and "KEY has no effect: MESSAGE" for a
+/// warning. zero-opt and the C API print findings through it.
+llvm::SMDiagnostic
+diagnoseFinding(const ::zero::DeepSpeedConfigSettings &settings,
+                const ConfigFinding &finding);
+
 /// Every key of the config library's table and where it goes: the pipeline
 /// option and pass that read it, the reason it is refused or warned about,
 /// or "UNHANDLED" for a supported key that applyDeepSpeedConfig does not

@@ -1,0 +1,146 @@
+//===- zero-embed.cpp - a compiler driver that embeds zero-opt ------------===//
+//
+// A compiler of its own, built out of tree against the installed ZeroOpt
+// package (docs/Embedding.md): it registers the dialects it reads and the zero
+// dialect, the zero passes next to a pass of its own, parses a training step,
+// runs the ZeRO pipeline from C++ with options taken from its own flags, and
+// writes the schedule that zero-run executes:
+//
+//   zero-embed mlp.mlir --stage=3 --world-size=2 -o mlp.json
+//
+// `--zero-options="optimizer=sgd lr=0.01 ..."` sets any other knob of the
+// pipeline (ZeroPipelineOptions, docs/Passes.md), `--passes=PIPELINE` runs
+// registered passes (zero's, upstream's, this driver's) after it.
+//
+//===----------------------------------------------------------------------===//
+
+#include "mlir/Dialect/Arith/IR/Arith.h"
+#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
+#include "mlir/Dialect/Func/IR/FuncOps.h"
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
+#include "mlir/Dialect/Math/IR/Math.h"
+#include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/Dialect/Shard/IR/ShardDialect.h"
+#include "mlir/Dialect/Tensor/IR/Tensor.h"
+#include "mlir/IR/BuiltinOps.h"
+#include "mlir/IR/MLIRContext.h"
+#include "mlir/Parser/Parser.h"
+#include "mlir/Pass/Pass.h"
+#include "mlir/Pass/PassManager.h"
+#include "mlir/Pass/PassRegistry.h"
+#include "mlir/Support/FileUtilities.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "zero/Dialect/Zero/IR/ZeroOps.h"
+#include "zero/Dialect/Zero/Transforms/Passes.h"
+#include "zero/Dialect/Zero/Transforms/Pipeline.h"
+#include "zero/Target/Schedule/ScheduleEmitter.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/SourceMgr.h"
+#include "llvm/Support/ToolOutputFile.h"
+
+using namespace mlir;
+
+namespace {
+llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
+                                         llvm::cl::desc("<training step>"),
+                                         llvm::cl::Required);
+llvm::cl::opt<std::string> outputFilename(
+    "o", llvm::cl::desc("Write the schedule here"),
+    llvm::cl::value_desc("FILE"), llvm::cl::init("-"));
+llvm::cl::opt<int64_t> stage("stage", llvm::cl::desc("ZeRO stage (0-3)"),
+                             llvm::cl::init(3));
+llvm::cl::opt<int64_t> worldSize("world-size",
+                                 llvm::cl::desc("Data-parallel ranks"),
+                                 llvm::cl::init(1));
+llvm::cl::opt<std::string> zeroOptions(
+    "zero-options",
+    llvm::cl::desc("More pipeline options, as --zero-pipeline takes them"),
+    llvm::cl::value_desc("OPTIONS"), llvm::cl::init(""));
+llvm::cl::opt<std::string>
+    passes("passes",
+           llvm::cl::desc("A pass pipeline to run after the ZeRO pipeline"),
+           llvm::cl::value_desc("PIPELINE"), llvm::cl::init(""));
+
+/// The dialects this compiler reads and writes: those of the training step
+/// and of the rank step that the ZeRO pipeline makes of it (zero-opt's list).
+void registerDialects(DialectRegistry &registry) {
+  registry.insert<zero::ZeroDialect, arith::ArithDialect,
+                  bufferization::BufferizationDialect, func::FuncDialect,
+                  linalg::LinalgDialect, math::MathDialect,
+                  ml_program::MLProgramDialect, scf::SCFDialect,
+                  shard::ShardDialect, tensor::TensorDialect>();
+}
+
+/// This compiler's own pass: counts the collectives that the pipeline
+/// inserted into the training step, with the zero dialect's C++ API.
+struct CountCollectivesPass
+    : public PassWrapper<CountCollectivesPass, OperationPass<ModuleOp>> {
+  MLIR_DEFINE_EXPLICIT_INTERNAL_INLINE_TYPE_ID(CountCollectivesPass)
+
+  StringRef getArgument() const final { return "embed-count-collectives"; }
+  StringRef getDescription() const final {
+    return "Print how many collectives of each kind the module starts";
+  }
+
+  void runOnOperation() override {
+    int64_t allGathers = 0, reduceScatters = 0, allReduces = 0;
+    getOperation().walk([&](Operation *op) {
+      allGathers += isa<zero::AllGatherStartOp>(op);
+      reduceScatters += isa<zero::ReduceScatterStartOp>(op);
+      allReduces += isa<zero::AllReduceStartOp>(op);
+    });
+    llvm::errs() << "zero-embed: " << allGathers << " all_gather, "
+                 << reduceScatters << " reduce_scatter, " << allReduces
+                 << " all_reduce\n";
+  }
+};
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM initLLVM(argc, argv);
+  // The zero passes and pipeline and this driver's pass, for --passes.
+  zero::registerZeroPasses();
+  zero::registerZeroPipeline();
+  PassRegistration<CountCollectivesPass>();
+  llvm::cl::ParseCommandLineOptions(argc, argv,
+                                    "zero-embed: a compiler embedding zero-opt");
+
+  // The pipeline's options: the string first, then this driver's flags.
+  zero::ZeroPipelineOptions options;
+  if (failed(options.parseFromString(zeroOptions)))
+    return 1;
+  options.stage = stage;
+  options.worldSize = worldSize;
+
+  DialectRegistry registry;
+  registerDialects(registry);
+  MLIRContext context(registry);
+  llvm::SourceMgr sourceMgr;
+  SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
+  OwningOpRef<ModuleOp> module =
+      parseSourceFile<ModuleOp>(inputFilename, sourceMgr, &context);
+  if (!module)
+    return 1;
+
+  PassManager pm(&context);
+  zero::buildZeroPipeline(pm, options);
+  pm.addPass(std::make_unique<CountCollectivesPass>());
+  if (!passes.empty() && failed(parsePassPipeline(passes, pm)))
+    return 1;
+  if (failed(pm.run(*module)))
+    return 1;
+
+  std::string error;
+  std::unique_ptr<llvm::ToolOutputFile> output =
+      openOutputFile(outputFilename, &error);
+  if (!output) {
+    llvm::errs() << "zero-embed: " << error << "\n";
+    return 1;
+  }
+  if (failed(zero::translateModuleToSchedule(*module, output->os())))
+    return 1;
+  output->keep();
+  return 0;
+}

@@ -117,6 +117,9 @@ int main(int argc, char **argv) {
   DialectRegistry registry;
   registerDialects(registry);
   MLIRContext context(registry);
+  // A diagnostic names its op by location; the whole op (a training step of
+  // thousands of lines) would drown it.
+  context.printOpOnDiagnostic(false);
   llvm::SourceMgr sourceMgr;
   SourceMgrDiagnosticHandler diagnostics(sourceMgr, &context);
   OwningOpRef<ModuleOp> module =

@@ -4,11 +4,14 @@
 # examples/embed/ against the prefix and runs them. Fails if
 #   - an installed CMake file or binary points into the source or build tree,
 #   - an installed header does not compile with only the prefix and MLIR
-#     (one that includes a header that is not installed),
+#     (one that includes a header that is not installed), or a C program does
+#     not link the C API's imported target,
 #   - the C++ example (zero-embed) writes another schedule than the installed
 #     zero-opt does with the same pipeline options, byte for byte,
 #   - the C example (zero-embed-run, on 2 MPI ranks) prints other losses than
-#     the installed zero-run computes for that schedule and seed, to the bit.
+#     the installed zero-run computes for that schedule and seed, to the bit,
+#   - upstream mlir-opt with the installed ZeroPlugin compiles the step into
+#     other IR than the installed zero-opt.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
@@ -47,11 +50,21 @@ done
 
 echo "== every installed header compiles against the prefix and MLIR alone"
 mkdir -p "$work/headers-src"
-(cd "$prefix/include" && find zero -name '*.h' ! -path 'zero/runtime/*' |
+(cd "$prefix/include" && find zero zero-c -name '*.h' ! -path 'zero/runtime/*' |
   sort | sed 's/.*/#include "&"/') > "$work/headers-src/compiler.cpp"
 (cd "$prefix/include" && find zero/runtime -name '*.h' |
   sort | sed 's/.*/#include "&"/') > "$work/headers-src/runtime.cpp"
 echo '#include "zero/runtime/zero_runtime.h"' > "$work/headers-src/capi.c"
+cat > "$work/headers-src/zero-c.c" <<'C'
+#include "zero-c/Zero.h"
+int main(void) {
+  MlirDialectRegistry registry = mlirDialectRegistryCreate();
+  zeroRegisterDialects(registry);
+  mlirDialectRegistryDestroy(registry);
+  zeroRegisterPasses();
+  return 0;
+}
+C
 cat > "$work/headers-src/CMakeLists.txt" <<'CMAKE'
 cmake_minimum_required(VERSION 3.20)
 project(zero-installed-headers LANGUAGES C CXX)
@@ -62,8 +75,11 @@ add_library(compiler-headers OBJECT compiler.cpp)
 target_link_libraries(compiler-headers PRIVATE ${ZERO_OPT_LIBRARIES})
 add_library(runtime-headers OBJECT runtime.cpp capi.c)
 target_link_libraries(runtime-headers PRIVATE ZeroRuntime::zero_runtime)
+add_executable(zero-c zero-c.c)
+target_link_libraries(zero-c PRIVATE MLIRZeroCAPI)
 CMAKE
 build_against_prefix "$work/headers-src" "$work/headers"
+"$work/headers/zero-c" || fail "a C program of the C API failed"
 echo "$(wc -l < "$work/headers-src/compiler.cpp") compiler headers," \
   "$(wc -l < "$work/headers-src/runtime.cpp") runtime headers"
 
@@ -100,3 +116,15 @@ PY
 diff reference.txt embedded.txt ||
   fail "zero-embed-run and zero-run computed other losses"
 echo "the losses of zero-run, to the bit"
+
+mlir_opt=${ZERO_MLIR_OPT:-/usr/lib/llvm-22/bin/mlir-opt}
+echo "== mlir-opt mlp.mlir --load-dialect-plugin=\$prefix/lib/ZeroPlugin.so --load-pass-plugin=\$prefix/lib/ZeroPlugin.so --pass-pipeline='builtin.module(zero-pipeline{stage=3 world-size=2})'"
+"$mlir_opt" mlp.mlir --load-dialect-plugin="$prefix/lib/ZeroPlugin.so" \
+  --load-pass-plugin="$prefix/lib/ZeroPlugin.so" \
+  --pass-pipeline='builtin.module(zero-pipeline{stage=3 world-size=2})' \
+  -o plugin.mlir
+"$prefix/bin/zero-opt" mlp.mlir --zero-pipeline='stage=3 world-size=2' \
+  -o reference.mlir
+cmp plugin.mlir reference.mlir ||
+  fail "mlir-opt with ZeroPlugin and zero-opt wrote other IR"
+echo "the IR of zero-opt --zero-pipeline='stage=3 world-size=2' ($(wc -l < plugin.mlir) lines)"

@@ -1,10 +1,10 @@
 //===- zero-embed.cpp - a compiler driver that embeds zero-opt ------------===//
 //
 // A compiler of its own, built out of tree against the installed ZeroOpt
-// package (docs/Embedding.md): it registers the dialects it reads and the zero
-// dialect, the zero passes next to a pass of its own, parses a training step,
-// runs the ZeRO pipeline from C++ with options taken from its own flags, and
-// writes the schedule that zero-run executes:
+// package (docs/Embedding.md): it registers the dialects it reads (the zero
+// dialect among them), the zero passes next to a pass of its own, parses a
+// training step, runs the ZeRO pipeline from C++ with options taken from its
+// own flags, and writes the schedule that zero-run executes:
 //
 //   zero-embed mlp.mlir --stage=3 --world-size=2 -o mlp.json
 //
@@ -14,15 +14,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "mlir/Dialect/Arith/IR/Arith.h"
-#include "mlir/Dialect/Bufferization/IR/Bufferization.h"
-#include "mlir/Dialect/Func/IR/FuncOps.h"
-#include "mlir/Dialect/Linalg/IR/Linalg.h"
-#include "mlir/Dialect/MLProgram/IR/MLProgram.h"
-#include "mlir/Dialect/Math/IR/Math.h"
-#include "mlir/Dialect/SCF/IR/SCF.h"
-#include "mlir/Dialect/Shard/IR/ShardDialect.h"
-#include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "mlir/IR/BuiltinOps.h"
 #include "mlir/IR/MLIRContext.h"
 #include "mlir/Parser/Parser.h"
@@ -30,10 +21,10 @@
 #include "mlir/Pass/PassManager.h"
 #include "mlir/Pass/PassRegistry.h"
 #include "mlir/Support/FileUtilities.h"
-#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Pipeline.h"
+#include "zero/InitAllDialects.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -46,9 +37,9 @@ namespace {
 llvm::cl::opt<std::string> inputFilename(llvm::cl::Positional,
                                          llvm::cl::desc("<training step>"),
                                          llvm::cl::Required);
-llvm::cl::opt<std::string> outputFilename(
-    "o", llvm::cl::desc("Write the schedule here"),
-    llvm::cl::value_desc("FILE"), llvm::cl::init("-"));
+llvm::cl::opt<std::string>
+    outputFilename("o", llvm::cl::desc("Write the schedule here"),
+                   llvm::cl::value_desc("FILE"), llvm::cl::init("-"));
 llvm::cl::opt<int64_t> stage("stage", llvm::cl::desc("ZeRO stage (0-3)"),
                              llvm::cl::init(3));
 llvm::cl::opt<int64_t> worldSize("world-size",
@@ -62,16 +53,6 @@ llvm::cl::opt<std::string>
     passes("passes",
            llvm::cl::desc("A pass pipeline to run after the ZeRO pipeline"),
            llvm::cl::value_desc("PIPELINE"), llvm::cl::init(""));
-
-/// The dialects this compiler reads and writes: those of the training step
-/// and of the rank step that the ZeRO pipeline makes of it (zero-opt's list).
-void registerDialects(DialectRegistry &registry) {
-  registry.insert<zero::ZeroDialect, arith::ArithDialect,
-                  bufferization::BufferizationDialect, func::FuncDialect,
-                  linalg::LinalgDialect, math::MathDialect,
-                  ml_program::MLProgramDialect, scf::SCFDialect,
-                  shard::ShardDialect, tensor::TensorDialect>();
-}
 
 /// This compiler's own pass: counts the collectives that the pipeline
 /// inserted into the training step, with the zero dialect's C++ API.
@@ -104,8 +85,8 @@ int main(int argc, char **argv) {
   zero::registerZeroPasses();
   zero::registerZeroPipeline();
   PassRegistration<CountCollectivesPass>();
-  llvm::cl::ParseCommandLineOptions(argc, argv,
-                                    "zero-embed: a compiler embedding zero-opt");
+  llvm::cl::ParseCommandLineOptions(
+      argc, argv, "zero-embed: a compiler embedding zero-opt");
 
   // The pipeline's options: the string first, then this driver's flags.
   zero::ZeroPipelineOptions options;
@@ -114,8 +95,11 @@ int main(int argc, char **argv) {
   options.stage = stage;
   options.worldSize = worldSize;
 
+  // The dialects this compiler reads and writes: those of a training step
+  // and of the rank step that the pipeline makes of it (zero-opt's), and
+  // any of its own.
   DialectRegistry registry;
-  registerDialects(registry);
+  zero::registerZeroDialects(registry);
   MLIRContext context(registry);
   // A diagnostic names its op by location; the whole op (a training step of
   // thousands of lines) would drown it.

@@ -15,6 +15,7 @@
 #ifndef ZERO_RUNTIME_HOST_QUANTIZEMATH_H
 #define ZERO_RUNTIME_HOST_QUANTIZEMATH_H
 
+#include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/Portable.h"
 
 #include <cfloat>
@@ -27,23 +28,11 @@ namespace zero::runtime::quantize {
 /// qmax: 127 for 8 bits, 7 for 4.
 ZERO_HD inline int getMaxLevel(int bits) { return (1 << (bits - 1)) - 1; }
 
-ZERO_HD inline uint32_t getBits(float x) {
-  uint32_t bits;
-  std::memcpy(&bits, &x, sizeof(bits));
-  return bits;
-}
-
-ZERO_HD inline float fromBits(uint32_t bits) {
-  float x;
-  std::memcpy(&x, &bits, sizeof(x));
-  return x;
-}
-
 /// The one NaN the quantizer's results hold: the positive quiet NaN
 /// 0x7fc00000. IEEE leaves which NaN an operation on a NaN returns to the
 /// machine (x86 keeps the operand's, NVIDIA GPUs return 0x7fffffff), so
 /// every result that may be a NaN is made this one (canonicalize).
-ZERO_HD inline float getCanonicalNaN() { return fromBits(0x7fc00000u); }
+ZERO_HD inline float getCanonicalNaN() { return getFloatFromBits(0x7fc00000u); }
 
 /// x, or the canonical NaN when x is a NaN.
 ZERO_HD inline float canonicalize(float x) {
@@ -56,8 +45,8 @@ ZERO_HD inline float canonicalize(float x) {
 /// reduces a block in a tree, the host left to right). Bit tests, not
 /// std::isfinite and std::fabs, which are host functions to nvcc.
 ZERO_HD inline float getMagnitude(float x) {
-  uint32_t magnitude = getBits(x) & 0x7fffffffu;
-  return magnitude >= 0x7f800000u ? INFINITY : fromBits(magnitude);
+  uint32_t magnitude = getFloatBits(x) & 0x7fffffffu;
+  return magnitude >= 0x7f800000u ? INFINITY : getFloatFromBits(magnitude);
 }
 
 /// The larger of two magnitudes.

@@ -41,12 +41,21 @@ ZERO_HD inline float f16ToFloat(uint16_t bits) {
 }
 inline double f16ToDouble(uint16_t bits) { return f16ToFloat(bits); }
 
+/// The bits of an f32, and the f32 of some bits (copied: no aliasing).
+ZERO_HD inline uint32_t getFloatBits(float value) {
+  uint32_t bits;
+  std::memcpy(&bits, &value, sizeof(bits));
+  return bits;
+}
+ZERO_HD inline float getFloatFromBits(uint32_t bits) {
+  float value;
+  std::memcpy(&value, &bits, sizeof(value));
+  return value;
+}
+
 /// The exact value of a bfloat16: its bits are the upper half of an f32.
 ZERO_HD inline float bf16ToFloat(uint16_t bits) {
-  uint32_t wide = static_cast<uint32_t>(bits) << 16;
-  float value;
-  std::memcpy(&value, &wide, sizeof(value));
-  return value;
+  return getFloatFromBits(static_cast<uint32_t>(bits) << 16);
 }
 
 /// Rounds an f32 to bfloat16; the same result as roundToBF16(double(value))
@@ -54,8 +63,7 @@ ZERO_HD inline float bf16ToFloat(uint16_t bits) {
 /// three are also the CUDA backend's (ZERO_HD), so that its quantized
 /// collectives read and write 16-bit floats as the host does.
 ZERO_HD inline uint16_t floatToBF16(float value) {
-  uint32_t bits;
-  std::memcpy(&bits, &value, sizeof(bits));
+  uint32_t bits = getFloatBits(value);
   if ((bits & 0x7fffffffu) > 0x7f800000u) // NaN: keep the sign, make it quiet
     return static_cast<uint16_t>((bits >> 16) | 0x0040u);
   bits += 0x7fffu + ((bits >> 16) & 1u);

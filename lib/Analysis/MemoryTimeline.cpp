@@ -255,8 +255,12 @@ private:
   }
   void writePanel(MemorySpace space, int top);
   void writeAxes(int top, double yMax);
-  void writePeak(MemorySpace space, int top, double yMax);
-  void writeLegend(MemorySpace space, int top);
+  /// The peak of the panel at `top`, computed once by writePanel.
+  void writePeak(MemoryPlan::Peak peak, int top, double yMax);
+  /// The categories' peaks (from `series`, the panel's bytes by category
+  /// and point) and the largest tensors at the space's `peak`.
+  void writeLegend(MemorySpace space, int top, MemoryPlan::Peak peak,
+                   ArrayRef<SmallVector<int64_t>> series);
 
   llvm::raw_ostream &os;
   const MemoryPlan &plan;
@@ -391,8 +395,8 @@ void TimelineWriter::writePanel(MemorySpace space, int top) {
                         escape(formatShortByteSize(*budget)));
   }
   if (peak.bytes > 0)
-    writePeak(space, top, yMax);
-  writeLegend(space, top);
+    writePeak(peak, top, yMax);
+  writeLegend(space, top, peak, series);
   os << "</g>\n";
 }
 
@@ -431,8 +435,7 @@ void TimelineWriter::writeAxes(int top, double yMax) {
                       kPlotLeft + kPlotWidth / 2, plotBottom + 36);
 }
 
-void TimelineWriter::writePeak(MemorySpace space, int top, double yMax) {
-  MemoryPlan::Peak peak = plan.getMaxLive(space);
+void TimelineWriter::writePeak(MemoryPlan::Peak peak, int top, double yMax) {
   int plotTop = top + kPlotTop, plotBottom = plotTop + kPlotHeight;
   double x = getPointX(peak.point + 0.5);
   double y = plotBottom - peak.bytes / yMax * kPlotHeight;
@@ -456,23 +459,24 @@ void TimelineWriter::writePeak(MemorySpace space, int top, double yMax) {
       escape(shorten(dropDirectories(describeOp(op)), 60)));
 }
 
-void TimelineWriter::writeLegend(MemorySpace space, int top) {
+void TimelineWriter::writeLegend(MemorySpace space, int top,
+                                 MemoryPlan::Peak peak,
+                                 ArrayRef<SmallVector<int64_t>> series) {
   int y = top + kPlotTop;
   for (unsigned c = 0; c < kNumBufferCategories; ++c) {
-    auto category = static_cast<Category>(c);
-    MemoryPlan::Peak peak = plan.getMaxLive(space, category);
-    if (peak.bytes == 0)
+    int64_t categoryPeak =
+        series[c].empty() ? 0 : *llvm::max_element(series[c]);
+    if (categoryPeak == 0)
       continue;
+    StringRef name = getBufferCategoryName(static_cast<Category>(c));
     os << llvm::formatv(
         "<g class=\"category\" data-category=\"{0}\" data-peak=\"{1}\">"
         "<rect x=\"{2}\" y=\"{3}\" width=\"12\" height=\"12\" fill=\"{4}\"/>"
         "<text x=\"{5}\" y=\"{6}\">{0}: {7}</text></g>\n",
-        getBufferCategoryName(category), peak.bytes, kLegendLeft, y - 10,
-        kCategoryColors[c], kLegendLeft + 18, y,
-        escape(formatShortByteSize(peak.bytes)));
+        name, categoryPeak, kLegendLeft, y - 10, kCategoryColors[c],
+        kLegendLeft + 18, y, escape(formatShortByteSize(categoryPeak)));
     y += 18;
   }
-  MemoryPlan::Peak peak = plan.getMaxLive(space);
   if (peak.bytes == 0)
     return;
   y += 10;

@@ -7,15 +7,25 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 build=${ZERO_BUILD_DIR:-$root/build}
 out=${ZERO_DEMO_DIR:-$build/demo}
 
-"$root/scripts/setup.sh"
-"$root/scripts/build.sh"
+steps=${ZERO_DEMO_STEPS:-300}
+if ! [[ $steps =~ ^[1-9][0-9]*$ ]] || ((steps < 20)); then
+  echo "demo.sh: ZERO_DEMO_STEPS=$steps: expected a whole number of steps, at least 20" >&2
+  exit 2
+fi
+# The learning rate warms up over the first tenth of the steps.
+warmup=$((steps / 10))
+
+# Only what the demo runs: zero-model, zero-opt and zero-run, with what they
+# link (scripts/test.sh builds the rest, the tests among it).
+"$root/scripts/setup.sh" demo
+echo "== building zero-model, zero-opt and zero-run into $build"
+"$root/scripts/build.sh" --target zero-model zero-opt zero-run
 mkdir -p "$out"
 bin=$build/bin
 
 # The text to learn: the GNU GPL v3, shipped in data/, as character tokens.
 vocab=$(/usr/bin/python3 "$root/scripts/prepare_text.py" "$root/data/gpl-3.0.txt" \
   --out-dir "$out" 2>/dev/null)
-steps=${ZERO_DEMO_STEPS:-300}
 
 # A small GPT-2: 4 layers, hidden 128, 4 heads, 64 positions, one token per
 # character; 8 rows of 64 characters per rank and step.
@@ -30,15 +40,15 @@ echo "== zero-opt --zero-stage=3 --zero-world-size=2 --zero-emit-schedule"
 # ZeRO-3 with small buckets and no persistence, so that even this small model
 # gathers each layer's parameters before use and frees them after, and
 # reduce-scatters gradients during the backward pass. AdamW at a peak lr of
-# 1e-3 with DeepSpeed's WarmupCosineLR: a linear warm-up over 30 steps, then
-# a cosine decay to a tenth of the peak at the last step.
+# 1e-3 with DeepSpeed's WarmupCosineLR: a linear warm-up over the first tenth
+# of the steps, then a cosine decay to a tenth of the peak at the last step.
 "$bin/zero-opt" "$out/gpt.mlir" --zero-stage=3 --zero-world-size=2 \
   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
   --zero-set=zero_optimization.stage3_prefetch_bucket_size=100000 \
   --zero-set=zero_optimization.reduce_bucket_size=200000 \
   --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=1e-3 \
   --zero-set=scheduler.type=WarmupCosineLR \
-  --zero-set=scheduler.params.warmup_num_steps=30 \
+  --zero-set=scheduler.params.warmup_num_steps="$warmup" \
   --zero-set=scheduler.params.warmup_type=linear \
   --zero-set=scheduler.params.total_num_steps="$steps" \
   --zero-set=scheduler.params.cos_min_ratio=0.1 \
@@ -71,7 +81,10 @@ steps = sorted(loss)
 first, last = steps[0], steps[-1]
 avg = lambda s: sum(loss[s]) / len(loss[s])
 tail = steps[-10:]
+end = sum(avg(s) for s in tail) / len(tail)
 print(f"loss: {avg(first):.3f} at step {first} -> "
-      f"{sum(avg(s) for s in tail) / len(tail):.3f} (mean of the last {len(tail)} steps)")
+      f"{end:.3f} (mean of the last {len(tail)} steps)")
+if not end < avg(first):
+    sys.exit(f"demo.sh: the loss did not fall in {last} steps ({sys.argv[1]})")
 PY
 echo "trained weights: $out/gpt.trained.safetensors"

@@ -1,9 +1,16 @@
 #!/usr/bin/env bash
-# Installs every dependency of zero-opt on Debian 12 (as root). Idempotent:
+# Installs the dependencies of zero-opt on Debian 12 (as root). Idempotent:
 # packages already present are not fetched again.
+#
+#   scripts/setup.sh demo   what scripts/demo.sh needs: the build of the
+#                           tools and python3 to tokenize the demo's text
+#   scripts/setup.sh        all of it: the above and the tests' PyTorch
 set -euo pipefail
 
-packages=(
+# Everything the build's configure step looks at is here, tests' libraries
+# included (GoogleTest, lit): a build tree configured without one of them
+# would not see it installed later.
+build_packages=(
   cmake ninja-build g++
   llvm-22-dev llvm-22-tools libmlir-22-dev mlir-22-tools
   nlohmann-json3-dev zlib1g-dev libisal-dev
@@ -11,15 +18,27 @@ packages=(
   libopenblas-dev
   liburing-dev
   libgtest-dev
-  python3-torch python3-numpy
+  python3
 )
+# Only the tests run these: PyTorch is their independent numerical reference.
+test_packages=(python3-torch python3-numpy)
 
+case ${1:-all} in
+  demo) packages=("${build_packages[@]}") ;;
+  all) packages=("${build_packages[@]}" "${test_packages[@]}") ;;
+  *)
+    echo "setup.sh: unknown set '$1'; expected 'demo' or 'all'" >&2
+    exit 2
+    ;;
+esac
+
+# One dpkg-query for the whole list: a call per package costs seconds each
+# on a cold disk cache.
+installed=$(dpkg-query -W -f='${Package} ${Status}\n' "${packages[@]}" \
+  2>/dev/null | awk '/ install ok installed$/ { print $1 }' || true)
 missing=()
 for pkg in "${packages[@]}"; do
-  if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
-      grep -q "install ok installed"; then
-    missing+=("$pkg")
-  fi
+  grep -qxF "$pkg" <<<"$installed" || missing+=("$pkg")
 done
 
 if ((${#missing[@]})); then
@@ -30,6 +49,15 @@ if ((${#missing[@]})); then
   echo "setup.sh: installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
-  apt-get install -y -qq --no-install-recommends "${missing[@]}"
+  apt-get install -y -q --no-install-recommends "${missing[@]}" |
+    grep -E '^(Need to get|After this operation|Setting up)' || true
+  # The pipe hides apt-get's own status: ask dpkg what is there now.
+  for pkg in "${missing[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |
+        grep -q "install ok installed"; then
+      echo "setup.sh: $pkg could not be installed" >&2
+      exit 1
+    fi
+  done
 fi
-echo "setup.sh: all dependencies present"
+echo "setup.sh: all dependencies present (${1:-all})"

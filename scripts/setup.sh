@@ -50,7 +50,7 @@ if ((${#missing[@]})); then
   export DEBIAN_FRONTEND=noninteractive
   apt-get update -qq
   apt-get install -y -q --no-install-recommends "${missing[@]}" |
-    grep -E '^(Need to get|After this operation|Setting up)' || true
+    grep --line-buffered -E '^(Need to get|After this operation|Setting up)' || true
   # The pipe hides apt-get's own status: ask dpkg what is there now.
   for pkg in "${missing[@]}"; do
     if ! dpkg-query -W -f='${Status}' "$pkg" 2>/dev/null |

@@ -28,21 +28,64 @@ function(zero_install_library name)
   set_property(GLOBAL APPEND PROPERTY ZERO_EXPORTED_LIBS ${name})
 endfunction()
 
+# MLIR's headers, parsed once per build instead of once per source file:
+# parsing them is about two thirds of a pass's compile time at -O3 (12 of
+# 17 s for Partition.cpp here; 6 s with them precompiled). The first target
+# that asks compiles them; the others reuse its precompiled header (their
+# flags are the same: a mismatch would only cost the time, GCC then parses
+# the headers as usual and -Winvalid-pch says so). Only MLIR's headers,
+# which a change of ours never invalidates.
+set(ZERO_PRECOMPILED_MLIR_HEADERS
+  <mlir/Dialect/Arith/IR/Arith.h>
+  <mlir/Dialect/Func/IR/FuncOps.h>
+  <mlir/Dialect/Linalg/IR/Linalg.h>
+  <mlir/Dialect/Math/IR/Math.h>
+  <mlir/Dialect/SCF/IR/SCF.h>
+  <mlir/Dialect/Tensor/IR/Tensor.h>
+  <mlir/IR/Builders.h>
+  <mlir/IR/BuiltinOps.h>
+  <mlir/IR/PatternMatch.h>
+  <mlir/Pass/Pass.h>
+)
+function(zero_precompile_mlir_headers target)
+  # A library compiles its sources in its object library, where it has one.
+  if(TARGET obj.${target})
+    set(target obj.${target})
+  endif()
+  get_property(host GLOBAL PROPERTY ZERO_PRECOMPILED_HEADERS_TARGET)
+  if(host)
+    target_precompile_headers(${target} REUSE_FROM ${host})
+  else()
+    target_precompile_headers(${target} PRIVATE
+      ${ZERO_PRECOMPILED_MLIR_HEADERS})
+    set_property(GLOBAL PROPERTY ZERO_PRECOMPILED_HEADERS_TARGET ${target})
+  endif()
+endfunction()
+
 # add_mlir_library, add_mlir_dialect_library and
 # add_mlir_translation_library with zero-opt's install rule instead of
-# MLIR's (which would export into MLIRTargets).
+# MLIR's (which would export into MLIRTargets), and MLIR's headers
+# precompiled.
+# LLVM_ONLY: a library of LLVM alone (ZeroConfig), which does not get MLIR's
+# headers: their inline functions would call into MLIR, which it does not link.
 function(add_zero_library name)
-  add_mlir_library(${name} ${ARGN} DISABLE_INSTALL)
+  cmake_parse_arguments(PARSE_ARGV 1 arg "LLVM_ONLY" "" "")
+  add_mlir_library(${name} ${arg_UNPARSED_ARGUMENTS} DISABLE_INSTALL)
+  if(NOT arg_LLVM_ONLY)
+    zero_precompile_mlir_headers(${name})
+  endif()
   zero_install_library(${name})
 endfunction()
 
 function(add_zero_dialect_library name)
   add_mlir_dialect_library(${name} ${ARGN} DISABLE_INSTALL)
+  zero_precompile_mlir_headers(${name})
   zero_install_library(${name})
 endfunction()
 
 function(add_zero_translation_library name)
   add_mlir_translation_library(${name} ${ARGN} DISABLE_INSTALL)
+  zero_precompile_mlir_headers(${name})
   zero_install_library(${name})
 endfunction()
 
@@ -52,6 +95,7 @@ endfunction()
 function(add_zero_tool name)
   add_llvm_executable(${name} ${ARGN})
   llvm_update_compile_flags(${name})
+  zero_precompile_mlir_headers(${name})
   set_target_properties(${name} PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
   install(TARGETS ${name}
     EXPORT ZeroOptTargets

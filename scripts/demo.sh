@@ -16,9 +16,14 @@ fi
 warmup=$((steps / 10))
 
 # Only what the demo runs: zero-model, zero-opt and zero-run, with what they
-# link (scripts/test.sh builds the rest, the tests among it).
+# link. The demo trains on the host backend: a new build tree leaves the CUDA
+# backend out (scripts/test.sh adds it, and builds the rest, the tests among
+# it); one that has it keeps it.
 "$root/scripts/setup.sh" demo
 echo "== building zero-model, zero-opt and zero-run into $build"
+if [[ ! -f $build/build.ninja ]]; then
+  export ZERO_CUDA=${ZERO_CUDA:-OFF}
+fi
 "$root/scripts/build.sh" --target zero-model zero-opt zero-run
 mkdir -p "$out"
 bin=$build/bin

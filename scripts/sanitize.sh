@@ -43,4 +43,5 @@ export LIT_OPTS="${LIT_OPTS:-} --filter-out=Build/|zero-opt/(tutorials/|config-k
 # for the embedding examples: an out-of-tree consumer builds without the
 # sanitizers' flags and cannot link a sanitized install; the plain run
 # checks the install.
-ZERO_BUILD_DIR=$build ZERO_SKIP_EMBEDDING=1 exec "$root/scripts/test.sh"
+ZERO_BUILD_DIR=$build ZERO_CUDA=OFF ZERO_SKIP_EMBEDDING=1 \
+  exec "$root/scripts/test.sh"

@@ -8,6 +8,7 @@
 #include "zero/Target/Schedule/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "zero/Support/OutputFile.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -45,7 +46,10 @@ struct ZeroEmitSchedulePass
       return signalPassFailure();
     }
     output->os() << schedule;
-    output->keep();
+    if (llvm::Error error = ::zero::keepOutputFile(*output)) {
+      module.emitError("the schedule: ") << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
     markAllAnalysesPreserved();
   }
 };

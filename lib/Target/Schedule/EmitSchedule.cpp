@@ -24,7 +24,7 @@ using namespace mlir::zero;
 
 namespace {
 struct ZeroEmitSchedulePass
-    : public zero::impl::ZeroEmitSchedulePassBase<ZeroEmitSchedulePass> {
+    : public mlir::zero::impl::ZeroEmitSchedulePassBase<ZeroEmitSchedulePass> {
   using Base::Base;
 
   void runOnOperation() override {

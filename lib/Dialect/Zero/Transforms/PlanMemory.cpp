@@ -27,7 +27,7 @@ using namespace mlir::zero;
 
 namespace {
 struct ZeroPlanMemoryPass
-    : public zero::impl::ZeroPlanMemoryPassBase<ZeroPlanMemoryPass> {
+    : public mlir::zero::impl::ZeroPlanMemoryPassBase<ZeroPlanMemoryPass> {
   using Base::Base;
 
   void runOnOperation() override {

@@ -218,11 +218,25 @@ private:
   /// A typed section (optimizer, scheduler) needs its type, and takes only
   /// the parameters of that type.
   void checkTypedParameters() {
+    // The same rule for the file and overrides: an override of one
+    // parameter (`scheduler.params.warmup_max_lr=0.1`) sets no section.
     for (StringRef section : {"optimizer", "scheduler"}) {
       std::string typeKey = (section + ".type").str();
-      if (isSet(section) && value(typeKey).isNull())
-        error(section, spelled(section) + ": 'type' is missing (" +
-                           describeChoices(*lookupKnob(typeKey)) + ")");
+      if (!value(typeKey).isNull())
+        continue;
+      std::string choices = describeChoices(*lookupKnob(typeKey));
+      if (isSet(section)) {
+        error(section,
+              spelled(section) + ": 'type' is missing (" + choices + ")");
+        continue;
+      }
+      for (const KnobInfo &knob : getKnobs())
+        if (knob.path.starts_with((section + ".").str()) &&
+            knob.kind != KnobKind::Section && isSet(knob.path)) {
+          error(knob.path, spelled(knob.path) + " is set but " + typeKey +
+                               " is missing (" + choices + ")");
+          break;
+        }
     }
     for (const KnobInfo &knob : getKnobs()) {
       if (knob.appliesTo.empty() || !isSet(knob.path))

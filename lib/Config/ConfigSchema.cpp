@@ -303,8 +303,9 @@ const KnobInfo kKnobs[] = {
            "DeepSpeed's schedule name."),
     section("scheduler.params", "Parameters of the schedule."),
     integer("scheduler.params.last_batch_iteration", "-1",
-            "Schedule iterations already taken before the first step.")
-        .range(-1, kNoMax),
+            "Schedule iterations already taken before the first step; at "
+            "most 2^52, so that it plus the steps of a run stays exact.")
+        .range(-1, double(kMaxLastBatchIteration)),
     number("scheduler.params.warmup_min_lr", "0", "First warm-up rate.")
         .autoRule(AutoRule::NeedsTrainer)
         .appliesTo("WarmupLR|WarmupDecayLR"),

@@ -60,6 +60,13 @@ std::string suggestKey(StringRef section, StringRef key) {
   size_t allowed = key.size() <= 3 ? 1 : std::max<size_t>(2, key.size() / 3);
   unsigned bestDistance = allowed + 1;
   auto consider = [&](StringRef candidate) {
+    // The distance is at least the difference in length: a key of a
+    // megabyte is not compared character by character.
+    size_t lengthDifference = candidate.size() > key.size()
+                                  ? candidate.size() - key.size()
+                                  : key.size() - candidate.size();
+    if (lengthDifference >= bestDistance)
+      return;
     unsigned distance =
         candidate.edit_distance(key, /*AllowReplacements=*/true, bestDistance);
     if (distance < bestDistance) {
@@ -85,8 +92,8 @@ std::string suggestKey(StringRef section, StringRef key) {
 
 class SettingsBuilder {
 public:
-  SettingsBuilder(DeepSpeedConfigSettings::Impl &impl,
-                  std::vector<llvm::SMDiagnostic> &errors, bool fromOverride)
+  SettingsBuilder(DeepSpeedConfigSettings::Impl &impl, DiagnosticList &errors,
+                  bool fromOverride)
       : impl(impl), errors(errors), fromOverride(fromOverride) {}
 
   void walkObject(const JsonNode &object, StringRef section,
@@ -102,7 +109,14 @@ public:
     std::string spelled = joinPath(spelledSection, key);
     llvm::SmallVector<Spelling, 2> spellings = resolveSpelling(section, key);
     if (spellings.empty()) {
-      error(keyLoc, "unknown key '" + spelled + "'" + suggestKey(section, key));
+      // Past the limit, neither the line nor a suggestion is looked up.
+      errors.add(
+          [&] {
+            return impl.diagnose(keyLoc, llvm::SourceMgr::DK_Error,
+                                 "unknown key '" + shorten(spelled) + "'" +
+                                     suggestKey(section, key));
+          },
+          "unknown keys");
       return;
     }
     if (spellings.front().legacy)
@@ -112,7 +126,8 @@ public:
   }
 
   void error(SMLoc loc, const Twine &message) {
-    errors.push_back(impl.diagnose(loc, llvm::SourceMgr::DK_Error, message));
+    errors.add(
+        [&] { return impl.diagnose(loc, llvm::SourceMgr::DK_Error, message); });
   }
 
 private:
@@ -203,22 +218,20 @@ private:
   }
 
   DeepSpeedConfigSettings::Impl &impl;
-  std::vector<llvm::SMDiagnostic> &errors;
+  DiagnosticList &errors;
   bool fromOverride;
 };
 
 } // namespace
 
 void zero::readSettings(DeepSpeedConfigSettings::Impl &impl,
-                        const JsonNode &root,
-                        std::vector<llvm::SMDiagnostic> &errors) {
+                        const JsonNode &root, DiagnosticList &errors) {
   SettingsBuilder(impl, errors, /*fromOverride=*/false)
       .walkObject(root, "", "");
 }
 
 void zero::applyOverride(DeepSpeedConfigSettings::Impl &impl, StringRef key,
-                         StringRef value,
-                         std::vector<llvm::SMDiagnostic> &errors) {
+                         StringRef value, DiagnosticList &errors) {
   // The override lives in its own buffer, "key=value", so that its errors
   // point into it like errors in the file.
   unsigned id = impl.sourceMgr.AddNewSourceBuffer(

@@ -12,6 +12,7 @@
 
 #include "ConfigValue.h"
 
+#include "zero/Config/ConfigDiagnostics.h"
 #include "zero/Config/DeepSpeedConfig.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -48,12 +49,11 @@ struct DeepSpeedConfigSettings::Impl {
 
 /// Records the members of a configuration object read from a file.
 void readSettings(DeepSpeedConfigSettings::Impl &impl, const JsonNode &root,
-                  std::vector<llvm::SMDiagnostic> &errors);
+                  DiagnosticList &errors);
 
 /// Sets one knob or section from the command line, replacing the file's value.
 void applyOverride(DeepSpeedConfigSettings::Impl &impl, llvm::StringRef key,
-                   llvm::StringRef value,
-                   std::vector<llvm::SMDiagnostic> &errors);
+                   llvm::StringRef value, DiagnosticList &errors);
 
 /// Resolves "auto", the batch rule and defaults; checks support status and
 /// the rules that involve several knobs.

@@ -10,6 +10,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <limits>
 
 using namespace zero;
 using llvm::StringRef;
@@ -191,6 +192,37 @@ bool inRange(const KnobInfo &knob, double value) {
   return knob.hasFlag(MaxExclusive) ? value < knob.max : value <= knob.max;
 }
 
+/// A Float knob's value as the f32 the compiled step computes with: why that
+/// f32 is not an acceptable value of the knob (" (...)", for the message), or
+/// "" if it is. It must be finite, nonzero and normal unless the value is 0
+/// (GPU kernels may flush subnormals to zero), and in the knob's range after
+/// rounding.
+std::string checkAsF32(const KnobInfo &knob, double value) {
+  // The shortest text that reads back as the same f32: 3.4028235e+38.
+  auto format = [](float number) {
+    char buffer[32];
+    auto [end, ec] = std::to_chars(buffer, buffer + sizeof(buffer), number);
+    std::string text(buffer, ec == std::errc() ? end : buffer);
+    if (text.find_first_of(".e") == std::string::npos)
+      text += ".0";
+    return text;
+  };
+  // Rounds to the nearest f32; beyond the largest, to an infinity.
+  float rounded = static_cast<float>(value);
+  if (!std::isfinite(rounded))
+    return " (beyond the largest f32, " +
+           format(std::numeric_limits<float>::max()) +
+           "; the compiled step computes in f32)";
+  if (value != 0 && !std::isnormal(rounded))
+    return " (below the smallest normal f32, " +
+           format(std::numeric_limits<float>::min()) +
+           "; the compiled step computes in f32)";
+  if (!inRange(knob, double(rounded)))
+    return " (" + format(rounded) +
+           " as an f32, the type the compiled step computes in)";
+  return "";
+}
+
 /// Reads a JSON number as an int64; false if it is not integral or too big.
 bool readInteger(StringRef text, int64_t &result) {
   if (text.find_first_of(".eE") == StringRef::npos)
@@ -281,6 +313,8 @@ std::optional<ConfigValue> zero::convertValue(const KnobInfo &knob,
         StringRef(node.text).getAsDouble(value.number) ||
         !std::isfinite(value.number) || !inRange(knob, value.number))
       return fail();
+    if (std::string why = checkAsF32(knob, value.number); !why.empty())
+      return fail(why);
     value.kind = ConfigValue::Float;
     return value;
   }
@@ -305,6 +339,8 @@ std::optional<ConfigValue> zero::convertValue(const KnobInfo &knob,
           StringRef(element.text).getAsDouble(number) ||
           !std::isfinite(number) || !inRange(knob, number))
         return fail();
+      if (std::string why = checkAsF32(knob, number); !why.empty())
+        return fail(why);
     }
     value.kind = ConfigValue::Pair;
     return value;

@@ -20,7 +20,7 @@ DeepSpeedConfigSettings::Impl::diagnose(llvm::SMLoc loc,
                                         const llvm::Twine &message) const {
   if (!loc.isValid())
     return llvm::SMDiagnostic(fileName, kind, message.str());
-  return sourceMgr.GetMessage(loc, kind, message);
+  return makeDiagnostic(sourceMgr, loc, kind, message);
 }
 
 std::string DeepSpeedConfigSettings::Impl::describeLoc(llvm::SMLoc loc) const {
@@ -33,10 +33,10 @@ std::string DeepSpeedConfigSettings::Impl::describeLoc(llvm::SMLoc loc) const {
       .str();
 }
 
-static llvm::Error toError(std::vector<llvm::SMDiagnostic> errors) {
+static llvm::Error toError(DiagnosticList &errors) {
   if (errors.empty())
     return llvm::Error::success();
-  return llvm::make_error<ConfigError>(std::move(errors));
+  return llvm::make_error<ConfigError>(errors.take());
 }
 
 DeepSpeedConfigSettings::KnobOrigin
@@ -89,21 +89,21 @@ DeepSpeedConfigSettings::readBuffer(StringRef json, StringRef bufferName) {
   impl.fileName = bufferName.str();
   unsigned id = impl.sourceMgr.AddNewSourceBuffer(
       llvm::MemoryBuffer::getMemBufferCopy(json, bufferName), llvm::SMLoc());
-  std::vector<llvm::SMDiagnostic> errors;
+  DiagnosticList errors(impl.fileName);
   JsonNode root;
   if (readJson(impl.sourceMgr, impl.sourceMgr.getMemoryBuffer(id)->getBuffer(),
                /*requireObject=*/true, root, errors))
     readSettings(impl, root, errors);
-  if (llvm::Error error = toError(std::move(errors)))
+  if (llvm::Error error = toError(errors))
     return std::move(error);
   return std::move(settings);
 }
 
 llvm::Error DeepSpeedConfigSettings::setOverride(StringRef key,
                                                  StringRef value) {
-  std::vector<llvm::SMDiagnostic> errors;
+  DiagnosticList errors("<override>");
   applyOverride(*impl, key, value, errors);
-  return toError(std::move(errors));
+  return toError(errors);
 }
 
 llvm::Expected<DeepSpeedConfig>

@@ -2,6 +2,8 @@
 
 #include "JsonReader.h"
 
+#include "zero/Config/ConfigDiagnostics.h"
+
 #include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
@@ -23,7 +25,7 @@ namespace {
 class StrictJsonChecker {
 public:
   StrictJsonChecker(llvm::SourceMgr &sourceMgr, StringRef text,
-                    std::vector<llvm::SMDiagnostic> &diagnostics)
+                    DiagnosticList &diagnostics)
       : sourceMgr(sourceMgr), cur(text.begin()), end(text.end()),
         diagnostics(diagnostics) {}
 
@@ -51,8 +53,10 @@ private:
   static constexpr unsigned kMaxDepth = 64;
 
   void error(const char *at, const Twine &message) {
-    diagnostics.push_back(sourceMgr.GetMessage(
-        SMLoc::getFromPointer(at), llvm::SourceMgr::DK_Error, message));
+    diagnostics.add([&] {
+      return makeDiagnostic(sourceMgr, SMLoc::getFromPointer(at),
+                            llvm::SourceMgr::DK_Error, message);
+    });
     hadError = true;
   }
 
@@ -299,7 +303,7 @@ private:
   llvm::SourceMgr &sourceMgr;
   const char *cur;
   const char *end;
-  std::vector<llvm::SMDiagnostic> &diagnostics;
+  DiagnosticList &diagnostics;
   unsigned depth = 0;
   bool hadError = false;
 };
@@ -308,7 +312,7 @@ private:
 class YamlToJson {
 public:
   YamlToJson(llvm::SourceMgr &sourceMgr, StringRef text,
-             std::vector<llvm::SMDiagnostic> &diagnostics)
+             DiagnosticList &diagnostics)
       : sourceMgr(sourceMgr), text(text), diagnostics(diagnostics) {}
 
   bool convert(llvm::yaml::Node *node, StringRef path, JsonNode &out) {
@@ -348,11 +352,13 @@ public:
             path.empty() ? member.key : (path + "." + member.key).str();
         auto [it, inserted] = seen.try_emplace(member.key, member.keyLoc);
         if (!inserted) {
-          auto [line, column] = sourceMgr.getLineAndColumn(it->second);
-          diagnostics.push_back(sourceMgr.GetMessage(
-              member.keyLoc, llvm::SourceMgr::DK_Error,
-              "duplicate key '" + memberPath + "' (first at line " +
-                  Twine(line) + ", column " + Twine(column) + ")"));
+          diagnostics.add([&] {
+            auto [line, column] = sourceMgr.getLineAndColumn(it->second);
+            return makeDiagnostic(
+                sourceMgr, member.keyLoc, llvm::SourceMgr::DK_Error,
+                "duplicate key '" + shorten(memberPath) + "' (first at line " +
+                    Twine(line) + ", column " + Twine(column) + ")");
+          });
           ok = false;
         }
         ok &= convert(valueNode, memberPath, member.value);
@@ -391,7 +397,7 @@ private:
 
   llvm::SourceMgr &sourceMgr;
   StringRef text;
-  std::vector<llvm::SMDiagnostic> &diagnostics;
+  DiagnosticList &diagnostics;
 };
 
 } // namespace
@@ -417,8 +423,9 @@ std::string zero::describeJson(const JsonNode &node) {
   case JsonNode::Null:
     return "null";
   case JsonNode::Bool:
-  case JsonNode::Number:
     return node.text;
+  case JsonNode::Number:
+    return shorten(node.text, 40);
   case JsonNode::String: {
     std::string quoted = "\"";
     llvm::raw_string_ostream os(quoted);
@@ -432,21 +439,26 @@ std::string zero::describeJson(const JsonNode &node) {
   llvm_unreachable("unknown JSON kind");
 }
 
+std::string zero::shorten(StringRef text, size_t limit) {
+  if (text.size() <= limit)
+    return text.str();
+  return (text.take_front(limit - 3) + "...").str();
+}
+
 bool zero::readJson(llvm::SourceMgr &sourceMgr, StringRef range,
                     bool requireObject, JsonNode &result,
-                    std::vector<llvm::SMDiagnostic> &diagnostics) {
+                    DiagnosticList &diagnostics) {
   StrictJsonChecker checker(sourceMgr, range, diagnostics);
   if (!checker.check(requireObject))
     return false;
 
   // The YAML parser reports through the SourceMgr; collect its messages.
-  size_t firstNew = diagnostics.size();
+  size_t firstNew = diagnostics.count();
   auto *oldHandler = sourceMgr.getDiagHandler();
   void *oldContext = sourceMgr.getDiagContext();
   sourceMgr.setDiagHandler(
       [](const llvm::SMDiagnostic &diagnostic, void *context) {
-        static_cast<std::vector<llvm::SMDiagnostic> *>(context)->push_back(
-            diagnostic);
+        static_cast<DiagnosticList *>(context)->add(diagnostic);
       },
       &diagnostics);
   llvm::yaml::Stream stream(range, sourceMgr, /*ShowColors=*/false);
@@ -456,5 +468,5 @@ bool zero::readJson(llvm::SourceMgr &sourceMgr, StringRef range,
     if (llvm::yaml::Node *root = document->getRoot())
       ok = YamlToJson(sourceMgr, range, diagnostics).convert(root, "", result);
   sourceMgr.setDiagHandler(oldHandler, oldContext);
-  return ok && !stream.failed() && diagnostics.size() == firstNew;
+  return ok && !stream.failed() && diagnostics.count() == firstNew;
 }

@@ -19,11 +19,12 @@
 #include <vector>
 
 namespace llvm {
-class SMDiagnostic;
 class SourceMgr;
 } // namespace llvm
 
 namespace zero {
+
+class DiagnosticList;
 
 struct JsonMember;
 
@@ -57,10 +58,13 @@ std::string describeJson(const JsonNode &node);
 /// Reads the JSON text of `range` (inside a buffer of `sourceMgr`). With
 /// `requireObject`, the text must be one object (a configuration file);
 /// otherwise any value (an override). Duplicate keys are errors. Returns
-/// false and appends to `diagnostics` on error.
+/// false and adds to `diagnostics` on error.
 bool readJson(llvm::SourceMgr &sourceMgr, llvm::StringRef range,
               bool requireObject, JsonNode &result,
-              std::vector<llvm::SMDiagnostic> &diagnostics);
+              DiagnosticList &diagnostics);
+
+/// `text` for a message, shortened to `limit` characters ("...").
+std::string shorten(llvm::StringRef text, size_t limit = 80);
 
 } // namespace zero
 

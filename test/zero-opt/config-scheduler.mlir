@@ -40,6 +40,10 @@
 // RUN:   | FileCheck %s --check-prefix=BAD-TOTAL
 // RUN: not zero-opt %t.mlir --zero-pipeline="lr-schedule=warmup warmup-type=exp" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD-TYPE
+// i = last-batch-iteration + the applied steps is an i64 add in the step:
+// near INT64_MAX it would wrap (zero::kMaxLastBatchIteration).
+// RUN: not zero-opt %t.mlir --zero-pipeline="lr-schedule=warmup last-batch-iteration=4503599627370497" 2>&1 \
+// RUN:   | FileCheck %s --check-prefix=BAD-ITERATION
 
 // CONSTANT:     %[[LR:.*]] = arith.constant 1.000000e-03 : f32
 // CONSTANT-NOT: math.log
@@ -112,4 +116,5 @@
 
 // BAD-KIND: error: unknown lr-schedule 'cosine'; expected constant, warmup, warmup-decay, warmup-cosine, one-cycle or range-test
 // BAD-TOTAL: error: total-num-steps must be at least 1, got 0
+// BAD-ITERATION: error: last-batch-iteration must be at most 2^52 (4503599627370496) so that it plus the steps of a run stays exact, got 4503599627370497
 // BAD-TYPE: error: unknown warmup-type 'exp'; expected log or linear

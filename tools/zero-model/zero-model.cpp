@@ -24,6 +24,7 @@
 #include "mlir/IR/OperationSupport.h"
 #include "mlir/IR/Verifier.h"
 #include "mlir/Support/FileUtilities.h"
+#include "zero/Support/OutputFile.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/ToolOutputFile.h"
@@ -109,6 +110,16 @@ LogicalResult reportError(const Twine &message) {
   return failure();
 }
 
+/// Keeps the output; the exit code, 1 with an error naming the file if a
+/// write failed.
+int finishOutput(llvm::ToolOutputFile &output) {
+  if (llvm::Error error = zero::keepOutputFile(output)) {
+    (void)reportError("error: " + llvm::toString(std::move(error)));
+    return 1;
+  }
+  return 0;
+}
+
 /// Returns the first non-positive size as an error message.
 std::optional<std::string>
 checkPositive(ArrayRef<const cl::opt<int64_t> *> sizes) {
@@ -188,8 +199,7 @@ int main(int argc, char **argv) {
 
   if (printNumParams) {
     output->os() << "parameters: " << step.getNumParamElements() << "\n";
-    output->keep();
-    return 0;
+    return finishOutput(*output);
   }
 
   Location loc = NameLoc::get(StringAttr::get(&context, "train_step"));
@@ -209,6 +219,5 @@ int main(int argc, char **argv) {
   if (printDebugInfo)
     flags.enableDebugInfo();
   module->print(output->os(), flags);
-  output->keep();
-  return 0;
+  return finishOutput(*output);
 }

@@ -25,6 +25,7 @@
 #include "zero/Dialect/Zero/Transforms/Pipeline.h"
 #include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
 #include "zero/InitAllDialects.h"
+#include "zero/Support/OutputFile.h"
 #include "zero/Target/Schedule/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -148,6 +149,20 @@ llvm::cl::opt<int64_t> zeroTileLinearOutSplits(
     llvm::cl::init(1), llvm::cl::cat(zeroCategory));
 
 /// Prints the diagnostics of a configuration error, one per line.
+/// "zero-opt: error: cannot write 'FILE': REASON"; returns the exit code.
+int reportWriteError(llvm::Error error) {
+  llvm::errs() << "zero-opt: error: " << llvm::toString(std::move(error))
+               << "\n";
+  return 1;
+}
+
+/// The exit code after printing to stdout: 1 if a write failed.
+int finishStdout() {
+  if (llvm::Error error = ::zero::checkStream(llvm::outs(), "-"))
+    return reportWriteError(std::move(error));
+  return 0;
+}
+
 void printError(llvm::Error error) {
   std::string text = llvm::toString(std::move(error));
   llvm::errs() << text;
@@ -395,7 +410,7 @@ int main(int argc, char **argv) {
   if (zeroPrintKnobs) {
     for (const auto &[key, route] : mlir::zero::getKnobRoutes())
       llvm::outs() << key << ": " << route << "\n";
-    return 0;
+    return finishStdout();
   }
 
   // The input is read once: it may be stdin, and the configuration's "auto"
@@ -426,7 +441,7 @@ int main(int argc, char **argv) {
                                     checkpoint, *pipelineOptions)))
       return 1;
     if (zeroPrintConfig)
-      return 0;
+      return finishStdout();
   } else if (!zeroReport.empty() || !zeroMemoryTimeline.empty() ||
              !zeroDeviceMemory.empty() || !zeroHostMemory.empty() ||
              zeroWorldSize.getNumOccurrences() ||
@@ -481,8 +496,11 @@ int main(int argc, char **argv) {
     return 1;
   }
   if (failed(runRecoveringFromParserCrashes(
-          output->os(), inputFilename, std::move(input), registry, config)))
+          output->os(), inputFilename, std::move(input), registry, config))) {
+    ::zero::discardOutputFile(*output);
     return 1;
-  output->keep();
+  }
+  if (llvm::Error error = ::zero::keepOutputFile(*output))
+    return reportWriteError(std::move(error));
   return 0;
 }

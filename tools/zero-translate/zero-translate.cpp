@@ -12,10 +12,32 @@
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/ErrorHandling.h"
+#include "llvm/Support/raw_ostream.h"
 
 using namespace mlir;
 
+/// mlirTranslateMain writes `-o` through a stream that it destroys itself
+/// after keeping the file, so a failed write (a full disk) surfaces only in
+/// the stream's destructor, as LLVM's fatal error "IO failure on output
+/// stream: REASON", which names no file. This handler names it; LLVM then
+/// removes the partial file (a regular file) and exits with 1.
+static void reportFatalError(void *, const char *reason, bool) {
+  llvm::StringRef text(reason);
+  if (!text.consume_front("IO failure on output stream: ")) {
+    llvm::errs() << "LLVM ERROR: " << reason << "\n";
+    return;
+  }
+  std::string file = "-";
+  if (llvm::cl::Option *option = llvm::cl::getRegisteredOptions().lookup("o"))
+    file = static_cast<llvm::cl::opt<std::string> *>(option)->getValue();
+  llvm::errs() << "zero-translate: error: cannot write '"
+               << (file == "-" ? "<stdout>" : file) << "': " << text << "\n";
+}
+
 int main(int argc, char **argv) {
+  llvm::install_fatal_error_handler(reportFatalError);
   zero::registerToScheduleTranslation();
   return failed(mlirTranslateMain(argc, argv,
                                   "zero-translate: MLIR to the "

@@ -1,6 +1,7 @@
 //===- DeepSpeedConfigTest.cpp - DeepSpeed configuration model ------------===//
 
 #include "zero/Config/DeepSpeedConfig.h"
+#include "zero/Config/ConfigDiagnostics.h"
 #include "zero/Config/ConfigSchema.h"
 
 #include "llvm/Support/JSON.h"
@@ -910,6 +911,164 @@ TEST(DeepSpeedConfigErrors, MissingFileAndSourceLines) {
             "2\n"
             "  \"fp16\": {\"enabled\": 2}\n"
             "                      ^");
+}
+
+//===----------------------------------------------------------------------===//
+// Hostile inputs: the cost and the messages stay bounded, and every value
+// is checked as what the compiled step computes with.
+//===----------------------------------------------------------------------===//
+
+/// A minified config (one line): a misspelled key, then `count` unknown keys.
+std::string manyUnknownKeys(size_t count) {
+  std::string json = "{\"zero_optimization\": {\"stag\": 3";
+  for (size_t i = 0; i < count; ++i)
+    json += ", \"unknown_" + std::to_string(i) + "\": " + std::to_string(i);
+  return json + "}}";
+}
+
+TEST(DeepSpeedConfigHostile, ManyUnknownKeysOnOneLine) {
+  // Before the limit, each of 20,001 diagnostics copied the whole line.
+  auto settings =
+      DeepSpeedConfigSettings::readBuffer(manyUnknownKeys(20000), "ds.json");
+  ASSERT_FALSE(bool(settings));
+  std::vector<llvm::SMDiagnostic> diagnostics =
+      takeDiagnostics(settings.takeError());
+  ASSERT_EQ(diagnostics.size(), kMaxReportedDiagnostics + 1);
+  // Each names its position, its key and the closest valid key.
+  EXPECT_EQ(messages(llvm::ArrayRef(diagnostics).take_front(2)),
+            "ds.json:1:24: error: unknown key 'zero_optimization.stag'; did "
+            "you mean 'stage'?\n"
+            "ds.json:1:35: error: unknown key "
+            "'zero_optimization.unknown_0'\n");
+  EXPECT_EQ(messages(diagnostics.back()),
+            "ds.json: error: and 19981 more unknown keys (only the first 20 "
+            "errors are listed)\n");
+  // Each quotes an excerpt of the line around its column.
+  for (const llvm::SMDiagnostic &diagnostic :
+       llvm::ArrayRef(diagnostics).drop_back())
+    EXPECT_LE(diagnostic.getLineContents().size(), kMaxQuotedColumns + 6);
+  std::string last = formatDiagnostics(diagnostics[19]);
+  llvm::SmallVector<StringRef> lines;
+  StringRef(last).split(lines, '\n');
+  ASSERT_EQ(lines.size(), 4u) << last;
+  EXPECT_TRUE(lines[0].starts_with("ds.json:1:")) << last;
+  EXPECT_TRUE(lines[1].starts_with("...") && lines[1].ends_with("...")) << last;
+  // The caret under the key's quote, half an excerpt in.
+  EXPECT_EQ(lines[1].substr(kMaxQuotedColumns / 2 + 3, 12), "\"unknown_18\"");
+  EXPECT_EQ(lines[2], std::string(kMaxQuotedColumns / 2 + 3, ' ') + "^");
+  EXPECT_LT(formatDiagnostics(diagnostics).size(), 21 * 400u);
+}
+
+TEST(DeepSpeedConfigHostile, ManySyntaxErrorsAndLongKeys) {
+  // Every missing ',' is reported in one pass: at most 20 of them.
+  std::string json = "{\"a\": 1";
+  for (int i = 0; i < 5000; ++i)
+    json += " \"k" + std::to_string(i) + "\": 1";
+  json += "}";
+  auto settings = DeepSpeedConfigSettings::readBuffer(json, "ds.json");
+  ASSERT_FALSE(bool(settings));
+  std::vector<llvm::SMDiagnostic> diagnostics =
+      takeDiagnostics(settings.takeError());
+  ASSERT_EQ(diagnostics.size(), kMaxReportedDiagnostics + 1);
+  EXPECT_EQ(messages(llvm::ArrayRef(diagnostics).take_front(1)),
+            "ds.json:1:9: error: missing ',' before \"k0\"\n");
+  EXPECT_EQ(messages(diagnostics.back()),
+            "ds.json: error: and 4980 more errors (only the first 20 errors "
+            "are listed)\n");
+
+  // A key of 100,000 characters is named shortened, and no suggestion is
+  // sought by comparing it character by character.
+  std::string key(100000, 'x');
+  EXPECT_EQ(errorsOf("{\"" + key + "\": 1}"),
+            "ds.json:1:2: error: unknown key '" + key.substr(0, 77) + "...'\n");
+}
+
+TEST(DeepSpeedConfigHostile, FloatKnobsAreCheckedAsF32) {
+  auto adam = [](StringRef params) {
+    return errorsOf(
+        ("{\"optimizer\": {\"type\": \"Adam\", \"params\": " + params + "}}")
+            .str());
+  };
+  // 0 as an f32: Adam would divide by zero.
+  EXPECT_EQ(adam("{\"eps\": 1e-50}"),
+            "ds.json:1:50: error: optimizer.params.eps: expected a positive "
+            "number, got 1e-50 (below the smallest normal f32, "
+            "1.1754944e-38; the compiled step computes in f32)\n");
+  EXPECT_EQ(adam("{\"lr\": 1e39}"),
+            "ds.json:1:49: error: optimizer.params.lr: expected a "
+            "non-negative number, got 1e39 (beyond the largest f32, "
+            "3.4028235e+38; the compiled step computes in f32)\n");
+  // 1 as an f32: Adam's bias correction would divide by zero.
+  EXPECT_EQ(adam("{\"betas\": [0.9, 0.999999999]}"),
+            "ds.json:1:52: error: optimizer.params.betas: expected two "
+            "numbers in [0, 1), got [0.9, 0.999999999] (1.0 as an f32, the "
+            "type the compiled step computes in)\n");
+  EXPECT_EQ(errorsOf(R"({"fp16": {"enabled": true, "loss_scale": 1e39}})"),
+            "ds.json:1:42: error: fp16.loss_scale: expected a non-negative "
+            "number, got 1e39 (beyond the largest f32, 3.4028235e+38; the "
+            "compiled step computes in f32)\n");
+  EXPECT_EQ(errorsOf(R"({"scheduler": {"type": "WarmupLR", "params":
+                   {"warmup_max_lr": -1e39}}})"),
+            "ds.json:2:38: error: scheduler.params.warmup_max_lr: expected a "
+            "non-negative number, got -1e39\n");
+  // The edges of f32 are accepted.
+  DeepSpeedConfig config = loadOrDie(R"({"optimizer": {"type": "Adam",
+      "params": {"lr": 3.4028234e38, "eps": 1.2e-38, "weight_decay": 0,
+                 "betas": [0, 0.99999994]}}, "gradient_clipping": 1e-30})");
+  EXPECT_EQ(float(config.optimizer.lr), std::numeric_limits<float>::max());
+  EXPECT_GT(float(config.optimizer.eps), 0.0f);
+  EXPECT_LT(float(config.optimizer.betas[1]), 1.0f);
+}
+
+TEST(DeepSpeedConfigHostile, LastBatchIterationLeavesRoomForTheSteps) {
+  auto scheduler = [](StringRef iteration) {
+    return ("{\"scheduler\": {\"type\": \"WarmupLR\", \"params\": "
+            "{\"last_batch_iteration\": " +
+            iteration + "}}}")
+        .str();
+  };
+  // i = last_batch_iteration + applied steps wrapped in the step's i64 add.
+  EXPECT_EQ(errorsOf(scheduler("9223372036854775807")),
+            "ds.json:1:71: error: scheduler.params.last_batch_iteration: "
+            "expected an integer in [-1, 4503599627370496], got "
+            "9223372036854775807\n");
+  EXPECT_EQ(errorsOf(scheduler("4503599627370497")),
+            "ds.json:1:71: error: scheduler.params.last_batch_iteration: "
+            "expected an integer in [-1, 4503599627370496], got "
+            "4503599627370497\n");
+  EXPECT_EQ(
+      loadOrDie(scheduler("4503599627370496")).scheduler.lastBatchIteration,
+      kMaxLastBatchIteration);
+}
+
+TEST(DeepSpeedConfigHostile, OverridesOfTypedSectionsNeedTheType) {
+  // As in a file, where {"scheduler": {"params": ...}} is refused.
+  for (auto [key, type] :
+       {std::pair<StringRef, StringRef>{"scheduler.params.warmup_num_steps",
+                                        "scheduler.type is missing "
+                                        "(WarmupLR, WarmupDecayLR, "
+                                        "WarmupCosineLR, OneCycle or "
+                                        "LRRangeTest)"},
+        {"optimizer.params.lr",
+         "optimizer.type is missing (Adam, AdamW or SGD)"}}) {
+    auto settings = DeepSpeedConfigSettings::readBuffer("{}", "ds.json");
+    ASSERT_TRUE(bool(settings)) << messages(settings.takeError());
+    ASSERT_FALSE(bool(settings->setOverride(key, "10")));
+    auto config = settings->resolve({});
+    ASSERT_FALSE(bool(config)) << key.str();
+    EXPECT_EQ(messages(config.takeError()),
+              "<override>:1:" + std::to_string(key.size() + 2) +
+                  ": error: " + key.str() + " is set but " + type.str() + "\n");
+  }
+  // With the type, from the file or another override, it applies.
+  auto settings = DeepSpeedConfigSettings::readBuffer(
+      R"({"scheduler": {"type": "WarmupLR"}})", "ds.json");
+  ASSERT_TRUE(bool(settings));
+  ASSERT_FALSE(
+      bool(settings->setOverride("scheduler.params.warmup_num_steps", "10")));
+  auto config = settings->resolve({});
+  ASSERT_TRUE(bool(config)) << messages(config.takeError());
+  EXPECT_EQ(config->scheduler.warmupNumSteps, 10);
 }
 
 } // namespace

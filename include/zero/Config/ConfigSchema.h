@@ -20,13 +20,18 @@
 namespace zero {
 
 enum class KnobKind : uint8_t {
-  Section,   ///< A JSON object holding other knobs (or null: all defaults).
-  Bool,      ///< true or false.
-  Int,       ///< Integral number; 5e8 and 5.0e8 are accepted, 1.5 is not.
-  Float,     ///< Any number.
+  Section, ///< A JSON object holding other knobs (or null: all defaults).
+  Bool,    ///< true or false.
+  Int,     ///< Integral number; 5e8 and 5.0e8 are accepted, 1.5 is not.
+  /// A number the compiled step computes with as an f32 (the optimizer's
+  /// hyperparameters, the loss scale, the rates of a schedule): it is checked
+  /// as the f32 it becomes (convertValue): finite, zero or a normal f32, and
+  /// in range after rounding (an eps of 1e-50 is 0, a beta of 0.999999999
+  /// is 1).
+  Float,
   String,    ///< A JSON string.
   Enum,      ///< A string out of `choices`.
-  FloatPair, ///< An array of two numbers (Adam's betas).
+  FloatPair, ///< An array of two numbers (Adam's betas), each as Float.
   Any,       ///< Any JSON value; only ever compared with its default.
 };
 
@@ -40,6 +45,14 @@ enum class KnobSupport : uint8_t {
   /// non-default value draws a warning so that nothing is ignored silently.
   NoEffect,
 };
+
+/// The largest scheduler.params.last_batch_iteration, 2^52. The compiled step
+/// evaluates its schedule at i = last_batch_iteration + the optimizer steps
+/// applied so far: an i64 add (arith.addi), then an f64 (arith.sitofp). Up to
+/// this bound a run can take 2^52 more steps (years at a step per
+/// microsecond) with i exact in f64 and far from the i64 limit; near
+/// INT64_MAX the add wraps and the rate becomes that of a negative i.
+constexpr int64_t kMaxLastBatchIteration = int64_t(1) << 52;
 
 /// How a knob's "auto" (as HuggingFace writes it) is resolved.
 enum class AutoRule : uint8_t {

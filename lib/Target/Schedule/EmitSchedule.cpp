@@ -8,6 +8,7 @@
 #include "zero/Target/Schedule/Passes.h"
 
 #include "mlir/Support/FileUtilities.h"
+#include "zero/Support/OutputFile.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 #include "llvm/Support/ToolOutputFile.h"
 
@@ -23,7 +24,7 @@ using namespace mlir::zero;
 
 namespace {
 struct ZeroEmitSchedulePass
-    : public zero::impl::ZeroEmitSchedulePassBase<ZeroEmitSchedulePass> {
+    : public mlir::zero::impl::ZeroEmitSchedulePassBase<ZeroEmitSchedulePass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -45,7 +46,10 @@ struct ZeroEmitSchedulePass
       return signalPassFailure();
     }
     output->os() << schedule;
-    output->keep();
+    if (llvm::Error error = ::zero::keepOutputFile(*output)) {
+      module.emitError("the schedule: ") << llvm::toString(std::move(error));
+      return signalPassFailure();
+    }
     markAllAnalysesPreserved();
   }
 };

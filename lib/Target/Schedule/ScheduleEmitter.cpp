@@ -723,14 +723,28 @@ FailureOr<json> ScheduleEmitter::getArguments() {
       if (Attribute attr =
               func.getArgAttr(i, ZeroDialect::getDataBoundAttrName())) {
         auto bound = dyn_cast<IntegerAttr>(attr);
-        if (!bound || bound.getInt() < 1 ||
-            !type.getElementType().isSignlessInteger())
+        auto elementType = dyn_cast<IntegerType>(type.getElementType());
+        if (!bound || bound.getValue().isNonPositive() ||
+            bound.getValue().getSignificantBits() > 64 || !elementType ||
+            !elementType.isSignless())
           return emitError(arg.getLoc(), "data argument '")
                  << data.getValue() << "' (argument #" << i
                  << "): 'zero.data_bound' must be a positive integer on "
                     "integer data, got "
                  << attr << " on " << type;
-        entry["bound"] = bound.getInt();
+        // The values lie in [0, bound): bound - 1 must be a value of the
+        // element type (signed, as the runtime reads it).
+        unsigned width = elementType.getWidth();
+        int64_t bound64 = bound.getValue().getSExtValue();
+        if (width < 64 && uint64_t(bound64 - 1) >> (width - 1) != 0)
+          return emitError(arg.getLoc(), "data argument '")
+                 << data.getValue() << "' (argument #" << i
+                 << "): 'zero.data_bound' is " << bound64 << " but its "
+                 << elementType << " values are at most "
+                 << ((uint64_t(1) << (width - 1)) - 1)
+                 << "; the bound can be at most "
+                 << (uint64_t(1) << (width - 1));
+        entry["bound"] = bound64;
       } else if (type.getElementType().isSignlessInteger()) {
         return emitError(arg.getLoc(), "data argument '")
                << data.getValue() << "' (argument #" << i

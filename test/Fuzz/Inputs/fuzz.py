@@ -116,6 +116,154 @@ def mutate_json(rng, document):
     return document, None
 
 
+def hostile_inputs(f, rng, work, tool):
+    """Inputs built to cost: configs with thousands of findings on one line,
+    float knobs at the edges of f32, and outputs to a full disk. Returns the
+    (kind, codes) of each kind."""
+    import re
+    import time
+
+    def run(kind, case, command, names, limit=None, stderr_max=None,
+            must_fail=True, check=None):
+        """f.run, plus: ends within `limit` seconds, its stderr is at most
+        `stderr_max` bytes with no LLVM fatal error, and `check()` holds."""
+        start = time.time()
+        try:
+            result = subprocess.run(command, capture_output=True, text=True,
+                                    errors="replace",
+                                    timeout=limit or f.args.timeout)
+        except subprocess.TimeoutExpired:
+            f.failures.append("%s %d: no end after %ds: %s" %
+                              (kind, case, limit or f.args.timeout,
+                               " ".join(command)))
+            return None
+        code, why = result.returncode, None
+        if code < 0 or code >= 128:
+            why = "ended by signal or abort (%d)" % code
+        elif code == 0 and must_fail:
+            why = "exit 0 on an input that breaks a rule"
+        elif code != 0 and not any(n in result.stderr for n in names):
+            why = "error names none of %s" % names
+        elif "LLVM ERROR" in result.stderr:
+            why = "LLVM fatal error"
+        elif stderr_max and len(result.stderr) > stderr_max:
+            why = "%d bytes of errors (at most %d)" % (len(result.stderr),
+                                                     stderr_max)
+        elif code == 0 and check:
+            why = check()
+        if limit and why is None and time.time() - start > limit:
+            why = "took %.1fs (at most %ds)" % (time.time() - start, limit)
+        if why:
+            last = (result.stderr.strip().splitlines() or [""])[-1][:300]
+            f.failures.append("%s %d: %s: %s\n  %s" %
+                              (kind, case, why, " ".join(command), last))
+        return code
+
+    results = []
+    step = work("step.mlir")
+
+    # Minified configs with thousands of findings: unknown keys, missing
+    # commas, huge keys. Refused within 10 s with at most 20 errors quoted.
+    codes = []
+    for case in range(6):
+        name = work("flood-%d.json" % case)
+        count = rng.choice([2000, 8000, 50000])
+        if case % 3 == 0:
+            members = ['"zero_optimization": {"stag": 3}'] + [
+                '"unknown_%d": %d' % (i, i) for i in range(count)]
+            text = "{" + ", ".join(members) + "}"
+        elif case % 3 == 1:
+            text = "{" + " ".join('"k%d": %d' % (i, i)
+                                  for i in range(count)) + "}"
+        else:
+            text = '{"%s": 1, "zero_optimization": {"%s": 2}}' % (
+                "x" * (count * 20), "stage" * count)
+        with open(name, "w") as out:
+            out.write(text)
+        codes.append(run("config-flood", case,
+                         [tool("zero-opt"), step, "--zero-config=" + name,
+                          "--zero-world-size=1", "-o", os.devnull],
+                         [os.path.basename(name)], limit=10,
+                         stderr_max=16384))
+    results.append(("config-flood", codes))
+
+    # Float knobs at the edges of f32: accepted values compile to IR without
+    # a new infinite or NaN constant; the others are refused at the key.
+    knobs = ["optimizer.params.lr", "optimizer.params.eps",
+             "optimizer.params.weight_decay", "optimizer.params.betas",
+             "fp16.loss_scale", "fp16.min_loss_scale", "gradient_clipping",
+             "scheduler.params.warmup_max_lr",
+             "scheduler.params.warmup_min_lr",
+             "scheduler.params.last_batch_iteration"]
+    values = ["3.4028234e38", "3.4028236e38", "1e39", "1.1754944e-38",
+              "1e-40", "1e-50", "0.99999999", "0.99999994",
+              "4503599627370496", "4503599627370497", "9223372036854775807"]
+    # The step has infinities of its own (the -inf a max starts from, the
+    # overflow check of fp16): a value must add none to those of the same
+    # step with the knob at an ordinary value.
+    nonfinite = re.compile(r"0x7F800000|0xFF800000|0x7FF0000000000000|"
+                           r"0xFFF0000000000000|0x7FC00000|\bnan\b|\binf\b")
+
+    def compile_with(knob, value, output):
+        command = [tool("zero-opt"), step, "--zero-world-size=1",
+                   "--zero-set=optimizer.type=Adam",
+                   "--zero-set=scheduler.type=WarmupLR",
+                   "--zero-set=%s=%s" % (knob, value), "-o", output]
+        if knob.startswith("fp16."):
+            command.append("--zero-set=fp16.enabled=true")
+        return command
+
+    baseline = {}
+    codes = []
+    for case in range(f.args.cases // 2):
+        knob, value = rng.choice(knobs), rng.choice(values)
+        if knob.endswith("betas"):
+            value = "[0.9,%s]" % value
+        if knob not in baseline:
+            ordinary = ("[0.9,0.5]" if knob.endswith("betas") else
+                        "5" if knob.endswith("iteration") else "0.5")
+            name = work("f32-%s.mlir" % knob)
+            subprocess.run(compile_with(knob, ordinary, name), check=True)
+            baseline[knob] = len(nonfinite.findall(open(name).read()))
+        output = work("f32-%d.mlir" % case)
+
+        def finite(output=output, expected=baseline[knob]):
+            found = nonfinite.findall(open(output).read())
+            if len(found) != expected:
+                return "%d non-finite constants in the compiled step (%d " \
+                    "with an ordinary value)" % (len(found), expected)
+            return None
+        codes.append(run("f32-edges", case, compile_with(knob, value, output),
+                         ["<override>"], must_fail=False, check=finite))
+    results.append(("f32-edges", codes))
+
+    # Every output of the tools to a full disk: an error naming the file.
+    full = "/dev/full"
+    link = work("full.svg")
+    if os.path.exists(full):
+        if not os.path.lexists(link):
+            os.symlink(full, link)
+        compile_ = [tool("zero-opt"), step, "--zero-stage=1",
+                    "--zero-world-size=2"]
+        commands = [
+            (compile_ + ["-o", full], full),
+            (compile_ + ["--zero-report=" + full, "-o", os.devnull], full),
+            (compile_ + ["--zero-memory-timeline=" + link, "-o", os.devnull],
+             link),
+            (compile_ + ["--zero-emit-schedule=" + full, "-o", os.devnull],
+             full),
+            ([tool("zero-translate"), "--zero-to-schedule", work("rank.mlir"),
+              "-o", full], full),
+            ([tool("zero-model"), "mlp", "--layers", "2", "--hidden", "4",
+              "-o", full], full)]
+        subprocess.run(compile_ + ["-o", work("rank.mlir")], check=True)
+        codes = [run("dev-full", case, command, ["'%s'" % file],
+                     stderr_max=4096)
+                 for case, (command, file) in enumerate(commands)]
+        results.append(("dev-full", codes))
+    return results
+
+
 def main():
     parser = argparse.ArgumentParser()
     parser.add_argument("--bin", required=True)
@@ -251,6 +399,9 @@ def main():
                             "--init-from", name], must_fail,
                            [os.path.basename(name)]))
     f.report("safetensors", codes)
+
+    for kind, codes in hostile_inputs(f, rng, work, tool):
+        f.report(kind, codes)
 
     for failure in f.failures:
         print("FAIL:", failure)

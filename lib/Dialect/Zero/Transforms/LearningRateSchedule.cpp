@@ -9,6 +9,8 @@
 
 #include "LearningRateSchedule.h"
 
+#include "zero/Config/ConfigSchema.h"
+
 #include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Math/IR/Math.h"
 #include "llvm/ADT/StringSwitch.h"
@@ -49,6 +51,14 @@ LRSchedule::verify(const std::function<InFlightDiagnostic()> &emitError) const {
   };
   if (failed(atLeast("last-batch-iteration", lastBatchIteration, -1)))
     return failure();
+  // buildScheduledRates adds the applied steps to it in i64, then converts
+  // to f64 (zero::kMaxLastBatchIteration).
+  if (lastBatchIteration > ::zero::kMaxLastBatchIteration)
+    return emitError() << "last-batch-iteration must be at most 2^52 ("
+                       << ::zero::kMaxLastBatchIteration
+                       << ") so that it plus the steps of a run stays exact, "
+                          "got "
+                       << lastBatchIteration;
   switch (kind) {
   case LRScheduleKind::Constant:
     return success();

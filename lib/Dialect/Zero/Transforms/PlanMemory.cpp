@@ -12,6 +12,7 @@
 #include "zero/Analysis/MemoryPlan.h"
 #include "zero/Analysis/MemoryTimeline.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
+#include "zero/Support/OutputFile.h"
 #include "llvm/Support/ToolOutputFile.h"
 
 namespace mlir {
@@ -26,7 +27,7 @@ using namespace mlir::zero;
 
 namespace {
 struct ZeroPlanMemoryPass
-    : public zero::impl::ZeroPlanMemoryPassBase<ZeroPlanMemoryPass> {
+    : public mlir::zero::impl::ZeroPlanMemoryPassBase<ZeroPlanMemoryPass> {
   using Base::Base;
 
   void runOnOperation() override {
@@ -84,8 +85,8 @@ struct ZeroPlanMemoryPass
       return signalPassFailure();
   }
 
-  /// Writes `path` with `write`; an error naming `what` if it cannot be
-  /// opened.
+  /// Writes `path` with `write`; an error naming `what` and the file if it
+  /// cannot be opened or written.
   LogicalResult writeFile(StringRef path, StringRef what,
                           function_ref<LogicalResult(raw_ostream &)> write) {
     std::string error;
@@ -93,9 +94,13 @@ struct ZeroPlanMemoryPass
     if (!output)
       return getOperation().emitError("cannot write the ")
              << what << ": " << error;
-    if (failed(write(output->os())))
+    if (failed(write(output->os()))) {
+      ::zero::discardOutputFile(*output);
       return failure();
-    output->keep();
+    }
+    if (llvm::Error error = ::zero::keepOutputFile(*output))
+      return getOperation().emitError("the ")
+             << what << ": " << llvm::toString(std::move(error));
     return success();
   }
 

@@ -81,6 +81,9 @@ struct CheckpointSaveStats {
 /// This rank's share of loading a checkpoint, for metrics.
 struct CheckpointLoadStats {
   int64_t step = 0;
+  /// The run that saved the checkpoint (its manifest's "run"; empty for a
+  /// checkpoint of an older runtime): a resumed run saves as that run.
+  std::string runId;
   /// The bytes of the rank files read: this rank's, or every rank's when
   /// the checkpoint is resharded.
   uint64_t bytesRead = 0;
@@ -149,6 +152,9 @@ private:
   std::unique_ptr<char[]> buffer_;
   size_t capacity_ = 0;
   std::vector<CheckpointSaveStats> stats_;
+  /// Rank 0: the run's id, set at its first save (checkOwner in
+  /// Checkpoint.cpp; docs/Runtime.md, "Checkpoints").
+  std::string runId_;
 };
 
 /// Saves every rank's state after the steps taken so far as
@@ -250,6 +256,14 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype);
 /// original rank files byte for byte.
 Status reshardCheckpoint(const std::string &path, int64_t worldSize,
                          int64_t stage, const std::string &output);
+
+/// Checks that writing `output` (a file or a directory, existing or not)
+/// cannot touch the checkpoint that `path` names: refused where `output`,
+/// with its links resolved, is the checkpoint's step directory or its
+/// checkpoint directory or lies inside either, or is (same device and
+/// inode) one of the step's files.
+Status checkOutsideCheckpoint(const std::string &path,
+                              const std::string &output);
 
 } // namespace zero::runtime
 

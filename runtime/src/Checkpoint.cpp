@@ -1483,6 +1483,22 @@ Status prepareCheckpointDirectory(const std::string &directory) {
   return Status::ok();
 }
 
+/// The id that the checkpoints of `session`'s run carry (checkOwner): the
+/// one of the checkpoint it resumed from, else a new one, made once. It
+/// belongs to the session, so that every saver of the run saves as the run.
+static const std::string &getSessionRunId(Session &session) {
+  std::string &runId = session.checkpointRunId();
+  if (runId.empty()) {
+    const std::optional<CheckpointLoadStats> &resumed = session.resumeStats();
+    runId = resumed && !resumed->runId.empty() ? resumed->runId : makeRunId();
+  }
+  return runId;
+}
+
+Status checkCheckpointOwner(Session &session, const std::string &directory) {
+  return checkOwner(directory, getSessionRunId(session));
+}
+
 /// A save between its start and its completion.
 struct CheckpointSaver::Pending {
   CheckpointSaveOptions options;
@@ -1621,15 +1637,11 @@ Status CheckpointSaver::start(const CheckpointSaveOptions &options) {
   p.temporary = joinPath(options.directory,
                          "." + getStepName(p.step) + kTemporaryMark + nonce);
   p.path = joinPath(p.temporary, getRankFileName(p.rank));
-  // The run's id, which the directory's checkpoints carry (checkOwner): the
-  // one of the checkpoint it resumed from, else a new one.
-  if (comm.rank() == 0 && runId_.empty()) {
-    const std::optional<CheckpointLoadStats> &resumed = session_.resumeStats();
-    runId_ = resumed && !resumed->runId.empty() ? resumed->runId : makeRunId();
-  }
+  const std::string runId =
+      comm.rank() == 0 ? getSessionRunId(session_) : std::string();
   ZERO_RETURN_IF_ERROR(session_.agree(
       comm.rank() == 0
-          ? makeTemporary(options.directory, p.temporary, p.lock, runId_)
+          ? makeTemporary(options.directory, p.temporary, p.lock, runId)
           : Status::ok(),
       "agreement of the ranks in the checkpoint of step " +
           std::to_string(p.step)));
@@ -1682,7 +1694,7 @@ Status CheckpointSaver::complete() {
     return discard(records.status());
   Status published =
       comm.rank() == 0 ? publish(session_, p.options, p.temporary, p.step,
-                                 runId_, *records)
+                                 session_.checkpointRunId(), *records)
                        : Status::ok();
   agreed = session_.agree(published, agreement);
   if (!agreed.isOk())

@@ -642,8 +642,13 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
 /// The files of rank 0, opened before the first step: a run must not fail
 /// at its end for a path it could not write.
 Status openOutputs(const Options &options, Run &run) {
-  if (!options.saveDirectory.empty())
+  if (!options.saveDirectory.empty()) {
     ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(options.saveDirectory));
+    // Another run's directory is refused before the first step, not at the
+    // first save.
+    ZERO_RETURN_IF_ERROR(
+        checkCheckpointOwner(*run.session, options.saveDirectory));
+  }
   std::pair<const std::string *, std::unique_ptr<OutputFile> *> outputs[] = {
       {&options.metrics, &run.metrics},
       {&options.trace, &run.trace},

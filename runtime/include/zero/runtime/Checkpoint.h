@@ -95,6 +95,13 @@ struct CheckpointLoadStats {
 /// than at its first save. Rank 0 calls it.
 Status prepareCheckpointDirectory(const std::string &directory);
 
+/// Rank 0, before a run's first step: checks that the run may save into
+/// `directory` (as each save checks it again): that no checkpoint of
+/// another run is there (each manifest's "run"; a run resumed from a
+/// checkpoint is its run) and that `latest` is no symbolic link. Sets the
+/// session's run id (Session::checkpointRunId) where it has none yet.
+Status checkCheckpointOwner(Session &session, const std::string &directory);
+
 /// A rank's saves of a run, each in three parts: a snapshot of the rank's
 /// state in host memory that the saver owns (the only part that stops
 /// training), this rank's file written from it (on a thread of its own for
@@ -152,9 +159,6 @@ private:
   std::unique_ptr<char[]> buffer_;
   size_t capacity_ = 0;
   std::vector<CheckpointSaveStats> stats_;
-  /// Rank 0: the run's id, set at its first save (checkOwner in
-  /// Checkpoint.cpp; docs/Runtime.md, "Checkpoints").
-  std::string runId_;
 };
 
 /// Saves every rank's state after the steps taken so far as

@@ -142,23 +142,6 @@ Status linkError(const std::string &path) {
                            "and step directories are its own)");
 }
 
-/// Checks that the entry `path` of a checkpoint directory is no symbolic
-/// link and is a directory (`directory`) or a regular file: lstat, never
-/// following it.
-Status checkOwnEntry(const std::string &path, bool directory) {
-  struct stat info;
-  if (::lstat(path.c_str(), &info) != 0)
-    return errnoError(path, "cannot open");
-  if (S_ISLNK(info.st_mode))
-    return linkError(path);
-  if (directory ? !S_ISDIR(info.st_mode) : !S_ISREG(info.st_mode))
-    return ZERO_ERROR(kFailedPrecondition,
-                      path + (directory ? ": not a directory"
-                                        : ": not a regular file") +
-                          ", in a checkpoint directory");
-  return Status::ok();
-}
-
 /// Opens the file `path` of a checkpoint directory for reading, without
 /// following a link there (O_NOFOLLOW) or waiting on a FIFO (O_NONBLOCK);
 /// anything but a regular file is refused. `info` receives its fstat.
@@ -1179,18 +1162,19 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
     // A rank's file is the plain name the runtime gives it, in the step
     // directory: never a path that leads elsewhere.
     int64_t rank = file["rank"].get<int64_t>();
+    int64_t worldSize = manifest["world_size"].get<int64_t>();
+    if (rank < 0 || rank >= worldSize)
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": a file entry's rank " +
+                            std::to_string(rank) + " is not one of the " +
+                            std::to_string(worldSize) +
+                            " ranks of world_size");
     std::string expected = getRankFileName(rank);
-    if (rank < 0 || rank >= manifest["world_size"].get<int64_t>() ||
-        file["path"].get<std::string>() != expected)
+    if (file["path"].get<std::string>() != expected)
       return ZERO_ERROR(kInvalidArgument,
                         path + ": the file of rank " + std::to_string(rank) +
-                            " must be " +
-                            (rank < 0 ||
-                                     rank >= manifest["world_size"]
-                                                 .get<int64_t>()
-                                 ? "of a rank 0 to world_size - 1"
-                                 : "'" + expected + "'") +
-                            " in the step directory, got path " +
+                            " must be '" + expected +
+                            "' in the step directory, got path " +
                             abbreviate(file["path"], 80));
   }
   return Status::ok();

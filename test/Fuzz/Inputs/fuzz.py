@@ -11,7 +11,10 @@ that break a rule the tools promise to check must not exit 0:
   - a JSON config or schedule that is not valid JSON,
   - a schedule missing a top-level key,
   - a token file of odd length or with an id at or above the vocabulary,
-  - a safetensors file cut short.
+  - a safetensors file cut short,
+  - a checkpoint directory with a symbolic link planted in it or a manifest
+    whose file path leads elsewhere (fuzz_checkpoint_dirs: refused naming
+    the checkpoint file, nothing outside the directory read or written).
 Prints one line per kind, `OK: KIND N cases (E refused)`, and every failing
 case with the command to reproduce it; exits 1 on any failure.
 """

@@ -125,6 +125,16 @@ std::string quotePrefix(const std::string &text, size_t limit = 40) {
   return text.size() > limit ? quoted + "..." : quoted;
 }
 
+/// Text read from a file (a rank file's metadata, a tensor's name or dtype)
+/// in a message: as it is where it is short and plain, else quotePrefix.
+std::string showFileText(const std::string &text) {
+  bool plain = text.size() <= 40 &&
+               std::all_of(text.begin(), text.end(), [](char c) {
+                 return c >= 0x20 && c < 0x7f && c != '\'' && c != '"';
+               });
+  return plain ? text : quotePrefix(text);
+}
+
 /// A value of a manifest in a message: its JSON, escaped, cut after
 /// `limit` characters.
 std::string abbreviate(const json &value, size_t limit = 200) {
@@ -1300,13 +1310,13 @@ StatusOr<std::vector<RawTensorSpan>> checkRankFile(const FileBuffer &bytes,
   std::string step = std::to_string(manifest["step"].get<int64_t>());
   if (metadata["step"] != step)
     return ZERO_ERROR(kFailedPrecondition,
-                      path + ": holds step '" + metadata["step"] +
+                      path + ": holds step '" + showFileText(metadata["step"]) +
                           "', but the manifest is of step " + step);
   // A file listed for another rank would load that rank's shards.
   if (metadata["format"] != kFormat || metadata["rank"] != std::to_string(rank))
     return ZERO_ERROR(kFailedPrecondition,
-                      path + ": holds rank '" + metadata["rank"] +
-                          "' of format '" + metadata["format"] +
+                      path + ": holds rank '" + showFileText(metadata["rank"]) +
+                          "' of format '" + showFileText(metadata["format"]) +
                           "', but the manifest lists it for rank " +
                           std::to_string(rank) + " of a " + kFormat);
   std::map<std::string, const RawTensorSpan *> byName;
@@ -1322,14 +1332,16 @@ StatusOr<std::vector<RawTensorSpan>> checkRankFile(const FileBuffer &bytes,
     if (tensor.dtype != entry["dtype"] || json(tensor.shape) != entry["shape"])
       return ZERO_ERROR(
           kFailedPrecondition,
-          path + ": tensor '" + name + "' is " + tensor.dtype + " " +
-              json(tensor.shape).dump() + ", but the manifest gives " +
+          path + ": tensor '" + name + "' is " + showFileText(tensor.dtype) +
+              " " + abbreviate(json(tensor.shape)) +
+              ", but the manifest gives " +
               showValue(entry["dtype"]) + " " + entry["shape"].dump());
     byName.erase(it);
   }
   if (!byName.empty())
     return ZERO_ERROR(kFailedPrecondition,
-                      path + ": tensor '" + byName.begin()->first +
+                      path + ": tensor '" +
+                          showFileText(byName.begin()->first) +
                           "', which the manifest does not list");
   return tensors;
 }

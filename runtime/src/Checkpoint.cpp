@@ -23,15 +23,18 @@
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Safetensors.h"
 #include "zero/runtime/Session.h"
+#include "zero/runtime/Sizes.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <atomic>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
+#include <ctime>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -113,15 +116,108 @@ Status syncDirectory(const std::string &directory) {
   return Status::ok();
 }
 
-StatusOr<std::string> readWholeFile(const std::string &path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in)
+/// At most `limit` bytes of `text` (a file's contents) as a message quotes
+/// them: escaped, in double quotes, "..." after where they were cut.
+std::string quotePrefix(const std::string &text, size_t limit = 40) {
+  std::string quoted = json(text.substr(0, limit))
+                           .dump(-1, ' ', /*ensure_ascii=*/true,
+                                 json::error_handler_t::replace);
+  return text.size() > limit ? quoted + "..." : quoted;
+}
+
+/// Text read from a file (a rank file's metadata, a tensor's name or dtype)
+/// in a message: as it is where it is short and plain, else quotePrefix.
+std::string showFileText(const std::string &text) {
+  bool plain = text.size() <= 40 &&
+               std::all_of(text.begin(), text.end(), [](char c) {
+                 return c >= 0x20 && c < 0x7f && c != '\'' && c != '"';
+               });
+  return plain ? text : quotePrefix(text);
+}
+
+/// A value of a manifest in a message: its JSON, escaped, cut after
+/// `limit` characters.
+std::string abbreviate(const json &value, size_t limit = 200) {
+  std::string text = value.dump(-1, ' ', /*ensure_ascii=*/true,
+                                json::error_handler_t::replace);
+  return text.size() > limit ? text.substr(0, limit) + "..." : text;
+}
+
+/// The error for a symbolic link found at `path` inside a checkpoint
+/// directory, where none is ever followed.
+Status linkError(const std::string &path) {
+  return ZERO_ERROR(kFailedPrecondition,
+                    path + ": a symbolic link in a checkpoint directory, "
+                           "which is never followed (a checkpoint's files "
+                           "and step directories are its own)");
+}
+
+/// Opens the file `path` of a checkpoint directory for reading, without
+/// following a link there (O_NOFOLLOW) or waiting on a FIFO (O_NONBLOCK);
+/// anything but a regular file is refused. `info` receives its fstat.
+StatusOr<int> openOwnFile(const std::string &path, struct stat &info) {
+  int fd = ::open(path.c_str(),
+                  O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+  if (fd < 0) {
+    if (errno == ELOOP)
+      return linkError(path);
     return errnoError(path, "cannot open");
-  std::ostringstream bytes;
-  bytes << in.rdbuf();
-  if (in.bad())
-    return errnoError(path, "cannot read");
-  return bytes.str();
+  }
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return io::errnoError(path, "cannot open", error);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return ZERO_ERROR(kFailedPrecondition,
+                      path + ": not a regular file, in a checkpoint "
+                             "directory");
+  }
+  return fd;
+}
+
+/// The whole file `path` of a checkpoint directory (openOwnFile), at most
+/// `limit` bytes: a larger one is refused without being read.
+StatusOr<std::string> readWholeFile(const std::string &path,
+                                    size_t limit = size_t(256) << 20) {
+  struct stat info;
+  info.st_mode = 0;
+  StatusOr<int> fd = openOwnFile(path, info);
+  if (!fd.isOk())
+    return fd.status();
+  if (static_cast<uint64_t>(info.st_size) > limit) {
+    ::close(*fd);
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": " + std::to_string(info.st_size) +
+                          " bytes, more than such a file of a checkpoint "
+                          "has (" +
+                          std::to_string(limit) + ")");
+  }
+  std::string bytes;
+  char chunk[65536];
+  for (;;) {
+    ssize_t got = ::read(*fd, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      int error = errno;
+      ::close(*fd);
+      return io::errnoError(path, "cannot read", error);
+    }
+    if (got == 0)
+      break;
+    bytes.append(chunk, static_cast<size_t>(got));
+    if (bytes.size() > limit) {
+      ::close(*fd);
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": more than " + std::to_string(limit) +
+                            " bytes, more than such a file of a checkpoint "
+                            "has");
+    }
+  }
+  ::close(*fd);
+  return bytes;
 }
 
 /// Memory for a whole rank file, not zeroed first: filled by a read or a
@@ -153,9 +249,30 @@ char *alignForDirect(char *memory) {
 /// flight where the file system and the kernel allow it, else with a reader
 /// thread (io/FileRead.h).
 StatusOr<FileBuffer> readChecksummed(const std::string &path, uint32_t &crc) {
+  // The file is opened without following a link, and read through that
+  // open file (/proc/self/fd/N reopens the same inode, for O_DIRECT), so
+  // that a link put in its place after the check is not followed either.
   struct stat info;
-  if (::stat(path.c_str(), &info) != 0)
-    return errnoError(path, "cannot open");
+  info.st_mode = 0;
+  StatusOr<int> fd = openOwnFile(path, info);
+  if (!fd.isOk())
+    return fd.status();
+  struct FdCloser {
+    int fd;
+    ~FdCloser() { ::close(fd); }
+  } closer{*fd};
+  std::string opened = "/proc/self/fd/" + std::to_string(*fd);
+  if (::access(opened.c_str(), R_OK) != 0)
+    opened = path;
+  // Errors of the reads name the checkpoint's file, not the descriptor.
+  auto named = [&](const Status &status) {
+    std::string message = status.message();
+    if (opened != path)
+      for (size_t at = message.find(opened); at != std::string::npos;
+           at = message.find(opened, at + path.size()))
+        message.replace(at, opened.size(), path);
+    return Status(status.code(), message, __FILE__, __LINE__);
+  };
   FileBuffer file;
   file.size = static_cast<size_t>(info.st_size);
   file.storage = allocateFileMemory(io::roundUpToDirectBlocks(file.size) +
@@ -170,15 +287,15 @@ StatusOr<FileBuffer> readChecksummed(const std::string &path, uint32_t &crc) {
     crc = computeCrc32(file.data + begin, end - begin, crc);
   };
   StatusOr<std::optional<size_t>> direct =
-      io::readDirect(path, file.data, file.size, checksum);
+      io::readDirect(opened, file.data, file.size, checksum);
   if (!direct.isOk())
-    return direct.status();
+    return named(direct.status());
   StatusOr<size_t> read =
       direct->has_value()
           ? StatusOr<size_t>(**direct)
-          : io::readBuffered(path, file.data, file.size, checksum);
+          : io::readBuffered(opened, file.data, file.size, checksum);
   if (!read.isOk())
-    return read.status();
+    return named(read.status());
   // A file cut short since its size was taken: what was read.
   file.size = *read;
   return file;
@@ -426,7 +543,7 @@ Status writeRankTensors(const std::vector<RawTensor> &tensors,
   StatusOr<std::string> bytes = encodeRawSafetensors(tensors, metadata, path);
   if (!bytes.isOk())
     return bytes.status();
-  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::openNoFollow(path);
   if (!file.isOk())
     return file.status();
   if (fail) {
@@ -561,7 +678,7 @@ Status writeSnapshot(const char *data, size_t size, size_t headerBytes,
       return Status::ok();
     }
   }
-  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(path);
+  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::openNoFollow(path);
   if (!file.isOk())
     return file.status();
   if (fail) {
@@ -626,9 +743,17 @@ public:
 
   Status acquire(const std::string &directory) {
     std::string path = joinPath(directory, kLockName);
-    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0666);
+    // A link planted as the lock file is never followed (nor created).
+    fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0 && errno == ELOOP)
+      return linkError(path);
     if (fd < 0)
       return errnoError(path, "cannot open the lock file");
+    struct stat info;
+    if (::fstat(fd, &info) != 0 || !S_ISREG(info.st_mode))
+      return ZERO_ERROR(kFailedPrecondition,
+                        path + ": not a regular file, as a checkpoint "
+                               "directory's lock file");
     if (::flock(fd, LOCK_EX | LOCK_NB) == 0)
       return Status::ok();
     if (errno != EWOULDBLOCK)
@@ -644,18 +769,6 @@ private:
   int fd = -1;
 };
 
-/// Rank 0: `directory`, claimed by `lock`, and a new temporary step
-/// directory in it.
-Status makeTemporary(const std::string &directory, const std::string &temporary,
-                     SaveLock &lock) {
-  ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(directory));
-  ZERO_RETURN_IF_ERROR(lock.acquire(directory));
-  removeTemporaries(directory);
-  if (::mkdir(temporary.c_str(), 0777) != 0)
-    return errnoError(temporary, "cannot create the directory");
-  return Status::ok();
-}
-
 /// The step directories of `directory` that hold a manifest, by step.
 std::map<int64_t, std::string> listSteps(const std::string &directory) {
   std::map<int64_t, std::string> steps;
@@ -663,10 +776,92 @@ std::map<int64_t, std::string> listSteps(const std::string &directory) {
   for (const fs::directory_entry &entry :
        fs::directory_iterator(directory, error)) {
     int64_t step = parseStepName(entry.path().filename().string());
-    if (step >= 0 && fs::exists(entry.path() / kManifestName, error))
+    struct stat info;
+    // A link named like a step is not one of the directory's own.
+    if (step >= 0 && entry.is_directory(error) && !entry.is_symlink(error) &&
+        ::lstat((entry.path() / kManifestName).c_str(), &info) == 0 &&
+        S_ISREG(info.st_mode))
       steps[step] = entry.path().string();
   }
   return steps;
+}
+
+/// The run a manifest names as its owner ("run"), empty for none (a
+/// checkpoint of an older runtime).
+std::string getRunId(const json &manifest) {
+  return manifest.is_object() && manifest.contains("run") &&
+                 manifest["run"].is_string()
+             ? manifest["run"].get<std::string>()
+             : std::string();
+}
+
+/// A new run's id: the UTC time of its first save and 32 random bits,
+/// "20261206T041500Z-3f2a9c1b".
+std::string makeRunId() {
+  std::random_device random;
+  std::mt19937_64 generator((uint64_t(random()) << 32) ^ random() ^
+                            uint64_t(::getpid()) ^
+                            uint64_t(std::time(nullptr)));
+  std::time_t now = std::time(nullptr);
+  std::tm utc{};
+  ::gmtime_r(&now, &utc);
+  char stamp[32];
+  std::strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &utc);
+  char bits[16];
+  std::snprintf(bits, sizeof(bits), "%08x",
+                static_cast<unsigned>(generator() & 0xffffffffu));
+  return std::string(stamp) + "-" + bits;
+}
+
+/// Rank 0 (or zero-ckpt), holding the directory's lock: `directory` belongs
+/// to one run, whose id its checkpoints' manifests carry. A save of run
+/// `runId` into a directory with a checkpoint of another run is refused
+/// (a run that resumed from it carries its id on), and so is one into a
+/// directory whose `latest` is not a file of its own.
+Status checkOwner(const std::string &directory, const std::string &runId) {
+  std::string latest = joinPath(directory, kLatestName);
+  struct stat info;
+  if (::lstat(latest.c_str(), &info) == 0) {
+    if (S_ISLNK(info.st_mode))
+      return linkError(latest);
+    if (!S_ISREG(info.st_mode))
+      return ZERO_ERROR(kFailedPrecondition,
+                        latest + ": not a regular file, in a checkpoint "
+                                 "directory");
+  }
+  for (const auto &[step, path] : listSteps(directory)) {
+    std::string manifestPath = joinPath(path, kManifestName);
+    StatusOr<std::string> text = readWholeFile(manifestPath);
+    if (!text.isOk())
+      return text.status();
+    json manifest = json::parse(*text, nullptr, /*allow_exceptions=*/false);
+    std::string owner = getRunId(manifest);
+    if (owner.empty() || owner == runId)
+      continue;
+    return ZERO_ERROR(
+        kFailedPrecondition,
+        directory + ": belongs to run " + quotePrefix(owner, 64) + " (its " +
+            getStepName(step) + "), and this run" +
+            (runId.empty() ? std::string()
+                           : " (" + quotePrefix(runId, 64) + ")") +
+            " did not resume from it: a checkpoint directory holds the "
+            "checkpoints of one run; save into another directory, or resume "
+            "from this one");
+  }
+  return Status::ok();
+}
+
+/// Rank 0: `directory`, claimed by `lock` for run `runId` (checkOwner),
+/// and a new temporary step directory in it.
+Status makeTemporary(const std::string &directory, const std::string &temporary,
+                     SaveLock &lock, const std::string &runId) {
+  ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(directory));
+  ZERO_RETURN_IF_ERROR(lock.acquire(directory));
+  ZERO_RETURN_IF_ERROR(checkOwner(directory, runId));
+  removeTemporaries(directory);
+  if (::mkdir(temporary.c_str(), 0777) != 0)
+    return errnoError(temporary, "cannot create the directory");
+  return Status::ok();
 }
 
 /// Rank 0 (or zero-ckpt), every rank file in `temporary`: writes the
@@ -677,7 +872,8 @@ Status publishDirectory(const std::string &directory,
                         const std::string &temporary, int64_t step,
                         const json &manifest, int64_t keep) {
   std::string manifestPath = joinPath(temporary, kManifestName);
-  StatusOr<std::unique_ptr<OutputFile>> file = OutputFile::open(manifestPath);
+  StatusOr<std::unique_ptr<OutputFile>> file =
+      OutputFile::openNoFollow(manifestPath);
   if (!file.isOk())
     return file.status();
   ZERO_RETURN_IF_ERROR((*file)->write(manifest.dump(2) + "\n"));
@@ -689,8 +885,10 @@ Status publishDirectory(const std::string &directory,
   // complete checkpoint at every moment; the old one, now under the
   // temporary name, is removed after.
   std::string stepDirectory = joinPath(directory, getStepName(step));
+  // Whatever is there (a link too) is exchanged, never followed.
   std::error_code error;
-  bool replaced = fs::exists(stepDirectory, error);
+  struct stat info;
+  bool replaced = ::lstat(stepDirectory.c_str(), &info) == 0;
   if (replaced) {
     if (::renameat2(AT_FDCWD, temporary.c_str(), AT_FDCWD,
                     stepDirectory.c_str(), RENAME_EXCHANGE) != 0)
@@ -704,8 +902,9 @@ Status publishDirectory(const std::string &directory,
   if (replaced)
     fs::remove_all(temporary, error);
 
+  // The rename replaces `latest` itself, never what a link there names.
   StatusOr<std::unique_ptr<OutputFile>> latest =
-      OutputFile::open(joinPath(directory, kLatestName));
+      OutputFile::openNoFollow(joinPath(directory, kLatestName));
   if (!latest.isOk())
     return latest.status();
   ZERO_RETURN_IF_ERROR((*latest)->write(getStepName(step) + "\n"));
@@ -727,6 +926,7 @@ Status publishDirectory(const std::string &directory,
 /// `latest`, the pruning.
 Status publish(Session &session, const CheckpointSaveOptions &options,
                const std::string &temporary, int64_t step,
+               const std::string &runId,
                const std::vector<std::string> &records) {
   const Schedule &schedule = session.schedule();
   json files = json::array();
@@ -741,6 +941,7 @@ Status publish(Session &session, const CheckpointSaveOptions &options,
   data["rows_read"] = session.data().rowsRead(step);
   json manifest = {{"format", kFormat},
                    {"version", kCheckpointVersion},
+                   {"run", runId},
                    {"step", step},
                    {"world_size", schedule.worldSize()},
                    {"stage", schedule.stage()},
@@ -895,10 +1096,26 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
                       path + ": format version " + manifest["version"].dump() +
                           " is not supported: this runtime reads version " +
                           std::to_string(kCheckpointVersion));
-  if (manifest["world_size"].get<int64_t>() < 1)
+  if (manifest["world_size"].get<int64_t>() < 1 ||
+      manifest["world_size"].get<int64_t>() > kMaxWorldSize)
     return ZERO_ERROR(kInvalidArgument,
-                      path + ": 'world_size' must be at least 1, got " +
+                      path + ": 'world_size' must be 1 to " +
+                          std::to_string(kMaxWorldSize) + ", got " +
                           manifest["world_size"].dump());
+  if (manifest.contains("run")) {
+    const json &run = manifest["run"];
+    bool valid = run.is_string() && !run.get<std::string>().empty() &&
+                 run.get<std::string>().size() <= 64;
+    for (char c : valid ? run.get<std::string>() : std::string())
+      valid = valid && (std::isalnum(static_cast<unsigned char>(c)) ||
+                        c == '-' || c == '_');
+    if (!valid)
+      return ZERO_ERROR(kInvalidArgument,
+                        path +
+                            ": 'run' must be a run id (1 to 64 letters, "
+                            "digits, '-' or '_'), got " +
+                            abbreviate(run));
+  }
   if (manifest.contains("data")) {
     const json &data = manifest["data"];
     if (!data.is_object() ||
@@ -910,7 +1127,7 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
                             ": 'data' must be {seed: <unsigned>, source: "
                             "<string>, token_file: <string>, rows_read: "
                             "{<argument>: <rows>}}, got " +
-                            data.dump());
+                            abbreviate(data));
     if (data.contains("rows_read")) {
       const json &rows = data["rows_read"];
       bool valid = rows.is_object();
@@ -923,7 +1140,7 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
                           path +
                               ": 'data.rows_read' must map each data "
                               "argument to the rows read (0 to 2^53), got " +
-                              rows.dump());
+                              abbreviate(rows));
     }
   }
   for (const json &entry : manifest["tensors"]) {
@@ -934,13 +1151,14 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
       return ZERO_ERROR(
           kInvalidArgument,
           path +
-              ": a tensor entry needs name, dtype and shape: " + entry.dump());
+              ": a tensor entry needs name, dtype and shape: " +
+              abbreviate(entry));
     if (std::string problem = checkTensorEntryForm(entry); !problem.empty())
       return ZERO_ERROR(kInvalidArgument, path + ": tensor '" +
                                               entry["name"].get<std::string>() +
                                               "': " + problem);
   }
-  for (const json &file : manifest["files"])
+  for (const json &file : manifest["files"]) {
     if (!file.is_object() || !file.contains("rank") ||
         !file["rank"].is_number_integer() || !file.contains("path") ||
         !file["path"].is_string() || !file.contains("bytes") ||
@@ -950,7 +1168,25 @@ Status checkManifestForm(const json &manifest, const std::string &path) {
                         path +
                             ": a file entry needs rank, path, bytes and "
                             "crc32: " +
-                            file.dump());
+                            abbreviate(file));
+    // A rank's file is the plain name the runtime gives it, in the step
+    // directory: never a path that leads elsewhere.
+    int64_t rank = file["rank"].get<int64_t>();
+    int64_t worldSize = manifest["world_size"].get<int64_t>();
+    if (rank < 0 || rank >= worldSize)
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": a file entry's rank " +
+                            std::to_string(rank) + " is not one of the " +
+                            std::to_string(worldSize) +
+                            " ranks of world_size");
+    std::string expected = getRankFileName(rank);
+    if (file["path"].get<std::string>() != expected)
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": the file of rank " + std::to_string(rank) +
+                            " must be '" + expected +
+                            "' in the step directory, got path " +
+                            abbreviate(file["path"], 80));
+  }
   return Status::ok();
 }
 
@@ -1074,13 +1310,13 @@ StatusOr<std::vector<RawTensorSpan>> checkRankFile(const FileBuffer &bytes,
   std::string step = std::to_string(manifest["step"].get<int64_t>());
   if (metadata["step"] != step)
     return ZERO_ERROR(kFailedPrecondition,
-                      path + ": holds step '" + metadata["step"] +
+                      path + ": holds step '" + showFileText(metadata["step"]) +
                           "', but the manifest is of step " + step);
   // A file listed for another rank would load that rank's shards.
   if (metadata["format"] != kFormat || metadata["rank"] != std::to_string(rank))
     return ZERO_ERROR(kFailedPrecondition,
-                      path + ": holds rank '" + metadata["rank"] +
-                          "' of format '" + metadata["format"] +
+                      path + ": holds rank '" + showFileText(metadata["rank"]) +
+                          "' of format '" + showFileText(metadata["format"]) +
                           "', but the manifest lists it for rank " +
                           std::to_string(rank) + " of a " + kFormat);
   std::map<std::string, const RawTensorSpan *> byName;
@@ -1096,14 +1332,16 @@ StatusOr<std::vector<RawTensorSpan>> checkRankFile(const FileBuffer &bytes,
     if (tensor.dtype != entry["dtype"] || json(tensor.shape) != entry["shape"])
       return ZERO_ERROR(
           kFailedPrecondition,
-          path + ": tensor '" + name + "' is " + tensor.dtype + " " +
-              json(tensor.shape).dump() + ", but the manifest gives " +
+          path + ": tensor '" + name + "' is " + showFileText(tensor.dtype) +
+              " " + abbreviate(json(tensor.shape)) +
+              ", but the manifest gives " +
               showValue(entry["dtype"]) + " " + entry["shape"].dump());
     byName.erase(it);
   }
   if (!byName.empty())
     return ZERO_ERROR(kFailedPrecondition,
-                      path + ": tensor '" + byName.begin()->first +
+                      path + ": tensor '" +
+                          showFileText(byName.begin()->first) +
                           "', which the manifest does not list");
   return tensors;
 }
@@ -1146,9 +1384,11 @@ Status verifyFiles(const Manifest &manifest, int64_t rank,
         joinPath(manifest.directory, file["path"].get<std::string>());
     uint64_t expectedBytes = file["bytes"].get<uint64_t>();
     struct stat info;
-    if (::stat(path.c_str(), &info) != 0)
+    if (::lstat(path.c_str(), &info) != 0)
       return errnoError(path, "rank " + std::to_string(r) +
                                   "'s file of the checkpoint is missing");
+    if (S_ISLNK(info.st_mode))
+      return linkError(path);
     if (static_cast<uint64_t>(info.st_size) != expectedBytes)
       return ZERO_ERROR(kInvalidArgument,
                         path + ": " + std::to_string(info.st_size) +
@@ -1237,6 +1477,22 @@ Status prepareCheckpointDirectory(const std::string &directory) {
   if (::access(directory.c_str(), W_OK) != 0)
     return errnoError(directory, "cannot write checkpoints");
   return Status::ok();
+}
+
+/// The id that the checkpoints of `session`'s run carry (checkOwner): the
+/// one of the checkpoint it resumed from, else a new one, made once. It
+/// belongs to the session, so that every saver of the run saves as the run.
+static const std::string &getSessionRunId(Session &session) {
+  std::string &runId = session.checkpointRunId();
+  if (runId.empty()) {
+    const std::optional<CheckpointLoadStats> &resumed = session.resumeStats();
+    runId = resumed && !resumed->runId.empty() ? resumed->runId : makeRunId();
+  }
+  return runId;
+}
+
+Status checkCheckpointOwner(Session &session, const std::string &directory) {
+  return checkOwner(directory, getSessionRunId(session));
 }
 
 /// A save between its start and its completion.
@@ -1377,9 +1633,12 @@ Status CheckpointSaver::start(const CheckpointSaveOptions &options) {
   p.temporary = joinPath(options.directory,
                          "." + getStepName(p.step) + kTemporaryMark + nonce);
   p.path = joinPath(p.temporary, getRankFileName(p.rank));
+  const std::string runId =
+      comm.rank() == 0 ? getSessionRunId(session_) : std::string();
   ZERO_RETURN_IF_ERROR(session_.agree(
-      comm.rank() == 0 ? makeTemporary(options.directory, p.temporary, p.lock)
-                       : Status::ok(),
+      comm.rank() == 0
+          ? makeTemporary(options.directory, p.temporary, p.lock, runId)
+          : Status::ok(),
       "agreement of the ranks in the checkpoint of step " +
           std::to_string(p.step)));
 
@@ -1429,9 +1688,10 @@ Status CheckpointSaver::complete() {
       comm.gatherBytes(p.record.dump(), context);
   if (!records.isOk())
     return discard(records.status());
-  Status published = comm.rank() == 0 ? publish(session_, p.options,
-                                                p.temporary, p.step, *records)
-                                      : Status::ok();
+  Status published =
+      comm.rank() == 0 ? publish(session_, p.options, p.temporary, p.step,
+                                 session_.checkpointRunId(), *records)
+                       : Status::ok();
   agreed = session_.agree(published, agreement);
   if (!agreed.isOk())
     return discard(agreed);
@@ -1482,15 +1742,30 @@ Status saveCheckpoint(Session &session, const CheckpointSaveOptions &options) {
 }
 
 StatusOr<std::string> findCheckpoint(const std::string &path) {
+  // Nothing inside a checkpoint directory is followed: not `latest`, not a
+  // step directory (named so by the path given, by `latest` or found), not
+  // a manifest. The path given may lead through links up to there.
+  std::string base = fs::path(path).filename().string();
+  bool named = base == kLatestName || parseStepName(base) >= 0;
+  struct stat info;
+  if (::lstat(path.c_str(), &info) != 0)
+    return ZERO_ERROR(kNotFound, path + ": no checkpoint there");
+  if (named && S_ISLNK(info.st_mode))
+    return linkError(path);
   std::error_code error;
-  if (fs::is_regular_file(joinPath(path, kManifestName), error))
+  std::string manifest = joinPath(path, kManifestName);
+  if (fs::is_directory(path, error) &&
+      ::lstat(manifest.c_str(), &info) == 0) {
+    if (S_ISLNK(info.st_mode))
+      return linkError(manifest);
     return path;
+  }
   std::string latest = path;
   std::string directory = fs::path(path).parent_path().string();
   if (fs::is_directory(path, error)) {
     latest = joinPath(path, kLatestName);
     directory = path;
-    if (!fs::exists(latest, error)) {
+    if (::lstat(latest.c_str(), &info) != 0) {
       std::map<int64_t, std::string> steps = listSteps(path);
       if (steps.empty())
         return ZERO_ERROR(kNotFound,
@@ -1501,17 +1776,24 @@ StatusOr<std::string> findCheckpoint(const std::string &path) {
   } else if (!fs::is_regular_file(path, error)) {
     return ZERO_ERROR(kNotFound, path + ": no checkpoint there");
   }
-  StatusOr<std::string> text = readWholeFile(latest);
+  // `latest` holds "step-<S>\n": a few bytes, read without following a link.
+  StatusOr<std::string> text = readWholeFile(latest, 4096);
   if (!text.isOk())
     return text.status();
   std::string name = *text;
   while (!name.empty() && (name.back() == '\n' || name.back() == ' '))
     name.pop_back();
   if (parseStepName(name) < 0)
-    return ZERO_ERROR(kInvalidArgument, latest + ": names '" + name +
-                                            "', not a step-<S> directory");
+    return ZERO_ERROR(kInvalidArgument,
+                      latest + ": names " + quotePrefix(name) +
+                          ", not a step-<S> directory");
   std::string step = joinPath(directory.empty() ? "." : directory, name);
-  if (!fs::is_regular_file(joinPath(step, kManifestName), error))
+  if (::lstat(step.c_str(), &info) == 0 && S_ISLNK(info.st_mode))
+    return linkError(step);
+  manifest = joinPath(step, kManifestName);
+  if (::lstat(manifest.c_str(), &info) == 0 && S_ISLNK(info.st_mode))
+    return linkError(manifest);
+  if (!fs::is_regular_file(manifest, error))
     return ZERO_ERROR(kNotFound, latest + ": names " + name +
                                      ", which holds no complete checkpoint");
   return step;
@@ -1713,6 +1995,7 @@ StatusOr<CheckpointData> loadCheckpoint(Executor &executor,
     if (!stats)
       return;
     stats->step = manifest->content["step"].get<int64_t>();
+    stats->runId = getRunId(manifest->content);
     stats->bytesRead = countBytesRead(
         manifest->content, executor.communicator().rank(), everyRank);
     stats->seconds = secondsSince(begin);
@@ -1912,14 +2195,63 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype) {
   return weights;
 }
 
+Status checkOutsideCheckpoint(const std::string &path,
+                              const std::string &output) {
+  StatusOr<std::string> step = findCheckpoint(path);
+  if (!step.isOk())
+    return step.status();
+  std::error_code error;
+  // The step directory, and the checkpoint directory it is a step of.
+  std::vector<fs::path> directories = {fs::canonical(*step, error)};
+  if (error)
+    return ZERO_ERROR(kNotFound, *step + ": cannot resolve it: " +
+                                     error.message());
+  if (parseStepName(directories[0].filename().string()) >= 0)
+    directories.push_back(directories[0].parent_path());
+  fs::path resolved = fs::weakly_canonical(fs::absolute(output, error), error);
+  if (error)
+    return ZERO_ERROR(kInvalidArgument, output + ": cannot resolve it: " +
+                                            error.message());
+  auto refuse = [&](const std::string &why) {
+    return ZERO_ERROR(kInvalidArgument,
+                      output + ": " + why +
+                          ", which this command reads: write the output "
+                          "outside the checkpoint");
+  };
+  for (const fs::path &directory : directories) {
+    auto inside = std::mismatch(directory.begin(), directory.end(),
+                                resolved.begin(), resolved.end());
+    if (inside.first == directory.end())
+      return refuse("lies in the checkpoint directory " + directory.string());
+  }
+  // A hard link, or the same file under another name.
+  struct stat target;
+  if (::stat(output.c_str(), &target) != 0)
+    return Status::ok();
+  for (const fs::directory_entry &entry :
+       fs::directory_iterator(*step, error)) {
+    struct stat info;
+    if (::lstat(entry.path().c_str(), &info) == 0 &&
+        info.st_dev == target.st_dev && info.st_ino == target.st_ino)
+      return refuse("is the checkpoint's file " + entry.path().string());
+  }
+  return Status::ok();
+}
+
 Status reshardCheckpoint(const std::string &path, int64_t worldSize,
                          int64_t stage, const std::string &output) {
-  if (worldSize < 1 || stage > 3)
+  // Refused before anything is read or sized by it.
+  if (worldSize < 1 || worldSize > kMaxWorldSize)
     return ZERO_ERROR(kInvalidArgument,
                       "resharding to world size " + std::to_string(worldSize) +
-                          " and stage " + std::to_string(stage) +
-                          ": the world size must be at least 1 and the stage "
-                          "0 to 3");
+                          ": the world size must be 1 to " +
+                          std::to_string(kMaxWorldSize) +
+                          " (the runtime's limit, as for a schedule)");
+  if (stage > 3)
+    return ZERO_ERROR(kInvalidArgument,
+                      "resharding to stage " + std::to_string(stage) +
+                          ": the stage must be 0 to 3");
+  ZERO_RETURN_IF_ERROR(checkOutsideCheckpoint(path, output));
   StatusOr<WholeCheckpoint> whole = readWholeCheckpoint(path);
   if (!whole.isOk())
     return whole.status();
@@ -1989,7 +2321,8 @@ Status reshardCheckpoint(const std::string &path, int64_t worldSize,
   SaveLock lock;
   std::string temporary =
       joinPath(output, "." + getStepName(step) + kTemporaryMark + "reshard");
-  ZERO_RETURN_IF_ERROR(makeTemporary(output, temporary, lock));
+  ZERO_RETURN_IF_ERROR(
+      makeTemporary(output, temporary, lock, getRunId(content)));
   json records = json::array();
   for (int64_t rank = 0; rank < worldSize; ++rank) {
     json record;

@@ -422,7 +422,7 @@ Status ScheduleParser::parse(const json &root) {
     }
   ZERO_RETURN_IF_ERROR(getInt(root, "stage", "", s.stage_, 0, 3));
   ZERO_RETURN_IF_ERROR(
-      getInt(root, "world_size", "", s.worldSize_, 1, 1 << 24));
+      getInt(root, "world_size", "", s.worldSize_, 1, kMaxWorldSize));
   const json *topology;
   ZERO_RETURN_IF_ERROR(getObject(root, "topology", "", topology));
   ZERO_RETURN_IF_ERROR(checkKeys(*topology, "topology", {"grid"}, {}));

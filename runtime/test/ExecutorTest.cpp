@@ -644,7 +644,9 @@ TEST(CApi, SavesAndResumes) {
       return;
     for (int i = 0; i < steps; ++i)
       EXPECT_EQ(zero_runtime_step(runtime), nullptr);
-    if (!save.empty())
+    // Saved twice by one run: both saves are the run's (its id is the
+    // session's), so the second replaces the first.
+    for (int i = 0; i < 2 && !save.empty(); ++i)
       EXPECT_EQ(zero_runtime_save(runtime, save.c_str(), 0), nullptr);
     EXPECT_EQ(zero_runtime_export(runtime, exportTo.c_str()), nullptr);
     zero_runtime_destroy(runtime);
@@ -661,6 +663,18 @@ TEST(CApi, SavesAndResumes) {
             read(root + "/straight.safetensors"));
   EXPECT_EQ(read(root + "/resumed.safetensors"),
             read(root + "/straight.safetensors"));
+
+  // Another run may not save into the directory; the one resumed from it
+  // (above) may.
+  options.resume_from = nullptr;
+  zero_runtime *other = nullptr;
+  ASSERT_EQ(zero_runtime_create(schedule, &options, &other), nullptr);
+  const char *refused = zero_runtime_save(other, checkpoint.c_str(), 0);
+  ASSERT_NE(refused, nullptr);
+  EXPECT_NE(std::string(refused).find(checkpoint + ": belongs to run \""),
+            std::string::npos)
+      << refused;
+  zero_runtime_destroy(other);
 
   options.resume_from = "/nonexistent/ck";
   zero_runtime *runtime = nullptr;

@@ -77,20 +77,44 @@ OutputFile::open(const std::string &path) {
   size_t slash = target.rfind('/');
   if (slash != std::string::npos && slash > 0)
     ZERO_RETURN_IF_ERROR(createDirectories(path, target.substr(0, slash)));
-  // O_EXCL: two runs writing the same path never share a temporary file.
+  return openTemporary(path, target, exists ? &info : nullptr);
+}
+
+StatusOr<std::unique_ptr<OutputFile>>
+OutputFile::openNoFollow(const std::string &path) {
+  if (path.empty())
+    return ZERO_ERROR(kInvalidArgument, "an output path is empty");
+  struct stat info;
+  bool exists = ::lstat(path.c_str(), &info) == 0;
+  if (!exists && errno != ENOENT)
+    return errnoError(path, "cannot write", errno);
+  // A link is replaced by the rename, so only its mode is not kept.
+  if (exists && S_ISLNK(info.st_mode))
+    return openTemporary(path, path, nullptr);
+  if (exists && !S_ISREG(info.st_mode))
+    return errnoError(path, "cannot write",
+                      S_ISDIR(info.st_mode) ? EISDIR : EINVAL);
+  return openTemporary(path, path, exists ? &info : nullptr);
+}
+
+StatusOr<std::unique_ptr<OutputFile>>
+OutputFile::openTemporary(const std::string &path, const std::string &target,
+                          const struct stat *replaced) {
+  // O_EXCL: two runs writing the same path never share a temporary file,
+  // and a link planted under the temporary name is never followed.
   std::string temporary;
   int fd = -1;
   for (int attempt = 0; fd < 0; ++attempt) {
     temporary = target + ".tmp." + std::to_string(::getpid()) + "." +
                 std::to_string(attempt);
-    fd = ::open(temporary.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
-                0666);
+    fd = ::open(temporary.c_str(),
+                O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
     if (fd < 0 && (errno != EEXIST || attempt == 99))
       return errnoError(path, "cannot write", errno);
   }
   // A replaced file keeps its permissions.
-  if (exists)
-    (void)::fchmod(fd, info.st_mode & 07777);
+  if (replaced)
+    (void)::fchmod(fd, replaced->st_mode & 07777);
   std::FILE *file = ::fdopen(fd, "wb");
   if (!file) {
     int error = errno;

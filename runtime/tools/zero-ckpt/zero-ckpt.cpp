@@ -131,6 +131,10 @@ int consolidate(const std::string &path, int argc, char **argv) {
     std::fprintf(stderr, "zero-ckpt: consolidate needs -o FILE\n%s", kUsage);
     return 2;
   }
+  // The output never replaces what it is made from.
+  Status outside = checkOutsideCheckpoint(path, output);
+  if (!outside.isOk())
+    return fail(outside);
   StatusOr<CheckpointInfo> info = readCheckpointInfo(path);
   if (!info.isOk())
     return fail(info.status());

@@ -29,11 +29,17 @@
 #include <limits>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <thread>
-#include <unistd.h>
 #include <vector>
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 using namespace zero::runtime;
 
@@ -338,7 +344,143 @@ Status parseOptions(int argc, char **argv, Options &options) {
   return Status::ok();
 }
 
-/// Replaces this process by `mpirun -np N <itself> <args without --nproc>`.
+/// What each rank of a job that --nproc started last did, for the launcher
+/// to say which rank died and where when mpirun ends the job (Open MPI ends
+/// every rank as soon as one dies, before any could report it): each rank
+/// keeps a record in a file of its own in the directory that the launcher
+/// names in ZERO_RUN_STATUS_DIR, mapped shared, so that what it wrote last
+/// is there after a SIGKILL.
+constexpr const char *kStatusDirVariable = "ZERO_RUN_STATUS_DIR";
+
+struct RankRecord {
+  enum State : int32_t {
+    Running = 1,
+    /// Ended on its own: with an error it printed, or done.
+    Exited = 2,
+    /// Ended by a signal it could catch (mpirun's SIGTERM to the others).
+    Signalled = 3,
+  };
+  char magic[8];
+  volatile int32_t state;
+  volatile int32_t signal;
+  int64_t step;
+  /// Where it was: "its all_gather of bucket at step.mlir:12:3".
+  char where[480];
+};
+static_assert(sizeof(RankRecord) <= 4096, "one page");
+constexpr char kRecordMagic[8] = "zrrank1";
+
+/// This rank's record, mapped; null when the launcher did not ask for one.
+RankRecord *rankRecord = nullptr;
+std::mutex rankRecordMutex;
+
+void noteRank(int64_t step, const std::string &where) {
+  if (!rankRecord)
+    return;
+  std::lock_guard<std::mutex> lock(rankRecordMutex);
+  rankRecord->step = step;
+  std::snprintf(rankRecord->where, sizeof(rankRecord->where), "%s",
+                where.c_str());
+}
+
+void endRankRecord() {
+  if (rankRecord)
+    rankRecord->state = RankRecord::Exited;
+}
+
+extern "C" void onTerminatingSignal(int number) {
+  // Only stores: async-signal-safe. Then the default action, which ends
+  // the process with the signal as before.
+  if (rankRecord) {
+    rankRecord->signal = number;
+    rankRecord->state = RankRecord::Signalled;
+  }
+  std::signal(number, SIG_DFL);
+  std::raise(number);
+}
+
+/// A rank started by --nproc: maps its record in the launcher's directory.
+/// Best effort: a rank that cannot still runs, and the launcher then says
+/// that it has no record of it.
+void openRankRecord(int64_t rank) {
+  const char *directory = std::getenv(kStatusDirVariable);
+  if (!directory || !*directory)
+    return;
+  std::string path = std::string(directory) + "/rank-" + std::to_string(rank);
+  int fd = ::open(path.c_str(),
+                  O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0)
+    return;
+  void *memory = MAP_FAILED;
+  if (::ftruncate(fd, 4096) == 0)
+    memory = ::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+  ::close(fd);
+  if (memory == MAP_FAILED)
+    return;
+  rankRecord = static_cast<RankRecord *>(memory);
+  rankRecord->state = RankRecord::Running;
+  rankRecord->step = 0;
+  std::snprintf(rankRecord->where, sizeof(rankRecord->where), "%s",
+                "its set-up (the schedule, the communicator, the state)");
+  std::memcpy(rankRecord->magic, kRecordMagic, sizeof(kRecordMagic));
+  for (int number : {SIGTERM, SIGINT, SIGHUP})
+    std::signal(number, onTerminatingSignal);
+}
+
+/// The launcher, after mpirun ended with `status` (a waitpid status): one
+/// line for each of the `nproc` ranks that died without ending on its own
+/// or by mpirun's signal, saying where it was.
+void reportDeadRanks(const std::string &directory, int64_t nproc, int status) {
+  for (int64_t rank = 0; rank < nproc; ++rank) {
+    std::string path = directory + "/rank-" + std::to_string(rank);
+    RankRecord record{};
+    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    bool read = fd >= 0 &&
+                ::read(fd, &record, sizeof(record)) ==
+                    static_cast<ssize_t>(sizeof(record)) &&
+                std::memcmp(record.magic, kRecordMagic, sizeof(kRecordMagic)) ==
+                    0;
+    if (fd >= 0)
+      ::close(fd);
+    std::string how =
+        WIFSIGNALED(status)
+            ? "mpirun itself was ended by signal " +
+                  std::to_string(WTERMSIG(status))
+            : "mpirun ended the job with exit status " +
+                  std::to_string(WEXITSTATUS(status));
+    if (!read) {
+      std::fprintf(stderr,
+                   "zero-run: rank %lld ended before it started its run "
+                   "(no record of it); %s\n",
+                   static_cast<long long>(rank), how.c_str());
+      continue;
+    }
+    if (record.state != RankRecord::Running)
+      continue;
+    record.where[sizeof(record.where) - 1] = '\0';
+    std::string step =
+        record.step > 0 ? "in step " + std::to_string(record.step) + ", "
+                        : std::string();
+    std::fprintf(stderr,
+                 "zero-run: rank %lld died %sin %s: it was killed by a "
+                 "signal or crashed, without an error of its own; %s\n",
+                 static_cast<long long>(rank), step.c_str(), record.where,
+                 how.c_str());
+  }
+  std::fflush(stderr);
+}
+
+/// The launcher's child, mpirun, for the signals the launcher passes on.
+volatile pid_t launchedMpirun = -1;
+
+extern "C" void forwardSignal(int number) {
+  if (launchedMpirun > 0)
+    ::kill(launchedMpirun, number);
+}
+
+/// Runs `mpirun -np N <itself> <args without --nproc>` and waits for it;
+/// when it fails, says which rank died where (reportDeadRanks). Exits as
+/// mpirun did.
 int relaunch(const Options &options) {
   char self[PATH_MAX];
   ssize_t length = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -348,11 +490,24 @@ int relaunch(const Options &options) {
     return 1;
   }
   self[length] = '\0';
+  // The ranks' records, in a directory of this launcher's own.
+  const char *tmp = std::getenv("TMPDIR");
+  std::string pattern =
+      std::string(tmp && *tmp ? tmp : "/tmp") + "/zero-run.XXXXXX";
+  std::vector<char> name(pattern.begin(), pattern.end());
+  name.push_back('\0');
+  std::string directory;
+  if (::mkdtemp(name.data()))
+    directory = name.data();
   std::vector<std::string> args = {"mpirun", "--oversubscribe", "-np",
                                    std::to_string(options.nproc)};
   // Open MPI refuses root unless told; the user chose to run as root.
   if (geteuid() == 0)
     args.push_back("--allow-run-as-root");
+  if (!directory.empty()) {
+    args.push_back("-x");
+    args.push_back(std::string(kStatusDirVariable) + "=" + directory);
+  }
   args.push_back(self);
   args.insert(args.end(), options.forwarded.begin(), options.forwarded.end());
   std::vector<char *> argv;
@@ -360,10 +515,40 @@ int relaunch(const Options &options) {
     argv.push_back(arg.data());
   argv.push_back(nullptr);
   std::fflush(nullptr);
-  execvp("mpirun", argv.data());
-  std::fprintf(stderr, "zero-run: --nproc: cannot run mpirun: %s\n",
-               std::strerror(errno));
-  return 1;
+  pid_t child = ::fork();
+  if (child == 0) {
+    execvp("mpirun", argv.data());
+    std::fprintf(stderr, "zero-run: --nproc: cannot run mpirun: %s\n",
+                 std::strerror(errno));
+    std::fflush(stderr);
+    ::_exit(127);
+  }
+  auto removeRecords = [&] {
+    if (directory.empty())
+      return;
+    for (int64_t rank = 0; rank < options.nproc; ++rank)
+      ::unlink((directory + "/rank-" + std::to_string(rank)).c_str());
+    ::rmdir(directory.c_str());
+  };
+  if (child < 0) {
+    std::fprintf(stderr, "zero-run: --nproc: cannot start mpirun: %s\n",
+                 std::strerror(errno));
+    removeRecords();
+    return 1;
+  }
+  // ^C and the like reach mpirun, which ends the ranks as it does.
+  launchedMpirun = child;
+  for (int number : {SIGINT, SIGTERM, SIGHUP})
+    std::signal(number, forwardSignal);
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  int code = WIFEXITED(status) ? WEXITSTATUS(status)
+                               : 128 + WTERMSIG(status);
+  if (code != 0 && code != 127 && !directory.empty())
+    reportDeadRanks(directory, options.nproc, status);
+  removeRecords();
+  return code;
 }
 
 /// The part of an error worth printing: its message.
@@ -438,12 +623,16 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
     session.nvmeFaults.errorNumber = ENOSPC;
     session.nvmeFaults.fromStep = 1;
   }
-  if (options.failAtStep >= 0) {
-    int64_t failAt = options.failAtStep, failRank = options.failRank;
+  int64_t failAt = options.failAtStep, failRank = options.failRank;
+  if (failAt >= 0 || rankRecord) {
     // The rank is known only once MPI is up: each rank checks its own.
     session.beforeCollective = [failAt, failRank](int64_t step,
-                                                  const Instruction &) {
-      if (step == failAt && getRankFromEnvironment() == failRank)
+                                                  const Instruction &inst) {
+      if (rankRecord)
+        noteRank(step, "its " + inst.op + " of bucket " +
+                           (inst.loc.empty() ? inst.path : "at " + inst.loc));
+      if (failAt >= 0 && step == failAt &&
+          getRankFromEnvironment() == failRank)
         std::raise(SIGKILL);
     };
   }
@@ -453,8 +642,13 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
 /// The files of rank 0, opened before the first step: a run must not fail
 /// at its end for a path it could not write.
 Status openOutputs(const Options &options, Run &run) {
-  if (!options.saveDirectory.empty())
+  if (!options.saveDirectory.empty()) {
     ZERO_RETURN_IF_ERROR(prepareCheckpointDirectory(options.saveDirectory));
+    // Another run's directory is refused before the first step, not at the
+    // first save.
+    ZERO_RETURN_IF_ERROR(
+        checkCheckpointOwner(*run.session, options.saveDirectory));
+  }
   std::pair<const std::string *, std::unique_ptr<OutputFile> *> outputs[] = {
       {&options.metrics, &run.metrics},
       {&options.trace, &run.trace},
@@ -663,6 +857,9 @@ Status save(const Options &options, Run &run, int64_t index) {
       save.afterRankFile = [] { std::raise(SIGKILL); };
     save.failRankFile = index == options.failWriteAtSave;
   }
+  noteRank(run.session->executor().stepsTaken(),
+           "the checkpoint of step " +
+               std::to_string(run.session->executor().stepsTaken()));
   return run.saver->start(save);
 }
 
@@ -710,6 +907,9 @@ Outcome runSteps(const Options &options, Run &run) {
   // Rank 0's message when a non-finite loss stopped the run.
   std::optional<std::string> stopped;
   for (int64_t i = 0; i < options.steps && !stopped; ++i) {
+    int64_t next = session.executor().stepsTaken() + 1;
+    noteRank(next, "step " + std::to_string(next) +
+                       ", before its first collective");
     StatusOr<StepStats> stats = session.step();
     if (!stats.isOk())
       return fail(stats.status(), Outcome::FailedMidRun);
@@ -860,6 +1060,8 @@ int runMain(int argc, char **argv) {
     }
     return relaunch(options);
   }
+  if (underMpi)
+    openRankRecord(getRankFromEnvironment());
 
   int exitCode = 1;
   Run run;
@@ -913,8 +1115,11 @@ int runMain(int argc, char **argv) {
     run.saver->abandon();
   // Peers left inside a collective would wait until their timeout: end
   // the whole job instead.
-  if (outcome == Outcome::FailedMidRun)
+  if (outcome == Outcome::FailedMidRun) {
+    // This rank said what failed: it ends on its own, not dies.
+    endRankRecord();
     run.session->abortJob(exitCode);
+  }
   return exitCode;
 }
 
@@ -923,12 +1128,14 @@ int runMain(int argc, char **argv) {
 int main(int argc, char **argv) {
   // Library code reports errors as Status values; this is the last guard
   // against a crash (an allocation that fails, say).
+  int code = 1;
   try {
-    return runMain(argc, argv);
+    code = runMain(argc, argv);
   } catch (const std::exception &e) {
     std::fprintf(stderr, "zero-run: internal error: %s\n", e.what());
   } catch (...) {
     std::fprintf(stderr, "zero-run: internal error\n");
   }
-  return 1;
+  endRankRecord();
+  return code;
 }

@@ -11,7 +11,10 @@ that break a rule the tools promise to check must not exit 0:
   - a JSON config or schedule that is not valid JSON,
   - a schedule missing a top-level key,
   - a token file of odd length or with an id at or above the vocabulary,
-  - a safetensors file cut short.
+  - a safetensors file cut short,
+  - a checkpoint directory with a symbolic link planted in it or a manifest
+    whose file path leads elsewhere (fuzz_checkpoint_dirs: refused naming
+    the checkpoint file, nothing outside the directory read or written).
 Prints one line per kind, `OK: KIND N cases (E refused)`, and every failing
 case with the command to reproduce it; exits 1 on any failure.
 """
@@ -262,6 +265,131 @@ def hostile_inputs(f, rng, work, tool):
                  for case, (command, file) in enumerate(commands)]
         results.append(("dev-full", codes))
     return results
+def snapshot_tree(root):
+    """Every file under `root` (links as their targets' names), by path."""
+    files = {}
+    for directory, _, names in os.walk(root):
+        for name in names:
+            path = os.path.join(directory, name)
+            if os.path.islink(path):
+                files[path] = "-> " + os.readlink(path)
+            else:
+                with open(path, "rb") as f:
+                    files[path] = f.read()
+    return files
+
+
+def fuzz_checkpoint_dirs(f, rng, step_json):
+    """The checkpoint directory as a hostile input (kind "ckpt"): a tiny
+    checkpoint saved once, then copies of it with a symbolic link planted in
+    place of `latest`, `.lock`, a step directory, a manifest or a rank file,
+    a manifest whose file path leads elsewhere, a `latest` of long text, and
+    zero-ckpt's output aimed at the checkpoint itself. Each case must be
+    refused with a message naming the checkpoint file at fault, print none
+    of the text outside, and leave every file outside the directory as it
+    was (none written, none created)."""
+    work, tool = f.work, f.bin
+    import shutil
+    ck = work("ckpt-source")
+    subprocess.run([tool("zero-run"), step_json, "--steps", "1", "--save", ck],
+                   check=True, stdout=subprocess.DEVNULL)
+    outside = work("ckpt-outside")
+    os.makedirs(outside)
+    with open(os.path.join(outside, "victim"), "w") as out:
+        out.write("precious\n")
+    with open(os.path.join(outside, "secret"), "w") as out:
+        out.write("step-1 " + "x" * 40 + " SECRET\n" * 50)
+    shutil.copy(os.path.join(ck, "step-1", "rank-0.safetensors"), outside)
+    shutil.copytree(os.path.join(ck, "step-1"),
+                    os.path.join(outside, "step-1"))
+    shutil.copy(os.path.join(ck, "step-1", "manifest.json"),
+                os.path.join(outside, "manifest.json"))
+
+    def link(target, name):
+        os.symlink(os.path.join(outside, target), name)
+
+    def replace_with_link(target, name):
+        os.remove(name) if not os.path.isdir(name) else shutil.rmtree(name)
+        link(target, name)
+
+    def edit_manifest(directory, path):
+        manifest = os.path.join(directory, "step-1", "manifest.json")
+        m = json.load(open(manifest))
+        m["files"][0]["path"] = path
+        with open(manifest, "w") as out:
+            json.dump(m, out)
+
+    readers = [
+        lambda d: [tool("zero-ckpt"), "info", d],
+        lambda d: [tool("zero-ckpt"), "verify", d],
+        lambda d: [tool("zero-ckpt"), "consolidate", d, "-o",
+                   d + "-out.safetensors"],
+        lambda d: [tool("zero-ckpt"), "reshard", d, "--world-size", "2",
+                   "-o", d + "-out"],
+        lambda d: [tool("zero-run"), step_json, "--steps", "1", "--resume", d],
+    ]
+    # (plant(directory) -> the file the message must name, command(directory))
+    cases = [
+        (lambda d: replace_with_link("victim", os.path.join(d, "latest"))
+         or os.path.join(d, "latest"),
+         lambda d: [tool("zero-run"), step_json, "--steps", "1",
+                    "--resume", ck, "--save", d]),
+        (lambda d: replace_with_link("victim", os.path.join(d, "latest"))
+         or os.path.join(d, "latest"),
+         lambda d: [tool("zero-ckpt"), "reshard", ck, "--world-size", "2",
+                    "-o", d]),
+        (lambda d: replace_with_link("secret", os.path.join(d, "latest"))
+         or os.path.join(d, "latest"), rng.choice(readers)),
+        (lambda d: (shutil.rmtree(d), os.makedirs(d),
+                    link("created", os.path.join(d, ".lock")))
+         and os.path.join(d, ".lock"),
+         lambda d: [tool("zero-run"), step_json, "--steps", "1", "--save", d]),
+        (lambda d: replace_with_link("step-1", os.path.join(d, "step-1"))
+         or os.path.join(d, "step-1"), rng.choice(readers)),
+        (lambda d: replace_with_link(
+            "manifest.json", os.path.join(d, "step-1", "manifest.json"))
+         or os.path.join(d, "step-1", "manifest.json"), rng.choice(readers)),
+        (lambda d: replace_with_link(
+            "rank-0.safetensors",
+            os.path.join(d, "step-1", "rank-0.safetensors"))
+         or os.path.join(d, "step-1", "rank-0.safetensors"),
+         rng.choice(readers[1:])),
+        (lambda d: shutil.copy(os.path.join(outside, "secret"),
+                               os.path.join(d, "latest"))
+         and os.path.join(d, "latest"), rng.choice(readers)),
+        (lambda d: os.path.join(d, "step-1", "rank-0.safetensors"),
+         lambda d: [tool("zero-ckpt"), "consolidate", d + "/.", "-o",
+                    os.path.join(d, "step-1", "rank-0.safetensors")]),
+    ]
+    for path in ["../../ckpt-outside/rank-0.safetensors",
+                 os.path.join(outside, "rank-0.safetensors"),
+                 "./rank-0.safetensors", "rank-0.safetensors/.",
+                 "rank-00.safetensors", "sub/rank-0.safetensors"]:
+        cases.append((lambda d, path=path: edit_manifest(d, path) or
+                      os.path.join(d, "step-1", "manifest.json"),
+                      rng.choice(readers)))
+    codes = []
+    for case, (plant, command) in enumerate(cases):
+        directory = work("ckpt-%d" % case)
+        shutil.copytree(ck, directory, symlinks=True)
+        named = plant(directory)
+        before = snapshot_tree(outside)
+        argv = command(directory)
+        code = f.run("ckpt", case, argv, True, [named])
+        after = snapshot_tree(outside)
+        if before != after:
+            changed = sorted(set(before) ^ set(after) |
+                             {p for p in before if after.get(p) != before[p]})
+            f.failures.append("ckpt %d: wrote outside the checkpoint "
+                              "directory (%s): %s" %
+                              (case, ", ".join(changed), " ".join(argv)))
+        result = subprocess.run(argv, capture_output=True, text=True,
+                                errors="replace", timeout=f.args.timeout)
+        if "SECRET" in result.stderr + result.stdout:
+            f.failures.append("ckpt %d: printed a file outside: %s" %
+                              (case, " ".join(argv)))
+        codes.append(code)
+    f.report("ckpt", codes)
 
 
 def main():
@@ -402,6 +530,7 @@ def main():
 
     for kind, codes in hostile_inputs(f, rng, work, tool):
         f.report(kind, codes)
+    fuzz_checkpoint_dirs(f, rng, work("step.json"))
 
     for failure in f.failures:
         print("FAIL:", failure)

@@ -81,6 +81,9 @@ struct CheckpointSaveStats {
 /// This rank's share of loading a checkpoint, for metrics.
 struct CheckpointLoadStats {
   int64_t step = 0;
+  /// The run that saved the checkpoint (its manifest's "run"; empty for a
+  /// checkpoint of an older runtime): a resumed run saves as that run.
+  std::string runId;
   /// The bytes of the rank files read: this rank's, or every rank's when
   /// the checkpoint is resharded.
   uint64_t bytesRead = 0;
@@ -91,6 +94,13 @@ struct CheckpointLoadStats {
 /// that it can be written, so that a run fails before its first step rather
 /// than at its first save. Rank 0 calls it.
 Status prepareCheckpointDirectory(const std::string &directory);
+
+/// Rank 0, before a run's first step: checks that the run may save into
+/// `directory` (as each save checks it again): that no checkpoint of
+/// another run is there (each manifest's "run"; a run resumed from a
+/// checkpoint is its run) and that `latest` is no symbolic link. Sets the
+/// session's run id (Session::checkpointRunId) where it has none yet.
+Status checkCheckpointOwner(Session &session, const std::string &directory);
 
 /// A rank's saves of a run, each in three parts: a snapshot of the rank's
 /// state in host memory that the saver owns (the only part that stops
@@ -250,6 +260,14 @@ consolidateCheckpoint(const std::string &path, const std::string &dtype);
 /// original rank files byte for byte.
 Status reshardCheckpoint(const std::string &path, int64_t worldSize,
                          int64_t stage, const std::string &output);
+
+/// Checks that writing `output` (a file or a directory, existing or not)
+/// cannot touch the checkpoint that `path` names: refused where `output`,
+/// with its links resolved, is the checkpoint's step directory or its
+/// checkpoint directory or lies inside either, or is (same device and
+/// inode) one of the step's files.
+Status checkOutsideCheckpoint(const std::string &path,
+                              const std::string &output);
 
 } // namespace zero::runtime
 

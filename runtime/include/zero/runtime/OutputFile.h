@@ -19,6 +19,8 @@
 #include <memory>
 #include <string>
 
+struct stat;
+
 namespace zero::runtime {
 
 class OutputFile {
@@ -30,6 +32,15 @@ public:
   /// /dev/full, a FIFO) is written directly, since there is nothing to rename
   /// onto; a directory is an error. Errors name `path`.
   static StatusOr<std::unique_ptr<OutputFile>> open(const std::string &path);
+
+  /// Opens `path`, a file of a directory the caller owns (a checkpoint's),
+  /// for writing without following any link there: the temporary file is
+  /// made with O_EXCL beside it, and the rename replaces a symbolic link at
+  /// `path` itself, never its target. An existing entry that is neither a
+  /// regular file nor a symbolic link (a directory, a FIFO) is an error; the
+  /// parent directory must exist. Errors name `path`.
+  static StatusOr<std::unique_ptr<OutputFile>>
+  openNoFollow(const std::string &path);
 
   /// Removes the temporary file unless commit() succeeded.
   ~OutputFile();
@@ -63,6 +74,11 @@ private:
              std::FILE *file)
       : path_(std::move(path)), target_(std::move(target)),
         temporary_(std::move(temporary)), file_(file) {}
+  /// Creates the temporary file beside `target` (the final name, `path`
+  /// with links resolved or not) with the mode of `replaced`, if given.
+  static StatusOr<std::unique_ptr<OutputFile>>
+  openTemporary(const std::string &path, const std::string &target,
+                const struct stat *replaced);
   /// Closes and removes the temporary file (nothing for a direct write).
   void discard();
 

@@ -128,6 +128,10 @@ public:
   const std::optional<CheckpointLoadStats> &resumeStats() const {
     return resumeStats_;
   }
+  /// Rank 0: the id that this run's checkpoints carry (their manifest's
+  /// "run"; docs/Runtime.md, "Checkpoints"), empty until its first save,
+  /// which takes the resumed checkpoint's or makes a new one.
+  std::string &checkpointRunId() { return checkpointRunId_; }
 
 private:
   Session() = default;
@@ -144,6 +148,7 @@ private:
   std::unique_ptr<Executor> executor_;
   std::optional<DataSource> data_;
   std::optional<CheckpointLoadStats> resumeStats_;
+  std::string checkpointRunId_;
 };
 
 /// The data of a run with `options`, as a checkpoint records it.

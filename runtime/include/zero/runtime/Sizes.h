@@ -20,6 +20,10 @@ namespace zero::runtime {
 /// width, or an offset plus a size, is far from overflowing int64.
 inline constexpr int64_t kMaxScheduleSize = int64_t(1) << 50;
 
+/// The most ranks a schedule (world_size) or a checkpoint may have: 2^24,
+/// so that a count of ranks never sizes a table of absurd size.
+inline constexpr int64_t kMaxWorldSize = int64_t(1) << 24;
+
 /// a * b, or nothing if it overflows int64.
 inline std::optional<int64_t> checkedMul(int64_t a, int64_t b) {
   int64_t result;

@@ -90,7 +90,8 @@ const char *zero_runtime_export(zero_runtime *runtime, const char *path);
 /* Saves a checkpoint of the steps run as `directory`/step-<S> and points
  * `directory`/latest at it, keeping the newest `keep` checkpoints (0: all).
  * Every rank must call it; on failure the previous checkpoint stays as it
- * was. */
+ * was. A directory holds the checkpoints of one run (this runtime's, or the
+ * one it resumed from): a save into one of another run fails. */
 const char *zero_runtime_save(zero_runtime *runtime, const char *directory,
                               int64_t keep);
 

@@ -78,7 +78,8 @@ int64_t mulFlops(int64_t a, int64_t b) {
 /// and an add, 2 M N K; linalg.fill, transpose, broadcast: 0); for an
 /// `arith` or `math` op on tensors, one per result element; 0 for any other
 /// op (tensor.* ops move data; scalar ops only run inside the bodies
-/// counted above).
+/// counted above), unregistered ops included (`--allow-unregistered-dialect`:
+/// what they compute is unknown, and they have no dialect).
 int64_t countFlops(Operation *op) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     int64_t points = 1;
@@ -94,7 +95,8 @@ int64_t countFlops(Operation *op) {
     return mulFlops(points, bodyOps);
   }
   if (isa<arith::ConstantOp>(op) ||
-      !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+      !isa_and_present<arith::ArithDialect, math::MathDialect>(
+          op->getDialect()))
     return 0;
   int64_t flops = 0;
   for (Value result : op->getResults())

@@ -1,8 +1,9 @@
 // zero-checkpoint-activations on a step with ops of a dialect zero-opt does
 // not know (--allow-unregistered-dialect): they have no dialect, count zero
 // FLOPs (docs/Passes.md) and are recomputed like any other op of their
-// segment. One layer h = act(x w), loss = sum(scale(h)), with `act` and
-// `scale` unregistered; the backward pass reads z = x w and h.
+// segment; one without results (`print`) stays where it is. One layer
+// h = act(x w), loss = sum(scale(h)), with `act`, `scale` and `print`
+// unregistered; the backward pass reads z = x w and h.
 //
 // RUN: zero-opt %s --allow-unregistered-dialect --zero-checkpoint-activations \
 // RUN:   | FileCheck %s
@@ -26,6 +27,7 @@ func.func @step(%w0: tensor<4x4xf32> {zero.param = "w0"},
   %z0 = linalg.matmul {zero.segment = 0 : i64} ins(%x, %w0 : tensor<2x4xf32>, tensor<4x4xf32>) outs(%f0 : tensor<2x4xf32>) -> tensor<2x4xf32>
   %h0 = "fuzz.act"(%z0) {zero.segment = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
   %s0 = "fuzz.scale"(%h0) {zero.segment = 0 : i64} : (tensor<2x4xf32>) -> tensor<2x4xf32>
+  "fuzz.print"(%h0) {zero.segment = 0 : i64} : (tensor<2x4xf32>) -> ()
   %el = tensor.empty() : tensor<f32>
   %fl = linalg.fill ins(%zero : f32) outs(%el : tensor<f32>) -> tensor<f32>
   %loss = linalg.reduce {arith.addf} ins(%s0 : tensor<2x4xf32>) outs(%fl : tensor<f32>) dimensions = [0, 1]
@@ -46,6 +48,7 @@ func.func @step(%w0: tensor<4x4xf32> {zero.param = "w0"},
 // CHECK:       %[[Z0:.*]] = linalg.matmul {zero.segment = 0 : i64}
 // CHECK-NEXT:  %[[H0:.*]] = "fuzz.act"(%[[Z0]]) {zero.segment = 0 : i64}
 // CHECK-NEXT:  %[[S0:.*]] = "fuzz.scale"(%[[H0]]) {zero.segment = 0 : i64}
+// CHECK-NEXT:  "fuzz.print"(%[[H0]]) {zero.segment = 0 : i64}
 // CHECK:       linalg.reduce {{.*}}ins(%[[S0]] :
 // CHECK-NEXT:  %[[E:.*]] = tensor.empty() : tensor<2x4xf32>
 // CHECK-NEXT:  %[[F:.*]] = linalg.fill ins(%{{.*}} : f32) outs(%[[E]] : tensor<2x4xf32>)

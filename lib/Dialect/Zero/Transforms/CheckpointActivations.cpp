@@ -14,7 +14,7 @@
 //   their original order) are cloned right before the first backward op
 //   that reads any of them, and the backward ops read the clones.
 // - Originals left without uses (values only the backward pass read) are
-//   erased.
+//   erased; an op without results (there for its effects) stays.
 // - With cpu-checkpointing, the kept inputs of the recomputation that ops
 //   compute (not arguments) move to host memory after their last forward
 //   use and back right before their first backward use.
@@ -374,9 +374,12 @@ LogicalResult Checkpointer::recompute(Segment &segment) {
   for (OpOperand *use : recomputation.backwardUses)
     use->set(mapping.lookup(use->get()));
 
-  // The originals that only the backward pass read.
+  // The originals that only the backward pass read. An op without results
+  // is there for what else it does (an unregistered one is not known to be
+  // free of effects): it stays.
   for (Operation *op : llvm::reverse(segment.ops)) {
-    if (op->use_empty() && (!op->isRegistered() || isMemoryEffectFree(op))) {
+    if (op->getNumResults() != 0 && op->use_empty() &&
+        (!op->isRegistered() || isMemoryEffectFree(op))) {
       marked.erase(op);
       forward.erase(op);
       op->erase();

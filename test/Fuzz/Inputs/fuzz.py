@@ -288,8 +288,9 @@ def fuzz_unregistered(f, rng):
             command += ["--zero-stage=3", "--zero-world-size=2",
                         "--zero-checkpoint-activations=auto",
                         "--zero-device-memory=%dB" % rng.randrange(256, 4096)]
+        # Offloading at stage 0 is a configuration error at <override>.
         codes.append(f.run("unregistered", case, command, False,
-                           [os.path.basename(name)]))
+                           [os.path.basename(name), "<override>"]))
     f.report("unregistered", codes)
 
 

@@ -16,7 +16,8 @@
 // Through Debian's mlir-opt with the plugin, which has no crash recovery.
 // RUN: %upstream_mlir_opt %s --allow-unregistered-dialect \
 // RUN:   --load-dialect-plugin=%zero_plugin --load-pass-plugin=%zero_plugin \
-// RUN:   --zero-checkpoint-activations | FileCheck %s
+// RUN:   --pass-pipeline='builtin.module(zero-checkpoint-activations)' \
+// RUN:   | FileCheck %s
 
 func.func @step(%w0: tensor<4x4xf32> {zero.param = "w0"},
                 %x: tensor<2x4xf32> {zero.data = "x"})

@@ -14,6 +14,7 @@
 #include "zero/Analysis/MemoryTimeline.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/Support/ConvertUTF.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <cmath>
@@ -140,10 +141,45 @@ const char *getPhaseColor(StringRef phase) {
   return "#e9f6ea";
 }
 
-/// `text` with the five XML specials escaped.
+/// Calls `fn` with each character of `text` (a name from the IR: any bytes)
+/// as a code point the picture may hold: U+FFFD in place of each byte that
+/// does not start a valid UTF-8 sequence, and of every character XML 1.0
+/// forbids or HTML reports as an error (the C0 and C1 controls, tab and
+/// newline included, DEL, and the noncharacters).
+void forEachCharacter(StringRef text,
+                      llvm::function_ref<void(llvm::UTF32)> fn) {
+  constexpr llvm::UTF32 kReplacement = 0xFFFD;
+  const auto *p = reinterpret_cast<const llvm::UTF8 *>(text.begin());
+  const auto *end = reinterpret_cast<const llvm::UTF8 *>(text.end());
+  while (p != end) {
+    llvm::UTF32 c;
+    const llvm::UTF8 *next = p;
+    if (llvm::convertUTF8Sequence(&next, end, &c, llvm::strictConversion) !=
+        llvm::conversionOK) {
+      fn(kReplacement);
+      ++p;
+      continue;
+    }
+    p = next;
+    bool control = c < 0x20 || (c >= 0x7F && c < 0xA0);
+    bool noncharacter = (c >= 0xFDD0 && c <= 0xFDEF) || (c & 0xFFFE) == 0xFFFE;
+    fn(control || noncharacter ? kReplacement : c);
+  }
+}
+
+/// Appends `c` to `out` as UTF-8.
+void appendUTF8(llvm::UTF32 c, std::string &out) {
+  char bytes[UNI_MAX_UTF8_BYTES_PER_CODE_POINT];
+  char *end = bytes;
+  if (llvm::ConvertCodePointToUTF8(c, end))
+    out.append(bytes, end);
+}
+
+/// `text` as text or an attribute value of XML and HTML: the characters of
+/// forEachCharacter, with the five XML specials escaped.
 std::string escape(StringRef text) {
   std::string escaped;
-  for (char c : text) {
+  forEachCharacter(text, [&](llvm::UTF32 c) {
     switch (c) {
     case '&':
       escaped += "&amp;";
@@ -161,17 +197,27 @@ std::string escape(StringRef text) {
       escaped += "&apos;";
       break;
     default:
-      escaped += c;
+      appendUTF8(c, escaped);
     }
-  }
+  });
   return escaped;
 }
 
-/// `text` cut to `max` characters with an ellipsis.
+/// `text` cut to `max` characters (code points, never inside one) with an
+/// ellipsis, as the characters of forEachCharacter.
 std::string shorten(StringRef text, size_t max) {
-  if (text.size() <= max)
-    return text.str();
-  return (text.take_front(max - 1) + "\u2026").str();
+  SmallVector<llvm::UTF32> characters;
+  forEachCharacter(text, [&](llvm::UTF32 c) { characters.push_back(c); });
+  ArrayRef<llvm::UTF32> kept = characters;
+  bool cut = kept.size() > max;
+  if (cut)
+    kept = kept.take_front(max - 1);
+  std::string result;
+  for (llvm::UTF32 c : kept)
+    appendUTF8(c, result);
+  if (cut)
+    result += "\u2026";
+  return result;
 }
 
 /// `value` with at most two decimals and no trailing zeros: "0", "0.5",

@@ -26,6 +26,7 @@
 #include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
 #include "zero/InitAllDialects.h"
 #include "zero/Support/OutputFile.h"
+#include "zero/Support/InputNesting.h"
 #include "zero/Target/Schedule/Passes.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -229,27 +230,30 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
 /// a broken input is diagnosed by the real run). The parse runs in a crash
 /// recovery context: on some malformed inputs MLIR's parser crashes after
 /// its error (see runRecoveringFromParserCrashes), and the real run reports
-/// that error.
+/// that error. It runs on the tools' stack, as the real run does
+/// (zero/Support/InputNesting.h).
 ::zero::ResolveContext readResolveContext(llvm::MemoryBufferRef input,
                                           DialectRegistry &registry) {
   ::zero::ResolveContext context;
   context.worldSize = zeroWorldSize;
   llvm::CrashRecoveryContext::Enable();
   llvm::CrashRecoveryContext recovery;
-  recovery.RunSafely([&] {
-    MLIRContext mlirContext(registry);
-    mlirContext.allowUnregisteredDialects();
-    ScopedDiagnosticHandler silence(&mlirContext,
-                                    [](Diagnostic &) { return success(); });
-    llvm::SourceMgr sourceMgr;
-    sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(input),
-                                 llvm::SMLoc());
-    OwningOpRef<ModuleOp> module =
-        parseSourceFile<ModuleOp>(sourceMgr, &mlirContext);
-    if (module)
-      context = mlir::zero::inferResolveContext(*module, entryFunction,
-                                                zeroWorldSize);
-  });
+  recovery.RunSafelyOnNewStack(
+      [&] {
+        MLIRContext mlirContext(registry);
+        mlirContext.allowUnregisteredDialects();
+        ScopedDiagnosticHandler silence(&mlirContext,
+                                        [](Diagnostic &) { return success(); });
+        llvm::SourceMgr sourceMgr;
+        sourceMgr.AddNewSourceBuffer(llvm::MemoryBuffer::getMemBuffer(input),
+                                     llvm::SMLoc());
+        OwningOpRef<ModuleOp> module =
+            parseSourceFile<ModuleOp>(sourceMgr, &mlirContext);
+        if (module)
+          context = mlir::zero::inferResolveContext(*module, entryFunction,
+                                                    zeroWorldSize);
+      },
+      mlir::zero::kToolStackSize);
   llvm::CrashRecoveryContext::Disable();
   return context;
 }
@@ -260,6 +264,9 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
 /// failed `dimensions`/`permutation` parse returns), which a byte-flip fuzzer
 /// found; the error it printed names
 /// the position, and zero-opt must still end with an error, not a signal.
+/// It runs on a stack of known size, on which the input's nesting, checked
+/// before (checkInputNesting), cannot overflow the parser, the passes or the
+/// printer.
 /// Set once the input is parsed and the passes are being set up: a crash
 /// after it is no parser's.
 bool inputParsed = false;
@@ -271,8 +278,9 @@ LogicalResult runRecoveringFromParserCrashes(
   LogicalResult result = failure();
   llvm::CrashRecoveryContext::Enable();
   llvm::CrashRecoveryContext recovery;
-  bool finished = recovery.RunSafely(
-      [&] { result = MlirOptMain(os, std::move(input), registry, config); });
+  bool finished = recovery.RunSafelyOnNewStack(
+      [&] { result = MlirOptMain(os, std::move(input), registry, config); },
+      mlir::zero::kToolStackSize);
   llvm::CrashRecoveryContext::Disable();
   if (!finished) {
     if (inputParsed)
@@ -422,6 +430,10 @@ int main(int argc, char **argv) {
     llvm::errs() << "zero-opt: " << errorMessage << "\n";
     return 1;
   }
+  // Before anything parses it: an input nested too deeply would overflow the
+  // stack of MLIR's recursive parser.
+  if (failed(mlir::zero::checkInputNesting(*input, llvm::errs())))
+    return 1;
 
   // --zero-stage / --zero-config / --zero-set run the whole pipeline before
   // any pass named on the command line (--zero-print-config only resolves

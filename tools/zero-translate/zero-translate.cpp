@@ -6,15 +6,19 @@
 //
 // writes the schedule (docs/ScheduleFormat.md) of a rank step compiled by
 // zero-opt; `--zero-entry=NAME` picks the training step in a module with
-// several candidates.
+// several candidates. It runs on the zero tools' stack, on which an input
+// within their nesting limit (checked by the translation before it parses)
+// cannot overflow MLIR's recursion (zero/Support/InputNesting.h).
 //
 //===----------------------------------------------------------------------===//
 
 #include "mlir/Tools/mlir-translate/MlirTranslateMain.h"
+#include "zero/Support/InputNesting.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/ErrorHandling.h"
 #include "llvm/Support/raw_ostream.h"
+#include "llvm/Support/ProgramStack.h"
 
 using namespace mlir;
 
@@ -39,7 +43,11 @@ static void reportFatalError(void *, const char *reason, bool) {
 int main(int argc, char **argv) {
   llvm::install_fatal_error_handler(reportFatalError);
   zero::registerToScheduleTranslation();
-  return failed(mlirTranslateMain(argc, argv,
-                                  "zero-translate: MLIR to the "
-                                  "zero-opt schedule"));
+  LogicalResult result = failure();
+  llvm::runOnNewStack(zero::kToolStackSize, [&] {
+    result = mlirTranslateMain(argc, argv,
+                               "zero-translate: MLIR to the "
+                               "zero-opt schedule");
+  });
+  return failed(result);
 }

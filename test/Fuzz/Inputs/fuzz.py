@@ -15,6 +15,19 @@ that break a rule the tools promise to check must not exit 0:
   - a checkpoint directory with a symbolic link planted in it or a manifest
     whose file path leads elsewhere (fuzz_checkpoint_dirs: refused naming
     the checkpoint file, nothing outside the directory read or written).
+  - a safetensors file cut short.
+Hostile inputs of the compiler, generated rather than mutated:
+  - nesting: IR nested past the tools' limit of 256 levels (attributes,
+    types, regions, generic ops, a mix) must be refused by zero-opt and
+    zero-translate with an error naming the file; IR within it must not
+    end by a signal;
+  - unregistered: steps with ops of unknown dialects
+    (--allow-unregistered-dialect) through activation checkpointing, alone
+    and in the pipeline;
+  - names: parameters named with any bytes (multi-byte UTF-8, invalid UTF-8,
+    control characters, XML specials) must compile, and the memory timeline
+    (.svg, and the SVG of the .html page) must parse as XML, its page text be
+    UTF-8 without control characters.
 Prints one line per kind, `OK: KIND N cases (E refused)`, and every failing
 case with the command to reproduce it; exits 1 on any failure.
 """
@@ -23,8 +36,10 @@ import argparse
 import json
 import os
 import random
+import re
 import subprocess
 import sys
+import xml.etree.ElementTree as ElementTree
 
 sys.dont_write_bytecode = True
 
@@ -390,6 +405,242 @@ def fuzz_checkpoint_dirs(f, rng, step_json):
                               (case, " ".join(argv)))
         codes.append(code)
     f.report("ckpt", codes)
+# The nesting limit of the zero tools (zero/Support/InputNesting.h).
+MAX_NESTING = 256
+
+
+def nested_ir(rng, kind, depth):
+    """IR nested `depth` levels of `kind` deep."""
+    if kind == "attribute":
+        return ("func.func @f() attributes {deep = " + "[" * depth +
+                "]" * depth + "} {\n  return\n}\n")
+    if kind == "type":
+        return ("func.func @f(%a: " + "tensor<" * depth + "f32" +
+                ">" * depth + ") {\n  return\n}\n")
+    if kind == "region":
+        return ("func.func @f() {\n" + "scf.execute_region {\n" * depth +
+                "scf.yield\n}\n" * depth + "return\n}\n")
+    if kind == "generic":
+        return ('"fuzz.op"() ({\n' * depth +
+                '"fuzz.end"() : () -> ()\n}) : () -> ()\n' * depth)
+    # A mix: each level an attribute list, a dictionary, a type or a
+    # generic region, closed in order.
+    opens, closes = [], []
+    for _ in range(depth):
+        o, c = rng.choice([("[", "]"), ("{a = ", "}"), ("tensor<", ">"),
+                           ("!fuzz.t<", ">"), ('"fuzz.op"() ({', "})"),
+                           ("(", ")")])
+        opens.append(o)
+        closes.append(c)
+    return ('"fuzz.top"() {deep = ' + "".join(opens) + "0" +
+            "".join(reversed(closes)) + "} : () -> ()\n")
+
+
+def fuzz_nesting(f, rng):
+    """IR nested past the limit is refused by zero-opt and zero-translate,
+    naming the file; IR within it may fail, never by a signal."""
+    codes = []
+    kinds = ["attribute", "type", "region", "generic", "mix"]
+    for case in range(2 * len(kinds)):
+        kind = kinds[case % len(kinds)]
+        deep = case < len(kinds)
+        depth = (rng.randrange(MAX_NESTING, 20000) if deep
+                 else rng.randrange(1, MAX_NESTING // 2 - 2))
+        name = f.work("nest-%d.mlir" % case)
+        with open(name, "w") as out:
+            out.write(nested_ir(rng, kind, depth))
+        options = ["--allow-unregistered-dialect"]
+        if rng.randrange(2):
+            options.append("--zero-stage=%d" % rng.randrange(4))
+        codes.append(f.run("nesting", case,
+                           [f.bin("zero-opt"), name, "-o", os.devnull] +
+                           options, deep, [os.path.basename(name)]))
+        codes.append(f.run("nesting", case,
+                           [f.bin("zero-translate"), "--zero-to-schedule",
+                            "--allow-unregistered-dialect", name,
+                            "-o", os.devnull],
+                           deep, [os.path.basename(name)]))
+    f.report("nesting", codes)
+
+
+def unregistered_step(rng):
+    """A step of 3 checkpointed layers h = act(h w) and a loss, whose
+    activations, their gradients and extra ops are ops of an unknown
+    dialect at random: with a region, with no result, outside the
+    segments."""
+    t = "tensor<2x4xf32>"
+    lines = ["func.func @step(" + ", ".join(
+        ["%%w%d: tensor<4x4xf32> {zero.param = \"w%d\"}" % (i, i)
+         for i in range(3)] + ["%%x: %s {zero.data = \"x\"}" % t]) +
+        ") -> (tensor<f32> {zero.loss}, " + ", ".join(
+        ["tensor<4x4xf32> {zero.grad = \"w%d\"}" % i for i in range(3)]) +
+        ") {",
+        "  %zero = arith.constant 0.0 : f32"]
+
+    def unregistered(result, operands, segment):
+        attrs = " {zero.segment = %d : i64}" % segment \
+            if segment is not None else ""
+        types = ", ".join([t] * len(operands))
+        if rng.randrange(3) == 0:
+            return ('  %s = "fuzz.region"(%s) ({\n  ^bb0(%%a: f32):\n'
+                    '    "fuzz.yield"(%%a) : (f32) -> ()\n  })%s : (%s) -> %s'
+                    % (result, ", ".join(operands), attrs, types, t))
+        return ('  %s = "fuzz.op"(%s)%s : (%s) -> %s' %
+                (result, ", ".join(operands), attrs, types, t))
+
+    layers = 3
+    h = "%x"
+    for i in range(layers):
+        seg = " {zero.segment = %d : i64}" % i
+        lines.append("  %%e%d = tensor.empty()%s : %s" % (i, seg, t))
+        lines.append("  %%f%d = linalg.fill%s ins(%%zero : f32) "
+                     "outs(%%e%d : %s) -> %s" % (i, seg, i, t, t))
+        lines.append("  %%z%d = linalg.matmul%s ins(%s, %%w%d : %s, "
+                     "tensor<4x4xf32>) outs(%%f%d : %s) -> %s" %
+                     (i, seg, h, i, t, i, t, t))
+        if rng.randrange(4):
+            lines.append(unregistered("%%h%d" % i, ["%%z%d" % i], i))
+        else:
+            lines.append("  %%h%d = linalg.map {arith.mulf} ins(%%z%d, %%z%d "
+                         ": %s, %s) outs(%%e%d : %s) {zero.segment = %d : "
+                         "i64}" % (i, i, i, t, t, i, t, i))
+        if rng.randrange(3) == 0:
+            lines.append('  "fuzz.effect"(%%h%d)%s : (%s) -> ()' %
+                         (i, seg if rng.randrange(2) else "", t))
+        h = "%%h%d" % i
+    lines += ["  %%el = tensor.empty() : tensor<f32>",
+              "  %%fl = linalg.fill ins(%%zero : f32) outs(%%el : tensor<f32>)"
+              " -> tensor<f32>",
+              "  %%loss = linalg.reduce {arith.addf} ins(%s : %s) outs(%%fl : "
+              "tensor<f32>) dimensions = [0, 1]" % (h, t),
+              "  %%gt = tensor.empty() : tensor<4x2xf32>",
+              "  %%gw = tensor.empty() : tensor<4x4xf32>",
+              "  %%fw = linalg.fill ins(%%zero : f32) outs(%%gw : "
+              "tensor<4x4xf32>) -> tensor<4x4xf32>"]
+    lines = [line.replace("%%", "%") for line in lines]
+    g = "%z{}".format(layers - 1)
+    grads = {}
+    for i in reversed(range(layers)):
+        if rng.randrange(4):
+            lines.append(unregistered("%%dz%d" % i, [g, "%%z%d" % i], None))
+        else:
+            lines.append("  %%dz%d = linalg.map {arith.mulf} ins(%s, %%z%d : "
+                         "%s, %s) outs(%%e%d : %s)" % (i, g, i, t, t, i, t))
+        prev = "%x" if i == 0 else "%%h%d" % (i - 1)
+        lines.append("  %%t%d = linalg.transpose ins(%s : %s) outs(%%gt : "
+                     "tensor<4x2xf32>) permutation = [1, 0]" % (i, prev, t))
+        lines.append("  %%dw%d = linalg.matmul ins(%%t%d, %%dz%d : "
+                     "tensor<4x2xf32>, %s) outs(%%fw : tensor<4x4xf32>) -> "
+                     "tensor<4x4xf32>" % (i, i, i, t))
+        grads[i] = "%%dw%d" % i
+        g = "%%dz%d" % i
+    returned = [grads[i] for i in range(3)]
+    lines.append("  return %%loss, %s : tensor<f32>, %s" %
+                 (", ".join(returned), ", ".join(["tensor<4x4xf32>"] * 3)))
+    lines.append("}")
+    return "\n".join(line.replace("%%", "%") for line in lines) + "\n"
+
+
+def fuzz_unregistered(f, rng):
+    """Ops of unknown dialects through activation checkpointing: the pass
+    alone, the pipeline, the automatic choice; any end but a signal."""
+    codes = []
+    for case in range(12):
+        name = f.work("unregistered-%d.mlir" % case)
+        with open(name, "w") as out:
+            out.write(unregistered_step(rng))
+        command = [f.bin("zero-opt"), name, "--allow-unregistered-dialect",
+                   "-o", os.devnull]
+        mode = case % 3
+        if mode == 0:
+            command.append("--zero-checkpoint-activations")
+        elif mode == 1:
+            command += ["--zero-stage=%d" % rng.randrange(4),
+                        "--zero-world-size=2", "--zero-checkpoint-activations",
+                        "--zero-set=zero_optimization.offload_optimizer."
+                        "device=" + rng.choice(["cpu", "none"])]
+        else:
+            command += ["--zero-stage=3", "--zero-world-size=2",
+                        "--zero-checkpoint-activations=auto",
+                        "--zero-device-memory=%dB" % rng.randrange(256, 4096)]
+        # Offloading at stage 0 is a configuration error at <override>.
+        codes.append(f.run("unregistered", case, command, False,
+                           [os.path.basename(name), "<override>"]))
+    f.report("unregistered", codes)
+
+
+def hostile_name(rng, index):
+    """A parameter name of any bytes, unique by `index`."""
+    pieces = ["\u00e9".encode(), "\u20ac".encode(), "\U0001f600".encode(),
+              b"\x01", b"\x09", b"\x0a", b"\x1f", b"\x7f", b"\xc2\x85",
+              b"\x80", b"\xff", b"\xc3", b"\xed\xa0\x80", b"\xc0\xaf",
+              b"\xef\xbf\xbe", b"<", b"&", b"\"", b"'", b"]]>", b"\\",
+              b"a"]
+    name = b"%d" % index
+    for _ in range(rng.randrange(1, 40)):
+        name += rng.choice(pieces)
+    return name
+
+
+def mlir_string(name):
+    """`name` as the body of an MLIR string literal."""
+    return "".join(chr(b) if 0x20 <= b < 0x7f and b not in b'"\\' else
+                   "\\%02X" % b for b in name)
+
+
+def check_timeline(path):
+    """Why the timeline at `path` is not well-formed, or None."""
+    data = open(path, "rb").read()
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        return "not UTF-8: %s" % error
+    bad = re.search("[\x00-\x09\x0b-\x1f\x7f-\x9f\ufffe\uffff]", text)
+    if bad:
+        return "control character U+%04X" % ord(bad.group())
+    if path.endswith(".html"):
+        svg = re.search("<svg .*</svg>", text, re.DOTALL)
+        if not svg:
+            return "no <svg> in the page"
+        text = svg.group()
+    try:
+        ElementTree.fromstring(text)
+    except ElementTree.ParseError as error:
+        return "not well-formed XML: %s" % error
+    return None
+
+
+def fuzz_names(f, rng, step):
+    """Parameters named with any bytes compile, and the memory timeline
+    parses as XML."""
+    names = re.findall(r'zero\.param = "([^"]*)"', step)
+    codes = []
+    for case in range(8):
+        text = step
+        for index, old in enumerate(names):
+            if rng.randrange(2):
+                text = text.replace('"%s"' % old, '"%s"' %
+                                    mlir_string(hostile_name(rng, index)))
+        name = f.work("names-%d.mlir" % case)
+        with open(name, "w") as out:
+            out.write(text)
+        timeline = f.work("names-%d.%s" % (case, rng.choice(["svg", "html"])))
+        code = f.run("names", case,
+                     [f.bin("zero-opt"), name, "--zero-stage=3",
+                      "--zero-world-size=2",
+                      "--zero-memory-timeline=" + timeline,
+                      "--zero-report=" + f.work("names-%d.json" % case),
+                      "--zero-emit-schedule=" +
+                      f.work("names-%d.schedule.json" % case),
+                      "-o", os.devnull], False, [os.path.basename(name)])
+        codes.append(code)
+        if code != 0:
+            f.failures.append("names %d: %s refused" % (case, name))
+        elif code == 0:
+            why = check_timeline(timeline)
+            if why:
+                f.failures.append("names %d: %s: %s" % (case, timeline, why))
+    f.report("names", codes)
 
 
 def main():
@@ -531,6 +782,9 @@ def main():
     for kind, codes in hostile_inputs(f, rng, work, tool):
         f.report(kind, codes)
     fuzz_checkpoint_dirs(f, rng, work("step.json"))
+    fuzz_nesting(f, rng)
+    fuzz_unregistered(f, rng)
+    fuzz_names(f, rng, open(work("step.mlir"), encoding="utf-8").read())
 
     for failure in f.failures:
         print("FAIL:", failure)

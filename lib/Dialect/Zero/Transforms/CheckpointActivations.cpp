@@ -14,7 +14,7 @@
 //   their original order) are cloned right before the first backward op
 //   that reads any of them, and the backward ops read the clones.
 // - Originals left without uses (values only the backward pass read) are
-//   erased.
+//   erased; an op without results (there for its effects) stays.
 // - With cpu-checkpointing, the kept inputs of the recomputation that ops
 //   compute (not arguments) move to host memory after their last forward
 //   use and back right before their first backward use.
@@ -78,7 +78,8 @@ int64_t mulFlops(int64_t a, int64_t b) {
 /// and an add, 2 M N K; linalg.fill, transpose, broadcast: 0); for an
 /// `arith` or `math` op on tensors, one per result element; 0 for any other
 /// op (tensor.* ops move data; scalar ops only run inside the bodies
-/// counted above).
+/// counted above), unregistered ops included (`--allow-unregistered-dialect`:
+/// what they compute is unknown, and they have no dialect).
 int64_t countFlops(Operation *op) {
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op)) {
     int64_t points = 1;
@@ -94,7 +95,8 @@ int64_t countFlops(Operation *op) {
     return mulFlops(points, bodyOps);
   }
   if (isa<arith::ConstantOp>(op) ||
-      !isa<arith::ArithDialect, math::MathDialect>(op->getDialect()))
+      !isa_and_present<arith::ArithDialect, math::MathDialect>(
+          op->getDialect()))
     return 0;
   int64_t flops = 0;
   for (Value result : op->getResults())
@@ -372,9 +374,12 @@ LogicalResult Checkpointer::recompute(Segment &segment) {
   for (OpOperand *use : recomputation.backwardUses)
     use->set(mapping.lookup(use->get()));
 
-  // The originals that only the backward pass read.
+  // The originals that only the backward pass read. An op without results
+  // is there for what else it does (an unregistered one is not known to be
+  // free of effects): it stays.
   for (Operation *op : llvm::reverse(segment.ops)) {
-    if (op->use_empty() && (!op->isRegistered() || isMemoryEffectFree(op))) {
+    if (op->getNumResults() != 0 && op->use_empty() &&
+        (!op->isRegistered() || isMemoryEffectFree(op))) {
       marked.erase(op);
       forward.erase(op);
       op->erase();

@@ -74,7 +74,7 @@ Operation *zero::hoistReaders(Value value, Operation *after, Operation *limit,
     for (Operation *user : users) {
       if (user->getBlock() != block || !insertAfter->isBeforeInBlock(user) ||
           !user->isBeforeInBlock(limit) || !mayMove(user) ||
-          isa<ZeroDialect>(user->getDialect()) ||
+          isa_and_present<ZeroDialect>(user->getDialect()) ||
           (user->getNumRegions() && !isa<linalg::LinalgOp>(user)) ||
           !isMemoryEffectFree(user))
         continue;

@@ -58,17 +58,16 @@ TEST(Schedule, DecodesTheCheckpointSettings) {
 }
 
 // The decoder makes typed instructions: the op's table entry, its fields,
-// and one PartitionLayout per layout, any padding the dialect allows.
+// and one PartitionLayout per layout (a parameter's padded as the compiler
+// pads it: ScheduleHostile.AParameterLayoutIsPaddedAsTheCompilerPadsIt).
 TEST(Schedule, DecodesTypedInstructions) {
-  json s = makeAverageSchedule();
-  s["arguments"][0]["layout"]["padded_numel"] = 8;
-  s["arguments"][0]["layout"]["shard_numel"] = 8;
+  json s = makeAverageSchedule(3);
   StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "a.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   const PartitionLayout &layout = parsed->arguments()[0].layout;
-  EXPECT_EQ(layout.paddedNumel, 8);
-  EXPECT_EQ(layout.shardNumel, 8);
-  EXPECT_EQ(layout.ownedRange(0), (ElementRange{0, 4}));
+  EXPECT_EQ(layout.paddedNumel, 6);
+  EXPECT_EQ(layout.shardNumel, 2);
+  EXPECT_EQ(layout.ownedRange(2), (ElementRange{4, 4}));
   const Instruction &fill = parsed->streams()[0].instructions[1];
   EXPECT_EQ(fill.code(), OpCode::Fill);
   EXPECT_EQ(fill.op, "linalg.fill");

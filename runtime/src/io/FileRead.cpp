@@ -146,16 +146,21 @@ public:
   /// False where this way of reading is not available: the file system
   /// refuses O_DIRECT, or the kernel (or a seccomp filter) io_uring.
   StatusOr<bool> open() {
-    errno = 0;
-    StatusOr<int> opened = openRegularFile(path_, O_DIRECT);
-    if (!opened.isOk()) {
-      // EINVAL: the file system refuses O_DIRECT; read another way (which
-      // makes the same checks without it).
+    // Checked as a regular file first (a FIFO is refused, not read another
+    // way), then switched to O_DIRECT: EINVAL where the file system refuses
+    // it, to be read another way.
+    StatusOr<int> opened = openRegularFile(path_);
+    if (!opened.isOk())
+      return opened.status();
+    fd_ = *opened;
+    int status = ::fcntl(fd_, F_GETFL);
+    if (status < 0)
+      return errnoError(path_, "cannot read the file status flags", errno);
+    if (::fcntl(fd_, F_SETFL, status | O_DIRECT) < 0) {
       if (errno == EINVAL)
         return false;
-      return opened.status();
+      return errnoError(path_, "cannot set O_DIRECT", errno);
     }
-    fd_ = *opened;
     if (io_uring_queue_init(options_.depth, &ring_, 0) < 0)
       return false;
     ringReady_ = true;

@@ -16,6 +16,7 @@
 
 #include "io/FileRead.h"
 #include "io/IOSupport.h"
+#include "io/Json.h"
 #include "zero/runtime/Checksum.h"
 #include "zero/runtime/Executor.h"
 #include "zero/runtime/FloatFormats.h"
@@ -1208,11 +1209,10 @@ StatusOr<Manifest> readManifest(const std::string &path) {
   StatusOr<std::string> text = readWholeFile(manifest.path);
   if (!text.isOk())
     return text.status();
-  manifest.content = json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (manifest.content.is_discarded())
-    return ZERO_ERROR(kInvalidArgument,
-                      manifest.path +
-                          ": not valid JSON: the manifest is corrupt");
+  StatusOr<json> parsed = io::parseJson(*text, manifest.path);
+  if (!parsed.isOk())
+    return parsed.status();
+  manifest.content = std::move(*parsed);
   ZERO_RETURN_IF_ERROR(checkManifestForm(manifest.content, manifest.path));
   return manifest;
 }

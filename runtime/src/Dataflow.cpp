@@ -487,8 +487,26 @@ Status DataflowChecker::checkReads() const {
 Status DataflowChecker::checkResults() const {
   // The step ends when every stream has, so any write will do.
   for (size_t i = 0; i < s.results().size(); ++i) {
-    int64_t id = s.results()[i].value;
-    if (writer[id].valid() || isArgument[id] || isCarried[id])
+    const ResultInfo &result = s.results()[i];
+    int64_t id = result.value;
+    if (writer[id].valid() || isCarried[id])
+      continue;
+    if (result.kind == ResultInfo::Kind::Update) {
+      // The argument's new value: an instruction's result, on any stream.
+      // Its buffer's bytes do not do: the argument's buffer holds the old
+      // value from the start, so without the writer nothing would change.
+      const ArgumentInfo &arg = s.arguments()[result.argument];
+      if (arg.value == id)
+        continue; // the argument itself: it keeps its value
+      return error("results[" + std::to_string(i) + "].value",
+                   s.describeValue(id) + ", the new value of arguments[" +
+                       std::to_string(result.argument) + "]" +
+                       (!arg.name.empty()  ? " ('" + arg.name + "')"
+                        : !arg.state.empty() ? " (state '" + arg.state + "')"
+                                             : std::string()) +
+                       ", is written by no instruction");
+    }
+    if (isArgument[id])
       continue;
     const ValueInfo &value = s.values().values[id];
     bool viewOfWritten = value.isTensor && writtenAtStart[value.buffer];

@@ -23,11 +23,8 @@ StatusOr<PartitionLayout> PartitionLayout::create(std::vector<int64_t> shape,
   if (!count)
     return ZERO_ERROR(kInvalidArgument, "shape has more than 2^50 elements");
   int64_t numel = *count;
-  // Rounded up without numel + worldSize - 1, which a huge world size
-  // overflows; the product is worldSize if that is at least numel, else below
-  // 2 * numel.
   if (paddedNumel < 0)
-    paddedNumel = (numel / worldSize + (numel % worldSize != 0)) * worldSize;
+    paddedNumel = getDefaultPaddedNumel(numel, worldSize);
   if (paddedNumel < numel)
     return ZERO_ERROR(kInvalidArgument,
                       "padded_numel " + std::to_string(paddedNumel) +

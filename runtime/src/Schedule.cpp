@@ -9,6 +9,8 @@
 #include "zero/runtime/Schedule.h"
 
 #include "Dataflow.h"
+#include "io/FileRead.h"
+#include "io/Json.h"
 #include "zero/runtime/Checksum.h"
 #include "zero/runtime/Sizes.h"
 
@@ -195,6 +197,7 @@ private:
   /// or of a body's op (`inBody`), checked against OpSet.h.
   Status decodeOp(const json &object, bool inBody, const std::string &loc,
                   OpRecord &op) const;
+  Status checkArity(const OpRecord &op, const std::string &loc) const;
   Status decodeField(const json &node, const FieldInfo &info,
                      const std::string &path, const std::string &loc,
                      FieldValue &out) const;
@@ -227,6 +230,8 @@ public:
 
   Status checkEvents() const;
   Status checkPoints();
+  Status checkGatheredLayouts() const;
+  Status checkStagingRegions() const;
   Status parseLoops(const json &root);
   Status parseGradients(const json &root);
   Status checkCarried(const json &entry, const std::string &path,
@@ -484,6 +489,8 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(parseStreams(root));
   ZERO_RETURN_IF_ERROR(checkQuantizedValues());
   ZERO_RETURN_IF_ERROR(checkPoints());
+  ZERO_RETURN_IF_ERROR(checkGatheredLayouts());
+  ZERO_RETURN_IF_ERROR(checkStagingRegions());
   ZERO_RETURN_IF_ERROR(parseLoops(root));
   ZERO_RETURN_IF_ERROR(checkEvents());
   ZERO_RETURN_IF_ERROR(checkDataflow(s));
@@ -1128,6 +1135,22 @@ Status ScheduleParser::checkArgument(ArgumentInfo &arg,
   case ArgumentInfo::Kind::Param: {
     if (!isFloat(value.dtype))
       return shapeError("a parameter is a floating-point tensor");
+    // The compiler pads a parameter to the least multiple of its world
+    // size: with the shard's size below, that ties the layout's element
+    // count to the value (a layout of shape [0] or [] for an [8, 8] weight
+    // would start and export a parameter of no or one element).
+    const int64_t padded = PartitionLayout::getDefaultPaddedNumel(
+        arg.layout.numel, arg.layout.worldSize);
+    if (arg.layout.paddedNumel != padded)
+      return error(path + ".layout.padded_numel",
+                   std::to_string(arg.layout.paddedNumel) +
+                       " is not the element count " +
+                       std::to_string(arg.layout.numel) + " of shape " +
+                       joinShape(arg.layout.shape) +
+                       " rounded up to a multiple of world_size " +
+                       std::to_string(arg.layout.worldSize) + " (" +
+                       std::to_string(padded) +
+                       "), as the compiler pads a parameter");
     if (arg.sharded) {
       if (value.numel != arg.layout.shardNumel)
         return shapeError("the shard of '" + arg.name + "' has " +
@@ -1592,6 +1615,38 @@ Status ScheduleParser::parseSwap(Instruction &inst, bool hasPoint) {
   return hasPoint ? checkWrittenFromStart(inst) : Status::ok();
 }
 
+/// "3 operands", "1 result", "6 to 8 operands", "at least 1 result".
+static std::string describeCount(uint32_t least, uint32_t most,
+                                 const char *noun) {
+  std::string count =
+      least == most         ? std::to_string(least)
+      : most == kAnyNumber ? "at least " + std::to_string(least)
+                           : std::to_string(least) + " to " +
+                                 std::to_string(most);
+  bool one = least == 1 && (most == 1 || most == kAnyNumber);
+  return count + " " + noun + (one ? "" : "s");
+}
+
+Status ScheduleParser::checkArity(const OpRecord &op,
+                                  const std::string &loc) const {
+  const OpArity &arity = op.info->arity;
+  if (!arity.admitsOperands(op.operands.size()))
+    return opError(op.path + ".operands",
+                   op.op + " takes " +
+                       describeCount(arity.minOperands, arity.maxOperands,
+                                     "operand") +
+                       ", got " + std::to_string(op.operands.size()),
+                   loc);
+  if (!arity.admitsResults(op.results.size()))
+    return opError(op.path + ".results",
+                   op.op + " takes " +
+                       describeCount(arity.minResults, arity.maxResults,
+                                     "result") +
+                       ", got " + std::to_string(op.results.size()),
+                   loc);
+  return Status::ok();
+}
+
 Status ScheduleParser::decodeOp(const json &object, bool inBody,
                                 const std::string &loc, OpRecord &op) const {
   const std::string &path = op.path;
@@ -1642,6 +1697,9 @@ Status ScheduleParser::decodeOp(const json &object, bool inBody,
     ZERO_RETURN_IF_ERROR(
         atLoc(checkValueIds(ids, path + "." + key, false), loc));
   }
+  // The op table's arity, before anything (the loader's proofs, the
+  // gradient records, a backend) reads an operand or a result by position.
+  ZERO_RETURN_IF_ERROR(checkArity(op, loc));
   for (const Field *f = op.info->beginFields(); f != op.info->endFields();
        ++f) {
     const FieldInfo &info = getFieldInfo(*f);
@@ -2149,6 +2207,101 @@ Status ScheduleParser::parseCollective(const json &object, Instruction &inst) {
   return Status::ok();
 }
 
+Status ScheduleParser::checkGatheredLayouts() const {
+  // A sharded parameter is gathered with its own layout: the collective's
+  // layout is the one the shard was cut with, and its result the whole
+  // parameter that --export and checkpoints write with the argument's shape.
+  std::unordered_map<int64_t, size_t> shardOf; // value -> argument
+  for (size_t i = 0; i < s.arguments_.size(); ++i)
+    if (s.arguments_[i].kind == ArgumentInfo::Kind::Param &&
+        s.arguments_[i].sharded)
+      shardOf.emplace(s.arguments_[i].value, i);
+  auto describe = [](const PartitionLayout &layout) {
+    return "shape " + joinShape(layout.shape) + ", world_size " +
+           std::to_string(layout.worldSize) + ", padded_numel " +
+           std::to_string(layout.paddedNumel);
+  };
+  for (const Stream &stream : s.streams_)
+    for (const Instruction &inst : stream.instructions) {
+      if (inst.kind != Instruction::Kind::AllGather)
+        continue;
+      for (size_t k = 0;
+           k < inst.operands.size() && k < inst.layouts.size(); ++k) {
+        auto it = shardOf.find(inst.operands[k]);
+        if (it == shardOf.end())
+          continue;
+        const ArgumentInfo &arg = s.arguments_[it->second];
+        if (inst.layouts[k] == arg.layout)
+          continue;
+        return error(inst.path + ".layouts[" + std::to_string(k) + "]",
+                     "gathers the shard of parameter '" + arg.name +
+                         "' (arguments[" + std::to_string(it->second) +
+                         "]) with " + describe(inst.layouts[k]) +
+                         ", but the parameter's layout has " +
+                         describe(arg.layout));
+      }
+    }
+  return Status::ok();
+}
+
+Status ScheduleParser::checkStagingRegions() const {
+  // A staging region is reserved like a buffer from its collective's start
+  // to its wait (the point of the wait on the event recorded after it): it
+  // must not overlap the bytes of a buffer that holds a value and is live
+  // then. Buffers that hold no value are the plan's staging reservations.
+  std::vector<bool> holdsValue(s.buffers_.size(), false);
+  for (const ValueInfo &value : s.values_.values)
+    if (value.isTensor && value.buffer >= 0 &&
+        static_cast<size_t>(value.buffer) < holdsValue.size())
+      holdsValue[value.buffer] = true;
+  // The latest point of a wait per event.
+  std::vector<int64_t> waitPoint(s.numEvents_,
+                                 std::numeric_limits<int64_t>::min());
+  for (const Stream &stream : s.streams_)
+    for (const Instruction &inst : stream.instructions)
+      if (inst.kind == Instruction::Kind::Wait && inst.event >= 0 &&
+          inst.event < s.numEvents_)
+        waitPoint[inst.event] = std::max(waitPoint[inst.event], inst.point);
+  for (const Stream &stream : s.streams_)
+    for (size_t i = 0; i < stream.instructions.size(); ++i) {
+      const Instruction &inst = stream.instructions[i];
+      if (!inst.staging || inst.staging->bytes <= 0)
+        continue;
+      const Region &region = *inst.staging;
+      int64_t begin = inst.point, end = inst.point;
+      for (size_t j = i + 1; j < stream.instructions.size(); ++j) {
+        const Instruction &next = stream.instructions[j];
+        if (next.kind != Instruction::Kind::Record)
+          continue;
+        end = std::max(end, waitPoint[next.event]);
+        break;
+      }
+      const int64_t regionEnd = region.offset + region.bytes;
+      for (size_t b = 0; b < s.buffers_.size(); ++b) {
+        const BufferInfo &buffer = s.buffers_[b];
+        if (!holdsValue[b] || buffer.space != region.space ||
+            buffer.bytes <= 0 || buffer.offset >= regionEnd ||
+            region.offset >= buffer.offset + buffer.bytes ||
+            buffer.liveEnd < begin || end < buffer.liveBegin)
+          continue;
+        return error(
+            inst.path + ".staging",
+            "bytes [" + std::to_string(region.offset) + ", " +
+                std::to_string(regionEnd) + ") of the " +
+                getMemorySpaceName(region.space) +
+                " arena, reserved from point " + std::to_string(begin) +
+                " to " + std::to_string(end) + ", overlap buffer " +
+                std::to_string(buffer.id) + " '" + buffer.name + "' (" +
+                bufferPaths[b] + ", bytes [" + std::to_string(buffer.offset) +
+                ", " + std::to_string(buffer.offset + buffer.bytes) +
+                "), live [" + std::to_string(buffer.liveBegin) + ", " +
+                std::to_string(buffer.liveEnd) +
+                "]): the collective would overwrite its values");
+      }
+    }
+  return Status::ok();
+}
+
 Status ScheduleParser::checkPoints() {
   // Each stream runs its ops in program order (comm: the start ops').
   int64_t last = 0;
@@ -2587,13 +2740,12 @@ Status ScheduleParser::checkEvents() const {
 
 StatusOr<Schedule> Schedule::parse(const std::string &text,
                                    const std::string &name) {
-  json root;
-  try {
-    root = json::parse(text);
-  } catch (const json::exception &e) {
-    return ZERO_ERROR(kInvalidArgument,
-                      name + ": not valid JSON: " + std::string(e.what()));
-  }
+  // Bounded before anything walks the tree (the dump for the checksum, the
+  // decoders).
+  StatusOr<json> parsed = io::parseJson(text, name);
+  if (!parsed.isOk())
+    return parsed.status();
+  const json &root = *parsed;
   Schedule schedule;
   schedule.name_ = name;
   schedule.checksum_ = computeCrc32(root.dump());
@@ -2612,13 +2764,10 @@ StatusOr<Instruction> decodeInstruction(const std::string &text,
                                         const std::string &path,
                                         const ValueTable &values,
                                         int64_t worldSize) {
-  json object;
-  try {
-    object = json::parse(text);
-  } catch (const json::exception &e) {
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": not valid JSON: " + std::string(e.what()));
-  }
+  StatusOr<json> parsed = io::parseJson(text, path);
+  if (!parsed.isOk())
+    return parsed.status();
+  const json &object = *parsed;
   Schedule context;
   context.values_ = values;
   context.worldSize_ = worldSize;
@@ -2630,14 +2779,11 @@ StatusOr<Instruction> decodeInstruction(const std::string &text,
 }
 
 StatusOr<Schedule> Schedule::load(const std::string &path) {
-  std::ifstream file(path, std::ios::binary);
-  if (!file)
-    return ZERO_ERROR(kNotFound, path + ": cannot open the schedule");
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad())
-    return ZERO_ERROR(kInvalidArgument, path + ": cannot read the schedule");
-  return parse(text.str(), path);
+  StatusOr<std::string> text =
+      io::readRegularFile(path, "the schedule", io::kMaxJsonBytes);
+  if (!text.isOk())
+    return text.status();
+  return parse(*text, path);
 }
 
 int64_t Schedule::groupSize(const std::vector<int64_t> &gridAxes) const {

@@ -569,7 +569,7 @@ TEST(CApi, LoadsCreatesAndSteps) {
 
   const char *error = zero_runtime_load("/nonexistent.json", &schedule);
   ASSERT_NE(error, nullptr);
-  EXPECT_STREQ(error, "/nonexistent.json: cannot open the schedule");
+  EXPECT_STREQ(error, "/nonexistent.json: cannot open: No such file or directory");
 }
 
 TEST(CApi, StateAccessorsWithoutGradientRecords) {

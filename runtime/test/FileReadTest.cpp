@@ -21,6 +21,8 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <utility>
 #include <vector>
@@ -146,9 +148,52 @@ TEST_P(FileRead, AMissingFileIsNamed) {
       << read.status().message();
 }
 
+// A FIFO with no writer: open() would wait for one for ever. Both readers
+// refuse it, naming it, before anything blocks; the alarm turns a
+// regression into a failure rather than a hang.
+TEST_P(FileRead, AFifoIsRefusedWithoutBlocking) {
+  const std::string path = tempPath("fifo");
+  ::unlink(path.c_str());
+  ASSERT_EQ(::mkfifo(path.c_str(), 0600), 0);
+  auto memory = allocate(4096);
+  ::alarm(30);
+  StatusOr<std::optional<size_t>> read =
+      readWith(GetParam(), path, memory.get(), 4096, [](size_t, size_t) {});
+  ::alarm(0);
+  ::unlink(path.c_str());
+  ASSERT_FALSE(read.isOk());
+  EXPECT_EQ(read.status().message(), path + ": not a regular file (a FIFO)");
+}
+
 INSTANTIATE_TEST_SUITE_P(Readers, FileRead,
                          testing::Values(Reader::Direct, Reader::Buffered),
                          [](const testing::TestParamInfo<Reader> &info) {
                            return info.param == Reader::Direct ? "Direct"
                                                                : "Buffered";
                          });
+
+TEST(OpenRegularFile, RefusesDirectoriesAndDevicesAndReadsFiles) {
+  StatusOr<int> directory = io::openRegularFile("/");
+  ASSERT_FALSE(directory.isOk());
+  EXPECT_EQ(directory.status().message(), "/: not a regular file (a directory)");
+  StatusOr<int> device = io::openRegularFile("/dev/null");
+  ASSERT_FALSE(device.isOk());
+  EXPECT_EQ(device.status().message(),
+            "/dev/null: not a regular file (a character device)");
+
+  const std::string path = tempPath("text");
+  writeRandomFile(path, 100);
+  StatusOr<int> file = io::openRegularFile(path);
+  ASSERT_TRUE(file.isOk()) << file.status().toString();
+  // Handed on blocking, as an ordinary descriptor.
+  EXPECT_EQ(::fcntl(*file, F_GETFL) & O_NONBLOCK, 0);
+  ::close(*file);
+  StatusOr<std::string> text = io::readRegularFile(path, "the file", 100);
+  ASSERT_TRUE(text.isOk()) << text.status().toString();
+  EXPECT_EQ(text->size(), 100u);
+  StatusOr<std::string> large = io::readRegularFile(path, "the file", 99);
+  ASSERT_FALSE(large.isOk());
+  EXPECT_EQ(large.status().message(),
+            path + ": the file is larger than the 99 bytes allowed");
+  ::unlink(path.c_str());
+}

@@ -12,6 +12,7 @@
 #include <fstream>
 #include <sstream>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace zero::runtime;
@@ -138,6 +139,29 @@ TEST_F(Safetensors, ReadsTheReferenceWritersBytes) {
   EXPECT_EQ((*read)[1].data, (std::vector<float>{1, 2}));
 }
 
+// A header nested 100,000 deep: refused by the bounded parser, naming the
+// file, before anything walks it recursively (the entry's message dumps
+// the value).
+TEST_F(Safetensors, DeeplyNestedHeader) {
+  const int depth = 100000;
+  std::string header = R"({"a": )" + std::string(depth, '[') +
+                       std::string(depth, ']') + "}";
+  EXPECT_TRUE(contains(readError(header, floatBytes({1})),
+                       "the header is not valid JSON: nested deeper than 256 "
+                       "levels of arrays and objects"));
+}
+
+// --init-from naming a FIFO with no writer: refused before open() blocks.
+TEST_F(Safetensors, AFifoIsRefusedWithoutBlocking) {
+  const std::string fifo = path("init.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ::alarm(30);
+  StatusOr<std::vector<NamedTensor>> read = readSafetensors(fifo);
+  ::alarm(0);
+  ASSERT_FALSE(read.isOk());
+  EXPECT_EQ(read.status().message(), fifo + ": not a regular file (a FIFO)");
+}
+
 TEST_F(Safetensors, MissingFile) {
   StatusOr<std::vector<NamedTensor>> read = readSafetensors(path("nope"));
   ASSERT_FALSE(read.isOk());
@@ -209,7 +233,7 @@ TEST_F(Safetensors, MalformedHeaders) {
           R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},)"
           R"( "a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]}})",
           data),
-      "the header has the key 'a' twice"));
+      "the header is not valid JSON: the key 'a' appears twice in one object"));
   EXPECT_TRUE(contains(readError(R"({"__metadata__": {"format": 1}})", data),
                        "__metadata__: 'format' must be a string, got 1"));
 }

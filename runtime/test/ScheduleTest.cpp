@@ -58,17 +58,16 @@ TEST(Schedule, DecodesTheCheckpointSettings) {
 }
 
 // The decoder makes typed instructions: the op's table entry, its fields,
-// and one PartitionLayout per layout, any padding the dialect allows.
+// and one PartitionLayout per layout (a parameter's padded as the compiler
+// pads it: ScheduleHostile.AParameterLayoutIsPaddedAsTheCompilerPadsIt).
 TEST(Schedule, DecodesTypedInstructions) {
-  json s = makeAverageSchedule();
-  s["arguments"][0]["layout"]["padded_numel"] = 8;
-  s["arguments"][0]["layout"]["shard_numel"] = 8;
+  json s = makeAverageSchedule(3);
   StatusOr<Schedule> parsed = Schedule::parse(s.dump(), "a.json");
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   const PartitionLayout &layout = parsed->arguments()[0].layout;
-  EXPECT_EQ(layout.paddedNumel, 8);
-  EXPECT_EQ(layout.shardNumel, 8);
-  EXPECT_EQ(layout.ownedRange(0), (ElementRange{0, 4}));
+  EXPECT_EQ(layout.paddedNumel, 6);
+  EXPECT_EQ(layout.shardNumel, 2);
+  EXPECT_EQ(layout.ownedRange(2), (ElementRange{4, 4}));
   const Instruction &fill = parsed->streams()[0].instructions[1];
   EXPECT_EQ(fill.code(), OpCode::Fill);
   EXPECT_EQ(fill.op, "linalg.fill");
@@ -90,7 +89,7 @@ TEST(Schedule, RefusesAMissingFile) {
   StatusOr<Schedule> loaded = Schedule::load("/nonexistent/s.json");
   ASSERT_FALSE(loaded.isOk());
   EXPECT_EQ(loaded.status().message(),
-            "/nonexistent/s.json: cannot open the schedule");
+            "/nonexistent/s.json: cannot open: No such file or directory");
 }
 
 TEST(Schedule, RefusesAnotherFormatOrVersion) {
@@ -1443,3 +1442,143 @@ TEST(ScheduleQuantize, NeedsStagingForTheSumsAndTheChunks) {
 }
 
 } // namespace
+
+// Hostile schedules: each edit below was accepted before the loader proved
+// the property it breaks.
+
+// The update of `w` written in w's own buffer (as a swap writes the new
+// shard back): with its writer deleted, the buffer's bytes are the old
+// value, so the update must have a writer, on whatever stream.
+TEST(ScheduleHostile, AnUpdateNeedsAWriter) {
+  json s = makeAverageSchedule();
+  s["values"][5]["buffer"] = 0;
+  json &comm = s["instructions"]["comm"];
+  ASSERT_EQ(comm[1]["op"], "all_reduce");
+  EXPECT_TRUE(Schedule::parse(s.dump(), "s.json").isOk());
+  comm.erase(1);
+  EXPECT_SCHEDULE_ERROR(s, "results[1].value: value 5 (%avg), the new value "
+                           "of arguments[0] ('w'), is written by no "
+                           "instruction");
+  // An update that is the argument itself keeps its value.
+  s["results"][1]["value"] = 0;
+  EXPECT_TRUE(Schedule::parse(s.dump(), "s.json").isOk());
+}
+
+// A collective's staging region moved over the bytes of a live buffer that
+// holds a value (the shard `a` it gathers).
+TEST(ScheduleHostile, AStagingRegionMustNotOverlapALiveBuffer) {
+  json s = makeBucketSchedule(2);
+  ASSERT_TRUE(Schedule::parse(s.dump(), "s.json").isOk());
+  s["instructions"]["comm"][0]["staging"]["offset"] = 0;
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[0].staging: bytes [0, 40) of the device arena, "
+         "reserved from point 0 to 0, overlap buffer 0 'a' (buffers[0], "
+         "bytes [0, 12), live [0, 3]): the collective would overwrite its "
+         "values");
+}
+
+// A staging region is reserved up to the wait on the event recorded after
+// its collective: a buffer holding a value that is live before that wait
+// conflicts, one live only after it does not.
+TEST(ScheduleHostile, AStagingRegionIsLiveUntilTheWait) {
+  json s = makeAverageSchedule();
+  s["memory"]["arenas"]["device"] = 320;
+  s["buffers"].push_back(makeBuffer(4, "late", "activation", 256, 16, 5, 5));
+  s["values"].push_back(makeTensor(6, "%late", {4}, 4));
+  // The all-reduce starts at point 2; compute waits for it at point 4.
+  s["instructions"]["comm"][1]["staging"] = {
+      {"space", "device"}, {"offset", 256}, {"bytes", 16}};
+  EXPECT_TRUE(Schedule::parse(s.dump(), "s.json").isOk());
+  s["buffers"][4]["live"] = {4, 5};
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[1].staging: bytes [256, 272) of the device "
+         "arena, reserved from point 2 to 4, overlap buffer 4 'late' "
+         "(buffers[4], bytes [256, 272), live [4, 5]): the collective would "
+         "overwrite its values");
+}
+
+// A sharded parameter's layout whose shape disagrees with its value: [0]
+// or [] for a [5] tensor whose shard has 2 elements on 4 ranks.
+TEST(ScheduleHostile, AParameterLayoutIsPaddedAsTheCompilerPadsIt) {
+  json s = makeShardedParamSchedule(4);
+  ASSERT_TRUE(Schedule::parse(s.dump(), "s.json").isOk());
+  s["arguments"][0]["layout"]["shape"] = {0};
+  EXPECT_SCHEDULE_ERROR(s, "arguments[0].layout.padded_numel: 8 is not the "
+                           "element count 0 of shape [0] rounded up to a "
+                           "multiple of world_size 4 (0), as the compiler "
+                           "pads a parameter");
+  s["arguments"][0]["layout"]["shape"] = json::array();
+  EXPECT_SCHEDULE_ERROR(s, "arguments[0].layout.padded_numel: 8 is not the "
+                           "element count 1 of shape [] rounded up to a "
+                           "multiple of world_size 4 (4), as the compiler "
+                           "pads a parameter");
+}
+
+// A sharded parameter's layout of shape [7] for an [8] tensor: the padding
+// agrees (8 on 2 ranks), but the all-gather of its shard has the true
+// layout.
+TEST(ScheduleHostile, AParameterIsGatheredWithItsOwnLayout) {
+  json s = makeQuantizedGatherSchedule(2, {8}, "f32", 4, {false});
+  ASSERT_TRUE(Schedule::parse(s.dump(), "s.json").isOk());
+  s["arguments"][0]["layout"]["shape"] = {7};
+  EXPECT_SCHEDULE_ERROR(
+      s, "instructions.comm[0].layouts[0]: gathers the shard of parameter "
+         "'w0' (arguments[0]) with shape [8], world_size 2, padded_numel 8, "
+         "but the parameter's layout has shape [7], world_size 2, "
+         "padded_numel 8");
+}
+
+// zero.adam with no operands and a gradient record that reads its grad
+// operand: the op table's arity is checked before anything reads one.
+TEST(ScheduleHostile, ArityIsCheckedBeforeAnOperandIsRead) {
+  json s = makeShardedParamSchedule(4);
+  s["instructions"]["compute"] = json::array(
+      {{{"op", "zero.adam"},
+        {"point", 0},
+        {"loc", "a.mlir:1:1"},
+        {"operands", json::array()},
+        {"results", json::array()},
+        {"beta1", 0.9},
+        {"beta2", 0.999},
+        {"eps", 1e-8},
+        {"weight_decay", 0.0},
+        {"mode", "adamw"},
+        {"bias_correction", true},
+        {"amsgrad", false}}});
+  s["gradients"] = json::array(
+      {{{"instruction", 0}, {"param", "w"}, {"argument", 0}, {"offset", 0}}});
+  EXPECT_SCHEDULE_ERROR(s, "instructions.compute[0].operands: zero.adam takes "
+                           "6 to 8 operands, got 0 at a.mlir:1:1");
+  // Every op of the table, in a body too.
+  json map = makeAverageSchedule();
+  map["instructions"]["compute"][0]["operands"] = {2};
+  EXPECT_SCHEDULE_ERROR(map, "instructions.compute[0].operands: "
+                             "arith.constant takes 0 operands, got 1 at "
+                             "test.mlir:2:3");
+  map["instructions"]["compute"][0]["operands"] = json::array();
+  map["instructions"]["compute"][1]["results"] = json::array();
+  EXPECT_SCHEDULE_ERROR(map, "instructions.compute[1].results: linalg.fill "
+                             "takes 1 result, got 0 at test.mlir:3:3");
+}
+
+// JSON nested 100,000 deep: refused, naming the file, before the checksum's
+// dump or a decoder walks it.
+TEST(ScheduleHostile, DeeplyNestedJsonIsRefused) {
+  const int depth = 100000;
+  for (const std::string &text :
+       {std::string(depth, '[') + std::string(depth, ']'),
+        R"({"format": "zero-schedule", "x": )" + std::string(depth, '[') +
+            std::string(depth, ']') + "}"}) {
+    StatusOr<Schedule> parsed = Schedule::parse(text, "deep.json");
+    ASSERT_FALSE(parsed.isOk());
+    EXPECT_EQ(parsed.status().message(),
+              "deep.json: not valid JSON: nested deeper than 256 levels of "
+              "arrays and objects");
+  }
+  // As deep as allowed still parses (and is then refused as a schedule).
+  StatusOr<Schedule> shallow = Schedule::parse(
+      std::string(256, '[') + std::string(256, ']'), "deep.json");
+  ASSERT_FALSE(shallow.isOk());
+  EXPECT_EQ(shallow.status().message(),
+            "deep.json: (top level): expected a JSON object");
+}

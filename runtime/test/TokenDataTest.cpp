@@ -12,6 +12,7 @@
 #include <fstream>
 #include <vector>
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 using namespace zero::runtime;
@@ -156,6 +157,18 @@ TEST_F(TokenData, FileErrors) {
   EXPECT_NE(
       badBound.status().message().find("a vocabulary of 70000 does not fit"),
       std::string::npos);
+}
+
+// --data naming a FIFO with no writer: refused, naming it, before open()
+// could wait for a writer (the alarm fails a regression instead of hanging).
+TEST_F(TokenData, AFifoIsRefusedWithoutBlocking) {
+  const std::string fifo = path("tokens.fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  ::alarm(30);
+  StatusOr<TokenStream> opened = TokenStream::openFile(fifo, 4, 10);
+  ::alarm(0);
+  ASSERT_FALSE(opened.isOk());
+  EXPECT_EQ(opened.status().message(), fifo + ": not a regular file (a FIFO)");
 }
 
 TEST_F(TokenData, SyntheticStream) {

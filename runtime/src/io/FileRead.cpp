@@ -15,6 +15,7 @@
 #include "IOSupport.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -31,6 +32,82 @@
 #endif
 
 namespace zero::runtime::io {
+
+namespace {
+const char *describeFileType(mode_t mode) {
+  if (S_ISDIR(mode))
+    return "a directory";
+  if (S_ISFIFO(mode))
+    return "a FIFO";
+  if (S_ISCHR(mode))
+    return "a character device";
+  if (S_ISBLK(mode))
+    return "a block device";
+  if (S_ISSOCK(mode))
+    return "a socket";
+  return "not a plain file";
+}
+} // namespace
+
+StatusOr<int> openRegularFile(const std::string &path, int flags) {
+  // O_NONBLOCK: opening a FIFO for reading waits for a writer without it.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | flags);
+  if (fd < 0)
+    return openError(path, "cannot open");
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return errnoError(path, "cannot stat", error);
+  }
+  if (!S_ISREG(info.st_mode)) {
+    ::close(fd);
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": not a regular file (" +
+                          describeFileType(info.st_mode) + ")");
+  }
+  // Reads of a regular file never block on O_NONBLOCK's account, but the
+  // descriptor is handed on (to stdio, to io_uring) as an ordinary one.
+  int status = ::fcntl(fd, F_GETFL);
+  if (status < 0 || ::fcntl(fd, F_SETFL, status & ~O_NONBLOCK) < 0) {
+    int error = errno;
+    ::close(fd);
+    return errnoError(path, "cannot clear O_NONBLOCK", error);
+  }
+  return fd;
+}
+
+StatusOr<std::string> readRegularFile(const std::string &path,
+                                      const std::string &what,
+                                      size_t maxBytes) {
+  StatusOr<int> opened = openRegularFile(path);
+  if (!opened.isOk())
+    return opened.status();
+  const int fd = *opened;
+  std::string text;
+  char chunk[1 << 16];
+  while (true) {
+    ssize_t got = ::read(fd, chunk, sizeof(chunk));
+    if (got < 0 && errno == EINTR)
+      continue;
+    if (got < 0) {
+      int error = errno;
+      ::close(fd);
+      return errnoError(path, "cannot read " + what, error);
+    }
+    if (got == 0)
+      break;
+    if (text.size() + static_cast<size_t>(got) > maxBytes) {
+      ::close(fd);
+      return ZERO_ERROR(kInvalidArgument,
+                        path + ": " + what + " is larger than the " +
+                            std::to_string(maxBytes) + " bytes allowed");
+    }
+    text.append(chunk, static_cast<size_t>(got));
+  }
+  ::close(fd);
+  return text;
+}
 
 #ifndef ZERO_RUNTIME_HAVE_LIBURING
 
@@ -69,11 +146,20 @@ public:
   /// False where this way of reading is not available: the file system
   /// refuses O_DIRECT, or the kernel (or a seccomp filter) io_uring.
   StatusOr<bool> open() {
-    fd_ = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT);
-    if (fd_ < 0) {
+    // Checked as a regular file first (a FIFO is refused, not read another
+    // way), then switched to O_DIRECT: EINVAL where the file system refuses
+    // it, to be read another way.
+    StatusOr<int> opened = openRegularFile(path_);
+    if (!opened.isOk())
+      return opened.status();
+    fd_ = *opened;
+    int status = ::fcntl(fd_, F_GETFL);
+    if (status < 0)
+      return errnoError(path_, "cannot read the file status flags", errno);
+    if (::fcntl(fd_, F_SETFL, status | O_DIRECT) < 0) {
       if (errno == EINVAL)
         return false;
-      return openError(path_, "cannot open");
+      return errnoError(path_, "cannot set O_DIRECT", errno);
     }
     if (io_uring_queue_init(options_.depth, &ring_, 0) < 0)
       return false;
@@ -250,9 +336,10 @@ StatusOr<size_t>
 readBuffered(const std::string &path, char *data, size_t size,
              const std::function<void(size_t, size_t)> &arrived,
              size_t chunkBytes) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return openError(path, "cannot open");
+  StatusOr<int> opened = openRegularFile(path);
+  if (!opened.isOk())
+    return opened.status();
+  const int fd = *opened;
   (void)::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
   std::mutex mutex;
   std::condition_variable progress;

@@ -1,7 +1,9 @@
 //===- FileRead.h - whole-file reads that report what has arrived -*- C++
 //-*-===//
 //
-// Private to the runtime: how checkpoint loads read a rank file, so that
+// Private to the runtime: how every reader opens a file (openRegularFile:
+// never a FIFO, a device or a directory, and never blocking in open()), and
+// how checkpoint loads read a rank file, so that
 // the caller checksums what has arrived while the rest is read. A single
 // buffered read() at a time leaves a virtual disk idle between requests
 // and copies every byte out of the page cache; O_DIRECT reads through
@@ -21,6 +23,20 @@
 #include <string>
 
 namespace zero::runtime::io {
+
+/// Opens the file at `path` for reading (O_RDONLY | O_CLOEXEC | `flags`):
+/// the one way the runtime's readers open a file. It opens with O_NONBLOCK
+/// first, so that a FIFO without a writer cannot block it, refuses anything
+/// but a regular file ("<path>: not a regular file (a FIFO)"), then clears
+/// O_NONBLOCK. Returns the descriptor, which the caller closes.
+StatusOr<int> openRegularFile(const std::string &path, int flags = 0);
+
+/// The whole regular file at `path` (opened by openRegularFile), refused
+/// when it holds more than `maxBytes` bytes. `what` names the file in
+/// messages ("the schedule").
+StatusOr<std::string> readRegularFile(const std::string &path,
+                                      const std::string &what,
+                                      size_t maxBytes);
 
 /// The alignment of O_DIRECT's buffers, offsets and sizes: the largest
 /// logical block size of the disks in use.

@@ -2,7 +2,9 @@
 
 #include "zero/runtime/Safetensors.h"
 
+#include "FileRead.h"
 #include "IOSupport.h"
+#include "Json.h"
 
 #include <nlohmann/json.hpp>
 
@@ -14,6 +16,7 @@
 #include <set>
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 namespace zero::runtime {
 
@@ -177,36 +180,14 @@ parseHeader(const std::string &headerText, const std::string &path,
             uint64_t dataBytes, bool anyDType,
             std::map<std::string, std::string> *metadata) {
   // nlohmann keeps the last of two equal keys; a header with duplicates is
-  // ambiguous, so find them while parsing (one set of keys per open object).
-  std::vector<std::set<std::string>> openObjects;
-  std::string duplicate;
-  json header = json::parse(
-      headerText,
-      [&](int, json::parse_event_t event, json &parsed) {
-        if (event == json::parse_event_t::object_start)
-          openObjects.emplace_back();
-        else if (event == json::parse_event_t::object_end)
-          openObjects.pop_back();
-        else if (event == json::parse_event_t::key && duplicate.empty() &&
-                 !openObjects.back().insert(parsed.get<std::string>()).second)
-          duplicate = parsed.get<std::string>();
-        return true;
-      },
-      /*allow_exceptions=*/false);
-  if (header.is_discarded()) {
-    // Parse again with exceptions for the position of the error.
-    std::string reason = "malformed JSON";
-    try {
-      json ignored = json::parse(headerText);
-    } catch (const json::parse_error &error) {
-      reason = error.what();
-    }
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": the header is not valid JSON: " + reason);
-  }
-  if (!duplicate.empty())
-    return ZERO_ERROR(kInvalidArgument, path + ": the header has the key '" +
-                                            duplicate + "' twice");
+  // ambiguous, so the parser refuses them (and any nesting past its bound).
+  io::JsonLimits limits;
+  limits.rejectDuplicateKeys = true;
+  StatusOr<json> parsed =
+      io::parseJson(headerText, path, "the header is not valid JSON", limits);
+  if (!parsed.isOk())
+    return parsed.status();
+  const json &header = *parsed;
   if (!header.is_object())
     return ZERO_ERROR(kInvalidArgument,
                       path + ": the header must be a JSON object, got " +
@@ -346,15 +327,19 @@ int64_t getSafetensorsDTypeWidth(const std::string &dtype) {
 StatusOr<std::vector<NamedTensor>>
 readSafetensors(const std::string &path,
                 std::map<std::string, std::string> *metadata) {
-  FilePtr file(std::fopen(path.c_str(), "rb"));
-  if (!file)
-    return io::openError(path, "cannot open");
+  StatusOr<int> opened = io::openRegularFile(path);
+  if (!opened.isOk())
+    return opened.status();
+  FilePtr file(::fdopen(*opened, "rb"));
+  if (!file) {
+    Status failed = io::openError(path, "cannot open");
+    ::close(*opened);
+    return failed;
+  }
   struct stat info;
   if (::fstat(fileno(file.get()), &info) != 0)
     return ZERO_ERROR(kInvalidArgument,
                       path + ": cannot stat: " + std::strerror(errno));
-  if (!S_ISREG(info.st_mode))
-    return ZERO_ERROR(kInvalidArgument, path + ": not a regular file");
   uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
   if (fileBytes < 8)
     return ZERO_ERROR(kInvalidArgument,

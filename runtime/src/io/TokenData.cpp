@@ -4,6 +4,7 @@
 
 #include "zero/runtime/Init.h"
 
+#include "FileRead.h"
 #include "IOSupport.h"
 
 #include <cassert>
@@ -28,19 +29,16 @@ StatusOr<TokenStream> TokenStream::openFile(const std::string &path,
     return ZERO_ERROR(kInvalidArgument,
                       path + ": a vocabulary of " + std::to_string(bound) +
                           " does not fit uint16 token ids (1..65536)");
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0)
-    return io::openError(path, "cannot open");
+  StatusOr<int> opened = io::openRegularFile(path);
+  if (!opened.isOk())
+    return opened.status();
+  const int fd = *opened;
   struct stat info;
   if (::fstat(fd, &info) != 0) {
     int error = errno;
     ::close(fd);
     return ZERO_ERROR(kInvalidArgument,
                       path + ": cannot stat: " + std::strerror(error));
-  }
-  if (!S_ISREG(info.st_mode)) {
-    ::close(fd);
-    return ZERO_ERROR(kInvalidArgument, path + ": not a regular file");
   }
   int64_t bytes = info.st_size;
   if (bytes % 2 != 0) {

@@ -641,6 +641,136 @@ def fuzz_names(f, rng, step):
             if why:
                 f.failures.append("names %d: %s: %s" % (case, timeline, why))
     f.report("names", codes)
+def writers_of(schedule):
+    """(stream, index) of the instruction writing each value."""
+    writers = {}
+    for stream, instructions in schedule["instructions"].items():
+        for index, inst in enumerate(instructions):
+            for value in inst.get("results", []):
+                writers[value] = (stream, index)
+    return writers
+
+
+def fuzz_hostile_readers(f, rng, work, tool):
+    """Inputs built to break the readers and the loader's proofs rather than
+    random ones; every case must be refused, naming its file, and end:
+    deep-json: JSON nested 100,000 deep as a schedule, inside a schedule,
+      as a safetensors header for --init-from;
+    fifo: a FIFO without a writer as the schedule, --data and --init-from;
+    proofs: a schedule whose update loses its writer (on the copy stream of
+      an offloaded optimizer too), whose staging region lies over a live
+      parameter shard, whose parameter layout has a shape [0], [] or one
+      element short, or whose zero.adam has no operands."""
+    deep = "[" * 100000 + "]" * 100000
+    codes = []
+    cases = [("schedule.json", deep, None),
+             ("inner.json", '{"format": "zero-schedule", "x": %s}' % deep,
+              None)]
+    header = ('{"w": %s}' % deep).encode()
+    cases.append(("deep.safetensors",
+                  len(header).to_bytes(8, "little") + header, "--init-from"))
+    for case, (base, content, flag) in enumerate(cases):
+        name = work("deep-" + base)
+        with open(name, "wb") as out:
+            out.write(content.encode() if isinstance(content, str)
+                      else content)
+        command = [tool("zero-run"), name, "--steps", "1"] if flag is None \
+            else [tool("zero-run"), work("step.json"), "--steps", "1", flag,
+                  name]
+        codes.append(f.run("deep-json", case, command, True,
+                           [os.path.basename(name)]))
+    f.report("deep-json", codes)
+
+    codes = []
+    for case, flag in enumerate([None, "--data", "--init-from"]):
+        name = work("fifo-%d" % case)
+        if os.path.exists(name):
+            os.unlink(name)
+        os.mkfifo(name)
+        command = [tool("zero-run"), name, "--steps", "1"] if flag is None \
+            else [tool("zero-run"), work("step.json"), "--steps", "1", flag,
+                  name]
+        codes.append(f.run("fifo", case, command, True,
+                           [os.path.basename(name)]))
+    f.report("fifo", codes)
+
+    # Two ranks (--nproc 2, through mpirun), so that parameters are cut and
+    # gathered: the step at stage 3, and at stage 2 with the optimizer
+    # offloaded to the CPU (the new shards come back on the copy stream).
+    config = json.load(open(work("ds.json")))
+    compiled = []
+    for base, zero in (("proof-stage3", config["zero_optimization"]),
+                       ("proof-offload", {"stage": 2, "offload_optimizer":
+                                          {"device": "cpu"}})):
+        config["zero_optimization"] = zero
+        with open(work(base + "-ds.json"), "w") as out:
+            json.dump(config, out)
+        subprocess.run([tool("zero-opt"), work("step.mlir"),
+                        "--zero-config=" + work(base + "-ds.json"),
+                        "--zero-world-size=2",
+                        "--zero-emit-schedule=" + work(base + ".json"),
+                        "-o", os.devnull], check=True)
+        # As compiled, it runs.
+        code = f.run("proofs", -1, [tool("zero-run"), work(base + ".json"),
+                                    "--steps", "1", "--nproc", "2"],
+                     False, [base])
+        if code != 0:
+            f.failures.append("proofs: %s.json as compiled fails" % base)
+        compiled.append(json.load(open(work(base + ".json"))))
+    schedule, offload = compiled
+
+    edits = []
+    for source in (schedule, offload):
+        writers = writers_of(source)
+        updates = [r for r in source["results"] if r["kind"] == "update"
+                   and r["value"] in writers]
+        on_copy = [r for r in updates if writers[r["value"]][0] == "copy"]
+        for result in (on_copy or updates)[:2]:
+            def drop(document, value=result["value"]):
+                stream, index = writers_of(document)[value]
+                del document["instructions"][stream][index]
+            edits.append(("no-writer", source, drop))
+    shards = [a for a in schedule["arguments"]
+              if a["kind"] == "param" and a["sharded"]]
+    buffers = {b["id"]: b for b in schedule["buffers"]}
+    values = {v["id"]: v for v in schedule["values"]}
+    staged = [(i, inst) for i, inst in enumerate(schedule["instructions"]
+                                                 ["comm"])
+              if "staging" in inst]
+    for index, inst in staged[:2]:
+        shard = buffers[values[rng.choice(shards)["value"]]["buffer"]]
+        def move(document, index=index, shard=shard):
+            region = document["instructions"]["comm"][index]["staging"]
+            region["space"], region["offset"] = shard["space"], shard["offset"]
+        edits.append(("staging-over-shard", schedule, move))
+    for shape in ([0], [], "short"):
+        def reshape(document, shape=shape):
+            arg = [a for a in document["arguments"]
+                   if a["kind"] == "param" and a["sharded"]][0]
+            layout = arg["layout"]
+            if shape == "short" and layout["shape"]:
+                layout["shape"] = layout["shape"][:-1] + \
+                    [layout["shape"][-1] - 1]
+            elif shape != "short":
+                layout["shape"] = shape
+        edits.append(("layout-shape", schedule, reshape))
+    def empty_adam(document):
+        for inst in document["instructions"]["compute"]:
+            if inst["op"] == "zero.adam":
+                inst["operands"] = []
+                return
+    edits.append(("adam-arity", schedule, empty_adam))
+    codes = []
+    for case, (what, source, edit) in enumerate(edits):
+        name = work("proof-%d-%s.json" % (case, what))
+        document = json.loads(json.dumps(source))
+        edit(document)
+        with open(name, "w") as out:
+            json.dump(document, out)
+        codes.append(f.run("proofs", case, [tool("zero-run"), name,
+                                            "--steps", "2", "--nproc", "2"],
+                           True, [os.path.basename(name)]))
+    f.report("proofs", codes)
 
 
 def main():
@@ -785,6 +915,7 @@ def main():
     fuzz_nesting(f, rng)
     fuzz_unregistered(f, rng)
     fuzz_names(f, rng, open(work("step.mlir"), encoding="utf-8").read())
+    fuzz_hostile_readers(f, rng, work, tool)
 
     for failure in f.failures:
         print("FAIL:", failure)

@@ -49,6 +49,15 @@ struct PartitionLayout {
                                           int64_t worldSize,
                                           int64_t paddedNumel = -1);
 
+  /// The compiler's padding of a parameter (zero-partition, and the
+  /// dialect's default): `numel` rounded up to a multiple of `worldSize`.
+  /// Needs numel >= 0 and worldSize >= 1; no overflow below 2^62.
+  static int64_t getDefaultPaddedNumel(int64_t numel, int64_t worldSize) {
+    // Without numel + worldSize - 1, which a huge world size overflows: the
+    // product is worldSize if that is at least numel, else below 2 * numel.
+    return (numel / worldSize + (numel % worldSize != 0)) * worldSize;
+  }
+
   /// The shard that `rank` holds: rank % worldSize.
   int64_t shardOf(int64_t rank) const { return rank % worldSize; }
   /// The elements of the unpadded flat tensor that `rank` holds; empty for

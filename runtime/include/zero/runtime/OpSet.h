@@ -103,10 +103,25 @@ inline constexpr const FieldInfo &getFieldInfo(Field field) {
   return kFieldInfos[static_cast<size_t>(field)];
 }
 
+/// How many operands and results an op takes (OpSet.def): a range each,
+/// kAnyNumber for no upper bound.
+inline constexpr uint32_t kAnyNumber = UINT32_MAX;
+struct OpArity {
+  uint32_t minOperands, maxOperands, minResults, maxResults;
+
+  constexpr bool admitsOperands(size_t n) const {
+    return n >= minOperands && n <= maxOperands;
+  }
+  constexpr bool admitsResults(size_t n) const {
+    return n >= minResults && n <= maxResults;
+  }
+};
+
 struct OpInfo {
   OpCode code;
   std::string_view name;
   OpPlacement placement;
+  OpArity arity;
   std::array<Field, 7> fields;
   uint8_t numFields;
 
@@ -131,10 +146,15 @@ struct OpInfo {
 };
 
 namespace detail {
+constexpr OpArity makeArity(uint32_t minOperands, uint32_t maxOperands,
+                            uint32_t minResults, uint32_t maxResults) {
+  return {minOperands, maxOperands, minResults, maxResults};
+}
+
 constexpr OpInfo makeOpInfo(OpCode code, std::string_view name,
-                            OpPlacement placement,
+                            OpPlacement placement, OpArity arity,
                             std::initializer_list<Field> fields) {
-  OpInfo info{code, name, placement, {}, 0};
+  OpInfo info{code, name, placement, arity, {}, 0};
   for (Field field : fields)
     info.fields[info.numFields++] = field;
   return info;
@@ -157,6 +177,7 @@ struct OpSetNames {
                          Amsgrad = Field::Amsgrad, Momentum = Field::Momentum,
                          Dampening = Field::Dampening,
                          Nesterov = Field::Nesterov, Dim = Field::Dim;
+  static constexpr uint32_t N = kAnyNumber;
   static constexpr OpPlacement Compute = OpPlacement::Compute,
                                Scalar = OpPlacement::Scalar,
                                Comm = OpPlacement::Comm,
@@ -167,8 +188,9 @@ struct OpSetTable : OpSetNames {
   // `Body` names both a field and a placement; the placement is spelled out.
   static constexpr OpPlacement BodyPlacement = OpPlacement::Body;
   static constexpr OpInfo ops[] = {
-#define ZERO_OP(Code, Name, Placement, ...)                                    \
-  makeOpInfo(OpCode::Code, Name, ZERO_OP_PLACEMENT_##Placement, {__VA_ARGS__}),
+#define ZERO_OP(Code, Name, Placement, Arity, ...)                             \
+  makeOpInfo(OpCode::Code, Name, ZERO_OP_PLACEMENT_##Placement,                \
+             makeArity Arity, {__VA_ARGS__}),
 #define ZERO_OP_PLACEMENT_Compute Compute
 #define ZERO_OP_PLACEMENT_Scalar Scalar
 #define ZERO_OP_PLACEMENT_Body BodyPlacement

@@ -8,7 +8,12 @@ root = sys.argv[1]
 table = open(root + "/runtime/include/zero/runtime/OpSet.def").read()
 doc = open(root + "/docs/ScheduleFormat.md").read()
 
-ops = re.findall(r'ZERO_OP\(\w+, "([\w.]+)", (\w+)((?:,\s*\w+)*)\)', table)
+# ZERO_OP(Code, "name", Placement, (arity), fields...)
+ops = re.findall(
+    r'ZERO_OP\(\w+, "([\w.]+)", (\w+), \([\w, ]+\)((?:,\s*\w+)*)\)', table)
+if len(ops) != table.count("\nZERO_OP("):
+    print("error: %d ZERO_OP lines, %d read" % (table.count("\nZERO_OP("), len(ops)))
+    sys.exit(1)
 # The compute-op table of the doc: its first column, `op` or `a`, `b`.
 section = doc[doc.index("### Compute ops"):doc.index("### Collectives")]
 rows = re.findall(r"^\| (.+?) \| (.*?) \|", section, re.M)

@@ -498,6 +498,15 @@ Status DataflowChecker::checkResults() const {
       const ArgumentInfo &arg = s.arguments()[result.argument];
       if (arg.value == id)
         continue; // the argument itself: it keeps its value
+      // A view (an expand_shape of the updated weight) has no writer of its
+      // own: an instruction's write of its buffer counts, the bytes there
+      // at the start do not.
+      const ValueInfo &value = s.values().values[id];
+      bool bufferWritten = false;
+      for (size_t t = 0; t < numStreams && value.isTensor; ++t)
+        bufferWritten |= firstWrite[value.buffer * numStreams + t] != kNever;
+      if (bufferWritten)
+        continue;
       return error("results[" + std::to_string(i) + "].value",
                    s.describeValue(id) + ", the new value of arguments[" +
                        std::to_string(result.argument) + "]" +

@@ -112,14 +112,6 @@ func.func @step(%t: tensor<4xi32> {zero.data = "t", zero.data_bound = 2147483649
 
 // -----
 
-// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: data argument 't' (argument #0): 'zero.data_bound' is 300 but its 'i8' values are at most 127; the bound can be at most 128
-func.func @step(%t: tensor<4xi8> {zero.data = "t", zero.data_bound = 300 : i64}) -> tensor<4xi8>
-    attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
-  return %t : tensor<4xi8>
-}
-
-// -----
-
 // A bound wider than 64 bits.
 // CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: data argument 't' (argument #0): 'zero.data_bound' must be a positive integer on integer data, got 36893488147419103232 : i128 on 'tensor<4xi64>'
 func.func @step(%t: tensor<4xi64> {zero.data = "t", zero.data_bound = 36893488147419103232 : i128}) -> tensor<4xi64>

@@ -139,20 +139,18 @@ def hostile_inputs(f, rng, work, tool):
     float knobs at the edges of f32, and outputs to a full disk. Returns the
     (kind, codes) of each kind."""
     import re
-    import time
 
-    def run(kind, case, command, names, limit=None, stderr_max=None,
+    def run(kind, case, command, names, stderr_max=None,
             must_fail=True, check=None):
-        """f.run, plus: ends within `limit` seconds, its stderr is at most
+        """f.run, plus: its stderr is at most
         `stderr_max` bytes with no LLVM fatal error, and `check()` holds."""
-        start = time.time()
         try:
             result = subprocess.run(command, capture_output=True, text=True,
                                     errors="replace",
-                                    timeout=limit or f.args.timeout)
+                                    timeout=f.args.timeout)
         except subprocess.TimeoutExpired:
             f.failures.append("%s %d: no end after %ds: %s" %
-                              (kind, case, limit or f.args.timeout,
+                              (kind, case, f.args.timeout,
                                " ".join(command)))
             return None
         code, why = result.returncode, None
@@ -169,8 +167,6 @@ def hostile_inputs(f, rng, work, tool):
                                                      stderr_max)
         elif code == 0 and check:
             why = check()
-        if limit and why is None and time.time() - start > limit:
-            why = "took %.1fs (at most %ds)" % (time.time() - start, limit)
         if why:
             last = (result.stderr.strip().splitlines() or [""])[-1][:300]
             f.failures.append("%s %d: %s: %s\n  %s" %
@@ -181,7 +177,11 @@ def hostile_inputs(f, rng, work, tool):
     step = work("step.mlir")
 
     # Minified configs with thousands of findings: unknown keys, missing
-    # commas, huge keys. Refused within 10 s with at most 20 errors quoted.
+    # commas, huge keys. Refused with at most 20 errors quoted, in bounded
+    # output (the quadratic reader wrote every line once per finding), and
+    # within the fuzz's per-case timeout like every case (the quadratic
+    # reader took over a minute on 50,000 keys): no tighter clock, which a
+    # loaded or sanitized run would make flaky.
     codes = []
     for case in range(6):
         name = work("flood-%d.json" % case)
@@ -201,8 +201,7 @@ def hostile_inputs(f, rng, work, tool):
         codes.append(run("config-flood", case,
                          [tool("zero-opt"), step, "--zero-config=" + name,
                           "--zero-world-size=1", "-o", os.devnull],
-                         [os.path.basename(name)], limit=10,
-                         stderr_max=16384))
+                         [os.path.basename(name)], stderr_max=16384))
     results.append(("config-flood", codes))
 
     # Float knobs at the edges of f32: accepted values compile to IR without

@@ -51,9 +51,10 @@ class Fuzzer:
         self.work = lambda name: os.path.join(args.work, name)
         self.failures = []
 
-    def run(self, kind, case, command, must_fail, names):
+    def run(self, kind, case, command, must_fail, names, judge=None):
         """Runs one case; records a failure if it hangs, crashes, exits 0
-        where it must fail, or fails without naming its input."""
+        where it must fail, fails without naming its input, or `judge`
+        (given the finished process) says why it is wrong."""
         try:
             result = subprocess.run(command, capture_output=True, text=True,
                                     errors="replace",
@@ -71,6 +72,8 @@ class Fuzzer:
             why = "exit 0 on an input that breaks a rule"
         elif code != 0 and not any(n in result.stderr for n in names):
             why = "error names none of %s" % names
+        elif judge:
+            why = judge(result)
         if why:
             last = (result.stderr.strip().splitlines() or [""])[-1][:300]
             self.failures.append("%s %d: %s: %s\n  %s" %
@@ -142,36 +145,18 @@ def hostile_inputs(f, rng, work, tool):
 
     def run(kind, case, command, names, stderr_max=None,
             must_fail=True, check=None):
-        """f.run, plus: its stderr is at most
-        `stderr_max` bytes with no LLVM fatal error, and `check()` holds."""
-        try:
-            result = subprocess.run(command, capture_output=True, text=True,
-                                    errors="replace",
-                                    timeout=f.args.timeout)
-        except subprocess.TimeoutExpired:
-            f.failures.append("%s %d: no end after %ds: %s" %
-                              (kind, case, f.args.timeout,
-                               " ".join(command)))
+        """f.run, plus: its stderr is at most `stderr_max` bytes with no LLVM
+        fatal error, and `check()` holds."""
+        def judge(result):
+            if "LLVM ERROR" in result.stderr:
+                return "LLVM fatal error"
+            if stderr_max and len(result.stderr) > stderr_max:
+                return "%d bytes of errors (at most %d)" % (
+                    len(result.stderr), stderr_max)
+            if result.returncode == 0 and check:
+                return check()
             return None
-        code, why = result.returncode, None
-        if code < 0 or code >= 128:
-            why = "ended by signal or abort (%d)" % code
-        elif code == 0 and must_fail:
-            why = "exit 0 on an input that breaks a rule"
-        elif code != 0 and not any(n in result.stderr for n in names):
-            why = "error names none of %s" % names
-        elif "LLVM ERROR" in result.stderr:
-            why = "LLVM fatal error"
-        elif stderr_max and len(result.stderr) > stderr_max:
-            why = "%d bytes of errors (at most %d)" % (len(result.stderr),
-                                                     stderr_max)
-        elif code == 0 and check:
-            why = check()
-        if why:
-            last = (result.stderr.strip().splitlines() or [""])[-1][:300]
-            f.failures.append("%s %d: %s: %s\n  %s" %
-                              (kind, case, why, " ".join(command), last))
-        return code
+        return f.run(kind, case, command, must_fail, names, judge)
 
     results = []
     step = work("step.mlir")

@@ -27,7 +27,12 @@ fi
 # MLIR's and LLVM's libraries are not instrumented, but their allocators'
 # inline code in ours poisons slabs that the libraries then write: manual
 # poisoning would report those as use-after-poison, so it is off.
-export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0:allow_user_poisoning=0
+# LLVM's signal handlers give each thread that reports an error an
+# alternate signal stack of their own (malloc'd); ASan, at the exit of a
+# thread (the zero tools run on one with a larger stack), unmaps whatever
+# stack is installed as if it were its own, and aborts when that fails: so
+# ASan installs none (use_sigaltstack=0) and LLVM's stays LLVM's.
+export ASAN_OPTIONS=detect_leaks=0:abort_on_error=1:detect_odr_violation=0:allow_user_poisoning=0:use_sigaltstack=0
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The compile-only runs of DeepSpeed's tutorial models and of GPT-2 1.5B
 # on 64 ranks (billions of parameters) and the knob sweep repeat, at length,

@@ -99,6 +99,16 @@ echo "== zero-opt mlp.mlir --zero-pipeline=\"stage=3 world-size=2 param-persiste
   --zero-emit-schedule=reference.json -o /dev/null
 cmp mlp.json reference.json || fail "zero-embed and zero-opt wrote other schedules"
 echo "the same schedule ($(wc -c < mlp.json) bytes)"
+config=$root/examples/deepspeed/ds_zero_stage_2.json
+echo "== zero-embed mlp.mlir --world-size=2 --deepspeed-config=$config -o mlp-ds.json"
+compiler/zero-embed mlp.mlir --world-size=2 --deepspeed-config="$config" \
+  -o mlp-ds.json
+echo "== zero-opt mlp.mlir --zero-world-size=2 --zero-config=$config --zero-emit-schedule=reference-ds.json"
+"$prefix/bin/zero-opt" mlp.mlir --zero-world-size=2 --zero-config="$config" \
+  --zero-emit-schedule=reference-ds.json -o /dev/null
+cmp mlp-ds.json reference-ds.json ||
+  fail "zero-embed --deepspeed-config and zero-opt --zero-config wrote other schedules"
+echo "the same schedule ($(wc -c < mlp-ds.json) bytes)"
 
 echo "== mpirun -np 2 zero-embed-run mlp.json --steps 3 --seed 7 --mpi"
 "${mpirun[@]}" -np 2 runtime-c/zero-embed-run mlp.json --steps 3 --seed 7 \

@@ -17,9 +17,10 @@
 #include "zero/Config/DeepSpeedConfig.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/Pipeline.h"
-#include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
 #include "zero/InitAllDialects.h"
+#include "zero/Pipelines/ConfigBinding.h"
+#include "zero/Pipelines/Driver.h"
+#include "zero/Pipelines/Pipeline.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/FileUtilities.h"
@@ -165,33 +166,19 @@ MlirLogicalResult zeroRunPipelineWithConfig(MlirModule module,
     return fail("error: the world size must be at least 1, got " +
                 Twine(worldSize));
 
-  StringRef json = unwrap(deepSpeedConfig);
-  llvm::Expected<::zero::DeepSpeedConfigSettings> settings =
-      ::zero::DeepSpeedConfigSettings::readBuffer(json.empty() ? "{}" : json,
-                                                  "<deepspeed-config>");
-  if (!settings)
-    return fail(llvm::toString(settings.takeError()));
-  llvm::Expected<::zero::DeepSpeedConfig> config = settings->resolve(
-      mlir::zero::inferResolveContext(unwrap(module), /*entry=*/"", worldSize));
-  if (!config)
-    return fail(llvm::toString(config.takeError()));
-  if (!config->warnings.empty())
-    deliver(outputs.diagnostic,
-            StringRef(::zero::formatDiagnostics(config->warnings)).rtrim('\n'),
-            outputs.userData);
-
+  mlir::zero::ConfigSource source;
+  source.text = unwrap(deepSpeedConfig).str();
   mlir::zero::ZeroPipelineOptions options;
-  bool refused = false;
-  for (const mlir::zero::ConfigFinding &finding :
-       mlir::zero::applyDeepSpeedConfig(*config, options)) {
-    refused |= finding.kind == mlir::zero::ConfigFinding::Kind::Error;
-    deliver(outputs.diagnostic,
-            StringRef(::zero::formatDiagnostics(
-                          mlir::zero::diagnoseFinding(*settings, finding)))
-                .rtrim('\n'),
-            outputs.userData);
-  }
-  if (refused)
+  if (failed(mlir::zero::configurePipeline(
+          source,
+          [&] {
+            return mlir::zero::inferResolveContext(unwrap(module),
+                                                   /*entry=*/"", worldSize);
+          },
+          options,
+          [&](StringRef text) {
+            deliver(outputs.diagnostic, text, outputs.userData);
+          })))
     return mlirLogicalResultFailure();
   return wrap(runPipeline(unwrap(module), options, outputs));
 }

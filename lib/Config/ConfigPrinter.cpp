@@ -89,3 +89,20 @@ std::string DeepSpeedConfig::toJSON() const {
   os << "\n";
   return text;
 }
+
+template <typename T>
+const T *DeepSpeedConfig::lookupValue(StringRef path) const {
+  const T *found = nullptr;
+  forEachField(*this, [&](StringRef fieldPath, const auto &field) {
+    if constexpr (std::is_same_v<std::decay_t<decltype(field)>, T>)
+      if (fieldPath == path)
+        found = &field;
+  });
+  return found;
+}
+
+template const bool *DeepSpeedConfig::lookupValue<bool>(StringRef) const;
+template const int64_t *DeepSpeedConfig::lookupValue<int64_t>(StringRef) const;
+template const double *DeepSpeedConfig::lookupValue<double>(StringRef) const;
+template const std::string *
+DeepSpeedConfig::lookupValue<std::string>(StringRef) const;

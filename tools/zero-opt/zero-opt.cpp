@@ -6,10 +6,10 @@
 //
 //   defaults < --zero-config=FILE < --zero-set=KEY=VALUE < --zero-stage=S
 //
-// The configuration is resolved by the config library (ZeroConfig, "auto"
-// from the training-step IR) and mapped to the pipeline's options by
-// mlir::zero::applyDeepSpeedConfig (PipelineConfig.h), the one place that
-// knows which knob drives which pass.
+// The configuration is read, overridden, resolved ("auto" from the
+// training-step IR) and mapped to the pipeline's options by the pipeline
+// library's driver (zero/Pipelines/Driver.h), which the C API shares; the
+// table of which key drives which pass is ConfigBindings.def.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,9 +22,10 @@
 #include "mlir/Transforms/Passes.h"
 #include "zero/Config/DeepSpeedConfig.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/Pipeline.h"
-#include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
 #include "zero/InitAllDialects.h"
+#include "zero/Pipelines/ConfigBinding.h"
+#include "zero/Pipelines/Driver.h"
+#include "zero/Pipelines/Pipeline.h"
 #include "zero/Support/OutputFile.h"
 #include "zero/Support/InputNesting.h"
 #include "zero/Target/Schedule/Passes.h"
@@ -164,13 +165,6 @@ int finishStdout() {
   return 0;
 }
 
-void printError(llvm::Error error) {
-  std::string text = llvm::toString(std::move(error));
-  llvm::errs() << text;
-  if (!llvm::StringRef(text).ends_with("\n"))
-    llvm::errs() << "\n";
-}
-
 /// `--zero-checkpoint-activations[=number-checkpoints=K]` names the pass on
 /// the command line. With the pipeline (--zero-stage, --zero-config,
 /// --zero-set) it must not run after the pipeline, as other passes named
@@ -203,19 +197,13 @@ FailureOr<CheckpointFlag> findCheckpointFlag(const MlirOptMainConfig &config,
                       "pass on the command line with it\n";
       return failure();
     }
+    std::optional<mlir::zero::ZeroCheckpointActivationsPassOptions> options =
+        mlir::zero::getZeroCheckpointActivationsOptions(pass);
+    assert(options && "zero-checkpoint-activations has its options");
     flag.given = true;
-    std::string text;
-    llvm::raw_string_ostream os(text);
-    pass.printAsTextualPipeline(os);
-    StringRef key = "number-checkpoints=";
-    size_t at = StringRef(text).find(key);
-    if (at != StringRef::npos)
-      (void)StringRef(text)
-          .drop_front(at + key.size())
-          .take_while([](char c) { return llvm::isDigit(c) || c == '-'; })
-          .getAsInteger(10, flag.numberCheckpoints);
-    flag.cpuCheckpointing = StringRef(text).contains("cpu-checkpointing=true");
-    flag.automatic = StringRef(text).contains("auto=true");
+    flag.numberCheckpoints = options->numberCheckpoints;
+    flag.cpuCheckpointing = options->cpuCheckpointing;
+    flag.automatic = options->automatic;
     if (flag.numberCheckpoints < 0) {
       llvm::errs() << "zero-opt: --zero-checkpoint-activations: "
                       "number-checkpoints must be at least 0, got "
@@ -323,14 +311,6 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
                  << zeroWorldSize << "\n";
     return failure();
   }
-  llvm::Expected<::zero::DeepSpeedConfigSettings> settings =
-      zeroConfig.empty()
-          ? ::zero::DeepSpeedConfigSettings::readBuffer("{}", "<defaults>")
-          : ::zero::DeepSpeedConfigSettings::readFile(zeroConfig);
-  if (!settings) {
-    printError(settings.takeError());
-    return failure();
-  }
   std::vector<std::pair<std::string, std::string>> overrides = getOverrides();
   for (const auto &[key, value] : overrides) {
     if (key.empty() || value.empty()) {
@@ -340,42 +320,22 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
                       "zero_optimization.stage=3\n";
       return failure();
     }
-    if (llvm::Error error = settings->setOverride(key, value)) {
-      printError(std::move(error));
-      return failure();
-    }
   }
-  llvm::Expected<::zero::DeepSpeedConfig> config =
-      settings->resolve(readResolveContext(input, registry));
-  if (!config) {
-    printError(config.takeError());
-    return failure();
-  }
-  std::string warnings = ::zero::formatDiagnostics(config->warnings);
-  llvm::errs() << warnings;
-  if (!warnings.empty() && !llvm::StringRef(warnings).ends_with("\n"))
-    llvm::errs() << "\n";
-  if (zeroPrintConfig)
-    llvm::outs() << config->toJSON() << "\n";
-
-  // Before the mapping, which warns about activation_checkpointing knobs
-  // that have no effect without it.
+  mlir::zero::ConfigSource source;
+  source.file = zeroConfig;
+  source.overrides = std::move(overrides);
   options.checkpointActivations =
       !checkpoint.given      ? mlir::zero::CheckpointActivations::None
       : checkpoint.automatic ? mlir::zero::CheckpointActivations::Auto
                              : mlir::zero::CheckpointActivations::All;
-  // The config's MiCS groups are checked against the nodes.
   options.ranksPerNode = zeroRanksPerNode;
-  // Each finding points at the key that set the knob: the last override of
-  // it, else its member in the file.
-  bool refused = false;
-  for (const mlir::zero::ConfigFinding &finding :
-       mlir::zero::applyDeepSpeedConfig(*config, options)) {
-    llvm::errs() << ::zero::formatDiagnostics(
-        mlir::zero::diagnoseFinding(*settings, finding));
-    refused |= finding.kind == mlir::zero::ConfigFinding::Kind::Error;
-  }
-  if (refused)
+  if (failed(mlir::zero::configurePipeline(
+          source, [&] { return readResolveContext(input, registry); },
+          options, [](StringRef text) { llvm::errs() << text << "\n"; },
+          [](const ::zero::DeepSpeedConfig &config) {
+            if (zeroPrintConfig)
+              llvm::outs() << config.toJSON() << "\n";
+          })))
     return failure();
   options.entry = entryFunction;
   options.report = zeroReport;

@@ -14,7 +14,7 @@
 #include "mlir/Tools/Plugins/DialectPlugin.h"
 #include "mlir/Tools/Plugins/PassPlugin.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/Pipeline.h"
+#include "zero/Pipelines/Pipeline.h"
 #include "zero/InitAllDialects.h"
 #include "llvm/Config/llvm-config.h"
 #include "llvm/Support/Compiler.h"

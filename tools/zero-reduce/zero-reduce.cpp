@@ -20,7 +20,7 @@
 #include "mlir/Tools/mlir-reduce/MlirReduceMain.h"
 #include "mlir/Transforms/Passes.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/Pipeline.h"
+#include "zero/Pipelines/Pipeline.h"
 #include "zero/InitAllDialects.h"
 #include "zero/Support/InputNesting.h"
 #include "llvm/Support/ProgramStack.h"

@@ -897,6 +897,31 @@ TEST(DeepSpeedConfigJson, DocsListEveryKey) {
         << legacy.path.str() << " is missing from docs/Config.md";
 }
 
+// The keys' table of docs/Config.md gives each knob's default as the schema
+// has it: a default changed in one place only fails here.
+TEST(DeepSpeedConfigJson, DocsGiveTheSchemaDefaults) {
+  std::string docs = readText(sourcePath("docs/Config.md"));
+  size_t keys = docs.find("\n## Keys\n");
+  ASSERT_NE(keys, std::string::npos) << "docs/Config.md has no Keys section";
+  int rows = 0;
+  for (const KnobInfo &knob : getKnobs()) {
+    if (knob.kind == KnobKind::Section)
+      continue;
+    std::string row = "| `" + knob.path.str() + "` | ";
+    size_t at = docs.find(row, keys);
+    if (at == std::string::npos)
+      continue; // DocsListEveryKey reports it.
+    ++rows;
+    llvm::StringRef cell = llvm::StringRef(docs)
+                               .substr(at + row.size())
+                               .take_until([](char c) { return c == '|'; })
+                               .trim();
+    EXPECT_EQ(cell.str(), "`" + knob.defaultValue.str() + "`")
+        << knob.path.str() << ": docs/Config.md and ConfigSchema.cpp differ";
+  }
+  EXPECT_GT(rows, 100);
+}
+
 TEST(DeepSpeedConfigErrors, MissingFileAndSourceLines) {
   auto settings = DeepSpeedConfigSettings::readFile("/nonexistent/ds.json");
   ASSERT_FALSE(bool(settings));

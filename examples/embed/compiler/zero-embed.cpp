@@ -8,9 +8,12 @@
 //
 //   zero-embed mlp.mlir --stage=3 --world-size=2 -o mlp.json
 //
-// `--zero-options="optimizer=sgd lr=0.01 ..."` sets any other knob of the
-// pipeline (ZeroPipelineOptions, docs/Passes.md), `--passes=PIPELINE` runs
-// registered passes (zero's, upstream's, this driver's) after it.
+// `--deepspeed-config=FILE` takes the knobs from a DeepSpeed configuration
+// as zero-opt --zero-config does (the pipeline library's driver; --stage,
+// when given, overrides its stage), `--zero-options="optimizer=sgd ..."`
+// sets any knob of the pipeline after it (ZeroPipelineOptions,
+// docs/Passes.md), `--passes=PIPELINE` runs registered passes (zero's,
+// upstream's, this driver's) after the pipeline.
 //
 //===----------------------------------------------------------------------===//
 
@@ -23,7 +26,9 @@
 #include "mlir/Support/FileUtilities.h"
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/Passes.h"
-#include "zero/Dialect/Zero/Transforms/Pipeline.h"
+#include "zero/Pipelines/ConfigBinding.h"
+#include "zero/Pipelines/Driver.h"
+#include "zero/Pipelines/Pipeline.h"
 #include "zero/InitAllDialects.h"
 #include "zero/Target/Schedule/ScheduleEmitter.h"
 #include "llvm/Support/CommandLine.h"
@@ -45,6 +50,10 @@ llvm::cl::opt<int64_t> stage("stage", llvm::cl::desc("ZeRO stage (0-3)"),
 llvm::cl::opt<int64_t> worldSize("world-size",
                                  llvm::cl::desc("Data-parallel ranks"),
                                  llvm::cl::init(1));
+llvm::cl::opt<std::string> deepSpeedConfig(
+    "deepspeed-config",
+    llvm::cl::desc("Take the pipeline's knobs from this DeepSpeed JSON file"),
+    llvm::cl::value_desc("FILE"), llvm::cl::init(""));
 llvm::cl::opt<std::string> zeroOptions(
     "zero-options",
     llvm::cl::desc("More pipeline options, as --zero-pipeline takes them"),
@@ -68,9 +77,9 @@ struct CountCollectivesPass
   void runOnOperation() override {
     int64_t allGathers = 0, reduceScatters = 0, allReduces = 0;
     getOperation().walk([&](Operation *op) {
-      allGathers += isa<zero::AllGatherStartOp>(op);
-      reduceScatters += isa<zero::ReduceScatterStartOp>(op);
-      allReduces += isa<zero::AllReduceStartOp>(op);
+      allGathers += isa<mlir::zero::AllGatherStartOp>(op);
+      reduceScatters += isa<mlir::zero::ReduceScatterStartOp>(op);
+      allReduces += isa<mlir::zero::AllReduceStartOp>(op);
     });
     llvm::errs() << "zero-embed: " << allGathers << " all_gather, "
                  << reduceScatters << " reduce_scatter, " << allReduces
@@ -82,24 +91,17 @@ struct CountCollectivesPass
 int main(int argc, char **argv) {
   llvm::InitLLVM initLLVM(argc, argv);
   // The zero passes and pipeline and this driver's pass, for --passes.
-  zero::registerZeroPasses();
-  zero::registerZeroPipeline();
+  mlir::zero::registerZeroPasses();
+  mlir::zero::registerZeroPipeline();
   PassRegistration<CountCollectivesPass>();
   llvm::cl::ParseCommandLineOptions(
       argc, argv, "zero-embed: a compiler embedding zero-opt");
-
-  // The pipeline's options: the string first, then this driver's flags.
-  zero::ZeroPipelineOptions options;
-  if (failed(options.parseFromString(zeroOptions)))
-    return 1;
-  options.stage = stage;
-  options.worldSize = worldSize;
 
   // The dialects this compiler reads and writes: those of a training step
   // and of the rank step that the pipeline makes of it (zero-opt's), and
   // any of its own.
   DialectRegistry registry;
-  zero::registerZeroDialects(registry);
+  mlir::zero::registerZeroDialects(registry);
   MLIRContext context(registry);
   // A diagnostic names its op by location; the whole op (a training step of
   // thousands of lines) would drown it.
@@ -111,8 +113,33 @@ int main(int argc, char **argv) {
   if (!module)
     return 1;
 
+  // The pipeline's options: a DeepSpeed configuration, resolved against the
+  // training step as zero-opt does, or --stage; then the string.
+  mlir::zero::ZeroPipelineOptions options;
+  options.worldSize = worldSize;
+  if (!deepSpeedConfig.empty()) {
+    mlir::zero::ConfigSource source;
+    source.file = deepSpeedConfig;
+    if (stage.getNumOccurrences())
+      source.overrides.push_back(
+          {"zero_optimization.stage", std::to_string(stage)});
+    if (failed(mlir::zero::configurePipeline(
+            source,
+            [&] {
+              return mlir::zero::inferResolveContext(*module, /*entry=*/"",
+                                               worldSize);
+            },
+            options,
+            [](StringRef text) { llvm::errs() << text << "\n"; })))
+      return 1;
+  } else {
+    options.stage = stage;
+  }
+  if (failed(options.parseFromString(zeroOptions)))
+    return 1;
+
   PassManager pm(&context);
-  zero::buildZeroPipeline(pm, options);
+  mlir::zero::buildZeroPipeline(pm, options);
   pm.addPass(std::make_unique<CountCollectivesPass>());
   if (!passes.empty() && failed(parsePassPipeline(passes, pm)))
     return 1;
@@ -126,7 +153,7 @@ int main(int argc, char **argv) {
     llvm::errs() << "zero-embed: " << error << "\n";
     return 1;
   }
-  if (failed(zero::translateModuleToSchedule(*module, output->os())))
+  if (failed(mlir::zero::translateModuleToSchedule(*module, output->os())))
     return 1;
   output->keep();
   return 0;

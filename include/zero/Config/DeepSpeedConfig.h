@@ -255,6 +255,10 @@ struct DeepSpeedConfig {
   /// The whole configuration as DeepSpeed JSON: every key, canonical names,
   /// defaults filled and "auto" resolved.
   std::string toJSON() const;
+  /// The resolved value of the knob at the canonical `path` when its field
+  /// has type T (bool, int64_t, double or std::string), else null.
+  template <typename T>
+  const T *lookupValue(llvm::StringRef path) const;
 };
 
 /// The settings of a configuration as written (file, then overrides), not

@@ -541,14 +541,39 @@ struct CheckpointActivationsPass
           CheckpointActivationsPass> {
   using Base::Base;
 
+  /// Builds the passes that `auto` measures candidate steps with, when the
+  /// ZeRO pipeline gives them (instead of the textual fit-pipeline).
+  std::function<void(OpPassManager &)> buildFitPipeline;
+
   void getDependentDialects(DialectRegistry &registry) const override {
     Base::getDependentDialects(registry);
-    if (!automatic || fitPipeline.empty())
+    if (!automatic || !hasFitPipeline())
       return;
-    if (FailureOr<OpPassManager> fit =
-            parsePassPipeline(fitPipeline, llvm::nulls());
+    if (FailureOr<OpPassManager> fit = getFitPipeline(llvm::nulls());
         succeeded(fit))
       fit->getDependentDialects(registry);
+  }
+
+  ZeroCheckpointActivationsPassOptions getOptions() const {
+    ZeroCheckpointActivationsPassOptions options;
+    options.entry = entry;
+    options.numberCheckpoints = numberCheckpoints;
+    options.cpuCheckpointing = cpuCheckpointing;
+    options.automatic = automatic;
+    options.fitPipeline = fitPipeline;
+    return options;
+  }
+
+  bool hasFitPipeline() const {
+    return buildFitPipeline || !fitPipeline.empty();
+  }
+
+  FailureOr<OpPassManager> getFitPipeline(llvm::raw_ostream &errors) const {
+    if (!buildFitPipeline)
+      return parsePassPipeline(fitPipeline, errors);
+    OpPassManager fit(ModuleOp::getOperationName());
+    buildFitPipeline(fit);
+    return fit;
   }
 
   void runOnOperation() override {
@@ -581,7 +606,7 @@ struct CheckpointActivationsPass
                                     Checkpointer &checkpointer,
                                     int64_t before) {
     ModuleOp module = getOperation();
-    if (fitPipeline.empty())
+    if (!hasFitPipeline())
       return module.emitError()
              << kPassName
              << ": auto chooses the segments that make the memory plan fit "
@@ -591,7 +616,7 @@ struct CheckpointActivationsPass
                 "as fit-pipeline";
     std::string parseErrors;
     llvm::raw_string_ostream parseStream(parseErrors);
-    FailureOr<OpPassManager> fit = parsePassPipeline(fitPipeline, parseStream);
+    FailureOr<OpPassManager> fit = getFitPipeline(parseStream);
     if (failed(fit))
       return module.emitError()
              << kPassName << ": invalid fit-pipeline: " << parseErrors;
@@ -685,3 +710,18 @@ struct CheckpointActivationsPass
 };
 
 } // namespace
+
+std::unique_ptr<Pass> mlir::zero::createZeroCheckpointActivationsPass(
+    ZeroCheckpointActivationsPassOptions options,
+    std::function<void(OpPassManager &)> buildFitPipeline) {
+  auto pass = std::make_unique<CheckpointActivationsPass>(std::move(options));
+  pass->buildFitPipeline = std::move(buildFitPipeline);
+  return pass;
+}
+
+std::optional<ZeroCheckpointActivationsPassOptions>
+mlir::zero::getZeroCheckpointActivationsOptions(const Pass &pass) {
+  if (pass.getTypeID() != TypeID::get<CheckpointActivationsPass>())
+    return std::nullopt;
+  return static_cast<const CheckpointActivationsPass &>(pass).getOptions();
+}

@@ -3,7 +3,9 @@
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/SCF/IR/SCF.h"
+#include "mlir/IR/Diagnostics.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
+#include "llvm/ADT/DenseMap.h"
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -180,4 +182,43 @@ SmallVector<Block *> zero::getStepBlocks(func::FuncOp func) {
   for (auto loop : body.getOps<scf::ForOp>())
     blocks.push_back(loop.getBody());
   return blocks;
+}
+
+TrainStepShape zero::inferTrainStepShape(ModuleOp module, StringRef entry) {
+  TrainStepShape shape;
+  // Without a step there is nothing to infer; the pipeline reports it.
+  ScopedDiagnosticHandler silence(module.getContext(),
+                                  [](Diagnostic &) { return success(); });
+  FailureOr<func::FuncOp> step = lookupTrainStep(module, entry);
+  if (failed(step))
+    return shape;
+
+  llvm::DenseMap<int64_t, int64_t> dimCount;
+  for (const ParamArg &param : getParamArgs(*step)) {
+    auto type = dyn_cast<RankedTensorType>(param.arg.getType());
+    if (!type)
+      continue;
+    for (int64_t dim : type.getShape())
+      if (!ShapedType::isDynamic(dim))
+        ++dimCount[dim];
+    if (!llvm::is_contained(shape.paramElementTypes, type.getElementType()))
+      shape.paramElementTypes.push_back(type.getElementType());
+  }
+  int64_t bestCount = 0;
+  for (auto [dim, count] : dimCount)
+    if (count > bestCount || (count == bestCount && dim > shape.hiddenSize)) {
+      shape.hiddenSize = dim;
+      bestCount = count;
+    }
+
+  for (unsigned i = 0, e = step->getNumArguments(); i < e; ++i) {
+    if (!step->getArgAttr(i, ZeroDialect::getDataAttrName()))
+      continue;
+    auto type = dyn_cast<RankedTensorType>(step->getArgumentTypes()[i]);
+    if (type && type.getRank() > 0 && !type.isDynamicDim(0)) {
+      shape.microBatchSize = type.getDimSize(0);
+      break;
+    }
+  }
+  return shape;
 }

@@ -12,13 +12,28 @@
 #include "mlir/Pass/Pass.h"
 #include "zero/Dialect/Zero/Transforms/PassOptionEnums.h"
 
+#include <functional>
 #include <limits>
+#include <optional>
 
 namespace mlir {
 namespace zero {
 
 #define GEN_PASS_DECL
 #include "zero/Dialect/Zero/Transforms/Passes.h.inc"
+
+/// zero-checkpoint-activations whose `auto` measures the candidate steps
+/// with the passes that `buildFitPipeline` adds, as the ZeRO pipeline gives
+/// the rest of itself, instead of parsing `fit-pipeline`.
+std::unique_ptr<Pass> createZeroCheckpointActivationsPass(
+    ZeroCheckpointActivationsPassOptions options,
+    std::function<void(OpPassManager &)> buildFitPipeline);
+
+/// The options of `pass` if it is a zero-checkpoint-activations pass
+/// (zero-opt reads the one given on its command line to configure the
+/// pipeline's checkpointing), else none.
+std::optional<ZeroCheckpointActivationsPassOptions>
+getZeroCheckpointActivationsOptions(const Pass &pass);
 
 #define GEN_PASS_REGISTRATION
 #include "zero/Dialect/Zero/Transforms/Passes.h.inc"

@@ -41,6 +41,23 @@ FailureOr<PartitionedTrainStep> lookupPartitionedTrainStep(ModuleOp module,
                                                            StringRef entry,
                                                            StringRef passName);
 
+/// What the training step's signature says of the model: what a DeepSpeed
+/// configuration's "auto" values are resolved from.
+struct TrainStepShape {
+  /// The most frequent dimension among the parameters' static shapes (ties:
+  /// the larger); 0 without parameters.
+  int64_t hiddenSize = 0;
+  /// The leading dimension of the first `zero.data` argument of rank >= 1;
+  /// 0 without one.
+  int64_t microBatchSize = 0;
+  /// The distinct element types of the parameters, in order of appearance.
+  SmallVector<Type> paramElementTypes;
+};
+
+/// The shape of the training step of `module` (`entry` as for
+/// lookupTrainStep); all zero/null, and nothing emitted, without a step.
+TrainStepShape inferTrainStepShape(ModuleOp module, StringRef entry);
+
 /// A parameter argument of the training step and what `zero-partition`
 /// recorded on it (`layout` is null before that pass).
 struct ParamArg {

@@ -1,14 +1,16 @@
-//===- PipelineConfig.cpp - DeepSpeed config -> pipeline options ----------===//
+//===- ConfigBinding.cpp - DeepSpeed config -> pipeline options ---------===//
 //
 // Every knob of a resolved DeepSpeed configuration either sets a pipeline
-// option here or is returned as a finding: an error for a value the pipeline
+// option or is returned as a finding: an error for a value the pipeline
 // does not implement yet, a warning for a value that cannot change the
-// compiled step in this configuration. Keys that the config library itself
-// refuses or accepts without effect (KnobSupport) never reach this file.
+// compiled step in this configuration. ConfigBindings.def says which: its
+// plain rows are applied by one loop, the rules here do what is really
+// conditional. Keys that the config library itself refuses or accepts
+// without effect (KnobSupport) never reach this file.
 //
 //===----------------------------------------------------------------------===//
 
-#include "zero/Dialect/Zero/Transforms/PipelineConfig.h"
+#include "zero/Pipelines/ConfigBinding.h"
 
 #include "zero/Config/ConfigSchema.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
@@ -17,8 +19,10 @@
 #include "mlir/IR/Diagnostics.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringMap.h"
 
 #include <cstdio>
+#include <optional>
 
 using namespace mlir;
 using namespace mlir::zero;
@@ -28,6 +32,53 @@ using ::zero::OptimizerKind;
 using ::zero::SchedulerKind;
 
 namespace {
+
+// The predicates of ConfigBindings.def's ZERO_CONFIG_OPTION_IF rows.
+bool offloadsOptimizer(const ::zero::DeepSpeedConfig &config) {
+  return config.zero.offloadOptimizer.device != OffloadDevice::None;
+}
+bool offloadsOptimizerToNvme(const ::zero::DeepSpeedConfig &config) {
+  return config.zero.offloadOptimizer.device == OffloadDevice::Nvme;
+}
+bool offloadsParamsToNvme(const ::zero::DeepSpeedConfig &config) {
+  return config.zero.offloadParam.device == OffloadDevice::Nvme;
+}
+bool offloadsToNvme(const ::zero::DeepSpeedConfig &config) {
+  return offloadsOptimizerToNvme(config) || offloadsParamsToNvme(config);
+}
+/// Adam, AdamW, or no optimizer section (zero-opt's default is Adam).
+bool isAdamFamily(const ::zero::DeepSpeedConfig &config) {
+  return config.optimizer.kind != OptimizerKind::SGD;
+}
+bool isSgd(const ::zero::DeepSpeedConfig &config) {
+  return config.optimizer.kind == OptimizerKind::SGD;
+}
+bool hasScheduler(const ::zero::DeepSpeedConfig &config) {
+  return config.scheduler.kind != SchedulerKind::None;
+}
+/// Whether the step keeps fp32 master weights besides its 16-bit
+/// parameters, which load_from_fp32_weights restores from: bf16, and
+/// DeepSpeed's fp16 optimizer under ZeRO (at stage 0 it always loads them).
+bool hasFp32MasterWeights(const ::zero::DeepSpeedConfig &config) {
+  return config.bf16.enabled ||
+         (config.fp16.enabled && config.zero.stage >= 1);
+}
+
+/// The value type of a pipeline option.
+template <typename T, typename Parser>
+T getOptionValueType(const mlir::detail::PassOptions::Option<T, Parser> &);
+
+/// The resolved value of `key`, of the type of `option`.
+template <typename Option>
+auto getKeyValue(const ::zero::DeepSpeedConfig &config, StringRef key,
+                 const Option &option) {
+  using T = decltype(getOptionValueType(option));
+  const T *value = config.lookupValue<T>(key);
+  if (!value)
+    llvm::report_fatal_error("ConfigBindings.def: " + Twine(key) +
+                             " has no value of its pipeline option's type");
+  return *value;
+}
 
 class Mapper {
 public:
@@ -76,6 +127,7 @@ private:
       warning(path, reason);
   }
 
+  void applyTable(ZeroPipelineOptions &options);
   void mapOffload(ZeroPipelineOptions &options);
   void mapMics(ZeroPipelineOptions &options);
   void mapHpz(ZeroPipelineOptions &options);
@@ -91,6 +143,22 @@ private:
   std::vector<ConfigFinding> findings;
 };
 
+/// The plain rows of ConfigBindings.def: each key's value as it is, where
+/// the row's predicate holds, with the sentinels translated.
+void Mapper::applyTable(ZeroPipelineOptions &options) {
+#define ZERO_CONFIG_OPTION(KEY, OPTION)                                        \
+  options.OPTION = getKeyValue(config, KEY, options.OPTION);
+#define ZERO_CONFIG_OPTION_IF(KEY, OPTION, WHEN, NOTE)                         \
+  if (WHEN(config))                                                            \
+    options.OPTION = getKeyValue(config, KEY, options.OPTION);
+#define ZERO_CONFIG_OPTION_OFF(KEY, OPTION, OFF, PIPELINE_OFF)                 \
+  {                                                                            \
+    auto value = getKeyValue(config, KEY, options.OPTION);                     \
+    options.OPTION = value == OFF ? PIPELINE_OFF : value;                      \
+  }
+#include "zero/Pipelines/ConfigBindings.def"
+}
+
 void Mapper::mapOffload(ZeroPipelineOptions &options) {
   const ::zero::ZeroOptimizationConfig &z = config.zero;
   // The library has checked the stage and nvme_path rules already.
@@ -98,11 +166,6 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
   StringRef p = "zero_optimization.offload_optimizer.";
   if (opt.device == OffloadDevice::Nvme) {
     options.offloadOptimizer = "nvme";
-    options.offloadOptimizerNvmePath = opt.nvmePath;
-    options.offloadOptimizerBufferCount = opt.bufferCount;
-    options.offloadOptimizerPipelineRead = opt.pipelineRead;
-    options.offloadOptimizerPipelineWrite = opt.pipelineWrite;
-    options.offloadOptimizerRatio = opt.ratio;
     noEffectUnlessDefault((p + "fast_init").str(), opt.fastInit,
                           "it speeds up DeepSpeed's initialization of the "
                           "swap files; zero-run writes the initial states "
@@ -136,7 +199,6 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
                           "the host arena of the plan is always page-locked "
                           "on the CUDA backend (and plain memory on the host "
                           "backend)");
-    options.offloadOptimizerRatio = opt.ratio;
   } else {
     StringRef why = "zero_optimization.offload_optimizer.device is \"none\"";
     noEffectUnlessDefault((p + "nvme_path").str(), opt.nvmePath, why);
@@ -151,11 +213,6 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
   StringRef q = "zero_optimization.offload_param.";
   if (param.device == OffloadDevice::Nvme) {
     options.offloadParams = "nvme";
-    options.offloadParamsNvmePath = param.nvmePath;
-    // The swapper's buffers bound the shards and the swap-ins in flight.
-    options.offloadParamsBufferCount = param.bufferCount;
-    options.offloadParamsBufferSize = param.bufferSize;
-    options.offloadParamsMaxInCpu = param.maxInCpu;
     noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory,
                           "the swap store streams every tensor through its "
                           "own pool of buffers (docs/Runtime.md, \"NVMe swap "
@@ -182,12 +239,7 @@ void Mapper::mapOffload(ZeroPipelineOptions &options) {
     noEffectUnlessDefault((q + "pin_memory").str(), param.pinMemory, why);
   }
   const ::zero::AioConfig &aio = config.aio;
-  if (param.device == OffloadDevice::Nvme ||
-      opt.device == OffloadDevice::Nvme) {
-    options.aioBlockSize = aio.blockSize;
-    options.aioQueueDepth = aio.queueDepth;
-    options.aioSingleSubmit = aio.singleSubmit;
-    options.aioOverlapEvents = aio.overlapEvents;
+  if (offloadsToNvme(config)) {
     noEffectUnlessDefault("aio.thread_count", aio.threadCount,
                           "io_uring needs no submitting threads; the swap "
                           "store's one worker submits and copies");
@@ -235,7 +287,10 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
   const int64_t nodeRanks =
       options.ranksPerNode > 0 ? options.ranksPerNode : config.worldSize;
   const bool groups = shardSize > 0 && shardSize != config.worldSize;
+  // An error stops the compile; the option is left off meanwhile, so that
+  // no later rule reads MiCS as on.
   if (groups && z.stage != 3) {
+    options.micsShardSize = 0;
     error("zero_optimization.mics_shard_size",
           "MiCS partitions the parameters: it needs stage 3, but the stage "
           "is " +
@@ -244,6 +299,7 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
   }
   if (groups &&
       (shardSize % nodeRanks != 0 || config.worldSize % shardSize != 0)) {
+    options.micsShardSize = 0;
     error("zero_optimization.mics_shard_size",
           Twine(shardSize) + " must divide the world size (" +
               Twine(config.worldSize) +
@@ -256,7 +312,10 @@ void Mapper::mapMics(ZeroPipelineOptions &options) {
     error("zero_optimization.mics_shard_size",
           "0 ranks cannot hold the model states; use -1 (off) or the ranks "
           "of one node");
-  options.micsShardSize = groups ? shardSize : 0;
+  // One group of the whole world is MiCS off, which the pipeline says with
+  // 0 as it says -1 (ConfigBindings.def).
+  if (shardSize == config.worldSize)
+    options.micsShardSize = 0;
   // A group of several nodes (the world, if so set) has something to gather
   // across nodes first.
   if (shardSize > nodeRanks && nodeRanks > 1 && z.stage == 3) {
@@ -282,6 +341,10 @@ void Mapper::mapHpz(ZeroPipelineOptions &options) {
   const int64_t size = z.hpzPartitionSize;
   const int64_t nodeRanks =
       options.ranksPerNode > 0 ? options.ranksPerNode : config.worldSize;
+  // A partition of the whole world is the primary one: hpZ off, which the
+  // pipeline says with 0 as it says 1 (ConfigBindings.def).
+  if (size == config.worldSize)
+    options.hpzPartitionSize = 0;
   if (size == 1 || size == config.worldSize)
     return;
   StringRef key = "zero_optimization.zero_hpz_partition_size";
@@ -298,7 +361,6 @@ void Mapper::mapHpz(ZeroPipelineOptions &options) {
                  Twine(config.worldSize) +
                  ") or the ranks of one node (--zero-ranks-per-node, " +
                  Twine(nodeRanks) + "): the secondary partition is a node's");
-  options.hpzPartitionSize = size;
 }
 
 /// Elements per scale of qwZ's int8 blocks: at most 1/512 of the bytes go to
@@ -375,18 +437,10 @@ void Mapper::mapPrecision(ZeroPipelineOptions &options) {
     options.precision = Precision::FP16;
   else
     options.precision = Precision::FP32;
-  options.lossScale = fp16.lossScale;
-  options.initialScalePower = fp16.initialScalePower;
-  options.lossScaleWindow = fp16.lossScaleWindow;
-  options.hysteresis = fp16.hysteresis;
-  options.consecutiveHysteresis = fp16.consecutiveHysteresis;
-  options.minLossScale = fp16.minLossScale;
   // Where the key has no effect its warning is the config's, naming the key
   // (the pass would warn again). DeepSpeed's fp16 optimizer without ZeRO
   // always loads the fp32 weights.
-  if (config.bf16.enabled || (fp16.enabled && config.zero.stage >= 1))
-    options.loadFromFp32Weights = config.zero.loadFromFp32Weights;
-  else
+  if (!hasFp32MasterWeights(config))
     noEffectUnlessDefault("zero_optimization.load_from_fp32_weights",
                           config.zero.loadFromFp32Weights,
                           fp16.enabled
@@ -446,21 +500,10 @@ void Mapper::mapOptimizer(ZeroPipelineOptions &options) {
     options.optimizer = OptimizerType::Sgd;
     break;
   }
-  options.lr = opt.lr;
-  options.weightDecay = opt.weightDecay;
-  if (opt.kind == OptimizerKind::SGD) {
-    options.momentum = opt.momentum;
-    options.dampening = opt.dampening;
-    options.nesterov = opt.nesterov;
-  } else {
+  if (isAdamFamily(config)) {
     options.beta1 = opt.betas[0];
     options.beta2 = opt.betas[1];
-    options.eps = opt.eps;
-    options.adamWMode = opt.adamWMode;
-    options.biasCorrection = opt.biasCorrection;
-    options.amsgrad = opt.amsgrad;
   }
-  options.gradientClipping = config.gradientClipping;
 }
 
 void Mapper::mapScheduler(ZeroPipelineOptions &options) {
@@ -485,31 +528,8 @@ void Mapper::mapScheduler(ZeroPipelineOptions &options) {
     options.lrSchedule = "range-test";
     break;
   }
-  options.lastBatchIteration = sched.lastBatchIteration;
-  options.warmupMinLr = sched.warmupMinLr;
-  options.warmupMaxLr = sched.warmupMaxLr;
-  options.warmupNumSteps = sched.warmupNumSteps;
   options.warmupType =
       sched.warmupType == ::zero::WarmupType::Linear ? "linear" : "log";
-  options.totalNumSteps = sched.totalNumSteps;
-  options.warmupMinRatio = sched.warmupMinRatio;
-  options.cosMinRatio = sched.cosMinRatio;
-  options.cycleMinLr = sched.cycleMinLr;
-  options.cycleMaxLr = sched.cycleMaxLr;
-  options.decayLrRate = sched.decayLrRate;
-  options.cycleFirstStepSize = sched.cycleFirstStepSize;
-  options.cycleSecondStepSize = sched.cycleSecondStepSize;
-  options.cycleFirstStairCount = sched.cycleFirstStairCount;
-  options.cycleSecondStairCount = sched.cycleSecondStairCount;
-  options.decayStepSize = sched.decayStepSize;
-  options.cycleMomentum = sched.cycleMomentum;
-  options.cycleMinMom = sched.cycleMinMom;
-  options.cycleMaxMom = sched.cycleMaxMom;
-  options.decayMomRate = sched.decayMomRate;
-  options.rangeTestMinLr = sched.lrRangeTestMinLr;
-  options.rangeTestStepSize = sched.lrRangeTestStepSize;
-  options.rangeTestStepRate = sched.lrRangeTestStepRate;
-  options.rangeTestStaircase = sched.lrRangeTestStaircase;
 }
 
 /// DeepSpeed's name of a gradient data type, "" for null.
@@ -532,8 +552,6 @@ void Mapper::mapGradientTypes(ZeroPipelineOptions &options) {
       getDataTypeName(config.communicationDataType).str();
   options.gradAccumDtype =
       getDataTypeName(config.dataTypes.gradAccumDtype).str();
-  options.prescaleGradients = config.prescaleGradients;
-  options.gradientPredivideFactor = config.gradientPredivideFactor;
 
   // The type zero-mixed-precision stores gradients in.
   DataType gradType = config.bf16.enabled   ? DataType::BF16
@@ -568,30 +586,14 @@ void Mapper::mapGradientTypes(ZeroPipelineOptions &options) {
 std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   const ::zero::ZeroOptimizationConfig &z = config.zero;
   options.worldSize = config.worldSize;
-  // Partitioning (zero-partition, zero-shard-parameters).
-  options.stage = z.stage;
-  options.paramPersistenceThreshold = z.paramPersistenceThreshold;
-  options.modelPersistenceThreshold = z.modelPersistenceThreshold;
-  options.maxReuseDistance = z.maxReuseDistance;
-  options.ignoreUnusedParameters = z.ignoreUnusedParameters;
+  applyTable(options);
+  // The rules: what the table's plain rows cannot say.
   mapMics(options);
   mapHpz(options);
   mapQuantizedWeights(options);
   mapQuantizedNontrainableWeights(options);
   mapQuantizedGradients(options);
-  // Gradients (zero-accumulate-gradients, zero-reduce-gradients).
-  options.gradientAccumulationSteps = config.gradientAccumulationSteps;
-  options.reduceScatter = z.reduceScatter;
   mapGradientTypes(options);
-  // Communication schedule (zero-bucket, zero-schedule-prefetch).
-  options.reduceBucketSize = z.reduceBucketSize;
-  options.allgatherBucketSize = z.allgatherBucketSize;
-  options.overlapComm = z.overlapComm;
-  options.prefetchBucketSize = z.prefetchBucketSize;
-  options.maxLiveParameters = z.maxLiveParameters;
-  // Optimizer step (zero-insert-optimizer) and memory plan.
-  options.subGroupSize = z.subGroupSize;
-  options.contiguousGradients = z.contiguousGradients;
   mapPrecision(options);
   mapOptimizer(options);
   mapScheduler(options);
@@ -600,8 +602,6 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   // Activation checkpointing: the section tunes it, the driver's
   // --zero-checkpoint-activations (options.checkpointActivations, set by the
   // caller) turns it on, as the model code does in DeepSpeed.
-  options.numberCheckpoints = config.activationCheckpointing.numberCheckpoints;
-  options.cpuCheckpointing = config.activationCheckpointing.cpuCheckpointing;
   StringRef off = "activation checkpointing is off: zero-opt "
                   "--zero-checkpoint-activations (the pipeline's "
                   "checkpoint-activations) turns it on";
@@ -623,198 +623,6 @@ std::vector<ConfigFinding> Mapper::run(ZeroPipelineOptions &options) {
   return std::move(findings);
 }
 
-/// Where each knob that the config library supports goes: a pipeline option
-/// (and the pass that reads it), or the reason applyDeepSpeedConfig refuses
-/// it or warns about it. getKnobRoutes() checks this list against the
-/// library's table, so that a new knob cannot be ignored silently.
-struct KnobRoute {
-  llvm::StringLiteral path;
-  llvm::StringLiteral route;
-};
-
-const KnobRoute kKnobRoutes[] = {
-    {"zero_optimization.stage", "stage (zero-partition)"},
-    {"activation_checkpointing.number_checkpoints",
-     "number-checkpoints (zero-checkpoint-activations); no effect without "
-     "--zero-checkpoint-activations (a warning)"},
-    {"activation_checkpointing.cpu_checkpointing",
-     "cpu-checkpointing (zero-checkpoint-activations); no effect without "
-     "--zero-checkpoint-activations (a warning)"},
-    {"zero_optimization.contiguous_gradients",
-     "contiguous-gradients (zero-plan-memory)"},
-    {"zero_optimization.reduce_scatter",
-     "reduce-scatter (zero-reduce-gradients)"},
-    {"zero_optimization.reduce_bucket_size",
-     "reduce-bucket-size (zero-bucket)"},
-    {"zero_optimization.allgather_bucket_size",
-     "allgather-bucket-size (zero-bucket)"},
-    {"zero_optimization.overlap_comm", "overlap-comm (zero-schedule-prefetch)"},
-    {"zero_optimization.offload_optimizer.device",
-     "offload-optimizer (zero-offload-optimizer)"},
-    {"zero_optimization.offload_optimizer.nvme_path",
-     "offload-optimizer-nvme-path (zero-offload-optimizer), recorded in the "
-     "schedule; with offload_param on NVMe it must be the same path"},
-    {"zero_optimization.offload_optimizer.buffer_count",
-     "offload-optimizer-buffer-count (zero-offload-optimizer), with NVMe"},
-    {"zero_optimization.offload_optimizer.pin_memory",
-     "no effect (a warning): the host arena is always page-locked on CUDA"},
-    {"zero_optimization.offload_optimizer.pipeline_read",
-     "offload-optimizer-pipeline-read (zero-offload-optimizer), with NVMe"},
-    {"zero_optimization.offload_optimizer.pipeline_write",
-     "offload-optimizer-pipeline-write (zero-offload-optimizer), with NVMe"},
-    {"zero_optimization.offload_optimizer.fast_init",
-     "no effect (a warning): zero-run writes the initial states itself"},
-    {"zero_optimization.offload_optimizer.ratio",
-     "offload-optimizer-ratio (zero-offload-optimizer); no effect without "
-     "offload"},
-    {"zero_optimization.offload_param.device",
-     "offload-params (zero-offload-params)"},
-    {"aio.block_size",
-     "aio-block-size (zero-offload-optimizer, zero-offload-params), with "
-     "NVMe"},
-    {"aio.queue_depth",
-     "aio-queue-depth (zero-offload-optimizer, zero-offload-params), with "
-     "NVMe"},
-    {"aio.thread_count", "no effect (a warning): io_uring needs no threads"},
-    {"aio.single_submit",
-     "aio-single-submit (zero-offload-optimizer, zero-offload-params), with "
-     "NVMe"},
-    {"aio.overlap_events",
-     "aio-overlap-events (zero-offload-optimizer, zero-offload-params), with "
-     "NVMe"},
-    {"zero_optimization.offload_param.nvme_path",
-     "offload-params-nvme-path (zero-offload-params), recorded in the "
-     "schedule"},
-    {"zero_optimization.offload_param.buffer_count",
-     "offload-params-buffer-count (zero-offload-params), with NVMe: shards "
-     "swapped in at once"},
-    {"zero_optimization.offload_param.buffer_size",
-     "offload-params-buffer-size (zero-offload-params), with NVMe: the "
-     "largest shard"},
-    {"zero_optimization.offload_param.max_in_cpu",
-     "offload-params-max-in-cpu (zero-offload-params), with NVMe: shard "
-     "elements kept in host memory"},
-    {"zero_optimization.offload_param.pin_memory",
-     "no effect (a warning): the host arena is always page-locked on CUDA"},
-    {"zero_optimization.sub_group_size",
-     "sub-group-size (zero-insert-optimizer; zero-offload-optimizer with "
-     "NVMe)"},
-    {"zero_optimization.prefetch_bucket_size",
-     "prefetch-bucket-size (zero-bucket, zero-schedule-prefetch)"},
-    {"zero_optimization.param_persistence_threshold",
-     "param-persistence-threshold (zero-partition)"},
-    {"zero_optimization.model_persistence_threshold",
-     "model-persistence-threshold (zero-partition)"},
-    {"zero_optimization.max_live_parameters",
-     "max-live-parameters (zero-schedule-prefetch)"},
-    {"zero_optimization.max_reuse_distance",
-     "max-reuse-distance (zero-shard-parameters)"},
-    {"zero_optimization.ignore_unused_parameters",
-     "ignore-unused-parameters (zero-verify-train-step)"},
-    {"zero_optimization.gather_16bit_weights_on_model_save",
-     "no effect: a warning when true (zero-run --export always gathers)"},
-    {"zero_optimization.load_from_fp32_weights",
-     "load-from-fp32-weights (zero-insert-optimizer), recorded in the "
-     "schedule; no effect in fp32 (a warning)"},
-    {"zero_optimization.mics_shard_size",
-     "mics-shard-size (zero-partition): a divisor of the world size, whole "
-     "nodes (a multiple of --zero-ranks-per-node), stage 3"},
-    {"zero_optimization.zero_quantized_weights",
-     "quantize-weights-block-size = 2048 (zero-shard-parameters), stage 3"},
-    {"zero_optimization.zero_quantized_nontrainable_weights",
-     "quantize-frozen-weights-block-size = 2048 (zero-shard-parameters), "
-     "stage 3, not with offload_param"},
-    {"zero_optimization.zero_quantized_gradients",
-     "quantize-gradients-block-size = 128 (zero-reduce-gradients), stage 3"},
-    {"zero_optimization.zero_hpz_partition_size",
-     "hpz-partition-size (zero-shard-parameters): 1, the world size or the "
-     "ranks of one node (--zero-ranks-per-node), stage 3"},
-    {"zero_optimization.mics_hierarchical_params_gather",
-     "mics-hierarchical-params-gather (zero-shard-parameters) where a MiCS "
-     "group spans nodes, stage 3; else no effect (a warning)"},
-    {"zero_optimization.round_robin_gradients",
-     "no effect: a warning when true (every parameter is cut across the "
-     "ranks of its group, so the copies to the host are spread already)"},
-    {"fp16.enabled", "precision=fp16 (zero-mixed-precision)"},
-    {"fp16.auto_cast", "refused unless false (would change the arithmetic)"},
-    {"fp16.loss_scale", "loss-scale (zero-mixed-precision)"},
-    {"fp16.initial_scale_power", "initial-scale-power (zero-mixed-precision)"},
-    {"fp16.loss_scale_window", "loss-scale-window (zero-insert-optimizer)"},
-    {"fp16.hysteresis", "hysteresis (zero-insert-optimizer)"},
-    {"fp16.consecutive_hysteresis",
-     "consecutive-hysteresis (zero-insert-optimizer)"},
-    {"fp16.min_loss_scale", "min-loss-scale (zero-insert-optimizer)"},
-    {"bf16.enabled", "precision=bf16 (zero-mixed-precision)"},
-    {"optimizer.type", "optimizer (zero-insert-optimizer)"},
-    {"optimizer.params.lr", "lr (zero-insert-optimizer)"},
-    {"optimizer.params.betas", "beta1, beta2 (zero-insert-optimizer)"},
-    {"optimizer.params.eps", "eps (zero-insert-optimizer)"},
-    {"optimizer.params.weight_decay", "weight-decay (zero-insert-optimizer)"},
-    {"optimizer.params.adam_w_mode", "adam-w-mode (zero-insert-optimizer)"},
-    {"optimizer.params.bias_correction",
-     "bias-correction (zero-insert-optimizer)"},
-    {"optimizer.params.amsgrad", "amsgrad (zero-insert-optimizer)"},
-    {"optimizer.params.momentum", "momentum (zero-insert-optimizer)"},
-    {"optimizer.params.dampening", "dampening (zero-insert-optimizer)"},
-    {"optimizer.params.nesterov", "nesterov (zero-insert-optimizer)"},
-    {"train_batch_size",
-     "gradient-accumulation-steps (zero-accumulate-gradients), by the batch "
-     "rule"},
-    {"train_micro_batch_size_per_gpu",
-     "checked against the training step's micro-batch; "
-     "gradient-accumulation-steps by the batch rule"},
-    {"gradient_accumulation_steps",
-     "gradient-accumulation-steps (zero-accumulate-gradients)"},
-    {"prescale_gradients", "prescale-gradients (zero-reduce-gradients)"},
-    {"gradient_predivide_factor",
-     "gradient-predivide-factor (zero-reduce-gradients)"},
-    {"communication_data_type",
-     "communication-data-type (zero-reduce-gradients)"},
-    {"data_types.grad_accum_dtype",
-     "grad-accum-dtype (zero-accumulate-gradients, zero-reduce-gradients)"},
-    {"gradient_clipping", "gradient-clipping (zero-insert-optimizer)"},
-    {"scheduler.type", "lr-schedule (zero-insert-optimizer)"},
-    {"scheduler.params.last_batch_iteration",
-     "last-batch-iteration (zero-insert-optimizer)"},
-    {"scheduler.params.warmup_min_lr", "warmup-min-lr (zero-insert-optimizer)"},
-    {"scheduler.params.warmup_max_lr", "warmup-max-lr (zero-insert-optimizer)"},
-    {"scheduler.params.warmup_num_steps",
-     "warmup-num-steps (zero-insert-optimizer)"},
-    {"scheduler.params.warmup_type", "warmup-type (zero-insert-optimizer)"},
-    {"scheduler.params.total_num_steps",
-     "total-num-steps (zero-insert-optimizer)"},
-    {"scheduler.params.warmup_min_ratio",
-     "warmup-min-ratio (zero-insert-optimizer)"},
-    {"scheduler.params.cos_min_ratio", "cos-min-ratio (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_min_lr", "cycle-min-lr (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_max_lr", "cycle-max-lr (zero-insert-optimizer)"},
-    {"scheduler.params.decay_lr_rate", "decay-lr-rate (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_first_step_size",
-     "cycle-first-step-size (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_second_step_size",
-     "cycle-second-step-size (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_first_stair_count",
-     "cycle-first-stair-count (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_second_stair_count",
-     "cycle-second-stair-count (zero-insert-optimizer)"},
-    {"scheduler.params.decay_step_size",
-     "decay-step-size (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_momentum",
-     "cycle-momentum (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_min_mom", "cycle-min-mom (zero-insert-optimizer)"},
-    {"scheduler.params.cycle_max_mom", "cycle-max-mom (zero-insert-optimizer)"},
-    {"scheduler.params.decay_mom_rate",
-     "decay-mom-rate (zero-insert-optimizer)"},
-    {"scheduler.params.lr_range_test_min_lr",
-     "range-test-min-lr (zero-insert-optimizer)"},
-    {"scheduler.params.lr_range_test_step_size",
-     "range-test-step-size (zero-insert-optimizer)"},
-    {"scheduler.params.lr_range_test_step_rate",
-     "range-test-step-rate (zero-insert-optimizer)"},
-    {"scheduler.params.lr_range_test_staircase",
-     "range-test-staircase (zero-insert-optimizer)"},
-};
-
 } // namespace
 
 std::vector<ConfigFinding>
@@ -826,25 +634,15 @@ mlir::zero::applyDeepSpeedConfig(const ::zero::DeepSpeedConfig &config,
 ::zero::ResolveContext mlir::zero::inferResolveContext(ModuleOp module,
                                                        StringRef entry,
                                                        int64_t worldSize) {
+  TrainStepShape shape = inferTrainStepShape(module, entry);
   ::zero::ResolveContext context;
   context.worldSize = worldSize;
-  // lookupTrainStep reports a missing step; the pipeline reports it again.
-  ScopedDiagnosticHandler silence(module.getContext(),
-                                  [](Diagnostic &) { return success(); });
-  FailureOr<func::FuncOp> step = lookupTrainStep(module, entry);
-  if (failed(step))
-    return context;
-
-  llvm::DenseMap<int64_t, int64_t> dimCount;
+  context.hiddenSize = shape.hiddenSize;
+  context.microBatchSize = shape.microBatchSize;
+  // One precision when every parameter has it (any float type other than
+  // bf16 and f16 is fp32's).
   std::optional<::zero::ParamPrecision> precision;
-  for (const ParamArg &param : getParamArgs(*step)) {
-    auto type = dyn_cast<RankedTensorType>(param.arg.getType());
-    if (!type)
-      continue;
-    for (int64_t dim : type.getShape())
-      if (!ShapedType::isDynamic(dim))
-        ++dimCount[dim];
-    Type element = type.getElementType();
+  for (Type element : shape.paramElementTypes) {
     ::zero::ParamPrecision mine =
         element.isBF16()          ? ::zero::ParamPrecision::BF16
         : element.isF16()         ? ::zero::ParamPrecision::F16
@@ -856,22 +654,6 @@ mlir::zero::applyDeepSpeedConfig(const ::zero::DeepSpeedConfig &config,
       precision = ::zero::ParamPrecision::Unknown;
   }
   context.precision = precision.value_or(::zero::ParamPrecision::Unknown);
-  int64_t bestCount = 0;
-  for (auto [dim, count] : dimCount)
-    if (count > bestCount || (count == bestCount && dim > context.hiddenSize)) {
-      context.hiddenSize = dim;
-      bestCount = count;
-    }
-
-  for (unsigned i = 0, e = step->getNumArguments(); i < e; ++i) {
-    if (!step->getArgAttr(i, ZeroDialect::getDataAttrName()))
-      continue;
-    auto type = dyn_cast<RankedTensorType>(step->getArgumentTypes()[i]);
-    if (type && type.getRank() > 0 && !type.isDynamicDim(0)) {
-      context.microBatchSize = type.getDimSize(0);
-      break;
-    }
-  }
   return context;
 }
 
@@ -887,7 +669,50 @@ mlir::zero::diagnoseFinding(const ::zero::DeepSpeedConfigSettings &settings,
       origin.name + (error ? ": " : " has no effect: ") + finding.message);
 }
 
+namespace {
+
+/// "ARGUMENT (zero-PASS, ...)" of the pipeline option whose field is `name`.
+std::string describeOption(StringRef name) {
+  const PipelineOptionInfo *info = lookupPipelineOption(name);
+  if (!info)
+    llvm::report_fatal_error("ConfigBindings.def: " + Twine(name) +
+                             " is not a row of PipelineOptions.def");
+  return (info->argument + " (" + llvm::join(info->passArguments, ", ") + ")")
+      .str();
+}
+
+/// The route text of each key with rows in ConfigBindings.def: its options
+/// and notes in row order, an option named once.
+llvm::StringMap<std::string> getTableRoutes() {
+  llvm::StringMap<std::string> routes;
+  llvm::StringMap<std::string> lastOption;
+  auto add = [&](StringRef key, StringRef option, const Twine &note) {
+    std::string &route = routes[key];
+    std::string &last = lastOption[key];
+    std::string text;
+    if (!option.empty() && option != last)
+      text = describeOption(option);
+    if (!note.isTriviallyEmpty())
+      text += (text.empty() ? "" : ", ") + note.str();
+    if (!route.empty())
+      route += "; ";
+    route += text;
+    last = option.str();
+  };
+#define ZERO_CONFIG_OPTION(KEY, OPTION) add(KEY, #OPTION, "");
+#define ZERO_CONFIG_OPTION_IF(KEY, OPTION, WHEN, NOTE) add(KEY, #OPTION, NOTE);
+#define ZERO_CONFIG_OPTION_OFF(KEY, OPTION, OFF, PIPELINE_OFF)                 \
+  add(KEY, #OPTION, #OFF " (off) as " #PIPELINE_OFF);
+#define ZERO_CONFIG_RULE(KEY, OPTION, NOTE) add(KEY, #OPTION, NOTE);
+#define ZERO_CONFIG_NOTE(KEY, NOTE) add(KEY, "", NOTE);
+#include "zero/Pipelines/ConfigBindings.def"
+  return routes;
+}
+
+} // namespace
+
 std::vector<std::pair<std::string, std::string>> mlir::zero::getKnobRoutes() {
+  llvm::StringMap<std::string> table = getTableRoutes();
   std::vector<std::pair<std::string, std::string>> routes;
   for (const ::zero::KnobInfo &knob : ::zero::getKnobs()) {
     std::string route;
@@ -897,9 +722,8 @@ std::vector<std::pair<std::string, std::string>> mlir::zero::getKnobRoutes() {
       route = "no effect: a warning from the config library";
     else if (knob.kind == ::zero::KnobKind::Section)
       route = "section";
-    for (const KnobRoute &known : kKnobRoutes)
-      if (known.path == knob.path)
-        route = known.route.str();
+    if (auto it = table.find(knob.path); it != table.end())
+      route = it->second;
     if (route.empty())
       route = "UNHANDLED";
     routes.push_back({knob.path.str(), route});

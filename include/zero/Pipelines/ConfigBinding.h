@@ -1,10 +1,11 @@
-//===- PipelineConfig.h - DeepSpeed config -> pipeline options --*- C++ -*-===//
+//===- ConfigBinding.h - DeepSpeed config -> pipeline options ---*- C++ -*-===//
 //
 // The one mapping from a resolved DeepSpeed configuration (zero::
-// DeepSpeedConfig, library ZeroConfig) to the options of the ZeRO pipeline,
-// and the inference of what "auto" is resolved from (zero::ResolveContext)
-// from the training-step IR. zero-opt's `--zero-config` uses both; an
-// embedder does the same:
+// DeepSpeedConfig, library ZeroConfig) to the options of the ZeRO pipeline
+// (its table: ConfigBindings.def), and the inference of what "auto" is
+// resolved from (zero::ResolveContext) from the training-step IR. The
+// driver (Driver.h) runs them in order for zero-opt, the C API and the
+// embedding example; by hand, the sequence is:
 //
 //   zero::ResolveContext context =
 //       mlir::zero::inferResolveContext(module, entry, worldSize);
@@ -17,11 +18,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_DIALECT_ZERO_TRANSFORMS_PIPELINECONFIG_H
-#define ZERO_DIALECT_ZERO_TRANSFORMS_PIPELINECONFIG_H
+#ifndef ZERO_PIPELINES_CONFIGBINDING_H
+#define ZERO_PIPELINES_CONFIGBINDING_H
 
 #include "zero/Config/DeepSpeedConfig.h"
-#include "zero/Dialect/Zero/Transforms/Pipeline.h"
+#include "zero/Pipelines/Pipeline.h"
 
 #include "mlir/IR/BuiltinOps.h"
 
@@ -73,11 +74,12 @@ llvm::SMDiagnostic
 diagnoseFinding(const ::zero::DeepSpeedConfigSettings &settings,
                 const ConfigFinding &finding);
 
-/// Every key of the config library's table and where it goes: the pipeline
-/// option and pass that read it, the reason it is refused or warned about,
-/// or "UNHANDLED" for a supported key that applyDeepSpeedConfig does not
-/// know (a bug: `zero-opt --zero-print-knobs` lists these, and a test checks
-/// there are none).
+/// Every key of the config library's table and where it goes, from
+/// ConfigBindings.def: the pipeline options it sets and the passes that
+/// read them ("ARGUMENT (zero-PASS, ...)"), with when or how, the reason it
+/// is refused or has no effect, or "UNHANDLED" for a supported key without
+/// a row (a bug: `zero-opt --zero-print-knobs` lists these, and a test
+/// checks there are none).
 std::vector<std::pair<std::string, std::string>> getKnobRoutes();
 
 /// What a configuration's "auto" values are resolved from, read from the
@@ -96,4 +98,4 @@ std::vector<std::pair<std::string, std::string>> getKnobRoutes();
 } // namespace zero
 } // namespace mlir
 
-#endif // ZERO_DIALECT_ZERO_TRANSFORMS_PIPELINECONFIG_H
+#endif // ZERO_PIPELINES_CONFIGBINDING_H

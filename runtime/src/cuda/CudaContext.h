@@ -21,6 +21,8 @@
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
+#include "Cublas.h"
+
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 

@@ -230,7 +230,7 @@ CudaDevice::~CudaDevice() {
   kernels_.reset(); // its modules go before anything they may refer to
   host_.reset();    // after the streams: host functions point into it
   if (blas_)
-    cublasDestroy(blas_);
+    cublas().cublasDestroy(blas_);
   for (cudaEvent_t event : events_)
     cudaEventDestroy(event);
   for (cudaEvent_t event : timeEvents_)
@@ -426,15 +426,19 @@ Status CudaDevice::loadBlas() {
   ZERO_CUDA_RETURN_IF_ERROR(cudaMalloc(&workspace, kBlasWorkspaceBytes));
   blasWorkspace_ = workspace;
   tracker_->allocate(static_cast<int64_t>(kBlasWorkspaceBytes));
-  ZERO_CUBLAS_RETURN_IF_ERROR(cublasCreate(&blas_));
+  StatusOr<const CublasApi *> api = loadCublas();
+  if (!api.isOk())
+    return api.status();
+  const CublasApi &blas = **api;
+  ZERO_CUBLAS_RETURN_IF_ERROR(blas.cublasCreate(&blas_));
   // cublasSetStream resets the workspace to cuBLAS's own pool, so the
   // workspace comes after it.
-  ZERO_CUBLAS_RETURN_IF_ERROR(cublasSetStream(blas_, streams_[0]));
+  ZERO_CUBLAS_RETURN_IF_ERROR(blas.cublasSetStream(blas_, streams_[0]));
   ZERO_CUBLAS_RETURN_IF_ERROR(
-      cublasSetWorkspace(blas_, blasWorkspace_, kBlasWorkspaceBytes));
+      blas.cublasSetWorkspace(blas_, blasWorkspace_, kBlasWorkspaceBytes));
   // No reduced-precision split-K reductions for 16-bit outputs; the f32
   // matmuls ask for CUBLAS_COMPUTE_32F_PEDANTIC themselves.
-  ZERO_CUBLAS_RETURN_IF_ERROR(cublasSetMathMode(
+  ZERO_CUBLAS_RETURN_IF_ERROR(blas.cublasSetMathMode(
       blas_, static_cast<cublasMath_t>(
                  CUBLAS_DEFAULT_MATH |
                  CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION)));

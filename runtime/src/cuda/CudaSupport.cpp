@@ -39,8 +39,9 @@ Status cublasError(cublasStatus_t code, const char *what, const char *file,
                           ? StatusCode::kResourceExhausted
                           : StatusCode::kInternal;
   return Status(status,
-                std::string(what) + ": " + cublasGetStatusString(code) + " (" +
-                    cublasGetStatusName(code) + ")",
+                std::string(what) + ": " +
+                    cublas().cublasGetStatusString(code) + " (" +
+                    cublas().cublasGetStatusName(code) + ")",
                 file, line);
 }
 

@@ -138,7 +138,7 @@ public:
     const void *one = types_.compute == CUBLAS_COMPUTE_64F
                           ? static_cast<const void *>(&oneD)
                           : static_cast<const void *>(&oneF);
-    ZERO_CUBLAS_RETURN_IF_ERROR(cublasGemmStridedBatchedEx_64(
+    ZERO_CUBLAS_RETURN_IF_ERROR(cublas().cublasGemmStridedBatchedEx_64(
         ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, one, p_.b,
         types_.ab, s.n, s.k * s.n, p_.a, types_.ab, s.k, s.m * s.k, one, p_.c,
         types_.c, s.n, s.m * s.n, s.batch, types_.compute,

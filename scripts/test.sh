@@ -16,7 +16,7 @@ status=0
 echo "== lit: $build/test"
 cmake --build "$build" --target check-zero-opt || status=1
 echo "== gtest (ctest)"
-ctest --test-dir "$build" --output-on-failure || status=1
+ctest --test-dir "$build" --output-on-failure -j2 || status=1
 if [[ -z ${ZERO_SKIP_EMBEDDING:-} ]]; then
   echo "== embedding (scripts/test-embedding.sh)"
   ZERO_BUILD_DIR=$build "$root/scripts/test-embedding.sh" || status=1

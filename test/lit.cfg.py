@@ -14,6 +14,11 @@ config.excludes = ["Inputs", "lit.cfg.py", "lit.site.cfg.py"]
 config.test_source_root = os.path.dirname(__file__)
 config.test_exec_root = os.path.join(config.zero_obj_root, "test")
 
+# The tools of another directory (scripts/sanitize.sh: the sanitized
+# runtime's zero-run and zero-ckpt next to the plain build's compiler).
+config.zero_tools_dir = lit_config.params.get("zero_tools_dir",
+                                              config.zero_tools_dir)
+
 config.substitutions.append(("%PATH%", config.environment["PATH"]))
 config.substitutions.append(("%zero_src_root", config.zero_src_root))
 # Tests that need PyTorch run Debian's python3 (python3-torch), whatever

@@ -344,12 +344,14 @@ Status parseOptions(int argc, char **argv, Options &options) {
   return Status::ok();
 }
 
-/// What each rank of a job that --nproc started last did, for the launcher
-/// to say which rank died and where when mpirun ends the job (Open MPI ends
-/// every rank as soon as one dies, before any could report it): each rank
-/// keeps a record in a file of its own in the directory that the launcher
-/// names in ZERO_RUN_STATUS_DIR, mapped shared, so that what it wrote last
-/// is there after a SIGKILL.
+/// What each rank last did, for zero-run to say where the job was when
+/// mpirun ends it (Open MPI ends every rank as soon as one dies, before any
+/// could report it). Under --nproc each rank keeps its record in a file of
+/// its own in the directory that the launcher names in ZERO_RUN_STATUS_DIR,
+/// mapped shared, so that what it wrote last is there after a SIGKILL, and
+/// the launcher says which rank died where. Under a plain mpirun the record
+/// is the rank's own, and a rank that mpirun's SIGTERM ends while it runs
+/// says where it was.
 constexpr const char *kStatusDirVariable = "ZERO_RUN_STATUS_DIR";
 
 struct RankRecord {
@@ -363,6 +365,7 @@ struct RankRecord {
   char magic[8];
   volatile int32_t state;
   volatile int32_t signal;
+  int64_t rank;
   int64_t step;
   /// Where it was: "its all_gather of bucket at step.mlir:12:3".
   char where[480];
@@ -370,8 +373,13 @@ struct RankRecord {
 static_assert(sizeof(RankRecord) <= 4096, "one page");
 constexpr char kRecordMagic[8] = "zrrank1";
 
-/// This rank's record, mapped; null when the launcher did not ask for one.
+/// This rank's record: mapped from the launcher's directory, or its own
+/// (reportOnSignal); null outside MPI.
 RankRecord *rankRecord = nullptr;
+RankRecord ownRankRecord;
+/// Whether a terminating signal is reported by this rank itself (no
+/// launcher of ours to read the record).
+bool reportOnSignal = false;
 std::mutex rankRecordMutex;
 
 void noteRank(int64_t step, const std::string &where) {
@@ -388,10 +396,60 @@ void endRankRecord() {
     rankRecord->state = RankRecord::Exited;
 }
 
+/// Appends the decimal `value` to `out` (async-signal-safe).
+void appendDecimal(char *&out, int64_t value) {
+  char digits[24];
+  int count = 0;
+  uint64_t magnitude = value < 0 ? 0 - static_cast<uint64_t>(value)
+                                 : static_cast<uint64_t>(value);
+  do {
+    digits[count++] = static_cast<char>('0' + magnitude % 10);
+    magnitude /= 10;
+  } while (magnitude);
+  if (value < 0)
+    *out++ = '-';
+  while (count)
+    *out++ = digits[--count];
+}
+
+/// Under a plain mpirun: one line saying where this rank was when the
+/// launcher's signal ended it, written with write(2) (async-signal-safe).
+void reportTerminatingSignal(const RankRecord &record, int number) {
+  char line[768];
+  // At most 480 bytes of `where` and 200 of the rest.
+  char *out = line;
+  auto append = [&](const char *text, size_t limit = SIZE_MAX) {
+    for (size_t i = 0; i < limit && text[i] && out < line + sizeof(line) - 2;
+         ++i)
+      *out++ = text[i];
+  };
+  append("zero-run: rank ");
+  appendDecimal(out, record.rank);
+  append(": ended by signal ");
+  appendDecimal(out, number);
+  append(" from its launcher");
+  if (record.step > 0) {
+    append(" in step ");
+    appendDecimal(out, record.step);
+    append(",");
+  }
+  append(" in ");
+  // Bounded: noteRank may have been rewriting it.
+  append(record.where, sizeof(record.where));
+  append(": the launcher ends every rank when one fails or dies, or when "
+         "it is stopped itself; the failing rank's error, or the "
+         "launcher's message, says which");
+  *out++ = '\n';
+  ssize_t ignored = ::write(STDERR_FILENO, line, out - line);
+  (void)ignored;
+}
+
 extern "C" void onTerminatingSignal(int number) {
-  // Only stores: async-signal-safe. Then the default action, which ends
-  // the process with the signal as before.
+  // Only stores and write(2): async-signal-safe. Then the default action,
+  // which ends the process with the signal as before.
   if (rankRecord) {
+    if (reportOnSignal && rankRecord->state == RankRecord::Running)
+      reportTerminatingSignal(*rankRecord, number);
     rankRecord->signal = number;
     rankRecord->state = RankRecord::Signalled;
   }
@@ -399,13 +457,29 @@ extern "C" void onTerminatingSignal(int number) {
   std::raise(number);
 }
 
-/// A rank started by --nproc: maps its record in the launcher's directory.
-/// Best effort: a rank that cannot still runs, and the launcher then says
-/// that it has no record of it.
+/// Starts the record of a rank under MPI: keeps it itself under a plain
+/// mpirun; maps it from the launcher's directory under --nproc, best effort
+/// (a rank that cannot still runs, and the launcher then says that it has
+/// no record of it).
+void startRecord(RankRecord *record, int64_t rank) {
+  rankRecord = record;
+  rankRecord->state = RankRecord::Running;
+  rankRecord->rank = rank;
+  rankRecord->step = 0;
+  std::snprintf(rankRecord->where, sizeof(rankRecord->where), "%s",
+                "its set-up (the schedule, the communicator, the state)");
+  std::memcpy(rankRecord->magic, kRecordMagic, sizeof(kRecordMagic));
+  for (int number : {SIGTERM, SIGINT, SIGHUP})
+    std::signal(number, onTerminatingSignal);
+}
+
 void openRankRecord(int64_t rank) {
   const char *directory = std::getenv(kStatusDirVariable);
-  if (!directory || !*directory)
+  if (!directory || !*directory) {
+    reportOnSignal = true;
+    startRecord(&ownRankRecord, rank);
     return;
+  }
   std::string path = std::string(directory) + "/rank-" + std::to_string(rank);
   int fd = ::open(path.c_str(),
                   O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -417,14 +491,7 @@ void openRankRecord(int64_t rank) {
   ::close(fd);
   if (memory == MAP_FAILED)
     return;
-  rankRecord = static_cast<RankRecord *>(memory);
-  rankRecord->state = RankRecord::Running;
-  rankRecord->step = 0;
-  std::snprintf(rankRecord->where, sizeof(rankRecord->where), "%s",
-                "its set-up (the schedule, the communicator, the state)");
-  std::memcpy(rankRecord->magic, kRecordMagic, sizeof(kRecordMagic));
-  for (int number : {SIGTERM, SIGINT, SIGHUP})
-    std::signal(number, onTerminatingSignal);
+  startRecord(static_cast<RankRecord *>(memory), rank);
 }
 
 /// The launcher, after mpirun ended with `status` (a waitpid status): one

@@ -1,8 +1,11 @@
 //===- ConfigFields.h - Knob paths of DeepSpeedConfig's fields --*- C++ -*-===//
 //
-// The single list that binds the canonical path of each supported knob to
-// its field in DeepSpeedConfig. Resolution writes the fields through it and
-// toJSON reads them back through it, so the two cannot disagree.
+// The single list that binds the canonical path of a supported knob to its
+// field in DeepSpeedConfig, for the knobs that code reads as fields (the
+// config library's checks, the pipeline's conditional rules). Resolution
+// writes the fields through it and toJSON reads them back through it, so
+// the two cannot disagree; a supported knob without a field is kept in
+// DeepSpeedConfig::otherValues.
 //
 //===----------------------------------------------------------------------===//
 
@@ -33,10 +36,6 @@ void forEachField(Config &config, Fn &&fn) {
   fn("zero_optimization.prefetch_bucket_size", zero.prefetchBucketSize);
   fn("zero_optimization.param_persistence_threshold",
      zero.paramPersistenceThreshold);
-  fn("zero_optimization.model_persistence_threshold",
-     zero.modelPersistenceThreshold);
-  fn("zero_optimization.max_live_parameters", zero.maxLiveParameters);
-  fn("zero_optimization.max_reuse_distance", zero.maxReuseDistance);
   fn("zero_optimization.gather_16bit_weights_on_model_save",
      zero.gather16BitWeightsOnModelSave);
   fn("zero_optimization.round_robin_gradients", zero.roundRobinGradients);

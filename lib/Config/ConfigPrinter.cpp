@@ -72,6 +72,11 @@ private:
     if (auto it = config.noEffectValues.find(knob.path.str());
         it != config.noEffectValues.end())
       return it->second;
+    if (auto it = config.otherValues.find(knob.path.str());
+        it != config.otherValues.end())
+      return std::visit(
+          [&](const auto &value) { return fieldValue(value, knob).toJSON(); },
+          it->second);
     return getDefaultValue(knob).toJSON();
   }
 
@@ -98,6 +103,8 @@ const T *DeepSpeedConfig::lookupValue(StringRef path) const {
       if (fieldPath == path)
         found = &field;
   });
+  if (auto it = otherValues.find(path.str()); !found && it != otherValues.end())
+    found = std::get_if<T>(&it->second);
   return found;
 }
 

@@ -11,6 +11,7 @@
 #include "ConfigSettings.h"
 
 #include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/MathExtras.h"
 
 using namespace zero;
@@ -57,9 +58,15 @@ public:
       return llvm::make_error<ConfigError>(std::move(errors));
 
     DeepSpeedConfig config;
+    llvm::StringSet<> withField;
     forEachField(config, [&](StringRef path, auto &field) {
       assignField(field, values[path], *lookupKnob(path));
+      withField.insert(path);
     });
+    for (const KnobInfo &knob : getKnobs())
+      if (knob.support == KnobSupport::Supported &&
+          !withField.contains(knob.path))
+        storeOtherValue(config, knob);
     for (const KnobInfo &knob : getKnobs())
       if (knob.support == KnobSupport::NoEffect)
         config.noEffectValues[knob.path.str()] = values[knob.path].toJSON();
@@ -70,6 +77,31 @@ public:
   }
 
 private:
+  /// A supported knob without a field of DeepSpeedConfig: its value in
+  /// otherValues, as assignField would store it.
+  void storeOtherValue(DeepSpeedConfig &config, const KnobInfo &knob) {
+    auto store = [&](auto field) {
+      assignField(field, values[knob.path], knob);
+      config.otherValues[knob.path.str()] = field;
+    };
+    switch (knob.kind) {
+    case KnobKind::Bool:
+      return store(false);
+    case KnobKind::Int:
+      return store(int64_t(0));
+    case KnobKind::Float:
+      return store(0.0);
+    case KnobKind::String:
+    case KnobKind::Enum:
+      return store(std::string());
+    case KnobKind::Section:
+    case KnobKind::FloatPair:
+    case KnobKind::Any:
+      // Sections hold knobs; a pair or any JSON needs a field to be read.
+      return;
+    }
+  }
+
   const Setting *find(StringRef path) const {
     auto it = impl.settings.find(path);
     return it == impl.settings.end() ? nullptr : &it->second;

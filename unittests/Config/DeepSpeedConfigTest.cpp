@@ -108,8 +108,13 @@ TEST(DeepSpeedConfigTutorials, Stage3WithTheSpellingFixed) {
   EXPECT_EQ(config.zero.stage, 3);
   EXPECT_EQ(config.zero.offloadOptimizer.device, OffloadDevice::Cpu);
   EXPECT_EQ(config.zero.offloadParam.device, OffloadDevice::Cpu);
-  EXPECT_EQ(config.zero.maxLiveParameters, 6000000);
-  EXPECT_EQ(config.zero.maxReuseDistance, 100000000);
+  // Knobs without a field of their own (otherValues).
+  ASSERT_TRUE(config.lookupValue<int64_t>("zero_optimization.max_live_parameters"));
+  EXPECT_EQ(*config.lookupValue<int64_t>("zero_optimization.max_live_parameters"),
+            6000000);
+  EXPECT_EQ(*config.lookupValue<int64_t>("zero_optimization.max_reuse_distance"),
+            100000000);
+  EXPECT_FALSE(config.lookupValue<bool>("zero_optimization.max_reuse_distance"));
   EXPECT_EQ(config.zero.prefetchBucketSize, 200000);
   EXPECT_EQ(config.zero.paramPersistenceThreshold, 100000);
   EXPECT_EQ(config.zero.reduceBucketSize, 3000000);
@@ -202,10 +207,14 @@ TEST(DeepSpeedConfigDefaults, EmptyFileMatchesTheReference) {
   EXPECT_EQ(zero.subGroupSize, 1000000000);
   EXPECT_EQ(zero.prefetchBucketSize, 50000000);
   EXPECT_EQ(zero.paramPersistenceThreshold, 100000);
-  EXPECT_EQ(zero.modelPersistenceThreshold,
+  auto integer = [&](StringRef path) {
+    const int64_t *value = config.lookupValue<int64_t>(path);
+    return value ? *value : -1;
+  };
+  EXPECT_EQ(integer("zero_optimization.model_persistence_threshold"),
             std::numeric_limits<int64_t>::max());
-  EXPECT_EQ(zero.maxLiveParameters, 1000000000);
-  EXPECT_EQ(zero.maxReuseDistance, 1000000000);
+  EXPECT_EQ(integer("zero_optimization.max_live_parameters"), 1000000000);
+  EXPECT_EQ(integer("zero_optimization.max_reuse_distance"), 1000000000);
 
   const OffloadOptimizerConfig &optimizerOffload = zero.offloadOptimizer;
   EXPECT_EQ(optimizerOffload.device, OffloadDevice::None);
@@ -383,9 +392,10 @@ TEST(DeepSpeedConfigValues, IntegersInAnyJsonSpelling) {
             .str());
     EXPECT_EQ(config.zero.reduceBucketSize, 500000000) << text.str();
   }
-  EXPECT_EQ(loadOrDie(R"({"zero_optimization": {"model_persistence_threshold":
+  EXPECT_EQ(*loadOrDie(R"({"zero_optimization": {"model_persistence_threshold":
                 9223372036854775807}})")
-                .zero.modelPersistenceThreshold,
+                 .lookupValue<int64_t>(
+                     "zero_optimization.model_persistence_threshold"),
             std::numeric_limits<int64_t>::max());
 }
 
@@ -790,7 +800,9 @@ TEST(DeepSpeedConfigOverrides, OverridesWinOverTheFile) {
   EXPECT_EQ(config->zero.stage, 3);
   EXPECT_EQ(config->zero.reduceBucketSize, 1000000);
   EXPECT_EQ(config->zero.offloadParam.device, OffloadDevice::Cpu);
-  EXPECT_EQ(config->zero.maxLiveParameters, 50000000);
+  EXPECT_EQ(
+      *config->lookupValue<int64_t>("zero_optimization.max_live_parameters"),
+      50000000);
   EXPECT_EQ(config->zero.offloadOptimizer.device, OffloadDevice::Nvme);
   EXPECT_EQ(config->zero.offloadOptimizer.nvmePath, "/local_nvme");
 }

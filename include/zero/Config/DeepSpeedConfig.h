@@ -32,6 +32,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <variant>
 #include <vector>
 
 namespace zero {
@@ -111,10 +112,9 @@ struct ZeroOptimizationConfig {
   int64_t reduceBucketSize = 0;
   int64_t allgatherBucketSize = 0;
   int64_t prefetchBucketSize = 0;
-  int64_t maxLiveParameters = 0;
-  int64_t maxReuseDistance = 0;
+  // max_live_parameters, max_reuse_distance and model_persistence_threshold
+  // have no field: only the binding table reads them (otherValues).
   int64_t paramPersistenceThreshold = 0;
-  int64_t modelPersistenceThreshold = 0;
   int64_t subGroupSize = 0;
   /// false: a parameter that no op reads is an error (DeepSpeed: true).
   bool ignoreUnusedParameters = true;
@@ -248,6 +248,12 @@ struct DeepSpeedConfig {
   /// Keys accepted without effect on a compiled step (KnobSupport::NoEffect),
   /// canonical path -> value as JSON, so that toJSON shows them.
   std::map<std::string, std::string> noEffectValues;
+  /// The resolved values of the supported scalar knobs that no field of
+  /// this struct holds, canonical path -> value (an enum's as its choice):
+  /// a knob that only the pipeline's binding table (ConfigBindings.def)
+  /// reads needs a schema row and no field; lookupValue finds both.
+  std::map<std::string, std::variant<bool, int64_t, double, std::string>>
+      otherValues;
 
   /// Deprecated spellings, keys without effect, stage-3 knobs below stage 3.
   std::vector<llvm::SMDiagnostic> warnings;

@@ -103,9 +103,10 @@ const T *DeepSpeedConfig::lookupValue(StringRef path) const {
       if (fieldPath == path)
         found = &field;
   });
-  if (auto it = otherValues.find(path.str()); !found && it != otherValues.end())
-    found = std::get_if<T>(&it->second);
-  return found;
+  if (found)
+    return found;
+  auto it = otherValues.find(path.str());
+  return it == otherValues.end() ? nullptr : std::get_if<T>(&it->second);
 }
 
 template const bool *DeepSpeedConfig::lookupValue<bool>(StringRef) const;

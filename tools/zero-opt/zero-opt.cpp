@@ -29,7 +29,6 @@
 #include "zero/Support/OutputFile.h"
 #include "zero/Support/InputNesting.h"
 #include "zero/Target/Schedule/Passes.h"
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/CrashRecoveryContext.h"
 #include "llvm/Support/InitLLVM.h"

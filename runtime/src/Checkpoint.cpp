@@ -19,7 +19,7 @@
 #include "io/Json.h"
 #include "zero/runtime/Checksum.h"
 #include "zero/runtime/Executor.h"
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 #include "zero/runtime/Layout.h"
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Safetensors.h"
@@ -1442,7 +1442,7 @@ StatusOr<std::string> convertElements(const std::string &bytes,
     }
     uint16_t bits;
     std::memcpy(&bits, bytes.data() + 2 * i, 2);
-    return from == "BF16" ? bf16ToFloat(bits) : f16ToFloat(bits);
+    return from == "BF16" ? ops::widenBF16(bits) : ops::widenF16(bits);
   };
   if (from != "F64" && from != "F32" && from != "BF16" && from != "F16")
     return ZERO_ERROR(kInvalidArgument,
@@ -1455,8 +1455,8 @@ StatusOr<std::string> convertElements(const std::string &bytes,
       std::memcpy(out.data() + 4 * i, &value, 4);
       continue;
     }
-    uint16_t bits =
-        to == "BF16" ? roundToBF16(element(i)) : roundToF16(element(i));
+    uint16_t bits = to == "BF16" ? ops::narrowToBF16(element(i))
+                                 : ops::narrowToF16(element(i));
     std::memcpy(out.data() + 2 * i, &bits, 2);
   }
   return out;

@@ -3,7 +3,7 @@
 #include "zero/runtime/DataSource.h"
 #include "zero/runtime/Init.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include <algorithm>
 #include <vector>
@@ -59,10 +59,10 @@ void storeFloat(TensorRef tensor, int64_t index, float value) {
     static_cast<double *>(tensor.data)[index] = value;
     break;
   case DType::BF16:
-    static_cast<uint16_t *>(tensor.data)[index] = floatToBF16(value);
+    static_cast<uint16_t *>(tensor.data)[index] = ops::narrowF32ToBF16(value);
     break;
   case DType::F16:
-    static_cast<uint16_t *>(tensor.data)[index] = roundToF16(value);
+    static_cast<uint16_t *>(tensor.data)[index] = ops::narrowToF16(value);
     break;
   default:
     break;

@@ -2,7 +2,7 @@
 
 #include "zero/runtime/Executor.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include <algorithm>
 #include <chrono>
@@ -1154,7 +1154,7 @@ static double lossFromBytes(const std::byte *data, DType dtype) {
   default: {
     uint16_t bits;
     std::memcpy(&bits, data, sizeof(bits));
-    return dtype == DType::BF16 ? bf16ToFloat(bits) : f16ToFloat(bits);
+    return dtype == DType::BF16 ? ops::widenBF16(bits) : ops::widenF16(bits);
   }
   }
 }

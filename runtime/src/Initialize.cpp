@@ -11,7 +11,7 @@
 #include "zero/runtime/Executor.h"
 #include "zero/runtime/Init.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include "host/Quantize.h"
 
@@ -68,10 +68,10 @@ void storeFloats(const float *values, int64_t count, TensorRef dst,
       static_cast<double *>(dst.data)[offset + i] = v;
       break;
     case DType::BF16:
-      static_cast<uint16_t *>(dst.data)[offset + i] = floatToBF16(v);
+      static_cast<uint16_t *>(dst.data)[offset + i] = ops::narrowF32ToBF16(v);
       break;
     case DType::F16:
-      static_cast<uint16_t *>(dst.data)[offset + i] = roundToF16(v);
+      static_cast<uint16_t *>(dst.data)[offset + i] = ops::narrowToF16(v);
       break;
     default:
       break; // parameters and states are floats (Schedule checks it)
@@ -90,10 +90,10 @@ std::vector<float> loadFloats(TensorRef src, int64_t count) {
       out[i] = static_cast<float>(static_cast<const double *>(src.data)[i]);
       break;
     case DType::BF16:
-      out[i] = bf16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
+      out[i] = ops::widenBF16(static_cast<const uint16_t *>(src.data)[i]);
       break;
     case DType::F16:
-      out[i] = f16ToFloat(static_cast<const uint16_t *>(src.data)[i]);
+      out[i] = ops::widenF16(static_cast<const uint16_t *>(src.data)[i]);
       break;
     default:
       out[i] = 0;
@@ -154,10 +154,10 @@ void storeValue(double value, TensorRef dst) {
       static_cast<double *>(dst.data)[i] = value;
       break;
     case DType::BF16:
-      static_cast<uint16_t *>(dst.data)[i] = roundToBF16(value);
+      static_cast<uint16_t *>(dst.data)[i] = ops::narrowToBF16(value);
       break;
     case DType::F16:
-      static_cast<uint16_t *>(dst.data)[i] = roundToF16(value);
+      static_cast<uint16_t *>(dst.data)[i] = ops::narrowToF16(value);
       break;
     case DType::I64:
     case DType::Index:

@@ -2,7 +2,7 @@
 
 #include "ElementOps.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include <cmath>
 #include <cstring>
@@ -13,8 +13,8 @@ void reduce16(const uint16_t *in, uint16_t *inout, int64_t count, DType type,
               ReduceOp op) {
   bool bf16 = type == DType::BF16;
   for (int64_t i = 0; i < count; ++i) {
-    double a = bf16 ? bf16ToFloat(in[i]) : f16ToFloat(in[i]);
-    double b = bf16 ? bf16ToFloat(inout[i]) : f16ToFloat(inout[i]);
+    double a = bf16 ? ops::widenBF16(in[i]) : ops::widenF16(in[i]);
+    double b = bf16 ? ops::widenBF16(inout[i]) : ops::widenF16(inout[i]);
     double r = 0;
     switch (op) {
     case ReduceOp::Sum:
@@ -28,7 +28,7 @@ void reduce16(const uint16_t *in, uint16_t *inout, int64_t count, DType type,
       r = std::isnan(a) || a < b ? a : b;
       break;
     }
-    inout[i] = bf16 ? roundToBF16(r) : roundToF16(r);
+    inout[i] = bf16 ? ops::narrowToBF16(r) : ops::narrowToF16(r);
   }
 }
 
@@ -54,9 +54,9 @@ void divideElements(void *data, int64_t count, DType type, int64_t divisor) {
     uint16_t *p = static_cast<uint16_t *>(data);
     bool bf16 = type == DType::BF16;
     for (int64_t i = 0; i < count; ++i) {
-      double v = (bf16 ? bf16ToFloat(p[i]) : f16ToFloat(p[i])) /
+      double v = (bf16 ? ops::widenBF16(p[i]) : ops::widenF16(p[i])) /
                  static_cast<double>(divisor);
-      p[i] = bf16 ? roundToBF16(v) : roundToF16(v);
+      p[i] = bf16 ? ops::narrowToBF16(v) : ops::narrowToF16(v);
     }
     return;
   }

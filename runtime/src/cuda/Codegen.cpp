@@ -3,12 +3,16 @@
 // See Codegen.h for the design. The generated source is deterministic (it
 // is the key of the kernel cache) and self-contained: no #include, so NVRTC
 // compiles it in milliseconds and no toolkit header is needed at run time.
+// Its prelude is ops/ElementMath.h, embedded by the build
+// (KernelElementMath.inc, from cmake/EmbedText.cmake).
 //
 //===----------------------------------------------------------------------===//
 
 #include "Codegen.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/Elements.h"
+#include "ops/Predicates.h"
+
 
 #include <algorithm>
 #include <cmath>
@@ -89,43 +93,29 @@ const char *registerType(DType type) {
   return isFloat(type) ? "double" : "long long";
 }
 
-/// The suffix of the prelude's per-dtype helpers (zk_ld_f32, zk_rnd_bf16).
+/// The suffix of ElementMath.h's per-dtype functions (loadF32, roundBF16).
 const char *typeSuffix(DType type) {
   switch (type) {
   case DType::F32:
-    return "f32";
+    return "F32";
   case DType::F64:
-    return "f64";
+    return "F64";
   case DType::BF16:
-    return "bf16";
+    return "BF16";
   case DType::F16:
-    return "f16";
+    return "F16";
   case DType::I64:
-    return "i64";
   case DType::Index:
-    return "i64";
+    return "I64";
   case DType::I32:
-    return "i32";
+    return "I32";
   case DType::I1:
-    return "i1";
+    return "I1";
   }
   return "";
 }
 
-int bitWidth(DType type) {
-  switch (type) {
-  case DType::I1:
-    return 1;
-  case DType::BF16:
-  case DType::F16:
-    return 16;
-  case DType::F32:
-  case DType::I32:
-    return 32;
-  default:
-    return 64;
-  }
-}
+using ops::bitWidthOf;
 
 std::string intLiteral(int64_t value) {
   if (value == INT64_MIN)
@@ -137,100 +127,42 @@ std::string intLiteral(int64_t value) {
 std::string roundTo(DType type, const std::string &expr) {
   if (type == DType::F64)
     return expr;
-  return std::string("zk_rnd_") + typeSuffix(type) + "(" + expr + ")";
+  return std::string("zk::round") + typeSuffix(type) + "(" + expr + ")";
 }
 
 /// `expr` (a long long) wrapped to the integer type `type`.
 std::string wrapTo(DType type, const std::string &expr) {
-  switch (type) {
-  case DType::I1:
-    return "zk_wrap_i1(" + expr + ")";
-  case DType::I32:
-    return "zk_wrap_i32(" + expr + ")";
-  default:
-    return expr;
-  }
+  if (type == DType::I1 || type == DType::I32)
+    return std::string("zk::wrap") + typeSuffix(type) + "(" + expr + ")";
+  return expr;
 }
 
 /// The signed value of a canonical integer register (i1 true is -1).
 std::string signedOf(DType type, const std::string &name) {
-  return type == DType::I1 ? "(-(" + name + " & 1))" : name;
+  if (type != DType::I1)
+    return name;
+  return "zk::toSigned(" + name + ", 1)";
 }
 
 /// The unsigned value of a canonical integer register, as unsigned long long.
 std::string unsignedOf(DType type, const std::string &name) {
-  switch (type) {
-  case DType::I1:
-    return "((unsigned long long)(" + name + " & 1))";
-  case DType::I32:
-    return "((unsigned long long)(unsigned)" + name + ")";
-  default:
-    return "((unsigned long long)" + name + ")";
-  }
+  return "zk::toUnsigned(" + name + ", " + std::to_string(bitWidthOf(type)) +
+         ")";
 }
 
-std::string cmpfExpression(const std::string &predicate, const std::string &x,
-                           const std::string &y) {
-  if (predicate == "oeq")
-    return x + " == " + y;
-  if (predicate == "ogt")
-    return x + " > " + y;
-  if (predicate == "oge")
-    return x + " >= " + y;
-  if (predicate == "olt")
-    return x + " < " + y;
-  if (predicate == "ole")
-    return x + " <= " + y;
-  if (predicate == "one")
-    return "(" + x + " < " + y + " || " + x + " > " + y + ")";
-  if (predicate == "ord")
-    return "(!zk_isnan(" + x + ") && !zk_isnan(" + y + "))";
-  if (predicate == "ueq")
-    return "!(" + x + " < " + y + " || " + x + " > " + y + ")";
-  if (predicate == "ugt")
-    return "!(" + x + " <= " + y + ")";
-  if (predicate == "uge")
-    return "!(" + x + " < " + y + ")";
-  if (predicate == "ult")
-    return "!(" + x + " >= " + y + ")";
-  if (predicate == "ule")
-    return "!(" + x + " > " + y + ")";
-  if (predicate == "une")
-    return x + " != " + y;
-  if (predicate == "uno")
-    return "(zk_isnan(" + x + ") || zk_isnan(" + y + "))";
-  if (predicate == "true")
-    return "true";
-  if (predicate == "false")
-    return "false";
-  return "";
-}
-
-std::string cmpiExpression(const std::string &predicate, DType type,
-                           const std::string &x, const std::string &y) {
-  if (predicate == "eq")
-    return x + " == " + y;
-  if (predicate == "ne")
-    return x + " != " + y;
-  const std::string sx = signedOf(type, x), sy = signedOf(type, y);
-  if (predicate == "slt")
-    return sx + " < " + sy;
-  if (predicate == "sle")
-    return sx + " <= " + sy;
-  if (predicate == "sgt")
-    return sx + " > " + sy;
-  if (predicate == "sge")
-    return sx + " >= " + sy;
-  const std::string ux = unsignedOf(type, x), uy = unsignedOf(type, y);
-  if (predicate == "ult")
-    return ux + " < " + uy;
-  if (predicate == "ule")
-    return ux + " <= " + uy;
-  if (predicate == "ugt")
-    return ux + " > " + uy;
-  if (predicate == "uge")
-    return ux + " >= " + uy;
-  return "";
+/// arith.cmpf or arith.cmpi (`isFloat`) as ElementMath.h's comparison, or
+/// "" for an unknown predicate.
+std::string compareExpression(const std::string &predicate, bool isFloat,
+                              DType type, const std::string &x,
+                              const std::string &y) {
+  const ops::PredicateName *entry = ops::lookupPredicate(predicate, isFloat);
+  if (!entry)
+    return "";
+  const std::string name = std::string("zk::Predicate::") + entry->enumerator;
+  if (isFloat)
+    return "zk::compareFloats(" + name + ", " + x + ", " + y + ")";
+  return "zk::compareInts(" + name + ", " + x + ", " + y + ", " +
+         std::to_string(bitWidthOf(type)) + ")";
 }
 
 /// The kernel's text, built statement by statement.
@@ -433,6 +365,11 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
     ZERO_RETURN_IF_ERROR(arity(2));
     return wrapTo(rt, text);
   };
+  // An integer op of ElementMath.h on operands of the operand type's width.
+  auto callInt = [&](const char *fn) -> StatusOr<std::string> {
+    return callI("(long long)" + std::string(fn) + "(" + x[0] + ", " + x[1] +
+                 ", " + std::to_string(bitWidthOf(ot)) + ")");
+  };
 
   switch (op.code()) {
   case OpCode::AddF:
@@ -447,15 +384,15 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
     ZERO_RETURN_IF_ERROR(arity(1));
     return roundTo(rt, "-" + x[0]);
   case OpCode::MaximumF:
-    return callF("zk_maximumf");
+    return callF("zk::maximumF");
   case OpCode::MinimumF:
-    return callF("zk_minimumf");
+    return callF("zk::minimumF");
   case OpCode::RemF:
     return callF("fmod");
   case OpCode::CmpF: {
     ZERO_RETURN_IF_ERROR(arity(2));
-    std::string text =
-        cmpfExpression(op.fields.getString(Field::Predicate), x[0], x[1]);
+    std::string text = compareExpression(op.fields.getString(Field::Predicate),
+                                         /*isFloat=*/true, ot, x[0], x[1]);
     if (text.empty())
       return internalError("unknown arith.cmpf predicate '" +
                            op.fields.getString(Field::Predicate) + "'");
@@ -468,23 +405,17 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
   case OpCode::MulI:
     return binaryI("*");
   case OpCode::DivSI:
-    return callI("zk_divsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
-                 ")");
+    return callInt("zk::divSI");
   case OpCode::DivUI:
-    return callI("(long long)zk_divui(" + unsignedOf(ot, x[0]) + ", " +
-                 unsignedOf(ot, x[1]) + ")");
+    return callInt("zk::divUI");
   case OpCode::RemSI:
-    return callI("zk_remsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
-                 ")");
+    return callInt("zk::remSI");
   case OpCode::RemUI:
-    return callI("(long long)zk_remui(" + unsignedOf(ot, x[0]) + ", " +
-                 unsignedOf(ot, x[1]) + ")");
+    return callInt("zk::remUI");
   case OpCode::MaxSI:
-    return callI("zk_maxsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
-                 ")");
+    return callInt("zk::maxSI");
   case OpCode::MinSI:
-    return callI("zk_minsi(" + signedOf(ot, x[0]) + ", " + signedOf(ot, x[1]) +
-                 ")");
+    return callInt("zk::minSI");
   case OpCode::AndI:
     return callI("(" + x[0] + " & " + x[1] + ")");
   case OpCode::OrI:
@@ -492,20 +423,15 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
   case OpCode::XOrI:
     return callI("(" + x[0] + " ^ " + x[1] + ")");
   case OpCode::ShLI:
-    return callI("zk_shli(" + x[0] + ", " + unsignedOf(ot, x[1]) + ", " +
-                 std::to_string(bitWidth(ot)) + ")");
+    return callInt("zk::shLI");
   case OpCode::ShRSI:
-    return callI("zk_shrsi(" + signedOf(ot, x[0]) + ", " +
-                 unsignedOf(ot, x[1]) + ", " + std::to_string(bitWidth(ot)) +
-                 ")");
+    return callInt("zk::shRSI");
   case OpCode::ShRUI:
-    return callI("zk_shrui(" + unsignedOf(ot, x[0]) + ", " +
-                 unsignedOf(ot, x[1]) + ", " + std::to_string(bitWidth(ot)) +
-                 ")");
+    return callInt("zk::shRUI");
   case OpCode::CmpI: {
     ZERO_RETURN_IF_ERROR(arity(2));
-    std::string text =
-        cmpiExpression(op.fields.getString(Field::Predicate), ot, x[0], x[1]);
+    std::string text = compareExpression(op.fields.getString(Field::Predicate),
+                                         /*isFloat=*/false, ot, x[0], x[1]);
     if (text.empty())
       return internalError("unknown arith.cmpi predicate '" +
                            op.fields.getString(Field::Predicate) + "'");
@@ -528,30 +454,14 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
       return "(double)(float)" + value;
     return roundTo(rt, "(double)" + value);
   }
-  case OpCode::FPToSI: {
+  case OpCode::FPToSI:
     ZERO_RETURN_IF_ERROR(arity(1));
-    const int width = bitWidth(rt);
-    const double bound = std::ldexp(1.0, width - 1);
-    const std::string lo = width == 64
-                               ? intLiteral(INT64_MIN)
-                               : intLiteral(-(int64_t(1) << (width - 1)));
-    const std::string hi = width == 64
-                               ? intLiteral(INT64_MAX)
-                               : intLiteral((int64_t(1) << (width - 1)) - 1);
-    return wrapTo(rt, "zk_fptosi(" + x[0] + ", " + formatDoubleLiteral(-bound) +
-                          ", " + formatDoubleLiteral(bound) + ", " + lo + ", " +
-                          hi + ")");
-  }
-  case OpCode::FPToUI: {
+    return wrapTo(rt, "zk::floatToSigned(" + x[0] + ", " +
+                          std::to_string(bitWidthOf(rt)) + ")");
+  case OpCode::FPToUI:
     ZERO_RETURN_IF_ERROR(arity(1));
-    const int width = bitWidth(rt);
-    const double bound = std::ldexp(1.0, width);
-    const std::string max =
-        width == 64 ? "18446744073709551615ULL"
-                    : std::to_string((uint64_t(1) << width) - 1) + "ULL";
-    return wrapTo(rt, "(long long)zk_fptoui(" + x[0] + ", " +
-                          formatDoubleLiteral(bound) + ", " + max + ")");
-  }
+    return wrapTo(rt, "(long long)zk::floatToUnsigned(" + x[0] + ", " +
+                          std::to_string(bitWidthOf(rt)) + ")");
   case OpCode::IndexCast:
   case OpCode::ExtSI:
     ZERO_RETURN_IF_ERROR(arity(1));
@@ -588,8 +498,8 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
   case OpCode::Rsqrt: // 1 / sqrt, both correctly rounded, as the host does
     ZERO_RETURN_IF_ERROR(arity(1));
     return roundTo(rt, "1.0 / sqrt(" + x[0] + ")");
-  case OpCode::Tanh:
-    return unaryF("tanh");
+  case OpCode::Tanh: // the host's tanh, which libm's equals once rounded
+    return unaryF(rt == DType::F64 ? "tanh" : "zk::tanhForNarrowResult");
   case OpCode::AbsF:
     return unaryF("fabs");
   case OpCode::Erf:
@@ -616,27 +526,11 @@ StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
   if (value.elements.size() != 1)
     return internalError("a body constant is a single number");
   const Number &number = value.elements[0];
-  switch (rt) {
-  case DType::F32:
-    return formatDoubleLiteral(
-        static_cast<double>(static_cast<float>(number.f)));
-  case DType::F64:
-    return formatDoubleLiteral(number.f);
-  case DType::BF16:
-    return formatDoubleLiteral(bf16ToFloat(roundToBF16(number.f)));
-  case DType::F16:
-    return formatDoubleLiteral(f16ToDouble(roundToF16(number.f)));
-  default: {
-    if (!number.isInteger)
-      return internalError("an integer constant is " + number.text);
-    int64_t v = number.i;
-    if (rt == DType::I1)
-      v &= 1;
-    else if (rt == DType::I32)
-      v = static_cast<int32_t>(static_cast<uint32_t>(v));
-    return intLiteral(v);
-  }
-  }
+  if (ops::isFloatType(rt))
+    return formatDoubleLiteral(ops::roundFloat(number.f, rt));
+  if (!number.isInteger)
+    return internalError("an integer constant is " + number.text);
+  return intLiteral(ops::wrapInt(number.i, rt));
 }
 
 const char *elementTypeName(DType type) { return elementType(type); }
@@ -644,13 +538,13 @@ const char *registerTypeName(DType type) { return registerType(type); }
 std::string int64Literal(int64_t value) { return intLiteral(value); }
 std::string loadExpression(DType type, const std::string &pointer,
                            const std::string &offset) {
-  return std::string("zk_ld_") + typeSuffix(type) + "(" + pointer + ", " +
+  return std::string("zk::load") + typeSuffix(type) + "(" + pointer + ", " +
          offset + ")";
 }
 std::string storeStatement(DType type, const std::string &pointer,
                            const std::string &offset,
                            const std::string &value) {
-  return std::string("zk_st_") + typeSuffix(type) + "(" + pointer + ", " +
+  return std::string("zk::store") + typeSuffix(type) + "(" + pointer + ", " +
          offset + ", " + value + ");";
 }
 
@@ -1382,9 +1276,15 @@ StatusOr<GeneratedKernel> generateKernel(const LoopNest &nest,
 
 const std::string &getKernelPrelude() {
   static const std::string prelude =
-      R"ZK(// Generated by zero-opt's CUDA backend (runtime/src/cuda/Codegen.cpp).
+      std::string(
+          R"ZK(// Generated by zero-opt's CUDA backend (runtime/src/cuda/Codegen.cpp).
 // Values are registers as on the host: floats as double, rounded to their
-// dtype after every op; integers as long long, wrapped to their width.
+// dtype after every op; integers as long long, wrapped to their width. The
+// arithmetic of each op is runtime/src/ops/ElementMath.h's, which follows.
+)ZK") +
+#include "KernelElementMath.inc"
+      + R"ZK(
+namespace zk = zero::runtime::ops;
 
 // The device's error record (DeviceErrorRecord in CudaOps.h).
 struct ZkError {
@@ -1405,251 +1305,6 @@ __device__ __noinline__ void zk_fail(ZkError *e, int site, int dim,
     e->step = step;
   }
 }
-
-__device__ __forceinline__ double zk_f64_from_bits(unsigned long long b) {
-  return __longlong_as_double((long long)b);
-}
-__device__ __forceinline__ bool zk_isnan(double x) { return x != x; }
-__device__ __forceinline__ bool zk_signbit(double x) {
-  return __double_as_longlong(x) < 0;
-}
-
-// 16-bit floats: widening is exact; narrowing rounds a double to nearest
-// even once (the hardware conversions where the GPU has them, else the
-// host's algorithm, FloatFormats.cpp).
-__device__ __forceinline__ unsigned short zk_round_format(double value,
-                                                          int mant, int expo) {
-  const unsigned long long bits =
-      (unsigned long long)__double_as_longlong(value);
-  const unsigned sign = (unsigned)(bits >> 63) << (mant + expo);
-  const int exp = (int)((bits >> 52) & 0x7ff);
-  const unsigned long long frac = bits & ((1ULL << 52) - 1);
-  const int bias = (1 << (expo - 1)) - 1;
-  const unsigned inf = ((1u << expo) - 1) << mant;
-  if (exp == 0x7ff)
-    return (unsigned short)(frac ? sign | inf | (1u << (mant - 1))
-                                 : sign | inf);
-  if (exp == 0)
-    return (unsigned short)sign;
-  const unsigned long long sig = frac | (1ULL << 52);
-  const int emin = 1 - bias;
-  int q = (exp - 1023 > emin ? exp - 1023 : emin) - mant;
-  const int shift = q - (exp - 1075);
-  unsigned long long r = 0;
-  if (shift < 54) {
-    r = sig >> shift;
-    const unsigned long long rem = sig & ((1ULL << shift) - 1);
-    const unsigned long long half = 1ULL << (shift - 1);
-    if (rem > half || (rem == half && (r & 1)))
-      ++r;
-  }
-  if (r < (1ULL << mant))
-    return (unsigned short)(sign | (unsigned)r);
-  if (r == (1ULL << (mant + 1))) {
-    r >>= 1;
-    ++q;
-  }
-  const int biased = q + mant + bias;
-  if (biased >= (1 << expo) - 1)
-    return (unsigned short)(sign | inf);
-  return (unsigned short)(sign | ((unsigned)biased << mant) |
-                          (unsigned)(r - (1ULL << mant)));
-}
-
-__device__ __forceinline__ double zk_bf16_to_f64(unsigned short h) {
-  return (double)__int_as_float((int)((unsigned)h << 16));
-}
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ unsigned short zk_f64_to_bf16(double x) {
-  unsigned short h;
-  asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(h) : "d"(x));
-  return h;
-}
-#else
-__device__ __forceinline__ unsigned short zk_f64_to_bf16(double x) {
-  return zk_round_format(x, 7, 8);
-}
-#endif
-#if defined(__CUDA_ARCH__)
-__device__ __forceinline__ unsigned short zk_f64_to_f16(double x) {
-  unsigned short h;
-  asm("cvt.rn.f16.f64 %0, %1;" : "=h"(h) : "d"(x));
-  return h;
-}
-__device__ __forceinline__ double zk_f16_to_f64(unsigned short h) {
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return (double)f;
-}
-#else
-__device__ __forceinline__ unsigned short zk_f64_to_f16(double x) {
-  return zk_round_format(x, 10, 5);
-}
-__device__ __forceinline__ double zk_f16_to_f64(unsigned short h) {
-  const unsigned sign = (unsigned)(h & 0x8000) << 16;
-  const unsigned mag = h & 0x7fffu;
-  unsigned wide;
-  if (mag >= 0x7c00u) {
-    wide = sign | 0x7f800000u | ((mag & 0x3ffu) << 13);
-  } else if (mag >= 0x0400u) {
-    wide = sign | ((mag + ((127u - 15u) << 10)) << 13);
-  } else {
-    const float v = (float)mag * 5.9604644775390625e-8f;
-    return sign ? -(double)v : (double)v;
-  }
-  return (double)__int_as_float((int)wide);
-}
-#endif
-
-__device__ __forceinline__ double zk_rnd_f32(double x) {
-  return (double)(float)x;
-}
-__device__ __forceinline__ double zk_rnd_bf16(double x) {
-  return zk_bf16_to_f64(zk_f64_to_bf16(x));
-}
-__device__ __forceinline__ double zk_rnd_f16(double x) {
-  return zk_f16_to_f64(zk_f64_to_f16(x));
-}
-__device__ __forceinline__ long long zk_wrap_i1(long long x) { return x & 1; }
-__device__ __forceinline__ long long zk_wrap_i32(long long x) {
-  return (long long)(int)(unsigned)x;
-}
-
-// Elements in memory <-> registers.
-__device__ __forceinline__ double zk_ld_f32(const float *p, long long i) {
-  return (double)p[i];
-}
-__device__ __forceinline__ double zk_ld_f64(const double *p, long long i) {
-  return p[i];
-}
-__device__ __forceinline__ double zk_ld_bf16(const unsigned short *p,
-                                             long long i) {
-  return zk_bf16_to_f64(p[i]);
-}
-__device__ __forceinline__ double zk_ld_f16(const unsigned short *p,
-                                            long long i) {
-  return zk_f16_to_f64(p[i]);
-}
-__device__ __forceinline__ long long zk_ld_i64(const long long *p,
-                                               long long i) {
-  return p[i];
-}
-__device__ __forceinline__ long long zk_ld_i32(const int *p, long long i) {
-  return (long long)p[i];
-}
-__device__ __forceinline__ long long zk_ld_i1(const unsigned char *p,
-                                              long long i) {
-  return p[i] != 0 ? 1LL : 0LL;
-}
-__device__ __forceinline__ void zk_st_f32(float *p, long long i, double v) {
-  p[i] = (float)v;
-}
-__device__ __forceinline__ void zk_st_f64(double *p, long long i, double v) {
-  p[i] = v;
-}
-__device__ __forceinline__ void zk_st_bf16(unsigned short *p, long long i,
-                                           double v) {
-  unsigned bits = (unsigned)__float_as_int((float)v);
-  if ((bits & 0x7fffffffu) > 0x7f800000u)
-    p[i] = (unsigned short)((bits >> 16) | 0x40u);
-  else
-    p[i] = (unsigned short)((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
-}
-__device__ __forceinline__ void zk_st_f16(unsigned short *p, long long i,
-                                          double v) {
-  p[i] = zk_f64_to_f16(v);
-}
-__device__ __forceinline__ void zk_st_i64(long long *p, long long i,
-                                          long long v) {
-  p[i] = v;
-}
-__device__ __forceinline__ void zk_st_i32(int *p, long long i, long long v) {
-  p[i] = (int)v;
-}
-__device__ __forceinline__ void zk_st_i1(unsigned char *p, long long i,
-                                         long long v) {
-  p[i] = (unsigned char)(v & 1);
-}
-
-// Ops with a definition of their own (host/ScalarOps.cpp).
-__device__ __forceinline__ double zk_maximumf(double x, double y) {
-  if (zk_isnan(x))
-    return x;
-  if (zk_isnan(y))
-    return y;
-  if (x == y)
-    return zk_signbit(x) ? y : x;
-  return x > y ? x : y;
-}
-__device__ __forceinline__ double zk_minimumf(double x, double y) {
-  if (zk_isnan(x))
-    return x;
-  if (zk_isnan(y))
-    return y;
-  if (x == y)
-    return zk_signbit(x) ? x : y;
-  return x < y ? x : y;
-}
-__device__ __forceinline__ long long zk_divsi(long long x, long long y) {
-  if (y == 0)
-    return 0;
-  if (y == -1)
-    return (long long)(0ULL - (unsigned long long)x);
-  return x / y;
-}
-__device__ __forceinline__ unsigned long long zk_divui(unsigned long long x,
-                                                       unsigned long long y) {
-  return y != 0 ? x / y : 0;
-}
-__device__ __forceinline__ long long zk_remsi(long long x, long long y) {
-  return y == 0 || y == -1 ? 0 : x % y;
-}
-__device__ __forceinline__ unsigned long long zk_remui(unsigned long long x,
-                                                       unsigned long long y) {
-  return y != 0 ? x % y : 0;
-}
-__device__ __forceinline__ long long zk_maxsi(long long x, long long y) {
-  return x > y ? x : y;
-}
-__device__ __forceinline__ long long zk_minsi(long long x, long long y) {
-  return x < y ? x : y;
-}
-__device__ __forceinline__ long long zk_shli(long long x, unsigned long long n,
-                                            int width) {
-  return n >= (unsigned long long)width
-             ? 0
-             : (long long)((unsigned long long)x << n);
-}
-__device__ __forceinline__ long long zk_shrsi(long long x, unsigned long long n,
-                                             int width) {
-  return n >= (unsigned long long)width ? (x < 0 ? -1 : 0) : x >> n;
-}
-__device__ __forceinline__ long long zk_shrui(unsigned long long x,
-                                             unsigned long long n, int width) {
-  return n >= (unsigned long long)width ? 0 : (long long)(x >> n);
-}
-// fptosi/fptoui saturate; NaN gives 0.
-__device__ __forceinline__ long long zk_fptosi(double v, double lo, double hi,
-                                              long long minValue,
-                                              long long maxValue) {
-  if (zk_isnan(v))
-    return 0;
-  const double t = trunc(v);
-  if (t <= lo)
-    return minValue;
-  if (t >= hi)
-    return maxValue;
-  return (long long)t;
-}
-__device__ __forceinline__ unsigned long long
-zk_fptoui(double v, double hi, unsigned long long maxValue) {
-  if (zk_isnan(v) || v <= 0)
-    return 0;
-  const double t = trunc(v);
-  if (t >= hi)
-    return maxValue;
-  return (unsigned long long)t;
-}
 )ZK";
   return prelude;
 }
@@ -1659,7 +1314,7 @@ std::string formatDoubleLiteral(double value) {
     uint64_t bits;
     std::memcpy(&bits, &value, sizeof(bits));
     char text[64];
-    std::snprintf(text, sizeof(text), "zk_f64_from_bits(0x%016llxULL)",
+    std::snprintf(text, sizeof(text), "zk::doubleOfBits(0x%016llxULL)",
                   static_cast<unsigned long long>(bits));
     return text;
   }

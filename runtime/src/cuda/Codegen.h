@@ -265,7 +265,7 @@ protected:
   std::ostringstream out_;
   int indent_ = 0;
 };
-/// `zk_ld_f32(pointer, offset)` and `zk_st_f32(pointer, offset, value);`.
+/// `zk::loadF32(pointer, offset)` and `zk::storeF32(pointer, offset, value);`.
 std::string loadExpression(DType type, const std::string &pointer,
                            const std::string &offset);
 std::string storeStatement(DType type, const std::string &pointer,

@@ -158,7 +158,7 @@ bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
                              const Schedule &schedule);
 
 // Quantize.cu: the block quantizer of the quantized collectives
-// (Device::quantizeBlocks and the rest; host/QuantizeMath.h's element math),
+// (Device::quantizeBlocks and the rest; ops/QuantizeMath.h's element math),
 // enqueued on `stream`. Elements f32, bf16 or f16, aligned to their width.
 Status enqueueQuantizeBlocks(const void *in, DType type, int64_t n, int bits,
                              int64_t blockSize, void *values, void *scales,
@@ -185,8 +185,6 @@ Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
 /// A scalar constant in register form: floats rounded to `type`, integers
 /// wrapped (the checks already refused a float for an integer type).
 Scalar constantRegister(const Number &number, DType type);
-/// Stores a canonical register as element `index` of host memory `data`.
-void storeHostElement(void *data, DType type, int64_t index, Scalar value);
 
 /// Row-major strides in elements.
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);

@@ -2,6 +2,8 @@
 
 #include "CudaOps.h"
 
+#include "ops/Elements.h"
+
 #include "zero/runtime/FloatFormats.h"
 
 #include <cstring>
@@ -235,64 +237,11 @@ Status DeviceErrors::check(int rank) {
 
 Scalar constantRegister(const Number &number, DType type) {
   Scalar value;
-  switch (type) {
-  case DType::F32:
-    value.f = static_cast<double>(static_cast<float>(number.f));
-    return value;
-  case DType::F64:
+  if (ops::isFloatType(type))
     value.f = number.f;
-    return value;
-  case DType::BF16:
-    value.f = bf16ToFloat(roundToBF16(number.f));
-    return value;
-  case DType::F16:
-    value.f = f16ToDouble(roundToF16(number.f));
-    return value;
-  case DType::I1:
-    value.i = number.i & 1;
-    return value;
-  case DType::I32:
-    value.i = static_cast<int32_t>(static_cast<uint32_t>(number.i));
-    return value;
-  default:
+  else
     value.i = number.i;
-    return value;
-  }
-}
-
-void storeHostElement(void *data, DType type, int64_t index, Scalar value) {
-  switch (type) {
-  case DType::F32: {
-    float f = static_cast<float>(value.f);
-    std::memcpy(static_cast<float *>(data) + index, &f, sizeof(f));
-    return;
-  }
-  case DType::F64:
-    std::memcpy(static_cast<double *>(data) + index, &value.f, 8);
-    return;
-  case DType::BF16: {
-    uint16_t bits = roundToBF16(value.f);
-    std::memcpy(static_cast<uint16_t *>(data) + index, &bits, 2);
-    return;
-  }
-  case DType::F16: {
-    uint16_t bits = roundToF16(value.f);
-    std::memcpy(static_cast<uint16_t *>(data) + index, &bits, 2);
-    return;
-  }
-  case DType::I64:
-  case DType::Index:
-    std::memcpy(static_cast<int64_t *>(data) + index, &value.i, 8);
-    return;
-  case DType::I32: {
-    int32_t i = static_cast<int32_t>(value.i);
-    std::memcpy(static_cast<int32_t *>(data) + index, &i, 4);
-    return;
-  }
-  case DType::I1:
-    static_cast<uint8_t *>(data)[index] = static_cast<uint8_t>(value.i & 1);
-    return;
-  }
+  return ops::canonicalize(value, type);
 }
 
 bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,

@@ -1,17 +1,14 @@
 //===- Optimizers.cu - zero.adam and zero.sgd -----------------------------===//
 //
 // Fused optimizer steps: one pass over memory that reads param, grad and
-// the states and writes param and the states, with exactly the float
-// operations of host/Optimizers.cpp (PyTorch's single-tensor CPU
-// implementations): math in f32 (f64 for f64 parameters), the explicit
-// fused multiply-adds where the host calls fma and none elsewhere (every
-// operation below is an _rn intrinsic, so nvcc cannot contract or reorder
-// them), and the per-step scalars (bias corrections, -lr / bc1, 1 - lr * wd)
-// computed in double from the lr, step and (if scheduled) beta1 registers,
-// as the host does on its side. So results equal the host's bit for bit, except
-// where CUDA's double pow differs from glibc's in the last ulp and that ulp
-// survives the rounding of bc1 or sqrt(bc2) to f32 (rare; see the tests'
-// tolerances).
+// the states and writes param and the states, with ops/OptimizerMath.h's
+// update, the host's: math in f32 (f64 for f64 parameters), fused
+// multiply-adds where it writes fma and none elsewhere (nvcc builds with
+// --fmad=false), and the per-step scalars (bias corrections, -lr / bc1,
+// 1 - lr * wd) computed in double from the lr, step and (if scheduled) beta1
+// registers. So results equal the host's bit for bit, except where CUDA's
+// double pow differs from glibc's in the last ulp and that ulp survives the
+// rounding of bc1 or sqrt(bc2) to f32 (rare; see the tests' tolerances).
 //
 // Every launch is a multi-tensor apply: a table of tensors (one per
 // instruction) and a table of chunks of up to 64K elements, one block per
@@ -24,6 +21,10 @@
 
 #include "DeviceElements.cuh"
 #include "host/Check.h"
+#include "ops/OptimizerMath.h"
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
 
 #include <algorithm>
 #include <cmath>
@@ -33,6 +34,11 @@
 namespace zero::runtime::cuda {
 
 namespace {
+
+using ops::adamElement;
+using ops::AdamConstants;
+using ops::sgdElement;
+using ops::SgdConstants;
 
 constexpr int kThreads = 256;
 constexpr int64_t kChunk = 65536; // a multiple of 4: float4 stays aligned
@@ -51,11 +57,11 @@ struct OptimizerTensor {
   int64_t lrRegister;
   // Adam; beta1Register is -1 without a scheduled beta1.
   int64_t stepRegister, beta1Register;
-  double beta1, beta2, oneMinusBeta2, eps;
+  double beta1, beta2, eps;
   // Both.
   double weightDecay;
   // SGD.
-  double momentum, oneMinusDampening;
+  double momentum, dampening;
   bool adamw, biasCorrection, amsgrad, nesterov;
   bool vec4;
   int32_t stepSite, beta1Site; // Adam's checks
@@ -65,34 +71,6 @@ struct Chunk {
   int32_t tensor;
   int64_t begin, end;
 };
-
-// The arithmetic of the math type, each op rounded once.
-__device__ __forceinline__ float fmaT(float a, float b, float c) {
-  return __fmaf_rn(a, b, c);
-}
-__device__ __forceinline__ double fmaT(double a, double b, double c) {
-  return __fma_rn(a, b, c);
-}
-__device__ __forceinline__ float mulT(float a, float b) {
-  return __fmul_rn(a, b);
-}
-__device__ __forceinline__ double mulT(double a, double b) {
-  return __dmul_rn(a, b);
-}
-__device__ __forceinline__ float addT(float a, float b) {
-  return __fadd_rn(a, b);
-}
-__device__ __forceinline__ double addT(double a, double b) {
-  return __dadd_rn(a, b);
-}
-__device__ __forceinline__ float divT(float a, float b) {
-  return __fdiv_rn(a, b);
-}
-__device__ __forceinline__ double divT(double a, double b) {
-  return __ddiv_rn(a, b);
-}
-__device__ __forceinline__ float sqrtT(float a) { return __fsqrt_rn(a); }
-__device__ __forceinline__ double sqrtT(double a) { return __dsqrt_rn(a); }
 
 /// Element `i` of a float tensor in the math type, as host View<T>::load.
 template <typename T>
@@ -148,12 +126,6 @@ __device__ __forceinline__ void storeAs(void *data, DType type, int64_t i,
 // Adam
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct AdamConstants {
-  T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
-  T weightDecay, decay, eps, bc2Sqrt, negStepSize;
-  bool adamw, l2, amsgrad;
-};
-
 /// The step's beta1: the field, or the scheduled beta1's register.
 __device__ __forceinline__ double adamBeta1(const OptimizerTensor &t,
                                             const Scalar *registers) {
@@ -163,48 +135,17 @@ __device__ __forceinline__ double adamBeta1(const OptimizerTensor &t,
 template <typename T>
 __device__ AdamConstants<T> adamConstants(const OptimizerTensor &t, double lr,
                                           long long step, double beta1) {
-  AdamConstants<T> c;
-  c.beta1 = static_cast<T>(beta1);
-  c.oneMinusBeta1 = static_cast<T>(__dsub_rn(1.0, beta1));
-  c.beta2 = static_cast<T>(t.beta2);
-  c.oneMinusBeta2 = static_cast<T>(t.oneMinusBeta2);
-  c.weightDecay = static_cast<T>(t.weightDecay);
-  c.decay = static_cast<T>(__dsub_rn(1.0, __dmul_rn(lr, t.weightDecay)));
-  c.eps = static_cast<T>(t.eps);
-  c.adamw = t.adamw;
-  c.l2 = !t.adamw && t.weightDecay != 0.0;
-  c.amsgrad = t.amsgrad;
-  const double s = static_cast<double>(step);
-  const double bc1 = t.biasCorrection ? __dsub_rn(1.0, pow(beta1, s)) : 1.0;
-  const double bc2 = t.biasCorrection ? __dsub_rn(1.0, pow(t.beta2, s)) : 1.0;
-  c.negStepSize = static_cast<T>(-__ddiv_rn(lr, bc1));
-  c.bc2Sqrt = static_cast<T>(__dsqrt_rn(bc2));
-  return c;
-}
-
-/// host adamUpdate for one element; `vMax` is read and written only with
-/// amsgrad.
-template <typename T>
-__device__ __forceinline__ void adamElement(const AdamConstants<T> &c, T &p,
-                                            T g, T &m, T &v, T &vMax) {
-  if (c.l2)
-    g = fmaT(p, c.weightDecay, g);
-  if (c.adamw)
-    p = mulT(p, c.decay);
-  T mi = mulT(m, c.beta1);
-  mi = fmaT(g, c.oneMinusBeta1, mi);
-  T vi = mulT(v, c.beta2);
-  vi = fmaT(mulT(c.oneMinusBeta2, g), g, vi);
-  T second = vi;
-  if (c.amsgrad) {
-    // torch.maximum propagates a NaN of either side (fmax would not).
-    second = vMax > vi || vMax != vMax ? vMax : vi;
-    vMax = second;
-  }
-  const T denom = addT(divT(sqrtT(second), c.bc2Sqrt), c.eps);
-  p = addT(p, divT(mulT(c.negStepSize, mi), denom));
-  m = mi;
-  v = vi;
+  ops::AdamHyperparameters h;
+  h.lr = lr;
+  h.beta1 = beta1;
+  h.beta2 = t.beta2;
+  h.eps = t.eps;
+  h.weightDecay = t.weightDecay;
+  h.step = step;
+  h.adamw = t.adamw;
+  h.biasCorrection = t.biasCorrection;
+  h.amsgrad = t.amsgrad;
+  return ops::getAdamConstants<T>(h);
 }
 
 template <typename T>
@@ -300,34 +241,11 @@ __global__ void __launch_bounds__(kThreads)
 // SGD
 //===----------------------------------------------------------------------===//
 
-template <typename T> struct SgdConstants {
-  T weightDecay, momentum, oneMinusDampening, negLr;
-  bool nesterov;
-};
-
-/// host sgdUpdate for one element.
-template <typename T>
-__device__ __forceinline__ void sgdElement(const SgdConstants<T> &c, T &p, T g,
-                                           T &buf) {
-  if (c.weightDecay != T(0))
-    g = fmaT(p, c.weightDecay, g);
-  if (c.momentum != T(0)) {
-    const T b = fmaT(g, c.oneMinusDampening, mulT(buf, c.momentum));
-    buf = b;
-    g = c.nesterov ? fmaT(b, c.momentum, g) : b;
-  }
-  p = fmaT(g, c.negLr, p);
-}
-
 template <typename T>
 __device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
                          double lr) {
-  SgdConstants<T> c;
-  c.weightDecay = static_cast<T>(t.weightDecay);
-  c.momentum = static_cast<T>(t.momentum);
-  c.oneMinusDampening = static_cast<T>(t.oneMinusDampening);
-  c.negLr = static_cast<T>(-lr);
-  c.nesterov = t.nesterov;
+  const SgdConstants<T> c = ops::getSgdConstants<T>(
+      lr, t.weightDecay, t.momentum, t.dampening, t.nesterov);
   int64_t begin = chunk.begin;
   if constexpr (std::is_same<T, float>::value) {
     if (t.vec4) {
@@ -467,7 +385,6 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
                             : -1;
       t.beta1 = f.getNumber(Field::Beta1);
       t.beta2 = f.getNumber(Field::Beta2);
-      t.oneMinusBeta2 = 1.0 - t.beta2;
       t.eps = f.getNumber(Field::Eps);
       t.adamw = f.getString(Field::Mode) == "adamw";
       t.biasCorrection = f.getBool(Field::BiasCorrection);
@@ -495,7 +412,7 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     } else {
       t.lrRegister = inst->operands[3];
       t.momentum = f.getNumber(Field::Momentum);
-      t.oneMinusDampening = 1.0 - f.getNumber(Field::Dampening);
+      t.dampening = f.getNumber(Field::Dampening);
       t.nesterov = f.getBool(Field::Nesterov);
     }
     t.vec4 = t.paramType == DType::F32 && t.gradType == DType::F32 &&

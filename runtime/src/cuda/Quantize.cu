@@ -2,7 +2,7 @@
 //
 // The CUDA device's Device::quantizeBlocks and its inverses (qwZ's packed
 // parameter blocks, qgZ's int4 hops): kernels of the host quantizer's
-// element math (host/QuantizeMath.h, the same functions), so that both
+// element math (ops/QuantizeMath.h, the same functions), so that both
 // backends write the same bytes. Quantizing is one thread block per
 // quantization block: the block's absmax by a tree of maxima (exact in any
 // order), then each thread's levels; int4 levels are written a byte, two
@@ -19,9 +19,9 @@
 
 #include "CudaOps.h"
 
-#include "host/QuantizeMath.h"
+#include "ops/QuantizeMath.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include <cuda_fp16.h>
 
@@ -39,9 +39,9 @@ template <DType type> __device__ float loadElement(const void *in, int64_t i) {
   if constexpr (type == DType::F32)
     return static_cast<const float *>(in)[i];
   else if constexpr (type == DType::BF16)
-    return bf16ToFloat(static_cast<const uint16_t *>(in)[i]);
+    return ops::widenBF16(static_cast<const uint16_t *>(in)[i]);
   else
-    return f16ToFloat(static_cast<const uint16_t *>(in)[i]);
+    return ops::widenF16(static_cast<const uint16_t *>(in)[i]);
 }
 
 template <DType type>
@@ -49,7 +49,7 @@ __device__ void storeElement(void *out, int64_t i, float value) {
   if constexpr (type == DType::F32) {
     static_cast<float *>(out)[i] = value;
   } else if constexpr (type == DType::BF16) {
-    static_cast<uint16_t *>(out)[i] = floatToBF16(value);
+    static_cast<uint16_t *>(out)[i] = ops::narrowF32ToBF16(value);
   } else {
     static_cast<uint16_t *>(out)[i] =
         isnan(value) ? static_cast<uint16_t>((signbit(value) ? 0x8000 : 0) |

@@ -228,12 +228,6 @@ private:
   DeviceAllocation table_;
 };
 
-uint64_t hostElementBits(Scalar value, DType type) {
-  uint64_t bits = 0;
-  storeHostElement(&bits, type, 0, value); // little-endian: the low bytes
-  return bits;
-}
-
 /// linalg.fill and tensor.splat: the register cast as host castScalar does
 /// (an identity for splat, whose types agree).
 PreparedOpOr prepareFill(const CudaContext &ctx, int64_t valueId,
@@ -253,8 +247,8 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
   if (value.form != ConstantValue::Form::Elements) {
     FillSource source{
         nullptr, result.dtype, result.dtype,
-        hostElementBits(constantRegister(value.elements[0], result.dtype),
-                        result.dtype)};
+        elementBits(constantRegister(value.elements[0], result.dtype),
+                    result.dtype)};
     return std::unique_ptr<PreparedOp>(
         new FillOp(ctx, dst, result.numel, result.dtype, source));
   }
@@ -262,8 +256,8 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
     return std::unique_ptr<PreparedOp>(new NoOp());
   std::vector<char> bytes(result.numel * byteWidthOf(result.dtype));
   for (int64_t i = 0; i < result.numel; ++i)
-    storeHostElement(bytes.data(), result.dtype, i,
-                     constantRegister(value.elements[i], result.dtype));
+    storeElement(bytes.data(), result.dtype, i,
+                 constantRegister(value.elements[i], result.dtype));
   StatusOr<DeviceAllocation> data = DeviceAllocation::upload(
       bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
   if (!data.isOk())

@@ -38,14 +38,15 @@ void loadColumn(const void *data, DType type, const int64_t *offsets,
   }
   case DType::BF16: {
     const uint16_t *p = static_cast<const uint16_t *>(data);
-    forEachIndex(offsets, start, count,
-                 [&](int64_t k, int64_t i) { out[k].f = bf16ToFloat(p[i]); });
+    forEachIndex(offsets, start, count, [&](int64_t k, int64_t i) {
+      out[k].f = ops::widenBF16(p[i]);
+    });
     return;
   }
   case DType::F16: {
     const uint16_t *p = static_cast<const uint16_t *>(data);
     forEachIndex(offsets, start, count,
-                 [&](int64_t k, int64_t i) { out[k].f = f16ToDouble(p[i]); });
+                 [&](int64_t k, int64_t i) { out[k].f = ops::widenF16(p[i]); });
     return;
   }
   case DType::I64:
@@ -89,14 +90,15 @@ void storeColumn(void *data, DType type, const int64_t *offsets, int64_t start,
   case DType::BF16: {
     uint16_t *p = static_cast<uint16_t *>(data);
     forEachIndex(offsets, start, count, [&](int64_t k, int64_t i) {
-      p[i] = floatToBF16(static_cast<float>(in[k].f));
+      p[i] = ops::narrowF32ToBF16(static_cast<float>(in[k].f));
     });
     return;
   }
   case DType::F16: {
     uint16_t *p = static_cast<uint16_t *>(data);
-    forEachIndex(offsets, start, count,
-                 [&](int64_t k, int64_t i) { p[i] = roundToF16(in[k].f); });
+    forEachIndex(offsets, start, count, [&](int64_t k, int64_t i) {
+      p[i] = ops::narrowToF16(in[k].f);
+    });
     return;
   }
   case DType::I64:
@@ -138,13 +140,13 @@ void loadFloats(const void *data, DType type, int64_t begin, int64_t count,
   case DType::BF16: {
     const uint16_t *p = static_cast<const uint16_t *>(data) + begin;
     for (int64_t i = 0; i < count; ++i)
-      out[i] = bf16ToFloat(p[i]);
+      out[i] = ops::widenBF16(p[i]);
     return;
   }
   default: {
     const uint16_t *p = static_cast<const uint16_t *>(data) + begin;
     for (int64_t i = 0; i < count; ++i)
-      out[i] = f16ToFloat(p[i]);
+      out[i] = ops::widenF16(p[i]);
     return;
   }
   }
@@ -165,13 +167,13 @@ void storeFloats(void *data, DType type, int64_t begin, int64_t count,
   case DType::BF16: {
     uint16_t *p = static_cast<uint16_t *>(data) + begin;
     for (int64_t i = 0; i < count; ++i)
-      p[i] = floatToBF16(in[i]);
+      p[i] = ops::narrowF32ToBF16(in[i]);
     return;
   }
   default: {
     uint16_t *p = static_cast<uint16_t *>(data) + begin;
     for (int64_t i = 0; i < count; ++i)
-      p[i] = roundToF16(in[i]);
+      p[i] = ops::narrowToF16(in[i]);
     return;
   }
   }

@@ -17,7 +17,7 @@
 #include "OptimizerKernels.h"
 
 #include "Parallel.h"
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include <atomic>
 #include <cmath>
@@ -41,45 +41,29 @@ constexpr int64_t kBlock = 4096;
 template <typename T> inline T gradAt(const AdamArrays<T> &a, int64_t i) {
   if constexpr (std::is_same<T, float>::value) {
     if (a.gradType == DType::BF16)
-      return bf16ToFloat(static_cast<const uint16_t *>(a.grad)[i]);
+      return ops::widenBF16(static_cast<const uint16_t *>(a.grad)[i]);
     if (a.gradType == DType::F16)
-      return f16ToFloat(static_cast<const uint16_t *>(a.grad)[i]);
+      return ops::widenF16(static_cast<const uint16_t *>(a.grad)[i]);
   }
   return static_cast<const T *>(a.grad)[i];
 }
 
-/// `vMax` is used only if `Amsgrad` (a template argument: plain Adam's loop
-/// stays as it was).
+/// ops::adamElement over [0, n); `vMax` is used only if `Amsgrad` (a template
+/// argument: plain Adam's loop stays as it was).
 template <typename T, bool Amsgrad>
 inline void adamUpdate(const AdamConstants<T> &c, const AdamArrays<T> &a,
                        int64_t n) {
   for (int64_t i = 0; i < n; ++i) {
-    T g = gradAt(a, i);
     T p = a.param[i];
-    if (c.l2)
-      g = std::fma(p, c.weightDecay, g);
-    if (c.adamw)
-      p = p * c.decay;
-    T mi = a.m[i] * c.beta1;
-    mi = std::fma(g, c.oneMinusBeta1, mi);
-    T vi = a.v[i] * c.beta2;
-    vi = std::fma(c.oneMinusBeta2 * g, g, vi);
-    T second = vi;
-    if constexpr (Amsgrad) {
-      // torch.maximum propagates a NaN of either side.
-      const T old = a.vMax[i];
-      second = old > vi || old != old ? old : vi;
-      a.vMax[i] = second;
-    }
-    const T denom = std::sqrt(second) / c.bc2Sqrt + c.eps;
-    p = p + (c.negStepSize * mi) / denom;
+    T vMax = Amsgrad ? a.vMax[i] : T(0);
+    ops::adamElement(c, p, gradAt(a, i), a.m[i], a.v[i], vMax);
+    if constexpr (Amsgrad)
+      a.vMax[i] = vMax;
     a.param[i] = p;
-    a.m[i] = mi;
-    a.v[i] = vi;
     if constexpr (std::is_same<T, float>::value) {
       if (a.param16)
-        a.param16[i] =
-            a.param16Type == DType::F16 ? roundToF16(p) : floatToBF16(p);
+        a.param16[i] = a.param16Type == DType::F16 ? ops::narrowToF16(p)
+                                                   : ops::narrowF32ToBF16(p);
     }
   }
 }
@@ -107,18 +91,9 @@ adamScalar(const AdamConstants<double> &c, const AdamArrays<double> &a,
 template <typename T>
 inline void sgdUpdate(const SgdConstants<T> &c, int64_t n, T *param,
                       const T *grad, T *buf) {
-  for (int64_t i = 0; i < n; ++i) {
-    T g = grad[i];
-    const T p = param[i];
-    if (c.weightDecay != T(0))
-      g = std::fma(p, c.weightDecay, g);
-    if (c.momentum != T(0)) {
-      const T b = std::fma(g, c.oneMinusDampening, buf[i] * c.momentum);
-      buf[i] = b;
-      g = c.nesterov ? std::fma(b, c.momentum, g) : b;
-    }
-    param[i] = std::fma(g, c.negLr, p);
-  }
+  T unused = 0;
+  for (int64_t i = 0; i < n; ++i)
+    ops::sgdElement(c, param[i], grad[i], buf ? buf[i] : unused);
 }
 
 __attribute__((target_clones("fma", "default"))) void
@@ -416,31 +391,6 @@ const char *getKernelIsaName(KernelIsa isa) {
   return "scalar";
 }
 
-template <typename T>
-AdamConstants<T> getAdamConstants(const AdamHyperparameters &h) {
-  AdamConstants<T> c;
-  c.beta1 = static_cast<T>(h.beta1);
-  c.oneMinusBeta1 = static_cast<T>(1.0 - h.beta1);
-  c.beta2 = static_cast<T>(h.beta2);
-  c.oneMinusBeta2 = static_cast<T>(1.0 - h.beta2);
-  c.weightDecay = static_cast<T>(h.weightDecay);
-  c.decay = static_cast<T>(1.0 - h.lr * h.weightDecay);
-  c.eps = static_cast<T>(h.eps);
-  c.adamw = h.adamw;
-  c.l2 = !h.adamw && h.weightDecay != 0.0;
-  c.amsgrad = h.amsgrad;
-  const double t = static_cast<double>(h.step);
-  const double bc1 = h.biasCorrection ? 1.0 - std::pow(h.beta1, t) : 1.0;
-  const double bc2 = h.biasCorrection ? 1.0 - std::pow(h.beta2, t) : 1.0;
-  c.negStepSize = static_cast<T>(-(h.lr / bc1));
-  c.bc2Sqrt = static_cast<T>(std::sqrt(bc2));
-  return c;
-}
-
-template AdamConstants<float>
-getAdamConstants<float>(const AdamHyperparameters &h);
-template AdamConstants<double>
-getAdamConstants<double>(const AdamHyperparameters &h);
 
 namespace {
 

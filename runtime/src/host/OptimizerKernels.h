@@ -1,8 +1,8 @@
 //===- OptimizerKernels.h - host Adam and SGD element loops -----*- C++ -*-===//
 //
-// The element loops of zero.adam and zero.sgd (Optimizers.cpp has the
-// float operations they reproduce), for the ops and for an executor that
-// runs an optimizer step itself. Each loop has a scalar form for any x86-64
+// The element loops of zero.adam and zero.sgd (ops/OptimizerMath.h is the
+// update they apply), for the ops and for an executor that runs an optimizer
+// step itself. Each loop has a scalar form for any x86-64
 // and AVX2+FMA and AVX-512 forms chosen at run time; all forms give the same
 // bits: the vector forms perform the scalar form's operations (sqrt and
 // division correctly rounded, fma exactly where it fuses) lane by lane.
@@ -11,6 +11,8 @@
 
 #ifndef ZERO_RUNTIME_HOST_OPTIMIZERKERNELS_H
 #define ZERO_RUNTIME_HOST_OPTIMIZERKERNELS_H
+
+#include "ops/OptimizerMath.h"
 
 #include "zero/runtime/Program.h"
 
@@ -32,25 +34,10 @@ KernelIsa getKernelIsa();
 void setKernelIsa(KernelIsa isa);
 const char *getKernelIsaName(KernelIsa isa);
 
-/// The scalars of one Adam step, in the type of the math T: f32, or f64 for
-/// f64 parameters (as PyTorch computes on double tensors).
-template <typename T> struct AdamConstants {
-  T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
-  T weightDecay, decay, eps, bc2Sqrt, negStepSize;
-  bool adamw, l2, amsgrad;
-};
-
-/// The step's scalars as the schedule gives them (double, like Python).
-struct AdamHyperparameters {
-  double lr, beta1, beta2, eps, weightDecay;
-  /// The step count t, >= 1 with bias correction.
-  int64_t step;
-  bool adamw, biasCorrection, amsgrad;
-};
-
-/// Rounds the scalars to T the way PyTorch's AdamW computes them.
-template <typename T>
-AdamConstants<T> getAdamConstants(const AdamHyperparameters &h);
+using ops::AdamConstants;
+using ops::AdamHyperparameters;
+using ops::getAdamConstants;
+using ops::SgdConstants;
 
 /// The arrays of an Adam loop, updated in place at [0, n). `grad` is of
 /// `gradType`: T, or for f32 math also BF16 or F16. `vMax` is null unless
@@ -86,12 +73,6 @@ void runAdamStep(const AdamHyperparameters &h, int64_t n, float *param,
                  const void *grad, DType gradType, float *m, float *v,
                  float *vMax, uint16_t *param16 = nullptr,
                  DType param16Type = DType::BF16);
-
-/// The scalars of one SGD step in the type of the math.
-template <typename T> struct SgdConstants {
-  T weightDecay, momentum, oneMinusDampening, negLr;
-  bool nesterov;
-};
 
 /// One SGD step over n elements in place; `buf` is read and written only
 /// with momentum.

@@ -233,12 +233,8 @@ public:
 
 private:
   template <typename T> void update(Frame &frame, double lr) {
-    SgdConstants<T> c;
-    c.weightDecay = static_cast<T>(weightDecay_);
-    c.momentum = static_cast<T>(momentum_);
-    c.oneMinusDampening = static_cast<T>(1.0 - dampening_);
-    c.negLr = static_cast<T>(-lr);
-    c.nesterov = nesterov_;
+    const SgdConstants<T> c = ops::getSgdConstants<T>(
+        lr, weightDecay_, momentum_, dampening_, nesterov_);
     void *param = prepareResult(frame, operands_[0], results_[0]);
     void *buf = prepareResult(frame, operands_[2], results_[1]);
     void *grad = frame.tensor(operands_[1].id).data;

@@ -2,9 +2,9 @@
 //---------------===//
 
 #include "Quantize.h"
-#include "QuantizeMath.h"
+#include "ops/QuantizeMath.h"
 
-#include "zero/runtime/FloatFormats.h"
+#include "ops/ElementMath.h"
 
 #include <algorithm>
 #include <cassert>
@@ -76,8 +76,8 @@ template <QuantizedFormat format> float loadElement(const void *in, int64_t i) {
   } else {
     uint16_t bits;
     std::memcpy(&bits, bytes + i * 2, sizeof(bits));
-    return format == QuantizedFormat::BF16 ? bf16ToFloat(bits)
-                                           : f16ToFloat(bits);
+    return format == QuantizedFormat::BF16 ? ops::widenBF16(bits)
+                                           : ops::widenF16(bits);
   }
 }
 
@@ -88,8 +88,9 @@ void storeElement(void *out, int64_t i, float value) {
   if constexpr (format == QuantizedFormat::F32) {
     std::memcpy(bytes + i * 4, &value, sizeof(value));
   } else {
-    uint16_t bits = format == QuantizedFormat::BF16 ? floatToBF16(value)
-                                                    : roundToF16(value);
+    uint16_t bits = format == QuantizedFormat::BF16
+                        ? ops::narrowF32ToBF16(value)
+                        : ops::narrowToF16(value);
     std::memcpy(bytes + i * 2, &bits, sizeof(bits));
   }
 }

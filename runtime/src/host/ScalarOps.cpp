@@ -4,6 +4,8 @@
 
 #include "Elements.h"
 
+#include "ops/Predicates.h"
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -100,60 +102,14 @@ const ScalarOpInfo *lookup(OpCode code) {
   return nullptr;
 }
 
-struct PredicateName {
-  const char *name;
-  Predicate predicate;
-};
-constexpr PredicateName kCmpFPredicates[] = {
-    {"oeq", Predicate::OEQ},         {"ogt", Predicate::OGT},
-    {"oge", Predicate::OGE},         {"olt", Predicate::OLT},
-    {"ole", Predicate::OLE},         {"one", Predicate::ONE},
-    {"ord", Predicate::ORD},         {"ueq", Predicate::UEQ},
-    {"ugt", Predicate::UGT},         {"uge", Predicate::UGE},
-    {"ult", Predicate::ULT},         {"ule", Predicate::ULE},
-    {"une", Predicate::UNE},         {"uno", Predicate::UNO},
-    {"true", Predicate::AlwaysTrue}, {"false", Predicate::AlwaysFalse},
-};
-constexpr PredicateName kCmpIPredicates[] = {
-    {"eq", Predicate::EQ},    {"ne", Predicate::NE},
-    {"slt", Predicate::SLT},  {"sle", Predicate::SLE},
-    {"sgt", Predicate::SGT},  {"sge", Predicate::SGE},
-    {"ult", Predicate::ULTI}, {"ule", Predicate::ULEI},
-    {"ugt", Predicate::UGTI}, {"uge", Predicate::UGEI},
-};
+using ops::compareFloats;
+using ops::compareInts;
+using ops::toSigned;
+using ops::toUnsigned;
 
-int getBitWidth(DType type) {
-  switch (type) {
-  case DType::I1:
-    return 1;
-  case DType::BF16:
-  case DType::F16:
-    return 16;
-  case DType::F32:
-  case DType::I32:
-    return 32;
-  default:
-    return 64;
-  }
-}
+int getBitWidth(DType type) { return ops::bitWidthOf(type); }
 
 bool isInteger(DType type) { return !isFloat(type); }
-
-/// The signed value of a canonical integer register (i1 true is -1).
-inline int64_t toSigned(int64_t value, DType type) {
-  return type == DType::I1 ? -(value & 1) : value;
-}
-
-inline uint64_t toUnsigned(int64_t value, DType type) {
-  switch (type) {
-  case DType::I1:
-    return static_cast<uint64_t>(value & 1);
-  case DType::I32:
-    return static_cast<uint32_t>(value);
-  default:
-    return static_cast<uint64_t>(value);
-  }
-}
 
 /// out[k] = fn(k) rounded to the float type `type`.
 template <typename Fn>
@@ -161,7 +117,7 @@ inline void floatResult(DType type, Scalar *out, int64_t count, Fn fn) {
   switch (type) {
   case DType::F32:
     for (int64_t k = 0; k < count; ++k)
-      out[k].f = static_cast<double>(static_cast<float>(fn(k)));
+      out[k].f = ops::roundF32(fn(k));
     return;
   case DType::F64:
     for (int64_t k = 0; k < count; ++k)
@@ -169,11 +125,11 @@ inline void floatResult(DType type, Scalar *out, int64_t count, Fn fn) {
     return;
   case DType::BF16:
     for (int64_t k = 0; k < count; ++k)
-      out[k].f = bf16ToFloat(roundToBF16(fn(k)));
+      out[k].f = ops::roundBF16(fn(k));
     return;
   case DType::F16:
     for (int64_t k = 0; k < count; ++k)
-      out[k].f = f16ToDouble(roundToF16(fn(k)));
+      out[k].f = ops::roundF16(fn(k));
     return;
   default:
     return;
@@ -186,11 +142,11 @@ inline void intResult(DType type, Scalar *out, int64_t count, Fn fn) {
   switch (type) {
   case DType::I1:
     for (int64_t k = 0; k < count; ++k)
-      out[k].i = static_cast<int64_t>(fn(k)) & 1;
+      out[k].i = ops::wrapI1(static_cast<int64_t>(fn(k)));
     return;
   case DType::I32:
     for (int64_t k = 0; k < count; ++k)
-      out[k].i = static_cast<int32_t>(static_cast<uint32_t>(fn(k)));
+      out[k].i = ops::wrapI32(static_cast<int64_t>(fn(k)));
     return;
   default:
     for (int64_t k = 0; k < count; ++k)
@@ -205,77 +161,6 @@ inline void boolResult(Scalar *out, int64_t count, Fn fn) {
     out[k].i = fn(k) ? 1 : 0;
 }
 
-/// tanh to well within double precision of std::tanh, from exp, which is
-/// several times faster than the expm1 that std::tanh uses; for results that
-/// are rounded to f32 or narrower (the error, below 1e-13 relative, shows only
-/// where the exact value is that close to a rounding boundary).
-inline double tanhForNarrowResult(double x) {
-  if (std::isnan(x))
-    return x;
-  const double a = std::fabs(x);
-  double r;
-  if (a < 0x1p-10) // the series: the next term is below 2^-70 relative
-    r = a - a * a * a * (1.0 / 3.0) + a * a * a * a * a * (2.0 / 15.0);
-  else if (a < 20.0)
-    r = 1.0 - 2.0 / (std::exp(2.0 * a) + 1.0);
-  else
-    r = 1.0; // 1 - 2e-17, which every narrow type rounds to 1
-  return std::copysign(r, x);
-}
-
-/// arith.maximumf / minimumf: NaN if either operand is NaN, and -0 < +0.
-inline double maximumF(double x, double y) {
-  if (std::isnan(x))
-    return x;
-  if (std::isnan(y))
-    return y;
-  if (x == y)
-    return std::signbit(x) ? y : x;
-  return x > y ? x : y;
-}
-
-inline double minimumF(double x, double y) {
-  if (std::isnan(x))
-    return x;
-  if (std::isnan(y))
-    return y;
-  if (x == y)
-    return std::signbit(x) ? x : y;
-  return x < y ? x : y;
-}
-
-/// fptosi/fptoui saturate: LLVM leaves out-of-range conversions undefined,
-/// and a run must not depend on what the host does with them.
-inline int64_t floatToSigned(double value, int width) {
-  if (std::isnan(value))
-    return 0;
-  double truncated = std::trunc(value);
-  double lo = -std::ldexp(1.0, width - 1);
-  double hi = std::ldexp(1.0, width - 1); // exclusive
-  if (truncated <= lo)
-    return width == 64 ? std::numeric_limits<int64_t>::min()
-                       : static_cast<int64_t>(lo);
-  if (truncated >= hi)
-    return width == 64 ? std::numeric_limits<int64_t>::max()
-                       : static_cast<int64_t>(hi) - 1;
-  return static_cast<int64_t>(truncated);
-}
-
-inline uint64_t floatToUnsigned(double value, int width) {
-  if (std::isnan(value) || value <= 0)
-    return 0;
-  double truncated = std::trunc(value);
-  double hi = std::ldexp(1.0, width); // exclusive
-  if (truncated >= hi)
-    return width == 64 ? std::numeric_limits<uint64_t>::max()
-                       : (uint64_t(1) << width) - 1;
-  return static_cast<uint64_t>(truncated);
-}
-
-inline double intToFloat(DType type, double exactOrNearest, float asFloat) {
-  return type == DType::F32 ? static_cast<double>(asFloat) : exactOrNearest;
-}
-
 } // namespace
 
 bool isScalarOp(OpCode code) { return lookup(code) != nullptr; }
@@ -286,6 +171,12 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
   const Scalar *b = in[1];
   const DType rt = resultType;
   const DType ot = operandType;
+  const int width = getBitWidth(ot); // of the operands
+  // out[k] = op(a[k], b[k]) for an integer op of ElementMath.h.
+  auto intColumns = [&](auto op) {
+    intResult(rt, out, count,
+              [&](int64_t k) { return op(a[k].i, b[k].i, width); });
+  };
   switch (kind) {
   case ScalarOpKind::Constant:
     for (int64_t k = 0; k < count; ++k)
@@ -306,65 +197,20 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
   case ScalarOpKind::NegF:
     return floatResult(rt, out, count, [&](int64_t k) { return -a[k].f; });
   case ScalarOpKind::MaximumF:
-    return floatResult(rt, out, count,
-                       [&](int64_t k) { return maximumF(a[k].f, b[k].f); });
+    return floatResult(rt, out, count, [&](int64_t k) {
+      return ops::maximumF(a[k].f, b[k].f);
+    });
   case ScalarOpKind::MinimumF:
-    return floatResult(rt, out, count,
-                       [&](int64_t k) { return minimumF(a[k].f, b[k].f); });
+    return floatResult(rt, out, count, [&](int64_t k) {
+      return ops::minimumF(a[k].f, b[k].f);
+    });
   case ScalarOpKind::RemF:
     return floatResult(rt, out, count,
                        [&](int64_t k) { return std::fmod(a[k].f, b[k].f); });
   case ScalarOpKind::CmpF:
-    switch (predicate) {
-    case Predicate::OEQ:
-      return boolResult(out, count,
-                        [&](int64_t k) { return a[k].f == b[k].f; });
-    case Predicate::OGT:
-      return boolResult(out, count, [&](int64_t k) { return a[k].f > b[k].f; });
-    case Predicate::OGE:
-      return boolResult(out, count,
-                        [&](int64_t k) { return a[k].f >= b[k].f; });
-    case Predicate::OLT:
-      return boolResult(out, count, [&](int64_t k) { return a[k].f < b[k].f; });
-    case Predicate::OLE:
-      return boolResult(out, count,
-                        [&](int64_t k) { return a[k].f <= b[k].f; });
-    case Predicate::ONE:
-      return boolResult(out, count, [&](int64_t k) {
-        return a[k].f < b[k].f || a[k].f > b[k].f;
-      });
-    case Predicate::ORD:
-      return boolResult(out, count, [&](int64_t k) {
-        return !std::isnan(a[k].f) && !std::isnan(b[k].f);
-      });
-    case Predicate::UEQ:
-      return boolResult(out, count, [&](int64_t k) {
-        return !(a[k].f < b[k].f || a[k].f > b[k].f);
-      });
-    case Predicate::UGT:
-      return boolResult(out, count,
-                        [&](int64_t k) { return !(a[k].f <= b[k].f); });
-    case Predicate::UGE:
-      return boolResult(out, count,
-                        [&](int64_t k) { return !(a[k].f < b[k].f); });
-    case Predicate::ULT:
-      return boolResult(out, count,
-                        [&](int64_t k) { return !(a[k].f >= b[k].f); });
-    case Predicate::ULE:
-      return boolResult(out, count,
-                        [&](int64_t k) { return !(a[k].f > b[k].f); });
-    case Predicate::UNE:
-      return boolResult(out, count,
-                        [&](int64_t k) { return a[k].f != b[k].f; });
-    case Predicate::UNO:
-      return boolResult(out, count, [&](int64_t k) {
-        return std::isnan(a[k].f) || std::isnan(b[k].f);
-      });
-    case Predicate::AlwaysTrue:
-      return boolResult(out, count, [](int64_t) { return true; });
-    default:
-      return boolResult(out, count, [](int64_t) { return false; });
-    }
+    return boolResult(out, count, [&](int64_t k) {
+      return compareFloats(predicate, a[k].f, b[k].f);
+    });
   case ScalarOpKind::AddI:
     return intResult(rt, out, count, [&](int64_t k) {
       return static_cast<uint64_t>(a[k].i) + static_cast<uint64_t>(b[k].i);
@@ -377,41 +223,19 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
     return intResult(rt, out, count, [&](int64_t k) {
       return static_cast<uint64_t>(a[k].i) * static_cast<uint64_t>(b[k].i);
     });
-  // Division by zero is undefined in arith; a run yields 0 rather than trap.
+  // Division by zero and shifts by the width or more: ElementMath.h.
   case ScalarOpKind::DivSI:
-    return intResult(rt, out, count, [&](int64_t k) -> uint64_t {
-      int64_t x = toSigned(a[k].i, ot), y = toSigned(b[k].i, ot);
-      if (y == 0)
-        return 0;
-      if (y == -1) // INT_MIN / -1 wraps
-        return uint64_t(0) - static_cast<uint64_t>(x);
-      return static_cast<uint64_t>(x / y);
-    });
+    return intColumns(ops::divSI);
   case ScalarOpKind::DivUI:
-    return intResult(rt, out, count, [&](int64_t k) -> uint64_t {
-      uint64_t x = toUnsigned(a[k].i, ot), y = toUnsigned(b[k].i, ot);
-      return y ? x / y : 0;
-    });
+    return intColumns(ops::divUI);
   case ScalarOpKind::RemSI:
-    return intResult(rt, out, count, [&](int64_t k) -> uint64_t {
-      int64_t x = toSigned(a[k].i, ot), y = toSigned(b[k].i, ot);
-      if (y == 0 || y == -1)
-        return 0;
-      return static_cast<uint64_t>(x % y);
-    });
+    return intColumns(ops::remSI);
   case ScalarOpKind::RemUI:
-    return intResult(rt, out, count, [&](int64_t k) -> uint64_t {
-      uint64_t x = toUnsigned(a[k].i, ot), y = toUnsigned(b[k].i, ot);
-      return y ? x % y : 0;
-    });
+    return intColumns(ops::remUI);
   case ScalarOpKind::MaxSI:
-    return intResult(rt, out, count, [&](int64_t k) {
-      return std::max(toSigned(a[k].i, ot), toSigned(b[k].i, ot));
-    });
+    return intColumns(ops::maxSI);
   case ScalarOpKind::MinSI:
-    return intResult(rt, out, count, [&](int64_t k) {
-      return std::min(toSigned(a[k].i, ot), toSigned(b[k].i, ot));
-    });
+    return intColumns(ops::minSI);
   case ScalarOpKind::AndI:
     return intResult(rt, out, count,
                      [&](int64_t k) { return a[k].i & b[k].i; });
@@ -421,71 +245,16 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
   case ScalarOpKind::XOrI:
     return intResult(rt, out, count,
                      [&](int64_t k) { return a[k].i ^ b[k].i; });
-  // Shifts by the width or more are poison in arith; a run yields 0 (or the
-  // sign for shrsi).
-  case ScalarOpKind::ShLI: {
-    const uint64_t width = getBitWidth(ot);
-    return intResult(rt, out, count, [&](int64_t k) -> uint64_t {
-      uint64_t amount = toUnsigned(b[k].i, ot);
-      return amount >= width ? 0 : static_cast<uint64_t>(a[k].i) << amount;
-    });
-  }
-  case ScalarOpKind::ShRSI: {
-    const uint64_t width = getBitWidth(ot);
-    return intResult(rt, out, count, [&](int64_t k) -> int64_t {
-      int64_t x = toSigned(a[k].i, ot);
-      uint64_t amount = toUnsigned(b[k].i, ot);
-      return amount >= width ? (x < 0 ? -1 : 0) : x >> amount;
-    });
-  }
-  case ScalarOpKind::ShRUI: {
-    const uint64_t width = getBitWidth(ot);
-    return intResult(rt, out, count, [&](int64_t k) -> uint64_t {
-      uint64_t amount = toUnsigned(b[k].i, ot);
-      return amount >= width ? 0 : toUnsigned(a[k].i, ot) >> amount;
-    });
-  }
+  case ScalarOpKind::ShLI:
+    return intColumns(ops::shLI);
+  case ScalarOpKind::ShRSI:
+    return intColumns(ops::shRSI);
+  case ScalarOpKind::ShRUI:
+    return intColumns(ops::shRUI);
   case ScalarOpKind::CmpI:
-    switch (predicate) {
-    case Predicate::EQ:
-      return boolResult(out, count,
-                        [&](int64_t k) { return a[k].i == b[k].i; });
-    case Predicate::NE:
-      return boolResult(out, count,
-                        [&](int64_t k) { return a[k].i != b[k].i; });
-    case Predicate::SLT:
-      return boolResult(out, count, [&](int64_t k) {
-        return toSigned(a[k].i, ot) < toSigned(b[k].i, ot);
-      });
-    case Predicate::SLE:
-      return boolResult(out, count, [&](int64_t k) {
-        return toSigned(a[k].i, ot) <= toSigned(b[k].i, ot);
-      });
-    case Predicate::SGT:
-      return boolResult(out, count, [&](int64_t k) {
-        return toSigned(a[k].i, ot) > toSigned(b[k].i, ot);
-      });
-    case Predicate::SGE:
-      return boolResult(out, count, [&](int64_t k) {
-        return toSigned(a[k].i, ot) >= toSigned(b[k].i, ot);
-      });
-    case Predicate::ULTI:
-      return boolResult(out, count, [&](int64_t k) {
-        return toUnsigned(a[k].i, ot) < toUnsigned(b[k].i, ot);
-      });
-    case Predicate::ULEI:
-      return boolResult(out, count, [&](int64_t k) {
-        return toUnsigned(a[k].i, ot) <= toUnsigned(b[k].i, ot);
-      });
-    case Predicate::UGTI:
-      return boolResult(out, count, [&](int64_t k) {
-        return toUnsigned(a[k].i, ot) > toUnsigned(b[k].i, ot);
-      });
-    default:
-      return boolResult(out, count, [&](int64_t k) {
-        return toUnsigned(a[k].i, ot) >= toUnsigned(b[k].i, ot);
-      });
-    }
+    return boolResult(out, count, [&](int64_t k) {
+      return compareInts(predicate, a[k].i, b[k].i, width);
+    });
   case ScalarOpKind::Select: {
     const Scalar *c = in[2];
     for (int64_t k = 0; k < count; ++k)
@@ -497,31 +266,31 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
     return floatResult(rt, out, count, [&](int64_t k) { return a[k].f; });
   case ScalarOpKind::SIToFP:
     return floatResult(rt, out, count, [&](int64_t k) {
-      int64_t x = toSigned(a[k].i, ot);
-      return intToFloat(rt, static_cast<double>(x), static_cast<float>(x));
+      return ops::signedToFloat(toSigned(a[k].i, width), rt);
     });
   case ScalarOpKind::UIToFP:
     return floatResult(rt, out, count, [&](int64_t k) {
-      uint64_t x = toUnsigned(a[k].i, ot);
-      return intToFloat(rt, static_cast<double>(x), static_cast<float>(x));
+      return ops::unsignedToFloat(toUnsigned(a[k].i, width), rt);
     });
   case ScalarOpKind::FPToSI: {
-    const int width = getBitWidth(rt);
-    return intResult(rt, out, count,
-                     [&](int64_t k) { return floatToSigned(a[k].f, width); });
+    const int resultWidth = getBitWidth(rt);
+    return intResult(rt, out, count, [&](int64_t k) {
+      return ops::floatToSigned(a[k].f, resultWidth);
+    });
   }
   case ScalarOpKind::FPToUI: {
-    const int width = getBitWidth(rt);
-    return intResult(rt, out, count,
-                     [&](int64_t k) { return floatToUnsigned(a[k].f, width); });
+    const int resultWidth = getBitWidth(rt);
+    return intResult(rt, out, count, [&](int64_t k) {
+      return ops::floatToUnsigned(a[k].f, resultWidth);
+    });
   }
   case ScalarOpKind::IndexCast:
   case ScalarOpKind::ExtSI:
     return intResult(rt, out, count,
-                     [&](int64_t k) { return toSigned(a[k].i, ot); });
+                     [&](int64_t k) { return toSigned(a[k].i, width); });
   case ScalarOpKind::ExtUI:
     return intResult(rt, out, count,
-                     [&](int64_t k) { return toUnsigned(a[k].i, ot); });
+                     [&](int64_t k) { return toUnsigned(a[k].i, width); });
   case ScalarOpKind::TruncI:
     return intResult(rt, out, count, [&](int64_t k) { return a[k].i; });
   case ScalarOpKind::Bitcast:
@@ -568,8 +337,9 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
     if (rt == DType::F64)
       return floatResult(rt, out, count,
                          [&](int64_t k) { return std::tanh(a[k].f); });
-    return floatResult(rt, out, count,
-                       [&](int64_t k) { return tanhForNarrowResult(a[k].f); });
+    return floatResult(rt, out, count, [&](int64_t k) {
+      return ops::tanhForNarrowResult(a[k].f);
+    });
   case ScalarOpKind::AbsF:
     return floatResult(rt, out, count,
                        [&](int64_t k) { return std::fabs(a[k].f); });
@@ -607,22 +377,6 @@ bool parseConstant(const Number &number, DType type, Scalar &value,
   }
   value.i = wrapInt(number.i, type);
   return true;
-}
-
-Scalar castScalar(Scalar value, DType from, DType to) {
-  Scalar result;
-  if (isFloat(from) && isFloat(to)) {
-    result.f = roundFloat(value.f, to);
-  } else if (isFloat(from)) {
-    result.i = wrapInt(floatToSigned(value.f, getBitWidth(to)), to);
-  } else if (isFloat(to)) {
-    int64_t x = toSigned(value.i, from);
-    result.f = to == DType::F32 ? static_cast<double>(static_cast<float>(x))
-                                : roundFloat(static_cast<double>(x), to);
-  } else {
-    result.i = wrapInt(toSigned(value.i, from), to);
-  }
-  return result;
 }
 
 StatusOr<ScalarOp>
@@ -713,25 +467,22 @@ prepareScalarOp(const OpContext &ctx,
     StatusOr<std::string> text = ctx.getString("predicate");
     if (!text.isOk())
       return text.status();
-    bool found = false;
+    const ops::PredicateName *predicate = ops::lookupPredicate(*text, floats);
+    if (predicate) {
+      op.predicate = predicate->predicate;
+      break;
+    }
     std::string known;
-    auto search = [&](const auto &table) {
-      for (const PredicateName &entry : table) {
+    auto list = [&](const auto &table) {
+      for (const ops::PredicateName &entry : table)
         known += std::string(known.empty() ? "" : " ") + entry.name;
-        if (*text == entry.name) {
-          op.predicate = entry.predicate;
-          found = true;
-        }
-      }
     };
     if (floats)
-      search(kCmpFPredicates);
+      list(ops::kCmpFPredicates);
     else
-      search(kCmpIPredicates);
-    if (!found)
-      return ctx.error("predicate", "unknown " + name + " predicate '" + *text +
+      list(ops::kCmpIPredicates);
+    return ctx.error("predicate", "unknown " + name + " predicate '" + *text +
                                         "' (expected one of: " + known + ")");
-    break;
   }
   case Signature::Select:
     ZERO_RETURN_IF_ERROR(

@@ -14,6 +14,8 @@
 
 #include "OpContext.h"
 
+#include "ops/ElementMath.h"
+
 #include <memory>
 #include <string_view>
 #include <vector>
@@ -80,37 +82,7 @@ enum class ScalarOpKind {
   Ceil,
 };
 
-/// Predicates of arith.cmpf and arith.cmpi (one enum: the names differ).
-enum class Predicate {
-  // cmpf
-  OEQ,
-  OGT,
-  OGE,
-  OLT,
-  OLE,
-  ONE,
-  ORD,
-  UEQ,
-  UGT,
-  UGE,
-  ULT,
-  ULE,
-  UNE,
-  UNO,
-  AlwaysTrue,
-  AlwaysFalse,
-  // cmpi
-  EQ,
-  NE,
-  SLT,
-  SLE,
-  SGT,
-  SGE,
-  ULTI,
-  ULEI,
-  UGTI,
-  UGEI,
-};
+using ops::Predicate;
 
 /// One checked scalar op: out[k] = op(in[0][k], in[1][k], ...).
 struct ScalarOp {
@@ -140,10 +112,6 @@ prepareScalarOp(const OpContext &ctx,
 /// `error` says why.
 bool parseConstant(const Number &number, DType type, Scalar &value,
                    std::string &error);
-
-/// Converts a register of type `from` to `to` the way linalg's implicit
-/// casts do (signed integers): used by linalg.fill and linalg.copy.
-Scalar castScalar(Scalar value, DType from, DType to);
 
 /// A compute instruction that is a scalar op on registers.
 StatusOr<std::unique_ptr<ComputeOp>>

@@ -398,15 +398,15 @@ public:
     case ScalarOpKind::ExtF:
       if (op_.operandType == DType::BF16)
         return unary<uint16_t, float>(
-            a, out, [](uint16_t x) { return bf16ToFloat(x); });
-      return unary<uint16_t, float>(a, out,
-                                    [](uint16_t x) { return f16ToFloat(x); });
+            a, out, [](uint16_t x) { return ops::widenBF16(x); });
+      return unary<uint16_t, float>(
+          a, out, [](uint16_t x) { return ops::widenF16(x); });
     case ScalarOpKind::TruncF:
       if (op_.resultType == DType::BF16)
-        return unary<float, uint16_t>(a, out,
-                                      [](float x) { return floatToBF16(x); });
-      return unary<float, uint16_t>(a, out,
-                                    [](float x) { return roundToF16(x); });
+        return unary<float, uint16_t>(
+            a, out, [](float x) { return ops::narrowF32ToBF16(x); });
+      return unary<float, uint16_t>(
+          a, out, [](float x) { return ops::narrowToF16(x); });
     default:
       return Status::ok();
     }

@@ -30,6 +30,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -109,6 +110,19 @@ std::optional<StructuredCase> findCase(const std::string &name) {
 // Generated source
 //===----------------------------------------------------------------------===//
 
+TEST(CodegenTest, PreludeIsElementMathVerbatim) {
+  // The generated kernels' arithmetic is the file the host compiles, as the
+  // build embedded it: not a copy that could drift.
+  std::ifstream in(ZERO_RUNTIME_SOURCE_DIR "/src/ops/ElementMath.h");
+  ASSERT_TRUE(in) << "cannot read ops/ElementMath.h";
+  const std::string header((std::istreambuf_iterator<char>(in)),
+                           std::istreambuf_iterator<char>());
+  ASSERT_GT(header.size(), 1000u);
+  EXPECT_NE(getKernelPrelude().find(header), std::string::npos);
+  EXPECT_NE(getKernelPrelude().find("namespace zk = zero::runtime::ops;"),
+            std::string::npos);
+}
+
 TEST(CodegenTest, RowReductionKernel) {
   // Rows of 8 (< 64): one thread per row, in the host's order.
   CaseBuilder b("sum of exp");
@@ -134,15 +148,15 @@ zero_structured(float *r0,
     const long long i0 = p;
     const long long ba0 = i0 * 8LL;
     const long long bo0 = i0;
-    double arg1 = zk_ld_f32(d0, bo0);
+    double arg1 = zk::loadF32(d0, bo0);
     for (long long i1 = 0; i1 < 8LL; ++i1) {
-      const double arg0 = zk_ld_f32(a0, ba0 + i1);
-      const double v0 = zk_rnd_f32(exp(arg0));
-      const double v1 = zk_rnd_f32(v0 + arg1);
+      const double arg0 = zk::loadF32(a0, ba0 + i1);
+      const double v0 = zk::roundF32(exp(arg0));
+      const double v1 = zk::roundF32(v0 + arg1);
       const double y0 = v1;
       arg1 = y0;
     }
-    zk_st_f32(r0, bo0, arg1);
+    zk::storeF32(r0, bo0, arg1);
   }
 }
 )");
@@ -182,17 +196,17 @@ zero_structured(float *r0,
     double c0 = 0.0;
     for (long long e = lane; e < 100LL; e += 32LL) {
       const long long i1 = e;
-      const double arg0 = zk_ld_f32(a0, ba0 + i1);
-      const double v0 = zk_rnd_f32(exp(arg0));
-      c0 = e < 32LL ? v0 : zk_rnd_f32(v0 + c0);
+      const double arg0 = zk::loadF32(a0, ba0 + i1);
+      const double v0 = zk::roundF32(exp(arg0));
+      c0 = e < 32LL ? v0 : zk::roundF32(v0 + c0);
     }
     for (int m = 16; m > 0; m >>= 1) {
       const double o0 = __shfl_xor_sync(0xffffffffu, c0, m);
-      c0 = zk_rnd_f32(o0 + c0);
+      c0 = zk::roundF32(o0 + c0);
     }
     if (lane == 0) {
-      const double arg1 = zk_ld_f32(d0, bo0);
-      zk_st_f32(r0, bo0, zk_rnd_f32(c0 + arg1));
+      const double arg1 = zk::loadF32(d0, bo0);
+      zk::storeF32(r0, bo0, zk::roundF32(c0 + arg1));
     }
   }
 }
@@ -217,15 +231,15 @@ TEST(CodegenTest, BlockReductionKernel) {
            "  __shared__ double w0[8];\n  __shared__ double w1[8];\n",
            "for (long long p = blockIdx.x; p < 2LL; p += gridDim.x) {",
            "for (long long e = threadIdx.x; e < 50257LL; e += 256LL) {",
-           "c0 = e < 256LL ? arg0 : zk_rnd_bf16(zk_maximumf(c0, arg0));",
-           "c1 = e < 256LL ? v2 : zk_rnd_f32(c1 + v2);",
+           "c0 = e < 256LL ? arg0 : zk::roundBF16(zk::maximumF(c0, arg0));",
+           "c1 = e < 256LL ? v2 : zk::roundF32(c1 + v2);",
            "const double o1 = __shfl_xor_sync(0xffffffffu, c1, m);",
            "    if (lane == 0) {\n      w0[warp] = c0;\n      w1[warp] = "
            "c1;\n    }\n    __syncthreads();\n    if (warp == 0) {\n      c0 "
            "= w0[lane & 7];\n      c1 = w1[lane & 7];\n      for (int m = 4; "
            "m > 0; m >>= 1) {",
-           "zk_st_bf16(r0, bo0, zk_rnd_bf16(zk_maximumf(arg1, c0)));",
-           "zk_st_f32(r1, bo1, zk_rnd_f32(arg2 + c1));",
+           "zk::storeBF16(r0, bo0, zk::roundBF16(zk::maximumF(arg1, c0)));",
+           "zk::storeF32(r1, bo1, zk::roundF32(arg2 + c1));",
            "      }\n    }\n    __syncthreads();\n  }\n}\n",
        })
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nin\n" << text;
@@ -271,12 +285,12 @@ zero_structured(unsigned short *r0,
     const long long i0 = (long long)q;
     const long long ba0 = i0 * 3LL + i1;
     const long long bo0 = i0 * 3LL + i1;
-    const double arg0 = zk_ld_bf16(a0, ba0);
-    const long long v1 = (!(arg0 <= ext0)) ? 1LL : 0LL;
-    const double v2 = zk_rnd_bf16(arg0 * v0);
-    const double v3 = zk_rnd_bf16(-arg0);
+    const double arg0 = zk::loadBF16(a0, ba0);
+    const long long v1 = (zk::compareFloats(zk::Predicate::UGT, arg0, ext0)) ? 1LL : 0LL;
+    const double v2 = zk::roundBF16(arg0 * v0);
+    const double v3 = zk::roundBF16(-arg0);
     const double v4 = v1 != 0 ? v2 : v3;
-    zk_st_bf16(r0, bo0, v4);
+    zk::storeBF16(r0, bo0, v4);
   }
 }
 )");
@@ -307,13 +321,13 @@ zero_structured(float *r0,
       r1[k] = d1[k];
   for (long long i0 = 0; i0 < 6LL; ++i0) {
     for (long long i1 = 0; i1 < 7LL; ++i1) {
-      const double arg0 = zk_ld_f32(a0, i0 * 7LL + i1);
-      const double arg1 = zk_ld_f32(r0, i0);
-      const double arg2 = zk_ld_f32(r1, i0 * 7LL + i1);
-      const double v0 = zk_rnd_f32(arg1 + arg0);
-      const double v1 = zk_rnd_f32(v0 * arg2);
-      zk_st_f32(r0, i0, v0);
-      zk_st_f32(r1, i0 * 7LL + i1, v1);
+      const double arg0 = zk::loadF32(a0, i0 * 7LL + i1);
+      const double arg1 = zk::loadF32(r0, i0);
+      const double arg2 = zk::loadF32(r1, i0 * 7LL + i1);
+      const double v0 = zk::roundF32(arg1 + arg0);
+      const double v1 = zk::roundF32(v0 * arg2);
+      zk::storeF32(r0, i0, v0);
+      zk::storeF32(r1, i0 * 7LL + i1, v1);
     }
   }
 }
@@ -345,7 +359,7 @@ zero_structured(float *r0,
     const long long i0 = (long long)q;
     const long long ba0 = i0 * 11LL + i1;
     const long long bo0 = i0 * 264LL + i1 * 24LL + i2;
-    const long long arg0 = zk_ld_i64(a0, ba0);
+    const long long arg0 = zk::loadI64(a0, ba0);
     const long long v0 = i2;
     const long long v1 = arg0;
     long long e2 = 0;
@@ -360,8 +374,8 @@ zero_structured(float *r0,
       ok2 = false;
     }
     e2 += v0;
-    const double v2 = ok2 ? zk_ld_f32(t0, e2) : 0.0;
-    zk_st_f32(r0, bo0, v2);
+    const double v2 = ok2 ? zk::loadF32(t0, e2) : 0.0;
+    zk::storeF32(r0, bo0, v2);
   }
 }
 )");
@@ -378,27 +392,24 @@ TEST(CodegenTest, IntegerAndCastExpressions) {
   std::optional<StructuredCase> casts = findCase("casts");
   ASSERT_TRUE(ints && casts);
   const std::string i = kernelText(generate(decode(*ints)));
-  EXPECT_NE(i.find("zk_wrap_i32((long long)((unsigned long long)arg0 + "
+  EXPECT_NE(i.find("zk::wrapI32((long long)((unsigned long long)arg0 + "
                    "(unsigned long long)arg1))"),
             std::string::npos);
   EXPECT_NE(
-      i.find("zk_wrap_i32((long long)zk_divui(((unsigned long "
-             "long)(unsigned)arg0), ((unsigned long long)(unsigned)arg1)))"),
+      i.find("zk::wrapI32((long long)zk::divUI(arg0, arg1, 32))"),
       std::string::npos);
-  EXPECT_NE(i.find("zk_shrsi(arg0, ((unsigned long long)(unsigned)arg2), 32)"),
+  EXPECT_NE(i.find("zk::wrapI32((long long)zk::shRSI(arg0, arg2, 32))"),
             std::string::npos);
   const std::string c = kernelText(generate(decode(*casts)));
   // fptosi to i32 saturates at [-2^31, 2^31 - 1]; f32 rounds once from i64,
   // bf16 through double (as the host does).
-  EXPECT_NE(c.find("zk_wrap_i32(zk_fptosi(arg0, -2147483648.0, 2147483648.0, "
-                   "-2147483648LL, 2147483647LL))"),
+  EXPECT_NE(c.find("zk::wrapI32(zk::floatToSigned(arg0, 32))"),
             std::string::npos);
-  EXPECT_NE(c.find("zk_wrap_i1(zk_fptosi(arg0, -1.0, 1.0, -1LL, 0LL))"),
+  EXPECT_NE(c.find("zk::wrapI1(zk::floatToSigned(arg0, 1))"),
             std::string::npos);
   EXPECT_NE(c.find("(double)(float)arg2;"), std::string::npos);
-  EXPECT_NE(c.find("zk_rnd_bf16((double)arg2)"), std::string::npos);
-  EXPECT_NE(c.find("(long long)zk_fptoui(arg4, 1.8446744073709552e+19, "
-                   "18446744073709551615ULL)"),
+  EXPECT_NE(c.find("zk::roundBF16((double)arg2)"), std::string::npos);
+  EXPECT_NE(c.find("(long long)zk::floatToUnsigned(arg4, 64)"),
             std::string::npos);
 }
 
@@ -740,9 +751,9 @@ TEST(CodegenTest, DoubleLiterals) {
   EXPECT_EQ(formatDoubleLiteral(1.0 / 3.0), "0.3333333333333333");
   EXPECT_EQ(formatDoubleLiteral(9007199254740993.0), "9007199254740992.0");
   EXPECT_EQ(formatDoubleLiteral(HUGE_VAL),
-            "zk_f64_from_bits(0x7ff0000000000000ULL)");
+            "zk::doubleOfBits(0x7ff0000000000000ULL)");
   EXPECT_EQ(formatDoubleLiteral(-HUGE_VAL),
-            "zk_f64_from_bits(0xfff0000000000000ULL)");
+            "zk::doubleOfBits(0xfff0000000000000ULL)");
   for (double v : {3.14159, 1e300, 4.9e-324, -2.5e-310, 123456789.0})
     EXPECT_EQ(std::strtod(formatDoubleLiteral(v).c_str(), nullptr), v) << v;
 }

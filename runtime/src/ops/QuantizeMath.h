@@ -12,11 +12,10 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_HOST_QUANTIZEMATH_H
-#define ZERO_RUNTIME_HOST_QUANTIZEMATH_H
+#ifndef ZERO_RUNTIME_OPS_QUANTIZEMATH_H
+#define ZERO_RUNTIME_OPS_QUANTIZEMATH_H
 
-#include "zero/runtime/FloatFormats.h"
-#include "zero/runtime/Portable.h"
+#include "ElementMath.h"
 
 #include <cfloat>
 #include <cmath>
@@ -32,7 +31,7 @@ ZERO_HD inline int getMaxLevel(int bits) { return (1 << (bits - 1)) - 1; }
 /// 0x7fc00000. IEEE leaves which NaN an operation on a NaN returns to the
 /// machine (x86 keeps the operand's, NVIDIA GPUs return 0x7fffffff), so
 /// every result that may be a NaN is made this one (canonicalize).
-ZERO_HD inline float getCanonicalNaN() { return getFloatFromBits(0x7fc00000u); }
+ZERO_HD inline float getCanonicalNaN() { return ops::floatOfBits(0x7fc00000u); }
 
 /// x, or the canonical NaN when x is a NaN.
 ZERO_HD inline float canonicalize(float x) {
@@ -45,8 +44,8 @@ ZERO_HD inline float canonicalize(float x) {
 /// reduces a block in a tree, the host left to right). Bit tests, not
 /// std::isfinite and std::fabs, which are host functions to nvcc.
 ZERO_HD inline float getMagnitude(float x) {
-  uint32_t magnitude = getFloatBits(x) & 0x7fffffffu;
-  return magnitude >= 0x7f800000u ? INFINITY : getFloatFromBits(magnitude);
+  uint32_t magnitude = ops::bitsOfFloat(x) & 0x7fffffffu;
+  return magnitude >= 0x7f800000u ? INFINITY : ops::floatOfBits(magnitude);
 }
 
 /// The larger of two magnitudes.
@@ -126,4 +125,4 @@ ZERO_HD inline void storeScale(void *scales, int64_t block, float scale) {
 
 } // namespace zero::runtime::quantize
 
-#endif // ZERO_RUNTIME_HOST_QUANTIZEMATH_H
+#endif // ZERO_RUNTIME_OPS_QUANTIZEMATH_H

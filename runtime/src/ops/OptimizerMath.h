@@ -1,0 +1,130 @@
+//===- OptimizerMath.h - one Adam or SGD element update ---------*- C++ -*-===//
+//
+// The one definition of zero.adam's and zero.sgd's arithmetic (PyTorch's
+// single-tensor implementations, host/Optimizers.cpp has the derivation):
+// the step's scalars computed in double and rounded to the math type T (f32,
+// or f64 for f64 parameters), then per element exactly these T operations,
+// fused multiply-adds where written and nowhere else. The host's scalar
+// loops (host/OptimizerKernels.cpp) and the CUDA kernels (cuda/Optimizers.cu)
+// both call these (ZERO_HD), so the backends agree bit for bit except where
+// CUDA's double pow differs from glibc's in the last ulp of a bias
+// correction; the host's AVX2 and AVX-512 loops are this function lane by
+// lane, which their tests check.
+//
+//===----------------------------------------------------------------------===//
+
+#ifndef ZERO_RUNTIME_OPS_OPTIMIZERMATH_H
+#define ZERO_RUNTIME_OPS_OPTIMIZERMATH_H
+
+#include "ElementMath.h"
+
+#include <cmath>
+#include <cstdint>
+
+namespace zero::runtime::ops {
+
+#if !defined(__CUDA_ARCH__)
+using std::fma;
+using std::pow;
+using std::sqrt;
+#endif
+
+/// The step's scalars as the schedule gives them (double, like Python).
+struct AdamHyperparameters {
+  double lr, beta1, beta2, eps, weightDecay;
+  /// The step count t, >= 1 with bias correction.
+  int64_t step;
+  bool adamw, biasCorrection, amsgrad;
+};
+
+/// The scalars of one Adam step in the math type T.
+template <typename T> struct AdamConstants {
+  T beta1, oneMinusBeta1, beta2, oneMinusBeta2;
+  T weightDecay, decay, eps, bc2Sqrt, negStepSize;
+  bool adamw, l2, amsgrad;
+};
+
+/// Rounds the scalars to T the way PyTorch's AdamW computes them.
+template <typename T>
+ZERO_HD inline AdamConstants<T>
+getAdamConstants(const AdamHyperparameters &h) {
+  AdamConstants<T> c;
+  c.beta1 = static_cast<T>(h.beta1);
+  c.oneMinusBeta1 = static_cast<T>(1.0 - h.beta1);
+  c.beta2 = static_cast<T>(h.beta2);
+  c.oneMinusBeta2 = static_cast<T>(1.0 - h.beta2);
+  c.weightDecay = static_cast<T>(h.weightDecay);
+  c.decay = static_cast<T>(1.0 - h.lr * h.weightDecay);
+  c.eps = static_cast<T>(h.eps);
+  c.adamw = h.adamw;
+  c.l2 = !h.adamw && h.weightDecay != 0.0;
+  c.amsgrad = h.amsgrad;
+  const double t = static_cast<double>(h.step);
+  const double bc1 = h.biasCorrection ? 1.0 - pow(h.beta1, t) : 1.0;
+  const double bc2 = h.biasCorrection ? 1.0 - pow(h.beta2, t) : 1.0;
+  c.negStepSize = static_cast<T>(-(h.lr / bc1));
+  c.bc2Sqrt = static_cast<T>(sqrt(bc2));
+  return c;
+}
+
+/// One Adam element: updates p, m, v (and vMax, read and written only with
+/// amsgrad) from the gradient g.
+template <typename T>
+ZERO_HD_INLINE void adamElement(const AdamConstants<T> &c, T &p, T g, T &m,
+                                T &v, T &vMax) {
+  if (c.l2)
+    g = fma(p, c.weightDecay, g);
+  if (c.adamw)
+    p = p * c.decay;
+  T mi = m * c.beta1;
+  mi = fma(g, c.oneMinusBeta1, mi);
+  T vi = v * c.beta2;
+  vi = fma(c.oneMinusBeta2 * g, g, vi);
+  T second = vi;
+  if (c.amsgrad) {
+    // torch.maximum propagates a NaN of either side (fmax would not).
+    second = vMax > vi || vMax != vMax ? vMax : vi;
+    vMax = second;
+  }
+  const T denom = sqrt(second) / c.bc2Sqrt + c.eps;
+  p = p + (c.negStepSize * mi) / denom;
+  m = mi;
+  v = vi;
+}
+
+/// The scalars of one SGD step in the math type T.
+template <typename T> struct SgdConstants {
+  T weightDecay, momentum, oneMinusDampening, negLr;
+  bool nesterov;
+};
+
+template <typename T>
+ZERO_HD_INLINE SgdConstants<T> getSgdConstants(double lr, double weightDecay,
+                                               double momentum,
+                                               double dampening,
+                                               bool nesterov) {
+  SgdConstants<T> c;
+  c.weightDecay = static_cast<T>(weightDecay);
+  c.momentum = static_cast<T>(momentum);
+  c.oneMinusDampening = static_cast<T>(1.0 - dampening);
+  c.negLr = static_cast<T>(-lr);
+  c.nesterov = nesterov;
+  return c;
+}
+
+/// One SGD element; `buf` is read and written only with momentum.
+template <typename T>
+ZERO_HD_INLINE void sgdElement(const SgdConstants<T> &c, T &p, T g, T &buf) {
+  if (c.weightDecay != T(0))
+    g = fma(p, c.weightDecay, g);
+  if (c.momentum != T(0)) {
+    const T b = fma(g, c.oneMinusDampening, buf * c.momentum);
+    buf = b;
+    g = c.nesterov ? fma(b, c.momentum, g) : b;
+  }
+  p = fma(g, c.negLr, p);
+}
+
+} // namespace zero::runtime::ops
+
+#endif // ZERO_RUNTIME_OPS_OPTIMIZERMATH_H

@@ -1,0 +1,154 @@
+//===- ElementMathTest.cpp - the element arithmetic every backend runs ----===//
+//
+// ops/ElementMath.h is compiled by the host, by nvcc for the CUDA backend's
+// kernels, and by NVRTC as the head of every generated kernel: these tests
+// are the GPU's arithmetic, checked on the CPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/ElementMath.h"
+#include "ops/Elements.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+
+namespace zero::runtime::ops {
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+TEST(ElementMathTest, BF16FromF32RoundsLikeFromDouble) {
+  // storeBF16 rounds through f32: for every f32, the cheap rounding must
+  // equal the one from double that the generated kernels' roundBF16 uses.
+  std::mt19937 rng(7);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 200000; ++i) {
+    const float value = floatOfBits(bits(rng));
+    if (std::isnan(value)) { // both NaN, sign kept; payloads may differ
+      const unsigned short cheap = narrowF32ToBF16(value);
+      const unsigned short exact = narrowToBF16(static_cast<double>(value));
+      ASSERT_TRUE(std::isnan(widenBF16(cheap)) && std::isnan(widenBF16(exact)));
+      ASSERT_EQ(cheap & 0x8000, exact & 0x8000);
+      continue;
+    }
+    ASSERT_EQ(narrowF32ToBF16(value),
+              narrowToBF16(static_cast<double>(value)))
+        << "bits 0x" << std::hex << bitsOfFloat(value);
+  }
+  // Ties to even at both parities, the largest finite, denormals.
+  for (uint32_t b : {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x00008000u,
+                     0x00018000u, 0x80008000u})
+    EXPECT_EQ(narrowF32ToBF16(floatOfBits(b)),
+              narrowToBF16(static_cast<double>(floatOfBits(b))));
+}
+
+TEST(ElementMathTest, SixteenBitFormatsRoundTrip) {
+  for (uint32_t b = 0; b <= 0xffff; ++b) {
+    const unsigned short h = static_cast<unsigned short>(b);
+    const double bf = widenBF16(h), f16 = widenF16(h);
+    if (!std::isnan(bf))
+      EXPECT_EQ(narrowToBF16(bf), h);
+    if (!std::isnan(f16))
+      EXPECT_EQ(narrowToF16(f16), h);
+    // A register holds a 16-bit float exactly: rounding it again is exact.
+    if (!std::isnan(bf))
+      EXPECT_EQ(roundBF16(bf), bf);
+  }
+  EXPECT_EQ(narrowToF16(65520.0), 0x7c00); // rounds to infinity
+  EXPECT_EQ(narrowToF16(65519.99), 0x7bff);
+  EXPECT_EQ(narrowToF16(-0.0), 0x8000);
+  EXPECT_EQ(narrowToBF16(kNaN) & 0x7fc0, 0x7fc0); // stays a quiet NaN
+}
+
+TEST(ElementMathTest, FloatToIntegerSaturates) {
+  EXPECT_EQ(floatToSigned(kNaN, 32), 0);
+  EXPECT_EQ(floatToSigned(3e9, 32), 2147483647);
+  EXPECT_EQ(floatToSigned(-3e9, 32), -2147483648LL);
+  EXPECT_EQ(floatToSigned(-2147483648.9, 32), -2147483648LL);
+  EXPECT_EQ(floatToSigned(-7.9, 32), -7);
+  EXPECT_EQ(floatToSigned(kInf, 64), std::numeric_limits<long long>::max());
+  EXPECT_EQ(floatToSigned(-kInf, 64), std::numeric_limits<long long>::min());
+  EXPECT_EQ(floatToSigned(0.5, 1), 0);
+  EXPECT_EQ(floatToSigned(-1.5, 1), -1);
+  EXPECT_EQ(floatToSigned(1.0, 1), 0); // i1's range is [-1, 0]
+  EXPECT_EQ(floatToUnsigned(-1.0, 32), 0u);
+  EXPECT_EQ(floatToUnsigned(5e9, 32), 4294967295u);
+  EXPECT_EQ(floatToUnsigned(kInf, 64), ~0ULL);
+  EXPECT_EQ(floatToUnsigned(1.8e19, 64), 18000000000000000000ULL);
+  EXPECT_EQ(floatToUnsigned(kNaN, 64), 0u);
+}
+
+TEST(ElementMathTest, IntegerOpsAreDefinedEverywhere) {
+  const long long minI32 = -2147483648LL;
+  EXPECT_EQ(wrapI32(static_cast<long long>(divSI(minI32, -1, 32))), minI32);
+  EXPECT_EQ(divSI(5, 0, 32), 0u);
+  EXPECT_EQ(remSI(5, -1, 64), 0u);
+  EXPECT_EQ(remSI(-7, 2, 64), static_cast<unsigned long long>(-1LL));
+  EXPECT_EQ(divUI(-1, 2, 32), 0x7fffffffu); // i32 -1 is 0xffffffff
+  EXPECT_EQ(shLI(1, 32, 32), 0u);
+  EXPECT_EQ(shLI(1, 31, 32), 0x80000000u);
+  EXPECT_EQ(static_cast<long long>(shRSI(-8, 70, 64)), -1);
+  EXPECT_EQ(shRSI(8, 64, 64), 0u);
+  EXPECT_EQ(shRUI(-1, 28, 32), 0xfu);
+  // i1 true is -1 when signed and 1 when unsigned.
+  EXPECT_TRUE(compareInts(Predicate::SLT, 1, 0, 1));
+  EXPECT_FALSE(compareInts(Predicate::ULTI, 1, 0, 1));
+  EXPECT_EQ(maxSI(1, 0, 1), 0u);
+  EXPECT_TRUE(compareInts(Predicate::UGTI, -1, 1, 32));
+}
+
+TEST(ElementMathTest, MaximumAndMinimumOrderZerosAndPropagateNaN) {
+  EXPECT_FALSE(signBit(maximumF(-0.0, 0.0)));
+  EXPECT_FALSE(signBit(maximumF(0.0, -0.0)));
+  EXPECT_TRUE(signBit(minimumF(0.0, -0.0)));
+  EXPECT_TRUE(std::isnan(maximumF(1.0, kNaN)));
+  EXPECT_TRUE(std::isnan(minimumF(kNaN, 1.0)));
+  EXPECT_EQ(maximumF(-kInf, 2.0), 2.0);
+}
+
+TEST(ElementMathTest, FloatComparisonsOrderedAndUnordered) {
+  EXPECT_FALSE(compareFloats(Predicate::OLT, kNaN, 1.0));
+  EXPECT_TRUE(compareFloats(Predicate::ULT, kNaN, 1.0));
+  EXPECT_TRUE(compareFloats(Predicate::UNO, kNaN, 1.0));
+  EXPECT_FALSE(compareFloats(Predicate::ORD, 1.0, kNaN));
+  EXPECT_FALSE(compareFloats(Predicate::ONE, 1.0, 1.0));
+  EXPECT_TRUE(compareFloats(Predicate::UEQ, kNaN, kNaN));
+  EXPECT_TRUE(compareFloats(Predicate::OEQ, -0.0, 0.0));
+}
+
+TEST(ElementMathTest, NarrowTanhEqualsLibmOnceRounded) {
+  // The GPU has no glibc: tanh for f32 and narrower results is this
+  // function on both backends, and must round like libm's does.
+  std::mt19937 rng(11);
+  std::uniform_real_distribution<double> wide(-25.0, 25.0);
+  std::uniform_real_distribution<double> small(-0.01, 0.01);
+  for (int i = 0; i < 200000; ++i) {
+    const double x = i % 2 ? wide(rng) : small(rng);
+    ASSERT_EQ(roundF32(tanhForNarrowResult(x)), roundF32(std::tanh(x)))
+        << "x = " << x;
+  }
+  EXPECT_TRUE(signBit(tanhForNarrowResult(-0.0)));
+  EXPECT_TRUE(std::isnan(tanhForNarrowResult(kNaN)));
+}
+
+TEST(ElementMathTest, CastsFollowLinalg) {
+  Scalar value;
+  value.i = 1; // i1 true
+  EXPECT_EQ(castScalar(value, DType::I1, DType::F32).f, -1.0);
+  EXPECT_EQ(castScalar(value, DType::I1, DType::I32).i, -1);
+  value.i = (1LL << 53) + 1; // f32 rounds once from the integer
+  EXPECT_EQ(castScalar(value, DType::I64, DType::F32).f,
+            static_cast<double>(static_cast<float>((1LL << 53) + 1)));
+  value.f = 1e10;
+  EXPECT_EQ(castScalar(value, DType::F64, DType::I32).i, 2147483647);
+  value.f = 1.0 + 0x1p-8; // a tie between two bf16s: to even
+  EXPECT_EQ(castScalar(value, DType::F64, DType::BF16).f, 1.0);
+}
+
+} // namespace
+} // namespace zero::runtime::ops

@@ -65,6 +65,15 @@ llvm_config.add_tool_substitutions(tools, tool_dirs)
 llvm_config.with_environment("PATH", config.zero_tools_dir, append_path=True)
 llvm_config.with_environment("PATH", config.llvm_tools_dir, append_path=True)
 
+# Tests of the CUDA backend's plan that need no GPU (the cost model) run
+# where zero-run has the backend: it links cudart.
+import subprocess
+
+linked = subprocess.run(["ldd", os.path.join(config.zero_tools_dir, "zero-run")],
+                        capture_output=True, text=True).stdout
+if "libcudart" in linked:
+    config.available_features.add("cuda-backend")
+
 # Headless Chromium renders the memory timeline in one test, which is
 # unsupported where no Chromium is installed.
 import shutil

@@ -1,6 +1,7 @@
 //===- NoCuda.cpp - the CUDA entry points of a build without CUDA ---------===//
 
 #include "zero/runtime/Communicator.h"
+#include "zero/runtime/CostModel.h"
 #include "zero/runtime/Device.h"
 
 namespace zero::runtime {
@@ -20,6 +21,15 @@ StatusOr<std::unique_ptr<Device>> createCudaDevice(int) {
 StatusOr<std::unique_ptr<Communicator>>
 createDeviceCommunicator(Communicator &, const DeviceCommunicatorOptions &) {
   return ZERO_ERROR(kUnavailable, kNoCuda);
+}
+
+std::vector<std::string> getCostModelDevices() { return {}; }
+
+StatusOr<CostExplanation> explainSchedule(const Schedule &,
+                                          const std::string &) {
+  return ZERO_ERROR(kUnavailable,
+                    std::string(kNoCuda) +
+                        ": the cost model prices the CUDA backend's plan");
 }
 
 } // namespace zero::runtime

@@ -10,6 +10,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/Checkpoint.h"
+#include "zero/runtime/CostModel.h"
 #include "zero/runtime/OutputFile.h"
 #include "zero/runtime/Session.h"
 #include "zero/runtime/StateAccess.h"
@@ -47,6 +48,7 @@ namespace {
 
 const char *kUsage =
     "usage: zero-run SCHEDULE --steps N [options]\n"
+    "       zero-run SCHEDULE --explain GPU [--explain-json FILE]\n"
     "  --steps N            steps to run (required)\n"
     "  --device cpu|cuda    where the schedule runs (cpu)\n"
     "  --gpus-per-node G    cuda: rank uses GPU (local rank mod G); ranks\n"
@@ -99,7 +101,11 @@ const char *kUsage =
     "  --fail-write-at-save K --fail-rank R  (tests) rank R's file of its\n"
     "                       K-th save fails half written (a full disk)\n"
     "  --nvme-fail-write-at B  (tests) from the first step on, writes of\n"
-    "                       byte B of the nvme arena fail with ENOSPC\n";
+    "                       byte B of the nvme arena fail with ENOSPC\n"
+    "  --explain GPU        run nothing: print the CUDA backend's plan of a\n"
+    "                       step priced on GPU h100 or h200 (the cost model,\n"
+    "                       no GPU needed), per category of launches\n"
+    "  --explain-json FILE  also write it as JSON\n";
 
 struct Options {
   std::string schedule;
@@ -126,6 +132,8 @@ struct Options {
   int64_t memoryLimit = 0;
   double commTimeout = 60;
   double interNodeNsPerByte = 0;
+  std::string explain;     // --explain: a GPU of the cost model
+  std::string explainJson; // --explain-json
   bool debug = false;
   bool allowNonfinite = false;
   bool help = false;
@@ -212,7 +220,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
                                     "--device",
                                     "--gpus-per-node",
                                     "--nvme-path",
-                                    "--nvme-fail-write-at"};
+                                    "--nvme-fail-write-at",
+                                    "--explain",
+                                    "--explain-json"};
     if (std::none_of(std::begin(kValued), std::end(kValued),
                      [&](const char *name) { return flag == name; }))
       return usageError("unknown option '" + flag + "'");
@@ -248,6 +258,10 @@ Status parseOptions(int argc, char **argv, Options &options) {
     } else if (flag == "--nvme-fail-write-at") {
       ZERO_RETURN_IF_ERROR(
           parseInteger(flag, value, 0, options.nvmeFailWriteAt));
+    } else if (flag == "--explain") {
+      options.explain = value;
+    } else if (flag == "--explain-json") {
+      options.explainJson = value;
     } else if (flag == "--nvme-path") {
       if (value.empty())
         return usageError("--nvme-path needs a directory");
@@ -306,6 +320,20 @@ Status parseOptions(int argc, char **argv, Options &options) {
   }
   if (options.schedule.empty())
     return usageError("no schedule given");
+  if (!options.explainJson.empty() && options.explain.empty())
+    return usageError("--explain-json goes with --explain");
+  if (!options.explain.empty()) {
+    // The explanation runs nothing: no option of a run goes with it.
+    for (const std::string &arg : options.forwarded)
+      if (arg.rfind("--", 0) == 0 && arg != "--explain" &&
+          arg != "--explain-json")
+        return usageError(arg + " does not go with --explain (it runs "
+                                "nothing)");
+    if (options.nproc > 0)
+      return usageError("--nproc does not go with --explain (it runs "
+                        "nothing)");
+    return Status::ok();
+  }
   if (options.steps < 0)
     return usageError("--steps is required");
   bool failing = options.failAtStep >= 0 || options.failAtSave >= 0 ||
@@ -1107,6 +1135,41 @@ Outcome runSteps(const Options &options, Run &run) {
   return outcome;
 }
 
+/// --explain: the cost model's plan of one step, printed (and written as
+/// JSON); runs nothing.
+int explain(const Options &options) {
+  StatusOr<Schedule> schedule = Schedule::load(options.schedule);
+  if (!schedule.isOk()) {
+    std::fprintf(stderr, "zero-run: %s\n", schedule.status().message().c_str());
+    return 1;
+  }
+  StatusOr<CostExplanation> explanation =
+      explainSchedule(*schedule, options.explain);
+  if (!explanation.isOk()) {
+    std::fprintf(stderr, "zero-run: --explain: %s\n",
+                 explanation.status().message().c_str());
+    return 1;
+  }
+  if (!options.explainJson.empty()) {
+    StatusOr<std::unique_ptr<OutputFile>> file =
+        OutputFile::open(options.explainJson);
+    Status written = file.isOk() ? (*file)->write(
+                                       costExplanationToJson(*explanation))
+                                 : file.status();
+    if (written.isOk())
+      written = (*file)->commit();
+    if (!written.isOk()) {
+      std::fprintf(stderr, "zero-run: --explain-json: %s\n",
+                   written.message().c_str());
+      return 1;
+    }
+  }
+  std::printf("%s: one step on %s, predicted by the cost model\n%s",
+              options.schedule.c_str(), options.explain.c_str(),
+              formatCostExplanation(*explanation).c_str());
+  return 0;
+}
+
 int runMain(int argc, char **argv) {
   Options options;
   Status parsed = parseOptions(argc, argv, options);
@@ -1118,6 +1181,8 @@ int runMain(int argc, char **argv) {
     std::fprintf(stderr, "zero-run: %s\n%s", parsed.message().c_str(), kUsage);
     return 2;
   }
+  if (!options.explain.empty())
+    return explain(options);
   bool underMpi = isLaunchedByMpi();
   if (options.nproc > 0) {
     if (underMpi) {

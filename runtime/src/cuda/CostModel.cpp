@@ -1,0 +1,534 @@
+//===- CostModel.cpp - the CUDA backend's plan, priced on a named GPU -----===//
+//
+// Walks a schedule's streams as the executor prepares them on a CUDA device
+// (Executor.cpp's prepareAll, CudaDevice::groupLength and prepareGroup): the
+// same groups (row programs, multi-tensor optimizer runs, host functions),
+// and for every launch the backend would make, its launch shape (the
+// generated kernels' getLaunchShape, the fixed grids of the copy, fill and
+// optimizer kernels), the bytes it moves and the arithmetic it does; then
+// prices each launch with the GPU's figures (DeviceModels.def). Needs no
+// GPU: nothing here calls CUDA.
+//
+//===----------------------------------------------------------------------===//
+
+#include "zero/runtime/CostModel.h"
+
+#include "Codegen.h"
+#include "CudaOps.h"
+#include "HostCompute.h"
+#include "RowFusion.h"
+
+#include "host/Check.h"
+
+#include "zero/runtime/Device.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+namespace zero::runtime {
+
+namespace {
+
+struct DeviceModel {
+  const char *name;
+  int sms;
+  int threadsPerSm;
+  double copyGbs, latencyNs, launchUs;
+  double gemmF32, gemmTf32, gemmBf16, gemmF16, gemmF64; // TFLOP/s
+  double batchedScale;
+  double f64Tflops, hostGbs, linkGbs, pcieGbs;
+  double loopLoads;
+  double generatedEfficiency, optimizerEfficiency, transposeEfficiency;
+};
+
+constexpr DeviceModel kDeviceModels[] = {
+#define ZERO_DEVICE_MODEL(name, sms, threads, copy, latency, launch, f32,     \
+                          tf32, bf16, f16, f64, batched, f64math, host, link, \
+                          pcie, loopLoads, generated, optimizer, transpose)    \
+  {name,    sms,       threads,   copy,     latency,  launch,                  \
+   f32,     tf32,      bf16,      f16,      f64,      batched,                 \
+   f64math, host,      link,      pcie,     loopLoads, generated,              \
+   optimizer, transpose},
+#include "DeviceModels.def"
+};
+
+/// Bytes in flight that no launch draws short of the copy bandwidth.
+constexpr double kUnbounded = 1e12;
+
+/// What one launch does, before it is priced.
+struct Launch {
+  std::string category;
+  double flops = 0;
+  double bytes = 0;
+  /// Threads launched, the bytes one iteration of a thread loads, and the
+  /// iterations of a loop that only loads (an in-thread reduction), whose
+  /// next loads the compiler issues before the last arrive. A loop that
+  /// stores every iteration (grid-stride, the optimizer's chunks) keeps one
+  /// iteration's loads in flight: its stores may alias the next loads.
+  double threads = 0;
+  double bytesInFlight = 4;
+  double loadOnlyIterations = 1;
+  /// The fraction of the bandwidth its access pattern reaches.
+  double efficiency = 1;
+  /// The rate of its arithmetic, FLOP/s (0: none to speak of).
+  double flopRate = 0;
+  /// A plain launch costs the GPU's launch_us; a host function or a copy
+  /// engine transfer costs its own.
+  double fixedSeconds = -1;
+  /// For the host's and the link's work: bytes per second.
+  double bandwidth = 0;
+  /// Launches it takes: 0 for a reshape that is a view of its operand.
+  int64_t count = 1;
+};
+
+class Planner {
+public:
+  Planner(const Schedule &schedule, const DeviceModel &gpu)
+      : schedule_(schedule), values_(schedule.values()), gpu_(gpu),
+        uses_(schedule) {}
+
+  Status run(CostExplanation &out);
+
+private:
+  double seconds(const Launch &launch) const;
+  void add(CostExplanation &out, const Launch &launch, int64_t times,
+           bool comm) const;
+
+  double tensorBytes(int64_t id) const {
+    return static_cast<double>(values_.values[id].bytes());
+  }
+  double elementWidth(int64_t id) const {
+    return static_cast<double>(getDTypeWidth(values_.values[id].dtype));
+  }
+
+  StatusOr<Launch> planInstruction(const Instruction &inst);
+  StatusOr<Launch> planStructured(const Instruction &inst);
+  Launch planMatmul(const Instruction &inst);
+  Launch planFill(double bytes);
+  Launch planRowProgram(const cuda::RowProgram &program);
+  Launch planOptimizers(const std::vector<const Instruction *> &group);
+  Launch planHost(const std::vector<const Instruction *> &group);
+  Launch planCollective(const Instruction &inst);
+
+  const Schedule &schedule_;
+  const ValueTable &values_;
+  const DeviceModel &gpu_;
+  cuda::ValueUses uses_;
+};
+
+std::string categoryOf(OpCode code) {
+  switch (code) {
+  case OpCode::Map:
+    return "map";
+  case OpCode::Reduce:
+    return "reduce";
+  case OpCode::Generic:
+    return "generic";
+  case OpCode::Transpose:
+    return "transpose";
+  case OpCode::Adam:
+  case OpCode::Sgd:
+    return "optimizer";
+  case OpCode::Fill:
+  case OpCode::Splat:
+    return "fill";
+  default:
+    return "copy";
+  }
+}
+
+double Planner::seconds(const Launch &launch) const {
+  if (launch.bandwidth > 0)
+    return std::max(launch.fixedSeconds, 0.0) +
+           launch.bytes / launch.bandwidth;
+  const double fixed =
+      launch.fixedSeconds >= 0 ? launch.fixedSeconds : gpu_.launchUs * 1e-6;
+  // Little's law: the bandwidth a launch can draw is bounded by the loads
+  // its resident threads keep in flight.
+  const double resident = std::min(
+      launch.threads, static_cast<double>(gpu_.sms) * gpu_.threadsPerSm);
+  const double inFlight =
+      launch.bytesInFlight * std::min(launch.loadOnlyIterations,
+                                      gpu_.loopLoads);
+  const double drawn = resident * inFlight / (gpu_.latencyNs * 1e-9);
+  const double bandwidth =
+      std::min(gpu_.copyGbs * 1e9 * launch.efficiency, drawn);
+  const double memory = bandwidth > 0 ? launch.bytes / bandwidth : 0;
+  const double math = launch.flopRate > 0 ? launch.flops / launch.flopRate : 0;
+  return fixed + std::max(memory, math);
+}
+
+void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
+                  bool comm) const {
+  if (launch.count == 0)
+    return;
+  CostCategory &c = out.categories[launch.category];
+  const double ms = seconds(launch) * 1e3 * static_cast<double>(times);
+  c.launches += times;
+  c.flops += launch.flops * static_cast<double>(times);
+  c.bytes += launch.bytes * static_cast<double>(times);
+  c.ms += ms;
+  (comm ? out.commMs : out.computeMs) += ms;
+  out.launches += times;
+}
+
+Launch Planner::planMatmul(const Instruction &inst) {
+  // ins(A [b,] m x k, B [b,] k x n) outs(C [b,] m x n): cuBLAS reads C
+  // (beta = 1) and writes it.
+  const ValueInfo &a = values_.values[inst.operands[0]];
+  const ValueInfo &c = values_.values[inst.operands[2]];
+  const size_t rank = a.shape.size();
+  const double k = static_cast<double>(a.shape[rank - 1]);
+  const double mn = static_cast<double>(c.numel); // batch * m * n
+  Launch launch;
+  const bool batched = inst.code() == OpCode::BatchMatmul;
+  std::string type = getDTypeName(a.dtype);
+  double rate = gpu_.gemmF32;
+  switch (a.dtype) {
+  case DType::F64:
+    rate = gpu_.gemmF64;
+    break;
+  case DType::BF16:
+    rate = gpu_.gemmBf16;
+    break;
+  case DType::F16:
+    rate = gpu_.gemmF16;
+    break;
+  default:
+    break;
+  }
+  launch.category = (batched ? "batched_gemm_" : "gemm_") + type;
+  launch.flops = 2 * mn * k;
+  launch.flopRate = rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
+  launch.bytes = tensorBytes(inst.operands[0]) +
+                 tensorBytes(inst.operands[1]) + 2 * tensorBytes(c.id);
+  // cuBLAS keeps the memory system busy: its bytes go at copy bandwidth.
+  launch.threads = static_cast<double>(gpu_.sms) * gpu_.threadsPerSm;
+  launch.bytesInFlight = kUnbounded;
+  return launch;
+}
+
+StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
+  StatusOr<cuda::LoopNest> nest = cuda::buildLoopNest(inst, values_);
+  if (!nest.isOk())
+    return nest.status();
+  StatusOr<cuda::GeneratedKernel> kernel =
+      cuda::generateKernel(*nest, values_);
+  if (!kernel.isOk())
+    return kernel.status();
+  const cuda::LaunchShape shape = cuda::getLaunchShape(*kernel, gpu_.sms);
+  Launch launch;
+  launch.category = categoryOf(inst.code());
+  const bool reduces = nest->numElements() > 1;
+  double inFlight = 0;
+  for (const cuda::NestOperand &in : nest->inputs) {
+    launch.bytes += tensorBytes(in.value);
+    inFlight += elementWidth(in.value);
+  }
+  for (size_t i = 0; i < nest->outputs.size(); ++i) {
+    // A reduction starts from its destination; every result is written.
+    if (reduces)
+      launch.bytes += tensorBytes(nest->outputs[i].value);
+    launch.bytes += tensorBytes(nest->results[i]);
+  }
+  // Every body op is one double operation per iteration point.
+  const double points = static_cast<double>(nest->numPoints()) *
+                        static_cast<double>(nest->numElements());
+  launch.flops = points * static_cast<double>(nest->body->ops.size());
+  launch.flopRate = gpu_.f64Tflops * 1e12;
+  launch.threads = static_cast<double>(shape.blocks) * shape.threads;
+  if (nest->sequential)
+    launch.threads = 1;
+  launch.bytesInFlight = std::max(inFlight, 1.0);
+  launch.loadOnlyIterations = static_cast<double>(nest->numElements()) /
+                              static_cast<double>(nest->pointThreads);
+  launch.efficiency = gpu_.generatedEfficiency;
+  return launch;
+}
+
+Launch Planner::planRowProgram(const cuda::RowProgram &program) {
+  // One kernel, named (as the trace names it) by its first instruction.
+  Launch launch;
+  const Instruction *first = nullptr;
+  for (const cuda::RowStep &step : program.steps)
+    if (step.inst) {
+      first = step.inst;
+      break;
+    }
+  launch.category = first ? categoryOf(first->code()) : "map";
+  double inFlight = 0;
+  for (const cuda::RowInput &in : program.inputs) {
+    launch.bytes += tensorBytes(in.value);
+    if (in.shape == cuda::RowShape::Row)
+      inFlight += elementWidth(in.value);
+  }
+  for (int64_t id : program.outputs())
+    launch.bytes += tensorBytes(id);
+  // Each thread loads its elements of the row into registers at once.
+  launch.threads = static_cast<double>(program.numPoints) * program.threads;
+  launch.bytesInFlight =
+      std::max(inFlight, 1.0) * static_cast<double>(program.elementsPerThread());
+  launch.efficiency = gpu_.generatedEfficiency;
+  return launch;
+}
+
+Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
+  // Optimizers.cu: one launch for the group, one block of 256 threads per
+  // chunk of 64K elements. optimizer_eff is that kernel's measured rate as
+  // it launches (its grid included), so no bound of parallelism is applied
+  // on top of it.
+  constexpr double kChunk = 65536, kThreads = 256;
+  Launch launch;
+  launch.category = "optimizer";
+  double blocks = 0;
+  for (const Instruction *inst : group) {
+    // Reads the grad (operand 1); reads and writes the param and states
+    // (the tensor results).
+    double elementBytes = elementWidth(inst->operands[1]);
+    for (int64_t id : inst->results)
+      if (values_.values[id].isTensor)
+        elementBytes += 2 * elementWidth(id);
+    const double numel =
+        static_cast<double>(values_.values[inst->results[0]].numel);
+    launch.bytes += elementBytes * numel;
+    blocks += std::max(1.0, std::ceil(numel / kChunk));
+  }
+  launch.threads = blocks * kThreads;
+  launch.bytesInFlight = kUnbounded;
+  launch.efficiency = gpu_.optimizerEfficiency;
+  return launch;
+}
+
+Launch Planner::planHost(const std::vector<const Instruction *> &group) {
+  // One host function on the stream: the CPU's kernels over host memory.
+  Launch launch;
+  launch.category = "host";
+  for (const Instruction *inst : group) {
+    for (int64_t id : inst->operands)
+      if (values_.values[id].isTensor)
+        launch.bytes += tensorBytes(id);
+    for (int64_t id : inst->results)
+      if (values_.values[id].isTensor)
+        launch.bytes += tensorBytes(id);
+  }
+  launch.fixedSeconds = 10e-6; // cudaLaunchHostFunc's round trip
+  launch.bandwidth = gpu_.hostGbs * 1e9;
+  return launch;
+}
+
+Launch Planner::planCollective(const Instruction &inst) {
+  // A ring moves (n - 1) / n of the buffer per rank, twice for all-reduce.
+  const double world = static_cast<double>(schedule_.worldSize());
+  const double rankBytes = static_cast<double>(inst.bucketNumel) *
+                           static_cast<double>(getDTypeWidth(inst.dtype));
+  const double group =
+      inst.gridAxes.empty()
+          ? world
+          : static_cast<double>(schedule_.groupSize(inst.gridAxes));
+  Launch launch;
+  launch.category = "collective";
+  double moved = 0;
+  if (inst.kind == Instruction::Kind::AllReduce)
+    moved = 2 * rankBytes * (group - 1) / group;
+  else
+    moved = rankBytes * (group - 1);
+  launch.bytes = moved;
+  launch.fixedSeconds = group > 1 ? 10e-6 : 0;
+  launch.bandwidth = gpu_.linkGbs * 1e9;
+  return launch;
+}
+
+Launch Planner::planFill(double bytes) {
+  // TensorOps.cu: 16-byte stores, one per thread.
+  Launch launch;
+  launch.category = "fill";
+  launch.bytes = bytes;
+  launch.threads = std::min(std::ceil(bytes / 16), 65536.0 * 256);
+  launch.bytesInFlight = 16;
+  return launch;
+}
+
+StatusOr<Launch> Planner::planInstruction(const Instruction &inst) {
+  Launch launch;
+  switch (inst.code()) {
+  case OpCode::Matmul:
+  case OpCode::BatchMatmul:
+    return planMatmul(inst);
+  case OpCode::Map:
+  case OpCode::Reduce:
+  case OpCode::Generic:
+    return planStructured(inst);
+  case OpCode::Adam:
+  case OpCode::Sgd:
+    return planOptimizers({&inst});
+  case OpCode::Transpose: {
+    // DataMovement.cu: 32 x 32 tiles, blocks of 32 x 8 threads, each thread
+    // four elements.
+    const ValueInfo &out = values_.values[inst.results[0]];
+    launch.category = "transpose";
+    launch.bytes = 2 * tensorBytes(out.id);
+    launch.threads = std::min(static_cast<double>(out.numel) / 4,
+                              65535.0 * 32 * 32 * 8);
+    launch.bytesInFlight = 4 * elementWidth(out.id);
+    launch.efficiency = gpu_.transposeEfficiency;
+    return launch;
+  }
+  case OpCode::Fill:
+  case OpCode::Splat:
+    return planFill(tensorBytes(inst.results[0]));
+  case OpCode::Broadcast:
+  case OpCode::Copy:
+  case OpCode::ExtractSlice:
+  case OpCode::InsertSlice:
+  case OpCode::CollapseShape:
+  case OpCode::ExpandShape:
+  case OpCode::LocalShard: {
+    // A strided copy, one element per thread (a view of the same memory,
+    // which reshapes usually are, moves nothing).
+    const ValueInfo &out = values_.values[inst.results[0]];
+    const BufferInfo &to = schedule_.bufferOf(out.id);
+    const BufferInfo &from = schedule_.bufferOf(inst.operands[0]);
+    if ((inst.code() == OpCode::CollapseShape ||
+         inst.code() == OpCode::ExpandShape) &&
+        to.space == from.space && to.offset == from.offset)
+    {
+      launch.category = "copy";
+      launch.count = 0;
+      return launch;
+    }
+    launch.category = "copy";
+    const double read = inst.code() == OpCode::InsertSlice
+                            ? tensorBytes(inst.operands[0])
+                            : std::min(tensorBytes(inst.operands[0]),
+                                       tensorBytes(out.id));
+    launch.bytes = read + tensorBytes(out.id);
+    launch.threads =
+        std::min(static_cast<double>(out.numel), 65536.0 * 256);
+    launch.bytesInFlight = elementWidth(out.id);
+    return launch;
+  }
+  default:
+    // Scalar ops, scalar constants, tensor.extract, tensor.from_elements:
+    // one small kernel each.
+    if ((inst.code() == OpCode::Constant ||
+         inst.code() == OpCode::FromElements) &&
+        values_.values[inst.results[0]].isTensor)
+      return planFill(tensorBytes(inst.results[0]));
+    launch.category = "scalar";
+    return launch;
+  }
+}
+
+Status Planner::run(CostExplanation &out) {
+  const std::optional<LoopInfo> &loop = schedule_.loop();
+  for (size_t si = 0; si < schedule_.streams().size(); ++si) {
+    const std::vector<Instruction> &list = schedule_.streams()[si].instructions;
+    // An instruction of the loop's body runs loop->count times a step.
+    auto times = [&](size_t i) -> int64_t {
+      return loop && loop->inBody(si, i) ? loop->count : 1;
+    };
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Instruction &inst = list[i];
+      if (inst.isCollective()) {
+        add(out, planCollective(inst), times(i), /*comm=*/true);
+        continue;
+      }
+      if (inst.kind == Instruction::Kind::Swap) {
+        Launch swap;
+        swap.category = "swap";
+        for (int64_t id : inst.values)
+          swap.bytes += tensorBytes(id);
+        swap.fixedSeconds = 0;
+        swap.bandwidth = gpu_.pcieGbs * 1e9;
+        add(out, swap, times(i), /*comm=*/true);
+        continue;
+      }
+      if (inst.kind != Instruction::Kind::Compute)
+        continue;
+      ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, schedule_));
+      // The groups CudaDevice::groupLength proposes and prepareGroup
+      // accepts.
+      const size_t limit = getGroupLimit(schedule_, si, i);
+      auto onHost = [&](size_t k) {
+        return cuda::isHostSpaceGroup({&list[k]}, schedule_);
+      };
+      if (onHost(i)) {
+        std::vector<const Instruction *> run = {&inst};
+        while (i + run.size() < limit &&
+               list[i + run.size()].kind == Instruction::Kind::Compute &&
+               onHost(i + run.size()))
+          run.push_back(&list[i + run.size()]);
+        add(out, planHost(run), times(i), false);
+        i += run.size() - 1;
+        continue;
+      }
+      size_t optimizerRun = std::min(getOptimizerRunLength(list, i), limit - i);
+      for (size_t k = i + 1; k < i + optimizerRun; ++k)
+        if (onHost(k)) {
+          optimizerRun = k - i;
+          break;
+        }
+      if (optimizerRun > 1) {
+        std::vector<const Instruction *> group;
+        for (size_t k = i; k < i + optimizerRun; ++k)
+          group.push_back(&list[k]);
+        if (cuda::isFusableOptimizerGroup(group, schedule_)) {
+          add(out, planOptimizers(group), times(i), false);
+          i += optimizerRun - 1;
+          continue;
+        }
+      } else if (std::optional<cuda::RowProgram> program =
+                     cuda::findRowProgram(schedule_, uses_, si, i)) {
+        const bool hostStep = std::any_of(
+            program->steps.begin(), program->steps.end(),
+            [&](const cuda::RowStep &s) {
+              return s.inst && cuda::isHostSpaceGroup({s.inst}, schedule_);
+            });
+        if (!hostStep && i + program->steps.size() <= limit &&
+            cuda::checkRowProgramMemory(*program, schedule_).empty()) {
+          add(out, planRowProgram(*program), times(i), false);
+          i += program->steps.size() - 1;
+          continue;
+        }
+      }
+      StatusOr<Launch> launch = planInstruction(inst);
+      if (!launch.isOk())
+        return launch.status();
+      add(out, *launch, times(i), false);
+    }
+  }
+  out.totalMs = std::max(out.computeMs, out.commMs);
+  return Status::ok();
+}
+
+} // namespace
+
+std::vector<std::string> getCostModelDevices() {
+  std::vector<std::string> names;
+  for (const DeviceModel &model : kDeviceModels)
+    names.push_back(model.name);
+  return names;
+}
+
+StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
+                                          const std::string &device) {
+  const DeviceModel *model = nullptr;
+  std::string known;
+  for (const DeviceModel &m : kDeviceModels) {
+    known += std::string(known.empty() ? "" : ", ") + m.name;
+    if (device == m.name)
+      model = &m;
+  }
+  if (!model)
+    return ZERO_ERROR(kInvalidArgument, "the cost model knows no GPU '" +
+                                            device + "' (it knows " + known +
+                                            ")");
+  CostExplanation explanation;
+  explanation.device = device;
+  Planner planner(schedule, *model);
+  ZERO_RETURN_IF_ERROR(planner.run(explanation));
+  return explanation;
+}
+
+} // namespace zero::runtime

@@ -1,0 +1,44 @@
+"""Compares zero-run --explain-json with the measured H100 run it is
+calibrated on (docs/PERFORMANCE.md, "CUDA backend": GPT-2 124M, bf16
+storage, f32 compute, one GPU, 2026-11-25). The trace names a fused group by
+its first instruction, as the model's categories do; its counts are of
+instructions, the model's of launches.
+
+Usage: explain_calibration.py EXPLAIN_JSON
+"""
+import json
+import sys
+
+# Trace category -> (the model's category, measured ms).
+MEASURED = {
+    "linalg.matmul": ("gemm_f32", 146.0),
+    "linalg.batch_matmul": ("batched_gemm_f32", 29.0),
+    "linalg.map": ("map", 39.0),
+    "linalg.reduce": ("reduce", 38.0),
+    "linalg.transpose": ("transpose", 19.0),
+    "zero.adam": ("optimizer", 10.0),
+}
+MEASURED_STEP_MS = 292.2
+CATEGORY_TOLERANCE = 0.25
+TOTAL_TOLERANCE = 0.15
+
+explanation = json.load(open(sys.argv[1]))
+for key in ("device", "total_ms", "compute_ms", "comm_ms", "launches",
+            "categories"):
+    assert key in explanation, "no %r in the explanation" % key
+failed = False
+for trace_name, (category, measured) in MEASURED.items():
+    predicted = explanation["categories"][category]["ms"]
+    error = predicted / measured - 1
+    ok = abs(error) <= CATEGORY_TOLERANCE
+    failed |= not ok
+    print("%-20s %-18s measured %6.1f ms predicted %6.1f ms %+5.0f%% %s" %
+          (trace_name, category, measured, predicted, 100 * error,
+           "ok" if ok else "OFF"))
+error = explanation["total_ms"] / MEASURED_STEP_MS - 1
+ok = abs(error) <= TOTAL_TOLERANCE
+failed |= not ok
+print("%-39s measured %6.1f ms predicted %6.1f ms %+5.0f%% %s" %
+      ("step", MEASURED_STEP_MS, explanation["total_ms"], 100 * error,
+       "ok" if ok else "OFF"))
+sys.exit(1 if failed else 0)

@@ -25,9 +25,7 @@ void zero::addCheckedProduct(std::optional<int64_t> &sum, int64_t a,
   sum = sum && product ? llvm::checkedAdd(*sum, *product) : std::nullopt;
 }
 
-/// How many times `op` runs per step: the trip count of the micro-step loop
-/// around it, if any.
-static int64_t getTripCount(Operation *op) {
+int64_t zero::getStepTripCount(Operation *op) {
   // The step has at most one loop (the plan refuses a second).
   if (auto loop = op->getParentOfType<scf::ForOp>())
     if (std::optional<APInt> count = loop.getStaticTripCount())
@@ -93,7 +91,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
                          int64_t CommunicationVolume::Crossing::*kind,
                          std::optional<int64_t> ringBytes) {
     std::optional<int64_t> bytes =
-        ringBytes ? llvm::checkedMul(*ringBytes, getTripCount(op))
+        ringBytes ? llvm::checkedMul(*ringBytes, getStepTripCount(op))
                   : std::nullopt;
     for (int64_t local = 0; local < ranksPerNode; ++local) {
       RingCrossing crossing =
@@ -156,7 +154,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
   auto addHops = [&](Operation *op, ArrayRef<std::pair<int16_t, int64_t>> hops,
                      std::optional<int64_t> &sent,
                      int64_t CommunicationVolume::Crossing::*kind) {
-    const int64_t times = getTripCount(op);
+    const int64_t times = getStepTripCount(op);
     for (auto [axis, bytes] : hops) {
       if (sent)
         addCheckedProduct(sent, bytes);
@@ -292,7 +290,7 @@ zero::computeCommunicationVolume(func::FuncOp func, int64_t worldSize) {
     for (auto [sum, old] : llvm::zip(sums, before))
       old = *sum;
     count(op);
-    int64_t times = getTripCount(op);
+    int64_t times = getStepTripCount(op);
     if (times == 1)
       return;
     for (auto [sum, old] : llvm::zip(sums, before)) {

@@ -8,6 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Analysis/CommunicationVolume.h"
+#include "zero/Analysis/ComputeVolume.h"
 #include "zero/Analysis/MemoryPlan.h"
 #include "zero/Dialect/Zero/IR/ZeroDialect.h"
 
@@ -221,6 +222,9 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
       computeCommunicationVolume(func, worldSize);
   if (failed(volume))
     return failure();
+  FailureOr<ComputeVolume> compute = computeComputeVolume(func);
+  if (failed(compute))
+    return failure();
   // What leaves and enters a node: every local rank's crossing bytes.
   std::optional<int64_t> interNodeSentPerNode = 0, interNodeReceivedPerNode = 0;
   for (const CommunicationVolume::Crossing &crossing :
@@ -324,6 +328,18 @@ LogicalResult MemoryPlan::writeReport(raw_ostream &os, int64_t stage,
         json.attribute("sent", *interNodeSentPerNode);
         json.attribute("received", *interNodeReceivedPerNode);
       });
+    });
+    json.attributeObject("compute", [&] {
+      json.attributeObject("gemm_flops", [&] {
+        json.attribute("f32", compute->gemmFlopsF32);
+        json.attribute("tf32", compute->gemmFlopsTf32);
+        json.attribute("bf16", compute->gemmFlopsBf16);
+        json.attribute("f16", compute->gemmFlopsF16);
+        json.attribute("f64", compute->gemmFlopsF64);
+      });
+      json.attribute("gemms", compute->gemms);
+      json.attribute("transposes_feeding_gemm",
+                     compute->transposesFeedingGemm);
     });
     json.attributeObject("memory_spaces", [&] {
       for (MemorySpace space : kMemorySpaces) {

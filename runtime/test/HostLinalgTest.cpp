@@ -94,6 +94,51 @@ TEST(HostMatmul, BF16RoundsAfterEveryMultiplyAndAdd) {
   EXPECT_EQ(p.get<uint16_t>(r)[0], roundToBF16(256));
 }
 
+TEST(HostMatmul, SixteenBitOperandsAccumulateInF32) {
+  // bf16 x f16 operands with an f32 init (16-bit compute): the operands are
+  // widened exactly, so the product is the f32 product of their values, bit
+  // for bit; and within f32 reassociation of the ordered element loop.
+  const int64_t m = 6, k = 40, n = 7;
+  std::vector<float> av = randomFloats(m * k, 4), bv = randomFloats(k * n, 5),
+                     cv = randomFloats(m * n, 6);
+  std::vector<uint16_t> a16(m * k), b16(k * n);
+  std::vector<float> aWide(m * k), bWide(k * n);
+  for (int64_t i = 0; i < m * k; ++i) {
+    a16[i] = roundToBF16(av[i]);
+    aWide[i] = bf16ToFloat(a16[i]);
+  }
+  for (int64_t i = 0; i < k * n; ++i) {
+    b16[i] = roundToF16(bv[i]);
+    bWide[i] = f16ToFloat(b16[i]);
+  }
+  auto product = [&](bool sixteen) {
+    TestProgram p;
+    int64_t a = p.tensor(sixteen ? DType::BF16 : DType::F32, {m, k});
+    int64_t b = p.tensor(sixteen ? DType::F16 : DType::F32, {k, n});
+    int64_t c = p.tensor(DType::F32, {m, n});
+    int64_t r = p.tensor(DType::F32, {m, n});
+    if (sixteen) {
+      p.set(a, a16);
+      p.set(b, b16);
+    } else {
+      p.set(a, aWide);
+      p.set(b, bWide);
+    }
+    p.set(c, cv);
+    p.run(instr("linalg.matmul", {a, b, c}, {r}));
+    return p.get<float>(r);
+  };
+  const std::vector<float> sixteen = product(true);
+  EXPECT_EQ(sixteen, product(false));
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double expected = cv[i * n + j];
+      for (int64_t q = 0; q < k; ++q)
+        expected += double(aWide[i * k + q]) * bWide[q * n + j];
+      EXPECT_NEAR(sixteen[i * n + j], expected, 1e-5) << i << "," << j;
+    }
+}
+
 TEST(HostMatmul, Integers) {
   TestProgram p;
   int64_t a = p.tensor(DType::I32, {1, 2});

@@ -81,6 +81,17 @@
 // REPORT-NEXT:   "nvme_write": 0,
 // REPORT-NEXT:   "ranks_per_node": 4
 // REPORT-NEXT: },
+// REPORT-NEXT: "compute": {
+// REPORT-NEXT:   "gemm_flops": {
+// REPORT-NEXT:     "f32": 0,
+// REPORT-NEXT:     "tf32": 0,
+// REPORT-NEXT:     "bf16": 0,
+// REPORT-NEXT:     "f16": 8192,
+// REPORT-NEXT:     "f64": 0
+// REPORT-NEXT:   },
+// REPORT-NEXT:   "gemms": 1,
+// REPORT-NEXT:   "transposes_feeding_gemm": 0
+// REPORT-NEXT: },
 // REPORT-NEXT: "memory_spaces": {
 // REPORT-NEXT:   "device": {
 // REPORT-NEXT:     "arena": 1728,

@@ -81,6 +81,10 @@ FailureOr<CommunicationVolume> computeCommunicationVolume(func::FuncOp func,
 /// `sum += a * b`, or clears `sum` if that overflows int64 or it already did.
 void addCheckedProduct(std::optional<int64_t> &sum, int64_t a, int64_t b = 1);
 
+/// How many times `op` runs per step: the trip count of the micro-step loop
+/// around it, if any (the step has at most one).
+int64_t getStepTripCount(Operation *op);
+
 } // namespace zero
 } // namespace mlir
 

@@ -66,7 +66,8 @@ Status expectDimensions(const OpContext &ctx, const char *key,
 /// operation, instead of OpenBLAS (whose micro-kernels sum in registers and
 /// add to the init once). Then a product whose reduction is split and chained
 /// through the init (zero-tile-linear) gives the bits of the unsplit one.
-/// Empty or "blas": OpenBLAS for f32/f64. Anything else is an error.
+/// Empty or "blas": OpenBLAS for f32/f64, and for bf16/f16 operands with an
+/// f32 init (widened exactly to f32 first). Anything else is an error.
 static StatusOr<bool> useOrderedMatmul() {
   static const char *value = std::getenv("ZERO_HOST_MATMUL");
   if (!value || !*value || std::string(value) == "blas")
@@ -104,6 +105,13 @@ public:
                         s_.bType == DType::F32 && s_.cType == DType::F32;
     const bool allF64 = !s_.ordered && s_.aType == DType::F64 &&
                         s_.bType == DType::F64 && s_.cType == DType::F64;
+    // 16-bit operands with f32 accumulation: widened exactly to f32, then
+    // the f32 product.
+    auto widens = [](DType t) {
+      return t == DType::F32 || t == DType::BF16 || t == DType::F16;
+    };
+    const bool widened = !s_.ordered && !allF32 && s_.cType == DType::F32 &&
+                         widens(s_.aType) && widens(s_.bType);
 #endif
     // Without OpenBLAS (a GPU machine's minimal build) every type takes the
     // element loop.
@@ -121,6 +129,8 @@ public:
                     1.0, reinterpret_cast<const double *>(a) + aOff, s_.k,
                     reinterpret_cast<const double *>(b) + bOff, s_.n, 1.0,
                     reinterpret_cast<double *>(result) + cOff, s_.n);
+      else if (widened)
+        runWidened(a, aOff, b, bOff, reinterpret_cast<float *>(result) + cOff);
       else
 #endif
         runElementwise(a, aOff, b, bOff, result, cOff);
@@ -129,6 +139,27 @@ public:
   }
 
 private:
+#ifdef ZERO_HAVE_OPENBLAS
+  /// C (f32) += A B for f32, bf16 or f16 operands: each widened exactly to
+  /// f32 (scratch of this op), then cblas_sgemm.
+  void runWidened(const void *a, int64_t aOff, const void *b, int64_t bOff,
+                  float *c) {
+    auto widen = [](const void *data, DType type, int64_t offset,
+                    int64_t count, std::vector<float> &scratch) {
+      if (type == DType::F32)
+        return static_cast<const float *>(data) + offset;
+      scratch.resize(count);
+      loadFloats(data, type, offset, count, scratch.data());
+      return static_cast<const float *>(scratch.data());
+    };
+    const float *aWide = widen(a, s_.aType, aOff, s_.m * s_.k, aScratch_);
+    const float *bWide = widen(b, s_.bType, bOff, s_.k * s_.n, bScratch_);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
+                1.0f, aWide, s_.k, bWide, s_.n, 1.0f, c, s_.n);
+  }
+  std::vector<float> aScratch_, bScratch_;
+#endif
+
   /// linalg.matmul's body for other types: the operands cast to C's type,
   /// then c = c + a * b rounded after each op, k in increasing order.
   void runElementwise(const void *a, int64_t aOff, const void *b, int64_t bOff,

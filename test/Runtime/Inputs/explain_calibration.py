@@ -4,7 +4,10 @@ storage, f32 compute, one GPU, 2026-11-25). The trace names a fused group by
 its first instruction, as the model's categories do; its counts are of
 instructions, the model's of launches.
 
-Usage: explain_calibration.py EXPLAIN_JSON
+With --report, also checks that the model's GEMM FLOPs are the compiler's
+(the report's `compute.gemm_flops`): both count 2 * M * N * K per GEMM.
+
+Usage: explain_calibration.py EXPLAIN_JSON [--report REPORT_JSON]
 """
 import json
 import sys
@@ -41,4 +44,17 @@ failed |= not ok
 print("%-39s measured %6.1f ms predicted %6.1f ms %+5.0f%% %s" %
       ("step", MEASURED_STEP_MS, explanation["total_ms"], 100 * error,
        "ok" if ok else "OFF"))
+if "--report" in sys.argv:
+    report = json.load(open(sys.argv[sys.argv.index("--report") + 1]))
+    compute = report["compute"]
+    for kind, flops in compute["gemm_flops"].items():
+        predicted = sum(c["flops"] for name, c in
+                        explanation["categories"].items()
+                        if name in ("gemm_" + kind, "batched_gemm_" + kind))
+        ok = predicted == flops
+        failed |= not ok
+        print("gemm_flops.%s report %d model %d %s" %
+              (kind, flops, predicted, "ok" if ok else "DIFFERENT"))
+    print("gemms %d transposes_feeding_gemm %d" %
+          (compute["gemms"], compute["transposes_feeding_gemm"]))
 sys.exit(1 if failed else 0)

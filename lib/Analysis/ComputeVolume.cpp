@@ -1,0 +1,61 @@
+//===- ComputeVolume.cpp - the arithmetic a rank step does ----------------===//
+
+#include "zero/Analysis/ComputeVolume.h"
+
+#include "zero/Analysis/CommunicationVolume.h"
+
+#include "mlir/Dialect/Linalg/IR/Linalg.h"
+#include "llvm/Support/CheckedArithmetic.h"
+
+using namespace mlir;
+using namespace mlir::zero;
+
+FailureOr<ComputeVolume> zero::computeComputeVolume(func::FuncOp func) {
+  ComputeVolume volume;
+  std::optional<int64_t> f32 = 0, bf16 = 0, f16 = 0, f64 = 0;
+  bool overflow = false;
+  func.walk([&](Operation *op) {
+    if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
+      for (Value result : transpose->getResults())
+        if (llvm::any_of(result.getUses(), [](OpOperand &use) {
+              return isa<linalg::MatmulOp, linalg::BatchMatmulOp>(
+                         use.getOwner()) &&
+                     use.getOperandNumber() < 2;
+            })) {
+          ++volume.transposesFeedingGemm;
+          break;
+        }
+      return;
+    }
+    if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+      return;
+    auto linalgOp = cast<linalg::LinalgOp>(op);
+    auto a = cast<ShapedType>(linalgOp.getDpsInputs()[0].getType());
+    auto c = cast<ShapedType>(linalgOp.getDpsInits()[0].getType());
+    if (!a.hasStaticShape() || !c.hasStaticShape()) {
+      overflow = true; // the schedule takes static shapes only
+      return;
+    }
+    // C holds batch * M * N elements; K is A's last dimension.
+    std::optional<int64_t> flops = llvm::checkedMul(c.getNumElements(),
+                                                    a.getShape().back());
+    Type element = a.getElementType();
+    std::optional<int64_t> &sum = element.isBF16()  ? bf16
+                                  : element.isF16() ? f16
+                                  : element.isF64() ? f64
+                                                    : f32;
+    if (!flops)
+      sum = std::nullopt;
+    else
+      addCheckedProduct(sum, *flops, 2 * getStepTripCount(op));
+    volume.gemms += getStepTripCount(op);
+  });
+  if (overflow || !f32 || !bf16 || !f16 || !f64)
+    return func.emitError("the step's GEMM FLOPs do not fit int64 (or a GEMM "
+                          "has a dynamic shape)");
+  volume.gemmFlopsF32 = *f32;
+  volume.gemmFlopsBf16 = *bf16;
+  volume.gemmFlopsF16 = *f16;
+  volume.gemmFlopsF64 = *f64;
+  return volume;
+}

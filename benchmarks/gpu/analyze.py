@@ -668,6 +668,11 @@ def cmd_summary(args):
         if os.path.exists(report):
             entry["planned_peak_bytes"] = json.load(open(report))[
                 "per_rank_bytes"]["peak"]
+        # The cost model's prediction, made on the build machine.
+        explain = os.path.join(base, b.get("explain", ""))
+        if b.get("explain") and os.path.exists(explain):
+            entry["predicted"] = json.load(open(explain))
+        entry["label"] = b.get("label", "zero-run stage %d" % b["stage"])
         bench[b["name"]] = entry
     results["zero_run"] = bench
     torch_runs = {}
@@ -685,11 +690,13 @@ def cmd_summary(args):
 
     for name, entry in bench.items():
         z = entry.get("zero_run")
+        predicted = entry.get("predicted", {}).get("total_ms")
+        label = entry["label"] + (" (predicted %.1f ms)" % predicted
+                                  if predicted else "")
         if not z:
-            rows.append(["zero-run stage %d" % entry["stage"], "-", "-", "-",
-                         "-", "-", "(no run)"])
+            rows.append([label, "-", "-", "-", "-", "-", "(no run)"])
             continue
-        rows.append(["zero-run stage %d" % entry["stage"],
+        rows.append([label,
                      "%.1f" % (z["step_time_s"] * 1e3),
                      "%.0f" % z["tokens_per_s"],
                      "%.1f" % (z["peak_bytes"] / 2**30),

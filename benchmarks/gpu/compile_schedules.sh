@@ -14,7 +14,10 @@
 #                                     CUDA backend is compared with
 #   schedules/gpt2-124m-bf16-sS.json  GPT-2 124M, bf16 mixed precision, ZeRO
 #                                     stage S (0 and 3), world size 1, with
-#                                     zero-opt's report (.report.json)
+#                                     zero-opt's report (.report.json) and
+#                                     the cost model's H100 prediction
+#                                     (.explain.json); gpt2-124m-bf16c-s0
+#                                     the same with bf16 GEMM operands
 #   schedules/manifest.json           the list run_all.sh reads: each check's
 #                                     files, world size, steps, seed and
 #                                     tolerances (schedules/ is ignored by
@@ -168,14 +171,28 @@ gpt124=(gpt --num-layers 12 --hidden-size 768 --num-attention-heads 12
 begin "GPT-2 124M: zero-model"
 "$bin/zero-model" "${gpt124[@]}" --print-num-params
 "$bin/zero-model" "${gpt124[@]}" --dtype f32 -o "$work/gpt2-124m.mlir"
-for stage in 0 3; do
-  begin "GPT-2 124M: zero-opt --zero-stage=$stage --zero-world-size=1 (bf16)"
+# bf16 storage with the step's f32 arithmetic (gpt2-124m-bf16-sS), and
+# stage 0 with bf16 GEMM operands (--zero-compute-type=auto,
+# gpt2-124m-bf16c-s0). Each with the cost model's prediction for an H100
+# (NAME.explain.json; only where zero-run has the CUDA backend).
+for variant in s0 s3 c-s0; do
+  stage=${variant: -1}
+  name=gpt2-124m-bf16-s$stage
+  compute=()
+  if [ "$variant" = c-s0 ]; then
+    name=gpt2-124m-bf16c-s0
+    compute=(--zero-compute-type=auto)
+  fi
+  begin "GPT-2 124M: zero-opt --zero-stage=$stage --zero-world-size=1 (bf16${compute[*]:+, ${compute[*]}})"
   (cd "$work" && "$bin/zero-opt" gpt2-124m.mlir --zero-stage=$stage \
-    --zero-world-size=1 --zero-set=bf16.enabled=true \
+    --zero-world-size=1 --zero-set=bf16.enabled=true "${compute[@]}" \
     --zero-set=optimizer.type=AdamW --zero-set=optimizer.params.lr=6e-4 \
     --zero-set=optimizer.params.weight_decay=0.1 \
-    --zero-report="$out/gpt2-124m-bf16-s$stage.report.json" \
-    --zero-emit-schedule="$out/gpt2-124m-bf16-s$stage.json" -o /dev/null)
+    --zero-report="$out/$name.report.json" \
+    --zero-emit-schedule="$out/$name.json" -o /dev/null)
+  "$bin/zero-run" "$out/$name.json" --explain h100 \
+    --explain-json "$out/$name.explain.json" > /dev/null ||
+    echo "compile_schedules.sh: no cost model prediction for $name" >&2
 done
 
 begin "manifest"
@@ -236,11 +253,14 @@ for line in open(tsv):
         checks[-1]["reference_state"] = state
         checks[-1]["state_rtol"] = {"f32": 1e-3, "bf16": 5e-2}[kind]
 benchmarks = [{
-    "name": "gpt2-124m-bf16-s%d" % s, "stage": s,
-    "schedule": "gpt2-124m-bf16-s%d.json" % s, "world_size": 1,
-    "report": "gpt2-124m-bf16-s%d.report.json" % s,
+    "name": name, "stage": s, "label": label,
+    "schedule": name + ".json", "world_size": 1,
+    "report": name + ".report.json", "explain": name + ".explain.json",
     "model": "zero-model " + model, "precision": "bf16 (fp32 master weights)",
-    "tokens_per_step": 8 * 1024} for s in (0, 3)]
+    "tokens_per_step": 8 * 1024} for name, s, label in (
+        ("gpt2-124m-bf16-s0", 0, "zero-run stage 0"),
+        ("gpt2-124m-bf16-s3", 3, "zero-run stage 3"),
+        ("gpt2-124m-bf16c-s0", 0, "zero-run stage 0, bf16 GEMMs"))]
 # 10 AdamW steps of the small GPT's f32 stage-3 schedule against the same
 # model in PyTorch on the GPU (test/Runtime/Inputs/torch_reference.py
 # --device cuda: the same initial weights from the seed, the same data

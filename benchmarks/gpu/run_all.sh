@@ -323,6 +323,8 @@ for stage in 0 3; do
   soft "GPT-2 124M bf16 stage $stage: zero-run ($bench_steps steps)" \
     bench_zero_run "$name" "$name.json"
 done
+soft "GPT-2 124M bf16 stage 0, bf16 GEMMs: zero-run ($bench_steps steps)" \
+  bench_zero_run gpt2-124m-bf16c-s0 gpt2-124m-bf16c-s0.json
 soft "PyTorch eager GPT-2 124M bf16 (fused AdamW)" \
   $python "$here/torch_gpt2.py" --mode eager --steps 20 --warmup 5 \
   --out "$work/torch-eager.json"
@@ -334,13 +336,12 @@ import json, sys
 json.dump({"gpu": sys.argv[2], "nccl": sys.argv[3]}, open(sys.argv[1], "w"))
 PY
 summary --quiet || true
-for stage in 0 3; do
-  name=gpt2-124m-bf16-s$stage
+for name in gpt2-124m-bf16-s0 gpt2-124m-bf16-s3 gpt2-124m-bf16c-s0; do
   if within_budget; then
-    soft "GPT-2 124M bf16 stage $stage: traced zero-run (3 steps)" \
+    soft "GPT-2 124M: traced zero-run of $name (3 steps)" \
       trace_zero_run "$name" "$name.json"
   else
-    record "traced run stage $stage" "skipped (time budget)"
+    record "traced run $name" "skipped (time budget)"
   fi
 done
 # The row programs' share of the step: stage 0 again with every instruction

@@ -21,6 +21,7 @@ struct PassOptionSet {
   ZeroPartitionPassOptions Partition;
   ZeroAccumulateGradientsPassOptions AccumulateGradients;
   ZeroMixedPrecisionPassOptions MixedPrecision;
+  ZeroComputePrecisionPassOptions ComputePrecision;
   ZeroShardParametersPassOptions ShardParameters;
   ZeroReduceGradientsPassOptions ReduceGradients;
   ZeroInsertOptimizerPassOptions InsertOptimizer;
@@ -43,6 +44,7 @@ struct PassOptionSet {
          {&VerifyTrainStep.entry, &TileLinear.entry, &FuseBroadcastInputs.entry,
           &InferSegments.entry, &CheckpointActivations.entry, &Partition.entry,
           &AccumulateGradients.entry, &MixedPrecision.entry,
+          &ComputePrecision.entry,
           &ShardParameters.entry, &ReduceGradients.entry,
           &InsertOptimizer.entry, &Bucket.entry, &SchedulePrefetch.entry,
           &OffloadOptimizer.entry, &OffloadParams.entry,
@@ -97,6 +99,8 @@ void mlir::zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroPartitionPass(passes.Partition));
   pm.addPass(createZeroAccumulateGradientsPass(passes.AccumulateGradients));
   pm.addPass(createZeroMixedPrecisionPass(passes.MixedPrecision));
+  // After the 16-bit parameters exist: a GEMM reads them as they are.
+  pm.addPass(createZeroComputePrecisionPass(passes.ComputePrecision));
   pm.addPass(createZeroShardParametersPass(passes.ShardParameters));
   pm.addPass(createZeroReduceGradientsPass(passes.ReduceGradients));
   pm.addPass(createZeroInsertOptimizerPass(passes.InsertOptimizer));

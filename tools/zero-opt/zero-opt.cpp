@@ -133,6 +133,15 @@ llvm::cl::opt<bool> zeroFuseBroadcasts(
                    "tensors (zero-fuse-broadcast-inputs, first in the "
                    "pipeline)"),
     llvm::cl::init(false), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<mlir::zero::ComputeType> zeroComputeType(
+    "zero-compute-type",
+    llvm::cl::desc("The type the GEMMs' operands are computed in, with f32 "
+                   "accumulation (zero-compute-precision): auto is the "
+                   "storage precision, as DeepSpeed computes; f32 keeps the "
+                   "step's arithmetic"),
+    mlir::zero::getComputeTypeValues(),
+    llvm::cl::init(mlir::zero::ComputeType::F32),
+    llvm::cl::cat(zeroCategory));
 llvm::cl::opt<int64_t> zeroTileLinearThreshold(
     "zero-tile-linear-threshold",
     llvm::cl::desc("Tile only linear weights with more elements than this "
@@ -343,6 +352,8 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
   options.fuseBroadcasts = zeroFuseBroadcasts;
+  if (zeroComputeType.getNumOccurrences())
+    options.computeType = zeroComputeType;
   options.tileLinearThreshold = zeroTileLinearThreshold;
   options.tileLinearInSplits = zeroTileLinearInSplits;
   options.tileLinearOutSplits = zeroTileLinearOutSplits;
@@ -417,14 +428,15 @@ int main(int argc, char **argv) {
              !zeroDeviceMemory.empty() || !zeroHostMemory.empty() ||
              zeroWorldSize.getNumOccurrences() ||
              zeroRanksPerNode.getNumOccurrences() || zeroUnrollMicroSteps ||
-             zeroFuseBroadcasts ||
+             zeroFuseBroadcasts || zeroComputeType.getNumOccurrences() ||
              zeroTileLinearThreshold.getNumOccurrences() ||
              zeroTileLinearInSplits.getNumOccurrences() ||
              zeroTileLinearOutSplits.getNumOccurrences()) {
     llvm::errs() << "zero-opt: --zero-world-size, --zero-ranks-per-node, "
                     "--zero-report, --zero-memory-timeline, "
                     "--zero-device-memory, --zero-host-memory, "
-                    "--zero-unroll-micro-steps, --zero-fuse-broadcasts and "
+                    "--zero-unroll-micro-steps, --zero-fuse-broadcasts, "
+                    "--zero-compute-type and "
                     "--zero-tile-linear-* need the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";
     return 1;

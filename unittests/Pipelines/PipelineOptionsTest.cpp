@@ -66,7 +66,7 @@ TEST_F(PipelineOptions, DefaultsAreThePassesDefaults) {
   }
   // Every pass of Passes.td but zero-tile-linear, which runs only with
   // tiles to make.
-  EXPECT_EQ(passes, 17);
+  EXPECT_EQ(passes, 18);
 }
 
 /// The printed options of each pass of the pipeline built from `options`.

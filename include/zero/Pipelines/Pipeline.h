@@ -45,6 +45,8 @@ auto getPipelineOptionValues() {
     return getPrecisionValues();
   else if constexpr (std::is_same_v<T, OptimizerType>)
     return getOptimizerTypeValues();
+  else if constexpr (std::is_same_v<T, ComputeType>)
+    return getComputeTypeValues();
   else
     return NoOptionValues();
 }

@@ -29,6 +29,17 @@ FloatType zero::getPrecisionType(MLIRContext *context, Precision precision) {
   llvm_unreachable("unknown precision");
 }
 
+llvm::cl::ValuesClass zero::getComputeTypeValues() {
+  return llvm::cl::values(
+      clEnumValN(ComputeType::Auto, "auto",
+                 "the storage precision, as DeepSpeed computes"),
+      clEnumValN(ComputeType::F32, "f32", "the step's own f32 arithmetic"),
+      clEnumValN(ComputeType::BF16, "bf16",
+                 "bfloat16 GEMM operands, f32 accumulation"),
+      clEnumValN(ComputeType::F16, "f16",
+                 "IEEE half GEMM operands, f32 accumulation"));
+}
+
 llvm::cl::ValuesClass zero::getOptimizerTypeValues() {
   return llvm::cl::values(
       clEnumValN(OptimizerType::Adam, "adam",

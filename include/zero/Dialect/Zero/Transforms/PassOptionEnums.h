@@ -25,6 +25,14 @@ llvm::cl::ValuesClass getPrecisionValues();
 /// The element type parameters are stored in under `precision`.
 FloatType getPrecisionType(MLIRContext *context, Precision precision);
 
+/// The type GEMM operands are computed in (zero-compute-precision): `auto`
+/// is DeepSpeed's meaning, the storage precision (bf16 with bf16.enabled,
+/// f16 with fp16.enabled, else f32).
+enum class ComputeType { Auto, F32, BF16, F16 };
+
+/// The spellings of ComputeType: auto, f32, bf16, f16.
+llvm::cl::ValuesClass getComputeTypeValues();
+
 /// The optimizer zero-insert-optimizer inserts. `Adam` is AdamW unless the
 /// pass's adam-w-mode is false, as DeepSpeed's `Adam` with `adam_w_mode`.
 enum class OptimizerType { Adam, AdamW, Sgd };

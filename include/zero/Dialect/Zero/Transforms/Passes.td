@@ -262,6 +262,37 @@ def ZeroMixedPrecisionPass : ZeroStepPass<"zero-mixed-precision"> {
                            "::mlir::arith::ArithDialect"];
 }
 
+def ZeroComputePrecisionPass : ZeroStepPass<"zero-compute-precision"> {
+  let summary = "Compute the GEMMs in 16 bits with f32 accumulation";
+  let description = [{
+    With `compute-type=bf16` or `f16` (or `auto` under `precision=bf16` or
+    `fp16`: DeepSpeed computes in the type it stores), every `linalg.matmul`
+    and `linalg.batch_matmul` whose A and B operands are wider floats reads
+    them in the compute type, and keeps its init and result in their own
+    type (f32): 16-bit operands, f32 accumulation, what tensor cores do. An
+    operand that is the extension of a value of the compute type (a 16-bit
+    parameter that zero-mixed-precision widened for this GEMM) is read as
+    that value, and the extension erased where nothing else reads it;
+    another operand is truncated (a `linalg.map` of `arith.truncf`) once,
+    right after it is made, for every GEMM that reads it; a transpose read
+    only by the GEMM moves 16-bit elements instead. `f32`, or `auto` under
+    `precision=fp32`, leaves the step unchanged.
+  }];
+  let stepOptions = [
+    Option<"computeType", "compute-type", "::mlir::zero::ComputeType",
+           /*default=*/"::mlir::zero::ComputeType::F32",
+           "The type GEMM operands are computed in",
+           "::mlir::zero::getComputeTypeValues()">,
+    Option<"precision", "precision", "::mlir::zero::Precision",
+           /*default=*/"::mlir::zero::Precision::FP32",
+           "Parameter and gradient storage (what auto computes in)",
+           "::mlir::zero::getPrecisionValues()">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
 def ZeroAccumulateGradientsPass
     : ZeroStepPass<"zero-accumulate-gradients"> {
   let summary = "Gradient accumulation over micro-steps";

@@ -13,7 +13,7 @@ using namespace mlir::zero;
 FailureOr<ComputeVolume> zero::computeComputeVolume(func::FuncOp func) {
   ComputeVolume volume;
   std::optional<int64_t> f32 = 0, bf16 = 0, f16 = 0, f64 = 0;
-  bool overflow = false;
+  bool dynamic = false;
   func.walk([&](Operation *op) {
     if (auto transpose = dyn_cast<linalg::TransposeOp>(op)) {
       for (Value result : transpose->getResults())
@@ -22,7 +22,7 @@ FailureOr<ComputeVolume> zero::computeComputeVolume(func::FuncOp func) {
                          use.getOwner()) &&
                      use.getOperandNumber() < 2;
             })) {
-          ++volume.transposesFeedingGemm;
+          volume.transposesFeedingGemm += getStepTripCount(op);
           break;
         }
       return;
@@ -33,13 +33,15 @@ FailureOr<ComputeVolume> zero::computeComputeVolume(func::FuncOp func) {
     auto a = cast<ShapedType>(linalgOp.getDpsInputs()[0].getType());
     auto c = cast<ShapedType>(linalgOp.getDpsInits()[0].getType());
     if (!a.hasStaticShape() || !c.hasStaticShape()) {
-      overflow = true; // the schedule takes static shapes only
+      dynamic = true; // the schedule takes static shapes only
       return;
     }
     // C holds batch * M * N elements; K is A's last dimension.
     std::optional<int64_t> flops = llvm::checkedMul(c.getNumElements(),
                                                     a.getShape().back());
     Type element = a.getElementType();
+    if (!isa<FloatType>(element))
+      return; // integer products are not float arithmetic
     std::optional<int64_t> &sum = element.isBF16()  ? bf16
                                   : element.isF16() ? f16
                                   : element.isF64() ? f64
@@ -50,9 +52,11 @@ FailureOr<ComputeVolume> zero::computeComputeVolume(func::FuncOp func) {
       addCheckedProduct(sum, *flops, 2 * getStepTripCount(op));
     volume.gemms += getStepTripCount(op);
   });
-  if (overflow || !f32 || !bf16 || !f16 || !f64)
-    return func.emitError("the step's GEMM FLOPs do not fit int64 (or a GEMM "
-                          "has a dynamic shape)");
+  if (dynamic)
+    return func.emitError("a GEMM of the step has a dynamic shape: the report "
+                          "counts static ones only");
+  if (!f32 || !bf16 || !f16 || !f64)
+    return func.emitError("the step's GEMM FLOPs do not fit int64");
   volume.gemmFlopsF32 = *f32;
   volume.gemmFlopsBf16 = *bf16;
   volume.gemmFlopsF16 = *f16;

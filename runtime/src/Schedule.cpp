@@ -155,6 +155,9 @@ private:
   /// all_gather of their block size reads one, only a swap moves one, and
   /// nothing else writes one.
   Status checkQuantizedValues() const;
+  /// Marks each linalg.fill that only zero-initializes the next GEMM, and
+  /// that GEMM (Instruction::skippedZeroFill, zeroInit).
+  void markZeroFilledGemmInits();
   /// For a collective over `gridAxes`, the layout is cut for its group.
   /// `orNode`: a parameter's or a zero.local_shard's, which on a grid of
   /// several axes may be cut across the ranks of the grid's last axes (a
@@ -387,6 +390,80 @@ Status ScheduleParser::getSpace(const json &object, const std::string &path,
                                     "' (expected device, host or nvme)");
 }
 
+namespace {
+
+/// The linalg.fill instructions of `stream` that only initialize the next
+/// instruction, a GEMM, with zeros: their indices, increasing.
+std::vector<size_t> findZeroFilledGemmInits(const Schedule &schedule,
+                                            size_t stream) {
+  const std::vector<ValueInfo> &values = schedule.values().values;
+  // Every read of a value: operands and region bodies on every stream, the
+  // step's results, the loop's carried values (frees are not reads).
+  std::vector<int> reads(values.size(), 0);
+  auto read = [&](int64_t id) {
+    if (id >= 0 && static_cast<size_t>(id) < reads.size())
+      ++reads[id];
+  };
+  for (const ResultInfo &result : schedule.results())
+    read(result.value);
+  if (const std::optional<LoopInfo> &loop = schedule.loop())
+    for (const CarriedValue &carried : loop->carried) {
+      read(carried.init);
+      read(carried.next);
+    }
+  // The arith.constant that defines each scalar of the compute stream.
+  std::vector<const Instruction *> constants(values.size(), nullptr);
+  for (size_t s = 0; s < schedule.streams().size(); ++s)
+    for (const Instruction &inst : schedule.streams()[s].instructions) {
+      for (int64_t id : inst.operands)
+        read(id);
+      if (inst.kind == Instruction::Kind::Compute &&
+          inst.code() == OpCode::Constant && inst.results.size() == 1)
+        constants[inst.results[0]] = &inst;
+      if (!inst.fields.has(Field::Body))
+        continue;
+      const RegionBody &body = inst.fields.getBody(Field::Body);
+      for (const OpRecord &op : body.ops)
+        for (int64_t id : op.operands)
+          read(id);
+      for (int64_t id : body.yield)
+        read(id);
+    }
+  auto isZero = [&](int64_t id) {
+    const Instruction *constant =
+        id >= 0 && static_cast<size_t>(id) < constants.size() ? constants[id]
+                                                               : nullptr;
+    if (!constant || values[id].isTensor)
+      return false;
+    const Number &n = constant->fields.getConstant(Field::Value).elements[0];
+    return n.isInteger ? n.i == 0 : n.f == 0.0; // -0.0 too: x + -0 is x
+  };
+  std::vector<size_t> fills;
+  const std::vector<Instruction> &list =
+      schedule.streams()[stream].instructions;
+  for (size_t i = 0; i + 1 < list.size(); ++i) {
+    const Instruction &fill = list[i], &gemm = list[i + 1];
+    if (fill.kind != Instruction::Kind::Compute ||
+        gemm.kind != Instruction::Kind::Compute ||
+        fill.code() != OpCode::Fill ||
+        (gemm.code() != OpCode::Matmul && gemm.code() != OpCode::BatchMatmul))
+      continue;
+    const int64_t init = fill.results[0];
+    if (gemm.operands[2] != init || gemm.operands[0] == init ||
+        gemm.operands[1] == init || reads[init] != 1 ||
+        !isZero(fill.operands[0]))
+      continue;
+    // Both in the loop's body, or both outside it.
+    if (const std::optional<LoopInfo> &loop = schedule.loop();
+        loop && loop->inBody(stream, i) != loop->inBody(stream, i + 1))
+      continue;
+    fills.push_back(i);
+  }
+  return fills;
+}
+
+} // namespace
+
 Status ScheduleParser::parse(const json &root) {
   if (!root.is_object())
     return error("(top level)", "expected a JSON object");
@@ -494,8 +571,19 @@ Status ScheduleParser::parse(const json &root) {
   ZERO_RETURN_IF_ERROR(parseLoops(root));
   ZERO_RETURN_IF_ERROR(checkEvents());
   ZERO_RETURN_IF_ERROR(checkDataflow(s));
+  markZeroFilledGemmInits();
   // After the program's own checks: a record names an instruction by index.
   return parseGradients(root);
+}
+
+void ScheduleParser::markZeroFilledGemmInits() {
+  for (size_t stream = 0; stream < s.streams_.size(); ++stream) {
+    std::vector<Instruction> &list = s.streams_[stream].instructions;
+    for (size_t fill : findZeroFilledGemmInits(s, stream)) {
+      list[fill].skippedZeroFill = true;
+      list[fill + 1].zeroInit = true;
+    }
+  }
 }
 
 Status ScheduleParser::parseMemory(const json &root) {

@@ -1582,3 +1582,78 @@ TEST(ScheduleHostile, DeeplyNestedJsonIsRefused) {
   EXPECT_EQ(shallow.status().message(),
             "deep.json: (top level): expected a JSON object");
 }
+
+/// makeAverageSchedule with a product of the parameter `m` (2x2) with
+/// itself into an init that `fillValue` fills: constant, fill, matmul.
+json makeZeroFilledProductSchedule(double fillValue) {
+  json s = makeAverageSchedule();
+  s["memory"]["arenas"]["device"] = 448;
+  s["buffers"].push_back(makeBuffer(4, "m", "parameter", 256, 16, 0, 5));
+  s["buffers"].push_back(makeBuffer(5, "prod", "activation", 320, 16, 1, 2));
+  s["values"].push_back(makeTensor(6, "%m", {2, 2}, 4));
+  s["values"].push_back(
+      {{"id", 7}, {"kind", "scalar"}, {"dtype", "f32"}, {"name", "%zero"}});
+  s["values"].push_back(makeTensor(8, "%e", {2, 2}, 5));
+  s["values"].push_back(makeTensor(9, "%init", {2, 2}, 5));
+  s["values"].push_back(makeTensor(10, "%prod", {2, 2}, 5));
+  json layout = {{"shape", {2, 2}},
+                 {"world_size", 1},
+                 {"shard_numel", 4},
+                 {"padded_numel", 4}};
+  s["arguments"].push_back({{"value", 6},
+                            {"kind", "param"},
+                            {"name", "m"},
+                            {"layout", layout},
+                            {"sharded", false},
+                            {"persistent", false},
+                            {"init", {{"kind", "normal"}, {"std", 0.02}}}});
+  json &compute = s["instructions"]["compute"];
+  compute.insert(compute.begin() + 2,
+                 json{{"op", "arith.constant"},
+                      {"point", 1},
+                      {"loc", "test.mlir:6:3"},
+                      {"value", fillValue},
+                      {"operands", json::array()},
+                      {"results", {7}}});
+  compute.insert(compute.begin() + 3, json{{"op", "linalg.fill"},
+                                           {"point", 1},
+                                           {"loc", "test.mlir:7:3"},
+                                           {"operands", {7, 8}},
+                                           {"results", {9}}});
+  compute.insert(compute.begin() + 4, json{{"op", "linalg.matmul"},
+                                           {"point", 2},
+                                           {"loc", "test.mlir:8:3"},
+                                           {"operands", {6, 6, 9}},
+                                           {"results", {10}}});
+  return s;
+}
+
+TEST(Schedule, MarksTheZeroFillsThatOnlyInitializeAGemm) {
+  // A fill of zero that only the next GEMM reads, as its init: devices skip
+  // the fill and compute the product with beta = 0.
+  StatusOr<Schedule> zero =
+      Schedule::parse(makeZeroFilledProductSchedule(0.0).dump(), "s.json");
+  ASSERT_TRUE(zero.isOk()) << zero.status().toString();
+  const std::vector<Instruction> &list = zero->streams()[0].instructions;
+  ASSERT_EQ(list[3].op, "linalg.fill");
+  ASSERT_EQ(list[4].op, "linalg.matmul");
+  EXPECT_TRUE(list[3].skippedZeroFill);
+  EXPECT_TRUE(list[4].zeroInit);
+  EXPECT_FALSE(list[1].skippedZeroFill); // the loss's fill: not a GEMM's
+  // -0.0 adds nothing either.
+  StatusOr<Schedule> negative =
+      Schedule::parse(makeZeroFilledProductSchedule(-0.0).dump(), "s.json");
+  ASSERT_TRUE(negative.isOk()) << negative.status().toString();
+  EXPECT_TRUE(negative->streams()[0].instructions[4].zeroInit);
+  // Another value, or another reader of the init, keeps the fill.
+  StatusOr<Schedule> one =
+      Schedule::parse(makeZeroFilledProductSchedule(1.0).dump(), "s.json");
+  ASSERT_TRUE(one.isOk()) << one.status().toString();
+  EXPECT_FALSE(one->streams()[0].instructions[3].skippedZeroFill);
+  EXPECT_FALSE(one->streams()[0].instructions[4].zeroInit);
+  json readTwice = makeZeroFilledProductSchedule(0.0);
+  readTwice["instructions"]["compute"][4]["operands"] = {9, 6, 9};
+  StatusOr<Schedule> twice = Schedule::parse(readTwice.dump(), "s.json");
+  ASSERT_TRUE(twice.isOk()) << twice.status().toString();
+  EXPECT_FALSE(twice->streams()[0].instructions[3].skippedZeroFill);
+}

@@ -22,18 +22,21 @@ struct ComputeVolume {
   /// 2 * M * N * K of every linalg.matmul and linalg.batch_matmul (times
   /// the batch), per step (a micro-step loop's body once per iteration), by
   /// compute type: the operands' element type (f32 on the GPU is
-  /// CUBLAS_COMPUTE_32F_PEDANTIC; tf32 is f32 operands rounded to tf32).
+  /// CUBLAS_COMPUTE_32F_PEDANTIC). tf32, f32 operands rounded to tf32 on
+  /// tensor cores, is 0 until a compute type makes such GEMMs.
   int64_t gemmFlopsF32 = 0;
   int64_t gemmFlopsTf32 = 0;
   int64_t gemmFlopsBf16 = 0;
   int64_t gemmFlopsF16 = 0;
   int64_t gemmFlopsF64 = 0;
   int64_t gemms = 0;
-  /// linalg.transpose ops whose result a GEMM reads as its A or B operand.
+  /// linalg.transpose ops whose result a GEMM reads as its A or B operand,
+  /// per step like the FLOPs.
   int64_t transposesFeedingGemm = 0;
 };
 
-/// Fails (with an error on `func`) only if a count overflows int64.
+/// Fails (with an error on `func`) if a GEMM has a dynamic shape or a count
+/// overflows int64.
 FailureOr<ComputeVolume> computeComputeVolume(func::FuncOp func);
 
 } // namespace zero

@@ -117,6 +117,24 @@ private:
   cuda::ValueUses uses_;
 };
 
+/// Whether Matmul.cu multiplies these types with cuBLAS (its getBlasTypes):
+/// same-typed f32, f64, bf16 or f16 operands, into their type or (16-bit)
+/// f32.
+bool usesCublas(DType a, DType b, DType c) {
+  if (a != b)
+    return false;
+  switch (a) {
+  case DType::F32:
+  case DType::F64:
+    return c == a;
+  case DType::BF16:
+  case DType::F16:
+    return c == a || c == DType::F32;
+  default:
+    return false;
+  }
+}
+
 std::string categoryOf(OpCode code) {
   switch (code) {
   case OpCode::Map:
@@ -200,9 +218,22 @@ Launch Planner::planMatmul(const Instruction &inst) {
   }
   launch.category = (batched ? "batched_gemm_" : "gemm_") + type;
   launch.flops = 2 * mn * k;
-  launch.flopRate = rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
+  // A zero init is not read (beta = 0).
   launch.bytes = tensorBytes(inst.operands[0]) +
-                 tensorBytes(inst.operands[1]) + 2 * tensorBytes(c.id);
+                 tensorBytes(inst.operands[1]) +
+                 (inst.zeroInit ? 1 : 2) * tensorBytes(c.id);
+  const ValueInfo &b = values_.values[inst.operands[1]];
+  if (!usesCublas(a.dtype, b.dtype, c.dtype)) {
+    // Matmul.cu's fallback kernel: a thread per output element, its k loop
+    // in double.
+    launch.category = "gemm_fallback";
+    launch.threads = mn;
+    launch.bytesInFlight = elementWidth(a.id) + elementWidth(b.id);
+    launch.loadOnlyIterations = k;
+    launch.flopRate = gpu_.f64Tflops * 1e12;
+    return launch;
+  }
+  launch.flopRate = rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
   // cuBLAS keeps the memory system busy: its bytes go at copy bandwidth.
   launch.threads = static_cast<double>(gpu_.sms) * gpu_.threadsPerSm;
   launch.bytesInFlight = kUnbounded;
@@ -268,7 +299,8 @@ Launch Planner::planRowProgram(const cuda::RowProgram &program) {
   // Each thread loads its elements of the row into registers at once.
   launch.threads = static_cast<double>(program.numPoints) * program.threads;
   launch.bytesInFlight =
-      std::max(inFlight, 1.0) * static_cast<double>(program.elementsPerThread());
+      std::max(inFlight, 1.0) *
+      static_cast<double>(program.elementsPerThread());
   launch.efficiency = gpu_.generatedEfficiency;
   return launch;
 }
@@ -320,8 +352,11 @@ Launch Planner::planHost(const std::vector<const Instruction *> &group) {
 Launch Planner::planCollective(const Instruction &inst) {
   // A ring moves (n - 1) / n of the buffer per rank, twice for all-reduce.
   const double world = static_cast<double>(schedule_.worldSize());
-  const double rankBytes = static_cast<double>(inst.bucketNumel) *
-                           static_cast<double>(getDTypeWidth(inst.dtype));
+  // A quantized collective moves its packed blocks.
+  const double rankBytes =
+      inst.quantize ? static_cast<double>(inst.quantize->packedBytes)
+                    : static_cast<double>(inst.bucketNumel) *
+                          static_cast<double>(getDTypeWidth(inst.dtype));
   const double group =
       inst.gridAxes.empty()
           ? world
@@ -437,7 +472,7 @@ Status Planner::run(CostExplanation &out) {
       if (inst.kind == Instruction::Kind::Swap) {
         Launch swap;
         swap.category = "swap";
-        for (int64_t id : inst.values)
+        for (int64_t id : inst.operands)
           swap.bytes += tensorBytes(id);
         swap.fixedSeconds = 0;
         swap.bandwidth = gpu_.pcieGbs * 1e9;
@@ -447,6 +482,9 @@ Status Planner::run(CostExplanation &out) {
       if (inst.kind != Instruction::Kind::Compute)
         continue;
       ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, schedule_));
+      // Its GEMM does not read what it fills (Instruction::zeroInit).
+      if (inst.skippedZeroFill)
+        continue;
       // The groups CudaDevice::groupLength proposes and prepareGroup
       // accepts.
       const size_t limit = getGroupLimit(schedule_, si, i);
@@ -463,13 +501,15 @@ Status Planner::run(CostExplanation &out) {
         i += run.size() - 1;
         continue;
       }
-      size_t optimizerRun = std::min(getOptimizerRunLength(list, i), limit - i);
+      size_t optimizerRun = getOptimizerRunLength(list, i);
       for (size_t k = i + 1; k < i + optimizerRun; ++k)
         if (onHost(k)) {
           optimizerRun = k - i;
           break;
         }
-      if (optimizerRun > 1) {
+      // The executor runs a group that would cross the loop's bounds one by
+      // one.
+      if (optimizerRun > 1 && i + optimizerRun <= limit) {
         std::vector<const Instruction *> group;
         for (size_t k = i; k < i + optimizerRun; ++k)
           group.push_back(&list[k]);

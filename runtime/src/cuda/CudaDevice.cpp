@@ -80,6 +80,12 @@ private:
   std::unique_ptr<PreparedOp> op_;
 };
 
+/// An instruction whose work another op makes unneeded.
+class SkippedOp final : public PreparedOp {
+public:
+  Status run(int64_t) override { return Status::ok(); }
+};
+
 class CudaDevice final : public Device {
 public:
   CudaDevice(int ordinal, std::string name)
@@ -546,6 +552,9 @@ CudaDevice::prepare(const Instruction &inst) {
     return prepareOnHost({&inst});
   // Every device refuses exactly what the host refuses.
   ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, *schedule_));
+  // Its GEMM does not read what it fills (Instruction::zeroInit).
+  if (inst.skippedZeroFill)
+    return std::unique_ptr<PreparedOp>(new SkippedOp());
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   PreparedOpOr op = [&]() -> PreparedOpOr {
     switch (inst.code()) {

@@ -27,6 +27,8 @@
 
 #include "DeviceElements.cuh"
 
+#include <optional>
+
 namespace zero::runtime::cuda {
 
 namespace {
@@ -115,15 +117,25 @@ bool getBlasTypes(DType a, DType b, DType c, BlasTypes &types) {
 
 class MatmulOp final : public PreparedOp {
 public:
-  MatmulOp(const CudaContext &ctx, PreparedMove init, FallbackParams params,
-           bool useBlas, BlasTypes types)
+  /// `init` is empty for a zero init (Instruction::zeroInit), which is not
+  /// read: cuBLAS's beta is 0, and only the fallback kernel and an empty
+  /// product need the result zeroed first.
+  MatmulOp(const CudaContext &ctx, std::optional<PreparedMove> init,
+           FallbackParams params, bool useBlas, BlasTypes types)
       : ctx_(ctx), init_(std::move(init)), p_(params), useBlas_(useBlas),
         types_(types) {}
 
   Status run(int64_t) override {
-    ZERO_RETURN_IF_ERROR(init_.enqueue(ctx_.compute));
     const MatmulShape &s = p_.shape;
-    if (s.batch == 0 || s.m == 0 || s.n == 0 || s.k == 0)
+    const bool empty = s.batch == 0 || s.m == 0 || s.n == 0 || s.k == 0;
+    if (init_) {
+      ZERO_RETURN_IF_ERROR(init_->enqueue(ctx_.compute));
+    } else if (empty || !useBlas_) {
+      const int width = byteWidthOf(p_.cType);
+      ZERO_RETURN_IF_ERROR(enqueueFillPattern(
+          p_.c, s.batch * s.m * s.n * width, width, 0, ctx_.compute));
+    }
+    if (empty)
       return Status::ok();
     if (!useBlas_) {
       clearStaleError();
@@ -133,14 +145,17 @@ public:
       return Status::ok();
     }
     // The handle is bound to the compute stream and its workspace at load.
-    const float oneF = 1.0f;
-    const double oneD = 1.0;
-    const void *one = types_.compute == CUBLAS_COMPUTE_64F
-                          ? static_cast<const void *>(&oneD)
+    const float oneF = 1.0f, zeroF = 0.0f;
+    const double oneD = 1.0, zeroD = 0.0;
+    const bool f64 = types_.compute == CUBLAS_COMPUTE_64F;
+    const void *one = f64 ? static_cast<const void *>(&oneD)
                           : static_cast<const void *>(&oneF);
+    const void *beta = init_ ? one
+                       : f64 ? static_cast<const void *>(&zeroD)
+                             : static_cast<const void *>(&zeroF);
     ZERO_CUBLAS_RETURN_IF_ERROR(cublas().cublasGemmStridedBatchedEx_64(
         ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, one, p_.b,
-        types_.ab, s.n, s.k * s.n, p_.a, types_.ab, s.k, s.m * s.k, one, p_.c,
+        types_.ab, s.n, s.k * s.n, p_.a, types_.ab, s.k, s.m * s.k, beta, p_.c,
         types_.c, s.n, s.m * s.n, s.batch, types_.compute,
         CUBLAS_GEMM_DEFAULT));
     return Status::ok();
@@ -148,7 +163,7 @@ public:
 
 private:
   const CudaContext &ctx_;
-  PreparedMove init_;
+  std::optional<PreparedMove> init_;
   FallbackParams p_;
   bool useBlas_;
   BlasTypes types_;
@@ -174,14 +189,19 @@ PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx) {
   params.aType = a.dtype;
   params.bType = b.dtype;
   params.cType = c.dtype;
-  StatusOr<PreparedMove> init = PreparedMove::create(
-      params.c, ctx.tensor(c.id), c.numel * byteWidthOf(c.dtype), *ctx.tracker);
-  if (!init.isOk())
-    return init.status();
+  std::optional<PreparedMove> init;
+  if (!inst.zeroInit) {
+    StatusOr<PreparedMove> move =
+        PreparedMove::create(params.c, ctx.tensor(c.id),
+                             c.numel * byteWidthOf(c.dtype), *ctx.tracker);
+    if (!move.isOk())
+      return move.status();
+    init = std::move(*move);
+  }
   BlasTypes types{CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
   const bool useBlas = getBlasTypes(a.dtype, b.dtype, c.dtype, types);
   return std::unique_ptr<PreparedOp>(
-      new MatmulOp(ctx, std::move(*init), params, useBlas, types));
+      new MatmulOp(ctx, std::move(init), params, useBlas, types));
 }
 
 } // namespace zero::runtime::cuda

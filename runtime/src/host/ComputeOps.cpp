@@ -72,6 +72,12 @@ HostOpOr prepareOp(const OpContext &ctx) {
   }
 }
 
+/// An instruction whose work another op does (or makes unneeded).
+class SkippedOp final : public ComputeOp {
+public:
+  Status run(Frame &) override { return Status::ok(); }
+};
+
 } // namespace
 
 StatusOr<std::unique_ptr<ComputeOp>>
@@ -80,7 +86,12 @@ prepareComputeOp(const Instruction &inst, const std::string &fileName,
   OpContext ctx(&inst,
                 fileName.empty() ? inst.path : fileName + ": " + inst.path,
                 inst.loc, values);
-  return prepareOp(ctx);
+  ctx.setZeroInit(inst.zeroInit);
+  StatusOr<std::unique_ptr<ComputeOp>> op = prepareOp(ctx);
+  // Checked like any fill, then skipped: its GEMM does not read its result.
+  if (op.isOk() && inst.skippedZeroFill)
+    return std::unique_ptr<ComputeOp>(new SkippedOp());
+  return op;
 }
 
 Status checkInstruction(const Instruction &inst, const Schedule &schedule) {

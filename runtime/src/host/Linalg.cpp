@@ -87,6 +87,9 @@ public:
     DType aType, bType, cType;
     int64_t batch, m, n, k;
     bool ordered = false;
+    /// The init is zeros nothing else reads (Instruction::zeroInit): C is
+    /// not read, the product starts from zero (BLAS's beta = 0).
+    bool zeroInit = false;
   };
   explicit MatmulOp(Spec spec) : s_(spec) {}
 
@@ -96,10 +99,18 @@ public:
     char *result = static_cast<char *>(frame.tensor(s_.result).data);
     const void *c = frame.tensor(s_.c).data;
     const int64_t cBytes = s_.batch * s_.m * s_.n * getDTypeWidth(s_.cType);
-    if (c != result)
-      std::memmove(result, c, cBytes);
-    if (s_.m == 0 || s_.n == 0 || s_.k == 0)
+    if (s_.m == 0 || s_.n == 0 || s_.k == 0) {
+      if (s_.zeroInit)
+        std::memset(result, 0, cBytes);
+      else if (c != result)
+        std::memmove(result, c, cBytes);
       return Status::ok();
+    }
+    // A zero init is not read: the products start from zero (beta = 0).
+    if (!s_.zeroInit && c != result)
+      std::memmove(result, c, cBytes);
+    const float betaF = s_.zeroInit ? 0.0f : 1.0f;
+    const double beta = s_.zeroInit ? 0.0 : 1.0;
 #ifdef ZERO_HAVE_OPENBLAS
     const bool allF32 = !s_.ordered && s_.aType == DType::F32 &&
                         s_.bType == DType::F32 && s_.cType == DType::F32;
@@ -122,15 +133,16 @@ public:
       if (allF32)
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
                     1.0f, reinterpret_cast<const float *>(a) + aOff, s_.k,
-                    reinterpret_cast<const float *>(b) + bOff, s_.n, 1.0f,
+                    reinterpret_cast<const float *>(b) + bOff, s_.n, betaF,
                     reinterpret_cast<float *>(result) + cOff, s_.n);
       else if (allF64)
         cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
                     1.0, reinterpret_cast<const double *>(a) + aOff, s_.k,
-                    reinterpret_cast<const double *>(b) + bOff, s_.n, 1.0,
+                    reinterpret_cast<const double *>(b) + bOff, s_.n, beta,
                     reinterpret_cast<double *>(result) + cOff, s_.n);
       else if (widened)
-        runWidened(a, aOff, b, bOff, reinterpret_cast<float *>(result) + cOff);
+        runWidened(a, aOff, b, bOff, reinterpret_cast<float *>(result) + cOff,
+                   betaF);
       else
 #endif
         runElementwise(a, aOff, b, bOff, result, cOff);
@@ -140,10 +152,11 @@ public:
 
 private:
 #ifdef ZERO_HAVE_OPENBLAS
-  /// C (f32) += A B for f32, bf16 or f16 operands: each widened exactly to
-  /// f32 (scratch of this op), then cblas_sgemm.
+  /// C (f32) = A B + beta C for f32, bf16 or f16 operands: each widened
+  /// exactly to f32 (scratch of this run), then cblas_sgemm.
   void runWidened(const void *a, int64_t aOff, const void *b, int64_t bOff,
-                  float *c) {
+                  float *c, float beta) const {
+    std::vector<float> aScratch, bScratch;
     auto widen = [](const void *data, DType type, int64_t offset,
                     int64_t count, std::vector<float> &scratch) {
       if (type == DType::F32)
@@ -152,12 +165,11 @@ private:
       loadFloats(data, type, offset, count, scratch.data());
       return static_cast<const float *>(scratch.data());
     };
-    const float *aWide = widen(a, s_.aType, aOff, s_.m * s_.k, aScratch_);
-    const float *bWide = widen(b, s_.bType, bOff, s_.k * s_.n, bScratch_);
+    const float *aWide = widen(a, s_.aType, aOff, s_.m * s_.k, aScratch);
+    const float *bWide = widen(b, s_.bType, bOff, s_.k * s_.n, bScratch);
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
-                1.0f, aWide, s_.k, bWide, s_.n, 1.0f, c, s_.n);
+                1.0f, aWide, s_.k, bWide, s_.n, beta, c, s_.n);
   }
-  std::vector<float> aScratch_, bScratch_;
 #endif
 
   /// linalg.matmul's body for other types: the operands cast to C's type,
@@ -172,7 +184,7 @@ private:
     const bool floats = isFloat(ct);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j)
-        row[j] = loadElement(c, ct, cOff + i * n + j);
+        row[j] = s_.zeroInit ? Scalar{} : loadElement(c, ct, cOff + i * n + j);
       for (int64_t p = 0; p < k; ++p) {
         Scalar x = castScalar(loadElement(a, s_.aType, aOff + i * k + p),
                               s_.aType, ct);
@@ -308,6 +320,7 @@ HostOpOr prepareMatmul(const OpContext &ctx, bool batched) {
   if (!ordered.isOk())
     return ordered.status();
   spec.ordered = *ordered;
+  spec.zeroInit = ctx.zeroInit();
   ensureBlasThreads();
   return std::unique_ptr<ComputeOp>(new MatmulOp(spec));
 }

@@ -24,9 +24,35 @@
 namespace zero::runtime::ops {
 
 #if !defined(__CUDA_ARCH__)
-using std::fma;
 using std::pow;
-using std::sqrt;
+#endif
+
+// Each operation rounded once, as written: on the device the _rn
+// intrinsics, which no compiler flag contracts or approximates; on the host
+// plain operators (the runtime builds with -ffp-contract=off) and std::fma.
+#if defined(__CUDA_ARCH__)
+ZERO_HD_INLINE float fmaRn(float a, float b, float c) {
+  return __fmaf_rn(a, b, c);
+}
+ZERO_HD_INLINE double fmaRn(double a, double b, double c) {
+  return __fma_rn(a, b, c);
+}
+ZERO_HD_INLINE float mulRn(float a, float b) { return __fmul_rn(a, b); }
+ZERO_HD_INLINE double mulRn(double a, double b) { return __dmul_rn(a, b); }
+ZERO_HD_INLINE float addRn(float a, float b) { return __fadd_rn(a, b); }
+ZERO_HD_INLINE double addRn(double a, double b) { return __dadd_rn(a, b); }
+ZERO_HD_INLINE float divRn(float a, float b) { return __fdiv_rn(a, b); }
+ZERO_HD_INLINE double divRn(double a, double b) { return __ddiv_rn(a, b); }
+ZERO_HD_INLINE float sqrtRn(float a) { return __fsqrt_rn(a); }
+ZERO_HD_INLINE double sqrtRn(double a) { return __dsqrt_rn(a); }
+#else
+template <typename T> ZERO_HD_INLINE T fmaRn(T a, T b, T c) {
+  return std::fma(a, b, c);
+}
+template <typename T> ZERO_HD_INLINE T mulRn(T a, T b) { return a * b; }
+template <typename T> ZERO_HD_INLINE T addRn(T a, T b) { return a + b; }
+template <typename T> ZERO_HD_INLINE T divRn(T a, T b) { return a / b; }
+template <typename T> ZERO_HD_INLINE T sqrtRn(T a) { return std::sqrt(a); }
 #endif
 
 /// The step's scalars as the schedule gives them (double, like Python).
@@ -50,20 +76,20 @@ ZERO_HD inline AdamConstants<T>
 getAdamConstants(const AdamHyperparameters &h) {
   AdamConstants<T> c;
   c.beta1 = static_cast<T>(h.beta1);
-  c.oneMinusBeta1 = static_cast<T>(1.0 - h.beta1);
+  c.oneMinusBeta1 = static_cast<T>(addRn(1.0, -h.beta1));
   c.beta2 = static_cast<T>(h.beta2);
-  c.oneMinusBeta2 = static_cast<T>(1.0 - h.beta2);
+  c.oneMinusBeta2 = static_cast<T>(addRn(1.0, -h.beta2));
   c.weightDecay = static_cast<T>(h.weightDecay);
-  c.decay = static_cast<T>(1.0 - h.lr * h.weightDecay);
+  c.decay = static_cast<T>(addRn(1.0, -mulRn(h.lr, h.weightDecay)));
   c.eps = static_cast<T>(h.eps);
   c.adamw = h.adamw;
   c.l2 = !h.adamw && h.weightDecay != 0.0;
   c.amsgrad = h.amsgrad;
   const double t = static_cast<double>(h.step);
-  const double bc1 = h.biasCorrection ? 1.0 - pow(h.beta1, t) : 1.0;
-  const double bc2 = h.biasCorrection ? 1.0 - pow(h.beta2, t) : 1.0;
-  c.negStepSize = static_cast<T>(-(h.lr / bc1));
-  c.bc2Sqrt = static_cast<T>(sqrt(bc2));
+  const double bc1 = h.biasCorrection ? addRn(1.0, -pow(h.beta1, t)) : 1.0;
+  const double bc2 = h.biasCorrection ? addRn(1.0, -pow(h.beta2, t)) : 1.0;
+  c.negStepSize = static_cast<T>(-divRn(h.lr, bc1));
+  c.bc2Sqrt = static_cast<T>(sqrtRn(bc2));
   return c;
 }
 
@@ -73,21 +99,21 @@ template <typename T>
 ZERO_HD_INLINE void adamElement(const AdamConstants<T> &c, T &p, T g, T &m,
                                 T &v, T &vMax) {
   if (c.l2)
-    g = fma(p, c.weightDecay, g);
+    g = fmaRn(p, c.weightDecay, g);
   if (c.adamw)
-    p = p * c.decay;
-  T mi = m * c.beta1;
-  mi = fma(g, c.oneMinusBeta1, mi);
-  T vi = v * c.beta2;
-  vi = fma(c.oneMinusBeta2 * g, g, vi);
+    p = mulRn(p, c.decay);
+  T mi = mulRn(m, c.beta1);
+  mi = fmaRn(g, c.oneMinusBeta1, mi);
+  T vi = mulRn(v, c.beta2);
+  vi = fmaRn(mulRn(c.oneMinusBeta2, g), g, vi);
   T second = vi;
   if (c.amsgrad) {
     // torch.maximum propagates a NaN of either side (fmax would not).
     second = vMax > vi || vMax != vMax ? vMax : vi;
     vMax = second;
   }
-  const T denom = sqrt(second) / c.bc2Sqrt + c.eps;
-  p = p + (c.negStepSize * mi) / denom;
+  const T denom = addRn(divRn(sqrtRn(second), c.bc2Sqrt), c.eps);
+  p = addRn(p, divRn(mulRn(c.negStepSize, mi), denom));
   m = mi;
   v = vi;
 }
@@ -106,7 +132,7 @@ ZERO_HD_INLINE SgdConstants<T> getSgdConstants(double lr, double weightDecay,
   SgdConstants<T> c;
   c.weightDecay = static_cast<T>(weightDecay);
   c.momentum = static_cast<T>(momentum);
-  c.oneMinusDampening = static_cast<T>(1.0 - dampening);
+  c.oneMinusDampening = static_cast<T>(addRn(1.0, -dampening));
   c.negLr = static_cast<T>(-lr);
   c.nesterov = nesterov;
   return c;
@@ -116,13 +142,13 @@ ZERO_HD_INLINE SgdConstants<T> getSgdConstants(double lr, double weightDecay,
 template <typename T>
 ZERO_HD_INLINE void sgdElement(const SgdConstants<T> &c, T &p, T g, T &buf) {
   if (c.weightDecay != T(0))
-    g = fma(p, c.weightDecay, g);
+    g = fmaRn(p, c.weightDecay, g);
   if (c.momentum != T(0)) {
-    const T b = fma(g, c.oneMinusDampening, buf * c.momentum);
+    const T b = fmaRn(g, c.oneMinusDampening, mulRn(buf, c.momentum));
     buf = b;
-    g = c.nesterov ? fma(b, c.momentum, g) : b;
+    g = c.nesterov ? fmaRn(b, c.momentum, g) : b;
   }
-  p = fma(g, c.negLr, p);
+  p = fmaRn(g, c.negLr, p);
 }
 
 } // namespace zero::runtime::ops

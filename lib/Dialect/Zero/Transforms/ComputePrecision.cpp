@@ -32,6 +32,14 @@ using namespace mlir::zero;
 
 namespace {
 
+/// Whether a matmul or batch_matmul casts its operands signed (the default).
+bool hasDefaultCast(linalg::LinalgOp op) {
+  linalg::TypeFn typeFn = isa<linalg::MatmulOp>(op)
+                              ? cast<linalg::MatmulOp>(op).getCast()
+                              : cast<linalg::BatchMatmulOp>(op).getCast();
+  return typeFn == linalg::TypeFn::cast_signed;
+}
+
 /// The value `tensor` extends (a `linalg.map` of one `arith.extf`, as
 /// zero-mixed-precision reads a 16-bit parameter), when it is of `type`.
 Value getExtendedSource(Value tensor, Type type) {
@@ -79,9 +87,14 @@ struct ZeroComputePrecisionPass
       compute = Float16Type::get(ctx);
       break;
     }
+    truncated.clear();
     SmallVector<linalg::LinalgOp> gemms;
     step->walk([&](linalg::LinalgOp op) {
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
+        return;
+      // Only the plain products, which the rebuilt op is again (the
+      // schedule takes no other maps or casts).
+      if (op.hasUserDefinedMaps() || !hasDefaultCast(op))
         return;
       auto isF32 = [](Value v) {
         return cast<ShapedType>(v.getType()).getElementType().isF32();

@@ -392,10 +392,10 @@ Status ScheduleParser::getSpace(const json &object, const std::string &path,
 
 namespace {
 
-/// The linalg.fill instructions of `stream` that only initialize the next
-/// instruction, a GEMM, with zeros: their indices, increasing.
-std::vector<size_t> findZeroFilledGemmInits(const Schedule &schedule,
-                                            size_t stream) {
+/// The linalg.fill instructions that only initialize the next instruction,
+/// a GEMM, with zeros: (stream, index) pairs, in stream order.
+std::vector<std::pair<size_t, size_t>>
+findZeroFilledGemmInits(const Schedule &schedule) {
   const std::vector<ValueInfo> &values = schedule.values().values;
   // Every read of a value: operands and region bodies on every stream, the
   // step's results, the loop's carried values (frees are not reads).
@@ -438,26 +438,28 @@ std::vector<size_t> findZeroFilledGemmInits(const Schedule &schedule,
     const Number &n = constant->fields.getConstant(Field::Value).elements[0];
     return n.isInteger ? n.i == 0 : n.f == 0.0; // -0.0 too: x + -0 is x
   };
-  std::vector<size_t> fills;
-  const std::vector<Instruction> &list =
-      schedule.streams()[stream].instructions;
-  for (size_t i = 0; i + 1 < list.size(); ++i) {
-    const Instruction &fill = list[i], &gemm = list[i + 1];
-    if (fill.kind != Instruction::Kind::Compute ||
-        gemm.kind != Instruction::Kind::Compute ||
-        fill.code() != OpCode::Fill ||
-        (gemm.code() != OpCode::Matmul && gemm.code() != OpCode::BatchMatmul))
-      continue;
-    const int64_t init = fill.results[0];
-    if (gemm.operands[2] != init || gemm.operands[0] == init ||
-        gemm.operands[1] == init || reads[init] != 1 ||
-        !isZero(fill.operands[0]))
-      continue;
-    // Both in the loop's body, or both outside it.
-    if (const std::optional<LoopInfo> &loop = schedule.loop();
-        loop && loop->inBody(stream, i) != loop->inBody(stream, i + 1))
-      continue;
-    fills.push_back(i);
+  std::vector<std::pair<size_t, size_t>> fills;
+  for (size_t stream = 0; stream < schedule.streams().size(); ++stream) {
+    const std::vector<Instruction> &list =
+        schedule.streams()[stream].instructions;
+    for (size_t i = 0; i + 1 < list.size(); ++i) {
+      const Instruction &fill = list[i], &gemm = list[i + 1];
+      if (fill.kind != Instruction::Kind::Compute ||
+          gemm.kind != Instruction::Kind::Compute ||
+          fill.code() != OpCode::Fill ||
+          (gemm.code() != OpCode::Matmul && gemm.code() != OpCode::BatchMatmul))
+        continue;
+      const int64_t init = fill.results[0];
+      if (gemm.operands[2] != init || gemm.operands[0] == init ||
+          gemm.operands[1] == init || reads[init] != 1 ||
+          !isZero(fill.operands[0]))
+        continue;
+      // Both in the loop's body, or both outside it.
+      if (const std::optional<LoopInfo> &loop = schedule.loop();
+          loop && loop->inBody(stream, i) != loop->inBody(stream, i + 1))
+        continue;
+      fills.push_back({stream, i});
+    }
   }
   return fills;
 }
@@ -577,12 +579,10 @@ Status ScheduleParser::parse(const json &root) {
 }
 
 void ScheduleParser::markZeroFilledGemmInits() {
-  for (size_t stream = 0; stream < s.streams_.size(); ++stream) {
+  for (auto [stream, fill] : findZeroFilledGemmInits(s)) {
     std::vector<Instruction> &list = s.streams_[stream].instructions;
-    for (size_t fill : findZeroFilledGemmInits(s, stream)) {
-      list[fill].skippedZeroFill = true;
-      list[fill + 1].zeroInit = true;
-    }
+    list[fill].skippedZeroFill = true;
+    list[fill + 1].zeroInit = true;
   }
 }
 

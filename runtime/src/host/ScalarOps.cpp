@@ -107,7 +107,7 @@ using ops::compareInts;
 using ops::toSigned;
 using ops::toUnsigned;
 
-int getBitWidth(DType type) { return ops::bitWidthOf(type); }
+using ops::bitWidthOf;
 
 bool isInteger(DType type) { return !isFloat(type); }
 
@@ -171,7 +171,7 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
   const Scalar *b = in[1];
   const DType rt = resultType;
   const DType ot = operandType;
-  const int width = getBitWidth(ot); // of the operands
+  const int width = bitWidthOf(ot); // of the operands
   // out[k] = op(a[k], b[k]) for an integer op of ElementMath.h.
   auto intColumns = [&](auto op) {
     intResult(rt, out, count,
@@ -273,13 +273,13 @@ void ScalarOp::apply(const Scalar *const *in, Scalar *out,
       return ops::unsignedToFloat(toUnsigned(a[k].i, width), rt);
     });
   case ScalarOpKind::FPToSI: {
-    const int resultWidth = getBitWidth(rt);
+    const int resultWidth = bitWidthOf(rt);
     return intResult(rt, out, count, [&](int64_t k) {
       return ops::floatToSigned(a[k].f, resultWidth);
     });
   }
   case ScalarOpKind::FPToUI: {
-    const int resultWidth = getBitWidth(rt);
+    const int resultWidth = bitWidthOf(rt);
     return intResult(rt, out, count, [&](int64_t k) {
       return ops::floatToUnsigned(a[k].f, resultWidth);
     });
@@ -495,8 +495,8 @@ prepareScalarOp(const OpContext &ctx,
     bool ext = sig == Signature::ExtF;
     if (!isFloat(ot))
       return typeError("operands", 0, *operands[0], "a float operand");
-    if (!isFloat(rt) || (ext ? getBitWidth(rt) <= getBitWidth(ot)
-                             : getBitWidth(rt) >= getBitWidth(ot)))
+    if (!isFloat(rt) || (ext ? bitWidthOf(rt) <= bitWidthOf(ot)
+                             : bitWidthOf(rt) >= bitWidthOf(ot)))
       return typeError("results", 0, *results[0],
                        std::string(ext ? "a float result wider than "
                                        : "a float result narrower than ") +
@@ -531,8 +531,8 @@ prepareScalarOp(const OpContext &ctx,
       return typeError("operands", 0, *operands[0],
                        "a non-index integer operand");
     if (!isInteger(rt) || rt == DType::Index ||
-        (ext ? getBitWidth(rt) <= getBitWidth(ot)
-             : getBitWidth(rt) >= getBitWidth(ot)))
+        (ext ? bitWidthOf(rt) <= bitWidthOf(ot)
+             : bitWidthOf(rt) >= bitWidthOf(ot)))
       return typeError("results", 0, *results[0],
                        std::string(ext ? "an integer result wider than "
                                        : "an integer result narrower than ") +

@@ -208,6 +208,8 @@ private:
   void emitPointIndices(int64_t numPoints);
   void emitParallel();
   void emitCooperative();
+  void emitColumns();
+  void emitPartials(const std::string &first, int64_t step);
   void emitSequential();
   void emitInputLoads(bool sequentialOffsets);
   Status emitBodyOps();
@@ -761,17 +763,63 @@ void KernelWriter::emitParallel() {
   close();
 }
 
+/// The thread's elements first, first + step, ... of the in-thread loops
+/// flattened row-major, combined into the partials c<o>; its first element
+/// (e < step) starts them.
+void KernelWriter::emitPartials(const std::string &first, int64_t step) {
+  const size_t numLoops = nest_.loopSizes.size();
+  const size_t numOutputs = nest_.outputs.size();
+  const int64_t numElements = nest_.numElements();
+  const std::string stepText = intLiteral(step);
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(std::string(registerType(nest_.outputs[o].dtype)) + " c" +
+         std::to_string(o) +
+         (isFloat(nest_.outputs[o].dtype) ? " = 0.0;" : " = 0LL;"));
+  open("for (long long e = " + first + "; e < " + intLiteral(numElements) +
+       "; e += " + stepText + ")");
+  std::vector<size_t> reduced;
+  for (size_t d = 0; d < numLoops; ++d)
+    if (nest_.inThread[d])
+      reduced.push_back(d);
+  const bool narrow = numElements <= 0xffffffffLL;
+  const char *uType = narrow ? "unsigned" : "unsigned long long";
+  const char *uSuffix = narrow ? "u" : "ULL";
+  if (reduced.size() > 1)
+    line(std::string(uType) + " u = (" + uType + ")e;");
+  for (size_t k = reduced.size(); k-- > 0;) {
+    const std::string index = "i" + std::to_string(reduced[k]);
+    const std::string size = std::to_string(nest_.loopSizes[reduced[k]]);
+    if (reduced.size() == 1)
+      line("const long long " + index + " = e;");
+    else if (k == 0)
+      line("const long long " + index + " = (long long)u;");
+    else {
+      line("const long long " + index + " = (long long)(u % " + size + uSuffix +
+           ");");
+      line("u /= " + size + uSuffix + ";");
+    }
+  }
+  emitInputLoads(false);
+  bodyStatus_ = emitBodyOps();
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const OpRecord &op = body_.ops[nest_.combineOps[o]];
+    const std::string value =
+        name(op.operands[1 - nest_.accumulatorOperand[o]]);
+    const std::string partial = "c" + std::to_string(o);
+    line(partial + " = e < " + stepText + " ? " + value + " : " +
+         combine(o, partial, value) + ";");
+  }
+  close();
+}
+
 /// A cooperative reduction (Codegen.h): the threads of a warp, or of a
 /// block, combine one point's elements in a fixed order.
 void KernelWriter::emitCooperative() {
-  const size_t numLoops = nest_.loopSizes.size();
   const size_t numOutputs = nest_.outputs.size();
   const int threads = nest_.pointThreads;
   const bool block = threads > kWarpThreads;
   const int warps = threads / kWarpThreads;
   const int64_t numPoints = nest_.numPoints();
-  const int64_t numElements = nest_.numElements();
-  const std::string step = intLiteral(threads);
   skipOp_.assign(body_.ops.size(), false);
   for (size_t op : nest_.combineOps)
     skipOp_[op] = true;
@@ -807,45 +855,7 @@ void KernelWriter::emitCooperative() {
   }
   emitPointIndices(numPoints);
 
-  // The thread's elements e, e + step, ... of the in-thread loops flattened
-  // row-major; its first (e < step) starts the partial.
-  for (size_t o = 0; o < numOutputs; ++o)
-    line(regType(o) + " " + partial(o) + " = " +
-         (isFloat(nest_.outputs[o].dtype) ? "0.0;" : "0LL;"));
-  open(std::string("for (long long e = ") + (block ? "threadIdx.x" : "lane") +
-       "; e < " + intLiteral(numElements) + "; e += " + step + ")");
-  std::vector<size_t> reduced;
-  for (size_t d = 0; d < numLoops; ++d)
-    if (nest_.inThread[d])
-      reduced.push_back(d);
-  const bool narrow = numElements <= 0xffffffffLL;
-  const char *uType = narrow ? "unsigned" : "unsigned long long";
-  const char *uSuffix = narrow ? "u" : "ULL";
-  if (reduced.size() > 1)
-    line(std::string(uType) + " u = (" + uType + ")e;");
-  for (size_t k = reduced.size(); k-- > 0;) {
-    const std::string index = "i" + std::to_string(reduced[k]);
-    const std::string size = std::to_string(nest_.loopSizes[reduced[k]]);
-    if (reduced.size() == 1)
-      line("const long long " + index + " = e;");
-    else if (k == 0)
-      line("const long long " + index + " = (long long)u;");
-    else {
-      line("const long long " + index + " = (long long)(u % " + size + uSuffix +
-           ");");
-      line("u /= " + size + uSuffix + ";");
-    }
-  }
-  emitInputLoads(false);
-  bodyStatus_ = emitBodyOps();
-  for (size_t o = 0; o < numOutputs; ++o) {
-    const OpRecord &op = body_.ops[nest_.combineOps[o]];
-    const std::string value =
-        name(op.operands[1 - nest_.accumulatorOperand[o]]);
-    line(partial(o) + " = e < " + step + " ? " + value + " : " +
-         combine(o, partial(o), value) + ";");
-  }
-  close();
+  emitPartials(block ? "threadIdx.x" : "lane", threads);
 
   butterfly(kWarpThreads / 2);
   // combine(init, tree) once, by the group's first thread.
@@ -886,6 +896,69 @@ void KernelWriter::emitCooperative() {
   finish();
   close();
   // The next point's warps write w only after warp 0 has read it.
+  line("__syncthreads();");
+  close();
+}
+
+/// A column reduction (Codegen.h): a block of pointsPerBlock adjacent
+/// points, each reduced by pointThreads slices; the slices' partials are
+/// combined through shared memory in a fixed tree.
+void KernelWriter::emitColumns() {
+  const size_t numOutputs = nest_.outputs.size();
+  const int points = nest_.pointsPerBlock;
+  const int slices = nest_.pointThreads;
+  const int64_t numPoints = nest_.numPoints();
+  skipOp_.assign(body_.ops.size(), false);
+  for (size_t op : nest_.combineOps)
+    skipOp_[op] = true;
+  const std::string pointsText = std::to_string(points);
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(std::string("__shared__ ") + registerType(nest_.outputs[o].dtype) +
+         " w" + std::to_string(o) + "[" + std::to_string(points * slices) +
+         "];");
+  line("const int slice = threadIdx.x / " + pointsText + ";");
+  open("for (long long first = (long long)blockIdx.x * " + pointsText +
+       "; first < " + intLiteral(numPoints) + "; first += (long long)gridDim.x * " +
+       pointsText + ")");
+  // Threads past the last point reduce it again (every thread reaches the
+  // barriers) and store nothing.
+  line("const bool owner = first + threadIdx.x % " + pointsText + " < " +
+       intLiteral(numPoints) + ";");
+  line("const long long p = owner ? first + threadIdx.x % " + pointsText +
+       " : " + intLiteral(numPoints - 1) + ";");
+  emitPointIndices(numPoints);
+  emitPartials("slice", slices);
+  for (size_t o = 0; o < numOutputs; ++o)
+    line("w" + std::to_string(o) + "[threadIdx.x] = c" + std::to_string(o) +
+         ";");
+  line("__syncthreads();");
+  // Slice s combines slice s + m's partial at m = slices / 2, ..., 1.
+  for (int m = slices / 2; m > 0; m /= 2) {
+    open("if (slice < " + std::to_string(m) + ")");
+    for (size_t o = 0; o < numOutputs; ++o) {
+      const std::string w = "w" + std::to_string(o);
+      line(w + "[threadIdx.x] = " +
+           combine(o, w + "[threadIdx.x]",
+                   w + "[threadIdx.x + " + std::to_string(m * points) + "]") +
+           ";");
+    }
+    close();
+    line("__syncthreads();");
+  }
+  // combine(init, tree) once, by slice 0.
+  open("if (slice == 0 && owner)");
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const NestOperand &output = nest_.outputs[o];
+    const std::string init = name(body_.arguments[numInputs_ + o]);
+    line("const " + std::string(registerType(output.dtype)) + " " + init +
+         " = " +
+         load(output.dtype, "d" + std::to_string(o), "bo" + std::to_string(o)) +
+         ";");
+    line(store(output.dtype, "r" + std::to_string(o), "bo" + std::to_string(o),
+               combine(o, init, "w" + std::to_string(o) + "[threadIdx.x]")));
+  }
+  close();
+  // The next points' partials overwrite w only after slice 0 has read it.
   line("__syncthreads();");
   close();
 }
@@ -941,11 +1014,15 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
   kernel.numOutputs = nest_.outputs.size();
 
   kernel.pointThreads = nest_.pointThreads;
+  kernel.pointsPerBlock = nest_.pointsPerBlock;
   kernel.numPoints = nest_.numPoints();
   kernel.sequential = nest_.sequential;
 
   out_ << getKernelPrelude();
-  if (nest_.pointThreads == kWarpThreads)
+  if (nest_.pointsPerBlock > 0)
+    out_ << "\n// column reduction, blocks of " << nest_.pointsPerBlock
+         << " points by " << nest_.pointThreads << " slices, loops [";
+  else if (nest_.pointThreads == kWarpThreads)
     out_ << "\n// cooperative reduction, a warp per point, loops [";
   else if (nest_.pointThreads > kWarpThreads)
     out_ << "\n// cooperative reduction, a block of " << nest_.pointThreads
@@ -1010,6 +1087,8 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
 
   if (nest_.sequential)
     emitSequential();
+  else if (nest_.pointsPerBlock > 0)
+    emitColumns();
   else if (nest_.pointThreads > 1)
     emitCooperative();
   else
@@ -1067,6 +1146,7 @@ bool isCombineOp(OpCode code) {
 
 void planCooperative(LoopNest &nest) {
   nest.pointThreads = 1;
+  nest.pointsPerBlock = 0;
   nest.combineOps.clear();
   nest.accumulatorOperand.clear();
   if (nest.sequential || !nest.body)
@@ -1078,13 +1158,18 @@ void planCooperative(LoopNest &nest) {
   if (body.arguments.size() != numInputs + numOutputs ||
       body.yield.size() != numOutputs)
     return;
-  // Lanes walk the innermost loop; it must be reduced, and long enough.
+  // A row reduction's lanes walk the innermost loop, reduced; a column
+  // reduction's adjacent points are adjacent along it, parallel. Either
+  // way the points combine enough elements.
   size_t innermost = numLoops;
   for (size_t d = 0; d < numLoops; ++d)
     if (nest.loopSizes[d] != 1)
       innermost = d;
-  if (innermost == numLoops || !nest.inThread[innermost] ||
+  if (innermost == numLoops ||
       nest.numElements() < kMinCooperativeElements)
+    return;
+  const bool columns = !nest.inThread[innermost];
+  if (columns && nest.numPoints() > kMaxColumnPoints)
     return;
 
   // Each output yields combine(its accumulator, f).
@@ -1130,15 +1215,32 @@ void planCooperative(LoopNest &nest) {
     if (combinedOutput[i] >= 0)
       dependent.insert(op.results[0]);
   }
-  // The inputs read along the innermost loop are contiguous there.
+  // The inputs read along the innermost loop are contiguous there (and a
+  // column reduction's outputs too).
+  int64_t narrowest = 8;
   for (size_t i = 0; i < numInputs; ++i) {
     const int64_t stride = nest.inputs[i].strides[innermost];
-    if (used.count(body.arguments[i]) && stride != 0 && stride != 1)
+    if (!used.count(body.arguments[i]))
+      continue;
+    if (stride != 0 && stride != 1)
       return;
+    if (stride == 1)
+      narrowest = std::min<int64_t>(narrowest,
+                                    getDTypeWidth(nest.inputs[i].dtype));
   }
-  nest.pointThreads = nest.numElements() > kMaxWarpElements
-                          ? kBlockReductionThreads
-                          : kWarpThreads;
+  if (columns) {
+    for (const NestOperand &output : nest.outputs)
+      if (output.strides[innermost] != 1)
+        return;
+    // A block's points read whole 32-byte sectors of the narrowest input.
+    nest.pointsPerBlock = static_cast<int>(std::clamp<int64_t>(
+        kSectorBytes / narrowest, kMinColumnPoints, kWarpThreads));
+    nest.pointThreads = kBlockReductionThreads / nest.pointsPerBlock;
+  } else {
+    nest.pointThreads = nest.numElements() > kMaxWarpElements
+                            ? kBlockReductionThreads
+                            : kWarpThreads;
+  }
   nest.combineOps = std::move(combineOps);
   nest.accumulatorOperand = std::move(accumulatorOperand);
 }
@@ -1153,6 +1255,13 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
     return shape;
   }
   const int64_t sms = std::max(1, multiProcessors);
+  if (kernel.pointsPerBlock > 0) {
+    shape.threads = kBlockReductionThreads;
+    shape.blocks = std::min(
+        (kernel.numPoints + kernel.pointsPerBlock - 1) / kernel.pointsPerBlock,
+        sms * (kThreadsPerMultiprocessor / kBlockReductionThreads));
+    return shape;
+  }
   if (kernel.pointThreads == kBlockReductionThreads) {
     shape.threads = kBlockReductionThreads;
     shape.blocks = std::min(kernel.numPoints, sms * (kThreadsPerMultiprocessor /

@@ -74,6 +74,22 @@
 // of their magnitudes and the initial value's; the tests' bound,
 // StructuredCases.h), and the same bits on every run.
 //
+// Column reductions. A reduction whose innermost loop (of size > 1) is
+// parallel, such as a bias gradient summing [8192, 768] over its rows,
+// would otherwise run 768 threads, each 8192 dependent steps down a
+// column: 24 warps on a 132-SM GPU. When the body allows it (the same
+// combine rule as above; every input the body reads, and every output,
+// contiguous or broadcast along that loop), there are at most 16384
+// points and each combines at least 64 elements, a block of 256 threads
+// takes P adjacent points (P = 32 bytes over the narrowest contiguous
+// input's element width, 8 to 32: each row of the block's loads fills
+// whole sectors) and S = 256 / P slices per point. The order, fixed by
+// the shape alone: slice s combines f(s), f(s + S), f(s + 2S), ...
+// (elements flattened row-major as above) starting from f(s); the slices'
+// partials then combine through shared memory, slice s with slice s + m
+// for m = S/2, ..., 1; finally combine(init, tree), stored by slice 0.
+// Floats are reassociated within the same bound as above.
+//
 // Numerics. Every value of the body is a `double` (floats, already
 // rounded to their dtype) or a `long long` (integers, wrapped to their
 // width: i1 as 0/1, i32 sign-extended), as in the host's registers
@@ -119,6 +135,13 @@ constexpr int64_t kMinCooperativeElements = 64;
 constexpr int64_t kMaxWarpElements = 4096;
 /// The largest block of any launch (and the kernels' __launch_bounds__).
 constexpr int kMaxBlockSize = 256;
+/// Column reductions (Codegen.h's file comment): at most this many points
+/// (beyond, a thread per point already keeps enough loads in flight), a
+/// block's points spanning a 32-byte sector of the narrowest input, at
+/// least 8 of them.
+constexpr int64_t kMaxColumnPoints = 16384;
+constexpr int64_t kSectorBytes = 32;
+constexpr int64_t kMinColumnPoints = 8;
 
 /// linalg.map, linalg.reduce or linalg.generic as a loop nest.
 struct LoopNest {
@@ -136,6 +159,9 @@ struct LoopNest {
   /// Threads per point of the parallel space: 1, or kWarpThreads or
   /// kBlockReductionThreads for a cooperative reduction (planCooperative).
   int pointThreads = 1;
+  /// A column reduction: the adjacent points a block of 256 threads
+  /// reduces, pointThreads (its slices) per point; 0 otherwise.
+  int pointsPerBlock = 0;
   /// When cooperative, per output: the body op (index in body->ops) that
   /// combines its block argument, and that argument's operand position.
   std::vector<size_t> combineOps;
@@ -194,6 +220,7 @@ struct GeneratedKernel {
   size_t numOutputs = 0;
   /// LoopNest's: threads per point (1, 32 or 256), points, all threads.
   int pointThreads = 1;
+  int pointsPerBlock = 0; // LoopNest's
   int64_t numPoints = 1;
   int64_t numThreads = 1;
   bool sequential = false;
@@ -216,7 +243,8 @@ struct LaunchShape {
 };
 
 /// The launch of `kernel` on a GPU with `multiProcessors`: blocks of 256
-/// threads (a block per point for block reductions), halved down to 32
+/// threads (a block per point for block reductions, per pointsPerBlock
+/// points for column reductions), halved down to 32
 /// while the threads would not give every multiprocessor a block; at most
 /// one wave of resident blocks (2048 threads per multiprocessor), the
 /// grid-stride loops doing the rest; one thread for sequential nests.

@@ -173,7 +173,7 @@ private:
     // The same cooperative reduction as the instruction alone.
     StatusOr<LoopNest> nest = buildLoopNest(inst, values_);
     if (!nest.isOk() || nest->pointThreads != threads_ ||
-        nest->combineOps.size() != 1)
+        nest->pointsPerBlock != 0 || nest->combineOps.size() != 1)
       return std::nullopt;
     step.kind = RowStep::Kind::Reduce;
     step.shape = RowShape::Point;
@@ -327,7 +327,8 @@ std::optional<RowProgram> findRowProgram(const Schedule &schedule,
   const std::vector<int64_t> &rowShape =
       values.values[firstReduce->operands[0]].shape;
   StatusOr<LoopNest> nest = buildLoopNest(*firstReduce, values);
-  if (rowShape.empty() || !nest.isOk() || nest->pointThreads <= 1)
+  if (rowShape.empty() || !nest.isOk() || nest->pointThreads <= 1 ||
+      nest->pointsPerBlock != 0)
     return std::nullopt;
 
   RowProgram program;

@@ -464,6 +464,12 @@ TEST(CodegenTest, LoopNests) {
        false,
        5,
        1},
+      {"column sum of f32 over 300 rows of 40", {true, false}, false, 40, 32},
+      {"column sums of bf16 into f32 and max over 200 rows of 50",
+       {true, true, false},
+       false,
+       50,
+       16},
       {"cooperative rule: a strided input stays one thread per point",
        {false, true},
        false,
@@ -489,6 +495,7 @@ TEST(CodegenTest, LoopNests) {
 /// body `makeBody(b, arguments)` yields (one output per entry of dests).
 struct Planned {
   int pointThreads = 0;
+  int pointsPerBlock = 0;
   std::vector<size_t> combineOps;
   std::vector<size_t> accumulatorOperand;
 };
@@ -520,7 +527,8 @@ Planned planReduce(std::vector<int64_t> shape, std::vector<int64_t> dims,
   EXPECT_TRUE(nest.isOk()) << nest.status().toString();
   if (!nest.isOk())
     return {};
-  return {nest->pointThreads, nest->combineOps, nest->accumulatorOperand};
+  return {nest->pointThreads, nest->pointsPerBlock, nest->combineOps,
+          nest->accumulatorOperand};
 }
 
 TEST(CodegenTest, CooperativeBodies) {
@@ -627,15 +635,45 @@ TEST(CodegenTest, CooperativeShapes) {
   EXPECT_EQ(planReduce({5, 4097}, {1}, 1, sum).pointThreads, 256);
   // Counted over every reduced loop: 8 x 8.
   EXPECT_EQ(planReduce({8, 3, 8}, {0, 2}, 1, sum).pointThreads, 32);
-  // The innermost loop must be reduced (a column sum stays per thread,
-  // where adjacent threads read adjacent elements); loops of size 1 do
-  // not count as innermost.
-  EXPECT_EQ(planReduce({100, 7}, {0}, 1, sum).pointThreads, 1);
+  // Loops of size 1 do not count as innermost.
   EXPECT_EQ(planReduce({3, 100, 1}, {1}, 1, sum).pointThreads, 32);
   // Many points set no limit.
   EXPECT_EQ(planReduce({100000, 64}, {1}, 1, sum).pointThreads, 32);
   // A full reduction to one point.
   EXPECT_EQ(planReduce({10000}, {0}, 1, sum).pointThreads, 256);
+}
+
+TEST(CodegenTest, ColumnShapes) {
+  auto sum = [](DType type) {
+    return [type](CaseBuilder &b, auto a) {
+      return std::vector<int64_t>{b.op(getDTypeName(type) == std::string("i32")
+                                           ? "arith.addi"
+                                           : "arith.addf",
+                                       {a[1], a[0]}, type)};
+    };
+  };
+  auto plan = [&](std::vector<int64_t> shape, std::vector<int64_t> dims,
+                  DType type = DType::F32) {
+    Planned p = planReduce(shape, dims, 1, sum(type), type);
+    return std::make_pair(p.pointsPerBlock, p.pointThreads);
+  };
+  using Shape = std::pair<int, int>; // points per block, slices
+  // A block's points fill a 32-byte sector of the input: 8 f32 or f64, 16
+  // bf16 (at least 8 points; 256 threads in all).
+  EXPECT_EQ(plan({100, 7}, {0}), Shape(8, 32));
+  EXPECT_EQ(plan({8192, 768}, {0}), Shape(8, 32));
+  EXPECT_EQ(plan({8192, 768}, {0}, DType::BF16), Shape(16, 16));
+  EXPECT_EQ(plan({100, 7}, {0}, DType::F64), Shape(8, 32));
+  EXPECT_EQ(plan({100, 7}, {0}, DType::I32), Shape(8, 32));
+  // Reduced over the outer loops of [8, 64, 96].
+  EXPECT_EQ(plan({8, 64, 96}, {0, 1}), Shape(8, 32));
+  // At least 64 elements per point, at most 16384 points; else a thread
+  // per point.
+  EXPECT_EQ(plan({63, 7}, {0}), Shape(0, 1));
+  EXPECT_EQ(plan({64, 16384}, {0}), Shape(8, 32));
+  EXPECT_EQ(plan({64, 16385}, {0}), Shape(0, 1));
+  // The reduced loop in the middle: the innermost loop is parallel.
+  EXPECT_EQ(plan({3, 100, 5}, {1}), Shape(8, 32));
 }
 
 TEST(CodegenTest, CooperativeStrides) {
@@ -836,6 +874,38 @@ TEST(CodegenTest, CooperativeKernelsShuffle) {
   EXPECT_NE(ptx->image.find("shfl.sync.bfly.b32"), std::string::npos);
   EXPECT_NE(ptx->image.find("bar.sync"), std::string::npos);
   EXPECT_EQ(ptx->image.find("atom."), std::string::npos);
+}
+
+TEST(CodegenTest, ColumnKernelsCombineSlicesInAFixedTree) {
+  // 16 bf16 points by 16 slices: partials in shared memory, combined at
+  // distances 8, 4, 2, 1 slices (16 points apart each), no atomics.
+  std::optional<StructuredCase> c =
+      findCase("column sums of bf16 into f32 and max over 200 rows of 50");
+  ASSERT_TRUE(c);
+  const GeneratedKernel kernel = generate(decode(*c));
+  EXPECT_EQ(kernel.pointsPerBlock, 16);
+  EXPECT_EQ(kernel.pointThreads, 16);
+  const std::string &source = kernel.source;
+  for (const char *expected :
+       {"// column reduction, blocks of 16 points by 16 slices, loops [4 "
+        "in-thread, 50 in-thread, 50]",
+        "__shared__ double w0[256];", "const int slice = threadIdx.x / 16;",
+        "for (long long e = slice; e < 200LL; e += 16LL) {", "if (slice < 8) {",
+        "w0[threadIdx.x + 128]", "if (slice < 1) {", "w1[threadIdx.x + 16]",
+        "if (slice == 0 && owner) {"})
+    EXPECT_NE(source.find(expected), std::string::npos) << expected << "\n"
+                                                        << source;
+  StatusOr<CompiledKernel> ptx = compileKernelSource(source, "compute_90");
+  ASSERT_TRUE(ptx.isOk()) << ptx.status().toString();
+  EXPECT_NE(ptx->image.find("bar.sync"), std::string::npos);
+  EXPECT_EQ(ptx->image.find("atom."), std::string::npos);
+  // 50 points: 4 blocks, the last one owning 2 points.
+  EXPECT_EQ(getLaunchShape(kernel, 132).blocks, 4);
+  EXPECT_EQ(getLaunchShape(kernel, 132).threads, 256);
+  // At most one wave of resident blocks: 8 per multiprocessor.
+  GeneratedKernel many = kernel;
+  many.numPoints = 16384;
+  EXPECT_EQ(getLaunchShape(many, 100).blocks, 800);
 }
 
 TEST(CodegenTest, HardwareConversionsOnlyWhereTheGpuHasThem) {

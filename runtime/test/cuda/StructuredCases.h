@@ -270,6 +270,23 @@ rowMagnitude(DType initType, int64_t init, int64_t rows, int64_t cols,
   };
 }
 
+/// rowMagnitude for a reduction over the rows of a [rows, cols] term: one
+/// magnitude per column.
+inline std::function<std::vector<double>(const CaseData &)>
+columnMagnitude(DType initType, int64_t init, int64_t rows, int64_t cols,
+                std::function<double(const CaseData &, int64_t)> term) {
+  return [=](const CaseData &data) {
+    std::vector<double> magnitude(cols);
+    for (int64_t c = 0; c < cols; ++c) {
+      double s = std::fabs(elementAt(initType, data[init], c));
+      for (int64_t r = 0; r < rows; ++r)
+        s += std::fabs(term(data, r * cols + c));
+      magnitude[c] = s;
+    }
+    return magnitude;
+  };
+}
+
 } // namespace detail
 
 inline std::vector<StructuredCase> getStructuredCases() {
@@ -869,6 +886,55 @@ inline std::vector<StructuredCase> getStructuredCases() {
                                                               k);
                                            })});
     cases.push_back(c);
+  }
+  // Column reductions (Codegen.h): blocks of adjacent points, each reduced
+  // by slices of the block.
+  using detail::columnMagnitude;
+  {
+    // A bias gradient: f32 sums down 300 rows of 40 columns (8 points by 32
+    // slices, the last block half full).
+    CaseBuilder b("column sum of f32 over 300 rows of 40");
+    const int64_t x = b.uniformTensor(DType::F32, {300, 40}, -2, 2);
+    const int64_t init = b.uniformTensor(DType::F32, {40}, -2, 2);
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::F32), acc = b.scalar(DType::F32);
+    const int64_t sum = b.op("arith.addf", {acc, a}, DType::F32);
+    StructuredCase c = b.finish({{"op", "linalg.reduce"},
+                                 {"operands", {x, init}},
+                                 {"results", {out}},
+                                 {"dimensions", {0}},
+                                 {"body", b.body({a, acc}, {sum})}});
+    c.reassociated.push_back({0, 300,
+                              columnMagnitude(DType::F32, init, 300, 40,
+                                              [x](const CaseData &d, int64_t k) {
+                                                return elementAt(DType::F32,
+                                                                 d[x], k);
+                                              })});
+    cases.push_back(c);
+  }
+  {
+    // LayerNorm's weight and bias gradients in one generic: bf16 inputs
+    // summed into f32 over [4, 50] rows of 50 columns (16 points by 16
+    // slices), and their max; integer values, so exact in every order.
+    CaseBuilder b("column sums of bf16 into f32 and max over 200 rows of 50");
+    const int64_t x = b.intTensor(DType::BF16, {4, 50, 50}, -8, 8);
+    const int64_t y = b.intTensor(DType::BF16, {4, 50, 50}, -8, 8);
+    const int64_t init0 = b.intTensor(DType::F32, {50}, -8, 8);
+    const int64_t init1 = b.intTensor(DType::BF16, {50}, -8, 8);
+    const int64_t out0 = b.result(init0), out1 = b.result(init1);
+    const int64_t a = b.scalar(DType::BF16), c = b.scalar(DType::BF16),
+                  acc0 = b.scalar(DType::F32), acc1 = b.scalar(DType::BF16);
+    const int64_t product = b.op("arith.mulf", {a, c}, DType::BF16);
+    const int64_t wide = b.op("arith.extf", {product}, DType::F32);
+    const int64_t sum = b.op("arith.addf", {wide, acc0}, DType::F32);
+    const int64_t max = b.op("arith.maximumf", {acc1, c}, DType::BF16);
+    cases.push_back(b.finish(
+        {{"op", "linalg.generic"},
+         {"operands", {x, y, init0, init1}},
+         {"results", {out0, out1}},
+         {"indexing_maps", {{0, 1, 2}, {0, 1, 2}, {2}, {2}}},
+         {"iterator_types", {"reduction", "reduction", "parallel"}},
+         {"body", b.body({a, c, acc0, acc1}, {sum, max})}}));
   }
   {
     CaseBuilder b("cooperative product over rows of 300");

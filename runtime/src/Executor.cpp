@@ -1304,6 +1304,25 @@ size_t getGroupLimit(const Schedule &schedule, size_t stream, size_t first) {
                                          : size;
 }
 
+bool isOptimizerParamCast(const Instruction &optimizer,
+                          const Instruction &cast) {
+  if (optimizer.kind != Instruction::Kind::Compute ||
+      cast.kind != Instruction::Kind::Compute || !optimizer.info ||
+      !cast.info ||
+      (optimizer.code() != OpCode::Adam && optimizer.code() != OpCode::Sgd) ||
+      cast.code() != OpCode::Map || optimizer.results.empty() ||
+      cast.operands.size() != 2 || cast.results.size() != 1 ||
+      cast.operands[0] != optimizer.results[0] ||
+      !cast.fields.has(Field::Body))
+    return false;
+  const RegionBody &body = cast.fields.getBody(Field::Body);
+  return body.arguments.size() == 2 && body.ops.size() == 1 &&
+         body.ops[0].code() == OpCode::TruncF &&
+         body.ops[0].operands.size() == 1 &&
+         body.ops[0].operands[0] == body.arguments[0] &&
+         body.yield.size() == 1 && body.yield[0] == body.ops[0].results[0];
+}
+
 size_t getOptimizerRunLength(const std::vector<Instruction> &instructions,
                              size_t first) {
   const Instruction &head = instructions[first];
@@ -1311,10 +1330,16 @@ size_t getOptimizerRunLength(const std::vector<Instruction> &instructions,
       (head.code() != OpCode::Adam && head.code() != OpCode::Sgd))
     return 1;
   size_t end = first + 1;
-  while (end < instructions.size() &&
-         instructions[end].kind == Instruction::Kind::Compute &&
-         instructions[end].code() == head.code())
-    ++end;
+  for (size_t last = first;;) {
+    if (end < instructions.size() &&
+        isOptimizerParamCast(instructions[last], instructions[end]))
+      ++end;
+    if (end == instructions.size() ||
+        instructions[end].kind != Instruction::Kind::Compute ||
+        instructions[end].code() != head.code())
+      break;
+    last = end++;
+  }
   return end - first;
 }
 

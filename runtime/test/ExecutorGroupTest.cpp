@@ -1,7 +1,8 @@
 //===- ExecutorGroupTest.cpp - multi-tensor optimizer groups --------------===//
 //
 // A device that proposes each run of consecutive zero.adam (or zero.sgd)
-// instructions as one group (Device::groupLength, getOptimizerRunLength) is
+// instructions, each optionally followed by the 16-bit cast of its new
+// parameter, as one group (Device::groupLength, getOptimizerRunLength) is
 // handed it (Device::prepareGroup) and runs it where its first instruction
 // stands. Checked with
 // a device that groups on top of the host backend: the same bits as one by
@@ -129,7 +130,9 @@ struct OptimizerSchedule {
   std::vector<int64_t> results;
 };
 
-/// Three Adam steps (5, 1 and 7 elements), a fill between, two SGD steps.
+/// Three Adam steps (5, 1 and 7 elements; the first and the last cast
+/// their new parameter to bf16), a fill between, two SGD steps (the first
+/// casts to f16).
 OptimizerSchedule makeSchedule() {
   OptimizerSchedule s;
   ScheduleBuilder &b = s.b;
@@ -153,6 +156,8 @@ OptimizerSchedule makeSchedule() {
           {"mode", "adamw"},
           {"bias_correction", true},
           {"amsgrad", false}});
+    if (n != 1)
+      s.results.push_back(b.truncate(pOut, DType::BF16));
   }
   int64_t filled = b.tensor(DType::F32, {3});
   int64_t fillValue = b.constant(DType::F32, 2.5);
@@ -173,6 +178,8 @@ OptimizerSchedule makeSchedule() {
           {"dampening", 0.0},
           {"weight_decay", 0.01},
           {"nesterov", n == 6}});
+    if (n == 4)
+      s.results.push_back(b.truncate(pOut, DType::F16));
   }
   return s;
 }
@@ -214,9 +221,57 @@ TEST(ExecutorGroups, ConsecutiveOptimizerStepsRunAsOneGroup) {
   std::vector<size_t> groups;
   std::vector<Bytes> grouped =
       runOnce(s, std::make_unique<GroupingDevice>(groups));
-  // The three Adam steps, then (after the fill) the two SGD steps.
-  EXPECT_EQ(groups, (std::vector<size_t>{3, 2}));
+  // The three Adam steps and their two casts, then (after the fill) the two
+  // SGD steps and the first one's cast.
+  EXPECT_EQ(groups, (std::vector<size_t>{5, 3}));
   ASSERT_EQ(single.size(), grouped.size());
   for (size_t i = 0; i < single.size(); ++i)
     EXPECT_EQ(single[i], grouped[i]) << "result " << i;
+}
+
+TEST(ExecutorGroups, OnlyTheCastOfAStepsNewParameterJoinsItsRun) {
+  auto runLength = [](const ScheduleBuilder &b) {
+    StatusOr<Schedule> schedule = Schedule::parse(b.text(), "o.json");
+    EXPECT_TRUE(schedule.isOk()) << schedule.status().toString();
+    return schedule.isOk() ? getOptimizerRunLength(
+                                 schedule->streams()[0].instructions, 2)
+                           : 0;
+  };
+  // Adam, then a cast of `castOf(p, pOut, g)`, then another Adam.
+  auto build = [](auto castOf) {
+    ScheduleBuilder b;
+    const int64_t step = b.constant(DType::I64, 3);
+    const int64_t lr = b.constant(DType::F32, 0.01);
+    for (int k = 0; k < 2; ++k) {
+      const int64_t p = b.tensor(DType::F32, {8}),
+                    g = b.tensor(DType::F32, {8}),
+                    m = b.tensor(DType::F32, {8}),
+                    v = b.tensor(DType::F32, {8});
+      const int64_t pOut = b.tensor(DType::F32, {8}, p);
+      b.op({{"op", "zero.adam"},
+            {"operands", {p, g, m, v, step, lr}},
+            {"results",
+             {pOut, b.tensor(DType::F32, {8}, m), b.tensor(DType::F32, {8}, v)}},
+            {"beta1", 0.9},
+            {"beta2", 0.999},
+            {"eps", 1e-8},
+            {"weight_decay", 0.0},
+            {"mode", "adam"},
+            {"bias_correction", true},
+            {"amsgrad", false}});
+      if (k == 0)
+        b.truncate(castOf(p, pOut, g), DType::BF16);
+    }
+    return b;
+  };
+  EXPECT_EQ(runLength(build([](int64_t, int64_t pOut, int64_t) {
+              return pOut;
+            })),
+            3u);
+  // The old parameter, or the gradient, is not the step's output: the run
+  // ends at the step.
+  EXPECT_EQ(runLength(build([](int64_t p, int64_t, int64_t) { return p; })),
+            1u);
+  EXPECT_EQ(runLength(build([](int64_t, int64_t, int64_t g) { return g; })),
+            1u);
 }

@@ -307,28 +307,54 @@ Launch Planner::planRowProgram(const cuda::RowProgram &program) {
 
 Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
   // Optimizers.cu: one launch for the group, one block of 256 threads per
-  // chunk of 64K elements. optimizer_eff is that kernel's measured rate as
-  // it launches (its grid included), so no bound of parallelism is applied
-  // on top of it.
+  // chunk of 64K elements. A step whose tensors all allow the vector path
+  // updates four elements per thread and iteration with vector loads: a
+  // streaming kernel like the copies, bounded by the loads in flight. The
+  // others go one element at a time at optimizer_eff, that kernel's
+  // measured rate as it launches (its grid included).
   constexpr double kChunk = 65536, kThreads = 256;
   Launch launch;
   launch.category = "optimizer";
-  double blocks = 0;
-  for (const Instruction *inst : group) {
+  double blocks = 0, vectorBytes = 0, loadBytes = 0;
+  for (const cuda::OptimizerStep &step : cuda::getOptimizerSteps(group)) {
+    const Instruction &inst = *step.update;
     // Reads the grad (operand 1); reads and writes the param and states
-    // (the tensor results).
-    double elementBytes = elementWidth(inst->operands[1]);
-    for (int64_t id : inst->results)
-      if (values_.values[id].isTensor)
+    // (the tensor results); writes the cast.
+    std::vector<int64_t> tensors = {inst.operands[1]};
+    double elementBytes = elementWidth(inst.operands[1]);
+    double elementLoads = elementBytes;
+    for (int64_t id : inst.results)
+      if (values_.values[id].isTensor) {
+        tensors.push_back(id);
         elementBytes += 2 * elementWidth(id);
+        elementLoads += elementWidth(id);
+      }
+    if (step.cast) {
+      tensors.push_back(step.cast->results[0]);
+      elementBytes += elementWidth(step.cast->results[0]);
+    }
+    bool vector = values_.values[inst.results[0]].dtype != DType::F64;
+    for (int64_t id : tensors)
+      vector = vector &&
+               cuda::isVectorOptimizerTensor(
+                   values_.values[id].dtype,
+                   static_cast<uint64_t>(schedule_.bufferOf(id).offset));
     const double numel =
-        static_cast<double>(values_.values[inst->results[0]].numel);
+        static_cast<double>(values_.values[inst.results[0]].numel);
     launch.bytes += elementBytes * numel;
+    if (vector) {
+      vectorBytes += elementBytes * numel;
+      loadBytes = std::max(loadBytes, 4 * elementLoads);
+    }
     blocks += std::max(1.0, std::ceil(numel / kChunk));
   }
   launch.threads = blocks * kThreads;
-  launch.bytesInFlight = kUnbounded;
-  launch.efficiency = gpu_.optimizerEfficiency;
+  // The bytes of the vector path at full efficiency, the rest at the scalar
+  // kernel's: one weighted efficiency for the launch.
+  const double vectorShare = launch.bytes > 0 ? vectorBytes / launch.bytes : 0;
+  launch.efficiency =
+      1 / (vectorShare + (1 - vectorShare) / gpu_.optimizerEfficiency);
+  launch.bytesInFlight = vectorShare > 0 ? loadBytes : kUnbounded;
   return launch;
 }
 

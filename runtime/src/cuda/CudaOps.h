@@ -149,13 +149,29 @@ PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
                               const CudaContext &ctx);
 PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
                              const CudaContext &ctx);
+/// An optimizer instruction of a group and the cast of its new parameter
+/// that follows it (isOptimizerParamCast), or null.
+struct OptimizerStep {
+  const Instruction *update = nullptr;
+  const Instruction *cast = nullptr;
+};
+/// A run of getOptimizerRunLength as its steps; empty when the run is not
+/// one (an internal error: the device proposed it).
+std::vector<OptimizerStep>
+getOptimizerSteps(const std::vector<const Instruction *> &group);
 /// Whether a group can be one launch: the host runs its instructions one
 /// after another, so a later instruction's result may reuse the memory of an
 /// earlier one's gradient (dead by then); one launch, whose moves all run
 /// first and whose blocks run in any order, needs every instruction's
-/// results to share no byte with another instruction's tensors.
+/// results to share no byte with another instruction's tensors (a cast
+/// reads its own optimizer's new parameter, and nothing else).
 bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
                              const Schedule &schedule);
+/// Whether a tensor of an optimizer step (its parameter, gradient, states,
+/// cast) allows Optimizers.cu's vector path: f32, bf16 or f16 at an address
+/// (or arena offset, the arenas being aligned further) that is a multiple
+/// of four elements. Every tensor of the step must.
+bool isVectorOptimizerTensor(DType type, uint64_t address);
 
 // Quantize.cu: the block quantizer of the quantized collectives
 // (Device::quantizeBlocks and the rest; ops/QuantizeMath.h's element math),

@@ -4,6 +4,8 @@
 
 #include "ops/Elements.h"
 
+#include "zero/runtime/Device.h"
+
 #include "zero/runtime/FloatFormats.h"
 
 #include <cstring>
@@ -244,6 +246,23 @@ Scalar constantRegister(const Number &number, DType type) {
   return ops::canonicalize(value, type);
 }
 
+std::vector<OptimizerStep>
+getOptimizerSteps(const std::vector<const Instruction *> &group) {
+  std::vector<OptimizerStep> steps;
+  for (const Instruction *inst : group) {
+    if (inst->code() == OpCode::Map && !steps.empty() &&
+        !steps.back().cast &&
+        isOptimizerParamCast(*steps.back().update, *inst)) {
+      steps.back().cast = inst;
+      continue;
+    }
+    if (inst->code() != group.front()->code())
+      return {};
+    steps.push_back({inst, nullptr});
+  }
+  return steps;
+}
+
 bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
                              const Schedule &schedule) {
   struct Range {
@@ -252,22 +271,29 @@ bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
     int64_t begin, end;
   };
   std::vector<Range> results, tensors;
-  for (size_t i = 0; i < group.size(); ++i) {
-    auto add = [&](const std::vector<int64_t> &ids, bool isResult) {
-      for (int64_t id : ids) {
-        const ValueInfo &value = schedule.values().values[id];
-        if (!value.isTensor || value.numel == 0)
-          continue;
-        const BufferInfo &buffer = schedule.bufferOf(id);
-        Range range{i, buffer.space, buffer.offset,
-                    buffer.offset + value.bytes()};
-        tensors.push_back(range);
-        if (isResult)
-          results.push_back(range);
-      }
-    };
-    add(group[i]->operands, false);
-    add(group[i]->results, true);
+  auto add = [&](size_t inst, const std::vector<int64_t> &ids,
+                 bool isResult) {
+    for (int64_t id : ids) {
+      const ValueInfo &value = schedule.values().values[id];
+      if (!value.isTensor || value.numel == 0)
+        continue;
+      const BufferInfo &buffer = schedule.bufferOf(id);
+      Range range{inst, buffer.space, buffer.offset,
+                  buffer.offset + value.bytes()};
+      tensors.push_back(range);
+      if (isResult)
+        results.push_back(range);
+    }
+  };
+  const std::vector<OptimizerStep> steps = getOptimizerSteps(group);
+  if (steps.empty())
+    return false;
+  for (size_t i = 0; i < steps.size(); ++i) {
+    add(2 * i, steps[i].update->operands, false);
+    add(2 * i, steps[i].update->results, true);
+    // Its input is the update's result; its destination is not read.
+    if (steps[i].cast)
+      add(2 * i + 1, steps[i].cast->results, true);
   }
   for (const Range &r : results)
     for (const Range &t : tensors)
@@ -275,6 +301,12 @@ bool isFusableOptimizerGroup(const std::vector<const Instruction *> &group,
           t.begin < r.end)
         return false;
   return true;
+}
+
+bool isVectorOptimizerTensor(DType type, uint64_t address) {
+  if (type != DType::F32 && type != DType::BF16 && type != DType::F16)
+    return false;
+  return address % (4 * getDTypeWidth(type)) == 0;
 }
 
 std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {

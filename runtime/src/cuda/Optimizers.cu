@@ -12,10 +12,17 @@
 //
 // Every launch is a multi-tensor apply: a table of tensors (one per
 // instruction) and a table of chunks of up to 64K elements, one block per
-// chunk, so that one launch can serve many parameters. prepare uses it with
-// one instruction; prepareAdamGroup/prepareSgdGroup take several. Chunks
-// of f32 tensors whose four addresses are 16-byte aligned use float4 loads
-// and stores.
+// chunk, so that one launch serves every parameter of a step.
+// prepareOptimizerOp uses it with one instruction; prepareAdamGroup /
+// prepareSgdGroup take a run of them (getOptimizerRunLength), each
+// optionally followed by the linalg.map that casts its new parameter to 16
+// bits (isOptimizerParamCast), which the kernel writes as it stores the
+// parameter: one pass instead of a second launch that reads it back. Each
+// thread updates four elements per iteration with vector loads and stores
+// (float4 for f32, 8 bytes for bf16 and f16) where every tensor of the
+// instruction is f32, bf16 or f16 and aligned to four elements; the rest
+// (f64 parameters, unaligned tensors, a chunk's last elements) one element
+// at a time.
 //
 //===----------------------------------------------------------------------===//
 
@@ -64,6 +71,9 @@ struct OptimizerTensor {
   double momentum, dampening;
   bool adamw, biasCorrection, amsgrad, nesterov;
   bool vec4;
+  // The 16-bit copy of the new parameter (a fused cast), else null.
+  void *cast;
+  DType castType;
   int32_t stepSite, beta1Site; // Adam's checks
 };
 
@@ -122,6 +132,41 @@ __device__ __forceinline__ void storeAs(void *data, DType type, int64_t i,
   }
 }
 
+/// Elements 4q .. 4q + 3 of an f32, bf16 or f16 tensor aligned to four
+/// elements, in f32 (exact).
+__device__ __forceinline__ float4 load4(const void *data, DType type,
+                                        int64_t q) {
+  if (type == DType::F32)
+    return static_cast<const float4 *>(data)[q];
+  const uint2 u = static_cast<const uint2 *>(data)[q];
+  if (type == DType::BF16)
+    return float4{__uint_as_float(u.x << 16), __uint_as_float(u.x & 0xffff0000u),
+                  __uint_as_float(u.y << 16),
+                  __uint_as_float(u.y & 0xffff0000u)};
+  auto half = [](uint32_t bits) {
+    return __half2float(__ushort_as_half(static_cast<unsigned short>(bits)));
+  };
+  return float4{half(u.x & 0xffffu), half(u.x >> 16), half(u.y & 0xffffu),
+                half(u.y >> 16)};
+}
+
+/// Stores four f32 values, each rounded once to the tensor's type (as
+/// storeAs<float>).
+__device__ __forceinline__ void store4(void *data, DType type, int64_t q,
+                                       float4 value) {
+  if (type == DType::F32) {
+    static_cast<float4 *>(data)[q] = value;
+    return;
+  }
+  auto bits = [type](float x) -> uint32_t {
+    return type == DType::BF16 ? __bfloat16_as_ushort(__float2bfloat16_rn(x))
+                               : __half_as_ushort(__float2half_rn(x));
+  };
+  static_cast<uint2 *>(data)[q] =
+      uint2{bits(value.x) | bits(value.y) << 16,
+            bits(value.z) | bits(value.w) << 16};
+}
+
 //===----------------------------------------------------------------------===//
 // Adam
 //===----------------------------------------------------------------------===//
@@ -155,27 +200,26 @@ __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
   int64_t begin = chunk.begin;
   if constexpr (std::is_same<T, float>::value) {
     if (t.vec4) {
-      const int64_t quads = (chunk.end - begin) / 4;
-      float4 *param = reinterpret_cast<float4 *>(t.param) + begin / 4;
-      const float4 *grad = reinterpret_cast<const float4 *>(t.grad) + begin / 4;
-      float4 *m = reinterpret_cast<float4 *>(t.m) + begin / 4;
-      float4 *v = reinterpret_cast<float4 *>(t.v) + begin / 4;
-      float4 *vMax =
-          t.amsgrad ? reinterpret_cast<float4 *>(t.vMax) + begin / 4 : nullptr;
-      for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
-        float4 p = param[q], g = grad[q], mq = m[q], vq = v[q];
-        float4 xq = t.amsgrad ? vMax[q] : float4{};
-        adamElement(c, p.x, g.x, mq.x, vq.x, xq.x);
-        adamElement(c, p.y, g.y, mq.y, vq.y, xq.y);
-        adamElement(c, p.z, g.z, mq.z, vq.z, xq.z);
-        adamElement(c, p.w, g.w, mq.w, vq.w, xq.w);
-        param[q] = p;
-        m[q] = mq;
-        v[q] = vq;
+      // chunk.begin is a multiple of 4 (kChunk is).
+      const int64_t endQuad = begin / 4 + (chunk.end - begin) / 4;
+      for (int64_t q = begin / 4 + threadIdx.x; q < endQuad; q += blockDim.x) {
+        float4 p = load4(t.param, t.paramType, q);
+        const float4 g = load4(t.grad, t.gradType, q);
+        float4 m = load4(t.m, t.mType, q), v = load4(t.v, t.vType, q);
+        float4 x = t.amsgrad ? load4(t.vMax, t.vMaxType, q) : float4{};
+        adamElement(c, p.x, g.x, m.x, v.x, x.x);
+        adamElement(c, p.y, g.y, m.y, v.y, x.y);
+        adamElement(c, p.z, g.z, m.z, v.z, x.z);
+        adamElement(c, p.w, g.w, m.w, v.w, x.w);
+        store4(t.param, t.paramType, q, p);
+        store4(t.m, t.mType, q, m);
+        store4(t.v, t.vType, q, v);
         if (t.amsgrad)
-          vMax[q] = xq;
+          store4(t.vMax, t.vMaxType, q, x);
+        if (t.cast)
+          store4(t.cast, t.castType, q, p);
       }
-      begin += quads * 4;
+      begin = endQuad * 4;
     }
   }
   for (int64_t i = begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
@@ -189,6 +233,8 @@ __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
     storeAs<T>(t.v, t.vType, i, v);
     if (t.amsgrad)
       storeAs<T>(t.vMax, t.vMaxType, i, vMax);
+    if (t.cast)
+      storeAs<T>(t.cast, t.castType, i, p);
   }
 }
 
@@ -249,20 +295,21 @@ __device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
   int64_t begin = chunk.begin;
   if constexpr (std::is_same<T, float>::value) {
     if (t.vec4) {
-      const int64_t quads = (chunk.end - begin) / 4;
-      float4 *param = reinterpret_cast<float4 *>(t.param) + begin / 4;
-      const float4 *grad = reinterpret_cast<const float4 *>(t.grad) + begin / 4;
-      float4 *buf = reinterpret_cast<float4 *>(t.m) + begin / 4;
-      for (int64_t q = threadIdx.x; q < quads; q += blockDim.x) {
-        float4 p = param[q], g = grad[q], b = buf[q];
+      const int64_t endQuad = begin / 4 + (chunk.end - begin) / 4;
+      for (int64_t q = begin / 4 + threadIdx.x; q < endQuad; q += blockDim.x) {
+        float4 p = load4(t.param, t.paramType, q);
+        const float4 g = load4(t.grad, t.gradType, q);
+        float4 b = load4(t.m, t.mType, q);
         sgdElement(c, p.x, g.x, b.x);
         sgdElement(c, p.y, g.y, b.y);
         sgdElement(c, p.z, g.z, b.z);
         sgdElement(c, p.w, g.w, b.w);
-        param[q] = p;
-        buf[q] = b;
+        store4(t.param, t.paramType, q, p);
+        store4(t.m, t.mType, q, b);
+        if (t.cast)
+          store4(t.cast, t.castType, q, p);
       }
-      begin += quads * 4;
+      begin = endQuad * 4;
     }
   }
   for (int64_t i = begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
@@ -271,6 +318,8 @@ __device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
     sgdElement(c, p, loadAs<T>(t.grad, t.gradType, i), b);
     storeAs<T>(t.param, t.paramType, i, p);
     storeAs<T>(t.m, t.mType, i, b);
+    if (t.cast)
+      storeAs<T>(t.cast, t.castType, i, p);
   }
 }
 
@@ -331,16 +380,17 @@ private:
   int64_t numChunks_;
 };
 
-bool isAligned16(const void *p) {
-  return reinterpret_cast<uintptr_t>(p) % 16 == 0;
-}
-
 PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
                           const CudaContext &ctx, bool adam) {
   std::vector<OptimizerTensor> tensors;
   std::vector<Chunk> chunks;
   std::vector<PreparedMove> moves;
-  for (const Instruction *inst : group) {
+  const std::vector<OptimizerStep> steps = getOptimizerSteps(group);
+  if (steps.empty() && !group.empty())
+    return ZERO_ERROR(kInternal, ctx.where(*group.front()) +
+                                     ": not a run of optimizer steps");
+  for (const OptimizerStep &optimizerStep : steps) {
+    const Instruction *inst = optimizerStep.update;
     if (inst->code() != (adam ? OpCode::Adam : OpCode::Sgd))
       return ZERO_ERROR(kInternal,
                         ctx.where(*inst) + ": mixed optimizers in one group");
@@ -415,11 +465,18 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
       t.dampening = f.getNumber(Field::Dampening);
       t.nesterov = f.getBool(Field::Nesterov);
     }
-    t.vec4 = t.paramType == DType::F32 && t.gradType == DType::F32 &&
-             t.mType == DType::F32 && (!adam || t.vType == DType::F32) &&
-             (!amsgrad || t.vMaxType == DType::F32) && isAligned16(t.param) &&
-             isAligned16(t.grad) && isAligned16(t.m) &&
-             (!adam || isAligned16(t.v)) && (!amsgrad || isAligned16(t.vMax));
+    if (optimizerStep.cast) {
+      const int64_t copy = optimizerStep.cast->results[0];
+      t.cast = ctx.tensor(copy);
+      t.castType = ctx.value(copy).dtype;
+    }
+    auto vector = [](const void *p, DType type) {
+      return isVectorOptimizerTensor(type, reinterpret_cast<uintptr_t>(p));
+    };
+    t.vec4 = vector(t.param, t.paramType) && vector(t.grad, t.gradType) &&
+             vector(t.m, t.mType) && (!adam || vector(t.v, t.vType)) &&
+             (!amsgrad || vector(t.vMax, t.vMaxType)) &&
+             (!t.cast || vector(t.cast, t.castType));
     const int32_t index = static_cast<int32_t>(tensors.size());
     tensors.push_back(t);
     // An empty tensor still gets a chunk: Adam's step check runs anyway.

@@ -41,6 +41,8 @@
 #include "OptimizerKernels.h"
 #include "Parallel.h"
 
+#include "zero/runtime/Device.h"
+
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -395,19 +397,7 @@ HostOpOr prepareSgd(const OpContext &ctx) {
 }
 
 bool isAdamWithCast(const Instruction &adam, const Instruction &cast) {
-  if (adam.kind != Instruction::Kind::Compute ||
-      cast.kind != Instruction::Kind::Compute || !adam.info || !cast.info ||
-      adam.code() != OpCode::Adam || cast.code() != OpCode::Map ||
-      adam.results.empty() || cast.operands.size() != 2 ||
-      cast.results.size() != 1 || cast.operands[0] != adam.results[0] ||
-      !cast.fields.has(Field::Body))
-    return false;
-  const RegionBody &body = cast.fields.getBody(Field::Body);
-  return body.arguments.size() == 2 && body.ops.size() == 1 &&
-         body.ops[0].code() == OpCode::TruncF &&
-         body.ops[0].operands.size() == 1 &&
-         body.ops[0].operands[0] == body.arguments[0] &&
-         body.yield.size() == 1 && body.yield[0] == body.ops[0].results[0];
+  return isOptimizerParamCast(adam, cast) && adam.code() == OpCode::Adam;
 }
 
 StatusOr<std::unique_ptr<ComputeOp>>

@@ -170,6 +170,29 @@ public:
     return id;
   }
 
+  /// A linalg.map truncating float tensor `input` to `to` into a new
+  /// tensor (the 16-bit copy of a parameter), or into `aliasOf`'s buffer;
+  /// returns the result.
+  int64_t truncate(int64_t input, DType to, int64_t aliasOf = -1) {
+    const json &value = values_[input];
+    const std::vector<int64_t> shape = value["shape"];
+    const DType from =
+        *parseDType(value["dtype"].get<std::string>(), "dtype");
+    const int64_t dest = tensor(to, shape, aliasOf);
+    const int64_t result = tensor(to, shape, dest);
+    const int64_t in = scalar(from), out = scalar(to), narrow = scalar(to);
+    op({{"op", "linalg.map"},
+        {"operands", {input, dest}},
+        {"results", {result}},
+        {"body",
+         {{"arguments", {in, out}},
+          {"ops", json::array({{{"op", "arith.truncf"},
+                                {"operands", {in}},
+                                {"results", {narrow}}}})},
+          {"yield", {narrow}}}}});
+    return result;
+  }
+
   /// tensor.extract of a rank-0 tensor (or of `indices`).
   int64_t extract(int64_t tensorId, DType dtype,
                   const std::vector<int64_t> &indices = {}) {

@@ -496,14 +496,19 @@ TEST(CudaOptimizers, SgdMatchesTheHost) {
   }
 }
 
-/// One parameter of an optimizer group.
+/// One parameter of an optimizer group, and the type its new value is cast
+/// to after the step (f32: no cast).
 struct GroupMember {
   OptimizerTypes types;
   int64_t numel;
+  DType cast = DType::F32;
+  /// The cast writes where the next member's gradient is.
+  bool castOverNextGrad = false;
 };
 
 struct GroupIds {
   int64_t param, grad, m, v, param2, m2, v2;
+  int64_t copy = -1; // the cast's result
 };
 
 /// Consecutive zero.adam (or zero.sgd) steps, one per member, sharing the
@@ -561,27 +566,36 @@ GroupSchedule optimizerGroup(bool adam, const std::vector<GroupMember> &members,
             {"operands", {ids.param, ids.grad, ids.m, lr}},
             {"results", {ids.param2, ids.m2}}});
     }
+    if (members[k].cast != DType::F32)
+      ids.copy = b.truncate(ids.param2, members[k].cast,
+                            members[k].castOverNextGrad ? g.ids[k + 1].grad
+                                                        : -1);
   }
   return g;
 }
 
+/// The optimizer steps and their casts, in order.
 std::vector<const Instruction *> optimizerSteps(const Schedule &schedule) {
   std::vector<const Instruction *> steps;
   for (const Instruction &inst : schedule.streams()[0].instructions)
     if (inst.kind == Instruction::Kind::Compute &&
-        (inst.code() == OpCode::Adam || inst.code() == OpCode::Sgd))
+        (inst.code() == OpCode::Adam || inst.code() == OpCode::Sgd ||
+         inst.code() == OpCode::Map))
       steps.push_back(&inst);
   return steps;
 }
 
 const std::vector<GroupMember> &mixedMembers() {
   const DType f32 = DType::F32, f64 = DType::F64, bf16 = DType::BF16;
+  const DType f16 = DType::F16;
+  // Casts of the new parameter: a vector path and a tail of 3, an f64
+  // parameter (one element at a time), GPT-2's bf16 mixed precision.
   static const std::vector<GroupMember> members = {
-      {{f32, f32, f32, f32}, 4099},
+      {{f32, f32, f32, f32}, 4099, f16},
       {{bf16, bf16, f32, f32}, 65536 + 5},
-      {{f64, f64, f64, f64}, 3},
+      {{f64, f64, f64, f64}, 3, bf16},
       {{f32, f32, f32, f32}, 0},
-      {{f32, bf16, f32, f32}, 65536 * 2}};
+      {{f32, bf16, f32, f32}, 65536 * 2, bf16}};
   return members;
 }
 
@@ -608,6 +622,46 @@ TEST(CudaOptimizers, GroupsOnlyStepsWhoseMemoryIsDisjoint) {
       // Each step alone is its own group.
       EXPECT_TRUE(cuda::isFusableOptimizerGroup({steps[1]}, *schedule));
     }
+  }
+  // With their casts: a step and its cast are one OptimizerStep.
+  GroupSchedule g = optimizerGroup(true, mixedMembers(), false);
+  StatusOr<Schedule> schedule = Schedule::parse(g.b.text(), "t.json");
+  ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
+  std::vector<const Instruction *> steps = optimizerSteps(*schedule);
+  ASSERT_EQ(steps.size(), 8u);
+  const std::vector<cuda::OptimizerStep> pairs = cuda::getOptimizerSteps(steps);
+  ASSERT_EQ(pairs.size(), 5u);
+  EXPECT_EQ(pairs[0].cast, steps[1]);
+  EXPECT_EQ(pairs[1].cast, nullptr);
+  EXPECT_EQ(pairs[2].cast, steps[4]);
+  EXPECT_EQ(pairs[4].cast, steps[7]);
+  EXPECT_TRUE(cuda::isFusableOptimizerGroup(steps, *schedule));
+  // The cast's type and alignment decide the vector path with the rest.
+  EXPECT_TRUE(cuda::isVectorOptimizerTensor(DType::BF16, 8));
+  EXPECT_FALSE(cuda::isVectorOptimizerTensor(DType::BF16, 4));
+  EXPECT_TRUE(cuda::isVectorOptimizerTensor(DType::F32, 32));
+  EXPECT_FALSE(cuda::isVectorOptimizerTensor(DType::F32, 8));
+  EXPECT_FALSE(cuda::isVectorOptimizerTensor(DType::F64, 64));
+}
+
+// Plain C++: runs without a GPU.
+TEST(CudaOptimizers, ACastOverALaterStepsGradientIsNotFused) {
+  const DType f32 = DType::F32, bf16 = DType::BF16;
+  for (bool over : {false, true}) {
+    GroupSchedule g = optimizerGroup(
+        true,
+        {{{f32, f32, f32, f32}, 4099, bf16, over}, {{f32, f32, f32, f32}, 4099}},
+        false);
+    StatusOr<Schedule> schedule = Schedule::parse(g.b.text(), "t.json");
+    ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
+    std::vector<const Instruction *> steps = optimizerSteps(*schedule);
+    ASSERT_EQ(steps.size(), 3u);
+    EXPECT_EQ(getOptimizerRunLength(schedule->streams()[0].instructions,
+                                    static_cast<size_t>(steps[0] -
+                                        schedule->streams()[0]
+                                            .instructions.data())),
+              3u);
+    EXPECT_EQ(cuda::isFusableOptimizerGroup(steps, *schedule), !over);
   }
 }
 
@@ -656,6 +710,9 @@ void expectGroupMatchesTheHost(bool adam,
       expectClose(r.readHost(ids.m2), r.readGpu(ids.m2), t.m, what + " m");
       if (adam)
         expectClose(r.readHost(ids.v2), r.readGpu(ids.v2), t.v, what + " v");
+      if (ids.copy >= 0)
+        expectClose(r.readHost(ids.copy), r.readGpu(ids.copy),
+                    members[k].cast, what + " cast");
     }
     // Params updated elsewhere: the next step starts from the host's.
     for (size_t k = 0; k < members.size(); ++k)

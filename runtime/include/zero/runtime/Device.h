@@ -175,9 +175,17 @@ protected:
 /// instructions one by one).
 size_t getGroupLimit(const Schedule &schedule, size_t stream, size_t first);
 
-/// The length of the run of consecutive zero.adam (or zero.sgd)
-/// instructions from instructions[first] (at least 1): the group a device
-/// that updates many tensors in one launch proposes.
+/// Whether `cast` is a linalg.map whose body only truncates `optimizer`'s
+/// new parameter (its first result) to a narrower float: the 16-bit copy of
+/// a mixed-precision parameter, which an optimizer kernel can write as it
+/// updates the parameter.
+bool isOptimizerParamCast(const Instruction &optimizer,
+                          const Instruction &cast);
+
+/// The length of the run from instructions[first] (at least 1) of
+/// consecutive zero.adam (or zero.sgd) instructions, each optionally
+/// followed by its parameter's cast (isOptimizerParamCast): the group a
+/// device that updates many tensors in one launch proposes.
 size_t getOptimizerRunLength(const std::vector<Instruction> &instructions,
                              size_t first);
 

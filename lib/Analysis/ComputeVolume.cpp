@@ -36,9 +36,10 @@ FailureOr<ComputeVolume> zero::computeComputeVolume(func::FuncOp func) {
       dynamic = true; // the schedule takes static shapes only
       return;
     }
-    // C holds batch * M * N elements; K is A's last dimension.
-    std::optional<int64_t> flops = llvm::checkedMul(c.getNumElements(),
-                                                    a.getShape().back());
+    // C holds batch * M * N elements; K is the last loop (A may be read
+    // transposed: zero-fold-transposes).
+    std::optional<int64_t> flops = llvm::checkedMul(
+        c.getNumElements(), linalgOp.getStaticLoopRanges().back());
     Type element = a.getElementType();
     if (!isa<FloatType>(element))
       return; // integer products are not float arithmetic

@@ -30,6 +30,7 @@ struct PassOptionSet {
   ZeroOffloadOptimizerPassOptions OffloadOptimizer;
   ZeroOffloadParamsPassOptions OffloadParams;
   ZeroFoldSingleRankCollectivesPassOptions FoldSingleRankCollectives;
+  ZeroFoldTransposesPassOptions FoldTransposes;
   ZeroPlanMemoryPassOptions PlanMemory;
   ZeroVerifySchedulePassOptions VerifySchedule;
 
@@ -48,7 +49,8 @@ struct PassOptionSet {
           &ShardParameters.entry, &ReduceGradients.entry,
           &InsertOptimizer.entry, &Bucket.entry, &SchedulePrefetch.entry,
           &OffloadOptimizer.entry, &OffloadParams.entry,
-          &FoldSingleRankCollectives.entry, &PlanMemory.entry,
+          &FoldSingleRankCollectives.entry, &FoldTransposes.entry,
+          &PlanMemory.entry,
           &VerifySchedule.entry})
       *entry = options.entry;
   }
@@ -68,6 +70,12 @@ void mlir::zero::buildZeroPipeline(OpPassManager &pm,
   // to rebuild either.
   if (options.fuseBroadcasts)
     pm.addPass(createZeroFuseBroadcastInputsPass(passes.FuseBroadcastInputs));
+  // Before checkpointing, so that a recomputed segment recomputes no
+  // transpose either and its kept inputs are what the GEMMs read; before
+  // sharding, which then releases a gathered parameter after the GEMM
+  // that reads it.
+  if (options.foldTransposes)
+    pm.addPass(createZeroFoldTransposesPass(passes.FoldTransposes));
   // Early, so that every later pass sees the recomputation as ordinary
   // backward ops (stage 3 gathers its parameters again).
   if (options.checkpointActivations != CheckpointActivations::None) {

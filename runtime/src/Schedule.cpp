@@ -155,7 +155,7 @@ private:
   /// all_gather of their block size reads one, only a swap moves one, and
   /// nothing else writes one.
   Status checkQuantizedValues() const;
-  /// Marks each linalg.fill that only zero-initializes the next GEMM, and
+  /// Marks each linalg.fill that only zero-initializes a later GEMM, and
   /// that GEMM (Instruction::skippedZeroFill, zeroInit).
   void markZeroFilledGemmInits();
   /// For a collective over `gridAxes`, the layout is cut for its group.
@@ -392,10 +392,14 @@ Status ScheduleParser::getSpace(const json &object, const std::string &path,
 
 namespace {
 
-/// The linalg.fill instructions that only initialize the next instruction,
-/// a GEMM, with zeros: (stream, index) pairs, in stream order.
-std::vector<std::pair<size_t, size_t>>
-findZeroFilledGemmInits(const Schedule &schedule) {
+/// A linalg.fill of zeros whose result only a later GEMM of its stream
+/// reads, as its init.
+struct ZeroFilledInit {
+  size_t stream, fill, gemm;
+};
+
+/// Every ZeroFilledInit, in stream order.
+std::vector<ZeroFilledInit> findZeroFilledGemmInits(const Schedule &schedule) {
   const std::vector<ValueInfo> &values = schedule.values().values;
   // Every read of a value: operands and region bodies on every stream, the
   // step's results, the loop's carried values (frees are not reads).
@@ -438,27 +442,39 @@ findZeroFilledGemmInits(const Schedule &schedule) {
     const Number &n = constant->fields.getConstant(Field::Value).elements[0];
     return n.isInteger ? n.i == 0 : n.f == 0.0; // -0.0 too: x + -0 is x
   };
-  std::vector<std::pair<size_t, size_t>> fills;
+  std::vector<ZeroFilledInit> fills;
   for (size_t stream = 0; stream < schedule.streams().size(); ++stream) {
     const std::vector<Instruction> &list =
         schedule.streams()[stream].instructions;
-    for (size_t i = 0; i + 1 < list.size(); ++i) {
-      const Instruction &fill = list[i], &gemm = list[i + 1];
+    // The GEMM that takes each value as its init (C), by value.
+    std::map<int64_t, size_t> gemmOf;
+    for (size_t j = 0; j < list.size(); ++j)
+      if (list[j].kind == Instruction::Kind::Compute &&
+          (list[j].code() == OpCode::Matmul ||
+           list[j].code() == OpCode::BatchMatmul))
+        gemmOf.emplace(list[j].operands[2], j);
+    for (size_t i = 0; i < list.size(); ++i) {
+      const Instruction &fill = list[i];
       if (fill.kind != Instruction::Kind::Compute ||
-          gemm.kind != Instruction::Kind::Compute ||
-          fill.code() != OpCode::Fill ||
-          (gemm.code() != OpCode::Matmul && gemm.code() != OpCode::BatchMatmul))
+          fill.code() != OpCode::Fill)
         continue;
       const int64_t init = fill.results[0];
-      if (gemm.operands[2] != init || gemm.operands[0] == init ||
-          gemm.operands[1] == init || reads[init] != 1 ||
+      auto found = gemmOf.find(init);
+      if (found == gemmOf.end() || found->second < i || reads[init] != 1 ||
           !isZero(fill.operands[0]))
+        continue;
+      // Its one read is the GEMM's C (not A or B too). Between the two,
+      // nothing reads the fill's result, and the plan gives its buffer to
+      // no other value, so nothing sees it unfilled.
+      const size_t j = found->second;
+      const Instruction &gemm = list[j];
+      if (gemm.operands[0] == init || gemm.operands[1] == init)
         continue;
       // Both in the loop's body, or both outside it.
       if (const std::optional<LoopInfo> &loop = schedule.loop();
-          loop && loop->inBody(stream, i) != loop->inBody(stream, i + 1))
+          loop && loop->inBody(stream, i) != loop->inBody(stream, j))
         continue;
-      fills.push_back({stream, i});
+      fills.push_back({stream, i, j});
     }
   }
   return fills;
@@ -579,10 +595,10 @@ Status ScheduleParser::parse(const json &root) {
 }
 
 void ScheduleParser::markZeroFilledGemmInits() {
-  for (auto [stream, fill] : findZeroFilledGemmInits(s)) {
-    std::vector<Instruction> &list = s.streams_[stream].instructions;
-    list[fill].skippedZeroFill = true;
-    list[fill + 1].zeroInit = true;
+  for (const ZeroFilledInit &init : findZeroFilledGemmInits(s)) {
+    std::vector<Instruction> &list = s.streams_[init.stream].instructions;
+    list[init.fill].skippedZeroFill = true;
+    list[init.gemm].zeroInit = true;
   }
 }
 
@@ -1792,6 +1808,8 @@ Status ScheduleParser::decodeOp(const json &object, bool inBody,
        ++f) {
     const FieldInfo &info = getFieldInfo(*f);
     std::string key(info.name);
+    if (!object.contains(key) && op.info->isOptionalField(*f))
+      continue;
     if (!object.contains(key))
       return opError(path, "missing field '" + key + "' of " + op.op, loc);
     FieldValue value;

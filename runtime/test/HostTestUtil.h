@@ -11,6 +11,7 @@
 #define ZERO_RUNTIME_TEST_HOSTTESTUTIL_H
 
 #include "host/HostOp.h"
+#include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Schedule.h"
 
@@ -68,6 +69,36 @@ public:
   template <typename T> std::vector<T> get(int64_t id) {
     const ValueInfo &info = values.values[id];
     return std::vector<T>(data<T>(id), data<T>(id) + info.numel);
+  }
+  /// A tensor of any float type or i32/i64 from doubles (rounded to the
+  /// type), and back.
+  void setValues(int64_t id, const std::vector<double> &values) {
+    const DType type = this->values.values[id].dtype;
+    for (size_t i = 0; i < values.size(); ++i) {
+      const double v = values[i];
+      switch (type) {
+      case DType::F32: data<float>(id)[i] = static_cast<float>(v); break;
+      case DType::F64: data<double>(id)[i] = v; break;
+      case DType::BF16: data<uint16_t>(id)[i] = roundToBF16(v); break;
+      case DType::F16: data<uint16_t>(id)[i] = roundToF16(v); break;
+      case DType::I32: data<int32_t>(id)[i] = static_cast<int32_t>(v); break;
+      default: data<int64_t>(id)[i] = static_cast<int64_t>(v); break;
+      }
+    }
+  }
+  std::vector<double> getValues(int64_t id) {
+    const ValueInfo &info = values.values[id];
+    std::vector<double> out(info.numel);
+    for (int64_t i = 0; i < info.numel; ++i)
+      switch (info.dtype) {
+      case DType::F32: out[i] = data<float>(id)[i]; break;
+      case DType::F64: out[i] = data<double>(id)[i]; break;
+      case DType::BF16: out[i] = bf16ToFloat(data<uint16_t>(id)[i]); break;
+      case DType::F16: out[i] = f16ToFloat(data<uint16_t>(id)[i]); break;
+      case DType::I32: out[i] = data<int32_t>(id)[i]; break;
+      default: out[i] = static_cast<double>(data<int64_t>(id)[i]); break;
+      }
+    return out;
   }
   void setF(int64_t id, double value) { scalars_[id].f = value; }
   void setI(int64_t id, int64_t value) { scalars_[id].i = value; }

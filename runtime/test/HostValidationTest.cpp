@@ -100,7 +100,14 @@ TEST_F(HostValidation, InstructionShape) {
   json extra = instr("linalg.matmul", {x, y, z}, {r});
   extra["transpose_a"] = true;
   expectError(extra, "instructions.compute[0].transpose_a: unknown key for "
-                     "linalg.matmul (it takes no fields)");
+                     "linalg.matmul (its fields: 'indexing_maps')");
+  // A matmul's indexing maps: the default, or A's or B's loops swapped.
+  json broadcast = instr("linalg.matmul", {x, y, z}, {r});
+  broadcast["indexing_maps"] = {{2}, {2, 1}, {0, 1}};
+  expectError(broadcast,
+              "instructions.compute[0].indexing_maps: indexing_maps [[2], [2, "
+              "1], [0, 1]] are not a GEMM's: expected [[0, 2], [2, 1], [0, 1]] "
+              "with A's or B's two loops swapped at most");
   json extraField = instr("linalg.transpose", {x, t}, {t});
   extraField["permutation"] = {1, 0};
   extraField["perm"] = {1, 0};

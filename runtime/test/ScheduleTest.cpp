@@ -1656,4 +1656,23 @@ TEST(Schedule, MarksTheZeroFillsThatOnlyInitializeAGemm) {
   StatusOr<Schedule> twice = Schedule::parse(readTwice.dump(), "s.json");
   ASSERT_TRUE(twice.isOk()) << twice.status().toString();
   EXPECT_FALSE(twice->streams()[0].instructions[3].skippedZeroFill);
+  // Instructions between the fill and its GEMM (a cast of an operand, made
+  // where the GEMM reads it) leave it skipped.
+  json apart = makeZeroFilledProductSchedule(0.0);
+  const int64_t between = static_cast<int64_t>(apart["values"].size());
+  apart["values"].push_back({{"id", between},
+                             {"kind", "scalar"},
+                             {"dtype", "f32"},
+                             {"name", "%between"}});
+  json &apartList = apart["instructions"]["compute"];
+  apartList.insert(apartList.begin() + 4, json{{"op", "arith.constant"},
+                                               {"point", 1},
+                                               {"loc", "test.mlir:7:9"},
+                                               {"value", 2.0},
+                                               {"operands", json::array()},
+                                               {"results", {between}}});
+  StatusOr<Schedule> gap = Schedule::parse(apart.dump(), "s.json");
+  ASSERT_TRUE(gap.isOk()) << gap.status().toString();
+  EXPECT_TRUE(gap->streams()[0].instructions[3].skippedZeroFill);
+  EXPECT_TRUE(gap->streams()[0].instructions[5].zeroInit);
 }

@@ -18,7 +18,7 @@
 //   step_flops = 224 + 368 = 592; recomputing layer i adds its matmul, 64.
 //
 // Every segment (checkpoint-activations=true): 3 * 64 = 192, 192/592.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=true report=%t.all.json" -o /dev/null
+// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=true report=%t.all.json fold-transposes=false" -o /dev/null
 // RUN: FileCheck %s --check-prefix=ALL < %t.all.json
 // ALL:      "recompute": {
 // ALL-NEXT:   "choice": "all",
@@ -42,11 +42,11 @@
 // places the arena largest first and keeps the smaller (docs/Passes.md, "Offsets:
 // the allocator"): 1796 bytes with nothing recomputed, 1668 with layers 0
 // and 1 or all three.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 report=-" -o /dev/null | FileCheck %s --check-prefix=KEEP
+// RUN: zero-opt %s --zero-pipeline="world-size=2 report=- fold-transposes=false" -o /dev/null | FileCheck %s --check-prefix=KEEP
 // KEEP: "peak": 1824,
 //
 // A budget the step fits: nothing recomputed, one trial plan.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1824 report=-" \
+// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1824 report=- fold-transposes=false" \
 // RUN:   -o /dev/null | FileCheck %s --check-prefix=FIT
 // FIT:      "peak": 1824,
 // FIT:      "recompute": {
@@ -61,7 +61,7 @@
 //
 // 1823 bytes: the step fits with nothing recomputed, placed largest first
 // (1796), and the plan records the placement.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1823 report=-" \
+// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1823 report=- fold-transposes=false" \
 // RUN:   -o /dev/null | FileCheck %s --check-prefix=PLACED
 // PLACED:      "peak": 1796,
 // PLACED:      "largest_first": [
@@ -72,7 +72,7 @@
 //
 // 1795 bytes: layer 0 alone (64 FLOPs, 64/592). Trials: nothing (1796 at
 // best), all 3 (1696), then bisection: 2 (1696) fits, 1 (1760) fits.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1795 report=-" \
+// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1795 report=- fold-transposes=false" \
 // RUN:   -o /dev/null | FileCheck %s --check-prefix=ONE
 // ONE:      "peak": 1760,
 // ONE:      "recompute": {
@@ -89,7 +89,7 @@
 //
 // 1696 bytes, what recomputing everything needs: layers 0 and 1 suffice,
 // 128 FLOPs instead of checkpoint-activations=true's 192.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1696 report=-" \
+// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1696 report=- fold-transposes=false" \
 // RUN:   -o /dev/null | FileCheck %s --check-prefix=TWO
 // TWO:      "peak": 1696,
 // TWO:      "recompute": {
@@ -107,7 +107,7 @@
 //
 // In the step, layers 0 and 1 are recomputed (a matmul without
 // zero.segment reading the kept h_{i-1}), layer 2's z_2 is kept.
-// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1696" \
+// RUN: zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1696 fold-transposes=false" \
 // RUN:   --mlir-print-ir-after=zero-checkpoint-activations -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=IR
 // IR-LABEL: func.func @step(
@@ -122,21 +122,21 @@
 // 1667 bytes: nothing fits. Trials: nothing, all 3 (1668 at best), then 1
 // and 2 one by one (the plan need not shrink with every segment); the step
 // recomputes every layer and the budget error says so.
-// RUN: not zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1667" \
+// RUN: not zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1667 fold-transposes=false" \
 // RUN:   -o /dev/null 2>&1 | FileCheck %s --check-prefix=NONE
 // NONE: error: the plan needs 1.63 KiB (1668 bytes) of device memory, 1 byte more than the budget of 1.63 KiB (1667 bytes); the peak (at {{.*}}) is dominated by optimizer states
 // NONE: note: in the training step '@step'
 // NONE: note: activation checkpointing (auto) recomputes every segment that keeps activations (3 of 3) and the step still does not fit; no number of them did in 4 trial plans
 //
 // Without checkpointing the budget error points at auto.
-// RUN: not zero-opt %s --zero-pipeline="world-size=2 device-memory=1695" -o /dev/null 2>&1 \
+// RUN: not zero-opt %s --zero-pipeline="world-size=2 device-memory=1695 fold-transposes=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=HINT
 // HINT: error: the plan needs 1.75 KiB (1796 bytes) of device memory
 // HINT: note: the step has checkpointing segments and keeps all their activations: --zero-checkpoint-activations=auto recomputes the fewest segments that fit the budget
 //
 // A trial that fails for another reason than the budget ends the search
 // at once, nothing recomputed: the pipeline then reports that error.
-// RUN: not zero-opt %s --zero-pipeline="world-size=2 stage=2 offload-params=cpu checkpoint-activations=auto device-memory=1000" \
+// RUN: not zero-opt %s --zero-pipeline="world-size=2 stage=2 offload-params=cpu checkpoint-activations=auto device-memory=1000 fold-transposes=false" \
 // RUN:   --mlir-print-ir-after=zero-checkpoint-activations -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=OTHER
 // OTHER:     zero.recompute = {choice = "auto", fits = false, num_segments = 3 : i64, recompute_flops = 0 : i64, segments = array<i64>, step_flops = 592 : i64, trial_plans = 1 : i64}
@@ -144,14 +144,14 @@
 // OTHER-NOT: error
 //
 // auto needs a budget, and the pass alone the passes that check it.
-// RUN: not zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto" -o /dev/null 2>&1 \
+// RUN: not zero-opt %s --zero-pipeline="world-size=2 checkpoint-activations=auto fold-transposes=false" -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-BUDGET
 // RUN: not zero-opt %s --zero-checkpoint-activations=auto -o /dev/null 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=NO-BUDGET
 // NO-BUDGET: error: zero-checkpoint-activations: auto chooses the segments that make the memory plan fit a device memory budget, and there is none: give --zero-device-memory (the pipeline's device-memory) with the ZeRO pipeline, or the passes that plan and check the step as fit-pipeline
 //
 // The pass alone with a fit pipeline of its own.
-// RUN: zero-opt %s '--zero-checkpoint-activations=auto fit-pipeline=builtin.module(zero-pipeline{world-size=2 device-memory=1795})' \
+// RUN: zero-opt %s '--zero-checkpoint-activations=auto fit-pipeline=builtin.module(zero-pipeline{world-size=2 device-memory=1795 fold-transposes=false})' \
 // RUN:   | FileCheck %s --check-prefix=ALONE
 // ALONE: zero.recompute = {choice = "auto", fits = true, num_segments = 3 : i64, recompute_flops = 64 : i64, segments = array<i64: 0>, step_flops = 592 : i64, trial_plans = 4 : i64}
 // RUN: not zero-opt %s '--zero-checkpoint-activations=auto fit-pipeline=builtin.module(no-such-pass)' \
@@ -163,7 +163,7 @@
 // square with the loss unmarked. Under a budget of 1 MiB the step fits
 // without recomputing any.
 // RUN: sed -e 's/{zero.segment = [0-9] : i64}//g' -e 's/ {zero.segment = [0-9] : i64}//g' %s \
-// RUN:   | zero-opt --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1MiB" \
+// RUN:   | zero-opt --zero-pipeline="world-size=2 checkpoint-activations=auto device-memory=1MiB fold-transposes=false" \
 // RUN:   | FileCheck %s --check-prefix=INFERRED
 // INFERRED: zero.recompute = {choice = "auto", fits = true, num_segments = 2 : i64, recompute_flops = 0 : i64, segments = array<i64>, step_flops = 592 : i64, trial_plans = 1 : i64}
 

@@ -12,6 +12,10 @@
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-compute-precision="compute-type=auto precision=fp32" \
 // RUN:   | FileCheck %s --check-prefix=F32
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-fold-transposes \
+// RUN:   --zero-mixed-precision="precision=bf16" \
+// RUN:   --zero-compute-precision="compute-type=auto precision=bf16" \
+// RUN:   | FileCheck %s --check-prefix=FOLDED
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-compute-precision="compute-type=tf16" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
@@ -47,3 +51,18 @@
 
 // The option is an enum: auto, f32, bf16, f16 (--help).
 // BAD: zero-opt: for the --compute-type option: Cannot find option named 'tf16'!
+
+// A GEMM that reads an operand transposed (zero-fold-transposes, which the
+// pipeline runs first) keeps its maps: the bf16 parameter is read
+// transposed in place, and the bf16 activation too.
+// FOLDED-DAG:  #[[A:.*]] = affine_map<(d0, d1, d2) -> (d0, d2)>
+// FOLDED-DAG:  #[[BT:.*]] = affine_map<(d0, d1, d2) -> (d1, d2)>
+// FOLDED-DAG:  #[[C:.*]] = affine_map<(d0, d1, d2) -> (d0, d1)>
+// FOLDED-DAG:  #[[AT:.*]] = affine_map<(d0, d1, d2) -> (d2, d0)>
+// FOLDED-DAG:  #[[B:.*]] = affine_map<(d0, d1, d2) -> (d2, d1)>
+// FOLDED-LABEL: func.func @step(
+// FOLDED-SAME: %[[W0:[^:]*]]: tensor<4x4xbf16> {zero.param = "w0"}
+// FOLDED-SAME: %[[W1:[^:]*]]: tensor<4x4xbf16> {zero.param = "w1"}
+// FOLDED:      linalg.matmul indexing_maps = [#[[A]], #[[BT]], #[[C]]] ins(%{{.*}}, %[[W1]] : tensor<2x4xbf16>, tensor<4x4xbf16>) outs(%{{.*}} : tensor<2x4xf32>)
+// FOLDED:      linalg.matmul indexing_maps = [#[[AT]], #[[B]], #[[C]]] ins(%{{.*}}, %{{.*}} : tensor<2x4xbf16>, tensor<2x4xbf16>) outs(%{{.*}} : tensor<4x4xf32>)
+// FOLDED-NOT:  linalg.transpose

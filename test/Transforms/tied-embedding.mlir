@@ -7,13 +7,13 @@
 // follows a release.
 // RUN: zero-model gpt --num-layers 1 --hidden-size 8 --num-attention-heads 2 \
 // RUN:   --seq-length 4 --batch-size 1 --vocab-size 16 \
-// RUN: | zero-opt --zero-pipeline="stage=3 world-size=2 param-persistence-threshold=0 max-reuse-distance=0 prefetch-bucket-size=0" \
+// RUN: | zero-opt --zero-pipeline="stage=3 world-size=2 param-persistence-threshold=0 max-reuse-distance=0 prefetch-bucket-size=0 fold-transposes=false" \
 // RUN: | FileCheck %s
 // With the default reuse distance, wte stays gathered from the lookup to
 // the LM head: one gather, one release.
 // RUN: zero-model gpt --num-layers 1 --hidden-size 8 --num-attention-heads 2 \
 // RUN:   --seq-length 4 --batch-size 1 --vocab-size 16 \
-// RUN: | zero-opt --zero-pipeline="stage=3 world-size=2 param-persistence-threshold=0 prefetch-bucket-size=0" \
+// RUN: | zero-opt --zero-pipeline="stage=3 world-size=2 param-persistence-threshold=0 prefetch-bucket-size=0 fold-transposes=false" \
 // RUN: | FileCheck %s --check-prefix=REUSE
 
 // CHECK-LABEL: func.func @train_step(

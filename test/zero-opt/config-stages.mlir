@@ -59,9 +59,10 @@
 // STAGE3-SAME:    zero.stage = 3 : i64
 // STAGE3:         zero.reduce_scatter_start avg
 
-// The three matmuls of the backward pass come first, then both buckets (each
+// The three matmuls of the backward pass (reading a transposed operand in
+// place) come first, then both buckets (each
 // staged in 2 ranks x (8 + 2) x 4 = 80 bytes).
-// BUCKETS1:     linalg.matmul {{.*}}ins(%transposed,
+// BUCKETS1:     linalg.matmul indexing_maps =
 // BUCKETS1-NOT: zero.reduce_scatter_start
 // BUCKETS1:     linalg.matmul
 // BUCKETS1-NOT: zero.reduce_scatter_start
@@ -71,7 +72,7 @@
 // BUCKETS1:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
 
 // fc1's gradients are reduced before the backward pass goes on.
-// BUCKETS2:     linalg.matmul {{.*}}ins(%transposed,
+// BUCKETS2:     linalg.matmul indexing_maps =
 // BUCKETS2-NOT: linalg.matmul
 // BUCKETS2:     zero.reduce_scatter_start avg {{.*}} {zero.grads = ["fc1.weight", "fc1.bias"], zero.staging = array<i64: {{[0-9]+}}, 80>}
 // BUCKETS2:     linalg.matmul

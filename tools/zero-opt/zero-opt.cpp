@@ -133,6 +133,12 @@ llvm::cl::opt<bool> zeroFuseBroadcasts(
                    "tensors (zero-fuse-broadcast-inputs, first in the "
                    "pipeline)"),
     llvm::cl::init(false), llvm::cl::cat(zeroCategory));
+llvm::cl::opt<bool> zeroKeepTransposes(
+    "zero-keep-transposes",
+    llvm::cl::desc("Keep the transposes that make GEMM operands instead of "
+                   "reading those in place (pipeline option "
+                   "fold-transposes=false; for comparisons)"),
+    llvm::cl::init(false), llvm::cl::cat(zeroCategory));
 llvm::cl::opt<mlir::zero::ComputeType> zeroComputeType(
     "zero-compute-type",
     llvm::cl::desc("The type the GEMMs' operands are computed in, with f32 "
@@ -352,6 +358,7 @@ LogicalResult buildPipelineOptions(llvm::MemoryBufferRef input,
   options.hostMemory = zeroHostMemory;
   options.unrollMicroSteps = zeroUnrollMicroSteps;
   options.fuseBroadcasts = zeroFuseBroadcasts;
+  options.foldTransposes = !zeroKeepTransposes;
   if (zeroComputeType.getNumOccurrences())
     options.computeType = zeroComputeType;
   options.tileLinearThreshold = zeroTileLinearThreshold;
@@ -428,7 +435,8 @@ int main(int argc, char **argv) {
              !zeroDeviceMemory.empty() || !zeroHostMemory.empty() ||
              zeroWorldSize.getNumOccurrences() ||
              zeroRanksPerNode.getNumOccurrences() || zeroUnrollMicroSteps ||
-             zeroFuseBroadcasts || zeroComputeType.getNumOccurrences() ||
+             zeroFuseBroadcasts || zeroKeepTransposes ||
+             zeroComputeType.getNumOccurrences() ||
              zeroTileLinearThreshold.getNumOccurrences() ||
              zeroTileLinearInSplits.getNumOccurrences() ||
              zeroTileLinearOutSplits.getNumOccurrences()) {
@@ -436,6 +444,7 @@ int main(int argc, char **argv) {
                     "--zero-report, --zero-memory-timeline, "
                     "--zero-device-memory, --zero-host-memory, "
                     "--zero-unroll-micro-steps, --zero-fuse-broadcasts, "
+                    "--zero-keep-transposes, "
                     "--zero-compute-type and "
                     "--zero-tile-linear-* need the pipeline: give "
                     "--zero-stage, --zero-config or --zero-set\n";

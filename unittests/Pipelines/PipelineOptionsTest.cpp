@@ -44,6 +44,7 @@ std::string printDefaultPass(StringRef argument) {
 /// Puts every optional pass in the pipeline.
 void includeEveryPass(ZeroPipelineOptions &options) {
   options.fuseBroadcasts = true;
+  options.foldTransposes = true;
   options.checkpointActivations = CheckpointActivations::All;
 }
 
@@ -66,7 +67,7 @@ TEST_F(PipelineOptions, DefaultsAreThePassesDefaults) {
   }
   // Every pass of Passes.td but zero-tile-linear, which runs only with
   // tiles to make.
-  EXPECT_EQ(passes, 18);
+  EXPECT_EQ(passes, 19);
 }
 
 /// The printed options of each pass of the pipeline built from `options`.

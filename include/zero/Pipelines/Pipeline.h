@@ -65,6 +65,12 @@ struct ZeroPipelineOptions : public PassPipelineOptions<ZeroPipelineOptions> {
                      "use them instead of materializing them "
                      "(zero-fuse-broadcast-inputs)"),
       llvm::cl::init(false)};
+  Option<bool> foldTransposes{
+      *this, "fold-transposes",
+      llvm::cl::desc("Read GEMM operands made by a transpose of their last "
+                     "two dimensions in place, through the GEMM's indexing "
+                     "maps (zero-fold-transposes)"),
+      llvm::cl::init(true)};
   Option<CheckpointActivations> checkpointActivations{
       *this, "checkpoint-activations",
       llvm::cl::desc("Recompute segments' activations in the backward pass "

@@ -15,6 +15,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/Target/Schedule/ScheduleEmitter.h"
+#include "zero/runtime/GemmLayout.h"
 #include "zero/runtime/OpSet.h"
 
 #include "zero/Analysis/MemoryPlan.h"
@@ -878,16 +879,46 @@ static LogicalResult checkStatic(Operation *op, ValueRange values,
          << what << "; the schedule takes static ones only";
 }
 
+/// The op's indexing maps as the schedule writes them: per operand, the
+/// loop of each of its dimensions (projected permutations only).
+static FailureOr<json> getIndexingMapsJson(linalg::LinalgOp op) {
+  json maps = json::array();
+  for (AffineMap map : op.getIndexingMapsArray()) {
+    if (map.getNumSymbols() != 0 || !map.isProjectedPermutation())
+      return op->emitOpError("has indexing map ")
+             << AffineMapAttr::get(map)
+             << ", which is not a projected permutation; the schedule takes "
+                "only those";
+    json dims = json::array();
+    for (AffineExpr expr : map.getResults())
+      dims.push_back(cast<AffineDimExpr>(expr).getPosition());
+    maps.push_back(std::move(dims));
+  }
+  return maps;
+}
+
 FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
   inst["operands"] = getIds(op->getOperands());
   inst["results"] = getIds(op->getResults());
 
-  // Linalg ops on other indexing maps or casts than the format's.
+  // GEMMs on other indexing maps or casts than the format's: the default
+  // maps, or A's or B's two loops swapped (zero-fold-transposes), which the
+  // instruction carries as `indexing_maps`.
   if (auto linalgOp = dyn_cast<linalg::LinalgOp>(op);
       linalgOp && isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op)) {
-    if (linalgOp.hasUserDefinedMaps())
-      return op->emitOpError("with user-defined indexing maps is not "
-                             "supported by the schedule");
+    if (linalgOp.hasUserDefinedMaps()) {
+      FailureOr<json> maps = getIndexingMapsJson(linalgOp);
+      if (failed(maps))
+        return failure();
+      // The runtime's reading of them (GemmLayout.h) decides what it takes.
+      if (!::zero::runtime::readGemmMaps(
+              maps->get<::zero::runtime::GemmMaps>(),
+              isa<linalg::BatchMatmulOp>(op)))
+        return op->emitOpError("with indexing maps other than the default "
+                               "or A's or B's two loops swapped is not "
+                               "supported by the schedule");
+      inst["indexing_maps"] = std::move(*maps);
+    }
     linalg::TypeFn castFn = isa<linalg::MatmulOp>(op)
                                 ? cast<linalg::MatmulOp>(op).getCast()
                                 : cast<linalg::BatchMatmulOp>(op).getCast();
@@ -926,19 +957,10 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
             if (generic.getLibraryCallAttr())
               return generic.emitOpError(
                   "with a library call is not supported by the schedule");
-            json maps = json::array();
-            for (AffineMap map : generic.getIndexingMapsArray()) {
-              if (map.getNumSymbols() != 0 || !map.isProjectedPermutation())
-                return generic.emitOpError("has indexing map ")
-                       << AffineMapAttr::get(map)
-                       << ", which is not a projected permutation; the "
-                          "schedule takes only those";
-              json dims = json::array();
-              for (AffineExpr expr : map.getResults())
-                dims.push_back(cast<AffineDimExpr>(expr).getPosition());
-              maps.push_back(std::move(dims));
-            }
-            inst["indexing_maps"] = std::move(maps);
+            FailureOr<json> maps = getIndexingMapsJson(generic);
+            if (failed(maps))
+              return failure();
+            inst["indexing_maps"] = std::move(*maps);
             json iterators = json::array();
             for (utils::IteratorType type : generic.getIteratorTypesArray())
               iterators.push_back(utils::stringifyIteratorType(type).str());

@@ -18,6 +18,8 @@
 #include "HostCompute.h"
 #include "RowFusion.h"
 
+#include "Gemm.h"
+
 #include "host/Check.h"
 
 #include "zero/runtime/Device.h"
@@ -196,8 +198,7 @@ Launch Planner::planMatmul(const Instruction &inst) {
   // (beta = 1) and writes it.
   const ValueInfo &a = values_.values[inst.operands[0]];
   const ValueInfo &c = values_.values[inst.operands[2]];
-  const size_t rank = a.shape.size();
-  const double k = static_cast<double>(a.shape[rank - 1]);
+  const double k = static_cast<double>(getGemmShape(inst, values_).k);
   const double mn = static_cast<double>(c.numel); // batch * m * n
   Launch launch;
   const bool batched = inst.code() == OpCode::BatchMatmul;
@@ -470,13 +471,15 @@ StatusOr<Launch> Planner::planInstruction(const Instruction &inst) {
     return launch;
   }
   default:
-    // Scalar ops, scalar constants, tensor.extract, tensor.from_elements:
-    // one small kernel each.
+    // Scalar ops, tensor.extract, tensor.from_elements: one small kernel
+    // each. A scalar constant's register is written at load (no launch).
     if ((inst.code() == OpCode::Constant ||
          inst.code() == OpCode::FromElements) &&
         values_.values[inst.results[0]].isTensor)
       return planFill(tensorBytes(inst.results[0]));
     launch.category = "scalar";
+    if (inst.code() == OpCode::Constant)
+      launch.count = 0;
     return launch;
   }
 }

@@ -4,7 +4,9 @@
 // C where it lives apart). cuBLAS is column-major, so the row-major product
 // is computed as its transpose: C^T = B^T A^T, i.e. gemm(n, m, k) with B as
 // the first operand, each matrix read with its row length as leading
-// dimension and no data moved. beta = 1 accumulates into the result.
+// dimension and no data moved. An operand stored transposed (Gemm.h: a
+// transpose the compiler folded into the GEMM) is read with CUBLAS_OP_T.
+// beta = 1 accumulates into the result.
 //
 // Precision: f32 uses CUBLAS_COMPUTE_32F_PEDANTIC, so no TF32 or other
 // reduced-precision path whatever the handle's math mode (the host computes
@@ -26,6 +28,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "Gemm.h"
 
 #include <optional>
 
@@ -37,6 +40,7 @@ constexpr int kThreads = 256;
 
 struct MatmulShape {
   int64_t batch, m, n, k;
+  bool transposeA, transposeB;
 };
 
 struct FallbackParams {
@@ -57,13 +61,18 @@ __global__ void matmulFallbackKernel(FallbackParams p) {
        index < total; index += int64_t(gridDim.x) * blockDim.x) {
     const int64_t batch = index / (m * n);
     const int64_t i = (index / n) % m, j = index % n;
-    const int64_t aRow = batch * m * k + i * k, bCol = batch * k * n + j;
+    // A[i][q] and B[q][j], each possibly stored transposed.
+    const int64_t aBase = batch * m * k, bBase = batch * k * n;
+    const int64_t aStep = p.shape.transposeA ? m : 1;
+    const int64_t bStep = p.shape.transposeB ? 1 : n;
+    const int64_t aRow = aBase + (p.shape.transposeA ? i : i * k);
+    const int64_t bCol = bBase + (p.shape.transposeB ? j * k : j);
     Scalar acc = loadElement(p.c, ct, index);
     for (int64_t q = 0; q < k; ++q) {
       const Scalar x =
-          castScalar(loadElement(p.a, p.aType, aRow + q), p.aType, ct);
+          castScalar(loadElement(p.a, p.aType, aRow + q * aStep), p.aType, ct);
       const Scalar y =
-          castScalar(loadElement(p.b, p.bType, bCol + q * n), p.bType, ct);
+          castScalar(loadElement(p.b, p.bType, bCol + q * bStep), p.bType, ct);
       if (floats) {
         acc.f = roundFloat(
             __dadd_rn(acc.f, roundFloat(__dmul_rn(x.f, y.f), ct)), ct);
@@ -154,8 +163,10 @@ public:
                        : f64 ? static_cast<const void *>(&zeroD)
                              : static_cast<const void *>(&zeroF);
     ZERO_CUBLAS_RETURN_IF_ERROR(cublas().cublasGemmStridedBatchedEx_64(
-        ctx_.blas, CUBLAS_OP_N, CUBLAS_OP_N, s.n, s.m, s.k, one, p_.b,
-        types_.ab, s.n, s.k * s.n, p_.a, types_.ab, s.k, s.m * s.k, beta, p_.c,
+        ctx_.blas, s.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
+        s.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, s.n, s.m, s.k, one, p_.b,
+        types_.ab, s.transposeB ? s.k : s.n, s.k * s.n, p_.a, types_.ab,
+        s.transposeA ? s.m : s.k, s.m * s.k, beta, p_.c,
         types_.c, s.n, s.m * s.n, s.batch, types_.compute,
         CUBLAS_GEMM_DEFAULT));
     return Status::ok();
@@ -172,17 +183,18 @@ private:
 } // namespace
 
 PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx) {
-  const bool batched = inst.code() == OpCode::BatchMatmul;
   const ValueInfo &a = ctx.value(inst.operands[0]);
   const ValueInfo &b = ctx.value(inst.operands[1]);
   const ValueInfo &c = ctx.value(inst.operands[2]);
   const ValueInfo &result = ctx.value(inst.results[0]);
-  const size_t o = batched ? 1 : 0;
+  const GemmShape gemm = getGemmShape(inst, ctx.schedule->values());
   FallbackParams params;
-  params.shape.batch = batched ? a.shape[0] : 1;
-  params.shape.m = a.shape[o];
-  params.shape.k = a.shape[o + 1];
-  params.shape.n = b.shape[o + 1];
+  params.shape = {gemm.batch,
+                  gemm.m,
+                  gemm.n,
+                  gemm.k,
+                  gemm.layout.transposeA,
+                  gemm.layout.transposeB};
   params.a = ctx.tensor(a.id);
   params.b = ctx.tensor(b.id);
   params.c = ctx.tensor(result.id);

@@ -13,6 +13,8 @@
 #include "ScalarOps.h"
 #include "Structured.h"
 
+#include "Gemm.h"
+
 #ifdef ZERO_HAVE_OPENBLAS
 #include <cblas.h>
 #endif
@@ -79,13 +81,15 @@ static StatusOr<bool> useOrderedMatmul() {
                                           "': expected 'ordered' or 'blas'");
 }
 
-/// C += A B per batch, into the result (a copy of C where it lives apart).
+/// C += A B per batch, into the result (a copy of C where it lives apart);
+/// A and B each possibly stored transposed (Gemm.h).
 class MatmulOp : public ComputeOp {
 public:
   struct Spec {
     int64_t a, b, c, result;
     DType aType, bType, cType;
     int64_t batch, m, n, k;
+    GemmLayout layout;
     bool ordered = false;
     /// The init is zeros nothing else reads (Instruction::zeroInit): C is
     /// not read, the product starts from zero (BLAS's beta = 0).
@@ -112,6 +116,12 @@ public:
     const float betaF = s_.zeroInit ? 0.0f : 1.0f;
     const double beta = s_.zeroInit ? 0.0 : 1.0;
 #ifdef ZERO_HAVE_OPENBLAS
+    const CBLAS_TRANSPOSE transA =
+        s_.layout.transposeA ? CblasTrans : CblasNoTrans;
+    const CBLAS_TRANSPOSE transB =
+        s_.layout.transposeB ? CblasTrans : CblasNoTrans;
+    const int64_t lda = s_.layout.transposeA ? s_.m : s_.k;
+    const int64_t ldb = s_.layout.transposeB ? s_.k : s_.n;
     const bool allF32 = !s_.ordered && s_.aType == DType::F32 &&
                         s_.bType == DType::F32 && s_.cType == DType::F32;
     const bool allF64 = !s_.ordered && s_.aType == DType::F64 &&
@@ -131,14 +141,14 @@ public:
                     cOff = i * s_.m * s_.n;
 #ifdef ZERO_HAVE_OPENBLAS
       if (allF32)
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
-                    1.0f, reinterpret_cast<const float *>(a) + aOff, s_.k,
-                    reinterpret_cast<const float *>(b) + bOff, s_.n, betaF,
+        cblas_sgemm(CblasRowMajor, transA, transB, s_.m, s_.n, s_.k, 1.0f,
+                    reinterpret_cast<const float *>(a) + aOff, lda,
+                    reinterpret_cast<const float *>(b) + bOff, ldb, betaF,
                     reinterpret_cast<float *>(result) + cOff, s_.n);
       else if (allF64)
-        cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
-                    1.0, reinterpret_cast<const double *>(a) + aOff, s_.k,
-                    reinterpret_cast<const double *>(b) + bOff, s_.n, beta,
+        cblas_dgemm(CblasRowMajor, transA, transB, s_.m, s_.n, s_.k, 1.0,
+                    reinterpret_cast<const double *>(a) + aOff, lda,
+                    reinterpret_cast<const double *>(b) + bOff, ldb, beta,
                     reinterpret_cast<double *>(result) + cOff, s_.n);
       else if (widened)
         runWidened(a, aOff, b, bOff, reinterpret_cast<float *>(result) + cOff,
@@ -167,8 +177,11 @@ private:
     };
     const float *aWide = widen(a, s_.aType, aOff, s_.m * s_.k, aScratch);
     const float *bWide = widen(b, s_.bType, bOff, s_.k * s_.n, bScratch);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, s_.m, s_.n, s_.k,
-                1.0f, aWide, s_.k, bWide, s_.n, beta, c, s_.n);
+    cblas_sgemm(CblasRowMajor,
+                s_.layout.transposeA ? CblasTrans : CblasNoTrans,
+                s_.layout.transposeB ? CblasTrans : CblasNoTrans, s_.m, s_.n,
+                s_.k, 1.0f, aWide, s_.layout.transposeA ? s_.m : s_.k, bWide,
+                s_.layout.transposeB ? s_.k : s_.n, beta, c, s_.n);
   }
 #endif
 
@@ -178,16 +191,23 @@ private:
                       void *c, int64_t cOff) const {
     const int64_t m = s_.m, n = s_.n, k = s_.k;
     const DType ct = s_.cType;
+    // B as [k, n], read in place or through its transpose.
     std::vector<Scalar> bCast(k * n), row(n);
-    for (int64_t i = 0; i < k * n; ++i)
-      bCast[i] = castScalar(loadElement(b, s_.bType, bOff + i), s_.bType, ct);
+    for (int64_t p = 0; p < k; ++p)
+      for (int64_t j = 0; j < n; ++j)
+        bCast[p * n + j] = castScalar(
+            loadElement(b, s_.bType,
+                        bOff + (s_.layout.transposeB ? j * k + p : p * n + j)),
+            s_.bType, ct);
     const bool floats = isFloat(ct);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j)
         row[j] = s_.zeroInit ? Scalar{} : loadElement(c, ct, cOff + i * n + j);
       for (int64_t p = 0; p < k; ++p) {
-        Scalar x = castScalar(loadElement(a, s_.aType, aOff + i * k + p),
-                              s_.aType, ct);
+        Scalar x = castScalar(
+            loadElement(a, s_.aType,
+                        aOff + (s_.layout.transposeA ? p * m + i : i * k + p)),
+            s_.aType, ct);
         const Scalar *bRow = bCast.data() + p * n;
         for (int64_t j = 0; j < n; ++j) {
           if (floats) {
@@ -290,12 +310,19 @@ HostOpOr prepareMatmul(const OpContext &ctx, bool batched) {
                            formatShape(v.operands[i]->shape) + " for " +
                            describeValue(*v.operands[i]));
   const size_t o = batched ? 1 : 0;
+  StatusOr<GemmLayout> layout = getGemmLayout(ctx.op());
+  if (!layout.isOk())
+    return ctx.error("indexing_maps", layout.status().message());
   MatmulOp::Spec spec;
+  spec.layout = *layout;
   spec.batch = batched ? a.shape[0] : 1;
-  spec.m = a.shape[o];
-  spec.k = a.shape[o + 1];
-  spec.n = b.shape[o + 1];
-  std::vector<int64_t> bShape = {spec.k, spec.n}, cShape = {spec.m, spec.n};
+  spec.m = a.shape[layout->transposeA ? o + 1 : o];
+  spec.k = a.shape[layout->transposeA ? o : o + 1];
+  spec.n = b.shape[layout->transposeB ? o : o + 1];
+  std::vector<int64_t> bShape = layout->transposeB
+                                    ? std::vector<int64_t>{spec.n, spec.k}
+                                    : std::vector<int64_t>{spec.k, spec.n};
+  std::vector<int64_t> cShape = {spec.m, spec.n};
   if (batched) {
     bShape.insert(bShape.begin(), spec.batch);
     cShape.insert(cShape.begin(), spec.batch);

@@ -7,18 +7,18 @@
 //
 // Stage 0: one all-reduce of the four gradients; more than one operand, so it
 // packs them into a staging region.
-// RUN: zero-opt %t.mlir --zero-stage=0 --zero-world-size=2 \
+// RUN: zero-opt %t.mlir --zero-stage=0 --zero-keep-transposes --zero-world-size=2 \
 // RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=STAGE0 --match-full-lines
 //
 // Stage 1: one reduce-scatter of the gradients, the optimizer steps the local
 // shards of the replicated parameters, and one all-gather brings the updated
 // shards back.
-// RUN: zero-opt %t.mlir --zero-stage=1 --zero-world-size=2 \
+// RUN: zero-opt %t.mlir --zero-stage=1 --zero-keep-transposes --zero-world-size=2 \
 // RUN:   | zero-translate --zero-to-schedule | FileCheck %s --check-prefix=STAGE1 --match-full-lines
 //
 // Stage 3 with overlap_comm and buckets of one layer: fc1 is gathered (events
 // 2/3) while fc0 is in use; every gathered tensor is freed after its last use.
-// RUN: zero-opt %t.mlir --zero-stage=3 --zero-world-size=2 \
+// RUN: zero-opt %t.mlir --zero-stage=3 --zero-keep-transposes --zero-world-size=2 \
 // RUN:   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
 // RUN:   --zero-set=zero_optimization.overlap_comm=true \
 // RUN:   --zero-set=zero_optimization.stage3_prefetch_bucket_size=20 \

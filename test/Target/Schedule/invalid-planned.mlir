@@ -8,12 +8,13 @@
 
 #layout = #zero.layout<shape = [4, 4], world_size = 1>
 
-func.func @step(%w: tensor<4x4xf32> {zero.param = "w", zero.layout = #layout}) -> tensor<4x4xf32>
+func.func @step(%w: tensor<4x4xf32> {zero.param = "w", zero.layout = #layout}, %v: tensor<4xf32> {zero.data = "v"}) -> tensor<4x4xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
   %e = tensor.empty() : tensor<4x4xf32>
-  // CHECK: invalid-planned.mlir:[[@LINE+1]]:8: error: 'linalg.matmul' op with user-defined indexing maps is not supported by the schedule
-  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (m, k)>, affine_map<(m, n, k) -> (n, k)>, affine_map<(m, n, k) -> (m, n)>]
-         ins(%w, %w : tensor<4x4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
+  // A broadcast A: the schedule's GEMMs take a transposed operand at most.
+  // CHECK: invalid-planned.mlir:[[@LINE+1]]:8: error: 'linalg.matmul' op with indexing maps other than the default or A's or B's two loops swapped is not supported by the schedule
+  %y = linalg.matmul indexing_maps = [affine_map<(m, n, k) -> (k)>, affine_map<(m, n, k) -> (k, n)>, affine_map<(m, n, k) -> (m, n)>]
+         ins(%v, %w : tensor<4xf32>, tensor<4x4xf32>) outs(%e : tensor<4x4xf32>) -> tensor<4x4xf32>
   return %y : tensor<4x4xf32>
 }
 

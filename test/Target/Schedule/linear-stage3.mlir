@@ -3,7 +3,7 @@
 // one bucket and freed after their use; the gradients are reduce-scattered in
 // one bucket and Adam steps the shards.
 //
-// RUN: zero-opt %s --zero-stage=3 --zero-world-size=2 \
+// RUN: zero-opt %s --zero-stage=3 --zero-keep-transposes --zero-world-size=2 \
 // RUN:   --zero-set=zero_optimization.stage3_param_persistence_threshold=0 \
 // RUN:   | zero-translate --zero-to-schedule \
 // RUN:   | FileCheck %s --match-full-lines

@@ -92,9 +92,9 @@ struct ZeroComputePrecisionPass
     step->walk([&](linalg::LinalgOp op) {
       if (!isa<linalg::MatmulOp, linalg::BatchMatmulOp>(op))
         return;
-      // Only the plain products, which the rebuilt op is again (the
-      // schedule takes no other maps or casts).
-      if (op.hasUserDefinedMaps() || !hasDefaultCast(op))
+      // Only the signed-cast products, which the rebuilt op is again (with
+      // the same maps: an operand read transposed stays so).
+      if (!hasDefaultCast(op))
         return;
       auto isF32 = [](Value v) {
         return cast<ShapedType>(v.getType()).getElementType().isF32();
@@ -145,17 +145,22 @@ struct ZeroComputePrecisionPass
     Value rhs = narrow(b, gemm.getDpsInputs()[1], gemm, type);
     Value init = gemm.getDpsInits()[0];
     b.setInsertionPoint(gemm);
-    // Rebuilt: a named op's body extends its operands' element types.
+    // Rebuilt: a named op's body extends its operands' element types. The
+    // indexing maps stay (an operand read transposed: zero-fold-transposes).
+    SmallVector<NamedAttribute> attrs;
+    if (Attribute maps = gemm->getAttr("indexing_maps"))
+      attrs.push_back(b.getNamedAttr("indexing_maps", maps));
     Operation *narrowed =
         isa<linalg::MatmulOp>(gemm)
             ? linalg::MatmulOp::create(b, gemm.getLoc(),
                                        TypeRange{init.getType()},
-                                       ValueRange{lhs, rhs}, ValueRange{init})
+                                       ValueRange{lhs, rhs}, ValueRange{init},
+                                       attrs)
                   .getOperation()
             : linalg::BatchMatmulOp::create(b, gemm.getLoc(),
                                             TypeRange{init.getType()},
                                             ValueRange{lhs, rhs},
-                                            ValueRange{init})
+                                            ValueRange{init}, attrs)
                   .getOperation();
     narrowed->setDiscardableAttrs(gemm->getDiscardableAttrDictionary());
     llvm::SetVector<Operation *> unused;

@@ -150,9 +150,9 @@ struct Instruction : OpRecord {
   int64_t point = 0;
   std::string loc;
   /// Derived by the loader, not in the file: a linalg.fill of a zero
-  /// constant whose result only the next instruction, a linalg.matmul or
-  /// linalg.batch_matmul of the same loop region, reads, as its init; and
-  /// that GEMM. Devices skip such a fill and compute the GEMM without
+  /// constant whose result only a later linalg.matmul or
+  /// linalg.batch_matmul of its stream and loop region reads, as its init;
+  /// and that GEMM. Devices skip such a fill and compute the GEMM without
   /// reading its init (BLAS's beta = 0): the same sums, up to the sign of a
   /// zero result.
   bool skippedZeroFill = false;

@@ -117,6 +117,15 @@ struct OpArity {
   }
 };
 
+/// A field of an op in OpSet.def: `Name`, or `optional(Name)` for one an
+/// instruction may leave out.
+struct OpField {
+  Field field;
+  bool optional = false;
+  constexpr OpField(Field f, bool isOptional = false)
+      : field(f), optional(isOptional) {}
+};
+
 struct OpInfo {
   OpCode code;
   std::string_view name;
@@ -124,6 +133,8 @@ struct OpInfo {
   OpArity arity;
   std::array<Field, 7> fields;
   uint8_t numFields;
+  /// Bit i: fields[i] may be left out.
+  uint8_t optionalFields;
 
   constexpr const Field *beginFields() const { return fields.data(); }
   constexpr const Field *endFields() const { return fields.data() + numFields; }
@@ -131,6 +142,12 @@ struct OpInfo {
     for (uint8_t i = 0; i < numFields; ++i)
       if (fields[i] == field)
         return true;
+    return false;
+  }
+  constexpr bool isOptionalField(Field field) const {
+    for (uint8_t i = 0; i < numFields; ++i)
+      if (fields[i] == field)
+        return (optionalFields >> i) & 1;
     return false;
   }
   /// Ops of the compute stream: compute ops and scalar ops.
@@ -153,12 +170,17 @@ constexpr OpArity makeArity(uint32_t minOperands, uint32_t maxOperands,
 
 constexpr OpInfo makeOpInfo(OpCode code, std::string_view name,
                             OpPlacement placement, OpArity arity,
-                            std::initializer_list<Field> fields) {
-  OpInfo info{code, name, placement, arity, {}, 0};
-  for (Field field : fields)
-    info.fields[info.numFields++] = field;
+                            std::initializer_list<OpField> fields) {
+  OpInfo info{code, name, placement, arity, {}, 0, 0};
+  for (OpField field : fields) {
+    if (field.optional)
+      info.optionalFields |= static_cast<uint8_t>(1u << info.numFields);
+    info.fields[info.numFields++] = field.field;
+  }
   return info;
 }
+
+constexpr OpField optional(Field field) { return OpField(field, true); }
 
 /// The field names unqualified, for the expansion of OpSet.def.
 struct OpSetNames {

@@ -8,9 +8,11 @@ root = sys.argv[1]
 table = open(root + "/runtime/include/zero/runtime/OpSet.def").read()
 doc = open(root + "/docs/ScheduleFormat.md").read()
 
-# ZERO_OP(Code, "name", Placement, (arity), fields...)
+# ZERO_OP(Code, "name", Placement, (arity), fields...), a field optional(Name)
+# where it may be left out
 ops = re.findall(
-    r'ZERO_OP\(\w+, "([\w.]+)", (\w+), \([\w, ]+\)((?:,\s*\w+)*)\)', table)
+    r'ZERO_OP\(\w+, "([\w.]+)", (\w+), \([\w, ]+\)'
+    r'((?:,\s*(?:optional\(\w+\)|\w+))*)\)', table)
 if len(ops) != table.count("\nZERO_OP("):
     print("error: %d ZERO_OP lines, %d read" % (table.count("\nZERO_OP("), len(ops)))
     sys.exit(1)

@@ -787,6 +787,21 @@ def ZeroFoldSingleRankCollectivesPass
   let dependentDialects = ["::mlir::tensor::TensorDialect"];
 }
 
+def ZeroFoldTransposesPass : ZeroStepPass<"zero-fold-transposes"> {
+  let summary = "Read the transposed operands of GEMMs in place";
+  let description = [{
+    A `linalg.transpose` that swaps the last two dimensions of a
+    `linalg.matmul` or `linalg.batch_matmul` operand (A or B) is folded into
+    the GEMM's indexing maps: the GEMM reads the transpose's input with the
+    two loops swapped (upstream `indexing_maps`), which BLAS and cuBLAS do
+    with their transpose flags at no cost, and the transpose is erased once
+    nothing reads it. The arithmetic is the same; the step stops writing and
+    reading the transposed copy (in a GPT-2, a weight's transpose for every
+    input gradient, an activation's for every weight gradient, the keys for
+    attention's scores).
+  }];
+}
+
 def ZeroPlanMemoryPass : ZeroStepPass<"zero-plan-memory"> {
   let summary = "Plan every byte of the rank's memory";
   let description = [{

@@ -1169,7 +1169,8 @@ void planCooperative(LoopNest &nest) {
       nest.numElements() < kMinCooperativeElements)
     return;
   const bool columns = !nest.inThread[innermost];
-  if (columns && nest.numPoints() > kMaxColumnPoints)
+  if (columns && (nest.numPoints() > kMaxColumnPoints ||
+                  numOutputs > kMaxColumnOutputs))
     return;
 
   // Each output yields combine(its accumulator, f).

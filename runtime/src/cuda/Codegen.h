@@ -80,7 +80,8 @@
 // column: 24 warps on a 132-SM GPU. When the body allows it (the same
 // combine rule as above; every input the body reads, and every output,
 // contiguous or broadcast along that loop), there are at most 16384
-// points and each combines at least 64 elements, a block of 256 threads
+// points and 8 outputs and each point combines at least 64 elements, a
+// block of 256 threads
 // takes P adjacent points (P = 32 bytes over the narrowest contiguous
 // input's element width, 8 to 32: each row of the block's loads fills
 // whole sectors) and S = 256 / P slices per point. The order, fixed by
@@ -140,6 +141,10 @@ constexpr int kMaxBlockSize = 256;
 /// block's points spanning a 32-byte sector of the narrowest input, at
 /// least 8 of them.
 constexpr int64_t kMaxColumnPoints = 16384;
+/// Each output takes 2 KiB of the block's shared memory (a double per
+/// thread): at most 8 outputs, 16 KiB, well inside the 48 KiB a kernel's
+/// static shared memory may use.
+constexpr size_t kMaxColumnOutputs = 8;
 constexpr int64_t kSectorBytes = 32;
 constexpr int64_t kMinColumnPoints = 8;
 

@@ -674,6 +674,16 @@ TEST(CodegenTest, ColumnShapes) {
   EXPECT_EQ(plan({64, 16385}, {0}), Shape(0, 1));
   // The reduced loop in the middle: the innermost loop is parallel.
   EXPECT_EQ(plan({3, 100, 5}, {1}), Shape(8, 32));
+  // At most 8 outputs (2 KiB of shared memory each).
+  auto sums = [](CaseBuilder &b, auto a) {
+    std::vector<int64_t> yields;
+    const size_t n = a.size() / 2;
+    for (size_t k = 0; k < n; ++k)
+      yields.push_back(b.op("arith.addf", {a[n + k], a[k]}, DType::F32));
+    return yields;
+  };
+  EXPECT_EQ(planReduce({100, 7}, {0}, 8, sums).pointsPerBlock, 8);
+  EXPECT_EQ(planReduce({100, 7}, {0}, 9, sums).pointsPerBlock, 0);
 }
 
 TEST(CodegenTest, CooperativeStrides) {

@@ -334,7 +334,8 @@ Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
       tensors.push_back(step.cast->results[0]);
       elementBytes += elementWidth(step.cast->results[0]);
     }
-    bool vector = values_.values[inst.results[0]].dtype != DType::F64;
+    // (An f64 parameter, among the tensors, takes the one-element path.)
+    bool vector = true;
     for (int64_t id : tensors)
       vector = vector &&
                cuda::isVectorOptimizerTensor(

@@ -116,12 +116,6 @@ public:
     const float betaF = s_.zeroInit ? 0.0f : 1.0f;
     const double beta = s_.zeroInit ? 0.0 : 1.0;
 #ifdef ZERO_HAVE_OPENBLAS
-    const CBLAS_TRANSPOSE transA =
-        s_.layout.transposeA ? CblasTrans : CblasNoTrans;
-    const CBLAS_TRANSPOSE transB =
-        s_.layout.transposeB ? CblasTrans : CblasNoTrans;
-    const int64_t lda = s_.layout.transposeA ? s_.m : s_.k;
-    const int64_t ldb = s_.layout.transposeB ? s_.k : s_.n;
     const bool allF32 = !s_.ordered && s_.aType == DType::F32 &&
                         s_.bType == DType::F32 && s_.cType == DType::F32;
     const bool allF64 = !s_.ordered && s_.aType == DType::F64 &&
@@ -141,14 +135,14 @@ public:
                     cOff = i * s_.m * s_.n;
 #ifdef ZERO_HAVE_OPENBLAS
       if (allF32)
-        cblas_sgemm(CblasRowMajor, transA, transB, s_.m, s_.n, s_.k, 1.0f,
-                    reinterpret_cast<const float *>(a) + aOff, lda,
-                    reinterpret_cast<const float *>(b) + bOff, ldb, betaF,
+        cblas_sgemm(CblasRowMajor, transA(), transB(), s_.m, s_.n, s_.k, 1.0f,
+                    reinterpret_cast<const float *>(a) + aOff, lda(),
+                    reinterpret_cast<const float *>(b) + bOff, ldb(), betaF,
                     reinterpret_cast<float *>(result) + cOff, s_.n);
       else if (allF64)
-        cblas_dgemm(CblasRowMajor, transA, transB, s_.m, s_.n, s_.k, 1.0,
-                    reinterpret_cast<const double *>(a) + aOff, lda,
-                    reinterpret_cast<const double *>(b) + bOff, ldb, beta,
+        cblas_dgemm(CblasRowMajor, transA(), transB(), s_.m, s_.n, s_.k, 1.0,
+                    reinterpret_cast<const double *>(a) + aOff, lda(),
+                    reinterpret_cast<const double *>(b) + bOff, ldb(), beta,
                     reinterpret_cast<double *>(result) + cOff, s_.n);
       else if (widened)
         runWidened(a, aOff, b, bOff, reinterpret_cast<float *>(result) + cOff,
@@ -177,12 +171,20 @@ private:
     };
     const float *aWide = widen(a, s_.aType, aOff, s_.m * s_.k, aScratch);
     const float *bWide = widen(b, s_.bType, bOff, s_.k * s_.n, bScratch);
-    cblas_sgemm(CblasRowMajor,
-                s_.layout.transposeA ? CblasTrans : CblasNoTrans,
-                s_.layout.transposeB ? CblasTrans : CblasNoTrans, s_.m, s_.n,
-                s_.k, 1.0f, aWide, s_.layout.transposeA ? s_.m : s_.k, bWide,
-                s_.layout.transposeB ? s_.k : s_.n, beta, c, s_.n);
+    cblas_sgemm(CblasRowMajor, transA(), transB(), s_.m, s_.n, s_.k, 1.0f,
+                aWide, lda(), bWide, ldb(), beta, c, s_.n);
   }
+
+  /// BLAS's view of the operands (row-major): A [m, k] or, transposed,
+  /// [k, m]; B [k, n] or [n, k].
+  CBLAS_TRANSPOSE transA() const {
+    return s_.layout.transposeA ? CblasTrans : CblasNoTrans;
+  }
+  CBLAS_TRANSPOSE transB() const {
+    return s_.layout.transposeB ? CblasTrans : CblasNoTrans;
+  }
+  int64_t lda() const { return s_.layout.transposeA ? s_.m : s_.k; }
+  int64_t ldb() const { return s_.layout.transposeB ? s_.k : s_.n; }
 #endif
 
   /// linalg.matmul's body for other types: the operands cast to C's type,

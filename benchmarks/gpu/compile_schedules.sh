@@ -12,12 +12,13 @@
 #                                     final weights (zero-run here; --nproc 2
 #                                     for world size 2), the reference the
 #                                     CUDA backend is compared with
-#   schedules/gpt2-124m-bf16-sS.json  GPT-2 124M, bf16 mixed precision, ZeRO
-#                                     stage S (0 and 3), world size 1, with
-#                                     zero-opt's report (.report.json) and
-#                                     the cost model's H100 prediction
-#                                     (.explain.json); gpt2-124m-bf16c-s0
-#                                     the same with bf16 GEMM operands
+#   schedules/gpt2-124m-bf16-sS.json  GPT-2 124M, bf16 mixed precision with
+#                                     f32 compute, ZeRO stage S (0 and 3),
+#                                     world size 1, with zero-opt's report
+#                                     (.report.json) and the cost model's
+#                                     H100 prediction (.explain.json);
+#                                     gpt2-124m-bf16c-s0 stage 0 computing
+#                                     in bf16 (GEMM operands, activations)
 #   schedules/manifest.json           the list run_all.sh reads: each check's
 #                                     files, world size, steps, seed and
 #                                     tolerances (schedules/ is ignored by
@@ -171,17 +172,18 @@ gpt124=(gpt --num-layers 12 --hidden-size 768 --num-attention-heads 12
 begin "GPT-2 124M: zero-model"
 "$bin/zero-model" "${gpt124[@]}" --print-num-params
 "$bin/zero-model" "${gpt124[@]}" --dtype f32 -o "$work/gpt2-124m.mlir"
-# bf16 storage with the step's f32 arithmetic (gpt2-124m-bf16-sS), and
-# stage 0 with bf16 GEMM operands (--zero-compute-type=auto,
+# bf16 storage with the step's f32 arithmetic (--zero-compute-type=f32,
+# gpt2-124m-bf16-sS: the calibration's schedule), and stage 0 as DeepSpeed's
+# bf16 computes (the default: bf16 GEMM operands and activations,
 # gpt2-124m-bf16c-s0). Each with the cost model's prediction for an H100
 # (NAME.explain.json; only where zero-run has the CUDA backend).
 for variant in s0 s3 c-s0; do
   stage=${variant: -1}
   name=gpt2-124m-bf16-s$stage
-  compute=()
+  compute=(--zero-compute-type=f32)
   if [ "$variant" = c-s0 ]; then
     name=gpt2-124m-bf16c-s0
-    compute=(--zero-compute-type=auto)
+    compute=()
   fi
   begin "GPT-2 124M: zero-opt --zero-stage=$stage --zero-world-size=1 (bf16${compute[*]:+, ${compute[*]}})"
   (cd "$work" && "$bin/zero-opt" gpt2-124m.mlir --zero-stage=$stage \

@@ -22,6 +22,7 @@ struct PassOptionSet {
   ZeroAccumulateGradientsPassOptions AccumulateGradients;
   ZeroMixedPrecisionPassOptions MixedPrecision;
   ZeroComputePrecisionPassOptions ComputePrecision;
+  ZeroNarrowActivationsPassOptions NarrowActivations;
   ZeroShardParametersPassOptions ShardParameters;
   ZeroReduceGradientsPassOptions ReduceGradients;
   ZeroInsertOptimizerPassOptions InsertOptimizer;
@@ -45,7 +46,7 @@ struct PassOptionSet {
          {&VerifyTrainStep.entry, &TileLinear.entry, &FuseBroadcastInputs.entry,
           &InferSegments.entry, &CheckpointActivations.entry, &Partition.entry,
           &AccumulateGradients.entry, &MixedPrecision.entry,
-          &ComputePrecision.entry,
+          &ComputePrecision.entry, &NarrowActivations.entry,
           &ShardParameters.entry, &ReduceGradients.entry,
           &InsertOptimizer.entry, &Bucket.entry, &SchedulePrefetch.entry,
           &OffloadOptimizer.entry, &OffloadParams.entry,
@@ -109,6 +110,8 @@ void mlir::zero::buildZeroPipeline(OpPassManager &pm,
   pm.addPass(createZeroMixedPrecisionPass(passes.MixedPrecision));
   // After the 16-bit parameters exist: a GEMM reads them as they are.
   pm.addPass(createZeroComputePrecisionPass(passes.ComputePrecision));
+  // After the GEMMs read 16-bit operands: their casts become views.
+  pm.addPass(createZeroNarrowActivationsPass(passes.NarrowActivations));
   pm.addPass(createZeroShardParametersPass(passes.ShardParameters));
   pm.addPass(createZeroReduceGradientsPass(passes.ReduceGradients));
   pm.addPass(createZeroInsertOptimizerPass(passes.InsertOptimizer));

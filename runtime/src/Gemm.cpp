@@ -38,6 +38,17 @@ StatusOr<GemmLayout> getGemmLayout(const OpRecord &inst) {
                         " with A's or B's two loops swapped at most");
 }
 
+StatusOr<bool> roundsOperandsToTf32(const OpRecord &inst) {
+  if (!inst.fields.has(Field::RoundOperands))
+    return false;
+  const std::string &type = inst.fields.getString(Field::RoundOperands);
+  if (type == "tf32")
+    return true;
+  return ZERO_ERROR(kInvalidArgument, "round_operands '" + type +
+                                          "': the one rounding a GEMM takes "
+                                          "is 'tf32'");
+}
+
 GemmShape getGemmShape(const OpRecord &inst, const ValueTable &values) {
   GemmShape shape;
   StatusOr<GemmLayout> layout = getGemmLayout(inst);

@@ -26,6 +26,11 @@ namespace zero::runtime {
 /// else is an error that quotes the maps (the caller adds where).
 StatusOr<GemmLayout> getGemmLayout(const OpRecord &inst);
 
+/// Whether the GEMM rounds its f32 operands to tf32 before it multiplies
+/// them (`round_operands: "tf32"`; absent: no rounding). Another value is an
+/// error (the caller adds where).
+StatusOr<bool> roundsOperandsToTf32(const OpRecord &inst);
+
 /// The sizes of a checked matmul or batch_matmul (host::checkInstruction
 /// has verified its shapes against its layout).
 struct GemmShape {

@@ -2,6 +2,7 @@
 
 #include "HostTestUtil.h"
 
+#include "ops/ElementMath.h"
 #include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/host/Threads.h"
 
@@ -208,6 +209,55 @@ TEST(HostMatmul, TransposedOperandsAreReadInPlace) {
             << getDTypeName(t.a) << " into " << getDTypeName(t.c)
             << (batched ? " batched" : "") << " transposes " << transposes;
       }
+}
+
+TEST(HostMatmul, Tf32OperandsAreRoundedBeforeTheProduct) {
+  // round_operands "tf32": the f32 operands rounded to 10 mantissa bits
+  // (to nearest, ties to even), then the f32 product: the bits of the plain
+  // f32 GEMM of the rounded operands, on OpenBLAS and on the element loop
+  // alike, and not those of the unrounded GEMM.
+  const int64_t m = 6, k = 40, n = 7;
+  std::vector<float> av = randomFloats(m * k, 7), bv = randomFloats(k * n, 8),
+                     cv = randomFloats(m * n, 9);
+  std::vector<float> aRounded(av.size()), bRounded(bv.size());
+  for (size_t i = 0; i < av.size(); ++i)
+    aRounded[i] = ops::roundF32ToTF32(av[i]);
+  for (size_t i = 0; i < bv.size(); ++i)
+    bRounded[i] = ops::roundF32ToTF32(bv[i]);
+  auto product = [&](const std::vector<float> &a32,
+                     const std::vector<float> &b32, bool tf32) {
+    TestProgram p;
+    int64_t a = p.tensor(DType::F32, {m, k});
+    int64_t b = p.tensor(DType::F32, {k, n});
+    int64_t c = p.tensor(DType::F32, {m, n});
+    int64_t r = p.tensor(DType::F32, {m, n});
+    p.set(a, a32);
+    p.set(b, b32);
+    p.set(c, cv);
+    json op = instr("linalg.matmul", {a, b, c}, {r});
+    if (tf32)
+      op["round_operands"] = "tf32";
+    p.run(op);
+    return p.get<float>(r);
+  };
+  const std::vector<float> tf32 = product(av, bv, true);
+  EXPECT_EQ(tf32, product(aRounded, bRounded, false));
+  EXPECT_NE(tf32, product(av, bv, false));
+}
+
+TEST(HostMatmul, Tf32RoundsToNearestEven) {
+  // 1 + 2^-10 is a tf32; 1 + 2^-11 is the tie between it and 1 (to 1, even)
+  // and 1 + 3 * 2^-11 the tie between 1 + 2^-10 and 1 + 2^-9 (up, even);
+  // anything above a tie rounds up; infinities and NaNs stay.
+  EXPECT_EQ(ops::roundF32ToTF32(1.0f + 0x1p-10f), 1.0f + 0x1p-10f);
+  EXPECT_EQ(ops::roundF32ToTF32(1.0f + 0x1p-11f), 1.0f);
+  EXPECT_EQ(ops::roundF32ToTF32(1.0f + 3 * 0x1p-11f), 1.0f + 0x1p-9f);
+  EXPECT_EQ(ops::roundF32ToTF32(1.0f + 0x1p-11f + 0x1p-23f),
+            1.0f + 0x1p-10f);
+  EXPECT_EQ(ops::roundF32ToTF32(-(1.0f + 0x1p-11f + 0x1p-23f)),
+            -(1.0f + 0x1p-10f));
+  EXPECT_EQ(ops::roundF32ToTF32(INFINITY), INFINITY);
+  EXPECT_TRUE(std::isnan(ops::roundF32ToTF32(NAN)));
 }
 
 TEST(HostMatmul, Integers) {

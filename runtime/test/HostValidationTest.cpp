@@ -100,7 +100,14 @@ TEST_F(HostValidation, InstructionShape) {
   json extra = instr("linalg.matmul", {x, y, z}, {r});
   extra["transpose_a"] = true;
   expectError(extra, "instructions.compute[0].transpose_a: unknown key for "
-                     "linalg.matmul (its fields: 'indexing_maps')");
+                     "linalg.matmul (its fields: 'indexing_maps', "
+                     "'round_operands')");
+  // The one operand rounding is tf32.
+  json bf16Rounding = instr("linalg.matmul", {x, y, z}, {r});
+  bf16Rounding["round_operands"] = "bf16";
+  expectError(bf16Rounding,
+              "instructions.compute[0].round_operands: round_operands 'bf16': "
+              "the one rounding a GEMM takes is 'tf32'");
   // A matmul's indexing maps: the default, or A's or B's loops swapped.
   json broadcast = instr("linalg.matmul", {x, y, z}, {r});
   broadcast["indexing_maps"] = {{2}, {2, 1}, {0, 1}};

@@ -16,6 +16,9 @@
 // RUN:   --zero-mixed-precision="precision=bf16" \
 // RUN:   --zero-compute-precision="compute-type=auto precision=bf16" \
 // RUN:   | FileCheck %s --check-prefix=FOLDED
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-compute-precision="compute-type=tf32" \
+// RUN:   | FileCheck %s --check-prefix=TF32
 // RUN: not zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-compute-precision="compute-type=tf16" 2>&1 \
 // RUN:   | FileCheck %s --check-prefix=BAD
@@ -49,7 +52,13 @@
 // F32-COUNT-6: linalg.matmul ins({{.*}} : tensor<{{[0-9x]+}}xf32>, tensor<{{[0-9x]+}}xf32>)
 // F32-NOT: arith.truncf {{.*}} to bf16
 
-// The option is an enum: auto, f32, bf16, f16 (--help).
+// tf32 keeps the f32 operands and marks every GEMM as rounding them to tf32
+// (tensor cores' f32 mode); nothing is truncated.
+// TF32-LABEL: func.func @step(
+// TF32-COUNT-6: linalg.matmul {zero.round_operands = tf32} ins({{.*}} : tensor<{{[0-9x]+}}xf32>, tensor<{{[0-9x]+}}xf32>) outs({{.*}} : tensor<{{[0-9x]+}}xf32>)
+// TF32-NOT: arith.truncf
+
+// The option is an enum: auto, f32, tf32, bf16, f16 (--help).
 // BAD: zero-opt: for the --compute-type option: Cannot find option named 'tf16'!
 
 // A GEMM that reads an operand transposed (zero-fold-transposes, which the

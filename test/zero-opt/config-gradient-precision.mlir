@@ -38,13 +38,15 @@
 // BF16:         linalg.map ins(%{{.*}}, %{{.*}} : tensor<8xbf16>, tensor<8xbf16>) outs(%{{.*}} : tensor<8xbf16>)
 // BF16:         zero.adam %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {{.*}}: tensor<8xf32>, tensor<8xbf16>, tensor<8xf32>, tensor<8xf32>
 
-// Every bf16 gradient is extended right before its reduction, the reduction
+// Every bf16 gradient (rounded by the map that scales it, which stores it in
+// bf16: zero-narrow-activations) is extended right before its reduction, the reduction
 // moves f32, the shards of the two micro-steps are summed in f32, and Adam
 // steps the fp32 master weights with f32 gradients.
 // FP32-LABEL: func.func @train_step(
 // FP32-NOT:     zero.reduce_scatter_start avg {{.*}}bf16
-// FP32:         %[[G:.*]] = linalg.map { arith.truncf } ins(%{{.*}} : tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4xbf16>)
-// FP32-NEXT:    tensor.empty()
+// FP32:         %[[G:.*]] = linalg.map ins(%{{.*}} : tensor<4x4xf32>) outs(%{{.*}} : tensor<4x4xbf16>)
+// FP32:           arith.truncf %{{.*}} : f32 to bf16
+// FP32:         tensor.empty()
 // FP32-NEXT:    %[[G32:.*]] = linalg.map { arith.extf } ins(%[[G]] : tensor<4x4xbf16>) outs(%{{.*}} : tensor<4x4xf32>)
 // FP32:         zero.reduce_scatter_start avg %[[G32]], {{.*}} : tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>{{$}}
 // FP32:         linalg.map { arith.addf } ins(%{{.*}}, %{{.*}} : tensor<8xf32>, tensor<8xf32>) outs(%{{.*}} : tensor<8xf32>)

@@ -141,12 +141,13 @@ llvm::cl::opt<bool> zeroKeepTransposes(
     llvm::cl::init(false), llvm::cl::cat(zeroCategory));
 llvm::cl::opt<mlir::zero::ComputeType> zeroComputeType(
     "zero-compute-type",
-    llvm::cl::desc("The type the GEMMs' operands are computed in, with f32 "
-                   "accumulation (zero-compute-precision): auto is the "
+    llvm::cl::desc("The type GEMM operands and activations are stored in, "
+                   "with f32 accumulation (zero-compute-precision, "
+                   "zero-narrow-activations): auto (the default) is the "
                    "storage precision, as DeepSpeed computes; f32 keeps the "
                    "step's arithmetic"),
     mlir::zero::getComputeTypeValues(),
-    llvm::cl::init(mlir::zero::ComputeType::F32),
+    llvm::cl::init(mlir::zero::ComputeType::Auto),
     llvm::cl::cat(zeroCategory));
 llvm::cl::opt<int64_t> zeroTileLinearThreshold(
     "zero-tile-linear-threshold",

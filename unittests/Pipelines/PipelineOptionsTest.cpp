@@ -67,7 +67,7 @@ TEST_F(PipelineOptions, DefaultsAreThePassesDefaults) {
   }
   // Every pass of Passes.td but zero-tile-linear, which runs only with
   // tiles to make.
-  EXPECT_EQ(passes, 19);
+  EXPECT_EQ(passes, 20);
 }
 
 /// The printed options of each pass of the pipeline built from `options`.

@@ -22,8 +22,8 @@ struct ComputeVolume {
   /// 2 * M * N * K of every linalg.matmul and linalg.batch_matmul (times
   /// the batch), per step (a micro-step loop's body once per iteration), by
   /// compute type: the operands' element type (f32 on the GPU is
-  /// CUBLAS_COMPUTE_32F_PEDANTIC). tf32, f32 operands rounded to tf32 on
-  /// tensor cores, is 0 until a compute type makes such GEMMs.
+  /// CUBLAS_COMPUTE_32F_PEDANTIC); tf32: f32 operands rounded to tf32
+  /// (`zero.round_operands`, compute-type=tf32), on tensor cores.
   int64_t gemmFlopsF32 = 0;
   int64_t gemmFlopsTf32 = 0;
   int64_t gemmFlopsBf16 = 0;

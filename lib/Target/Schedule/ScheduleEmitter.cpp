@@ -926,6 +926,9 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
       return op->emitOpError("with cast '")
              << linalg::stringifyTypeFn(castFn)
              << "' is not supported by the schedule";
+    // f32 operands rounded to tf32 (the dialect verified the attribute).
+    if (op->hasAttr(ZeroDialect::getRoundOperandsAttrName()))
+      inst["round_operands"] = "tf32";
   }
 
   LogicalResult result =

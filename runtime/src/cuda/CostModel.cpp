@@ -204,6 +204,10 @@ Launch Planner::planMatmul(const Instruction &inst) {
   const bool batched = inst.code() == OpCode::BatchMatmul;
   std::string type = getDTypeName(a.dtype);
   double rate = gpu_.gemmF32;
+  if (StatusOr<bool> tf32 = roundsOperandsToTf32(inst); tf32.isOk() && *tf32) {
+    type = "tf32";
+    rate = gpu_.gemmTf32;
+  }
   switch (a.dtype) {
   case DType::F64:
     rate = gpu_.gemmF64;

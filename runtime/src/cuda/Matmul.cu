@@ -10,7 +10,10 @@
 //
 // Precision: f32 uses CUBLAS_COMPUTE_32F_PEDANTIC, so no TF32 or other
 // reduced-precision path whatever the handle's math mode (the host computes
-// in f32); f64 computes in f64; bf16 and f16 operands accumulate in f32
+// in f32), unless the instruction rounds its operands to tf32
+// (`round_operands`, compute-type=tf32): CUBLAS_COMPUTE_32F_FAST_TF32, the
+// tensor cores' f32 mode, which the host emulates by rounding the operands
+// (ops::roundF32ToTF32) before its f32 product; f64 computes in f64; bf16 and f16 operands accumulate in f32
 // (CUBLAS_COMPUTE_32F; the handle disallows reduced-precision reductions)
 // into a C of their type or f32. These agree with the host within the
 // rounding of a different summation order (and, for 16-bit C, much better
@@ -212,6 +215,10 @@ PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx) {
   }
   BlasTypes types{CUDA_R_32F, CUDA_R_32F, CUBLAS_COMPUTE_32F};
   const bool useBlas = getBlasTypes(a.dtype, b.dtype, c.dtype, types);
+  // The host's check has read the field (f32 operands only).
+  if (StatusOr<bool> tf32 = roundsOperandsToTf32(inst);
+      useBlas && tf32.isOk() && *tf32)
+    types.compute = CUBLAS_COMPUTE_32F_FAST_TF32;
   return std::unique_ptr<PreparedOp>(
       new MatmulOp(ctx, std::move(init), params, useBlas, types));
 }

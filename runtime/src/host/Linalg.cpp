@@ -94,6 +94,8 @@ public:
     /// The init is zeros nothing else reads (Instruction::zeroInit): C is
     /// not read, the product starts from zero (BLAS's beta = 0).
     bool zeroInit = false;
+    /// f32 operands rounded to tf32 before they are multiplied.
+    bool tf32 = false;
   };
   explicit MatmulOp(Spec spec) : s_(spec) {}
 
@@ -116,7 +118,7 @@ public:
     const float betaF = s_.zeroInit ? 0.0f : 1.0f;
     const double beta = s_.zeroInit ? 0.0 : 1.0;
 #ifdef ZERO_HAVE_OPENBLAS
-    const bool allF32 = !s_.ordered && s_.aType == DType::F32 &&
+    const bool allF32 = !s_.ordered && !s_.tf32 && s_.aType == DType::F32 &&
                         s_.bType == DType::F32 && s_.cType == DType::F32;
     const bool allF64 = !s_.ordered && s_.aType == DType::F64 &&
                         s_.bType == DType::F64 && s_.cType == DType::F64;
@@ -157,16 +159,21 @@ public:
 private:
 #ifdef ZERO_HAVE_OPENBLAS
   /// C (f32) = A B + beta C for f32, bf16 or f16 operands: each widened
-  /// exactly to f32 (scratch of this run), then cblas_sgemm.
+  /// exactly to f32, or f32 ones rounded to tf32 (scratch of this run), then
+  /// cblas_sgemm.
   void runWidened(const void *a, int64_t aOff, const void *b, int64_t bOff,
                   float *c, float beta) const {
     std::vector<float> aScratch, bScratch;
-    auto widen = [](const void *data, DType type, int64_t offset,
-                    int64_t count, std::vector<float> &scratch) {
-      if (type == DType::F32)
+    const bool tf32 = s_.tf32;
+    auto widen = [tf32](const void *data, DType type, int64_t offset,
+                        int64_t count, std::vector<float> &scratch) {
+      if (type == DType::F32 && !tf32)
         return static_cast<const float *>(data) + offset;
       scratch.resize(count);
       loadFloats(data, type, offset, count, scratch.data());
+      if (tf32)
+        for (float &x : scratch)
+          x = ops::roundF32ToTF32(x);
       return static_cast<const float *>(scratch.data());
     };
     const float *aWide = widen(a, s_.aType, aOff, s_.m * s_.k, aScratch);
@@ -197,19 +204,19 @@ private:
     std::vector<Scalar> bCast(k * n), row(n);
     for (int64_t p = 0; p < k; ++p)
       for (int64_t j = 0; j < n; ++j)
-        bCast[p * n + j] = castScalar(
+        bCast[p * n + j] = roundOperand(castScalar(
             loadElement(b, s_.bType,
                         bOff + (s_.layout.transposeB ? j * k + p : p * n + j)),
-            s_.bType, ct);
+            s_.bType, ct));
     const bool floats = isFloat(ct);
     for (int64_t i = 0; i < m; ++i) {
       for (int64_t j = 0; j < n; ++j)
         row[j] = s_.zeroInit ? Scalar{} : loadElement(c, ct, cOff + i * n + j);
       for (int64_t p = 0; p < k; ++p) {
-        Scalar x = castScalar(
+        Scalar x = roundOperand(castScalar(
             loadElement(a, s_.aType,
                         aOff + (s_.layout.transposeA ? p * m + i : i * k + p)),
-            s_.aType, ct);
+            s_.aType, ct));
         const Scalar *bRow = bCast.data() + p * n;
         for (int64_t j = 0; j < n; ++j) {
           if (floats) {
@@ -229,6 +236,14 @@ private:
       for (int64_t j = 0; j < n; ++j)
         storeElement(c, ct, cOff + i * n + j, row[j]);
     }
+  }
+
+  /// An operand element as the product reads it: rounded to tf32 where the
+  /// GEMM says so (its operands are f32, exact in the double it is held in).
+  Scalar roundOperand(Scalar x) const {
+    if (s_.tf32)
+      x.f = ops::roundF32ToTF32(static_cast<float>(x.f));
+    return x;
   }
 
   Spec s_;
@@ -350,6 +365,16 @@ HostOpOr prepareMatmul(const OpContext &ctx, bool batched) {
     return ordered.status();
   spec.ordered = *ordered;
   spec.zeroInit = ctx.zeroInit();
+  StatusOr<bool> tf32 = roundsOperandsToTf32(ctx.op());
+  if (!tf32.isOk())
+    return ctx.error("round_operands", tf32.status().message());
+  spec.tf32 = *tf32;
+  if (spec.tf32 && (a.dtype != DType::F32 || b.dtype != DType::F32 ||
+                    c.dtype != DType::F32))
+    return ctx.error("round_operands",
+                     ctx.name() + " rounds f32 operands to tf32, got " +
+                         getDTypeName(a.dtype) + ", " + getDTypeName(b.dtype) +
+                         " and " + getDTypeName(c.dtype));
   ensureBlasThreads();
   return std::unique_ptr<ComputeOp>(new MatmulOp(spec));
 }

@@ -204,6 +204,18 @@ ZERO_HD_INLINE unsigned short narrowF32ToBF16(float value) {
   return static_cast<unsigned short>(bits >> 16);
 }
 
+/// Rounds an f32 to tf32, the operands of tensor cores' f32 mode (10 stored
+/// mantissa bits, f32's exponent), to nearest with ties to even, held in an
+/// f32. Infinities and NaNs are kept; a value that rounds past the largest
+/// tf32 becomes an infinity.
+ZERO_HD_INLINE float roundF32ToTF32(float value) {
+  unsigned bits = bitsOfFloat(value);
+  if ((bits & 0x7f800000u) == 0x7f800000u)
+    return value;
+  bits += 0xfffu + ((bits >> 13) & 1u);
+  return floatOfBits(bits & ~0x1fffu);
+}
+
 //===----------------------------------------------------------------------===//
 // Registers in canonical form
 //===----------------------------------------------------------------------===//

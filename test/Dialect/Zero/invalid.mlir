@@ -701,3 +701,31 @@ func.func @stored_quantized_reduced(
   %r = zero.wait %h : tensor<2xf32>
   return
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// zero.round_operands
+//===----------------------------------------------------------------------===//
+
+func.func @round_operands_not_tf32(%a: tensor<2x2xf32>, %c: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'zero.round_operands' must be the type tf32, got bf16}}
+  %0 = linalg.matmul {zero.round_operands = bf16} ins(%a, %a : tensor<2x2xf32>, tensor<2x2xf32>) outs(%c : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @round_operands_of_bf16(%a: tensor<2x2xbf16>, %c: tensor<2x2xf32>) -> tensor<2x2xf32> {
+  // expected-error @+1 {{'zero.round_operands' applies to a linalg.matmul or linalg.batch_matmul of f32 operands and init}}
+  %0 = linalg.matmul {zero.round_operands = tf32} ins(%a, %a : tensor<2x2xbf16>, tensor<2x2xbf16>) outs(%c : tensor<2x2xf32>) -> tensor<2x2xf32>
+  return %0 : tensor<2x2xf32>
+}
+
+// -----
+
+func.func @round_operands_of_a_map(%a: tensor<2xf32>, %c: tensor<2xf32>) -> tensor<2xf32> {
+  // expected-error @+1 {{'zero.round_operands' applies to a linalg.matmul or linalg.batch_matmul of f32 operands and init}}
+  %0 = linalg.map {arith.negf} ins(%a : tensor<2xf32>) outs(%c : tensor<2xf32>) {zero.round_operands = tf32}
+  return %0 : tensor<2xf32>
+}

@@ -1,8 +1,9 @@
 """Trains the demo's GPT (scripts/demo.sh: 4 layers, hidden 128, character
-tokens of the GPL) with ZeRO-3 on 2 ranks, once in f32 and once in bf16 as
+tokens of the GPL) with ZeRO-3 on 2 ranks, once in f32, once in bf16 as
 DeepSpeed means it (`bf16.enabled` with `--zero-compute-type=auto`: 16-bit
-parameters, gradients and GEMM operands, f32 accumulation), and compares the
-final losses (the mean of each run's last 10 steps).
+parameters, gradients, GEMM operands and activations, f32 accumulation), and
+once in f32 with tf32 GEMM operands (`--zero-compute-type=tf32`), and
+compares the final losses (the mean of each run's last 10 steps) with f32's.
 
 Usage: compute_precision.py --bin DIR --src ROOT --work DIR --steps N
                             --tolerance REL
@@ -48,6 +49,7 @@ common = [
 variants = {
     "f32": [],
     "bf16": ["--zero-set=bf16.enabled=true", "--zero-compute-type=auto"],
+    "tf32": ["--zero-compute-type=tf32"],
 }
 final = {}
 for name, flags in variants.items():
@@ -71,8 +73,11 @@ for name, flags in variants.items():
     print("%s: final loss %.4f, GEMM FLOPs %s" % (
         name, final[name],
         ", ".join("%s %d" % (k, v) for k, v in flops.items() if v)))
-difference = abs(final["bf16"] / final["f32"] - 1)
-ok = difference <= args.tolerance
-print("bf16 against f32: %.2f%% %s" % (100 * difference,
-                                       "ok" if ok else "OFF"))
+ok = True
+for name in ("bf16", "tf32"):
+    difference = abs(final[name] / final["f32"] - 1)
+    ok &= difference <= args.tolerance
+    print("%s against f32: %.2f%% %s" % (
+        name, 100 * difference,
+        "ok" if difference <= args.tolerance else "OFF"))
 sys.exit(0 if ok else 1)

@@ -59,7 +59,7 @@ def train(args, ir, name, keys):
     launch.run([os.path.join(args.bin, "zero-opt"), ir,
                 "--zero-config=" + path, "--zero-world-size=%d" % args.ranks,
                 "--zero-emit-schedule=" + schedule, "--zero-report=" + report,
-                "-o", os.devnull])
+                "-o", os.devnull] + args.zero_opt_flag)
     with open(report) as f:
         sent = json.load(f)["communication_bytes_per_step"]["sent"]
     weights = os.path.join(args.work, name + ".safetensors")
@@ -103,6 +103,8 @@ def main():
     parser.add_argument("--lr", type=float, default=1e-3)
     parser.add_argument("--config", action="append", default=[],
                         help="NAME=JSON: the keys of one config")
+    parser.add_argument("--zero-opt-flag", action="append", default=[],
+                        help="one more flag for every zero-opt run")
     parser.add_argument("--closer", action="append", default=[],
                         help="A=B: A's weights must be closer to fp32's")
     parser.add_argument("--min-ratio", type=float, default=1.0,

@@ -53,7 +53,10 @@ def main():
     parser.add_argument("--bin", required=True)
     parser.add_argument("--work", required=True)
     parser.add_argument("--model", choices=["gpt", "mlp"], required=True)
-    parser.add_argument("--dtype", choices=["f32", "f64"], default="f64")
+    parser.add_argument("--dtype", choices=["f32", "f64", "bf16"],
+                        default="f64",
+                        help="bf16: DeepSpeed's bf16.enabled (a model of f32 "
+                        "IR compiled with bf16 storage and compute)")
     parser.add_argument("--ranks", type=int, default=2)
     parser.add_argument("--stage", type=int, default=3)
     parser.add_argument("--steps", type=int, default=10)
@@ -73,6 +76,10 @@ def main():
     parser.add_argument("--weight-atol", type=float,
                         help="absolute tolerance of the final weights "
                              "(default: --atol)")
+    parser.add_argument("--update-rtol", type=float,
+                        help="check the final weights as one update (final "
+                        "minus initial, all weights): |zero - torch| / "
+                        "|torch| at most this, instead of weight by weight")
     args = parser.parse_args()
     os.makedirs(args.work, exist_ok=True)
     work = lambda name: os.path.join(args.work, name)
@@ -81,7 +88,8 @@ def main():
     flags = [str(x) for kv in shape.items() for x in kv]
     batch = BATCH[args.model]
     launch.run([os.path.join(args.bin, "zero-model"), args.model] + flags +
-        ["--batch-size", str(batch), "--dtype", args.dtype,
+        ["--batch-size", str(batch),
+         "--dtype", "f32" if args.dtype == "bf16" else args.dtype,
          "-o", work("step.mlir")])
     launch.run([os.path.join(args.bin, "zero-opt"), work("step.mlir"),
          "--zero-stage=%d" % args.stage, "--zero-world-size=%d" % args.ranks,
@@ -90,6 +98,7 @@ def main():
          "--zero-set=optimizer.params.weight_decay=%r" % args.weight_decay,
          "--zero-set=optimizer.params.amsgrad=%s" % str(args.amsgrad).lower(),
          "--zero-emit-schedule=" + work("step.json"), "-o", os.devnull] +
+        (["--zero-set=bf16.enabled=true"] if args.dtype == "bf16" else []) +
         warmup_keys(args.warmup))
 
     data = []
@@ -147,6 +156,20 @@ def main():
     if sorted(mine) != sorted(theirs):
         sys.exit("torch_compare.py: the exported tensors differ: %s vs %s" %
                  (sorted(mine), sorted(theirs)))
+    if args.update_rtol is not None:
+        # Each weight's own rounding noise dominates where its gradient is
+        # nearly zero, so the check is on the whole update: the difference
+        # of the two runs' moves against the size of PyTorch's.
+        init, _ = safetensors_io.read(work("init.safetensors"))
+        move = lambda w: np.concatenate(
+            [(w[k].astype(np.float64) - init[k]).ravel() for k in sorted(init)])
+        ratio = float(np.linalg.norm(move(mine) - move(theirs)) /
+                      np.linalg.norm(move(theirs)))
+        ok = ratio <= args.update_rtol
+        print("%s: the update of %d weights differs by %.3g of its size "
+              "(tolerance %g)" % ("OK" if ok else "FAIL", len(mine), ratio,
+                                  args.update_rtol))
+        sys.exit(0 if ok and not failed else 1)
     rtol = args.weight_rtol or args.rtol
     atol = args.atol if args.weight_atol is None else args.weight_atol
     worst = max(theirs, key=lambda k: error(theirs[k], mine[k], rtol, atol))

@@ -149,14 +149,20 @@ def step_data(spec, args, step, tokens):
 def train(spec, params, args):
     import torch
 
-    tdt = {"f32": torch.float32, "f64": torch.float64}[args.dtype]
+    tdt = {"f32": torch.float32, "f64": torch.float64,
+           "bf16": torch.bfloat16}[args.dtype]
+    # bf16 is DeepSpeed's: the module runs in bf16 (each op rounds what it
+    # makes), the optimizer steps fp32 master weights with the bf16
+    # gradients widened, and the module takes the new weights rounded.
+    master = torch.float32 if args.dtype == "bf16" else tdt
     dev = torch.device(args.device)
     if dev.type == "cuda":
         # Plain f32 matmuls on the GPU too (no TF32), as zero-run's cuBLAS.
         torch.backends.cuda.matmul.allow_tf32 = False
         torch.backends.cudnn.allow_tf32 = False
     names = [n for n, _ in spec.params]
-    P = {n: torch.tensor(params[n], dtype=tdt, device=dev, requires_grad=True)
+    P = {n: torch.tensor(params[n], dtype=master, device=dev,
+                         requires_grad=master == tdt)
          for n in names}
     M = {n: torch.zeros_like(P[n], requires_grad=False) for n in names}
     V = {n: torch.zeros_like(P[n], requires_grad=False) for n in names}
@@ -179,8 +185,12 @@ def train(spec, params, args):
         D = {k: torch.tensor(v, dtype=tdt, device=dev) if v.dtype.kind == "f"
              else torch.tensor(v.astype(np.int64), device=dev)
              for k, v in data.items()}
-        loss = zn._torch_gpt(spec.cfg, P, D) if spec.model == "gpt" else zn._torch_mlp(spec.cfg, P, D)
-        grads = torch.autograd.grad(loss, [P[n] for n in names])
+        module = P if master == tdt else {
+            n: P[n].detach().to(tdt).requires_grad_() for n in names}
+        loss = (zn._torch_gpt(spec.cfg, module, D) if spec.model == "gpt"
+                else zn._torch_mlp(spec.cfg, module, D))
+        grads = [g.to(master) for g in
+                 torch.autograd.grad(loss, [module[n] for n in names])]
         value = float(loss.detach())
         losses.append(value)
         digits = 17 if args.dtype == "f64" else 9
@@ -278,8 +288,9 @@ def main():
     ap.add_argument("--warmup", metavar="MIN,MAX,STEPS,TYPE",
                     help="DeepSpeed's WarmupLR (TYPE log or linear) through "
                     "torch's LambdaLR, instead of the constant --lr")
-    ap.add_argument("--dtype", choices=["f32", "f64"], default="f32",
-                    help="arithmetic of the model and optimizer")
+    ap.add_argument("--dtype", choices=["f32", "f64", "bf16"], default="f32",
+                    help="arithmetic of the model and optimizer (bf16: the "
+                    "model's, with fp32 master weights, as DeepSpeed's bf16)")
     ap.add_argument("--device", default="cpu",
                     help="where PyTorch computes: cpu (default) or cuda")
     ap.add_argument("--export", metavar="FILE", help="write the final parameters here")

@@ -24,6 +24,30 @@ void ZeroDialect::initialize() {
       >();
 }
 
+LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
+                                                    NamedAttribute attr) {
+  if (attr.getName() != getRoundOperandsAttrName())
+    return success();
+  auto type = dyn_cast<TypeAttr>(attr.getValue());
+  if (!type || !isa<FloatTF32Type>(type.getValue()))
+    return op->emitOpError() << "'" << attr.getName().getValue()
+                             << "' must be the type tf32, got "
+                             << attr.getValue();
+  auto isF32 = [](Value v) {
+    auto shaped = dyn_cast<ShapedType>(v.getType());
+    return shaped && shaped.getElementType().isF32();
+  };
+  // By name: the dialect does not depend on linalg's.
+  StringRef name = op->getName().getStringRef();
+  if ((name != "linalg.matmul" && name != "linalg.batch_matmul") ||
+      !llvm::all_of(op->getOperands(), isF32))
+    return op->emitOpError()
+           << "'" << attr.getName().getValue()
+           << "' applies to a linalg.matmul or linalg.batch_matmul of f32 "
+              "operands and init";
+  return success();
+}
+
 void ZeroDialect::registerTypes() {
   addTypes<
 #define GET_TYPEDEF_LIST

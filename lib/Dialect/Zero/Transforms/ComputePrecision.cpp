@@ -6,12 +6,15 @@
 // This pass gives every f32 GEMM of the step 16-bit operands and keeps its
 // init and result f32, which is that arithmetic exactly (upstream linalg
 // extends the operands to the init's type, then multiplies and adds in it).
+// `tf32` keeps the f32 operands and marks each GEMM as rounding them to tf32
+// (zero.round_operands), the f32 mode of tensor cores.
 //
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
 
 #include "TensorUtils.h"
+#include "zero/Dialect/Zero/IR/ZeroDialect.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
 #include "mlir/Dialect/Arith/IR/Arith.h"
@@ -70,23 +73,10 @@ struct ZeroComputePrecisionPass
     FailureOr<func::FuncOp> step = lookupTrainStep(getOperation(), entry);
     if (failed(step))
       return signalPassFailure();
-    MLIRContext *ctx = &getContext();
-    Type compute;
-    switch (computeType) {
-    case ComputeType::Auto:
-      if (precision == Precision::FP32)
-        return;
-      compute = getPrecisionType(ctx, precision);
-      break;
-    case ComputeType::F32:
+    Type compute =
+        getComputeElementType(&getContext(), computeType, precision);
+    if (!compute && computeType != ComputeType::TF32)
       return;
-    case ComputeType::BF16:
-      compute = BFloat16Type::get(ctx);
-      break;
-    case ComputeType::F16:
-      compute = Float16Type::get(ctx);
-      break;
-    }
     truncated.clear();
     SmallVector<linalg::LinalgOp> gemms;
     step->walk([&](linalg::LinalgOp op) {
@@ -102,8 +92,13 @@ struct ZeroComputePrecisionPass
       if (llvm::all_of(op->getOperands(), isF32))
         gemms.push_back(op);
     });
-    for (linalg::LinalgOp gemm : gemms)
-      narrowOperands(gemm, compute);
+    for (linalg::LinalgOp gemm : gemms) {
+      if (computeType == ComputeType::TF32)
+        gemm->setAttr(ZeroDialect::getRoundOperandsAttrName(),
+                      TypeAttr::get(FloatTF32Type::get(&getContext())));
+      else
+        narrowOperands(gemm, compute);
+    }
   }
 
   /// `operand` of `gemm` in `type`: the value an extension widened, or a
@@ -163,6 +158,8 @@ struct ZeroComputePrecisionPass
                                             ValueRange{init}, attrs)
                   .getOperation();
     narrowed->setDiscardableAttrs(gemm->getDiscardableAttrDictionary());
+    // 16-bit operands are not rounded to tf32 (the dialect refuses it).
+    narrowed->removeAttr(ZeroDialect::getRoundOperandsAttrName());
     llvm::SetVector<Operation *> unused;
     for (Value input : gemm.getDpsInputs())
       if (Operation *def = input.getDefiningOp())

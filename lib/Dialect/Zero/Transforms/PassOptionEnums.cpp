@@ -29,11 +29,36 @@ FloatType zero::getPrecisionType(MLIRContext *context, Precision precision) {
   llvm_unreachable("unknown precision");
 }
 
+FloatType zero::getComputeElementType(MLIRContext *context,
+                                      ComputeType computeType,
+                                      Precision precision) {
+  switch (computeType) {
+  case ComputeType::Auto:
+    // fp16 keeps f32 compute for now: zero-mixed-precision scales the
+    // gradients only where it rounds them, so a backward pass in f16 would
+    // run on unscaled values that underflow (DeepSpeed scales the loss
+    // before its backward pass).
+    return precision == Precision::BF16 ? getPrecisionType(context, precision)
+                                        : FloatType();
+  case ComputeType::F32:
+  case ComputeType::TF32:
+    return {};
+  case ComputeType::BF16:
+    return BFloat16Type::get(context);
+  case ComputeType::F16:
+    return Float16Type::get(context);
+  }
+  llvm_unreachable("unknown compute type");
+}
+
 llvm::cl::ValuesClass zero::getComputeTypeValues() {
   return llvm::cl::values(
       clEnumValN(ComputeType::Auto, "auto",
-                 "the storage precision, as DeepSpeed computes"),
+                 "bf16 under bf16 storage, as DeepSpeed computes; else f32"),
       clEnumValN(ComputeType::F32, "f32", "the step's own f32 arithmetic"),
+      clEnumValN(ComputeType::TF32, "tf32",
+                 "f32 GEMM operands rounded to tf32 (tensor cores), f32 "
+                 "accumulation; f32 activations"),
       clEnumValN(ComputeType::BF16, "bf16",
                  "bfloat16 GEMM operands, f32 accumulation"),
       clEnumValN(ComputeType::F16, "f16",

@@ -204,7 +204,12 @@ def torch_reference(spec, params, data, dtype):
 
 
 def _cross_entropy(logits, labels):
-    # Mean over rows of logsumexp(row) - row[label].
+    # Mean over rows of logsumexp(row) - row[label], in at least f32: a
+    # 16-bit model's loss accumulates in f32 (as under torch.autocast, and
+    # as the IR's reductions do), or bf16 would round it to 1/32 near 4.
+    import torch
+
+    logits = logits.to(torch.promote_types(logits.dtype, torch.float32))
     m = logits.max(dim=-1, keepdim=True).values.detach()
     lse = (logits - m).exp().sum(dim=-1).log() + m.squeeze(-1)
     picked = logits.gather(-1, labels.unsqueeze(-1)).squeeze(-1)

@@ -25,6 +25,7 @@ def Zero_Dialect : Dialect {
   let cppNamespace = "::mlir::zero";
   let useDefaultTypePrinterParser = 1;
   let useDefaultAttributePrinterParser = 1;
+  let hasOperationAttrVerify = 1;
   let extraClassDeclaration = [{
     void registerTypes();
     void registerAttributes();
@@ -121,6 +122,14 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getGradsAttrName() {
       return llvm::StringLiteral("zero.grads");
     }
+    /// On a `linalg.matmul` or `linalg.batch_matmul` of f32 operands: the
+    /// type its A and B elements are rounded to before they are multiplied
+    /// (`tf32`: tensor cores' f32 mode), the products summed in f32 as
+    /// before (zero-compute-precision, `compute-type=tf32`).
+    static constexpr llvm::StringLiteral getRoundOperandsAttrName() {
+      return llvm::StringLiteral("zero.round_operands");
+    }
+
     /// The micro-step of an unrolled micro-gradient result, and the
     /// micro-steps whose loop zero-reduce-gradients is still to build.
     static constexpr llvm::StringLiteral getMicroStepAttrName() {

@@ -26,12 +26,20 @@ llvm::cl::ValuesClass getPrecisionValues();
 FloatType getPrecisionType(MLIRContext *context, Precision precision);
 
 /// The type GEMM operands are computed in (zero-compute-precision): `auto`
-/// is DeepSpeed's meaning, the storage precision (bf16 with bf16.enabled,
-/// f16 with fp16.enabled, else f32).
-enum class ComputeType { Auto, F32, BF16, F16 };
+/// is DeepSpeed's meaning where it is exact, the storage precision with
+/// bf16.enabled, else f32 (fp16's backward pass needs the loss scale applied
+/// to its seed first: getComputeElementType). `tf32` keeps f32 storage and
+/// rounds the f32 GEMMs' operands to tf32 (tensor cores for f32 steps).
+enum class ComputeType { Auto, F32, TF32, BF16, F16 };
 
-/// The spellings of ComputeType: auto, f32, bf16, f16.
+/// The spellings of ComputeType: auto, f32, tf32, bf16, f16.
 llvm::cl::ValuesClass getComputeTypeValues();
+
+/// The 16-bit type the step computes in under `computeType` and storage
+/// `precision`, or null where it keeps f32 storage (`f32`, `tf32`, or
+/// `auto` under fp32 or fp16).
+FloatType getComputeElementType(MLIRContext *context, ComputeType computeType,
+                                Precision precision);
 
 /// The optimizer zero-insert-optimizer inserts. `Adam` is AdamW unless the
 /// pass's adam-w-mode is false, as DeepSpeed's `Adam` with `adam_w_mode`.

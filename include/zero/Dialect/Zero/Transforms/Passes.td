@@ -265,8 +265,9 @@ def ZeroMixedPrecisionPass : ZeroStepPass<"zero-mixed-precision"> {
 def ZeroComputePrecisionPass : ZeroStepPass<"zero-compute-precision"> {
   let summary = "Compute the GEMMs in 16 bits with f32 accumulation";
   let description = [{
-    With `compute-type=bf16` or `f16` (or `auto` under `precision=bf16` or
-    `fp16`: DeepSpeed computes in the type it stores), every `linalg.matmul`
+    With `compute-type=bf16` or `f16` (or `auto` under `precision=bf16`:
+    DeepSpeed computes in the type it stores; `auto` keeps fp16 steps in
+    f32 until the loss scale applies to the backward pass), every `linalg.matmul`
     and `linalg.batch_matmul` whose A and B operands are wider floats reads
     them in the compute type, and keeps its init and result in their own
     type (f32): 16-bit operands, f32 accumulation, what tensor cores do. An
@@ -275,17 +276,54 @@ def ZeroComputePrecisionPass : ZeroStepPass<"zero-compute-precision"> {
     that value, and the extension erased where nothing else reads it;
     another operand is truncated (a `linalg.map` of `arith.truncf`) once,
     right after it is made, for every GEMM that reads it; a transpose read
-    only by the GEMM moves 16-bit elements instead. `f32`, or `auto` under
-    `precision=fp32`, leaves the step unchanged.
+    only by the GEMM moves 16-bit elements instead. `tf32` keeps the f32
+    operands and marks each f32 GEMM `zero.round_operands = tf32`: its
+    operands are rounded to tf32 before they are multiplied. `f32`, or
+    `auto` under `precision=fp32` or `fp16`, leaves the step unchanged.
   }];
   let stepOptions = [
     Option<"computeType", "compute-type", "::mlir::zero::ComputeType",
-           /*default=*/"::mlir::zero::ComputeType::F32",
+           /*default=*/"::mlir::zero::ComputeType::Auto",
            "The type GEMM operands are computed in",
            "::mlir::zero::getComputeTypeValues()">,
     Option<"precision", "precision", "::mlir::zero::Precision",
            /*default=*/"::mlir::zero::Precision::FP32",
            "Parameter and gradient storage (what auto computes in)",
+           "::mlir::zero::getPrecisionValues()">,
+  ];
+  let dependentDialects = ["::mlir::linalg::LinalgDialect",
+                           "::mlir::tensor::TensorDialect",
+                           "::mlir::arith::ArithDialect"];
+}
+
+def ZeroNarrowActivationsPass : ZeroStepPass<"zero-narrow-activations"> {
+  let summary = "Store the step's activations in its 16-bit compute type";
+  let description = [{
+    With a 16-bit compute type (`compute-type=bf16` or `f16`, or `auto`
+    under `precision=bf16`), every f32 tensor that an elementwise
+    op makes (a `linalg.map`, or a `linalg.generic` of parallel loops that
+    writes a fresh tensor) and that only ops able to widen it read (maps,
+    generics, reductions, and the views and copies between them: transpose,
+    broadcast, reshapes, slices) is stored in the compute type: its maker
+    rounds the result it yields (`arith.truncf`), every reader widens what
+    it reads (`arith.extf`) and computes in f32 as before. This is the
+    activation storage of DeepSpeed's `module.bfloat16()`/`half()`, with
+    the arithmetic of each op in f32 registers. What stays f32: the GEMMs'
+    results (their f32 accumulation), reductions and the statistics made
+    from them (with constants beside them: LayerNorm's mean and rstd,
+    softmax's max and sum, the loss), and whatever a GEMM's init, a
+    collective, the optimizer or the step's results read. A cast that now rounds a 16-bit value to its own
+    type is erased. `f32` or `tf32`, or `auto` under `precision=fp32` or
+    `fp16`, leaves the step unchanged.
+  }];
+  let stepOptions = [
+    Option<"computeType", "compute-type", "::mlir::zero::ComputeType",
+           /*default=*/"::mlir::zero::ComputeType::Auto",
+           "The 16-bit type activations are stored in",
+           "::mlir::zero::getComputeTypeValues()">,
+    Option<"precision", "precision", "::mlir::zero::Precision",
+           /*default=*/"::mlir::zero::Precision::FP32",
+           "Parameter and gradient storage (what auto stores in)",
            "::mlir::zero::getPrecisionValues()">,
   ];
   let dependentDialects = ["::mlir::linalg::LinalgDialect",

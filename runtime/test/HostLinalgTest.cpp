@@ -6,6 +6,7 @@
 #include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/host/Threads.h"
 
+#include <cfloat>
 #include <cmath>
 #include <random>
 
@@ -256,8 +257,16 @@ TEST(HostMatmul, Tf32RoundsToNearestEven) {
             1.0f + 0x1p-10f);
   EXPECT_EQ(ops::roundF32ToTF32(-(1.0f + 0x1p-11f + 0x1p-23f)),
             -(1.0f + 0x1p-10f));
+  EXPECT_EQ(ops::roundF32ToTF32(-(1.0f + 0x1p-11f)), -1.0f);
   EXPECT_EQ(ops::roundF32ToTF32(INFINITY), INFINITY);
   EXPECT_TRUE(std::isnan(ops::roundF32ToTF32(NAN)));
+  // The largest f32 is above the largest tf32's half-way point: infinity.
+  EXPECT_EQ(ops::roundF32ToTF32(FLT_MAX), INFINITY);
+  EXPECT_EQ(ops::roundF32ToTF32(-FLT_MAX), -INFINITY);
+  // Denormals keep f32's exponent: multiples of 2^-136 stay, the smallest
+  // f32 denormal rounds to zero.
+  EXPECT_EQ(ops::roundF32ToTF32(0x1p-136f), 0x1p-136f);
+  EXPECT_EQ(ops::roundF32ToTF32(0x1p-149f), 0.0f);
 }
 
 TEST(HostMatmul, Integers) {

@@ -108,6 +108,12 @@ TEST_F(HostValidation, InstructionShape) {
   expectError(bf16Rounding,
               "instructions.compute[0].round_operands: round_operands 'bf16': "
               "the one rounding a GEMM takes is 'tf32'");
+  // Only f32 operands and init are rounded to tf32.
+  json bf16Init = instr("linalg.matmul", {x, y, rb}, {rb});
+  bf16Init["round_operands"] = "tf32";
+  expectError(bf16Init,
+              "instructions.compute[0].round_operands: linalg.matmul rounds "
+              "f32 operands to tf32, got f32, f32 and bf16");
   // A matmul's indexing maps: the default, or A's or B's loops swapped.
   json broadcast = instr("linalg.matmul", {x, y, z}, {r});
   broadcast["indexing_maps"] = {{2}, {2, 1}, {0, 1}};

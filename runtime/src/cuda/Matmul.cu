@@ -15,9 +15,10 @@
 // tensor cores' f32 mode, which the host emulates by rounding the operands
 // to nearest even (ops::roundF32ToTF32) before its f32 product (the
 // hardware's conversion is its own: a tie may round the other way, within
-// the tolerance of a different summation order); f64 computes in f64; bf16 and f16 operands accumulate in f32
-// (CUBLAS_COMPUTE_32F; the handle disallows reduced-precision reductions)
-// into a C of their type or f32. These agree with the host within the
+// the tolerance of a different summation order); f64 computes in f64; bf16
+// and f16 operands accumulate in f32 (CUBLAS_COMPUTE_32F; the handle
+// disallows reduced-precision reductions) into a C of their type or f32.
+// These agree with the host within the
 // rounding of a different summation order (and, for 16-bit C, much better
 // than the host's per-op rounding to 16 bits: see the tests). A 16-bit C is
 // rounded twice: cuBLAS rounds A B to 16 bits, then adds C and rounds again

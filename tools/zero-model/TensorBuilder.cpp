@@ -26,6 +26,11 @@ Value ScalarBuilder::cst(double value) {
     constant = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, value));
   return constant;
 }
+Value ScalarBuilder::backwardSeed() {
+  auto seed = arith::ConstantOp::create(b, loc, b.getFloatAttr(type, 1.0));
+  seed->setAttr(zero::ZeroDialect::getBackwardSeedAttrName(), b.getUnitAttr());
+  return seed;
+}
 Value ScalarBuilder::add(Value lhs, Value rhs) {
   return arith::AddFOp::create(b, loc, lhs, rhs);
 }
@@ -480,8 +485,9 @@ CrossEntropy TensorBuilder::crossEntropy(Value logits, Value labels) {
   ce.loss = reduce(tokenLoss, {0}, ReduceKind::Sum);
   ce.dlogits = map({exps, broadcastRows(sums, classes), oneHotLabels},
                    [&](ScalarBuilder &s, ValueRange a) {
-                     return s.mul(s.sub(s.div(a[0], a[1]), a[2]),
-                                  s.cst(invN));
+                     Value dloss = s.mul(s.sub(s.div(a[0], a[1]), a[2]),
+                                         s.cst(invN));
+                     return s.mul(dloss, s.backwardSeed());
                    });
   return ce;
 }

@@ -29,6 +29,9 @@ public:
       : b(b), loc(loc), type(type) {}
 
   Value cst(double value);
+  /// The constant 1 that seeds the backward pass (d loss / d loss), marked
+  /// zero.backward_seed: under fp16 zero-opt puts the loss scale there.
+  Value backwardSeed();
   Value add(Value lhs, Value rhs);
   Value sub(Value lhs, Value rhs);
   Value mul(Value lhs, Value rhs);

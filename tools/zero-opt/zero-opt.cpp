@@ -144,7 +144,8 @@ llvm::cl::opt<mlir::zero::ComputeType> zeroComputeType(
     llvm::cl::desc("The type GEMM operands and activations are stored in, "
                    "with f32 accumulation (zero-compute-precision, "
                    "zero-narrow-activations): auto (the default) is the "
-                   "storage precision, as DeepSpeed computes; f32 keeps the "
+                   "storage precision, as DeepSpeed computes (fp16 where the "
+                   "loss scale seeds the backward pass); f32 keeps the "
                    "step's arithmetic"),
     mlir::zero::getComputeTypeValues(),
     llvm::cl::init(mlir::zero::ComputeType::Auto),

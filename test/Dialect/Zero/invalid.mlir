@@ -729,3 +729,47 @@ func.func @round_operands_of_a_map(%a: tensor<2xf32>, %c: tensor<2xf32>) -> tens
   %0 = linalg.map {arith.negf} ins(%a : tensor<2xf32>) outs(%c : tensor<2xf32>) {zero.round_operands = tf32}
   return %0 : tensor<2xf32>
 }
+
+// -----
+
+//===----------------------------------------------------------------------===//
+// zero.backward_seed
+//===----------------------------------------------------------------------===//
+
+func.func @backward_seed_not_one() -> f32 {
+  // expected-error @+1 {{'zero.backward_seed' marks the scalar float arith.constant 1.0 that seeds the backward pass, as a unit attribute}}
+  %0 = arith.constant {zero.backward_seed} 2.0 : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @backward_seed_integer() -> i32 {
+  // expected-error @+1 {{'zero.backward_seed' marks the scalar float arith.constant 1.0}}
+  %0 = arith.constant {zero.backward_seed} 1 : i32
+  return %0 : i32
+}
+
+// -----
+
+func.func @backward_seed_tensor() -> tensor<f32> {
+  // expected-error @+1 {{'zero.backward_seed' marks the scalar float arith.constant 1.0}}
+  %0 = arith.constant {zero.backward_seed} dense<1.0> : tensor<f32>
+  return %0 : tensor<f32>
+}
+
+// -----
+
+func.func @backward_seed_not_unit() -> f32 {
+  // expected-error @+1 {{'zero.backward_seed' marks the scalar float arith.constant 1.0}}
+  %0 = arith.constant {zero.backward_seed = true} 1.0 : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @backward_seed_on_an_op(%a: f32) -> f32 {
+  // expected-error @+1 {{'zero.backward_seed' marks the scalar float arith.constant 1.0}}
+  %0 = arith.addf %a, %a {zero.backward_seed} : f32
+  return %0 : f32
+}

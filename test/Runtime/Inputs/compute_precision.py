@@ -1,9 +1,12 @@
 """Trains the demo's GPT (scripts/demo.sh: 4 layers, hidden 128, character
 tokens of the GPL) with ZeRO-3 on 2 ranks, once in f32, once in bf16 as
 DeepSpeed means it (`bf16.enabled` with `--zero-compute-type=auto`: 16-bit
-parameters, gradients, GEMM operands and activations, f32 accumulation), and
-once in f32 with tf32 GEMM operands (`--zero-compute-type=tf32`), and
-compares the final losses (the mean of each run's last 10 steps) with f32's.
+parameters, gradients, GEMM operands and activations, f32 accumulation), once
+in fp16 likewise (`fp16.enabled`: the loss scale seeds the backward pass,
+which computes in f16; a static scale of 1024, see compute-precision.test),
+and once in f32 with tf32 GEMM operands
+(`--zero-compute-type=tf32`), and compares the final losses (the mean of each
+run's last 10 steps) with f32's.
 
 Usage: compute_precision.py --bin DIR --src ROOT --work DIR --steps N
                             --tolerance REL
@@ -49,6 +52,8 @@ common = [
 variants = {
     "f32": [],
     "bf16": ["--zero-set=bf16.enabled=true", "--zero-compute-type=auto"],
+    "fp16": ["--zero-set=fp16.enabled=true", "--zero-set=fp16.loss_scale=1024",
+             "--zero-compute-type=auto"],
     "tf32": ["--zero-compute-type=tf32"],
 }
 final = {}
@@ -74,7 +79,7 @@ for name, flags in variants.items():
         name, final[name],
         ", ".join("%s %d" % (k, v) for k, v in flops.items() if v)))
 ok = True
-for name in ("bf16", "tf32"):
+for name in ("bf16", "fp16", "tf32"):
     difference = abs(final[name] / final["f32"] - 1)
     ok &= difference <= args.tolerance
     print("%s against f32: %.2f%% %s" % (

@@ -24,8 +24,24 @@ void ZeroDialect::initialize() {
       >();
 }
 
+/// The seed is the scalar float constant 1 (by name: the dialect does not
+/// depend on arith's).
+static LogicalResult verifyBackwardSeed(Operation *op, NamedAttribute attr) {
+  auto value = op->getAttrOfType<FloatAttr>("value");
+  if (!isa<UnitAttr>(attr.getValue()) ||
+      op->getName().getStringRef() != "arith.constant" || !value ||
+      !value.getValue().isExactlyValue(1.0))
+    return op->emitOpError()
+           << "'" << attr.getName().getValue()
+           << "' marks the scalar float arith.constant 1.0 that seeds the "
+              "backward pass, as a unit attribute";
+  return success();
+}
+
 LogicalResult ZeroDialect::verifyOperationAttribute(Operation *op,
                                                     NamedAttribute attr) {
+  if (attr.getName() == getBackwardSeedAttrName())
+    return verifyBackwardSeed(op, attr);
   if (attr.getName() != getRoundOperandsAttrName())
     return success();
   auto type = dyn_cast<TypeAttr>(attr.getValue());

@@ -74,7 +74,8 @@ struct ZeroComputePrecisionPass
     if (failed(step))
       return signalPassFailure();
     Type compute =
-        getComputeElementType(&getContext(), computeType, precision);
+        getComputeElementType(&getContext(), computeType, precision,
+                              hasScaledBackward(*step));
     if (!compute && computeType != ComputeType::TF32)
       return;
     truncated.clear();

@@ -8,6 +8,12 @@
 // truncated where it is produced (so the reduction that follows moves 16-bit
 // data).
 //
+// fp16 scales the loss: where the step marks the constant 1 that seeds its
+// backward pass (`zero.backward_seed`), the loss scale takes its place, as in
+// DeepSpeed's `scale(loss).backward()`, and the gradients arrive scaled;
+// without a mark the gradients are scaled where they are rounded. Otherwise
+// the seed is 1 and its multiplications are dropped.
+//
 //===----------------------------------------------------------------------===//
 
 #include "zero/Dialect/Zero/Transforms/Passes.h"
@@ -28,6 +34,35 @@ using namespace mlir;
 using namespace mlir::zero;
 
 namespace {
+
+/// The constants marked as the step's backward seed.
+SmallVector<arith::ConstantOp> collectBackwardSeeds(func::FuncOp func) {
+  SmallVector<arith::ConstantOp> seeds;
+  func.walk([&](arith::ConstantOp cst) {
+    if (cst->hasAttr(ZeroDialect::getBackwardSeedAttrName()))
+      seeds.push_back(cst);
+  });
+  return seeds;
+}
+
+/// Replaces each seed by 1: a product with it is its other factor (exactly),
+/// any other use reads an unmarked 1.
+void dropBackwardSeeds(ArrayRef<arith::ConstantOp> seeds) {
+  for (arith::ConstantOp seed : seeds) {
+    for (OpOperand &use : llvm::make_early_inc_range(seed->getUses())) {
+      auto mul = dyn_cast<arith::MulFOp>(use.getOwner());
+      if (!mul)
+        continue;
+      mul.replaceAllUsesWith(mul->getOperand(1 - use.getOperandNumber()));
+      mul.erase();
+    }
+    if (seed->use_empty())
+      seed.erase();
+    else
+      seed->removeAttr(ZeroDialect::getBackwardSeedAttrName());
+  }
+}
+
 struct ZeroMixedPrecisionPass
     : public zero::impl::ZeroMixedPrecisionPassBase<ZeroMixedPrecisionPass> {
   using Base::Base;
@@ -44,10 +79,15 @@ struct ZeroMixedPrecisionPass
                      "[0, 127]");
       return signalPassFailure();
     }
+    SmallVector<arith::ConstantOp> seeds = collectBackwardSeeds(func);
+    Type storage = precision == Precision::FP32
+                       ? Type()
+                       : getPrecisionType(ctx, precision);
+    if (!storage || !storage.isF16())
+      dropBackwardSeeds(seeds);
     // fp32 leaves the step as it is, whatever its own float type.
-    if (precision == Precision::FP32)
+    if (!storage)
       return;
-    Type storage = getPrecisionType(ctx, precision);
 
     Block &body = func.getBody().front();
     OpBuilder b(ctx);
@@ -82,6 +122,9 @@ struct ZeroMixedPrecisionPass
       if (lossScale == 0)
         argAttrs.push_back(attrs.getNamedAttr(ZeroDialect::getDynamicAttrName(),
                                               attrs.getUnitAttr()));
+      if (!seeds.empty())
+        argAttrs.push_back(attrs.getNamedAttr(
+            ZeroDialect::getScalesBackwardAttrName(), attrs.getUnitAttr()));
       unsigned index = 0;
       for (const ParamArg &param : getParamArgs(func))
         index = param.arg.getArgNumber() + 1;
@@ -91,7 +134,14 @@ struct ZeroMixedPrecisionPass
       b.setInsertionPointToStart(&body);
       scale = tensor::ExtractOp::create(b, func.getLoc(),
                                         func.getArgument(index), ValueRange{});
+      for (arith::ConstantOp seed : seeds) {
+        seed.replaceAllUsesWith(
+            buildScalarCast(b, seed.getLoc(), scale, seed.getType()));
+        seed.erase();
+      }
     }
+    // The gradients arrive scaled from a scaled seed.
+    bool scaleGradients = scale && seeds.empty();
 
     Operation *ret = body.getTerminator();
     for (unsigned i = 0, e = func.getNumResults(); i < e; ++i) {
@@ -104,7 +154,7 @@ struct ZeroMixedPrecisionPass
         b.setInsertionPoint(ret);
       Location loc = grad.getLoc();
       Value narrow;
-      if (scale) {
+      if (scaleGradients) {
         narrow = buildElementwise(
             b, loc, grad, storage,
             [&](OpBuilder &nb, Location l, ValueRange args) {

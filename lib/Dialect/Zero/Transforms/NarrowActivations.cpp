@@ -117,7 +117,8 @@ struct ZeroNarrowActivationsPass
     FailureOr<func::FuncOp> step = lookupTrainStep(getOperation(), entry);
     if (failed(step))
       return signalPassFailure();
-    narrow = getComputeElementType(&getContext(), computeType, precision);
+    narrow = getComputeElementType(&getContext(), computeType, precision,
+                              hasScaledBackward(*step));
     if (!narrow)
       return;
     rewritten.clear();

@@ -31,15 +31,17 @@ FloatType zero::getPrecisionType(MLIRContext *context, Precision precision) {
 
 FloatType zero::getComputeElementType(MLIRContext *context,
                                       ComputeType computeType,
-                                      Precision precision) {
+                                      Precision precision,
+                                      bool scaledBackward) {
   switch (computeType) {
   case ComputeType::Auto:
-    // fp16 keeps f32 compute for now: zero-mixed-precision scales the
-    // gradients only where it rounds them, so a backward pass in f16 would
-    // run on unscaled values that underflow (DeepSpeed scales the loss
-    // before its backward pass).
-    return precision == Precision::BF16 ? getPrecisionType(context, precision)
-                                        : FloatType();
+    // fp16 computes in f16 only where the loss scale seeds the backward
+    // pass: scaled where the gradients are rounded instead, an f16 backward
+    // pass would run on unscaled values that underflow.
+    if (precision == Precision::BF16 ||
+        (precision == Precision::FP16 && scaledBackward))
+      return getPrecisionType(context, precision);
+    return {};
   case ComputeType::F32:
   case ComputeType::TF32:
     return {};
@@ -54,7 +56,8 @@ FloatType zero::getComputeElementType(MLIRContext *context,
 llvm::cl::ValuesClass zero::getComputeTypeValues() {
   return llvm::cl::values(
       clEnumValN(ComputeType::Auto, "auto",
-                 "bf16 under bf16 storage, as DeepSpeed computes; else f32"),
+                 "bf16 under bf16 storage, f16 under fp16 where the loss scale "
+                 "seeds the backward pass, as DeepSpeed computes; else f32"),
       clEnumValN(ComputeType::F32, "f32", "the step's own f32 arithmetic"),
       clEnumValN(ComputeType::TF32, "tf32",
                  "f32 GEMM operands rounded to tf32 (tensor cores), f32 "

@@ -108,6 +108,12 @@ zero::lookupPartitionedTrainStep(ModuleOp module, StringRef entry,
   return PartitionedTrainStep{*func, *rank};
 }
 
+bool zero::hasScaledBackward(func::FuncOp func) {
+  return llvm::any_of(llvm::seq(func.getNumArguments()), [&](unsigned i) {
+    return func.getArgAttr(i, ZeroDialect::getScalesBackwardAttrName());
+  });
+}
+
 SmallVector<ParamArg> zero::getParamArgs(func::FuncOp func) {
   SmallVector<ParamArg> params;
   for (unsigned i = 0, e = func.getNumArguments(); i < e; ++i) {

@@ -114,6 +114,19 @@ def Zero_Dialect : Dialect {
     static constexpr llvm::StringLiteral getDynamicAttrName() {
       return llvm::StringLiteral("zero.dynamic");
     }
+    /// On the `arith.constant` 1.0 that seeds the step's backward pass (the
+    /// loss's derivative with respect to itself). Under fp16,
+    /// zero-mixed-precision puts the loss scale there, so that the backward
+    /// pass computes scaled values as DeepSpeed's does; otherwise the seed is
+    /// 1 and multiplying by it is dropped.
+    static constexpr llvm::StringLiteral getBackwardSeedAttrName() {
+      return llvm::StringLiteral("zero.backward_seed");
+    }
+    /// On the fp16 loss scale's argument: it seeds the backward pass, so the
+    /// gradients arrive scaled and the backward pass may compute in f16.
+    static constexpr llvm::StringLiteral getScalesBackwardAttrName() {
+      return llvm::StringLiteral("zero.scales_backward");
+    }
     /// How a parameter argument is initialized (docs/ScheduleFormat.md).
     static constexpr llvm::StringLiteral getInitAttrName() {
       return llvm::StringLiteral("zero.init");

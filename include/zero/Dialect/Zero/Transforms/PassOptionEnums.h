@@ -26,9 +26,9 @@ llvm::cl::ValuesClass getPrecisionValues();
 FloatType getPrecisionType(MLIRContext *context, Precision precision);
 
 /// The type GEMM operands are computed in (zero-compute-precision): `auto`
-/// is DeepSpeed's meaning where it is exact, the storage precision with
-/// bf16.enabled, else f32 (fp16's backward pass needs the loss scale applied
-/// to its seed first: getComputeElementType). `tf32` keeps f32 storage and
+/// is DeepSpeed's meaning: the storage precision with bf16.enabled, and with
+/// fp16.enabled where the loss scale seeds the backward pass (else f32:
+/// getComputeElementType). `tf32` keeps f32 storage and
 /// rounds the f32 GEMMs' operands to tf32 (tensor cores for f32 steps).
 enum class ComputeType { Auto, F32, TF32, BF16, F16 };
 
@@ -37,9 +37,10 @@ llvm::cl::ValuesClass getComputeTypeValues();
 
 /// The 16-bit type the step computes in under `computeType` and storage
 /// `precision`, or null where it keeps f32 storage (`f32`, `tf32`, or
-/// `auto` under fp32 or fp16).
+/// `auto` under fp32, or under fp16 unless `scaledBackward`: the loss scale
+/// seeds the backward pass, zero.scales_backward).
 FloatType getComputeElementType(MLIRContext *context, ComputeType computeType,
-                                Precision precision);
+                                Precision precision, bool scaledBackward);
 
 /// The optimizer zero-insert-optimizer inserts. `Adam` is AdamW unless the
 /// pass's adam-w-mode is false, as DeepSpeed's `Adam` with `adam_w_mode`.

@@ -239,12 +239,17 @@ def ZeroMixedPrecisionPass : ZeroStepPass<"zero-mixed-precision"> {
     input's type. The optimizer keeps fp32 master weights
     (`zero-insert-optimizer`). `fp32` leaves the step unchanged.
 
-    With `fp16`, gradients are multiplied by the loss scale before they are
-    truncated, so that small gradients survive in 16 bits; the scale is a
-    state argument `{zero.state = "loss_scale", zero.initial_value = S}`
-    (S = `loss-scale`, or 2^`initial-scale-power` when dynamic, marked
-    `zero.dynamic`), which `zero-insert-optimizer` divides out, checks for
-    overflow and updates.
+    With `fp16`, gradients are multiplied by the loss scale, so that small
+    gradients survive in 16 bits; the scale is a state argument
+    `{zero.state = "loss_scale", zero.initial_value = S}` (S = `loss-scale`,
+    or 2^`initial-scale-power` when dynamic, marked `zero.dynamic`), which
+    `zero-insert-optimizer` divides out, checks for overflow and updates.
+    Where the step marks the constant 1 that seeds its backward pass
+    (`zero.backward_seed`), the scale takes its place, as DeepSpeed scales
+    the loss before its backward pass, and the argument is marked
+    `zero.scales_backward`; otherwise each gradient is multiplied by it
+    before it is truncated. Under `fp32` and `bf16` the seed is 1 and its
+    products are dropped.
   }];
   let stepOptions = [
     Option<"precision", "precision", "::mlir::zero::Precision",
@@ -265,9 +270,10 @@ def ZeroMixedPrecisionPass : ZeroStepPass<"zero-mixed-precision"> {
 def ZeroComputePrecisionPass : ZeroStepPass<"zero-compute-precision"> {
   let summary = "Compute the GEMMs in 16 bits with f32 accumulation";
   let description = [{
-    With `compute-type=bf16` or `f16` (or `auto` under `precision=bf16`:
-    DeepSpeed computes in the type it stores; `auto` keeps fp16 steps in
-    f32 until the loss scale applies to the backward pass), every `linalg.matmul`
+    With `compute-type=bf16` or `f16` (or `auto` under `precision=bf16`, or
+    `fp16` where the loss scale seeds the backward pass: DeepSpeed computes
+    in the type it stores; an fp16 step whose gradients are scaled after
+    its backward pass stays f32), every `linalg.matmul`
     and `linalg.batch_matmul` whose A and B operands are wider floats reads
     them in the compute type, and keeps its init and result in their own
     type (f32): 16-bit operands, f32 accumulation, what tensor cores do. An
@@ -279,7 +285,8 @@ def ZeroComputePrecisionPass : ZeroStepPass<"zero-compute-precision"> {
     only by the GEMM moves 16-bit elements instead. `tf32` keeps the f32
     operands and marks each f32 GEMM `zero.round_operands = tf32`: its
     operands are rounded to tf32 before they are multiplied. `f32`, or
-    `auto` under `precision=fp32` or `fp16`, leaves the step unchanged.
+    `auto` under `precision=fp32` (or `fp16` without a scaled backward
+    pass), leaves the step unchanged.
   }];
   let stepOptions = [
     Option<"computeType", "compute-type", "::mlir::zero::ComputeType",
@@ -300,7 +307,8 @@ def ZeroNarrowActivationsPass : ZeroStepPass<"zero-narrow-activations"> {
   let summary = "Store the step's activations in its 16-bit compute type";
   let description = [{
     With a 16-bit compute type (`compute-type=bf16` or `f16`, or `auto`
-    under `precision=bf16`), every f32 tensor that an elementwise
+    under `precision=bf16`, or `fp16` with a scaled backward pass), every
+    f32 tensor that an elementwise
     op makes (a `linalg.map`, or a `linalg.generic` of parallel loops that
     writes a fresh tensor) and that only ops able to widen it read (maps,
     generics, reductions, and the views and copies between them: transpose,
@@ -313,8 +321,8 @@ def ZeroNarrowActivationsPass : ZeroStepPass<"zero-narrow-activations"> {
     from them (with constants beside them: LayerNorm's mean and rstd,
     softmax's max and sum, the loss), and whatever a GEMM's init, a
     collective, the optimizer or the step's results read. A cast that now rounds a 16-bit value to its own
-    type is erased. `f32` or `tf32`, or `auto` under `precision=fp32` or
-    `fp16`, leaves the step unchanged.
+    type is erased. `f32` or `tf32`, or `auto` under `precision=fp32` (or
+    `fp16` without a scaled backward pass), leaves the step unchanged.
   }];
   let stepOptions = [
     Option<"computeType", "compute-type", "::mlir::zero::ComputeType",

@@ -69,6 +69,10 @@ struct ParamArg {
 };
 SmallVector<ParamArg> getParamArgs(func::FuncOp func);
 
+/// Whether the fp16 loss scale seeds the step's backward pass
+/// (zero-mixed-precision marks its argument zero.scales_backward).
+bool hasScaledBackward(func::FuncOp func);
+
 /// The forward pass of a single-block step: the ops of its body that the
 /// result marked `zero.loss` depends on (through their operands and the
 /// values their regions use from above), and that result's number. Emits an

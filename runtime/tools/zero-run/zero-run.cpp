@@ -501,6 +501,36 @@ void startRecord(RankRecord *record, int64_t rank) {
     std::signal(number, onTerminatingSignal);
 }
 
+/// Under --nproc, the errors this rank prints go to a file of its own in the
+/// launcher's directory, and the launcher prints them, in rank order, when
+/// mpirun has ended: Open MPI may drop the last lines a failing rank writes
+/// to stderr while it tears the job down. -1: they go to stderr.
+int rankErrorFd = -1;
+
+std::string getRankErrorPath(const std::string &directory, int64_t rank) {
+  return directory + "/rank-" + std::to_string(rank) + ".errors";
+}
+
+/// Prints one line of this rank's errors ("zero-run: ..." without the
+/// newline).
+void printErrorLine(const std::string &line) {
+  const std::string text = line + "\n";
+  size_t done = 0;
+  while (rankErrorFd >= 0 && done < text.size()) {
+    ssize_t n = ::write(rankErrorFd, text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    done += n;
+  }
+  if (done == text.size())
+    return;
+  // No file, or it is full: what is left goes to stderr.
+  std::fputs(text.c_str() + done, stderr);
+  std::fflush(stderr);
+}
+
 void openRankRecord(int64_t rank) {
   const char *directory = std::getenv(kStatusDirVariable);
   if (!directory || !*directory) {
@@ -508,6 +538,10 @@ void openRankRecord(int64_t rank) {
     startRecord(&ownRankRecord, rank);
     return;
   }
+  rankErrorFd = ::open(getRankErrorPath(directory, rank).c_str(),
+                       O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
+                           O_CLOEXEC,
+                       0600);
   std::string path = std::string(directory) + "/rank-" + std::to_string(rank);
   int fd = ::open(path.c_str(),
                   O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
@@ -561,6 +595,28 @@ void reportDeadRanks(const std::string &directory, int64_t nproc, int status) {
                  "signal or crashed, without an error of its own; %s\n",
                  static_cast<long long>(rank), step.c_str(), record.where,
                  how.c_str());
+  }
+  std::fflush(stderr);
+}
+
+/// The launcher, after mpirun ended: the errors each of the `nproc` ranks
+/// printed (printErrorLine), in rank order. The files are the ranks' own, in
+/// the launcher's directory; each is read up to a bound.
+void printRankErrors(const std::string &directory, int64_t nproc) {
+  constexpr size_t kMaxBytes = 1 << 20;
+  for (int64_t rank = 0; rank < nproc; ++rank) {
+    int fd = ::open(getRankErrorPath(directory, rank).c_str(),
+                    O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+    if (fd < 0)
+      continue;
+    struct stat info;
+    if (::fstat(fd, &info) == 0 && S_ISREG(info.st_mode)) {
+      std::string text(std::min<size_t>(info.st_size, kMaxBytes), '\0');
+      ssize_t n = ::read(fd, text.data(), text.size());
+      if (n > 0)
+        std::fwrite(text.data(), 1, n, stderr);
+    }
+    ::close(fd);
   }
   std::fflush(stderr);
 }
@@ -621,8 +677,10 @@ int relaunch(const Options &options) {
   auto removeRecords = [&] {
     if (directory.empty())
       return;
-    for (int64_t rank = 0; rank < options.nproc; ++rank)
+    for (int64_t rank = 0; rank < options.nproc; ++rank) {
       ::unlink((directory + "/rank-" + std::to_string(rank)).c_str());
+      ::unlink(getRankErrorPath(directory, rank).c_str());
+    }
     ::rmdir(directory.c_str());
   };
   if (child < 0) {
@@ -638,6 +696,8 @@ int relaunch(const Options &options) {
   int status = 0;
   while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
   }
+  if (!directory.empty())
+    printRankErrors(directory, options.nproc);
   int code = WIFEXITED(status) ? WEXITSTATUS(status)
                                : 128 + WTERMSIG(status);
   if (code != 0 && code != 127 && !directory.empty())
@@ -658,8 +718,7 @@ void printError(const Communicator *comm, const std::string &message) {
     if (message.rfind(rank, 0) != 0)
       prefix = rank;
   }
-  std::fprintf(stderr, "zero-run: %s%s\n", prefix.c_str(), message.c_str());
-  std::fflush(stderr);
+  printErrorLine("zero-run: " + prefix + message);
 }
 
 /// Prints an error the ranks agreed on (Session::agree): rank 0's names every
@@ -672,11 +731,9 @@ void printAgreedError(const Status &status) {
     size_t end = message.find('\n', begin);
     if (end == std::string::npos)
       end = message.size();
-    std::fprintf(stderr, "zero-run: %s\n",
-                 message.substr(begin, end - begin).c_str());
+    printErrorLine("zero-run: " + message.substr(begin, end - begin));
     begin = end + 1;
   }
-  std::fflush(stderr);
 }
 
 /// Everything that must work before the first step, on every rank.

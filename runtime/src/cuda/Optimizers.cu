@@ -27,7 +27,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
-#include "host/Check.h"
+#include "ops/OptimizerOperands.h"
 #include "ops/OptimizerMath.h"
 
 #include <cuda_bf16.h>
@@ -399,7 +399,7 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     // max_exp_avg_sq.
     const OpFields &f = inst->fields;
     const bool amsgrad = adam && f.getBool(Field::Amsgrad);
-    const size_t numStates = adam ? host::AdamOperands(amsgrad).numStates : 1;
+    const size_t numStates = adam ? ops::AdamOperands(amsgrad).numStates : 1;
     for (size_t r = 0; r <= numStates; ++r) {
       const int64_t operand = inst->operands[r == 0 ? 0 : r + 1];
       const ValueInfo &value = ctx.value(operand);
@@ -427,7 +427,7 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     t.numel = param.numel;
     t.weightDecay = f.getNumber(Field::WeightDecay);
     if (adam) {
-      const host::AdamOperands layout(amsgrad);
+      const ops::AdamOperands layout(amsgrad);
       t.stepRegister = inst->operands[layout.step];
       t.lrRegister = inst->operands[layout.lr];
       t.beta1Register = inst->operands.size() > layout.beta1
@@ -445,7 +445,7 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
       t.stepSite = ctx.errors->addSite(
           StatusCode::kOutOfRange,
           [stepHead, tail](const DeviceErrorRecord &r) {
-            return stepHead + host::describeAdamStepError(r.value) + tail;
+            return stepHead + ops::describeAdamStepError(r.value) + tail;
           });
       t.beta1Site = -1;
       if (t.beta1Register >= 0) {
@@ -456,7 +456,7 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
             [beta1Head, tail](const DeviceErrorRecord &r) {
               double beta1;
               std::memcpy(&beta1, &r.value, sizeof(beta1));
-              return beta1Head + host::describeAdamBeta1Error(beta1) + tail;
+              return beta1Head + ops::describeAdamBeta1Error(beta1) + tail;
             });
       }
     } else {

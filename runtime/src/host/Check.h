@@ -4,7 +4,8 @@
 // step checks an instruction completely (operand and result kinds, dtypes,
 // shapes, field values, bodies). Every device runs these checks before
 // preparing its own kernels, so a schedule is refused the same way whatever
-// runs it.
+// runs it. (zero.adam's operand layout and run-time messages, which the
+// kernels share, are in ops/OptimizerOperands.h.)
 //
 //===----------------------------------------------------------------------===//
 
@@ -18,22 +19,6 @@ namespace zero::runtime::host {
 /// Checks compute instruction `inst` of `schedule`; the error names the
 /// schedule, the instruction's path and field, and its loc.
 Status checkInstruction(const Instruction &inst, const Schedule &schedule);
-
-/// Where zero.adam's operands are: param, grad, exp_avg, exp_avg_sq, then
-/// max_exp_avg_sq with amsgrad, step, lr, and a scheduled beta1 if any
-/// (`beta1` is also the number of operands without it).
-struct AdamOperands {
-  size_t numStates, step, lr, beta1;
-
-  explicit AdamOperands(bool amsgrad)
-      : numStates(amsgrad ? 3 : 2), step(2 + numStates), lr(step + 1),
-        beta1(lr + 1) {}
-};
-
-/// The messages of zero.adam's checks of the scalars it reads when it runs
-/// (Optimizers.cpp), which the CUDA kernels report too.
-std::string describeAdamStepError(int64_t step);
-std::string describeAdamBeta1Error(double beta1);
 
 } // namespace zero::runtime::host
 

@@ -35,11 +35,11 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Check.h"
 #include "Elements.h"
 #include "HostOps.h"
 #include "OptimizerKernels.h"
 #include "Parallel.h"
+#include "ops/OptimizerOperands.h"
 
 #include "zero/runtime/Device.h"
 
@@ -123,14 +123,14 @@ public:
     const double lr = frame.scalar(operands_[layout_.lr].id).f;
     if (biasCorrection_ && step < 1)
       return site_.error(StatusCode::kOutOfRange, operandField(layout_.step),
-                         describeAdamStepError(step));
+                         ops::describeAdamStepError(step));
     double beta1 = beta1_;
     if (scheduledBeta1_) {
       beta1 = frame.scalar(operands_[layout_.beta1].id).f;
       // Written to also reject NaN.
       if (!(beta1 >= 0.0 && beta1 < 1.0))
         return site_.error(StatusCode::kOutOfRange, operandField(layout_.beta1),
-                           describeAdamBeta1Error(beta1));
+                           ops::describeAdamBeta1Error(beta1));
     }
     if (results_[0].dtype == DType::F64)
       update<double>(frame, lr, step, beta1);
@@ -204,7 +204,7 @@ private:
   }
 
   OpSite site_;
-  AdamOperands layout_;
+  ops::AdamOperands layout_;
   std::vector<ValueInfo> operands_;
   std::vector<ValueInfo> results_;
   double beta1_, beta2_, eps_, weightDecay_;
@@ -306,24 +306,12 @@ StatusOr<double> getRange(const OpContext &ctx, const char *key, double lo,
 
 } // namespace
 
-std::string describeAdamStepError(int64_t step) {
-  return "the step is " + std::to_string(step) +
-         ", but Adam's bias correction needs a step >= 1";
-}
-
-std::string describeAdamBeta1Error(double beta1) {
-  char value[32];
-  std::snprintf(value, sizeof(value), "%.9g", beta1);
-  return std::string("the beta1 operand is ") + value +
-         ", but Adam's beta1 must be in [0, 1)";
-}
-
 HostOpOr prepareAdam(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   StatusOr<bool> amsgrad = ctx.getBool("amsgrad");
   if (!amsgrad.isOk())
     return amsgrad.status();
-  const AdamOperands layout(*amsgrad);
+  const ops::AdamOperands layout(*amsgrad);
   const bool scheduledBeta1 = v.operands.size() == layout.beta1 + 1;
   if (v.operands.size() != layout.beta1 && !scheduledBeta1)
     return ctx.error("operands",

@@ -31,21 +31,7 @@ Status internalError(const std::string &message) {
   return ZERO_ERROR(kInternal, "CUDA kernel generator: " + message);
 }
 
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t d = shape.size(); d-- > 1;)
-    strides[d - 1] = strides[d] * shape[d];
-  return strides;
-}
-
-NestOperand makeOperand(const ValueInfo &value, std::vector<int64_t> strides) {
-  NestOperand operand;
-  operand.value = value.id;
-  operand.dtype = value.dtype;
-  operand.strides = std::move(strides);
-  operand.numel = value.numel;
-  return operand;
-}
+using ops::getRowMajorStrides;
 
 /// Classifies the loops (Codegen.h): parallel when every output indexes
 /// the loop or its size is 1, in-thread when no output indexes it, else
@@ -579,7 +565,7 @@ Status KernelWriter::emitOp(size_t index) {
       return internalError(
           "tensor.extract has " + std::to_string(op.operands.size() - 1) +
           " indices for rank " + std::to_string(tensor.shape.size()));
-    const std::vector<int64_t> strides = rowMajorStrides(tensor.shape);
+    const std::vector<int64_t> strides = getRowMajorStrides(tensor.shape);
     const std::string offset = "e" + std::to_string(index);
     const std::string ok = "ok" + std::to_string(index);
     line("long long " + offset + " = 0;");
@@ -1282,95 +1268,27 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
 
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
                                  const ValueTable &values) {
-  LoopNest nest;
-  const std::vector<int64_t> &operands = inst.operands;
-  auto value = [&](int64_t id) -> const ValueInfo & {
-    return values.values[id];
-  };
   if (!inst.fields.has(Field::Body))
     return internalError(inst.op + " has no body");
-  nest.body = &inst.fields.getBody(Field::Body);
-  nest.results = inst.results;
-  const size_t numOutputs = inst.results.size();
-  if (numOutputs == 0 || numOutputs > operands.size())
-    return internalError(inst.op + " has " + std::to_string(numOutputs) +
-                         " results for " + std::to_string(operands.size()) +
-                         " operands");
-  const size_t numInputs = operands.size() - numOutputs;
-
-  switch (inst.code()) {
-  case OpCode::Map: {
-    const ValueInfo &init = value(operands.back());
-    nest.loopSizes = init.shape;
-    const std::vector<int64_t> strides = rowMajorStrides(init.shape);
-    for (size_t i = 0; i < numInputs; ++i)
-      nest.inputs.push_back(makeOperand(value(operands[i]), strides));
-    nest.outputs.push_back(makeOperand(init, strides));
-    break;
-  }
-  case OpCode::Reduce: {
-    const ValueInfo &input = value(operands[0]);
-    const int64_t rank = static_cast<int64_t>(input.shape.size());
-    std::vector<bool> reduced(rank, false);
-    for (int64_t dim : inst.fields.getIntList(Field::Dimensions)) {
-      if (dim < 0 || dim >= rank)
-        return internalError("reduction dimension " + std::to_string(dim) +
-                             " out of range");
-      reduced[dim] = true;
-    }
-    nest.loopSizes = input.shape;
-    std::vector<int64_t> kept;
-    for (int64_t d = 0; d < rank; ++d)
-      if (!reduced[d])
-        kept.push_back(input.shape[d]);
-    const std::vector<int64_t> inStrides = rowMajorStrides(input.shape);
-    const std::vector<int64_t> keptStrides = rowMajorStrides(kept);
-    std::vector<int64_t> outStrides;
-    for (int64_t d = 0, k = 0; d < rank; ++d)
-      outStrides.push_back(reduced[d] ? 0 : keptStrides[k++]);
-    for (size_t i = 0; i < numInputs; ++i)
-      nest.inputs.push_back(makeOperand(value(operands[i]), inStrides));
-    for (size_t o = 0; o < numOutputs; ++o)
-      nest.outputs.push_back(
-          makeOperand(value(operands[numInputs + o]), outStrides));
-    break;
-  }
-  case OpCode::Generic: {
-    const std::vector<std::vector<int64_t>> &maps =
-        inst.fields.getIntListList(Field::IndexingMaps);
-    const size_t numLoops =
-        inst.fields.getStringList(Field::IteratorTypes).size();
-    if (maps.size() != operands.size())
-      return internalError("indexing_maps has " + std::to_string(maps.size()) +
-                           " maps for " + std::to_string(operands.size()) +
-                           " operands");
-    nest.loopSizes.assign(numLoops, -1);
-    for (size_t j = 0; j < operands.size(); ++j) {
-      const ValueInfo &operand = value(operands[j]);
-      if (maps[j].size() != operand.shape.size())
-        return internalError("an indexing map does not match its operand");
-      const std::vector<int64_t> tensorStrides = rowMajorStrides(operand.shape);
-      std::vector<int64_t> strides(numLoops, 0);
-      for (size_t dim = 0; dim < maps[j].size(); ++dim) {
-        const int64_t loop = maps[j][dim];
-        if (loop < 0 || loop >= static_cast<int64_t>(numLoops))
-          return internalError("an indexing map is out of range");
-        strides[loop] = tensorStrides[dim];
-        nest.loopSizes[loop] = operand.shape[dim];
-      }
-      (j < numInputs ? nest.inputs : nest.outputs)
-          .push_back(makeOperand(operand, std::move(strides)));
-    }
-    for (int64_t size : nest.loopSizes)
-      if (size < 0)
-        return internalError("a loop is indexed by no operand");
-    break;
-  }
-  default:
+  if (inst.code() != OpCode::Map && inst.code() != OpCode::Reduce &&
+      inst.code() != OpCode::Generic)
     return internalError("'" + inst.op +
                          "' is not linalg.map, linalg.reduce "
                          "or linalg.generic");
-  }
+  const size_t numOutputs = inst.results.size();
+  if (numOutputs == 0 || numOutputs > inst.operands.size())
+    return internalError(inst.op + " has " + std::to_string(numOutputs) +
+                         " results for " +
+                         std::to_string(inst.operands.size()) + " operands");
+  // The loops and strides are the host's (host::checkInstruction checked
+  // the instruction).
+  ops::LoopSpace space = ops::lowerToLoopSpace(inst, values);
+  LoopNest nest;
+  nest.body = &inst.fields.getBody(Field::Body);
+  nest.results = inst.results;
+  nest.loopSizes = std::move(space.loopSizes);
+  nest.inputs = std::move(space.inputs);
+  nest.outputs = std::move(space.outputs);
   classifyLoops(nest);
   planCooperative(nest);
   return nest;

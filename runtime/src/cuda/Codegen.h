@@ -108,6 +108,7 @@
 #ifndef ZERO_RUNTIME_CUDA_CODEGEN_H
 #define ZERO_RUNTIME_CUDA_CODEGEN_H
 
+#include "ops/LoopSpace.h"
 #include "zero/runtime/Instruction.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Status.h"
@@ -120,12 +121,9 @@
 namespace zero::runtime::cuda {
 
 /// An operand of the loop nest: its element stride along every loop.
-struct NestOperand {
-  int64_t value = -1; // the tensor value id (an input or a destination)
-  DType dtype = DType::F32;
-  std::vector<int64_t> strides;
-  int64_t numel = 0;
-};
+/// A tensor operand (an input or a destination) and its strides
+/// (ops/LoopSpace.h, the one lowering of the three ops).
+using NestOperand = ops::LoopOperand;
 
 /// Threads that reduce one point together on the cooperative paths.
 constexpr int kWarpThreads = 32;

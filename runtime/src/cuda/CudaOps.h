@@ -17,6 +17,7 @@
 #define ZERO_RUNTIME_CUDA_CUDAOPS_H
 
 #include "CudaContext.h"
+#include "ops/LoopSpace.h"
 
 #include "zero/runtime/Memory.h"
 
@@ -202,8 +203,7 @@ Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
 /// wrapped (the checks already refused a float for an integer type).
 Scalar constantRegister(const Number &number, DType type);
 
-/// Row-major strides in elements.
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape);
+using ops::getRowMajorStrides;
 
 /// Blocks of `threads` for a grid-stride loop over `n` items (n > 0).
 inline unsigned gridFor(int64_t n, int threads) {

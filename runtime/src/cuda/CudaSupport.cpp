@@ -309,11 +309,4 @@ bool isVectorOptimizerTensor(DType type, uint64_t address) {
   return address % (4 * getDTypeWidth(type)) == 0;
 }
 
-std::vector<int64_t> rowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
 } // namespace zero::runtime::cuda

@@ -424,19 +424,19 @@ PreparedOpOr prepareTranspose(const Instruction &inst, const CudaContext &ctx) {
   const ValueInfo &input = ctx.value(inst.operands[0]);
   const ValueInfo &result = ctx.value(inst.results[0]);
   const std::vector<int64_t> &perm = inst.fields.getIntList(Field::Permutation);
-  const std::vector<int64_t> inStrides = rowMajorStrides(input.shape);
+  const std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
   std::vector<int64_t> srcStrides;
   for (int64_t dim : perm)
     srcStrides.push_back(inStrides[dim]);
   return makeStridedCopy(inst, ctx, input.id, result.id, -1, result.shape,
-                         rowMajorStrides(result.shape), srcStrides);
+                         getRowMajorStrides(result.shape), srcStrides);
 }
 
 PreparedOpOr prepareBroadcast(const Instruction &inst, const CudaContext &ctx) {
   const ValueInfo &input = ctx.value(inst.operands[0]);
   const ValueInfo &result = ctx.value(inst.results[0]);
   const std::vector<int64_t> &added = inst.fields.getIntList(Field::Dimensions);
-  const std::vector<int64_t> inStrides = rowMajorStrides(input.shape);
+  const std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
   std::vector<int64_t> srcStrides;
   size_t kept = 0;
   for (size_t d = 0; d < result.shape.size(); ++d) {
@@ -447,7 +447,7 @@ PreparedOpOr prepareBroadcast(const Instruction &inst, const CudaContext &ctx) {
       srcStrides.push_back(inStrides[kept++]);
   }
   return makeStridedCopy(inst, ctx, input.id, result.id, -1, result.shape,
-                         rowMajorStrides(result.shape), srcStrides);
+                         getRowMajorStrides(result.shape), srcStrides);
 }
 
 PreparedOpOr prepareCopy(const Instruction &inst, const CudaContext &ctx) {
@@ -468,9 +468,9 @@ PreparedOpOr prepareExtractSlice(const Instruction &inst,
   const std::vector<int64_t> &offsets = inst.fields.getIntList(Field::Offsets);
   const std::vector<int64_t> &sizes = inst.fields.getIntList(Field::Sizes);
   const std::vector<int64_t> &strides = inst.fields.getIntList(Field::Strides);
-  const std::vector<int64_t> full = rowMajorStrides(source.shape);
+  const std::vector<int64_t> full = getRowMajorStrides(source.shape);
   return makeStridedCopy(inst, ctx, source.id, result.id, -1, sizes,
-                         rowMajorStrides(sizes), scale(full, strides), 0,
+                         getRowMajorStrides(sizes), scale(full, strides), 0,
                          dot(offsets, full));
 }
 
@@ -482,9 +482,9 @@ PreparedOpOr prepareInsertSlice(const Instruction &inst,
   const std::vector<int64_t> &offsets = inst.fields.getIntList(Field::Offsets);
   const std::vector<int64_t> &sizes = inst.fields.getIntList(Field::Sizes);
   const std::vector<int64_t> &strides = inst.fields.getIntList(Field::Strides);
-  const std::vector<int64_t> full = rowMajorStrides(dest.shape);
+  const std::vector<int64_t> full = getRowMajorStrides(dest.shape);
   return makeStridedCopy(inst, ctx, source.id, result.id, dest.id, sizes,
-                         scale(full, strides), rowMajorStrides(sizes),
+                         scale(full, strides), getRowMajorStrides(sizes),
                          dot(offsets, full), 0);
 }
 

@@ -283,7 +283,7 @@ PreparedOpOr prepareExtract(const Instruction &inst, const CudaContext &ctx) {
   const ValueInfo &tensor = ctx.value(inst.operands[0]);
   const int rank = static_cast<int>(tensor.shape.size());
   std::vector<int64_t> table = tensor.shape;
-  std::vector<int64_t> strides = rowMajorStrides(tensor.shape);
+  std::vector<int64_t> strides = getRowMajorStrides(tensor.shape);
   table.insert(table.end(), strides.begin(), strides.end());
   table.insert(table.end(), inst.operands.begin() + 1, inst.operands.end());
   StatusOr<DeviceAllocation> memory = DeviceAllocation::upload(

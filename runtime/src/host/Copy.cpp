@@ -9,13 +9,6 @@
 
 namespace zero::runtime::host {
 
-std::vector<int64_t> getRowMajorStrides(const std::vector<int64_t> &shape) {
-  std::vector<int64_t> strides(shape.size(), 1);
-  for (size_t i = shape.size(); i-- > 1;)
-    strides[i - 1] = strides[i] * shape[i];
-  return strides;
-}
-
 namespace {
 template <typename T>
 void copyLine(char *dst, int64_t dstStride, const char *src, int64_t srcStride,

@@ -5,6 +5,7 @@
 
 #include "HostOp.h"
 
+#include "ops/LoopSpace.h"
 #include "zero/runtime/Program.h"
 
 #include <cstdint>
@@ -12,7 +13,7 @@
 
 namespace zero::runtime::host {
 
-std::vector<int64_t> getRowMajorStrides(const std::vector<int64_t> &shape);
+using ops::getRowMajorStrides;
 
 /// For every index i of `shape`: dst[sum(i * dstStrides)] =
 /// src[sum(i * srcStrides)], elements of `width` bytes (strides in

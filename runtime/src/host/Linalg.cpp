@@ -478,19 +478,18 @@ HostOpOr prepareCopy(const OpContext &ctx) {
 // map, reduce, generic
 //===----------------------------------------------------------------------===//
 
-static LoopOperand makeOperand(const ValueInfo &value,
-                               std::vector<int64_t> strides) {
-  LoopOperand operand;
-  operand.value = value.id;
-  operand.dtype = value.dtype;
-  operand.strides = std::move(strides);
-  return operand;
-}
-
 /// Checks the results against the destinations (the last `numOutputs`
-/// operands) and finishes the nest.
+/// operands) and finishes the nest of the checked op with `body`: its loops
+/// and strides from the one lowering (ops/LoopSpace.h).
 static HostOpOr finishNest(const OpContext &ctx, const OpValues &v,
-                           LoopNest nest, size_t numOutputs) {
+                           Body body, size_t numOutputs) {
+  ops::LoopSpace space = ops::lowerToLoopSpace(ctx.op(), ctx.values());
+  LoopNest nest;
+  nest.loopSizes = std::move(space.loopSizes);
+  nest.isReduction = std::move(space.isReduction);
+  nest.inputs = std::move(space.inputs);
+  nest.outputs = std::move(space.outputs);
+  nest.body = std::move(body);
   const size_t first = v.operands.size() - numOutputs;
   for (size_t o = 0; o < numOutputs; ++o) {
     const ValueInfo &dest = *v.operands[first + o];
@@ -510,25 +509,18 @@ HostOpOr prepareMap(const OpContext &ctx) {
   ZERO_RETURN_IF_ERROR(expectTensors(ctx, "operands", v.operands));
   const ValueInfo &init = *v.operands.back();
   std::vector<DType> argumentTypes;
-  LoopNest nest;
-  nest.loopSizes = init.shape;
-  nest.isReduction.assign(init.shape.size(), false);
-  const std::vector<int64_t> strides = getRowMajorStrides(init.shape);
   for (size_t i = 0; i + 1 < v.operands.size(); ++i) {
     ZERO_RETURN_IF_ERROR(
         ctx.expectShape("operands", i, *v.operands[i], init.shape));
-    nest.inputs.push_back(makeOperand(*v.operands[i], strides));
     argumentTypes.push_back(v.operands[i]->dtype);
   }
-  nest.outputs.push_back(makeOperand(init, strides));
   argumentTypes.push_back(init.dtype);
   StatusOr<Body> body = Body::parse(
       ctx, argumentTypes, "the inputs' elements, then the destination's",
       {init.dtype}, static_cast<int64_t>(init.shape.size()));
   if (!body.isOk())
     return body.status();
-  nest.body = std::move(*body);
-  return finishNest(ctx, v, std::move(nest), 1);
+  return finishNest(ctx, v, std::move(*body), 1);
 }
 
 HostOpOr prepareReduce(const OpContext &ctx) {
@@ -548,31 +540,19 @@ HostOpOr prepareReduce(const OpContext &ctx) {
   const int64_t rank = input.shape.size();
   ZERO_RETURN_IF_ERROR(expectDimensions(ctx, "dimensions", *dims, rank));
 
-  LoopNest nest;
-  nest.loopSizes = input.shape;
-  nest.isReduction.assign(rank, false);
-  for (int64_t dim : *dims)
-    nest.isReduction[dim] = true;
   std::vector<int64_t> kept;
   for (int64_t d = 0; d < rank; ++d)
-    if (!nest.isReduction[d])
+    if (std::find(dims->begin(), dims->end(), d) == dims->end())
       kept.push_back(input.shape[d]);
-  const std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
-  const std::vector<int64_t> keptStrides = getRowMajorStrides(kept);
-  std::vector<int64_t> outStrides;
-  for (int64_t d = 0, k = 0; d < rank; ++d)
-    outStrides.push_back(nest.isReduction[d] ? 0 : keptStrides[k++]);
 
   std::vector<DType> argumentTypes, yieldTypes;
   for (size_t i = 0; i < n; ++i) {
     ZERO_RETURN_IF_ERROR(
         ctx.expectShape("operands", i, *v.operands[i], input.shape));
-    nest.inputs.push_back(makeOperand(*v.operands[i], inStrides));
     argumentTypes.push_back(v.operands[i]->dtype);
   }
   for (size_t i = n; i < 2 * n; ++i) {
     ZERO_RETURN_IF_ERROR(ctx.expectShape("operands", i, *v.operands[i], kept));
-    nest.outputs.push_back(makeOperand(*v.operands[i], outStrides));
     argumentTypes.push_back(v.operands[i]->dtype);
     yieldTypes.push_back(v.operands[i]->dtype);
   }
@@ -581,8 +561,7 @@ HostOpOr prepareReduce(const OpContext &ctx) {
       yieldTypes, rank);
   if (!body.isOk())
     return body.status();
-  nest.body = std::move(*body);
-  return finishNest(ctx, v, std::move(nest), n);
+  return finishNest(ctx, v, std::move(*body), n);
 }
 
 HostOpOr prepareGeneric(const OpContext &ctx) {
@@ -600,16 +579,14 @@ HostOpOr prepareGeneric(const OpContext &ctx) {
 
   const std::vector<std::string> &iterators =
       ctx.fields().getStringList(Field::IteratorTypes);
-  LoopNest nest;
   for (size_t d = 0; d < iterators.size(); ++d) {
     const std::string &type = iterators[d];
     if (type != "parallel" && type != "reduction")
       return ctx.error("iterator_types[" + std::to_string(d) + "]",
                        "expected \"parallel\" or \"reduction\", got \"" + type +
                            "\"");
-    nest.isReduction.push_back(type == "reduction");
   }
-  const size_t numLoops = nest.isReduction.size();
+  const size_t numLoops = iterators.size();
 
   StatusOr<std::vector<std::vector<int64_t>>> maps =
       ctx.getIntListList("indexing_maps");
@@ -619,7 +596,7 @@ HostOpOr prepareGeneric(const OpContext &ctx) {
     return ctx.error("indexing_maps",
                      "has " + std::to_string(maps->size()) + " maps for " +
                          std::to_string(v.operands.size()) + " operands");
-  nest.loopSizes.assign(numLoops, -1);
+  std::vector<int64_t> loopSizes(numLoops, -1);
   std::vector<size_t> sizeFrom(numLoops, 0);
   for (size_t j = 0; j < maps->size(); ++j) {
     const std::vector<int64_t> &map = (*maps)[j];
@@ -643,20 +620,20 @@ HostOpOr prepareGeneric(const OpContext &ctx) {
                                     " appears twice (only projected "
                                     "permutations are supported)");
       seen[loop] = true;
-      if (nest.loopSizes[loop] < 0) {
-        nest.loopSizes[loop] = operand.shape[dim];
+      if (loopSizes[loop] < 0) {
+        loopSizes[loop] = operand.shape[dim];
         sizeFrom[loop] = j;
-      } else if (nest.loopSizes[loop] != operand.shape[dim]) {
+      } else if (loopSizes[loop] != operand.shape[dim]) {
         return ctx.error(
             field, "loop dimension " + std::to_string(loop) + " has size " +
                        std::to_string(operand.shape[dim]) + " here but " +
-                       std::to_string(nest.loopSizes[loop]) + " in operand " +
+                       std::to_string(loopSizes[loop]) + " in operand " +
                        std::to_string(sizeFrom[loop]));
       }
     }
   }
   for (size_t loop = 0; loop < numLoops; ++loop)
-    if (nest.loopSizes[loop] < 0)
+    if (loopSizes[loop] < 0)
       return ctx.error("indexing_maps", "loop dimension " +
                                             std::to_string(loop) +
                                             " is indexed by no operand, so "
@@ -665,25 +642,16 @@ HostOpOr prepareGeneric(const OpContext &ctx) {
   const size_t numInputs = v.operands.size() - numOutputs;
   std::vector<DType> argumentTypes, yieldTypes;
   for (size_t j = 0; j < v.operands.size(); ++j) {
-    const ValueInfo &operand = *v.operands[j];
-    const std::vector<int64_t> tensorStrides =
-        getRowMajorStrides(operand.shape);
-    std::vector<int64_t> strides(numLoops, 0);
-    for (size_t dim = 0; dim < (*maps)[j].size(); ++dim)
-      strides[(*maps)[j][dim]] = tensorStrides[dim];
-    (j < numInputs ? nest.inputs : nest.outputs)
-        .push_back(makeOperand(operand, std::move(strides)));
-    argumentTypes.push_back(operand.dtype);
+    argumentTypes.push_back(v.operands[j]->dtype);
     if (j >= numInputs)
-      yieldTypes.push_back(operand.dtype);
+      yieldTypes.push_back(v.operands[j]->dtype);
   }
   StatusOr<Body> body = Body::parse(
       ctx, argumentTypes, "the inputs' elements, then the destinations'",
       yieldTypes, static_cast<int64_t>(numLoops));
   if (!body.isOk())
     return body.status();
-  nest.body = std::move(*body);
-  return finishNest(ctx, v, std::move(nest), numOutputs);
+  return finishNest(ctx, v, std::move(*body), numOutputs);
 }
 
 } // namespace zero::runtime::host

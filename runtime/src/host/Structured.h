@@ -19,6 +19,7 @@
 #define ZERO_RUNTIME_HOST_STRUCTURED_H
 
 #include "Body.h"
+#include "ops/LoopSpace.h"
 
 #include <memory>
 #include <string>
@@ -26,11 +27,7 @@
 
 namespace zero::runtime::host {
 
-struct LoopOperand {
-  int64_t value = -1;
-  DType dtype = DType::F32;
-  std::vector<int64_t> strides; // per loop, in elements
-};
+using ops::LoopOperand;
 
 struct LoopNest {
   std::vector<int64_t> loopSizes;

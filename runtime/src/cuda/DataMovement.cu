@@ -5,8 +5,8 @@
 // the dtype-changing linalg.copy is "for each index of a shape, dst[i . ds]
 // = src[i . ss]" over elements of a width, and runs through one planner:
 //
-//  1. drop unit dimensions and merge the ones contiguous on both sides (as
-//     host copyStrided does), so most copies end up rank 1 or 2;
+//  1. drop unit dimensions and merge the ones contiguous on both sides
+//     (ops/CopyShape.h, as the host does), so most copies end up rank 1 or 2;
 //  2. a rank-1 contiguous copy is a cudaMemcpyAsync;
 //  3. a copy that swaps the two innermost dimensions (a transpose) goes
 //     through 32x32 tiles in shared memory, so that both its reads and its
@@ -20,6 +20,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "ops/CopyShape.h"
 
 #include <algorithm>
 
@@ -125,23 +126,11 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
                             int64_t dstOffset, int64_t srcOffset,
                             int64_t width) {
   CopyPlan plan;
-  std::vector<int64_t> sizes, ds, ss;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0)
-      return plan; // nothing to copy
-    if (shape[d] == 1)
-      continue;
-    if (!sizes.empty() && ds.back() == dstStrides[d] * shape[d] &&
-        ss.back() == srcStrides[d] * shape[d]) {
-      sizes.back() *= shape[d];
-      ds.back() = dstStrides[d];
-      ss.back() = srcStrides[d];
-      continue;
-    }
-    sizes.push_back(shape[d]);
-    ds.push_back(dstStrides[d]);
-    ss.push_back(srcStrides[d]);
-  }
+  ops::CopyShape copy = ops::simplifyCopy(shape, dstStrides, srcStrides);
+  if (copy.empty)
+    return plan; // nothing to copy
+  std::vector<int64_t> &sizes = copy.sizes, &ds = copy.dstStrides,
+                       &ss = copy.srcStrides;
   dst += dstOffset * width;
   src += srcOffset * width;
   if (sizes.empty()) { // one element
@@ -154,7 +143,7 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
   plan.params.src = src;
   plan.width = static_cast<int>(width);
 
-  if (rank == 1 && ds[0] == 1 && ss[0] == 1) {
+  if (copy.isContiguous()) {
     plan.kind = CopyPlan::Kind::Memcpy;
     plan.params.numel = sizes[0];
     plan.params.rank = 1;
@@ -171,9 +160,7 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
 
   // A transpose of the two innermost dimensions: tiles.
   const int64_t rowTiles = rank >= 2 ? (sizes[rank - 2] + 31) / 32 : 0;
-  if (rank >= 2 && ds[rank - 1] == 1 && ss[rank - 2] == 1 &&
-      ss[rank - 1] != 0 && ss[rank - 1] != 1 && width <= 8 &&
-      rowTiles <= 65535) {
+  if (copy.isInnerTranspose() && width <= 8 && rowTiles <= 65535) {
     plan.kind = CopyPlan::Kind::Transpose;
   } else {
     plan.kind = CopyPlan::Kind::Generic;

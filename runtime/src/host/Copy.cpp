@@ -3,6 +3,7 @@
 #include "Copy.h"
 
 #include "Elements.h"
+#include "ops/CopyShape.h"
 
 #include <algorithm>
 #include <cstring>
@@ -42,24 +43,11 @@ void copyTiles(char *dst, int64_t dstOuter, const char *src, int64_t srcInner,
 void copyStrided(void *dst, const std::vector<int64_t> &dstStrides,
                  const void *src, const std::vector<int64_t> &srcStrides,
                  const std::vector<int64_t> &shape, int64_t width) {
-  // Drop unit dimensions and merge dimensions that are contiguous in both.
-  std::vector<int64_t> sizes, ds, ss;
-  for (size_t d = 0; d < shape.size(); ++d) {
-    if (shape[d] == 0)
-      return;
-    if (shape[d] == 1)
-      continue;
-    if (!sizes.empty() && ds.back() == dstStrides[d] * shape[d] &&
-        ss.back() == srcStrides[d] * shape[d]) {
-      sizes.back() *= shape[d];
-      ds.back() = dstStrides[d];
-      ss.back() = srcStrides[d];
-      continue;
-    }
-    sizes.push_back(shape[d]);
-    ds.push_back(dstStrides[d]);
-    ss.push_back(srcStrides[d]);
-  }
+  const ops::CopyShape copy = ops::simplifyCopy(shape, dstStrides, srcStrides);
+  if (copy.empty)
+    return;
+  const std::vector<int64_t> &sizes = copy.sizes, &ds = copy.dstStrides,
+                             &ss = copy.srcStrides;
   char *out = static_cast<char *>(dst);
   const char *in = static_cast<const char *>(src);
   if (sizes.empty()) {
@@ -68,9 +56,7 @@ void copyStrided(void *dst, const std::vector<int64_t> &dstStrides,
   }
   // A transpose of the innermost two dimensions moves tiles.
   const size_t rank = sizes.size();
-  if (rank >= 2 && ds[rank - 1] == 1 && ss[rank - 2] == 1 &&
-      ss[rank - 1] != 1 && ss[rank - 1] != 0 &&
-      (width == 2 || width == 4 || width == 8)) {
+  if (copy.isInnerTranspose() && (width == 2 || width == 4 || width == 8)) {
     std::vector<int64_t> outerShape(sizes.begin(), sizes.end() - 2);
     std::vector<int64_t> outerDst(ds.begin(), ds.end() - 2);
     std::vector<int64_t> outerSrc(ss.begin(), ss.end() - 2);

@@ -507,8 +507,13 @@ void startRecord(RankRecord *record, int64_t rank) {
 /// to stderr while it tears the job down. -1: they go to stderr.
 int rankErrorFd = -1;
 
+/// The files of rank `rank` in the launcher's directory: its record, and
+/// the errors it printed.
+std::string getRankRecordPath(const std::string &directory, int64_t rank) {
+  return directory + "/rank-" + std::to_string(rank);
+}
 std::string getRankErrorPath(const std::string &directory, int64_t rank) {
-  return directory + "/rank-" + std::to_string(rank) + ".errors";
+  return getRankRecordPath(directory, rank) + ".errors";
 }
 
 /// Prints one line of this rank's errors ("zero-run: ..." without the
@@ -542,8 +547,7 @@ void openRankRecord(int64_t rank) {
                        O_WRONLY | O_CREAT | O_EXCL | O_APPEND | O_NOFOLLOW |
                            O_CLOEXEC,
                        0600);
-  std::string path = std::string(directory) + "/rank-" + std::to_string(rank);
-  int fd = ::open(path.c_str(),
+  int fd = ::open(getRankRecordPath(directory, rank).c_str(),
                   O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
   if (fd < 0)
     return;
@@ -561,9 +565,8 @@ void openRankRecord(int64_t rank) {
 /// or by mpirun's signal, saying where it was.
 void reportDeadRanks(const std::string &directory, int64_t nproc, int status) {
   for (int64_t rank = 0; rank < nproc; ++rank) {
-    std::string path = directory + "/rank-" + std::to_string(rank);
     RankRecord record{};
-    int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+    int fd = ::open(getRankRecordPath(directory, rank).c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
     bool read = fd >= 0 &&
                 ::read(fd, &record, sizeof(record)) ==
                     static_cast<ssize_t>(sizeof(record)) &&
@@ -678,7 +681,7 @@ int relaunch(const Options &options) {
     if (directory.empty())
       return;
     for (int64_t rank = 0; rank < options.nproc; ++rank) {
-      ::unlink((directory + "/rank-" + std::to_string(rank)).c_str());
+      ::unlink(getRankRecordPath(directory, rank).c_str());
       ::unlink(getRankErrorPath(directory, rank).c_str());
     }
     ::rmdir(directory.c_str());

@@ -73,9 +73,8 @@ struct ZeroComputePrecisionPass
     FailureOr<func::FuncOp> step = lookupTrainStep(getOperation(), entry);
     if (failed(step))
       return signalPassFailure();
-    Type compute =
-        getComputeElementType(&getContext(), computeType, precision,
-                              hasScaledBackward(*step));
+    Type compute = getComputeElementType(&getContext(), computeType, precision,
+                                         hasScaledBackward(*step));
     if (!compute && computeType != ComputeType::TF32)
       return;
     truncated.clear();

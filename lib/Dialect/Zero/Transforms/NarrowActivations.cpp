@@ -118,7 +118,7 @@ struct ZeroNarrowActivationsPass
     if (failed(step))
       return signalPassFailure();
     narrow = getComputeElementType(&getContext(), computeType, precision,
-                              hasScaledBackward(*step));
+                                   hasScaledBackward(*step));
     if (!narrow)
       return;
     rewritten.clear();

@@ -26,6 +26,9 @@ config.substitutions.append(("%zero_src_root", config.zero_src_root))
 config.substitutions.append(("%host_python", config.host_python))
 config.substitutions.append(("%mlir_lib_dir", config.llvm_lib_dir))
 config.substitutions.append(("%zero_bin", config.zero_tools_dir))
+# The zero_opt Python package of the build tree (python/CMakeLists.txt).
+config.substitutions.append(
+    ("%zero_python", os.path.join(config.zero_obj_root, "python")))
 # The mlir-opt plugin (test/Plugin), and the upstream mlir-opt that loads it:
 # Debian's, whatever mlir-opt comes first on PATH. In a sanitized build it
 # runs with the sanitizers' runtimes preloaded, which the instrumented plugin
@@ -58,6 +61,7 @@ tools = [
     "zero-lsp-server",
     "zero-reduce",
     "zero-capi-test",
+    "zero-import-torch",
     ToolSubst("mlir-opt", unresolved="fatal"),
     ToolSubst("mlir-runner", unresolved="fatal"),
 ]

@@ -500,6 +500,10 @@ json describeParameters(const Schedule &schedule) {
 /// What a resumed run's data must agree with. The token file's name is not
 /// compared (the file may have moved); the manifest records it besides.
 json describeData(const CheckpointData &data) {
+  if (data.arrays)
+    return {{"seed", data.seed},
+            {"source", "arrays"},
+            {"order", data.shuffle ? "shuffled" : "sequential"}};
   return {{"seed", data.seed},
           {"source", data.tokenFile.empty() ? "synthetic" : "token_file"}};
 }

@@ -57,6 +57,8 @@ CheckpointData getCheckpointData(const SessionOptions &options) {
   CheckpointData data;
   data.seed = options.seed;
   data.tokenFile = options.dataFile;
+  data.arrays = !options.dataArrays.empty();
+  data.shuffle = options.shuffleData;
   return data;
 }
 
@@ -191,6 +193,8 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   DataOptions data;
   data.seed = o.seed;
   data.tokenFile = o.dataFile;
+  data.arrayFiles = o.dataArrays;
+  data.shuffle = o.shuffleData;
   StatusOr<DataSource> source =
       DataSource::create(*schedule_, data, host_->rank(), host_->size());
   if (!source.isOk())

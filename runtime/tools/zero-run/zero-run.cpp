@@ -57,6 +57,11 @@ const char *kUsage =
     "  --print-every K      print every K-th step (and the first and last; 1)\n"
     "  --data synthetic|FILE  token file (uint16 ids) for tokens/targets;\n"
     "                       default synthetic\n"
+    "  --data NAME=FILE     data argument NAME's samples: a .npy array or a\n"
+    "                       safetensors tensor, first dimension the samples\n"
+    "                       (repeat for each data argument)\n"
+    "  --data-order shuffled|sequential  array samples in a seeded shuffle\n"
+    "                       per epoch (default) or in file order\n"
     "  --seed S             seed of the initialization and the synthetic "
     "data (0)\n"
     "  --init-from FILE     full fp32 parameters by name (safetensors)\n"
@@ -114,6 +119,8 @@ struct Options {
   int64_t gpusPerNode = 0;
   int64_t printEvery = 1;
   std::string data; // empty: synthetic
+  std::map<std::string, std::string> dataArrays;
+  bool shuffleData = true;
   uint64_t seed = 0;
   std::string initFrom;
   std::string nvmePath;
@@ -199,6 +206,7 @@ Status parseOptions(int argc, char **argv, Options &options) {
     static const char *kValued[] = {"--steps",
                                     "--print-every",
                                     "--data",
+                                    "--data-order",
                                     "--seed",
                                     "--init-from",
                                     "--export",
@@ -248,8 +256,23 @@ Status parseOptions(int argc, char **argv, Options &options) {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.printEvery));
     } else if (flag == "--data") {
       if (value.empty())
-        return usageError("--data needs 'synthetic' or a file");
-      options.data = value == "synthetic" ? "" : value;
+        return usageError("--data needs 'synthetic', a token file or "
+                          "NAME=FILE");
+      // NAME=FILE names a data argument; a path's '=' comes after a '/'.
+      const size_t equals = value.find('=');
+      if (equals != std::string::npos && equals > 0 &&
+          value.find('/') > equals) {
+        const std::string name = value.substr(0, equals);
+        if (!options.dataArrays.emplace(name, value.substr(equals + 1)).second)
+          return usageError("--data " + name + "= is given twice");
+      } else {
+        options.data = value == "synthetic" ? "" : value;
+      }
+    } else if (flag == "--data-order") {
+      if (value != "shuffled" && value != "sequential")
+        return usageError("--data-order: '" + value +
+                          "' is not shuffled or sequential");
+      options.shuffleData = value == "shuffled";
     } else if (flag == "--seed") {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 0, number));
       options.seed = static_cast<uint64_t>(number);
@@ -768,6 +791,8 @@ SessionOptions getSessionOptions(const Options &options, bool underMpi) {
   session.trace = !options.trace.empty();
   session.seed = options.seed;
   session.dataFile = options.data;
+  session.dataArrays = options.dataArrays;
+  session.shuffleData = options.shuffleData;
   session.initFrom = options.initFrom;
   session.resumeFrom = options.resume;
   session.nvmePath = options.nvmePath;

@@ -40,6 +40,9 @@ struct CheckpointData {
   uint64_t seed = 0;
   /// The token file, empty for synthetic data.
   std::string tokenFile;
+  /// Whether array files (--data NAME=FILE) feed the data, and their order.
+  bool arrays = false;
+  bool shuffle = true;
   /// The global rows of each data argument read before the checkpoint's
   /// step (DataSource::rowsRead): a resumed run reads on from there, at any
   /// world size and batch.

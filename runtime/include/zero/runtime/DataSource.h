@@ -1,6 +1,9 @@
 //===- DataSource.h - what the data arguments hold each step ----*- C++ -*-===//
 //
-// The data rule (docs/Runtime.md, "Data"): integer data arguments named
+// The data rule (docs/Runtime.md, "Data"): a data argument given an array
+// file (`--data NAME=FILE`, .npy or safetensors) reads its samples, the
+// file's first dimension, in a seeded shuffle per epoch as PyTorch's
+// DistributedSampler does (or in order); integer data arguments named
 // `tokens` and `targets` are windows of a token stream (a nanoGPT train.bin
 // file, or a synthetic stream), `targets` shifted by one; every other data
 // argument is synthetic (Init.h). Each rank reads the rows of the global
@@ -21,8 +24,10 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace zero::runtime {
 
@@ -30,11 +35,28 @@ namespace zero::runtime {
 /// exact in JSON's numbers, and far beyond any run.
 constexpr int64_t kMaxDataRows = int64_t(1) << 53;
 
+namespace io {
+class ArrayFile;
+} // namespace io
+
 struct DataOptions {
   uint64_t seed = 0;
   /// A token file (little-endian uint16 ids); empty: synthetic data.
   std::string tokenFile;
+  /// Array files by data argument name (.npy, or .safetensors holding a
+  /// tensor of the argument's name or a single tensor).
+  std::map<std::string, std::string> arrayFiles;
+  /// Array samples in a seeded shuffle per epoch; false: in file order.
+  bool shuffle = true;
 };
+
+/// The row of an array file that global sample `sample` reads: sample s of
+/// epoch e = sample / samples is row perm_e[s mod samples], perm_e a
+/// Fisher-Yates shuffle whose swap at i (from samples - 1 down to 1) is with
+/// syntheticInt(seed, "shuffle", e, i, i + 1) (Init.h); without shuffling,
+/// sample mod samples.
+int64_t getArrayRow(uint64_t seed, bool shuffle, int64_t samples,
+                    int64_t sample);
 
 class DataSource {
 public:
@@ -61,8 +83,19 @@ public:
   /// samples (rows of the first data argument) for models without tokens.
   int64_t tokensPerStep() const { return tokensPerStep_; }
 
+  DataSource(DataSource &&) noexcept;
+  DataSource &operator=(DataSource &&) noexcept;
+  ~DataSource();
+
 private:
-  DataSource() = default;
+  DataSource();
+  struct ArrayArgument;
+  Status openArrays(const Schedule &schedule, const DataOptions &options);
+  Status fillArray(const ArrayArgument &array, const ArgumentInfo &arg,
+                   int64_t step, TensorRef tensor) const;
+  /// The file row of global sample `sample` (the epoch's permutation is
+  /// cached: ranks read an epoch's samples in order).
+  int64_t rowOf(int64_t samples, int64_t sample) const;
   /// The global row of the first of the `rows` rows of argument `name` that
   /// this rank reads at step `step`; -1 beyond kMaxDataRows.
   int64_t getGlobalRow(const std::string &name, int64_t step,
@@ -78,6 +111,11 @@ private:
   std::map<std::string, int64_t> startRows_;
   std::optional<TokenStream> tokens_;
   int64_t tokensPerStep_ = 0;
+  /// The array-fed arguments by name, and the shuffle.
+  std::map<std::string, std::unique_ptr<ArrayArgument>> arrays_;
+  bool shuffle_ = true;
+  struct PermutationCache;
+  std::unique_ptr<PermutationCache> permutation_;
 };
 
 } // namespace zero::runtime

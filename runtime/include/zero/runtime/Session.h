@@ -53,6 +53,10 @@ struct SessionOptions {
   uint64_t seed = 0;
   /// A token file; empty: synthetic data.
   std::string dataFile;
+  /// Array files by data argument (DataOptions::arrayFiles), and whether
+  /// their samples are shuffled per epoch.
+  std::map<std::string, std::string> dataArrays;
+  bool shuffleData = true;
   /// Full fp32 parameters (safetensors); empty: the built-in initialization.
   std::string initFrom;
   /// A checkpoint to continue from instead of initializing

@@ -1,0 +1,199 @@
+"""Captures a module's value-and-grad step as one aten graph.
+
+The step is traced with make_fx (the tracer under functorch's aot_function
+in PyTorch 1.13 and under torch.export in 2.x, where it has the same
+signature): forward, the loss and torch.autograd.grad of every trainable
+parameter, in one graph, through a decomposition table that leaves the op
+set lower.py knows. Parameters are swapped in with the helper under both
+versions' functional_call.
+
+The traps that would give a silently wrong step are refused here, each
+naming the module path and the aten op or parameter: randomness, buffers
+mutated in place, shapes that depend on data, and tensors the module holds
+outside its parameters and buffers. Tied parameters are passed under every
+name they have, so each use reads the same input and the gradient is the sum
+of all uses.
+"""
+
+import contextlib
+import sys
+
+import torch
+import torch.fx.experimental.proxy_tensor as proxy_tensor
+
+from .lower import ImportError_
+
+from torch.nn.utils.stateless import _reparametrize_module
+
+aten = torch.ops.aten
+
+# Decomposed into what lower.py knows. Embedding and the negative log
+# likelihood stay whole: 1.13's nll_loss decomposition fails on ignore_index
+# targets, and the embedding's backward decomposes into index_put.
+DECOMPOSED = [
+    aten.gelu, aten.gelu_backward, aten._log_softmax,
+    aten._log_softmax_backward_data, aten._softmax,
+    aten._softmax_backward_data, aten.native_layer_norm,
+    aten.native_layer_norm_backward, aten.threshold_backward, aten.silu,
+    aten.silu_backward, aten.sigmoid_backward, aten.tanh_backward,
+    aten.mean, aten.var_mean, aten.var, aten.hardtanh, aten.mse_loss,
+    aten.mse_loss_backward, aten.rsub,
+]
+
+RANDOM_OPS = ("bernoulli", "native_dropout", "rand", "randn", "randint",
+              "normal", "uniform", "multinomial", "randperm", "exponential")
+DATA_DEPENDENT_OPS = ("nonzero", "masked_select", "unique", "_unique2",
+                      "masked_scatter", "index_put")
+
+
+class Aliases:
+    """The parameters and buffers of a module by tensor, with every name
+    each one has (tied weights have several)."""
+
+    def __init__(self, model):
+        self.params = []       # (primary name, tensor), named_parameters order
+        self.frozen = []       # (name, tensor): requires_grad False, buffers
+        self.names = {}        # id(tensor) -> all names
+        for prefix, module in model.named_modules(remove_duplicate=False):
+            dot = prefix + "." if prefix else ""
+            for table in (module._parameters, module._buffers):
+                for name, tensor in table.items():
+                    if tensor is not None:
+                        self.names.setdefault(id(tensor), []).append(dot + name)
+        for name, p in model.named_parameters():
+            (self.params if p.requires_grad else self.frozen).append((name, p))
+        for name, b in model.named_buffers():
+            self.frozen.append((name, b))
+
+
+class ModulePaths:
+    """Which submodule each traced node came from: forward hooks keep the
+    path of the module running, the tracer records it on the nodes it
+    creates."""
+
+    def __init__(self, model):
+        self.stack = []
+        self.handles = []
+        for path, module in model.named_modules():
+            self.handles.append(module.register_forward_pre_hook(
+                self._enter(path)))
+            self.handles.append(module.register_forward_hook(self._leave))
+
+    def _enter(self, path):
+        def hook(module, inputs):
+            self.stack.append(path)
+        return hook
+
+    def _leave(self, module, inputs, output):
+        self.stack.pop()
+
+    def current(self):
+        return self.stack[-1] if self.stack else None
+
+    def close(self):
+        for h in self.handles:
+            h.remove()
+
+
+@contextlib.contextmanager
+def _recording_tracer(paths):
+    base = proxy_tensor.PythonKeyTracer
+
+    class Tracer(base):
+        def create_proxy(self, *args, **kwargs):
+            proxy = super().create_proxy(*args, **kwargs)
+            path = paths.current()
+            proxy.node.meta["zero_module"] = (
+                "backward" if path is None else (path or "the model"))
+            return proxy
+
+    proxy_tensor.PythonKeyTracer = Tracer
+    try:
+        yield
+    finally:
+        proxy_tensor.PythonKeyTracer = base
+
+
+def describe(node):
+    """Where a node came from: its module path and aten op."""
+    module = node.meta.get("zero_module", "the model")
+    place = ("the backward pass" if module == "backward"
+             else f"module '{module}'")
+    return f"{place}, {node.target}"
+
+
+def capture(model, loss_fn, batch, float_dtype):
+    """The step's graph, and the inputs in the graph's order: trainable
+    parameters, frozen tensors, then the batch's entries."""
+    aliases = Aliases(model)
+    for name, tensor in aliases.frozen:
+        if not tensor.is_floating_point():
+            raise ImportError_(
+                f"buffer '{name}' is {tensor.dtype}; frozen tensors must be "
+                "float (a mask or index buffer: compute it in forward "
+                "instead)")
+    params = [p.detach().to(float_dtype).requires_grad_()
+              for _, p in aliases.params]
+    frozen = [t.detach().to(float_dtype) for _, t in aliases.frozen]
+    keys = list(batch)
+    data = []
+    for key in keys:
+        value = batch[key]
+        if not isinstance(value, torch.Tensor):
+            raise ImportError_(f"batch['{key}'] is a {type(value).__name__}; "
+                               "the batch holds tensors only")
+        data.append(value.to(float_dtype) if value.is_floating_point()
+                    else value)
+
+    def step(*flat):
+        mapping = {}
+        tensors = list(flat[:len(params) + len(frozen)])
+        for (_, original), tensor in zip(aliases.params + aliases.frozen,
+                                         tensors):
+            for alias in aliases.names[id(original)]:
+                mapping[alias] = tensor
+        inputs = dict(zip(keys, flat[len(tensors):]))
+        with _reparametrize_module(model, mapping):
+            loss = loss_fn(model, inputs)
+        if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
+            raise ImportError_("loss_fn must return the 0-d mean loss")
+        grads = torch.autograd.grad(loss, flat[:len(params)],
+                                    allow_unused=True)
+        return (loss, *grads)
+
+    paths = ModulePaths(model)
+    table = torch._decomp.get_decompositions(DECOMPOSED)
+    try:
+        with _recording_tracer(paths):
+            graph = proxy_tensor.make_fx(step, decomposition_table=table)(
+                *params, *frozen, *data)
+    finally:
+        paths.close()
+    check_traps(graph)
+    return graph, aliases, keys, data
+
+
+def check_traps(graph):
+    for node in graph.graph.nodes:
+        if node.op == "get_attr":
+            users = ", ".join(describe(u) for u in node.users)
+            raise ImportError_(
+                f"{users}: reads a tensor the module holds outside its "
+                "parameters and buffers; register it with register_buffer")
+        if node.op != "call_function" or not hasattr(node.target, "_schema"):
+            continue
+        name = node.target._schema.name.split("::")[-1]
+        if any(name == op or name == op + "_" for op in RANDOM_OPS):
+            raise ImportError_(
+                f"{describe(node)}: draws random numbers (dropout in train "
+                "mode?); the step must be deterministic: call model.eval() "
+                "or set the dropout probability to 0")
+        if name in DATA_DEPENDENT_OPS:
+            raise ImportError_(
+                f"{describe(node)}: its result's shape depends on the data "
+                "(boolean-mask indexing?); the step's shapes must be static")
+        if node.target._schema.is_mutable:
+            raise ImportError_(
+                f"{describe(node)}: writes its input in place (a buffer "
+                "updated in forward, as BatchNorm's running statistics in "
+                "train mode?); the step must be a pure function")

@@ -1,0 +1,721 @@
+"""Lowers a captured aten graph (capture.py) to the training-step op set.
+
+Each aten node becomes builder calls (ir.py). Elementwise nodes are not
+written one op each: they become expression trees that a single linalg.map
+materializes where a non-elementwise node, a second reader or a result needs
+the value (Inductor's pointwise fusion, on the graph). Broadcasting follows
+PyTorch's rules: unit dimensions are collapsed away and linalg.broadcast adds
+the rest.
+
+An aten node without a rule here is refused with its name and where the
+model called it; nothing is guessed.
+"""
+
+import math
+
+from .ir import FLOAT_TYPES, Builder, Tensor
+
+
+class ImportError_(Exception):
+    """A model, node or input the importer refuses; the message says where."""
+
+
+# ---------------------------------------------------------------------------
+# Shapes
+# ---------------------------------------------------------------------------
+
+def broadcast_shapes(*shapes):
+    rank = max((len(s) for s in shapes), default=0)
+    out = []
+    for i in range(rank):
+        size = 1
+        for s in shapes:
+            d = s[i - rank + len(s)] if i - rank + len(s) >= 0 else 1
+            if d != 1:
+                if size not in (1, d):
+                    raise ValueError(f"shapes {shapes} do not broadcast")
+                size = d
+        out.append(size)
+    return tuple(out)
+
+
+def coarsen(src, tgt):
+    """The reassociation that collapses `src` into `tgt` (each target
+    dimension the product of consecutive source dimensions), or None."""
+    if not tgt:
+        return [] if all(d == 1 for d in src) else None
+    groups, i = [], 0
+    for j, t in enumerate(tgt):
+        group, product = [], 1
+        while i < len(src):
+            d = src[i]
+            last = j + 1 == len(tgt)
+            if group and product == t and (d != 1 or not last):
+                break
+            if product * d > t and not (t == 0 and d == 0):
+                return None
+            group.append(i)
+            product *= d
+            i += 1
+        if not group or product != t:
+            return None
+        groups.append(group)
+    return groups if i == len(src) else None
+
+
+# ---------------------------------------------------------------------------
+# Elementwise expressions
+# ---------------------------------------------------------------------------
+
+class Expr:
+    """An elementwise value not yet written: an op over operand expressions,
+    a leaf tensor (broadcast to the expression's shape when written) or a
+    constant."""
+
+    def __init__(self, kind, dtype, shape, operands=(), payload=None):
+        self.kind = kind          # 'leaf', 'const', 'seed' or an op text
+        self.dtype = dtype
+        self.shape = tuple(shape)
+        self.operands = list(operands)
+        self.payload = payload    # the leaf's Tensor, the constant's value
+
+    @staticmethod
+    def leaf(tensor):
+        return Expr("leaf", tensor.dtype, tensor.shape, payload=tensor)
+
+    @staticmethod
+    def const(value, dtype):
+        return Expr("const", dtype, (), payload=value)
+
+
+def is_float(dtype):
+    return dtype in FLOAT_TYPES
+
+
+class Lowering:
+    """The state of one graph's lowering: values by node, and the builder."""
+
+    def __init__(self, graph, placeholders, float_type, describe):
+        self.graph = graph
+        self.b = Builder()
+        self.values = dict(placeholders)  # fx node -> Tensor / Expr / python
+        self.float_type = float_type
+        self.describe = describe           # node -> "module 'fc1', aten.mm"
+        self.bounds = {}                   # data Tensor name -> class count
+        self.reshaped = {}                 # reshape result name -> source
+        self.loss = None
+
+    # -- errors --------------------------------------------------------------
+
+    def fail(self, node, message):
+        raise ImportError_(f"{self.describe(node)}: {message}")
+
+    # -- values --------------------------------------------------------------
+
+    def tensor(self, value):
+        """`value` written as a Tensor."""
+        if isinstance(value, Tensor):
+            return value
+        if isinstance(value, Expr):
+            if value.kind == "leaf":
+                # A leaf may stand for its tensor broadcast (expand).
+                return self.expand_to(value.payload, value.shape)
+            return self.write(value)
+        raise TypeError(f"not a tensor: {value!r}")
+
+    def expr(self, value, dtype=None):
+        if isinstance(value, Expr):
+            return value
+        if isinstance(value, Tensor):
+            return Expr.leaf(value)
+        if isinstance(value, (bool, int, float)):
+            return Expr.const(value, dtype or self.float_type)
+        raise TypeError(f"not an elementwise operand: {value!r}")
+
+    def expand_to(self, x, shape):
+        """`x` broadcast to `shape` by PyTorch's rules."""
+        shape = tuple(shape)
+        if x.shape == shape:
+            return x
+        offset = len(shape) - len(x.shape)
+        kept = [i for i, d in enumerate(x.shape) if d == shape[i + offset]]
+        if len(kept) != len(x.shape):
+            x = self.reshape(x, [x.shape[i] for i in kept])
+        added = [d for d in range(len(shape))
+                 if d - offset not in kept or d < offset]
+        return self.b.broadcast(x, shape, added)
+
+    def reshape(self, x, shape):
+        shape = tuple(shape)
+        # A reshape of a reshape starts from the first one's source.
+        x = self.reshaped.get(x.name, x)
+        if x.shape == shape:
+            return x
+        out = self._reshape(x, shape)
+        self.reshaped[out.name] = x
+        return out
+
+    def _reshape(self, x, shape):
+        groups = coarsen(x.shape, shape)
+        if groups is not None:
+            return self.b.reshape(x, shape, groups, collapse=True)
+        groups = coarsen(shape, x.shape)
+        if groups is not None:
+            return self.b.reshape(x, shape, groups, collapse=False)
+        flat = self._reshape(x, (x.numel,))
+        return self._reshape(flat, shape)
+
+    def write(self, root):
+        """Writes expression `root` as one linalg.map."""
+        leaves = []
+        def collect(e):
+            if e.kind == "leaf":
+                if all(l is not e.payload for l in leaves):
+                    leaves.append(e.payload)
+            for o in e.operands:
+                collect(o)
+        collect(root)
+        if not leaves:
+            # A constant expression: a fill of its value.
+            return self.b.fill(self.fold(root), root.shape, root.dtype)
+        inputs = [self.expand_to(t, root.shape) for t in leaves]
+
+        def body(region, args):
+            names = {id(t): a for t, a in zip(leaves, args)}
+            written = {}
+            def emit(e):
+                if id(e) in written:
+                    return written[id(e)]
+                if e.kind == "leaf":
+                    value = names[id(e.payload)]
+                elif e.kind == "const":
+                    value = region.constant(e.payload, e.dtype)
+                elif e.kind == "seed":
+                    value = region.constant(1.0, e.dtype, seed=True)
+                else:
+                    operands = [emit(o) for o in e.operands]
+                    value = region.op(e.kind.format(
+                        *operands, t=e.operands[0].dtype, r=e.dtype))
+                written[id(e)] = value
+                return value
+            return emit(root)
+        return self.b.map(inputs, root.shape, root.dtype, body)
+
+    def fold(self, e):
+        if e.kind in ("const", "seed"):
+            return 1.0 if e.kind == "seed" else e.payload
+        raise TypeError("only constants fold")
+
+    # -- elementwise builders ------------------------------------------------
+
+    def pointwise(self, text, operands, dtype=None):
+        operands = list(operands)
+        shape = broadcast_shapes(*(o.shape for o in operands))
+        return Expr(text, dtype or operands[0].dtype, shape, operands)
+
+    def binary(self, a, b, float_op, int_op=None):
+        ea, eb = self.expr(a), self.expr(b)
+        dtype = ea.dtype if ea.kind not in ("const",) else eb.dtype
+        if eb.kind == "const" and ea.kind != "const":
+            eb = Expr.const(eb.payload, ea.dtype)
+        if ea.kind == "const" and eb.kind != "const":
+            ea = Expr.const(ea.payload, eb.dtype)
+        op = float_op if is_float(dtype) else int_op
+        return self.pointwise(f"{op} {{0}}, {{1}} : {{r}}", [ea, eb], dtype)
+
+    def unary(self, x, op):
+        e = self.expr(x)
+        return self.pointwise(f"{op} {{0}} : {{r}}", [e])
+
+    def compare(self, a, b, predicate):
+        ea, eb = self.expr(a), self.expr(b)
+        if eb.kind == "const":
+            eb = Expr.const(eb.payload, ea.dtype)
+        if ea.kind == "const":
+            ea = Expr.const(ea.payload, eb.dtype)
+        if is_float(ea.dtype):
+            return self.pointwise(f"arith.cmpf {predicate}, {{0}}, {{1}} : {{t}}",
+                                  [ea, eb], "i1")
+        ipred = {"oeq": "eq", "une": "ne", "olt": "slt", "ole": "sle",
+                 "ogt": "sgt", "oge": "sge"}[predicate]
+        return self.pointwise(f"arith.cmpi {ipred}, {{0}}, {{1}} : {{t}}",
+                              [ea, eb], "i1")
+
+    def select(self, cond, a, b):
+        ec, ea, eb = self.expr(cond, "i1"), self.expr(a), self.expr(b)
+        dtype = ea.dtype if ea.kind != "const" else eb.dtype
+        if ea.kind == "const":
+            ea = Expr.const(ea.payload, dtype)
+        if eb.kind == "const":
+            eb = Expr.const(eb.payload, dtype)
+        return self.pointwise("arith.select {0}, {1}, {2} : {r}", [ec, ea, eb],
+                              dtype)
+
+    def convert(self, x, dtype):
+        e = self.expr(x)
+        if e.dtype == dtype:
+            return e
+        if is_float(e.dtype) and is_float(dtype):
+            wider = FLOAT_TYPES.index(dtype) > FLOAT_TYPES.index(e.dtype)
+            op = "arith.extf" if wider else "arith.truncf"
+        elif e.dtype == "i1" and is_float(dtype):
+            op = "arith.uitofp"
+        elif is_float(dtype):
+            op = "arith.sitofp"
+        else:
+            raise TypeError(f"no conversion from {e.dtype} to {dtype}")
+        return self.pointwise(f"{op} {{0}} : {{t}} to {{r}}", [e], dtype)
+
+
+def reduce_sum(lw, x, dims, keepdim, combiner="arith.addf"):
+    x = lw.tensor(x)
+    rank = len(x.shape)
+    dims = sorted({d % rank for d in dims}) if rank else []
+    out = lw.b.reduce(x, dims, combiner) if dims else x
+    if keepdim:
+        shape = [1 if i in dims else d for i, d in enumerate(x.shape)]
+        out = lw.reshape(out, shape)
+    return out
+
+
+# ---------------------------------------------------------------------------
+# aten rules: (lowering, node, args, kwargs) -> value
+# ---------------------------------------------------------------------------
+
+RULES = {}
+
+
+def rule(*names):
+    def register(fn):
+        for name in names:
+            RULES[name] = fn
+        return fn
+    return register
+
+
+@rule("aten.detach.default", "aten.clone.default", "aten.alias.default",
+      "aten.lift_fresh_copy.default", "aten.contiguous.default")
+def _identity(lw, node, args, kwargs):
+    return args[0]
+
+
+@rule("aten.t.default")
+def _t(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    if len(x.shape) < 2:
+        return x
+    return lw.b.transpose(x, [1, 0])
+
+
+@rule("aten.transpose.int")
+def _transpose(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    rank = len(x.shape)
+    a, b = args[1] % rank, args[2] % rank
+    if a == b:
+        return x
+    perm = list(range(rank))
+    perm[a], perm[b] = perm[b], perm[a]
+    return lw.b.transpose(x, perm)
+
+
+@rule("aten.permute.default")
+def _permute(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    perm = [d % len(x.shape) for d in args[1]]
+    if perm == sorted(perm):
+        return x
+    return lw.b.transpose(x, perm)
+
+
+@rule("aten.view.default", "aten._unsafe_view.default",
+      "aten.reshape.default")
+def _view(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    shape = list(args[1])
+    if -1 in shape:
+        known = math.prod(d for d in shape if d != -1)
+        shape[shape.index(-1)] = x.numel // known if known else 0
+    return lw.reshape(x, shape)
+
+
+@rule("aten.unsqueeze.default")
+def _unsqueeze(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    dim = args[1] % (len(x.shape) + 1)
+    return lw.reshape(x, x.shape[:dim] + (1,) + x.shape[dim:])
+
+
+@rule("aten.squeeze.dim")
+def _squeeze(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    dim = args[1] % max(len(x.shape), 1)
+    if not x.shape or x.shape[dim] != 1:
+        return x
+    return lw.reshape(x, x.shape[:dim] + x.shape[dim + 1:])
+
+
+def broadcast_lazily(lw, value, shape):
+    """`value` broadcast to `shape` by PyTorch's rules, written only where a
+    non-elementwise op reads it: an elementwise reader's map broadcasts its
+    leaves itself."""
+    if isinstance(value, Expr) and value.kind in ("const", "seed"):
+        return Expr(value.kind, value.dtype, shape, payload=value.payload)
+    tensor = lw.tensor(value)
+    return Expr("leaf", tensor.dtype, shape, payload=tensor)
+
+
+@rule("aten.expand.default")
+def _expand(lw, node, args, kwargs):
+    value = args[0]
+    shape = list(args[1])
+    rank = len(value.shape)
+    for i, d in enumerate(shape):
+        if d == -1:
+            shape[i] = value.shape[i - len(shape) + rank]
+    return broadcast_lazily(lw, value, shape)
+
+
+@rule("prims.broadcast_in_dim.default")
+def _broadcast_in_dim(lw, node, args, kwargs):
+    value, shape, dims = args[0], list(args[1]), list(args[2])
+    units = [value.shape[dims.index(d)] if d in dims else 1
+             for d in range(len(shape))]
+    if isinstance(value, Expr) and value.kind in ("const", "seed"):
+        return broadcast_lazily(lw, value, shape)
+    return broadcast_lazily(lw, lw.reshape(lw.tensor(value), units), shape)
+
+
+@rule("aten.mm.default", "aten.bmm.default")
+def _mm(lw, node, args, kwargs):
+    a, b = lw.tensor(args[0]), lw.tensor(args[1])
+    shape = a.shape[:-1] + b.shape[-1:]
+    return lw.b.matmul(a, b, lw.b.fill(0.0, shape, a.dtype))
+
+
+@rule("aten.addmm.default")
+def _addmm(lw, node, args, kwargs):
+    if kwargs.get("beta", 1) != 1 or kwargs.get("alpha", 1) != 1:
+        lw.fail(node, "aten.addmm with beta or alpha other than 1 is not "
+                      "supported")
+    a, b = lw.tensor(args[1]), lw.tensor(args[2])
+    shape = (a.shape[0], b.shape[1])
+    # y = x W + b in one op: the broadcast bias is the matmul's init.
+    init = lw.expand_to(lw.tensor(args[0]), shape)
+    return lw.b.matmul(a, b, init)
+
+
+@rule("aten.sum.dim_IntList")
+def _sum(lw, node, args, kwargs):
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    if kwargs.get("dtype") is not None:
+        lw.fail(node, "aten.sum with a dtype is not supported")
+    return reduce_sum(lw, args[0], args[1], keepdim)
+
+
+@rule("prims.sum.default")
+def _prims_sum(lw, node, args, kwargs):
+    return reduce_sum(lw, args[0], args[1], False)
+
+
+@rule("aten.sum.default")
+def _sum_all(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    return reduce_sum(lw, x, range(len(x.shape)), False)
+
+
+@rule("aten.amax.default")
+def _amax(lw, node, args, kwargs):
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    return reduce_sum(lw, args[0], args[1], keepdim, "arith.maximumf")
+
+
+@rule("prims.var.default")
+def _var(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    dims = sorted(d % len(x.shape) for d in args[1])
+    correction = kwargs.get("correction", args[2] if len(args) > 2 else 1)
+    count = math.prod(x.shape[d] for d in dims)
+    keep = [1 if i in dims else d for i, d in enumerate(x.shape)]
+    mean = lw.reshape(lw.tensor(lw.binary(reduce_sum(lw, x, dims, False),
+                                          float(count), "arith.divf")), keep)
+    centered = lw.binary(x, mean, "arith.subf")
+    squares = lw.tensor(lw.binary(centered, centered, "arith.mulf"))
+    return lw.binary(reduce_sum(lw, squares, dims, False),
+                     float(count - correction), "arith.divf")
+
+
+def _scaled(lw, value, alpha):
+    return value if alpha == 1 else lw.binary(value, alpha, "arith.mulf",
+                                               "arith.muli")
+
+
+@rule("aten.add.Tensor", "aten.add.Scalar")
+def _add(lw, node, args, kwargs):
+    return lw.binary(args[0], _scaled(lw, args[1], kwargs.get("alpha", 1)),
+                     "arith.addf", "arith.addi")
+
+
+@rule("aten.sub.Tensor", "aten.sub.Scalar")
+def _sub(lw, node, args, kwargs):
+    return lw.binary(args[0], _scaled(lw, args[1], kwargs.get("alpha", 1)),
+                     "arith.subf", "arith.subi")
+
+
+@rule("aten.rsub.Scalar")
+def _rsub(lw, node, args, kwargs):
+    return lw.binary(args[1], _scaled(lw, args[0], kwargs.get("alpha", 1)),
+                     "arith.subf", "arith.subi")
+
+
+@rule("aten.mul.Tensor", "aten.mul.Scalar")
+def _mul(lw, node, args, kwargs):
+    return lw.binary(args[0], args[1], "arith.mulf", "arith.muli")
+
+
+@rule("aten.div.Tensor", "aten.div.Scalar", "prims.div.default")
+def _div(lw, node, args, kwargs):
+    return lw.binary(args[0], args[1], "arith.divf")
+
+
+@rule("aten.maximum.default")
+def _maximum(lw, node, args, kwargs):
+    return lw.binary(args[0], args[1], "arith.maximumf")
+
+
+@rule("aten.minimum.default")
+def _minimum(lw, node, args, kwargs):
+    return lw.binary(args[0], args[1], "arith.minimumf")
+
+
+for _name, _op in [("neg", "arith.negf"), ("exp", "math.exp"),
+                   ("log", "math.log"), ("tanh", "math.tanh"),
+                   ("rsqrt", "math.rsqrt"), ("sqrt", "math.sqrt"),
+                   ("erf", "math.erf"), ("abs", "math.absf"),
+                   ("sin", "math.sin"), ("cos", "math.cos"),
+                   ("log1p", "math.log1p")]:
+    RULES[f"aten.{_name}.default"] = (
+        lambda op: lambda lw, node, args, kwargs: lw.unary(args[0], op))(_op)
+
+
+@rule("aten.reciprocal.default")
+def _reciprocal(lw, node, args, kwargs):
+    return lw.binary(1.0, args[0], "arith.divf")
+
+
+@rule("aten.relu.default")
+def _relu(lw, node, args, kwargs):
+    return lw.binary(args[0], 0.0, "arith.maximumf")
+
+
+@rule("aten.sigmoid.default")
+def _sigmoid(lw, node, args, kwargs):
+    e = lw.unary(lw.unary(args[0], "arith.negf"), "math.exp")
+    return lw.binary(1.0, lw.binary(1.0, e, "arith.addf"), "arith.divf")
+
+
+@rule("aten.pow.Tensor_Scalar")
+def _pow(lw, node, args, kwargs):
+    exponent = args[1]
+    if exponent == 2:
+        x = lw.expr(args[0])
+        return lw.binary(x, x, "arith.mulf")
+    if exponent == 1:
+        return args[0]
+    return lw.binary(args[0], float(exponent), "math.powf")
+
+
+for _name, _pred in [("gt", "ogt"), ("lt", "olt"), ("ge", "oge"),
+                     ("le", "ole"), ("eq", "oeq"), ("ne", "une")]:
+    for _kind in ("Scalar", "Tensor"):
+        RULES[f"aten.{_name}.{_kind}"] = (
+            lambda p: lambda lw, node, args, kwargs:
+            lw.compare(args[0], args[1], p))(_pred)
+
+
+@rule("aten.where.self")
+def _where(lw, node, args, kwargs):
+    return lw.select(args[0], args[1], args[2])
+
+
+@rule("aten.masked_fill.Scalar")
+def _masked_fill(lw, node, args, kwargs):
+    return lw.select(args[1], args[2], args[0])
+
+
+@rule("aten._to_copy.default")
+def _to_copy(lw, node, args, kwargs):
+    dtype = torch_dtype_name(kwargs.get("dtype"), lw.float_type)
+    return lw.convert(args[0], dtype)
+
+
+@rule("prims.convert_element_type.default")
+def _convert_element_type(lw, node, args, kwargs):
+    return lw.convert(args[0], torch_dtype_name(args[1], lw.float_type))
+
+
+@rule("aten.ones_like.default", "aten.zeros_like.default",
+      "aten.full_like.default")
+def _full_like(lw, node, args, kwargs):
+    target = str(node.target)
+    x = args[0]
+    dtype = torch_dtype_name(kwargs.get("dtype"), x.dtype)
+    if target.startswith("aten.ones_like") and x is lw.loss:
+        # d loss / d loss: the backward pass's seed (docs/TrainingStepIR.md).
+        return Expr("seed", dtype, x.shape)
+    value = {"aten.ones_like.default": 1.0,
+             "aten.zeros_like.default": 0.0}.get(target)
+    if value is None:
+        value = args[1]
+    return Expr("const", dtype, x.shape, payload=value)
+
+
+@rule("aten.scalar_tensor.default")
+def _scalar_tensor(lw, node, args, kwargs):
+    dtype = torch_dtype_name(kwargs.get("dtype"), lw.float_type)
+    return Expr.const(args[0], dtype)
+
+
+@rule("aten.nll_loss_forward.default")
+def _nll_loss_forward(lw, node, args, kwargs):
+    logp, target, weight, reduction, ignore = args[:5]
+    _check_nll(lw, node, logp, weight, reduction)
+    logp = lw.tensor(logp)
+    target = lw.tensor(target)
+    rows, classes = logp.shape
+    _note_bound(lw, node, target, classes)
+    one_hot = lw.b.one_hot(target, classes, logp.dtype)
+    picked = lw.write(lw.binary(Expr.leaf(one_hot), Expr.leaf(logp),
+                                "arith.mulf"))
+    total = reduce_sum(lw, picked, [0, 1], False)
+    loss = lw.binary(lw.unary(total, "arith.negf"), float(rows), "arith.divf")
+    return (loss, Expr.const(float(rows), logp.dtype))
+
+
+@rule("aten.nll_loss_backward.default")
+def _nll_loss_backward(lw, node, args, kwargs):
+    grad, logp, target, weight, reduction, ignore, _ = args[:7]
+    _check_nll(lw, node, logp, weight, reduction)
+    target = lw.tensor(target)
+    rows, classes = logp.shape
+    one_hot = lw.b.one_hot(target, classes, logp.dtype)
+    # -onehot * grad / N, the seed (or any 0-d gradient) kept in the map.
+    scaled = lw.binary(lw.expr(grad), float(rows), "arith.divf")
+    return lw.unary(lw.binary(Expr.leaf(one_hot), scaled, "arith.mulf"),
+                    "arith.negf")
+
+
+def _check_nll(lw, node, logp, weight, reduction):
+    if weight is not None:
+        lw.fail(node, "nll_loss with class weights is not supported")
+    if reduction != 1:
+        lw.fail(node, "nll_loss with a reduction other than 'mean' is not "
+                      "supported (the loss is the mean over the batch)")
+    if len(logp.shape) != 2:
+        lw.fail(node, f"nll_loss over a tensor of shape {list(logp.shape)}; "
+                      "expected [N, C] (flatten the batch dimensions first)")
+
+
+def _note_bound(lw, node, target, classes):
+    previous = lw.bounds.get(target.name)
+    if previous is not None and previous != classes:
+        lw.fail(node, f"the targets index {classes} classes here but "
+                      f"{previous} elsewhere")
+    lw.bounds[target.name] = classes
+
+
+def torch_dtype_name(dtype, default):
+    if dtype is None:
+        return default
+    import torch
+    names = {torch.float32: "f32", torch.float64: "f64",
+             torch.bfloat16: "bf16", torch.float16: "f16",
+             torch.int32: "i32", torch.int64: "i32", torch.bool: "i1"}
+    if dtype not in names:
+        raise ImportError_(f"tensors of {dtype} are not supported")
+    return names[dtype]
+
+
+# ---------------------------------------------------------------------------
+# The graph
+# ---------------------------------------------------------------------------
+
+def lower(graph, inputs, float_type, describe):
+    """Lowers `graph` (capture.py) whose placeholders are `inputs`, a list
+    of (Tensor, attribute text) in order. Returns the builder, the results'
+    tensors and the class count bounding each integer input, by name."""
+    lw = Lowering(graph, {}, float_type, describe)
+    placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
+    for node, (tensor, _) in zip(placeholders, inputs):
+        lw.values[node] = tensor
+    output = next(n for n in graph.graph.nodes if n.op == "output")
+    outputs = output.args[0]
+    loss_node = outputs[0]
+
+    import operator
+    for node in graph.graph.nodes:
+        if node.op != "call_function":
+            continue
+        lw.b.loc = describe(node)
+        args = [_lookup(lw, a) for a in node.args]
+        kwargs = {k: _lookup(lw, v) for k, v in node.kwargs.items()}
+        if node.target is operator.getitem:
+            value = args[0][args[1]]
+        else:
+            fn = RULES.get(str(node.target))
+            if fn is None:
+                lw.fail(node, "has no lowering to the training-step op set "
+                              "(docs/ImportTorch.md lists the aten ops that "
+                              "do)")
+            value = fn(lw, node, args, kwargs)
+        if isinstance(value, Expr) and value.kind not in ("const", "seed",
+                                                          "leaf"):
+            # A second reader or a non-elementwise one writes it once.
+            elementwise_users = all(
+                u.op == "call_function" and _is_elementwise(u)
+                for u in node.users)
+            if len(node.users) != 1 or not elementwise_users or \
+                    node is loss_node:
+                value = Expr.leaf(lw.write(value))
+        lw.values[node] = value
+        if node is loss_node:
+            lw.loss = value
+
+    lw.b.loc = None
+    results = []
+    for i, out in enumerate(outputs):
+        value = lw.values.get(out) if out is not None else None
+        results.append(None if value is None else lw.tensor(value))
+    return lw.b, results, lw.bounds
+
+
+ELEMENTWISE = {
+    "aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor",
+    "aten.sub.Scalar", "aten.rsub.Scalar", "aten.mul.Tensor",
+    "aten.mul.Scalar", "aten.div.Tensor", "aten.div.Scalar",
+    "prims.div.default", "prims.broadcast_in_dim.default",
+    "aten.expand.default",
+    "aten.maximum.default", "aten.minimum.default", "aten.neg.default",
+    "aten.exp.default", "aten.log.default", "aten.tanh.default",
+    "aten.rsqrt.default", "aten.sqrt.default", "aten.erf.default",
+    "aten.abs.default", "aten.sin.default", "aten.cos.default",
+    "aten.log1p.default", "aten.reciprocal.default", "aten.relu.default",
+    "aten.sigmoid.default", "aten.pow.Tensor_Scalar", "aten.where.self",
+    "aten.masked_fill.Scalar", "aten._to_copy.default",
+    "prims.convert_element_type.default",
+    "aten.nll_loss_backward.default",
+} | {f"aten.{c}.{k}" for c in ("gt", "lt", "ge", "le", "eq", "ne")
+     for k in ("Scalar", "Tensor")}
+
+
+def _is_elementwise(node):
+    return str(node.target) in ELEMENTWISE
+
+
+def _lookup(lw, a):
+    import torch.fx
+    if isinstance(a, torch.fx.Node):
+        return lw.values[a]
+    if isinstance(a, (list, tuple)):
+        return type(a)(_lookup(lw, x) for x in a)
+    return a

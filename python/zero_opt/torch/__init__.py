@@ -19,7 +19,7 @@ import numpy as np
 from .. import safetensors
 from .ir import Tensor
 from .lower import ImportError_ as ImportError_
-from .lower import lower
+from .lower import constant_mask, lower
 
 __all__ = ["export_train_step", "load_weights", "ImportError_"]
 
@@ -90,13 +90,18 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
         argument(p.shape, dtype, f"zero.param = {_quote(name)}")
     for name, t in aliases.frozen:
         argument(t.shape, dtype, f"zero.param = {_quote(name)}, zero.frozen")
+    masks = [constant_mask(tuple(t.shape), "i1" if t.dtype == torch.bool
+                           else dtype) for _, t in aliases.masks]
     data_args = []
     for key, value in zip(keys, data):
         element = dtype if value.is_floating_point() else "i32"
         data_args.append(argument(value.shape, element,
                                   f"zero.data = {_quote(key)}"))
 
-    builder, results, bounds = lower(graph, inputs, dtype, describe)
+    arguments = len(inputs) - len(data_args)
+    builder, results, bounds = lower(
+        graph, inputs[:arguments] + masks + inputs[arguments:], dtype,
+        describe)
 
     for (tensor, attrs), key, value in zip(inputs[-len(keys):] if keys else [],
                                            keys, data):
@@ -160,11 +165,19 @@ def load_weights(model, path):
 
     tensors, _ = safetensors.read(path)
     aliases = Aliases(model)
+    # Non-persistent buffers are not in the state dict: they stay as they are.
+    persistent = set(model.state_dict())
     state = {}
     for name, tensor in aliases.params + aliases.frozen:
         if name not in tensors:
             raise ImportError_(f"{path}: no tensor '{name}'")
         value = torch.from_numpy(np.array(tensors[name])).to(tensor.dtype)
         for alias in aliases.names[id(tensor)]:
-            state[alias] = value
+            if alias in persistent:
+                state[alias] = value
+    # Causal masks were computed in the step, not trained: the module's own.
+    for name, tensor in aliases.masks:
+        for alias in aliases.names[id(tensor)]:
+            if alias in persistent:
+                state[alias] = tensor
     model.load_state_dict(state, strict=True)

@@ -53,6 +53,7 @@ class Aliases:
     def __init__(self, model):
         self.params = []       # (primary name, tensor), named_parameters order
         self.frozen = []       # (name, tensor): requires_grad False, buffers
+        self.masks = []        # (name, tensor): causal-mask buffers
         self.names = {}        # id(tensor) -> all names
         for prefix, module in model.named_modules(remove_duplicate=False):
             dot = prefix + "." if prefix else ""
@@ -63,7 +64,23 @@ class Aliases:
         for name, p in model.named_parameters():
             (self.params if p.requires_grad else self.frozen).append((name, p))
         for name, b in model.named_buffers():
-            self.frozen.append((name, b))
+            (self.masks if is_causal_mask(b) else self.frozen).append(
+                (name, b))
+
+
+def is_causal_mask(tensor):
+    """Whether `tensor` is torch.tril(torch.ones(S, S)) (float or bool),
+    with any leading unit dimensions."""
+    if tensor.dim() < 2 or tensor.shape[-1] != tensor.shape[-2] or \
+            any(d != 1 for d in tensor.shape[:-2]):
+        return False
+    size = tensor.shape[-1]
+    expected = torch.tril(torch.ones(size, size, dtype=torch.bool))
+    flat = tensor.reshape(size, size)
+    if tensor.dtype == torch.bool:
+        return bool(torch.equal(flat, expected))
+    return tensor.is_floating_point() and bool(torch.equal(flat, expected.to(
+        tensor.dtype)))
 
 
 class ModulePaths:
@@ -124,7 +141,7 @@ def describe(node):
 
 def capture(model, loss_fn, batch, float_dtype):
     """The step's graph, and the inputs in the graph's order: trainable
-    parameters, frozen tensors, then the batch's entries."""
+    parameters, frozen tensors, causal masks, then the batch's entries."""
     aliases = Aliases(model)
     for name, tensor in aliases.frozen:
         if not tensor.is_floating_point():
@@ -135,6 +152,8 @@ def capture(model, loss_fn, batch, float_dtype):
     params = [p.detach().to(float_dtype).requires_grad_()
               for _, p in aliases.params]
     frozen = [t.detach().to(float_dtype) for _, t in aliases.frozen]
+    masks = [t.detach() if t.dtype == torch.bool else t.detach().to(
+        float_dtype) for _, t in aliases.masks]
     keys = list(batch)
     data = []
     for key in keys:
@@ -147,9 +166,9 @@ def capture(model, loss_fn, batch, float_dtype):
 
     def step(*flat):
         mapping = {}
-        tensors = list(flat[:len(params) + len(frozen)])
-        for (_, original), tensor in zip(aliases.params + aliases.frozen,
-                                         tensors):
+        tensors = list(flat[:len(params) + len(frozen) + len(masks)])
+        for (_, original), tensor in zip(
+                aliases.params + aliases.frozen + aliases.masks, tensors):
             for alias in aliases.names[id(original)]:
                 mapping[alias] = tensor
         inputs = dict(zip(keys, flat[len(tensors):]))
@@ -166,7 +185,7 @@ def capture(model, loss_fn, batch, float_dtype):
     try:
         with _recording_tracer(paths):
             graph = proxy_tensor.make_fx(step, decomposition_table=table)(
-                *params, *frozen, *data)
+                *params, *frozen, *masks, *data)
     finally:
         paths.close()
     check_traps(graph)

@@ -66,6 +66,8 @@ class Body:
     def constant(self, value, dtype, seed=False):
         if dtype in FLOAT_TYPES:
             literal = format_float(float(value), dtype)
+        elif dtype == "i1":  # typed by the literal itself
+            return self.op("arith.constant " + ("true" if value else "false"))
         else:
             literal = str(int(value))
         attr = " {zero.backward_seed}" if seed else ""
@@ -190,25 +192,104 @@ class Builder:
 
     def one_hot(self, labels, classes, dtype):
         """[N, classes] of `dtype`: 1 where the column is the row's label."""
-        shape = [labels.shape[0], classes]
+        def body(region, args):
+            index = region.op(f"arith.index_cast {args[0]} : {labels.dtype} "
+                              "to index")
+            column = region.op("linalg.index 1 : index")
+            hit = region.op(f"arith.cmpi eq, {column}, {index} : index")
+            one = region.constant(1.0, dtype)
+            zero = region.constant(0.0, dtype)
+            return region.op(f"arith.select {hit}, {one}, {zero} : {dtype}")
+        return self._generic([labels], [[0]], [labels.shape[0], classes],
+                             dtype, body)
+
+    def _generic(self, inputs, maps, shape, dtype, write_body):
+        """linalg.generic with parallel loops over `shape`: `maps[i]` lists
+        the loop dimensions that index input i; the body gets the inputs'
+        elements and returns the yielded scalar."""
+        rank = len(shape)
+        dims = ", ".join(f"d{i}" for i in range(rank))
+        affine = [f"affine_map<({dims}) -> ({', '.join(f'd{i}' for i in m)})>"
+                  for m in maps]
+        affine.append(f"affine_map<({dims}) -> ({dims})>")
         init = self.empty(shape, dtype)
         out = self._result(shape, dtype)
-        self._emit(
-            f"{out.name} = linalg.generic {{indexing_maps = "
-            f"[affine_map<(d0, d1) -> (d0)>, affine_map<(d0, d1) -> (d0, d1)>], "
-            f"iterator_types = [\"parallel\", \"parallel\"]}} "
-            f"ins({labels.name} : {labels.type}) outs({init.name} : {init.type}) {{")
-        self.lines.append(f"    ^bb0(%label: {labels.dtype}, %out: {dtype}):")
+        iterators = ", ".join(['"parallel"'] * rank)
+        ins = ""
+        if inputs:
+            ins = (f"ins({', '.join(t.name for t in inputs)} : "
+                   f"{', '.join(t.type for t in inputs)}) ")
+        self._emit(f"{out.name} = linalg.generic {{indexing_maps = "
+                   f"[{', '.join(affine)}], iterator_types = [{iterators}]}} "
+                   f"{ins}outs({init.name} : {init.type}) {{")
+        args = [self.fresh("in") for _ in inputs]
+        params = [f"{a}: {t.dtype}" for a, t in zip(args, inputs)]
+        params.append(f"%out: {dtype}")
+        self.lines.append(f"    ^bb0({', '.join(params)}):")
         body = Body(self, "      ")
-        index = body.op(f"arith.index_cast %label : {labels.dtype} to index")
-        column = body.op("linalg.index 1 : index")
-        hit = body.op(f"arith.cmpi eq, {column}, {index} : index")
-        one = body.constant(1.0, dtype)
-        zero = body.constant(0.0, dtype)
-        value = body.op(f"arith.select {hit}, {one}, {zero} : {dtype}")
+        value = write_body(body, args)
         self.lines.extend(body.lines)
         self.lines.append(f"      linalg.yield {value} : {dtype}")
         self.lines.append(f"    }} -> {out.type}")
+        self._end_op()
+        return out
+
+    def causal_mask(self, size, dtype):
+        """[size, size]: 1 on and below the diagonal, 0 above (torch.tril of
+        ones), in `dtype` (float, or i1)."""
+        def body(region, args):
+            row = region.op("linalg.index 0 : index")
+            column = region.op("linalg.index 1 : index")
+            below = region.op(f"arith.cmpi sle, {column}, {row} : index")
+            if dtype == "i1":
+                return below
+            one = region.constant(1.0, dtype)
+            zero = region.constant(0.0, dtype)
+            return region.op(f"arith.select {below}, {one}, {zero} : {dtype}")
+        return self._generic([], [], [size, size], dtype, body)
+
+    def gather_rows(self, table, indices):
+        """[N, H]: row indices[n] of `table` [V, H] (the embedding lookup)."""
+        shape = [indices.shape[0], table.shape[1]]
+        def body(region, args):
+            row = region.op(f"arith.index_cast {args[0]} : {indices.dtype} "
+                            "to index")
+            column = region.op("linalg.index 1 : index")
+            return region.op(f"tensor.extract {table.name}[{row}, {column}] : "
+                             f"{table.type}")
+        return self._generic([indices], [[0]], shape, table.dtype, body)
+
+    def one_hot_transposed(self, indices, classes, dtype):
+        """[classes, N] of `dtype`: 1 where the row is column n's index (the
+        embedding's scatter-add as a matmul, onehot^T x grad)."""
+        shape = [classes, indices.shape[0]]
+        def body(region, args):
+            index = region.op(f"arith.index_cast {args[0]} : {indices.dtype} "
+                              "to index")
+            row = region.op("linalg.index 0 : index")
+            hit = region.op(f"arith.cmpi eq, {row}, {index} : index")
+            one = region.constant(1.0, dtype)
+            zero = region.constant(0.0, dtype)
+            return region.op(f"arith.select {hit}, {one}, {zero} : {dtype}")
+        return self._generic([indices], [[1]], shape, dtype, body)
+
+    def extract_slice(self, x, offsets, sizes):
+        out = self._result(sizes, x.dtype)
+        self._emit(f"{out.name} = tensor.extract_slice {x.name}"
+                   f"[{', '.join(map(str, offsets))}] "
+                   f"[{', '.join(map(str, sizes))}] "
+                   f"[{', '.join('1' for _ in sizes)}] : {x.type} to "
+                   f"{out.type}")
+        self._end_op()
+        return out
+
+    def insert_slice(self, source, dest, offsets):
+        out = self._result(dest.shape, dest.dtype)
+        self._emit(f"{out.name} = tensor.insert_slice {source.name} into "
+                   f"{dest.name}[{', '.join(map(str, offsets))}] "
+                   f"[{', '.join(map(str, source.shape))}] "
+                   f"[{', '.join('1' for _ in source.shape)}] : "
+                   f"{source.type} into {dest.type}")
         self._end_op()
         return out
 

@@ -339,6 +339,177 @@ def _view(lw, node, args, kwargs):
     return lw.reshape(x, shape)
 
 
+@rule("aten._reshape_alias.default")
+def _reshape_alias(lw, node, args, kwargs):
+    # What aten.reshape becomes where a view will do: the strides place the
+    # view in the input's storage, the values are the logical reshape's.
+    return lw.reshape(lw.tensor(args[0]), list(args[1]))
+
+
+@rule("aten.slice.Tensor")
+def _slice(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    rank = len(x.shape)
+    dim = (args[1] if len(args) > 1 else 0) % rank
+    size = x.shape[dim]
+    start = args[2] if len(args) > 2 and args[2] is not None else 0
+    end = args[3] if len(args) > 3 and args[3] is not None else size
+    step = args[4] if len(args) > 4 else 1
+    if step != 1:
+        lw.fail(node, f"a slice with step {step} is not supported")
+    start = min(max(start + size if start < 0 else start, 0), size)
+    end = min(max(end + size if end < 0 else end, start), size)
+    if (start, end) == (0, size):
+        return x
+    offsets = [0] * rank
+    offsets[dim] = start
+    sizes = list(x.shape)
+    sizes[dim] = end - start
+    return lw.b.extract_slice(x, offsets, sizes)
+
+
+@rule("aten.select.int")
+def _select(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    dim = args[1] % len(x.shape)
+    index = args[2] % x.shape[dim]
+    offsets = [0] * len(x.shape)
+    offsets[dim] = index
+    sizes = list(x.shape)
+    sizes[dim] = 1
+    picked = lw.b.extract_slice(x, offsets, sizes)
+    return lw.reshape(picked, x.shape[:dim] + x.shape[dim + 1:])
+
+
+@rule("aten.select_backward.default")
+def _select_backward(lw, node, args, kwargs):
+    grad, sizes, dim, index = args[:4]
+    grad = lw.tensor(grad)
+    dim %= len(sizes)
+    offsets = [0] * len(sizes)
+    offsets[dim] = index % sizes[dim]
+    unit = list(sizes)
+    unit[dim] = 1
+    zeros = lw.b.fill(0.0, list(sizes), grad.dtype)
+    return lw.b.insert_slice(lw.reshape(grad, unit), zeros, offsets)
+
+
+@rule("aten.slice_backward.default")
+def _slice_backward(lw, node, args, kwargs):
+    grad, sizes, dim, start, end, step = args[:6]
+    grad = lw.tensor(grad)
+    dim %= len(sizes)
+    if step != 1:
+        lw.fail(node, f"a slice with step {step} is not supported")
+    start = min(max(start + sizes[dim] if start < 0 else start, 0),
+                sizes[dim])
+    if list(grad.shape) == list(sizes):
+        return grad
+    offsets = [0] * len(sizes)
+    offsets[dim] = start
+    zeros = lw.b.fill(0.0, list(sizes), grad.dtype)
+    return lw.b.insert_slice(grad, zeros, offsets)
+
+
+@rule("aten.split.Tensor", "aten.split_with_sizes.default")
+def _split(lw, node, args, kwargs):
+    x = lw.tensor(args[0])
+    dim = (args[2] if len(args) > 2 else kwargs.get("dim", 0)) % len(x.shape)
+    size = x.shape[dim]
+    if isinstance(args[1], int):
+        sizes = [min(args[1], size - s) for s in range(0, size, args[1])]
+    else:
+        sizes = list(args[1])
+    parts, offset = [], 0
+    for n in sizes:
+        offsets = [0] * len(x.shape)
+        offsets[dim] = offset
+        shape = list(x.shape)
+        shape[dim] = n
+        parts.append(x if n == size else
+                     lw.b.extract_slice(x, offsets, shape))
+        offset += n
+    return parts
+
+
+@rule("aten.cat.default")
+def _cat(lw, node, args, kwargs):
+    parts = [lw.tensor(t) for t in args[0]]
+    dim = (args[1] if len(args) > 1 else kwargs.get("dim", 0)) % len(
+        parts[0].shape)
+    shape = list(parts[0].shape)
+    shape[dim] = sum(t.shape[dim] for t in parts)
+    # The parts cover the destination: its initial contents are never read.
+    out = lw.b.empty(shape, parts[0].dtype)
+    offset = 0
+    for t in parts:
+        offsets = [0] * len(shape)
+        offsets[dim] = offset
+        out = lw.b.insert_slice(t, out, offsets)
+        offset += t.shape[dim]
+    return out
+
+
+class Arange:
+    """aten.arange(n): kept symbolic, since its uses are positions that an
+    embedding reads as a slice of its table."""
+
+    def __init__(self, size):
+        self.size = size
+        self.shape = (size,)
+        self.dtype = "i32"
+
+
+@rule("aten.arange.default", "aten.arange.start")
+def _arange(lw, node, args, kwargs):
+    start, end = (0, args[0]) if len(args) == 1 else (args[0], args[1])
+    if start != 0 or kwargs.get("step", 1) != 1:
+        lw.fail(node, "only arange(n) is supported (positions)")
+    return Arange(end)
+
+
+def _flat_indices(lw, indices):
+    indices = lw.tensor(indices)
+    return lw.reshape(indices, (indices.numel,))
+
+
+@rule("aten.embedding.default")
+def _embedding(lw, node, args, kwargs):
+    table, indices = lw.tensor(args[0]), args[1]
+    if isinstance(indices, Arange):
+        # Positions 0..n-1: the table's first n rows.
+        if indices.size == table.shape[0]:
+            return table
+        return lw.b.extract_slice(table, [0, 0], [indices.size,
+                                                  table.shape[1]])
+    _note_bound(lw, node, lw.tensor(indices), table.shape[0])
+    rows = lw.b.gather_rows(table, _flat_indices(lw, indices))
+    return lw.reshape(rows, tuple(indices.shape) + (table.shape[1],))
+
+
+@rule("aten.embedding_dense_backward.default")
+def _embedding_backward(lw, node, args, kwargs):
+    grad, indices, num_weights, padding_idx, scale = args[:5]
+    if scale:
+        lw.fail(node, "embedding with scale_grad_by_freq is not supported")
+    grad = lw.tensor(grad)
+    hidden = grad.shape[-1]
+    if isinstance(indices, Arange):
+        rows = lw.reshape(grad, (indices.size, hidden))
+        if indices.size == num_weights:
+            return rows
+        zeros = lw.b.fill(0.0, [num_weights, hidden], grad.dtype)
+        return lw.b.insert_slice(rows, zeros, [0, 0])
+    if padding_idx is not None and padding_idx >= 0:
+        lw.fail(node, "embedding with a padding_idx is not supported")
+    flat = _flat_indices(lw, indices)
+    grad = lw.reshape(grad, (flat.shape[0], hidden))
+    # The scatter-add as a matmul: onehot(indices)^T grad.
+    one_hot = lw.b.one_hot_transposed(flat, num_weights, grad.dtype)
+    zeros = lw.b.fill(0.0, [num_weights, hidden], grad.dtype)
+    return lw.b.matmul(one_hot, grad, zeros)
+
+
 @rule("aten.unsqueeze.default")
 def _unsqueeze(lw, node, args, kwargs):
     x = lw.tensor(args[0])
@@ -533,6 +704,15 @@ for _name, _pred in [("gt", "ogt"), ("lt", "olt"), ("ge", "oge"),
             lw.compare(args[0], args[1], p))(_pred)
 
 
+@rule("aten.bitwise_not.default", "aten.logical_not.default")
+def _not(lw, node, args, kwargs):
+    e = lw.expr(args[0])
+    if e.dtype != "i1":
+        lw.fail(node, f"bitwise not of {e.dtype} data is not supported")
+    return lw.pointwise("arith.xori {0}, {1} : i1",
+                        [e, Expr.const(True, "i1")], "i1")
+
+
 @rule("aten.where.self")
 def _where(lw, node, args, kwargs):
     return lw.select(args[0], args[1], args[2])
@@ -617,6 +797,9 @@ def _check_nll(lw, node, logp, weight, reduction):
 
 
 def _note_bound(lw, node, target, classes):
+    """Records that `target`'s values lie in [0, classes): a data
+    argument's bound, where `target` is one (or a reshape of one)."""
+    target = lw.reshaped.get(target.name, target)
     previous = lw.bounds.get(target.name)
     if previous is not None and previous != classes:
         lw.fail(node, f"the targets index {classes} classes here but "
@@ -640,14 +823,25 @@ def torch_dtype_name(dtype, default):
 # The graph
 # ---------------------------------------------------------------------------
 
+def constant_mask(shape, dtype):
+    """Writes a causal-mask buffer (torch.tril of ones, with leading unit
+    dimensions) of `shape` as a generic: a mask is computed, never an
+    argument."""
+    def write(lw):
+        mask = lw.b.causal_mask(shape[-1], dtype)
+        return lw.reshape(mask, shape)
+    return write
+
+
 def lower(graph, inputs, float_type, describe):
     """Lowers `graph` (capture.py) whose placeholders are `inputs`, a list
-    of (Tensor, attribute text) in order. Returns the builder, the results'
+    of (Tensor, attribute text) in order, or for a constant the function
+    that writes it (constant_mask). Returns the builder, the results'
     tensors and the class count bounding each integer input, by name."""
     lw = Lowering(graph, {}, float_type, describe)
     placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
-    for node, (tensor, _) in zip(placeholders, inputs):
-        lw.values[node] = tensor
+    for node, value in zip(placeholders, inputs):
+        lw.values[node] = value(lw) if callable(value) else value[0]
     output = next(n for n in graph.graph.nodes if n.op == "output")
     outputs = output.args[0]
     loss_node = outputs[0]
@@ -702,6 +896,7 @@ ELEMENTWISE = {
     "aten.log1p.default", "aten.reciprocal.default", "aten.relu.default",
     "aten.sigmoid.default", "aten.pow.Tensor_Scalar", "aten.where.self",
     "aten.masked_fill.Scalar", "aten._to_copy.default",
+    "aten.bitwise_not.default", "aten.logical_not.default",
     "prims.convert_element_type.default",
     "aten.nll_loss_backward.default",
 } | {f"aten.{c}.{k}" for c in ("gt", "lt", "ge", "le", "eq", "ne")

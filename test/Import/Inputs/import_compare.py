@@ -19,6 +19,7 @@ weights give.
 import argparse
 import os
 import json
+import re
 import sys
 
 import numpy as np
@@ -73,7 +74,11 @@ def main():
     run([tool("zero-import-torch"), f"{HERE}/models.py:{args.model}",
          "-o", step_ir, "--weights", init, "--dtype", args.dtype])
 
-    # The dataset: `samples` samples like the example batch's.
+    # The dataset: `samples` samples like the example batch's, integer data
+    # below the bound the importer wrote.
+    with open(step_ir) as f:
+        bounds = {m.group(1): int(m.group(2)) for m in re.finditer(
+            r'zero.data = "([^"]+)", zero.data_bound = (\d+)', f.read())}
     model, loss_fn, example = getattr(models, args.model)()
     generator = torch.Generator().manual_seed(args.seed)
     dataset = {}
@@ -82,8 +87,8 @@ def main():
         if value.is_floating_point():
             dataset[key] = torch.randn(shape, generator=generator)
         else:
-            high = int(value.max()) + 1
-            dataset[key] = torch.randint(0, high, shape, generator=generator)
+            dataset[key] = torch.randint(0, bounds[key], shape,
+                                         generator=generator)
     data_flags = []
     for key, value in dataset.items():
         path = os.path.join(args.work, key + ".npy")

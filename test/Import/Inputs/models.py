@@ -31,3 +31,241 @@ def mlp():
     batch = {"inputs": torch.randn(4, 12),
              "labels": torch.randint(0, 5, (4,))}
     return Classifier(), cross_entropy, batch
+
+
+class CausalSelfAttention(nn.Module):
+    def __init__(self, hidden, heads, seq):
+        super().__init__()
+        self.heads = heads
+        self.c_attn = nn.Linear(hidden, 3 * hidden)
+        self.c_proj = nn.Linear(hidden, hidden)
+        # nanoGPT's causal mask: a buffer of ones below the diagonal.
+        self.register_buffer("bias", torch.tril(torch.ones(seq, seq))
+                             .view(1, 1, seq, seq))
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.c_attn(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
+        att = F.softmax(att, dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.c_proj(y)
+
+
+class Block(nn.Module):
+    def __init__(self, hidden, heads, seq):
+        super().__init__()
+        self.ln_1 = nn.LayerNorm(hidden)
+        self.attn = CausalSelfAttention(hidden, heads, seq)
+        self.ln_2 = nn.LayerNorm(hidden)
+        self.mlp = nn.Sequential(nn.Linear(hidden, 4 * hidden),
+                                 nn.GELU(approximate="tanh"),
+                                 nn.Linear(4 * hidden, hidden))
+
+    def forward(self, x):
+        x = x + self.attn(self.ln_1(x))
+        return x + self.mlp(self.ln_2(x))
+
+
+class GPT(nn.Module):
+    """nanoGPT's GPT-2: learned positions, pre-LayerNorm blocks, the LM head
+    tied to the token embedding."""
+
+    def __init__(self, vocab=64, seq=16, hidden=32, heads=4, layers=2):
+        super().__init__()
+        self.wte = nn.Embedding(vocab, hidden)
+        self.wpe = nn.Embedding(seq, hidden)
+        self.h = nn.ModuleList(Block(hidden, heads, seq)
+                               for _ in range(layers))
+        self.ln_f = nn.LayerNorm(hidden)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+        self.lm_head.weight = self.wte.weight
+        for module in self.modules():  # nanoGPT's initialization
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+            if isinstance(module, nn.Linear) and module.bias is not None:
+                nn.init.zeros_(module.bias)
+
+    def forward(self, tokens):
+        positions = torch.arange(tokens.shape[1], device=tokens.device)
+        x = self.wte(tokens) + self.wpe(positions)
+        for block in self.h:
+            x = block(x)
+        return self.lm_head(self.ln_f(x))
+
+
+def language_model_loss(model, batch):
+    logits = model(batch["tokens"])
+    return F.cross_entropy(logits.view(-1, logits.size(-1)),
+                           batch["targets"].view(-1))
+
+
+def gpt():
+    torch.manual_seed(0)
+    batch = {"tokens": torch.randint(0, 64, (2, 16)),
+             "targets": torch.randint(0, 64, (2, 16))}
+    return GPT(), language_model_loss, batch
+
+
+class RMSNorm(nn.Module):
+    def __init__(self, dim, eps=1e-6):
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(dim))
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps) \
+            * self.weight
+
+
+def rotate_half(x):
+    half = x.shape[-1] // 2
+    return torch.cat((-x[..., half:], x[..., :half]), dim=-1)
+
+
+class LlamaAttention(nn.Module):
+    """Grouped-query attention with rotary position embeddings."""
+
+    def __init__(self, hidden, heads, kv_heads, seq):
+        super().__init__()
+        self.heads, self.kv_heads = heads, kv_heads
+        self.head_dim = hidden // heads
+        self.q_proj = nn.Linear(hidden, heads * self.head_dim, bias=False)
+        self.k_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.v_proj = nn.Linear(hidden, kv_heads * self.head_dim, bias=False)
+        self.o_proj = nn.Linear(heads * self.head_dim, hidden, bias=False)
+        inv_freq = 1.0 / (10000 ** (torch.arange(0, self.head_dim, 2).float()
+                                    / self.head_dim))
+        angles = torch.outer(torch.arange(seq).float(), inv_freq)
+        angles = torch.cat((angles, angles), dim=-1)
+        self.register_buffer("cos", angles.cos(), persistent=False)
+        self.register_buffer("sin", angles.sin(), persistent=False)
+        self.register_buffer("mask", torch.tril(torch.ones(seq, seq,
+                                                           dtype=torch.bool)),
+                             persistent=False)
+
+    def forward(self, x):
+        B, T, _ = x.shape
+        q = self.q_proj(x).view(B, T, self.heads, self.head_dim).transpose(1, 2)
+        k = self.k_proj(x).view(B, T, self.kv_heads, self.head_dim) \
+            .transpose(1, 2)
+        v = self.v_proj(x).view(B, T, self.kv_heads, self.head_dim) \
+            .transpose(1, 2)
+        q = q * self.cos + rotate_half(q) * self.sin
+        k = k * self.cos + rotate_half(k) * self.sin
+        repeat = self.heads // self.kv_heads
+        k = k[:, :, None].expand(B, self.kv_heads, repeat, T, self.head_dim) \
+            .reshape(B, self.heads, T, self.head_dim)
+        v = v[:, :, None].expand(B, self.kv_heads, repeat, T, self.head_dim) \
+            .reshape(B, self.heads, T, self.head_dim)
+        scores = q @ k.transpose(-2, -1) / self.head_dim ** 0.5
+        scores = scores.masked_fill(~self.mask, float("-inf"))
+        y = F.softmax(scores, dim=-1) @ v
+        return self.o_proj(y.transpose(1, 2).reshape(B, T, -1))
+
+
+class LlamaBlock(nn.Module):
+    def __init__(self, hidden, heads, kv_heads, seq, ffn):
+        super().__init__()
+        self.input_layernorm = RMSNorm(hidden)
+        self.self_attn = LlamaAttention(hidden, heads, kv_heads, seq)
+        self.post_attention_layernorm = RMSNorm(hidden)
+        self.gate_proj = nn.Linear(hidden, ffn, bias=False)
+        self.up_proj = nn.Linear(hidden, ffn, bias=False)
+        self.down_proj = nn.Linear(ffn, hidden, bias=False)
+
+    def forward(self, x):
+        x = x + self.self_attn(self.input_layernorm(x))
+        h = self.post_attention_layernorm(x)
+        return x + self.down_proj(F.silu(self.gate_proj(h)) * self.up_proj(h))
+
+
+class Llama(nn.Module):
+    """A LLaMA-style decoder: RMSNorm, SiLU-gated MLP, rotary embeddings,
+    grouped-query attention, an untied head."""
+
+    def __init__(self, vocab=64, seq=16, hidden=32, heads=4, kv_heads=2,
+                 layers=2, ffn=48):
+        super().__init__()
+        self.embed_tokens = nn.Embedding(vocab, hidden)
+        self.layers = nn.ModuleList(
+            LlamaBlock(hidden, heads, kv_heads, seq, ffn)
+            for _ in range(layers))
+        self.norm = RMSNorm(hidden)
+        self.lm_head = nn.Linear(hidden, vocab, bias=False)
+        for module in self.modules():
+            if isinstance(module, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(module.weight, std=0.02)
+
+    def forward(self, tokens):
+        x = self.embed_tokens(tokens)
+        for layer in self.layers:
+            x = layer(x)
+        return self.lm_head(self.norm(x))
+
+
+def llama():
+    torch.manual_seed(0)
+    batch = {"tokens": torch.randint(0, 64, (2, 16)),
+             "targets": torch.randint(0, 64, (2, 16))}
+    return Llama(), language_model_loss, batch
+
+
+class EncoderBlock(nn.Module):
+    def __init__(self, hidden, heads):
+        super().__init__()
+        self.norm1 = nn.LayerNorm(hidden)
+        self.attn = nn.MultiheadAttention(hidden, heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(hidden)
+        self.mlp = nn.Sequential(nn.Linear(hidden, 2 * hidden), nn.GELU(),
+                                 nn.Linear(2 * hidden, hidden))
+
+    def forward(self, x):
+        h = self.norm1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class VisionTransformer(nn.Module):
+    """A small ViT: patches by reshape and a linear map (no convolution), a
+    class token, learned positions, nn.MultiheadAttention encoder blocks."""
+
+    def __init__(self, image=8, patch=4, channels=3, hidden=16, heads=2,
+                 layers=2, classes=10):
+        super().__init__()
+        self.patch = patch
+        patches = (image // patch) ** 2
+        self.patch_embed = nn.Linear(channels * patch * patch, hidden)
+        self.cls_token = nn.Parameter(torch.randn(1, 1, hidden) * 0.02)
+        self.pos_embed = nn.Parameter(torch.randn(1, patches + 1, hidden) * 0.02)
+        self.blocks = nn.ModuleList(EncoderBlock(hidden, heads)
+                                    for _ in range(layers))
+        self.norm = nn.LayerNorm(hidden)
+        self.head = nn.Linear(hidden, classes)
+
+    def forward(self, images):
+        B, C, H, W = images.shape
+        p = self.patch
+        x = images.reshape(B, C, H // p, p, W // p, p) \
+            .permute(0, 2, 4, 1, 3, 5).reshape(B, (H // p) * (W // p), C * p * p)
+        x = self.patch_embed(x)
+        x = torch.cat((self.cls_token.expand(B, -1, -1), x), dim=1)
+        x = x + self.pos_embed
+        for block in self.blocks:
+            x = block(x)
+        return self.head(self.norm(x)[:, 0])
+
+
+def classify_images(model, batch):
+    return F.cross_entropy(model(batch["images"]), batch["labels"])
+
+
+def vit():
+    torch.manual_seed(0)
+    batch = {"images": torch.randn(3, 3, 8, 8),
+             "labels": torch.randint(0, 10, (3,))}
+    return VisionTransformer(), classify_images, batch

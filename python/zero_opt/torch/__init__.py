@@ -92,6 +92,8 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
         argument(t.shape, dtype, f"zero.param = {_quote(name)}, zero.frozen")
     masks = [constant_mask(tuple(t.shape), "i1" if t.dtype == torch.bool
                            else dtype) for _, t in aliases.masks]
+    # Unread (capture refuses a read one): nothing to write.
+    masks += [lambda lw: None for _ in aliases.others]
     data_args = []
     for key, value in zip(keys, data):
         element = dtype if value.is_floating_point() else "i32"

@@ -37,7 +37,8 @@ DECOMPOSED = [
     aten.native_layer_norm_backward, aten.threshold_backward, aten.silu,
     aten.silu_backward, aten.sigmoid_backward, aten.tanh_backward,
     aten.mean, aten.var_mean, aten.var, aten.hardtanh, aten.mse_loss,
-    aten.mse_loss_backward, aten.rsub,
+    aten.mse_loss_backward, aten.rsub, aten.native_batch_norm,
+    aten.native_batch_norm_backward,
 ]
 
 RANDOM_OPS = ("bernoulli", "native_dropout", "rand", "randn", "randint",
@@ -54,6 +55,7 @@ class Aliases:
         self.params = []       # (primary name, tensor), named_parameters order
         self.frozen = []       # (name, tensor): requires_grad False, buffers
         self.masks = []        # (name, tensor): causal-mask buffers
+        self.others = []       # (name, tensor): other non-float buffers
         self.names = {}        # id(tensor) -> all names
         for prefix, module in model.named_modules(remove_duplicate=False):
             dot = prefix + "." if prefix else ""
@@ -64,8 +66,16 @@ class Aliases:
         for name, p in model.named_parameters():
             (self.params if p.requires_grad else self.frozen).append((name, p))
         for name, b in model.named_buffers():
-            (self.masks if is_causal_mask(b) else self.frozen).append(
-                (name, b))
+            if is_causal_mask(b):
+                self.masks.append((name, b))
+            elif b.is_floating_point():
+                self.frozen.append((name, b))
+            else:
+                self.others.append((name, b))
+
+    def inputs(self):
+        """Every tensor the step takes before the data, in its order."""
+        return self.params + self.frozen + self.masks + self.others
 
 
 def is_causal_mask(tensor):
@@ -143,17 +153,12 @@ def capture(model, loss_fn, batch, float_dtype):
     """The step's graph, and the inputs in the graph's order: trainable
     parameters, frozen tensors, causal masks, then the batch's entries."""
     aliases = Aliases(model)
-    for name, tensor in aliases.frozen:
-        if not tensor.is_floating_point():
-            raise ImportError_(
-                f"buffer '{name}' is {tensor.dtype}; frozen tensors must be "
-                "float (a mask or index buffer: compute it in forward "
-                "instead)")
     params = [p.detach().to(float_dtype).requires_grad_()
               for _, p in aliases.params]
     frozen = [t.detach().to(float_dtype) for _, t in aliases.frozen]
     masks = [t.detach() if t.dtype == torch.bool else t.detach().to(
         float_dtype) for _, t in aliases.masks]
+    others = [t.detach() for _, t in aliases.others]
     keys = list(batch)
     data = []
     for key in keys:
@@ -166,9 +171,8 @@ def capture(model, loss_fn, batch, float_dtype):
 
     def step(*flat):
         mapping = {}
-        tensors = list(flat[:len(params) + len(frozen) + len(masks)])
-        for (_, original), tensor in zip(
-                aliases.params + aliases.frozen + aliases.masks, tensors):
+        tensors = list(flat[:len(aliases.inputs())])
+        for (_, original), tensor in zip(aliases.inputs(), tensors):
             for alias in aliases.names[id(original)]:
                 mapping[alias] = tensor
         inputs = dict(zip(keys, flat[len(tensors):]))
@@ -185,10 +189,22 @@ def capture(model, loss_fn, batch, float_dtype):
     try:
         with _recording_tracer(paths):
             graph = proxy_tensor.make_fx(step, decomposition_table=table)(
-                *params, *frozen, *masks, *data)
+                *params, *frozen, *masks, *others, *data)
     finally:
         paths.close()
     check_traps(graph)
+    # Non-float buffers other than masks (BatchNorm's batch counter in eval
+    # mode) may be there unread; read, they would be arguments of a type
+    # the contract has no place for.
+    placeholders = [n for n in graph.graph.nodes if n.op == "placeholder"]
+    first = len(params) + len(frozen) + len(masks)
+    for (name, tensor), node in zip(aliases.others,
+                                    placeholders[first:first + len(others)]):
+        if node.users:
+            users = ", ".join(sorted({describe(u) for u in node.users}))
+            raise ImportError_(
+                f"{users}: reads buffer '{name}' of {tensor.dtype}; buffers "
+                "the step reads must be float or a causal mask")
     return graph, aliases, keys, data
 
 
@@ -202,6 +218,11 @@ def check_traps(graph):
         if node.op != "call_function" or not hasattr(node.target, "_schema"):
             continue
         name = node.target._schema.name.split("::")[-1]
+        if name == "index" and any(
+                getattr(i, "meta", {}).get("tensor_meta") is not None and
+                i.meta["tensor_meta"].dtype == torch.bool
+                for i in node.args[1] if i is not None):
+            name = "masked_select"
         if any(name == op or name == op + "_" for op in RANDOM_OPS):
             raise ImportError_(
                 f"{describe(node)}: draws random numbers (dropout in train "

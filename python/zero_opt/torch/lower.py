@@ -116,6 +116,9 @@ class Lowering:
         """`value` written as a Tensor."""
         if isinstance(value, Tensor):
             return value
+        if isinstance(value, Undefined):
+            raise ImportError_(f"{self.describe(self.node)}: reads a tensor "
+                               "that aten.empty left undefined")
         if isinstance(value, Expr):
             if value.kind == "leaf":
                 # A leaf may stand for its tensor broadcast (expand).
@@ -213,8 +216,18 @@ class Lowering:
         shape = broadcast_shapes(*(o.shape for o in operands))
         return Expr(text, dtype or operands[0].dtype, shape, operands)
 
+    def promote(self, ea, eb):
+        """PyTorch's type promotion of a float and an integer operand: the
+        integer one converts."""
+        if ea.kind not in ("const",) and eb.kind not in ("const",):
+            if is_float(ea.dtype) and not is_float(eb.dtype):
+                eb = self.convert(eb, ea.dtype)
+            elif is_float(eb.dtype) and not is_float(ea.dtype):
+                ea = self.convert(ea, eb.dtype)
+        return ea, eb
+
     def binary(self, a, b, float_op, int_op=None):
-        ea, eb = self.expr(a), self.expr(b)
+        ea, eb = self.promote(self.expr(a), self.expr(b))
         dtype = ea.dtype if ea.kind not in ("const",) else eb.dtype
         if eb.kind == "const" and ea.kind != "const":
             eb = Expr.const(eb.payload, ea.dtype)
@@ -228,7 +241,7 @@ class Lowering:
         return self.pointwise(f"{op} {{0}} : {{r}}", [e])
 
     def compare(self, a, b, predicate):
-        ea, eb = self.expr(a), self.expr(b)
+        ea, eb = self.promote(self.expr(a), self.expr(b))
         if eb.kind == "const":
             eb = Expr.const(eb.payload, ea.dtype)
         if ea.kind == "const":
@@ -750,6 +763,38 @@ def _full_like(lw, node, args, kwargs):
     return Expr("const", dtype, x.shape, payload=value)
 
 
+@rule("aten.new_zeros.default", "aten.new_ones.default",
+      "aten.zeros.default", "aten.ones.default", "aten.full.default")
+def _filled(lw, node, args, kwargs):
+    name = str(node.target)
+    shape = args[1] if name.startswith("aten.new_") else args[0]
+    value = (0.0 if "zeros" in name else 1.0 if "ones" in name
+             else args[1])
+    default = args[0].dtype if name.startswith("aten.new_") else \
+        lw.float_type
+    try:
+        dtype = torch_dtype_name(kwargs.get("dtype"), default)
+    except ImportError_:
+        return Undefined(shape)  # a type the step has no use for: unread
+    return Expr("const", dtype, shape, payload=value)
+
+
+@rule("aten.empty.memory_format")
+def _empty(lw, node, args, kwargs):
+    # Decompositions allocate outputs they return unread (BatchNorm's saved
+    # statistics in eval mode); a reader would see undefined values, as in
+    # PyTorch.
+    return Undefined(args[0])
+
+
+class Undefined:
+    """aten.empty's result, which no op may read."""
+
+    def __init__(self, shape):
+        self.shape = tuple(shape)
+        self.dtype = None
+
+
 @rule("aten.scalar_tensor.default")
 def _scalar_tensor(lw, node, args, kwargs):
     dtype = torch_dtype_name(kwargs.get("dtype"), lw.float_type)
@@ -851,6 +896,7 @@ def lower(graph, inputs, float_type, describe):
         if node.op != "call_function":
             continue
         lw.b.loc = describe(node)
+        lw.node = node
         args = [_lookup(lw, a) for a in node.args]
         kwargs = {k: _lookup(lw, v) for k, v in node.kwargs.items()}
         if node.target is operator.getitem:

@@ -153,8 +153,11 @@ Status DataSource::openArrays(const Schedule &schedule,
                             " (the array is " + formatShape(shape) +
                             "), but data argument '" + name + "' of " + step +
                             " is " + formatShape(value.shape) +
-                            ": expected [batch, " +
-                            formatShape(sample).substr(1));
+                            ", whose samples are " +
+                            formatShape(std::vector<int64_t>(
+                                value.shape.begin() + std::min<size_t>(
+                                                          1, value.shape.size()),
+                                value.shape.end())));
     if (file->isFloat() != isFloat(value.dtype))
       return ZERO_ERROR(kInvalidArgument,
                         path + ": " + file->dtype() + " data for " +
@@ -181,8 +184,8 @@ Status DataSource::openArrays(const Schedule &schedule,
                         path + ": " + std::to_string(file->samples()) +
                             " samples, but " + samplesFrom + " has " +
                             std::to_string(samples) +
-                            "; the arrays of one dataset have one sample "
-                            "per row alike");
+                            "; every array of a dataset holds one row per "
+                            "sample");
     samples = file->samples();
     samplesFrom = path;
     auto array = std::make_unique<ArrayArgument>(

@@ -27,12 +27,13 @@ from torch.nn.utils.stateless import _reparametrize_module
 
 aten = torch.ops.aten
 
-# Decomposed into what lower.py knows. Embedding and the negative log
-# likelihood stay whole: 1.13's nll_loss decomposition fails on ignore_index
-# targets, and the embedding's backward decomposes into index_put.
+# Decomposed into what lower.py knows. Embedding, log-softmax and the
+# negative log likelihood stay whole: 1.13's nll_loss decomposition fails on
+# ignore_index targets, the embedding's backward decomposes into index_put,
+# and lower.py writes the cross-entropy as one pattern (the one zero-model
+# writes, with the gradient (softmax - onehot) / N).
 DECOMPOSED = [
-    aten.gelu, aten.gelu_backward, aten._log_softmax,
-    aten._log_softmax_backward_data, aten._softmax,
+    aten.gelu, aten.gelu_backward, aten._softmax,
     aten._softmax_backward_data, aten.native_layer_norm,
     aten.native_layer_norm_backward, aten.threshold_backward, aten.silu,
     aten.silu_backward, aten.sigmoid_backward, aten.tanh_backward,
@@ -101,6 +102,9 @@ class ModulePaths:
     def __init__(self, model):
         self.stack = []
         self.handles = []
+        # Set once the loss is computed: ops outside every module are then
+        # the backward pass's, before it the loss function's.
+        self.backward = False
         for path, module in model.named_modules():
             self.handles.append(module.register_forward_pre_hook(
                 self._enter(path)))
@@ -115,7 +119,9 @@ class ModulePaths:
         self.stack.pop()
 
     def current(self):
-        return self.stack[-1] if self.stack else None
+        if self.stack:
+            return self.stack[-1]
+        return "backward" if self.backward else "loss"
 
     def close(self):
         for h in self.handles:
@@ -130,8 +136,7 @@ def _recording_tracer(paths):
         def create_proxy(self, *args, **kwargs):
             proxy = super().create_proxy(*args, **kwargs)
             path = paths.current()
-            proxy.node.meta["zero_module"] = (
-                "backward" if path is None else (path or "the model"))
+            proxy.node.meta["zero_module"] = path or "the model"
             return proxy
 
     proxy_tensor.PythonKeyTracer = Tracer
@@ -144,8 +149,8 @@ def _recording_tracer(paths):
 def describe(node):
     """Where a node came from: its module path and aten op."""
     module = node.meta.get("zero_module", "the model")
-    place = ("the backward pass" if module == "backward"
-             else f"module '{module}'")
+    place = {"backward": "the backward pass",
+             "loss": "the loss function"}.get(module, f"module '{module}'")
     return f"{place}, {node.target}"
 
 
@@ -178,6 +183,7 @@ def capture(model, loss_fn, batch, float_dtype):
         inputs = dict(zip(keys, flat[len(tensors):]))
         with _reparametrize_module(model, mapping):
             loss = loss_fn(model, inputs)
+        paths.backward = True
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
             raise ImportError_("loss_fn must return the 0-d mean loss")
         grads = torch.autograd.grad(loss, flat[:len(params)],

@@ -55,6 +55,7 @@ class Body:
         self._builder = builder
         self.indent = indent
         self.lines = []
+        self._constants = {}
 
     def op(self, text):
         """Appends `text`, a whole op with its types, and returns its
@@ -64,6 +65,13 @@ class Body:
         return name
 
     def constant(self, value, dtype, seed=False):
+        """A scalar constant, written once per body."""
+        key = (repr(value), dtype, seed)
+        if key not in self._constants:
+            self._constants[key] = self._constant(value, dtype, seed)
+        return self._constants[key]
+
+    def _constant(self, value, dtype, seed):
         if dtype in FLOAT_TYPES:
             literal = format_float(float(value), dtype)
         elif dtype == "i1":  # typed by the literal itself

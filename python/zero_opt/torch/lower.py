@@ -88,6 +88,21 @@ class Expr:
         return Expr("const", dtype, (), payload=value)
 
 
+class Transposed:
+    """A transpose not yet written: where its reader is another transpose
+    the two compose (t(t(W)) is W), so only transposes some other op reads
+    are written, once each, and zero-fold-transposes can fold those that a
+    GEMM reads."""
+
+    def __init__(self, source, perm, loc):
+        self.source = source
+        self.perm = list(perm)
+        self.shape = tuple(source.shape[p] for p in perm)
+        self.dtype = source.dtype
+        self.loc = loc
+        self.written = None
+
+
 def is_float(dtype):
     return dtype in FLOAT_TYPES
 
@@ -103,6 +118,12 @@ class Lowering:
         self.describe = describe           # node -> "module 'fc1', aten.mm"
         self.bounds = {}                   # data Tensor name -> class count
         self.reshaped = {}                 # reshape result name -> source
+        self.reshapes = {}                 # (source name, shape) -> result
+        self.broadcasts = {}               # (name, shape) -> broadcast
+        self.written = {}                  # id(Expr) -> (Expr, Tensor)
+        self.reductions = {}               # (name, dims, combiner) -> Tensor
+        self.masks = {}                    # (size, dtype) -> causal mask
+        self.one_hots = {}                 # (labels, classes, dtype) -> Tensor
         self.loss = None
 
     # -- errors --------------------------------------------------------------
@@ -116,6 +137,14 @@ class Lowering:
         """`value` written as a Tensor."""
         if isinstance(value, Tensor):
             return value
+        if isinstance(value, Transposed):
+            if value.written is None:
+                loc, self.b.loc = self.b.loc, value.loc
+                value.written = self.b.transpose(value.source, value.perm)
+                self.b.loc = loc
+            return value.written
+        if isinstance(value, LogSoftmax):
+            return self.write(value.expr(self))
         if isinstance(value, Undefined):
             raise ImportError_(f"{self.describe(self.node)}: reads a tensor "
                                "that aten.empty left undefined")
@@ -129,17 +158,47 @@ class Lowering:
     def expr(self, value, dtype=None):
         if isinstance(value, Expr):
             return value
-        if isinstance(value, Tensor):
-            return Expr.leaf(value)
+        if isinstance(value, (Tensor, Transposed)):
+            return Expr.leaf(self.tensor(value))
+        if isinstance(value, LogSoftmax):
+            return value.expr(self)
         if isinstance(value, (bool, int, float)):
             return Expr.const(value, dtype or self.float_type)
         raise TypeError(f"not an elementwise operand: {value!r}")
 
+    def one_hot(self, labels, classes, dtype):
+        """The labels' one-hot rows, written once: the cross-entropy's
+        forward and backward read the same (as zero-model's step does)."""
+        key = (labels.name, classes, dtype)
+        if key not in self.one_hots:
+            self.one_hots[key] = self.b.one_hot(labels, classes, dtype)
+        return self.one_hots[key]
+
+    def transpose(self, x, perm):
+        """`x` with its dimensions permuted, written where read."""
+        if isinstance(x, Transposed):
+            perm = [x.perm[p] for p in perm]
+            x = x.source
+        else:
+            x = self.tensor(x)
+        if perm == sorted(perm):
+            return x
+        return Transposed(x, perm, self.b.loc)
+
     def expand_to(self, x, shape):
-        """`x` broadcast to `shape` by PyTorch's rules."""
+        """`x` broadcast to `shape` by PyTorch's rules, written once per
+        tensor and shape for the node being lowered (a broadcast kept for
+        a later node would keep its bytes live until then; writing it again
+        costs less)."""
         shape = tuple(shape)
         if x.shape == shape:
             return x
+        key = (x.name, shape)
+        if key not in self.broadcasts:
+            self.broadcasts[key] = self._expand_to(x, shape)
+        return self.broadcasts[key]
+
+    def _expand_to(self, x, shape):
         offset = len(shape) - len(x.shape)
         kept = [i for i, d in enumerate(x.shape) if d == shape[i + offset]]
         if len(kept) != len(x.shape):
@@ -154,9 +213,13 @@ class Lowering:
         x = self.reshaped.get(x.name, x)
         if x.shape == shape:
             return x
-        out = self._reshape(x, shape)
-        self.reshaped[out.name] = x
-        return out
+        # A view: the same reshape of the same tensor is written once.
+        key = (x.name, shape)
+        if key not in self.reshapes:
+            out = self._reshape(x, shape)
+            self.reshaped[out.name] = x
+            self.reshapes[key] = out
+        return self.reshapes[key]
 
     def _reshape(self, x, shape):
         groups = coarsen(x.shape, shape)
@@ -169,7 +232,13 @@ class Lowering:
         return self._reshape(flat, shape)
 
     def write(self, root):
-        """Writes expression `root` as one linalg.map."""
+        """Writes expression `root` as one linalg.map (once: a second
+        reader gets the same tensor)."""
+        if id(root) not in self.written:
+            self.written[id(root)] = (root, self._write(root))
+        return self.written[id(root)][1]
+
+    def _write(self, root):
         leaves = []
         def collect(e):
             if e.kind == "leaf":
@@ -281,10 +350,15 @@ class Lowering:
 
 
 def reduce_sum(lw, x, dims, keepdim, combiner="arith.addf"):
+    """Reduces `dims` of `x`; a reduction the graph repeats (the mean a
+    variance recomputes) is written once: its result is small."""
     x = lw.tensor(x)
     rank = len(x.shape)
     dims = sorted({d % rank for d in dims}) if rank else []
-    out = lw.b.reduce(x, dims, combiner) if dims else x
+    key = (x.name, tuple(dims), combiner)
+    if key not in lw.reductions:
+        lw.reductions[key] = lw.b.reduce(x, dims, combiner) if dims else x
+    out = lw.reductions[key]
     if keepdim:
         shape = [1 if i in dims else d for i, d in enumerate(x.shape)]
         out = lw.reshape(out, shape)
@@ -314,31 +388,28 @@ def _identity(lw, node, args, kwargs):
 
 @rule("aten.t.default")
 def _t(lw, node, args, kwargs):
-    x = lw.tensor(args[0])
+    x = args[0]
     if len(x.shape) < 2:
         return x
-    return lw.b.transpose(x, [1, 0])
+    return lw.transpose(x, [1, 0])
 
 
 @rule("aten.transpose.int")
 def _transpose(lw, node, args, kwargs):
-    x = lw.tensor(args[0])
+    x = args[0]
     rank = len(x.shape)
     a, b = args[1] % rank, args[2] % rank
     if a == b:
         return x
     perm = list(range(rank))
     perm[a], perm[b] = perm[b], perm[a]
-    return lw.b.transpose(x, perm)
+    return lw.transpose(x, perm)
 
 
 @rule("aten.permute.default")
 def _permute(lw, node, args, kwargs):
-    x = lw.tensor(args[0])
-    perm = [d % len(x.shape) for d in args[1]]
-    if perm == sorted(perm):
-        return x
-    return lw.b.transpose(x, perm)
+    x = args[0]
+    return lw.transpose(x, [d % len(x.shape) for d in args[1]])
 
 
 @rule("aten.view.default", "aten._unsafe_view.default",
@@ -801,18 +872,76 @@ def _scalar_tensor(lw, node, args, kwargs):
     return Expr.const(args[0], dtype)
 
 
+class LogSoftmax:
+    """log_softmax(x) over the last dimension, kept as its parts: the row
+    maximum m, e = exp(x - m) and its row sum s; log p = x - m - log s.
+    The cross-entropy reads these, never a written [N, C] log p (the
+    gradient is e / s - onehot)."""
+
+    def __init__(self, lw, x):
+        self.x = lw.tensor(x)
+        self.shape, self.dtype = self.x.shape, self.x.dtype
+        last = len(self.shape) - 1
+        self.rowmax = lw.reshape(reduce_sum(lw, self.x, [last], False,
+                                            "arith.maximumf"),
+                                 self.shape[:-1] + (1,))
+        self.e = lw.tensor(lw.unary(lw.binary(self.x, self.rowmax,
+                                              "arith.subf"), "math.exp"))
+        self.rowsum = lw.reshape(reduce_sum(lw, self.e, [last], False),
+                                 self.shape[:-1] + (1,))
+
+    def expr(self, lw):
+        shifted = lw.binary(self.x, self.rowmax, "arith.subf")
+        return lw.binary(shifted, lw.unary(self.rowsum, "math.log"),
+                         "arith.subf")
+
+
+@rule("aten._log_softmax.default")
+def _log_softmax(lw, node, args, kwargs):
+    x, dim = args[0], args[1]
+    if dim % len(x.shape) != len(x.shape) - 1:
+        lw.fail(node, "log_softmax over a dimension other than the last is "
+                      "not supported")
+    return LogSoftmax(lw, x)
+
+
+@rule("aten._log_softmax_backward_data.default")
+def _log_softmax_backward(lw, node, args, kwargs):
+    grad, output = args[0], args[1]
+    softmax = lw.binary(output.e, output.rowsum, "arith.divf")
+    # grad - softmax * rowsum(grad); the cross-entropy's gradient sums to
+    # -g / N over each row exactly (one nonzero), so no reduction reads it.
+    total = getattr(grad, "row_sum", None)
+    if total is None:
+        last = len(output.shape) - 1
+        total = lw.reshape(reduce_sum(lw, grad, [last], False),
+                           output.shape[:-1] + (1,))
+    return lw.binary(grad, lw.binary(softmax, total, "arith.mulf"),
+                     "arith.subf")
+
+
 @rule("aten.nll_loss_forward.default")
 def _nll_loss_forward(lw, node, args, kwargs):
     logp, target, weight, reduction, ignore = args[:5]
     _check_nll(lw, node, logp, weight, reduction)
-    logp = lw.tensor(logp)
-    target = lw.tensor(target)
     rows, classes = logp.shape
+    target = lw.tensor(target)
     _note_bound(lw, node, target, classes)
-    one_hot = lw.b.one_hot(target, classes, logp.dtype)
-    picked = lw.write(lw.binary(Expr.leaf(one_hot), Expr.leaf(logp),
-                                "arith.mulf"))
-    total = reduce_sum(lw, picked, [0, 1], False)
+    one_hot = lw.one_hot(target, classes, logp.dtype)
+    if isinstance(logp, LogSoftmax):
+        # Each row's log p at its label, (x[t] - m) - log s, computed per
+        # row as PyTorch computes it per element: one exp per element
+        # (in e), one log per row.
+        x_at = lw.reshape(reduce_sum(
+            lw, lw.binary(Expr.leaf(one_hot), logp.x, "arith.mulf"), [1],
+            False), (rows, 1))
+        picked = lw.tensor(lw.binary(
+            lw.binary(x_at, logp.rowmax, "arith.subf"),
+            lw.unary(logp.rowsum, "math.log"), "arith.subf"))
+    else:
+        picked = lw.write(lw.binary(Expr.leaf(one_hot), lw.expr(logp),
+                                    "arith.mulf"))
+    total = reduce_sum(lw, picked, range(len(picked.shape)), False)
     loss = lw.binary(lw.unary(total, "arith.negf"), float(rows), "arith.divf")
     return (loss, Expr.const(float(rows), logp.dtype))
 
@@ -823,11 +952,14 @@ def _nll_loss_backward(lw, node, args, kwargs):
     _check_nll(lw, node, logp, weight, reduction)
     target = lw.tensor(target)
     rows, classes = logp.shape
-    one_hot = lw.b.one_hot(target, classes, logp.dtype)
+    one_hot = lw.one_hot(target, classes, logp.dtype)
     # -onehot * grad / N, the seed (or any 0-d gradient) kept in the map.
     scaled = lw.binary(lw.expr(grad), float(rows), "arith.divf")
-    return lw.unary(lw.binary(Expr.leaf(one_hot), scaled, "arith.mulf"),
-                    "arith.negf")
+    result = lw.unary(lw.binary(Expr.leaf(one_hot), scaled, "arith.mulf"),
+                      "arith.negf")
+    # Each row holds one nonzero: its sum is exactly that entry's value.
+    result.row_sum = lw.unary(scaled, "arith.negf")
+    return result
 
 
 def _check_nll(lw, node, logp, weight, reduction):
@@ -873,8 +1005,10 @@ def constant_mask(shape, dtype):
     dimensions) of `shape` as a generic: a mask is computed, never an
     argument."""
     def write(lw):
-        mask = lw.b.causal_mask(shape[-1], dtype)
-        return lw.reshape(mask, shape)
+        key = (shape[-1], dtype)
+        if key not in lw.masks:  # every layer's buffer holds the same mask
+            lw.masks[key] = lw.b.causal_mask(shape[-1], dtype)
+        return lw.reshape(lw.masks[key], shape)
     return write
 
 
@@ -892,11 +1026,13 @@ def lower(graph, inputs, float_type, describe):
     loss_node = outputs[0]
 
     import operator
+    sinks = find_sinks(graph, loss_node)
     for node in graph.graph.nodes:
         if node.op != "call_function":
             continue
         lw.b.loc = describe(node)
         lw.node = node
+        lw.broadcasts.clear()
         args = [_lookup(lw, a) for a in node.args]
         kwargs = {k: _lookup(lw, v) for k, v in node.kwargs.items()}
         if node.target is operator.getitem:
@@ -910,11 +1046,16 @@ def lower(graph, inputs, float_type, describe):
             value = fn(lw, node, args, kwargs)
         if isinstance(value, Expr) and value.kind not in ("const", "seed",
                                                           "leaf"):
-            # A second reader or a non-elementwise one writes it once.
+            # Written as a map where a non-elementwise op reads it, or where
+            # several read an expression too large to compute in each of
+            # them (Inductor's rule: recomputing a few elementwise ops costs
+            # less than a tensor's round trip through memory).
             elementwise_users = all(
                 u.op == "call_function" and _is_elementwise(u)
                 for u in node.users)
-            if len(node.users) != 1 or not elementwise_users or \
+            shared = len(node.users) > 1 and sinks.get(node) is None and \
+                expression_size(value) > INLINED_EXPRESSION_LIMIT
+            if not node.users or not elementwise_users or shared or \
                     node is loss_node:
                 value = Expr.leaf(lw.write(value))
         lw.values[node] = value
@@ -927,6 +1068,58 @@ def lower(graph, inputs, float_type, describe):
         value = lw.values.get(out) if out is not None else None
         results.append(None if value is None else lw.tensor(value))
     return lw.b, results, lw.bounds
+
+
+def find_sinks(graph, loss_node):
+    """For each node, the node whose map computes it: itself where an op
+    other than an elementwise one reads it (or it is the loss), else the
+    one sink all its readers share, or None where they end in different
+    maps. An expression whose readers share a sink is computed once there,
+    in one body, however many of them read it."""
+    sinks = {}
+    for node in reversed(list(graph.graph.nodes)):
+        if node.op != "call_function":
+            continue
+        users = list(node.users)
+        if not users or node is loss_node or \
+                not all(_fuses_into_map(u) for u in users):
+            sinks[node] = node
+            continue
+        readers = {sinks.get(u, u) for u in users}
+        sinks[node] = readers.pop() if len(readers) == 1 else None
+    return sinks
+
+
+def _fuses_into_map(node):
+    """Whether `node` computes its operands in its own map's body (an
+    expand or broadcast writes its operand as a tensor first)."""
+    return node.op == "call_function" and _is_elementwise(node) and \
+        str(node.target) not in ("aten.expand.default",
+                                 "prims.broadcast_in_dim.default")
+
+
+# The ops an expression read by several elementwise ops may hold and still
+# be computed in each of them: a few arithmetic ops, no transcendental
+# function (a tanh costs tens of adds).
+INLINED_EXPRESSION_LIMIT = 3
+
+
+def expression_size(e, limit=INLINED_EXPRESSION_LIMIT, shape=None):
+    """The ops a map computes for `e` (repeated subexpressions counted each
+    time, as the reader's body repeats them); a transcendental function, or
+    a leaf that would be broadcast (a full-sized copy), counts past
+    `limit`, and counting stops there."""
+    shape = e.shape if shape is None else shape
+    if e.kind == "leaf":
+        return 0 if e.payload.shape == shape else limit + 1
+    if e.kind in ("const", "seed"):
+        return 0
+    size = limit + 1 if e.kind.startswith("math.") else 1
+    for o in e.operands:
+        if size > limit:
+            break
+        size += expression_size(o, limit, shape)
+    return size
 
 
 ELEMENTWISE = {
@@ -944,7 +1137,7 @@ ELEMENTWISE = {
     "aten.masked_fill.Scalar", "aten._to_copy.default",
     "aten.bitwise_not.default", "aten.logical_not.default",
     "prims.convert_element_type.default",
-    "aten.nll_loss_backward.default",
+    "aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default",
 } | {f"aten.{c}.{k}" for c in ("gt", "lt", "ge", "le", "eq", "ne")
      for k in ("Scalar", "Tensor")}
 

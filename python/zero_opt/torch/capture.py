@@ -214,6 +214,46 @@ def capture(model, loss_fn, batch, float_dtype):
     return graph, aliases, keys, data
 
 
+def _is_in_place(node):
+    return node.op == "call_function" and hasattr(node.target, "_schema") \
+        and node.target._schema.is_mutable
+
+
+VIEW_OPS = ("view", "_reshape_alias", "_unsafe_view", "reshape", "slice",
+            "select", "t", "transpose", "permute", "expand", "unsqueeze",
+            "squeeze", "detach", "alias", "as_strided")
+
+
+def _aliases_input(node):
+    """Whether `node` is an input of the step, or a view of one."""
+    while node.op == "call_function" and hasattr(node.target, "_schema") \
+            and node.target._schema.name.split("::")[-1] in VIEW_OPS:
+        node = node.args[0]
+    return node.op == "placeholder"
+
+
+def _writes_temporary(node):
+    """Whether in-place op `node` writes a temporary that no view shares
+    and nothing reads after it but through `node` (the backward pass's
+    masked_fill_ of a fresh gradient): lowered as the functional op, its
+    readers see the same values."""
+    target = node.args[0] if node.args else None
+    if not hasattr(target, "op") or _aliases_input(target):
+        return False
+    if target.op == "call_function" and hasattr(target.target, "_schema") \
+            and target.target._schema.name.split("::")[-1] in VIEW_OPS:
+        return False
+    order = {n: i for i, n in enumerate(node.graph.nodes)}
+    for user in target.users:
+        if user is node:
+            continue
+        if order[user] > order[node] or (
+                hasattr(user.target, "_schema") and
+                user.target._schema.name.split("::")[-1] in VIEW_OPS):
+            return False
+    return True
+
+
 def check_traps(graph):
     for node in graph.graph.nodes:
         if node.op == "get_attr":
@@ -238,7 +278,7 @@ def check_traps(graph):
             raise ImportError_(
                 f"{describe(node)}: its result's shape depends on the data "
                 "(boolean-mask indexing?); the step's shapes must be static")
-        if node.target._schema.is_mutable:
+        if _is_in_place(node) and not _writes_temporary(node):
             raise ImportError_(
                 f"{describe(node)}: writes its input in place (a buffer "
                 "updated in forward, as BatchNorm's running statistics in "

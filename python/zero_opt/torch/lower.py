@@ -248,8 +248,11 @@ class Lowering:
                 collect(o)
         collect(root)
         if not leaves:
-            # A constant expression: a fill of its value.
-            return self.b.fill(self.fold(root), root.shape, root.dtype)
+            if root.kind in ("const", "seed"):
+                return self.b.fill(self.fold(root), root.shape, root.dtype)
+            # Ops on constants only (exp of a filled tensor): the first
+            # constant becomes a filled tensor, the map's one input.
+            return self._write(self._with_filled_constant(root))
         inputs = [self.expand_to(t, root.shape) for t in leaves]
 
         def body(region, args):
@@ -273,6 +276,20 @@ class Lowering:
             return emit(root)
         return self.b.map(inputs, root.shape, root.dtype, body)
 
+    def _with_filled_constant(self, root):
+        done = []
+
+        def rebuild(e):
+            if e.kind in ("const", "seed") and not done:
+                done.append(e)
+                return Expr.leaf(self.b.fill(self.fold(e), root.shape,
+                                             e.dtype))
+            if not e.operands:
+                return e
+            return Expr(e.kind, e.dtype, e.shape,
+                        [rebuild(o) for o in e.operands], e.payload)
+        return rebuild(root)
+
     def fold(self, e):
         if e.kind in ("const", "seed"):
             return 1.0 if e.kind == "seed" else e.payload
@@ -286,13 +303,17 @@ class Lowering:
         return Expr(text, dtype or operands[0].dtype, shape, operands)
 
     def promote(self, ea, eb):
-        """PyTorch's type promotion of a float and an integer operand: the
-        integer one converts."""
+        """PyTorch's type promotion of two tensor operands: an integer one
+        converts to the other's float type, the narrower float to the
+        wider."""
         if ea.kind not in ("const",) and eb.kind not in ("const",):
             if is_float(ea.dtype) and not is_float(eb.dtype):
                 eb = self.convert(eb, ea.dtype)
             elif is_float(eb.dtype) and not is_float(ea.dtype):
                 ea = self.convert(ea, eb.dtype)
+            elif is_float(ea.dtype) and ea.dtype != eb.dtype:
+                wider = max(ea.dtype, eb.dtype, key=FLOAT_TYPES.index)
+                ea, eb = self.convert(ea, wider), self.convert(eb, wider)
         return ea, eb
 
     def binary(self, a, b, float_op, int_op=None):
@@ -380,8 +401,7 @@ def rule(*names):
     return register
 
 
-@rule("aten.detach.default", "aten.clone.default", "aten.alias.default",
-      "aten.lift_fresh_copy.default", "aten.contiguous.default")
+@rule("aten.detach.default", "aten.clone.default")
 def _identity(lw, node, args, kwargs):
     return args[0]
 
@@ -412,8 +432,7 @@ def _permute(lw, node, args, kwargs):
     return lw.transpose(x, [d % len(x.shape) for d in args[1]])
 
 
-@rule("aten.view.default", "aten._unsafe_view.default",
-      "aten.reshape.default")
+@rule("aten.view.default", "aten._unsafe_view.default")
 def _view(lw, node, args, kwargs):
     x = lw.tensor(args[0])
     shape = list(args[1])
@@ -544,12 +563,9 @@ class Arange:
         self.dtype = "i32"
 
 
-@rule("aten.arange.default", "aten.arange.start")
+@rule("aten.arange.default")
 def _arange(lw, node, args, kwargs):
-    start, end = (0, args[0]) if len(args) == 1 else (args[0], args[1])
-    if start != 0 or kwargs.get("step", 1) != 1:
-        lw.fail(node, "only arange(n) is supported (positions)")
-    return Arange(end)
+    return Arange(args[0])
 
 
 def _flat_indices(lw, indices):
@@ -717,12 +733,6 @@ def _sub(lw, node, args, kwargs):
                      "arith.subf", "arith.subi")
 
 
-@rule("aten.rsub.Scalar")
-def _rsub(lw, node, args, kwargs):
-    return lw.binary(args[1], _scaled(lw, args[0], kwargs.get("alpha", 1)),
-                     "arith.subf", "arith.subi")
-
-
 @rule("aten.mul.Tensor", "aten.mul.Scalar")
 def _mul(lw, node, args, kwargs):
     return lw.binary(args[0], args[1], "arith.mulf", "arith.muli")
@@ -797,6 +807,15 @@ def _not(lw, node, args, kwargs):
                         [e, Expr.const(True, "i1")], "i1")
 
 
+@rule("aten.bitwise_and.Tensor")
+def _and(lw, node, args, kwargs):
+    a, b = lw.expr(args[0]), lw.expr(args[1])
+    if a.dtype != "i1" or b.dtype != "i1":
+        lw.fail(node, f"bitwise and of {a.dtype} and {b.dtype} data is not "
+                      "supported (only of masks)")
+    return lw.pointwise("arith.andi {0}, {1} : i1", [a, b], "i1")
+
+
 @rule("aten.where.self")
 def _where(lw, node, args, kwargs):
     return lw.select(args[0], args[1], args[2])
@@ -834,13 +853,11 @@ def _full_like(lw, node, args, kwargs):
     return Expr("const", dtype, x.shape, payload=value)
 
 
-@rule("aten.new_zeros.default", "aten.new_ones.default",
-      "aten.zeros.default", "aten.ones.default", "aten.full.default")
+@rule("aten.new_zeros.default", "aten.zeros.default")
 def _filled(lw, node, args, kwargs):
     name = str(node.target)
     shape = args[1] if name.startswith("aten.new_") else args[0]
-    value = (0.0 if "zeros" in name else 1.0 if "ones" in name
-             else args[1])
+    value = 0.0
     default = args[0].dtype if name.startswith("aten.new_") else \
         lw.float_type
     try:
@@ -1038,7 +1055,8 @@ def lower(graph, inputs, float_type, describe):
         if node.target is operator.getitem:
             value = args[0][args[1]]
         else:
-            fn = RULES.get(str(node.target))
+            fn = RULES.get(str(node.target)) or RULES.get(
+                _functional_name(node))
             if fn is None:
                 lw.fail(node, "has no lowering to the training-step op set "
                               "(docs/ImportTorch.md lists the aten ops that "
@@ -1124,7 +1142,7 @@ def expression_size(e, limit=INLINED_EXPRESSION_LIMIT, shape=None):
 
 ELEMENTWISE = {
     "aten.add.Tensor", "aten.add.Scalar", "aten.sub.Tensor",
-    "aten.sub.Scalar", "aten.rsub.Scalar", "aten.mul.Tensor",
+    "aten.sub.Scalar", "aten.mul.Tensor",
     "aten.mul.Scalar", "aten.div.Tensor", "aten.div.Scalar",
     "prims.div.default", "prims.broadcast_in_dim.default",
     "aten.expand.default",
@@ -1136,14 +1154,26 @@ ELEMENTWISE = {
     "aten.sigmoid.default", "aten.pow.Tensor_Scalar", "aten.where.self",
     "aten.masked_fill.Scalar", "aten._to_copy.default",
     "aten.bitwise_not.default", "aten.logical_not.default",
+    "aten.bitwise_and.Tensor",
     "prims.convert_element_type.default",
     "aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default",
 } | {f"aten.{c}.{k}" for c in ("gt", "lt", "ge", "le", "eq", "ne")
      for k in ("Scalar", "Tensor")}
 
 
+def _functional_name(node):
+    """aten.masked_fill_.Scalar -> aten.masked_fill.Scalar: an in-place op
+    that capture.py let through writes a temporary, and is lowered as its
+    functional form."""
+    parts = str(node.target).split(".")
+    if len(parts) == 3 and parts[1].endswith("_"):
+        return ".".join((parts[0], parts[1][:-1], parts[2]))
+    return None
+
+
 def _is_elementwise(node):
-    return str(node.target) in ELEMENTWISE
+    return str(node.target) in ELEMENTWISE or \
+        _functional_name(node) in ELEMENTWISE
 
 
 def _lookup(lw, a):

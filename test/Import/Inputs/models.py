@@ -269,3 +269,48 @@ def vit():
     batch = {"images": torch.randn(3, 3, 8, 8),
              "labels": torch.randint(0, 10, (3,))}
     return VisionTransformer(), classify_images, batch
+
+
+class Elementwise(nn.Module):
+    """A regression model that reads its activations through the rest of
+    the elementwise and shape ops the importer lowers: comparisons, where,
+    logical not, abs, maximum and minimum, log and log1p, sin and cos,
+    rsub, scalar subtraction, filled tensors, reshape, permute and
+    split_with_sizes. Every op is per sample (a statistic over the batch
+    would differ between one process's batch and each rank's part of
+    it)."""
+
+    def __init__(self, features=6, hidden=8):
+        super().__init__()
+        self.fc1 = nn.Linear(features, hidden)
+        self.fc2 = nn.Linear(hidden, 1)
+
+    def forward(self, x):
+        h = self.fc1(x)
+        positive = h > 0
+        small = torch.logical_not(h.abs() >= 2.0)
+        h = torch.where(positive & small, h, h.sin() * 0.5)
+        h = torch.maximum(h, torch.full_like(h, -1.0)) + torch.minimum(
+            h.cos(), torch.ones_like(h))
+        h = h + torch.log1p(h * h) - 0.5 * torch.log(h * h + 1.0) \
+            + (1.0 - h) * 0.25 - 0.5
+        a, b = torch.split(h, [3, 5], dim=1)
+        h = torch.cat((b, a), dim=1).reshape(-1, 2, 4).permute(0, 2, 1) \
+            .reshape(-1, 8)
+        h = h + torch.zeros(h.shape) + h.lt(h.mean(1, keepdim=True)).float() \
+            * 0.25 - h.ne(h).float()
+        return self.fc2(h).squeeze(1) + 0.01 * h.sum(1)
+
+
+def mean_squared_error(model, batch):
+    """MSE, plus a penalty on the predictions summed over the batch (a sum
+    over every element) divided by its size: a mean over the samples."""
+    predictions = model(batch["inputs"])
+    return F.mse_loss(predictions, batch["targets"]) + \
+        0.1 * (predictions ** 2).sum() / predictions.shape[0]
+
+
+def elementwise():
+    torch.manual_seed(0)
+    batch = {"inputs": torch.randn(4, 6), "targets": torch.randn(4)}
+    return Elementwise(), mean_squared_error, batch

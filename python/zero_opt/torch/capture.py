@@ -27,15 +27,15 @@ from torch.nn.utils.stateless import _reparametrize_module
 
 aten = torch.ops.aten
 
-# Decomposed into what lower.py knows. Embedding, log-softmax and the
-# negative log likelihood stay whole: 1.13's nll_loss decomposition fails on
-# ignore_index targets, the embedding's backward decomposes into index_put,
-# and lower.py writes the cross-entropy as one pattern (the one zero-model
-# writes, with the gradient (softmax - onehot) / N).
+# Decomposed into what lower.py knows. Embedding, log-softmax, the negative
+# log likelihood and LayerNorm stay whole: 1.13's nll_loss decomposition
+# fails on ignore_index targets, the embedding's backward decomposes into
+# index_put, and lower.py writes the cross-entropy and LayerNorm as
+# zero-model does (the gradient (softmax - onehot) / N; x_hat saved for the
+# backward pass).
 DECOMPOSED = [
     aten.gelu, aten.gelu_backward, aten._softmax,
-    aten._softmax_backward_data, aten.native_layer_norm,
-    aten.native_layer_norm_backward, aten.threshold_backward, aten.silu,
+    aten._softmax_backward_data, aten.threshold_backward, aten.silu,
     aten.silu_backward, aten.sigmoid_backward, aten.tanh_backward,
     aten.mean, aten.var_mean, aten.var, aten.hardtanh, aten.mse_loss,
     aten.mse_loss_backward, aten.rsub, aten.native_batch_norm,

@@ -124,6 +124,7 @@ class Lowering:
         self.reductions = {}               # (name, dims, combiner) -> Tensor
         self.masks = {}                    # (size, dtype) -> causal mask
         self.one_hots = {}                 # (labels, classes, dtype) -> Tensor
+        self.normalized = {}               # layer norm rstd name -> x_hat
         self.loss = None
 
     # -- errors --------------------------------------------------------------
@@ -701,21 +702,6 @@ def _amax(lw, node, args, kwargs):
     return reduce_sum(lw, args[0], args[1], keepdim, "arith.maximumf")
 
 
-@rule("prims.var.default")
-def _var(lw, node, args, kwargs):
-    x = lw.tensor(args[0])
-    dims = sorted(d % len(x.shape) for d in args[1])
-    correction = kwargs.get("correction", args[2] if len(args) > 2 else 1)
-    count = math.prod(x.shape[d] for d in dims)
-    keep = [1 if i in dims else d for i, d in enumerate(x.shape)]
-    mean = lw.reshape(lw.tensor(lw.binary(reduce_sum(lw, x, dims, False),
-                                          float(count), "arith.divf")), keep)
-    centered = lw.binary(x, mean, "arith.subf")
-    squares = lw.tensor(lw.binary(centered, centered, "arith.mulf"))
-    return lw.binary(reduce_sum(lw, squares, dims, False),
-                     float(count - correction), "arith.divf")
-
-
 def _scaled(lw, value, alpha):
     return value if alpha == 1 else lw.binary(value, alpha, "arith.mulf",
                                                "arith.muli")
@@ -935,6 +921,67 @@ def _log_softmax_backward(lw, node, args, kwargs):
                            output.shape[:-1] + (1,))
     return lw.binary(grad, lw.binary(softmax, total, "arith.mulf"),
                      "arith.subf")
+
+
+@rule("aten.native_layer_norm.default")
+def _layer_norm(lw, node, args, kwargs):
+    """(x - mean) * rstd * w + b over the last dimension, as PyTorch's
+    decomposition computes it (mean = sum / n, var = sum((x - mean)^2) / n,
+    rstd = rsqrt(var + eps)), with x_hat written once: the backward pass
+    reads it (zero-model's layer norm)."""
+    x, shape, weight, bias, eps = args[:5]
+    x = lw.tensor(x)
+    if len(shape) != 1 or shape[0] != x.shape[-1]:
+        lw.fail(node, f"layer norm over {list(shape)} of a tensor of shape "
+                      f"{list(x.shape)}: only the last dimension is "
+                      "supported")
+    last, n = len(x.shape) - 1, float(x.shape[-1])
+    rows = x.shape[:-1] + (1,)
+    mean = lw.reshape(lw.tensor(lw.binary(reduce_sum(lw, x, [last], False),
+                                          n, "arith.divf")), rows)
+    centered = lw.tensor(lw.binary(x, mean, "arith.subf"))
+    var = lw.binary(reduce_sum(lw, lw.tensor(lw.binary(
+        centered, centered, "arith.mulf")), [last], False), n, "arith.divf")
+    rstd = lw.reshape(lw.tensor(lw.unary(lw.binary(var, float(eps),
+                                                   "arith.addf"),
+                                         "math.rsqrt")), rows)
+    x_hat = lw.tensor(lw.binary(centered, rstd, "arith.mulf"))
+    lw.normalized[rstd.name] = x_hat
+    out = Expr.leaf(x_hat)
+    if weight is not None:
+        out = lw.binary(out, weight, "arith.mulf")
+    if bias is not None:
+        out = lw.binary(out, bias, "arith.addf")
+    return (out, mean, rstd)
+
+
+@rule("aten.native_layer_norm_backward.default")
+def _layer_norm_backward(lw, node, args, kwargs):
+    """dx = rstd * (g - mean(g) - x_hat * mean(g * x_hat)) with
+    g = dy * w, dw = colsum(dy * x_hat), db = colsum(dy)."""
+    grad, x, shape, mean, rstd, weight, bias, mask = args[:8]
+    grad = lw.tensor(grad)
+    last, n = len(grad.shape) - 1, float(grad.shape[-1])
+    rows = grad.shape[:-1] + (1,)
+    x_hat = lw.normalized.get(getattr(rstd, "name", None))
+    if x_hat is None:
+        lw.fail(node, "importer bug: a layer norm's backward without its "
+                      "forward")
+    g = lw.tensor(lw.binary(grad, weight, "arith.mulf")) \
+        if weight is not None else grad
+    mean_g = lw.binary(lw.reshape(reduce_sum(lw, g, [last], False), rows),
+                       n, "arith.divf")
+    mean_gx = lw.binary(lw.reshape(reduce_sum(lw, lw.tensor(lw.binary(
+        g, x_hat, "arith.mulf")), [last], False), rows), n, "arith.divf")
+    inner = lw.binary(lw.binary(g, mean_g, "arith.subf"),
+                      lw.binary(x_hat, mean_gx, "arith.mulf"), "arith.subf")
+    dx = lw.binary(rstd, inner, "arith.mulf") if mask[0] else None
+    outer = list(range(last))
+    dw = reduce_sum(lw, lw.tensor(lw.binary(grad, x_hat, "arith.mulf")),
+                    outer, False) if mask[1] and weight is not None else None
+    db = reduce_sum(lw, grad, outer, False) \
+        if mask[2] and bias is not None else None
+    return (dx, dw, db)
 
 
 @rule("aten.nll_loss_forward.default")

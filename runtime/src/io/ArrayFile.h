@@ -40,6 +40,10 @@ public:
   /// Elements per sample: the product of every dimension but the first.
   int64_t sampleNumel() const { return sampleNumel_; }
 
+  /// The elements, little-endian, in the mapping that holds them.
+  const char *data() const { return data_; }
+  const std::shared_ptr<const char> &mapping() const { return mapping_; }
+
   /// Element `index` of the flattened array, as a double (float arrays)
   /// or an integer (the others; BOOL is 0 or 1).
   double loadFloat(int64_t index) const;

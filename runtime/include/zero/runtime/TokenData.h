@@ -1,6 +1,8 @@
 //===- TokenData.h - token streams for language models ----------*- C++ -*-===//
 //
-// nanoGPT's data format: a file of little-endian uint16 token ids (train.bin).
+// nanoGPT's data format: a file of little-endian uint16 token ids (train.bin);
+// or a 1-D NumPy array of integer ids (.npy), whose uint32 or wider ids hold
+// vocabularies above 65,536.
 // Each step every rank cuts its rows out of the stream at offsets that depend
 // only on the global row, so the data seen by the whole job does not depend on
 // the world size.
@@ -25,10 +27,13 @@ public:
   /// window of seq_length 64 needs at least 66"), a token >= bound
   /// ("data.bin: token 1234 at position 77 is out of range for a vocabulary
   /// of 96").
+  /// A path ending in .npy is a 1-D array of uint16, uint32, int32 or
+  /// int64 ids (errors as above, and for another rank or dtype).
   static StatusOr<TokenStream> openFile(const std::string &path,
                                         int64_t seqLength, int64_t bound);
 
-  /// A deterministic synthetic stream of `numTokens` ids in [0, bound):
+  /// A deterministic synthetic stream of `numTokens` ids in [0, bound)
+  /// (bound up to 2^32):
   /// token i is syntheticInt(seed, "tokens", 0, i, bound) (Init.h).
   static TokenStream synthetic(uint64_t seed, int64_t bound,
                                int64_t numTokens = 1 << 20);
@@ -48,12 +53,19 @@ public:
               int32_t *targets) const;
 
 private:
-  TokenStream(std::shared_ptr<const uint16_t> data, int64_t size)
-      : data_(std::move(data)), size_(size) {}
+  TokenStream(std::shared_ptr<const void> data, int64_t size, int width)
+      : data_(std::move(data)), size_(size), width_(width) {}
+  static StatusOr<TokenStream> openArray(const std::string &path,
+                                         int64_t seqLength, int64_t bound);
+  /// Checks the length against a window and every id against the bound.
+  Status check(const std::string &path, int64_t seqLength,
+               int64_t bound) const;
 
-  // The mapping (or the synthetic vector) is shared by copies.
-  std::shared_ptr<const uint16_t> data_;
+  // The mapping (or the synthetic vector) is shared by copies: little-endian
+  // ids of width_ bytes (2 or 4).
+  std::shared_ptr<const void> data_;
   int64_t size_ = 0;
+  int width_ = 2;
 };
 
 } // namespace zero::runtime

@@ -102,8 +102,10 @@ def synthetic_int_row(seed, name, row, count, bound):
 
 
 def synthetic_tokens(seed, bound, num_tokens=1 << 20):
-    """TokenStream::synthetic(seed, bound, num_tokens)."""
-    return synthetic_int_row(seed, "tokens", 0, num_tokens, bound).astype(np.uint16)
+    """TokenStream::synthetic(seed, bound, num_tokens): 16-bit ids up to
+    65,536 tokens, 32-bit above."""
+    ids = synthetic_int_row(seed, "tokens", 0, num_tokens, bound)
+    return ids.astype(np.uint16 if bound <= 65536 else np.uint32)
 
 
 # The cases of runtime/test/InitTest.cpp (Golden*): keep both lists equal.

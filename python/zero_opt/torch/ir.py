@@ -198,18 +198,23 @@ class Builder:
         self._end_op()
         return out
 
-    def one_hot(self, labels, classes, dtype):
-        """[N, classes] of `dtype`: 1 where the column is the row's label."""
+    def one_hot(self, labels, classes, dtype, transposed=False):
+        """[N, classes] of `dtype`: 1 where the column is the row's label;
+        `transposed`, [classes, N] (the embedding's scatter-add as a
+        matmul, onehot^T x grad)."""
+        class_loop = 0 if transposed else 1
+
         def body(region, args):
             index = region.op(f"arith.index_cast {args[0]} : {labels.dtype} "
                               "to index")
-            column = region.op("linalg.index 1 : index")
+            column = region.op(f"linalg.index {class_loop} : index")
             hit = region.op(f"arith.cmpi eq, {column}, {index} : index")
             one = region.constant(1.0, dtype)
             zero = region.constant(0.0, dtype)
             return region.op(f"arith.select {hit}, {one}, {zero} : {dtype}")
-        return self._generic([labels], [[0]], [labels.shape[0], classes],
-                             dtype, body)
+        shape = [labels.shape[0], classes]
+        return self._generic([labels], [[1 - class_loop]],
+                             shape[::-1] if transposed else shape, dtype, body)
 
     def _generic(self, inputs, maps, shape, dtype, write_body):
         """linalg.generic with parallel loops over `shape`: `maps[i]` lists
@@ -266,20 +271,6 @@ class Builder:
             return region.op(f"tensor.extract {table.name}[{row}, {column}] : "
                              f"{table.type}")
         return self._generic([indices], [[0]], shape, table.dtype, body)
-
-    def one_hot_transposed(self, indices, classes, dtype):
-        """[classes, N] of `dtype`: 1 where the row is column n's index (the
-        embedding's scatter-add as a matmul, onehot^T x grad)."""
-        shape = [classes, indices.shape[0]]
-        def body(region, args):
-            index = region.op(f"arith.index_cast {args[0]} : {indices.dtype} "
-                              "to index")
-            row = region.op("linalg.index 0 : index")
-            hit = region.op(f"arith.cmpi eq, {row}, {index} : index")
-            one = region.constant(1.0, dtype)
-            zero = region.constant(0.0, dtype)
-            return region.op(f"arith.select {hit}, {one}, {zero} : {dtype}")
-        return self._generic([indices], [[1]], shape, dtype, body)
 
     def extract_slice(self, x, offsets, sizes):
         out = self._result(sizes, x.dtype)

@@ -606,7 +606,7 @@ def _embedding_backward(lw, node, args, kwargs):
     flat = _flat_indices(lw, indices)
     grad = lw.reshape(grad, (flat.shape[0], hidden))
     # The scatter-add as a matmul: onehot(indices)^T grad.
-    one_hot = lw.b.one_hot_transposed(flat, num_weights, grad.dtype)
+    one_hot = lw.b.one_hot(flat, num_weights, grad.dtype, transposed=True)
     zeros = lw.b.fill(0.0, [num_weights, hidden], grad.dtype)
     return lw.b.matmul(one_hot, grad, zeros)
 

@@ -12,9 +12,6 @@
 #include <cstring>
 #include <limits>
 
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace zero::runtime::io {
 
@@ -152,34 +149,15 @@ StatusOr<ArrayFile> ArrayFile::open(const std::string &path,
   if (!hostIsLittleEndian())
     return formatError(path, "array files are read on little-endian hosts "
                              "only");
-  StatusOr<int> opened = openRegularFile(path);
-  if (!opened.isOk())
-    return opened.status();
-  const int fd = *opened;
-  struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    int error = errno;
-    ::close(fd);
-    return formatError(path, std::string("cannot stat: ") +
-                                 std::strerror(error));
-  }
-  const size_t size = static_cast<size_t>(info.st_size);
-  if (size == 0) {
-    ::close(fd);
+  StatusOr<MappedFile> mapped = mapRegularFile(path);
+  if (!mapped.isOk())
+    return mapped.status();
+  const size_t size = mapped->size;
+  if (size == 0)
     return formatError(path, "empty file");
-  }
-  void *mapped = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  int mapError = errno;
-  ::close(fd); // The mapping stays valid without the descriptor.
-  if (mapped == MAP_FAILED)
-    return ZERO_ERROR(kResourceExhausted,
-                      path + ": cannot map: " + std::strerror(mapError));
-
   ArrayFile array;
   array.path_ = path;
-  array.mapping_ = std::shared_ptr<const char>(
-      static_cast<const char *>(mapped),
-      [size](const char *p) { ::munmap(const_cast<char *>(p), size); });
+  array.mapping_ = mapped->data;
   const char *bytes = array.mapping_.get();
 
   size_t offset = 0, available = 0;

@@ -15,6 +15,7 @@
 #include "IOSupport.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -75,6 +76,36 @@ StatusOr<int> openRegularFile(const std::string &path, int flags) {
     return errnoError(path, "cannot clear O_NONBLOCK", error);
   }
   return fd;
+}
+
+StatusOr<MappedFile> mapRegularFile(const std::string &path) {
+  StatusOr<int> opened = openRegularFile(path);
+  if (!opened.isOk())
+    return opened.status();
+  const int fd = *opened;
+  struct stat info;
+  if (::fstat(fd, &info) != 0) {
+    int error = errno;
+    ::close(fd);
+    return errnoError(path, "cannot stat", error);
+  }
+  MappedFile file;
+  file.size = static_cast<size_t>(info.st_size);
+  if (file.size == 0) { // mmap refuses an empty mapping
+    ::close(fd);
+    return file;
+  }
+  void *mapped = ::mmap(nullptr, file.size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int mapError = errno;
+  ::close(fd); // The mapping stays valid without the descriptor.
+  if (mapped == MAP_FAILED)
+    return ZERO_ERROR(kResourceExhausted,
+                      path + ": cannot map: " + std::strerror(mapError));
+  const size_t size = file.size;
+  file.data = std::shared_ptr<const char>(
+      static_cast<const char *>(mapped),
+      [size](const char *p) { ::munmap(const_cast<char *>(p), size); });
+  return file;
 }
 
 StatusOr<std::string> readRegularFile(const std::string &path,

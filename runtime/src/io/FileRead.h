@@ -19,6 +19,7 @@
 
 #include <cstddef>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -30,6 +31,15 @@ namespace zero::runtime::io {
 /// but a regular file ("<path>: not a regular file (a FIFO)"), then clears
 /// O_NONBLOCK. Returns the descriptor, which the caller closes.
 StatusOr<int> openRegularFile(const std::string &path, int flags = 0);
+
+/// A regular file mapped read-only: its bytes (null when it is empty),
+/// valid while a copy of `data` lives.
+struct MappedFile {
+  std::shared_ptr<const char> data;
+  size_t size = 0;
+};
+/// Maps the file at `path` (opened by openRegularFile).
+StatusOr<MappedFile> mapRegularFile(const std::string &path);
 
 /// The whole regular file at `path` (opened by openRegularFile), refused
 /// when it holds more than `maxBytes` bytes. `what` names the file in

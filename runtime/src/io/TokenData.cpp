@@ -9,14 +9,6 @@
 #include "IOSupport.h"
 
 #include <cassert>
-#include <cerrno>
-#include <cstring>
-#include <vector>
-
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 namespace zero::runtime {
 
@@ -93,56 +85,24 @@ StatusOr<TokenStream> TokenStream::openFile(const std::string &path,
                       path + ": a vocabulary of " + std::to_string(bound) +
                           " does not fit uint16 token ids (1..65536); give "
                           "the ids as a .npy array of uint32");
-  StatusOr<int> opened = io::openRegularFile(path);
-  if (!opened.isOk())
-    return opened.status();
-  const int fd = *opened;
-  struct stat info;
-  if (::fstat(fd, &info) != 0) {
-    int error = errno;
-    ::close(fd);
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": cannot stat: " + std::strerror(error));
-  }
-  int64_t bytes = info.st_size;
-  if (bytes % 2 != 0) {
-    ::close(fd);
+  StatusOr<io::MappedFile> mapped = io::mapRegularFile(path);
+  if (!mapped.isOk())
+    return mapped.status();
+  const int64_t bytes = static_cast<int64_t>(mapped->size);
+  if (bytes % 2 != 0)
     return ZERO_ERROR(kInvalidArgument,
                       path + ": " + std::to_string(bytes) +
                           " bytes, an odd size for uint16 tokens");
-  }
-  int64_t size = bytes / 2;
-  if (size < seqLength + 2) {
-    ::close(fd);
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": " + std::to_string(size) +
-                          " tokens, but a window of seq_length " +
-                          std::to_string(seqLength) + " needs at least " +
-                          std::to_string(seqLength + 2));
-  }
-  void *mapped = ::mmap(nullptr, bytes, PROT_READ, MAP_PRIVATE, fd, 0);
-  int mapError = errno;
-  ::close(fd); // The mapping stays valid without the descriptor.
-  if (mapped == MAP_FAILED)
-    return ZERO_ERROR(kResourceExhausted,
-                      path + ": cannot map: " + std::strerror(mapError));
-
-  std::shared_ptr<const uint16_t> data;
-  if (io::hostIsLittleEndian()) {
-    data = std::shared_ptr<const uint16_t>(
-        static_cast<const uint16_t *>(mapped), [bytes](const uint16_t *p) {
-          ::munmap(const_cast<uint16_t *>(p), bytes);
-        });
-  } else {
+  const int64_t size = bytes / 2;
+  std::shared_ptr<const void> data = mapped->data;
+  if (!io::hostIsLittleEndian() && size > 0) {
     std::shared_ptr<uint16_t> swapped(new uint16_t[size],
                                       std::default_delete<uint16_t[]>());
-    const uint16_t *raw = static_cast<const uint16_t *>(mapped);
+    const uint16_t *raw = static_cast<const uint16_t *>(data.get());
     for (int64_t i = 0; i < size; ++i)
       swapped.get()[i] = static_cast<uint16_t>((raw[i] >> 8) | (raw[i] << 8));
-    ::munmap(mapped, bytes);
     data = swapped;
   }
-
   TokenStream stream(std::move(data), size, 2);
   ZERO_RETURN_IF_ERROR(stream.check(path, seqLength, bound));
   return stream;

@@ -35,25 +35,6 @@ std::string joinShape(const std::vector<int64_t> &shape) {
 /// The first element of `tensor` that is NaN or infinite, as an error naming
 /// it by flat and multi-dimensional index: a non-finite initial weight would
 /// only show later as a non-finite loss.
-Status checkFinite(const std::string &file, const NamedTensor &tensor) {
-  auto bad = std::find_if(tensor.data.begin(), tensor.data.end(),
-                          [](float v) { return !std::isfinite(v); });
-  if (bad == tensor.data.end())
-    return Status::ok();
-  int64_t flat = bad - tensor.data.begin();
-  std::vector<int64_t> index(tensor.shape.size());
-  int64_t rest = flat;
-  for (size_t d = tensor.shape.size(); d-- > 0;) {
-    index[d] = rest % tensor.shape[d];
-    rest /= tensor.shape[d];
-  }
-  std::string value = std::isnan(*bad) ? "nan" : *bad > 0 ? "inf" : "-inf";
-  return ZERO_ERROR(kInvalidArgument,
-                    file + ": tensor '" + tensor.name + "' holds " + value +
-                        " at element " + std::to_string(flat) + " (index " +
-                        joinShape(index) + "): initial weights must be finite");
-}
-
 } // namespace
 
 void storeFloats(const float *values, int64_t count, TensorRef dst,
@@ -178,11 +159,6 @@ void storeValue(double value, TensorRef dst) {
 Status Executor::initialize(const InitOptions &options) {
   const Schedule &s = *schedule_;
   const int64_t rank = communicator_.rank();
-  std::map<std::string, const NamedTensor *> given;
-  std::set<std::string> checked; // the given tensors found finite
-  if (options.parameters)
-    for (const NamedTensor &tensor : *options.parameters)
-      given.emplace(tensor.name, &tensor);
 
   // Elements [begin, begin + count) of parameter `param`'s initial value in
   // fp32 (begin + count <= numel). A tile's are those of its block of the
@@ -212,26 +188,23 @@ Status Executor::initialize(const InitOptions &options) {
       }
     };
     if (options.parameters) {
-      auto it = given.find(name);
-      if (it == given.end())
-        return ZERO_ERROR(kNotFound, options.parametersFile + ": no tensor '" +
-                                         name + "', a parameter of " +
-                                         s.name());
-      const NamedTensor &tensor = *it->second;
-      if (tensor.shape != shape)
+      // Only this rank's part of the tensor is read (and checked finite).
+      const SafetensorsReader &file = *options.parameters;
+      const std::vector<int64_t> *given = file.shape(name);
+      if (!given)
+        return ZERO_ERROR(kNotFound, file.path() + ": no tensor '" + name +
+                                         "', a parameter of " + s.name());
+      if (*given != shape)
         return ZERO_ERROR(kInvalidArgument,
-                          options.parametersFile + ": tensor '" + name +
-                              "' has shape " + joinShape(tensor.shape) +
-                              ", but the parameter of " + s.name() +
-                              " has shape " + joinShape(shape));
-      if (!checked.count(name)) {
-        ZERO_RETURN_IF_ERROR(checkFinite(options.parametersFile, tensor));
-        checked.insert(name);
-      }
+                          file.path() + ": tensor '" + name + "' has shape " +
+                              joinShape(*given) + ", but the parameter of " +
+                              s.name() + " has shape " + joinShape(shape));
+      Status read = Status::ok();
       forEachRun([&](int64_t from, int64_t n, int64_t to) {
-        std::copy_n(tensor.data.begin() + from, n, out.begin() + to);
+        if (read.isOk())
+          read = file.read(name, from, n, out.data() + to);
       });
-      return Status::ok();
+      return read;
     }
     switch (param.init.kind) {
     case InitSpec::Kind::Normal:

@@ -178,14 +178,13 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   } else {
     InitOptions init;
     init.seed = o.seed;
-    std::vector<NamedTensor> parameters;
+    std::optional<SafetensorsReader> parameters;
     if (!o.initFrom.empty()) {
-      StatusOr<std::vector<NamedTensor>> read = readSafetensors(o.initFrom);
-      if (!read.isOk())
-        return read.status();
-      parameters = std::move(*read);
-      init.parameters = &parameters;
-      init.parametersFile = o.initFrom;
+      StatusOr<SafetensorsReader> opened = SafetensorsReader::open(o.initFrom);
+      if (!opened.isOk())
+        return opened.status();
+      parameters.emplace(std::move(*opened));
+      init.parameters = &*parameters;
     }
     ZERO_RETURN_IF_ERROR(executor_->initialize(init));
   }

@@ -5,6 +5,7 @@
 #include "zero/runtime/Init.h"
 #include "zero/runtime/zero_runtime.h"
 
+#include "TempDirTest.h"
 #include "TestSchedules.h"
 
 #include <gtest/gtest.h>
@@ -17,6 +18,7 @@
 #include <iterator>
 #include <limits>
 #include <map>
+#include <optional>
 #include <unistd.h>
 
 using namespace zero::runtime;
@@ -87,7 +89,9 @@ TEST(Executor, RunsStepsAndCopiesUpdates) {
   EXPECT_EQ(executor->stepsTaken(), 3);
 }
 
-TEST(Executor, InitializesAndExportsParameters) {
+class ExecutorFiles : public test::TempDirTest {};
+
+TEST_F(ExecutorFiles, InitializesAndExportsParameters) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   std::unique_ptr<Executor> executor =
       create(parse(makeAverageSchedule()), *comm);
@@ -101,9 +105,17 @@ TEST(Executor, InitializesAndExportsParameters) {
 
   // From full parameters by name; errors name the tensor and the file.
   std::vector<NamedTensor> given = {{"w", {4}, {5, 6, 7, 8}}};
-  init.parameters = &given;
-  init.parametersFile = "given.safetensors";
-  ASSERT_TRUE(executor->initialize(init).isOk());
+  const std::string file = path("given.safetensors");
+  std::optional<SafetensorsReader> reader;
+  auto initializeFrom = [&](const std::vector<NamedTensor> &tensors) {
+    EXPECT_TRUE(writeSafetensors(file, tensors).isOk());
+    StatusOr<SafetensorsReader> opened = SafetensorsReader::open(file);
+    EXPECT_TRUE(opened.isOk()) << opened.status().toString();
+    reader.emplace(std::move(*opened));
+    init.parameters = &*reader;
+    return executor->initialize(init);
+  };
+  ASSERT_TRUE(initializeFrom(given).isOk());
   EXPECT_EQ(floatsOf(executor->argumentData(0)),
             (std::vector<float>{5, 6, 7, 8}));
   StatusOr<std::vector<NamedTensor>> exported = executor->exportParameters();
@@ -116,21 +128,21 @@ TEST(Executor, InitializesAndExportsParameters) {
   // The first non-finite element, by flat index and index.
   given[0].data = {5, 6, -std::numeric_limits<float>::infinity(),
                    std::numeric_limits<float>::quiet_NaN()};
-  EXPECT_EQ(executor->initialize(init).message(),
-            "given.safetensors: tensor 'w' holds -inf at element 2 (index "
-            "[2]): initial weights must be finite");
+  EXPECT_EQ(initializeFrom(given).message(),
+            file + ": tensor 'w' holds -inf at element 2 (index "
+                   "[2]): initial weights must be finite");
   given[0].data = {5, 6, 7, std::numeric_limits<float>::quiet_NaN()};
-  EXPECT_EQ(executor->initialize(init).message(),
-            "given.safetensors: tensor 'w' holds nan at element 3 (index "
-            "[3]): initial weights must be finite");
+  EXPECT_EQ(initializeFrom(given).message(),
+            file + ": tensor 'w' holds nan at element 3 (index "
+                   "[3]): initial weights must be finite");
 
   given[0].shape = {2, 2};
-  EXPECT_EQ(executor->initialize(init).message(),
-            "given.safetensors: tensor 'w' has shape [2, 2], but the "
-            "parameter of t.json has shape [4]");
+  EXPECT_EQ(initializeFrom(given).message(),
+            file + ": tensor 'w' has shape [2, 2], but the "
+                   "parameter of t.json has shape [4]");
   given[0].name = "v";
-  EXPECT_EQ(executor->initialize(init).message(),
-            "given.safetensors: no tensor 'w', a parameter of t.json");
+  EXPECT_EQ(initializeFrom(given).message(),
+            file + ": no tensor 'w', a parameter of t.json");
 }
 
 TEST(Executor, PacksBucketsThroughTheStagingBuffer) {

@@ -190,7 +190,9 @@ TEST(QuantizedStorage, GathersAsTheQuantizedGatherOfThePlainShard) {
   checkQuantizedParamGather(*comm, {7, 3, 12}, "f32", 5, {false, true, true});
 }
 
-TEST(QuantizedStorage, QuantizesTheInitialWeightsItReads) {
+class QuantizedStorageFiles : public test::TempDirTest {};
+
+TEST_F(QuantizedStorageFiles, QuantizesTheInitialWeightsItReads) {
   std::unique_ptr<Communicator> comm = createSelfCommunicator();
   StatusOr<Schedule> parsed =
       Schedule::parse(makeStoredSchedule().dump(), "q.json");
@@ -203,9 +205,12 @@ TEST(QuantizedStorage, QuantizesTheInitialWeightsItReads) {
   const std::vector<NamedTensor> given = {
       {"w0", {7}, {0.25f, -3, 1.0f + 1.0f / 512, 0, 6.5f, -0.75f, 100}},
       {"w1", {3}, {1, 2, 3}}};
+  ASSERT_TRUE(writeSafetensors(path("init.safetensors"), given).isOk());
+  StatusOr<SafetensorsReader> reader =
+      SafetensorsReader::open(path("init.safetensors"));
+  ASSERT_TRUE(reader.isOk()) << reader.status().toString();
   InitOptions options;
-  options.parameters = &given;
-  options.parametersFile = "init.safetensors";
+  options.parameters = &*reader;
   ASSERT_TRUE((*created)->initialize(options).isOk());
   Bytes rounded(14);
   for (int i = 0; i < 7; ++i) {

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -526,6 +527,112 @@ void swapLittleEndian(char *data, size_t size, int64_t width) {
     return;
   for (size_t i = 0; i + width <= size; i += width)
     std::reverse(data + i, data + i + width);
+}
+
+StatusOr<SafetensorsReader> SafetensorsReader::open(const std::string &path) {
+  StatusOr<int> opened = io::openRegularFile(path);
+  if (!opened.isOk())
+    return opened.status();
+  SafetensorsReader reader;
+  reader.path_ = path;
+  reader.fd_ = *opened;
+  struct stat info;
+  if (::fstat(reader.fd_, &info) != 0)
+    return io::errnoError(path, "cannot stat", errno);
+  const uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
+  if (fileBytes < 8)
+    return ZERO_ERROR(kInvalidArgument,
+                      path + ": truncated: " + std::to_string(fileBytes) +
+                          " bytes, but the header length alone takes 8");
+  unsigned char lengthBytes[8];
+  if (::pread(reader.fd_, lengthBytes, 8, 0) != 8)
+    return ZERO_ERROR(kUnavailable, path + ": cannot read the header length");
+  uint64_t headerBytes = 0;
+  for (int i = 7; i >= 0; --i)
+    headerBytes = (headerBytes << 8) | lengthBytes[i];
+  if (headerBytes > fileBytes - 8)
+    return ZERO_ERROR(kInvalidArgument,
+                      path +
+                          ": truncated or not safetensors: the header "
+                          "length " +
+                          std::to_string(headerBytes) + " exceeds the " +
+                          std::to_string(fileBytes - 8) + " bytes after it");
+  std::string headerText(headerBytes, '\0');
+  if (headerBytes != 0 &&
+      ::pread(reader.fd_, headerText.data(), headerBytes, 8) !=
+          static_cast<ssize_t>(headerBytes))
+    return ZERO_ERROR(kUnavailable, path + ": cannot read the header");
+  StatusOr<std::vector<TensorEntry>> parsed =
+      parseHeader(headerText, path, fileBytes - 8 - headerBytes,
+                  /*anyDType=*/false, nullptr);
+  if (!parsed.isOk())
+    return parsed.status();
+  for (TensorEntry &entry : *parsed)
+    reader.entries_[entry.name] = {std::move(entry.shape),
+                                   8 + headerBytes + entry.begin};
+  return reader;
+}
+
+SafetensorsReader::SafetensorsReader(SafetensorsReader &&other) noexcept
+    : path_(std::move(other.path_)), fd_(other.fd_),
+      entries_(std::move(other.entries_)) {
+  other.fd_ = -1;
+}
+
+SafetensorsReader &
+SafetensorsReader::operator=(SafetensorsReader &&other) noexcept {
+  std::swap(path_, other.path_);
+  std::swap(fd_, other.fd_);
+  std::swap(entries_, other.entries_);
+  return *this;
+}
+
+SafetensorsReader::~SafetensorsReader() {
+  if (fd_ >= 0)
+    ::close(fd_);
+}
+
+const std::vector<int64_t> *
+SafetensorsReader::shape(const std::string &name) const {
+  auto it = entries_.find(name);
+  return it == entries_.end() ? nullptr : &it->second.shape;
+}
+
+Status SafetensorsReader::read(const std::string &name, int64_t begin,
+                               int64_t count, float *out) const {
+  const Entry &entry = entries_.at(name);
+  const size_t bytes = static_cast<size_t>(count) * 4;
+  size_t done = 0;
+  while (done < bytes) {
+    ssize_t got = ::pread(fd_, reinterpret_cast<char *>(out) + done,
+                          bytes - done,
+                          static_cast<off_t>(entry.offset + begin * 4 + done));
+    if (got <= 0)
+      return ZERO_ERROR(kUnavailable, path_ + ": tensor '" + name +
+                                          "': cannot read its data");
+    done += static_cast<size_t>(got);
+  }
+  if (!io::hostIsLittleEndian())
+    swapFloatBytes(out, static_cast<size_t>(count));
+  const float *bad = std::find_if(out, out + count,
+                                  [](float v) { return !std::isfinite(v); });
+  if (bad == out + count)
+    return Status::ok();
+  const int64_t flat = begin + (bad - out);
+  std::vector<int64_t> index(entry.shape.size());
+  int64_t rest = flat;
+  for (size_t d = entry.shape.size(); d-- > 0;) {
+    index[d] = rest % entry.shape[d];
+    rest /= entry.shape[d];
+  }
+  std::string where;
+  for (size_t d = 0; d < index.size(); ++d)
+    where += (d ? ", " : "") + std::to_string(index[d]);
+  const std::string value = std::isnan(*bad) ? "nan" : *bad > 0 ? "inf" : "-inf";
+  return ZERO_ERROR(kInvalidArgument,
+                    path_ + ": tensor '" + name + "' holds " + value +
+                        " at element " + std::to_string(flat) + " (index [" +
+                        where + "]): initial weights must be finite");
 }
 
 } // namespace zero::runtime

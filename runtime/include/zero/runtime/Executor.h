@@ -114,10 +114,9 @@ using DataFiller = std::function<Status(const ArgumentInfo &argument,
 struct InitOptions {
   /// Keys the counter-based generator of Init.h.
   uint64_t seed = 0;
-  /// Full fp32 parameters by name, instead of the generator; the name of
-  /// their file for messages.
-  const std::vector<NamedTensor> *parameters = nullptr;
-  std::string parametersFile;
+  /// Full fp32 parameters by name, instead of the generator: each rank
+  /// reads the ranges it holds.
+  const SafetensorsReader *parameters = nullptr;
 };
 
 class Executor {

@@ -112,6 +112,38 @@ encodeRawSafetensorsHeader(const std::vector<RawTensorHeader> &tensors,
 /// way, none on a little-endian host.
 void swapLittleEndian(char *data, size_t size, int64_t width);
 
+/// An fp32 safetensors file read range by range (`--init-from`): only the
+/// header is parsed at open, and each read fetches the elements asked for,
+/// so that a rank of a sharded run reads (and holds) only its shards, not
+/// the whole model. Header errors as readSafetensors's.
+class SafetensorsReader {
+public:
+  static StatusOr<SafetensorsReader> open(const std::string &path);
+  SafetensorsReader(SafetensorsReader &&other) noexcept;
+  SafetensorsReader &operator=(SafetensorsReader &&other) noexcept;
+  ~SafetensorsReader();
+
+  const std::string &path() const { return path_; }
+  /// The shape of tensor `name`, or null where the file has none.
+  const std::vector<int64_t> *shape(const std::string &name) const;
+  /// Elements [begin, begin + count) of tensor `name` (which must exist,
+  /// begin + count <= its size) into `out`. A non-finite element is an
+  /// error naming the tensor, its element and index ("initial weights must
+  /// be finite"); a short read names the tensor.
+  Status read(const std::string &name, int64_t begin, int64_t count,
+              float *out) const;
+
+private:
+  SafetensorsReader() = default;
+  struct Entry {
+    std::vector<int64_t> shape;
+    uint64_t offset = 0; // of its first byte in the file
+  };
+  std::string path_;
+  int fd_ = -1;
+  std::map<std::string, Entry> entries_;
+};
+
 } // namespace zero::runtime
 
 #endif // ZERO_RUNTIME_SAFETENSORS_H

@@ -4,7 +4,8 @@
 #
 #   scripts/setup.sh demo   what scripts/demo.sh needs: the build of the
 #                           tools and python3 to tokenize the demo's text
-#   scripts/setup.sh        all of it: the above and the tests' PyTorch
+#   scripts/setup.sh        all of it: the above and PyTorch (the tests'
+#                           reference, and what zero-import-torch imports)
 set -euo pipefail
 
 # Everything the build's configure step looks at is here, tests' libraries
@@ -22,7 +23,8 @@ build_packages=(
   libgtest-dev
   python3
 )
-# Only the tests run these: PyTorch is their independent numerical reference.
+# PyTorch: the tests' independent numerical reference, and the framework
+# zero-import-torch captures models from (docs/ImportTorch.md).
 test_packages=(python3-torch python3-numpy)
 
 case ${1:-all} in

@@ -280,17 +280,56 @@ Status Executor::initialize(const InitOptions &options) {
   return Status::ok();
 }
 
+std::vector<NamedTensor> Executor::exportedTensors() const {
+  const Schedule &s = *schedule_;
+  // A tiled weight is complete, and exported, after its last tile.
+  std::map<std::string, size_t> lastTile;
+  for (size_t i = 0; i < s.arguments().size(); ++i)
+    if (s.arguments()[i].kind == ArgumentInfo::Kind::Param &&
+        s.arguments()[i].tile)
+      lastTile[s.arguments()[i].tile->param] = i;
+  std::vector<NamedTensor> tensors;
+  for (size_t i = 0; i < s.arguments().size(); ++i) {
+    const ArgumentInfo &param = s.arguments()[i];
+    if (param.kind != ArgumentInfo::Kind::Param)
+      continue;
+    if (!param.tile)
+      tensors.push_back({param.name, param.layout.shape, {}});
+    else if (lastTile[param.tile->param] == i)
+      tensors.push_back({param.tile->param, param.tile->shape, {}});
+  }
+  return tensors;
+}
+
 StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
+  std::vector<NamedTensor> tensors;
+  ZERO_RETURN_IF_ERROR(exportParameters([&](NamedTensor &&tensor) {
+    tensors.push_back(std::move(tensor));
+    return Status::ok();
+  }));
+  return tensors;
+}
+
+Status
+Executor::exportParameters(const std::function<Status(NamedTensor &&)> &emit) {
   const Schedule &s = *schedule_;
   std::map<int64_t, size_t> master; // param argument -> its master state
-  for (size_t i = 0; i < s.arguments().size(); ++i)
-    if (s.arguments()[i].kind == ArgumentInfo::Kind::State &&
-        s.arguments()[i].state == "master")
-      master[s.arguments()[i].paramArgument] = i;
-
-  std::vector<NamedTensor> tensors;
-  // A tiled weight is exported whole, at the place of its first tile.
-  std::map<std::string, size_t> tiled;
+  std::map<std::string, size_t> lastTile;
+  for (size_t i = 0; i < s.arguments().size(); ++i) {
+    const ArgumentInfo &arg = s.arguments()[i];
+    if (arg.kind == ArgumentInfo::Kind::State && arg.state == "master")
+      master[arg.paramArgument] = i;
+    if (arg.kind == ArgumentInfo::Kind::Param && arg.tile)
+      lastTile[arg.tile->param] = i;
+  }
+  const bool root = hostCommunicator().rank() == 0;
+  Status emitted = Status::ok();
+  auto give = [&](NamedTensor &&tensor) {
+    if (emitted.isOk())
+      emitted = emit(std::move(tensor));
+  };
+  // The tiled weights being assembled, by name.
+  std::map<std::string, NamedTensor> tiled;
   for (size_t i = 0; i < s.arguments().size(); ++i) {
     const ArgumentInfo &param = s.arguments()[i];
     if (param.kind != ArgumentInfo::Kind::Param)
@@ -308,46 +347,48 @@ StatusOr<std::vector<NamedTensor>> Executor::exportParameters() {
     tensor.shape = layout.shape;
     // A parameter stored quantized comes back dequantized, in its dtype.
     std::vector<float> local = loadValueFloats(value, host.data());
+    host.clear();
+    host.shrink_to_fit();
     if (!shard) {
       local.resize(static_cast<size_t>(layout.numel));
       tensor.data = std::move(local);
     } else {
       // Ranks 0 .. layout.worldSize - 1 hold the shards, the others
       // replicas of them (PartitionLayout).
-      std::vector<float> part = std::move(local);
       std::vector<float> full(
           static_cast<size_t>(hostCommunicator().size() * layout.shardNumel));
       CollectiveContext context{
           "all_gather of '" + param.name + "' for the export", nullptr};
       ZERO_RETURN_IF_ERROR(hostCommunicator().allGather(
-          part.data(), full.data(), layout.shardNumel, DType::F32, context));
+          local.data(), full.data(), layout.shardNumel, DType::F32, context));
       full.resize(static_cast<size_t>(layout.numel));
       tensor.data = std::move(full);
     }
-    if (hostCommunicator().rank() != 0)
+    if (!root)
       continue;
     if (!param.tile) {
-      tensors.push_back(std::move(tensor));
+      give(std::move(tensor));
       continue;
     }
     const TileInfo &tile = *param.tile;
-    auto [at, first] = tiled.emplace(tile.param, tensors.size());
-    if (first) {
-      NamedTensor weight;
+    NamedTensor &weight = tiled[tile.param];
+    if (weight.data.empty()) {
       weight.name = tile.param;
       weight.shape = tile.shape;
       weight.data.assign(static_cast<size_t>(tile.shape[0] * tile.shape[1]),
                          0.0f);
-      tensors.push_back(std::move(weight));
     }
-    NamedTensor &weight = tensors[at->second];
     const int64_t rows = layout.shape[0], cols = layout.shape[1];
     for (int64_t r = 0; r < rows; ++r)
       std::copy_n(tensor.data.begin() + r * cols, cols,
                   weight.data.begin() + (tile.offset[0] + r) * tile.shape[1] +
                       tile.offset[1]);
+    if (lastTile[tile.param] == i) {
+      give(std::move(weight));
+      tiled.erase(tile.param);
+    }
   }
-  return tensors;
+  return emitted;
 }
 
 } // namespace zero::runtime

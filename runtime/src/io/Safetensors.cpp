@@ -395,26 +395,49 @@ readSafetensors(const std::string &path,
   return tensors;
 }
 
-Status writeSafetensors(OutputFile &file,
-                        const std::vector<NamedTensor> &tensors,
-                        const std::map<std::string, std::string> &metadata) {
+/// The header of `tensors`: their counts from their data, or (a header
+/// written before the data exists) from their shapes.
+static Status writeHeader(OutputFile &file,
+                          const std::vector<NamedTensor> &tensors,
+                          const std::map<std::string, std::string> &metadata,
+                          bool countFromData) {
   std::vector<HeaderItem> items;
-  for (const NamedTensor &tensor : tensors)
-    items.push_back({&tensor.name, "F32", &tensor.shape, tensor.data.size()});
+  for (const NamedTensor &tensor : tensors) {
+    uint64_t count = tensor.data.size();
+    if (!countFromData) {
+      count = 1;
+      for (int64_t dim : tensor.shape)
+        count *= static_cast<uint64_t>(std::max<int64_t>(dim, 0));
+    }
+    items.push_back({&tensor.name, "F32", &tensor.shape, count});
+  }
   StatusOr<std::string> header = encodeHeader(items, metadata, file.path());
   if (!header.isOk())
     return header.status();
-  ZERO_RETURN_IF_ERROR(file.write(*header));
-  std::vector<float> swapped;
-  for (const NamedTensor &tensor : tensors) {
-    const float *data = tensor.data.data();
-    if (!io::hostIsLittleEndian()) {
-      swapped = tensor.data;
-      swapFloatBytes(swapped.data(), swapped.size());
-      data = swapped.data();
-    }
-    ZERO_RETURN_IF_ERROR(file.write(data, tensor.data.size() * 4));
-  }
+  return file.write(*header);
+}
+
+Status writeSafetensorsHeader(
+    OutputFile &file, const std::vector<NamedTensor> &tensors,
+    const std::map<std::string, std::string> &metadata) {
+  return writeHeader(file, tensors, metadata, /*countFromData=*/false);
+}
+
+Status writeSafetensorsData(OutputFile &file, const NamedTensor &tensor) {
+  if (io::hostIsLittleEndian())
+    return file.write(tensor.data.data(), tensor.data.size() * 4);
+  std::vector<float> swapped = tensor.data;
+  swapFloatBytes(swapped.data(), swapped.size());
+  return file.write(swapped.data(), swapped.size() * 4);
+}
+
+Status writeSafetensors(OutputFile &file,
+                        const std::vector<NamedTensor> &tensors,
+                        const std::map<std::string, std::string> &metadata) {
+  ZERO_RETURN_IF_ERROR(
+      writeHeader(file, tensors, metadata, /*countFromData=*/true));
+  for (const NamedTensor &tensor : tensors)
+    ZERO_RETURN_IF_ERROR(writeSafetensorsData(file, tensor));
   return Status::ok();
 }
 

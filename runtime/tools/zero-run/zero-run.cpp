@@ -1162,12 +1162,26 @@ Outcome runSteps(const Options &options, Run &run) {
       return fail(gathered.status(), Outcome::FailedMidRun);
     events = std::move(*gathered);
   }
-  std::vector<NamedTensor> tensors;
+  // The export streams: rank 0 writes each tensor as its gather completes,
+  // so that no rank holds the whole model. A write that fails stops the
+  // writing, not the gathers the other ranks are in; it is reported below.
+  Status exportWritten = Status::ok();
   if (!options.exportPath.empty()) {
-    StatusOr<std::vector<NamedTensor>> exported = session.exportParameters();
-    if (!exported.isOk())
-      return fail(exported.status(), Outcome::FailedMidRun);
-    tensors = std::move(*exported);
+    Executor &executor = session.executor();
+    if (run.exported)
+      exportWritten = writeSafetensorsHeader(
+          *run.exported, executor.exportedTensors(),
+          {{"producer", "zero-run"},
+           {"schedule", session.schedule().name()},
+           {"steps", std::to_string(executor.stepsTaken())},
+           {"seed", std::to_string(options.seed)}});
+    Status gathered = executor.exportParameters([&](NamedTensor &&tensor) {
+      if (run.exported && exportWritten.isOk())
+        exportWritten = writeSafetensorsData(*run.exported, tensor);
+      return Status::ok();
+    });
+    if (!gathered.isOk())
+      return fail(gathered, Outcome::FailedMidRun);
   }
   std::vector<NamedTensor> dumped;
   if (!options.dumpState.empty()) {
@@ -1192,14 +1206,7 @@ Outcome runSteps(const Options &options, Run &run) {
       outcome = fail(status, Outcome::Failed);
   }
   if (run.exported) {
-    std::map<std::string, std::string> metadata = {
-        {"producer", "zero-run"},
-        {"schedule", session.schedule().name()},
-        {"steps", std::to_string(session.executor().stepsTaken())},
-        {"seed", std::to_string(options.seed)}};
-    Status status = finish(*run.exported, [&] {
-      return writeSafetensors(*run.exported, tensors, metadata);
-    });
+    Status status = finish(*run.exported, [&] { return exportWritten; });
     if (!status.isOk())
       outcome = fail(status, Outcome::Failed);
   }

@@ -168,6 +168,16 @@ public:
   /// are all-gathered. A collective: every rank calls it; rank 0 gets the
   /// tensors, the others an empty list.
   StatusOr<std::vector<NamedTensor>> exportParameters();
+  /// The same, tensor by tensor: every rank takes part in each tensor's
+  /// gather, and rank 0 passes each tensor to `emit` as it is complete, in
+  /// the order of exportedTensors(), so that no rank holds more than one
+  /// full tensor (a tiled weight is complete after its last tile). After an
+  /// error of `emit` the gathers go on (the other ranks are in them) and
+  /// the first error is returned.
+  Status exportParameters(const std::function<Status(NamedTensor &&)> &emit);
+  /// The names and shapes (NamedTensor::data empty) of the tensors the
+  /// export gives, in its order.
+  std::vector<NamedTensor> exportedTensors() const;
 
   /// The events recorded since the last call (with options.trace).
   std::vector<TraceEvent> takeTraceEvents();

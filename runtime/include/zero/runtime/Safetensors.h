@@ -60,6 +60,14 @@ writeSafetensors(const std::string &path,
                  const std::vector<NamedTensor> &tensors,
                  const std::map<std::string, std::string> &metadata = {});
 /// The same into a file opened earlier, which the caller commits.
+/// The same file written tensor by tensor: the header of `tensors` (names
+/// and shapes, their data in that order; NamedTensor::data unused), then
+/// writeSafetensorsData of each, in order.
+Status writeSafetensorsHeader(OutputFile &file,
+                              const std::vector<NamedTensor> &tensors,
+                              const std::map<std::string, std::string> &metadata);
+Status writeSafetensorsData(OutputFile &file, const NamedTensor &tensor);
+
 Status
 writeSafetensors(OutputFile &file, const std::vector<NamedTensor> &tensors,
                  const std::map<std::string, std::string> &metadata = {});

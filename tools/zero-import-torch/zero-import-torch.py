@@ -74,14 +74,14 @@ def main():
                              "count of a cross-entropy's targets is found)")
     args = parser.parse_args()
 
-    from zero_opt.torch import ImportError_, export_train_step
+    from zero_opt.torch import TorchImportError, export_train_step
     model, loss_fn, batch = load_factory(args.factory)
     try:
         export_train_step(model, loss_fn, batch, args.output,
                           dtype=args.dtype,
                           data_bounds=parse_bounds(args.data_bound),
                           weights=args.weights)
-    except ImportError_ as e:
+    except TorchImportError as e:
         print(f"zero-import-torch: {args.factory}: {e}", file=sys.stderr)
         return 1
     return 0

@@ -18,10 +18,10 @@ import numpy as np
 
 from .. import safetensors
 from .ir import Tensor
-from .lower import ImportError_ as ImportError_
+from .lower import TorchImportError
 from .lower import constant_mask, lower
 
-__all__ = ["export_train_step", "load_weights", "ImportError_"]
+__all__ = ["export_train_step", "load_weights", "TorchImportError"]
 
 FLOAT_TYPES = {"f32": "float32", "f64": "float64"}
 
@@ -42,7 +42,7 @@ def find_tool(name):
             return candidate
     found = shutil.which(name)
     if not found:
-        raise ImportError_(f"{name} is neither next to the zero_opt package "
+        raise TorchImportError(f"{name} is neither next to the zero_opt package "
                            "nor on PATH")
     return found
 
@@ -66,13 +66,13 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
     from .capture import capture, describe
 
     if dtype not in FLOAT_TYPES:
-        raise ImportError_(f"dtype '{dtype}': expected one of "
+        raise TorchImportError(f"dtype '{dtype}': expected one of "
                            f"{', '.join(FLOAT_TYPES)}")
     float_dtype = getattr(torch, FLOAT_TYPES[dtype])
     data_bounds = dict(data_bounds or {})
     for key in data_bounds:
         if key not in example_batch:
-            raise ImportError_(f"data_bounds['{key}']: the batch has no "
+            raise TorchImportError(f"data_bounds['{key}']: the batch has no "
                                f"entry '{key}' (it has "
                                f"{', '.join(example_batch)})")
     graph, aliases, keys, data = capture(model, loss_fn, example_batch,
@@ -111,12 +111,12 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
             continue
         bound = data_bounds.get(key, bounds.get(tensor.name))
         if bound is None:
-            raise ImportError_(
+            raise TorchImportError(
                 f"batch['{key}'] is integer data without a bound: pass "
                 f"data_bounds={{'{key}': N}} (its values lie in [0, N))")
         high = int(value.max()) if value.numel() else -1
         if int(value.min() if value.numel() else 0) < 0 or high >= bound:
-            raise ImportError_(f"batch['{key}'] holds values outside "
+            raise TorchImportError(f"batch['{key}'] holds values outside "
                                f"[0, {bound})")
         inputs[inputs.index((tensor, attrs))] = (
             tensor, attrs + f", zero.data_bound = {int(bound)} : i64")
@@ -125,7 +125,7 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
     outputs = [(loss, "zero.loss")]
     for (name, p), grad in zip(aliases.params, grads):
         if grad is None:
-            raise ImportError_(f"parameter '{name}' does not affect the "
+            raise TorchImportError(f"parameter '{name}' does not affect the "
                                "loss; freeze it (requires_grad_(False))")
         outputs.append((grad, f"zero.grad = {_quote(name)}"))
     text = builder.function(inputs, outputs)
@@ -151,7 +151,7 @@ def _verify(path):
         [find_tool("zero-opt"), path, "--zero-verify-train-step", "-o",
          os.devnull], capture_output=True, text=True)
     if result.returncode != 0:
-        raise ImportError_(
+        raise TorchImportError(
             "importer bug: zero-opt --zero-verify-train-step refused the "
             "exported step (the location names the aten node):\n" +
             result.stderr.strip())
@@ -172,7 +172,7 @@ def load_weights(model, path):
     state = {}
     for name, tensor in aliases.params + aliases.frozen:
         if name not in tensors:
-            raise ImportError_(f"{path}: no tensor '{name}'")
+            raise TorchImportError(f"{path}: no tensor '{name}'")
         value = torch.from_numpy(np.array(tensors[name])).to(tensor.dtype)
         for alias in aliases.names[id(tensor)]:
             if alias in persistent:

@@ -16,12 +16,11 @@ of all uses.
 """
 
 import contextlib
-import sys
 
 import torch
 import torch.fx.experimental.proxy_tensor as proxy_tensor
 
-from .lower import ImportError_
+from .lower import TorchImportError
 
 from torch.nn.utils.stateless import _reparametrize_module
 
@@ -169,7 +168,7 @@ def capture(model, loss_fn, batch, float_dtype):
     for key in keys:
         value = batch[key]
         if not isinstance(value, torch.Tensor):
-            raise ImportError_(f"batch['{key}'] is a {type(value).__name__}; "
+            raise TorchImportError(f"batch['{key}'] is a {type(value).__name__}; "
                                "the batch holds tensors only")
         data.append(value.to(float_dtype) if value.is_floating_point()
                     else value)
@@ -185,7 +184,7 @@ def capture(model, loss_fn, batch, float_dtype):
             loss = loss_fn(model, inputs)
         paths.backward = True
         if not isinstance(loss, torch.Tensor) or loss.dim() != 0:
-            raise ImportError_("loss_fn must return the 0-d mean loss")
+            raise TorchImportError("loss_fn must return the 0-d mean loss")
         grads = torch.autograd.grad(loss, flat[:len(params)],
                                     allow_unused=True)
         return (loss, *grads)
@@ -208,7 +207,7 @@ def capture(model, loss_fn, batch, float_dtype):
                                     placeholders[first:first + len(others)]):
         if node.users:
             users = ", ".join(sorted({describe(u) for u in node.users}))
-            raise ImportError_(
+            raise TorchImportError(
                 f"{users}: reads buffer '{name}' of {tensor.dtype}; buffers "
                 "the step reads must be float or a causal mask")
     return graph, aliases, keys, data
@@ -258,7 +257,7 @@ def check_traps(graph):
     for node in graph.graph.nodes:
         if node.op == "get_attr":
             users = ", ".join(describe(u) for u in node.users)
-            raise ImportError_(
+            raise TorchImportError(
                 f"{users}: reads a tensor the module holds outside its "
                 "parameters and buffers; register it with register_buffer")
         if node.op != "call_function" or not hasattr(node.target, "_schema"):
@@ -270,16 +269,16 @@ def check_traps(graph):
                 for i in node.args[1] if i is not None):
             name = "masked_select"
         if any(name == op or name == op + "_" for op in RANDOM_OPS):
-            raise ImportError_(
+            raise TorchImportError(
                 f"{describe(node)}: draws random numbers (dropout in train "
                 "mode?); the step must be deterministic: call model.eval() "
                 "or set the dropout probability to 0")
         if name in DATA_DEPENDENT_OPS:
-            raise ImportError_(
+            raise TorchImportError(
                 f"{describe(node)}: its result's shape depends on the data "
                 "(boolean-mask indexing?); the step's shapes must be static")
         if _is_in_place(node) and not _writes_temporary(node):
-            raise ImportError_(
+            raise TorchImportError(
                 f"{describe(node)}: writes its input in place (a buffer "
                 "updated in forward, as BatchNorm's running statistics in "
                 "train mode?); the step must be a pure function")

@@ -16,7 +16,7 @@ import math
 from .ir import FLOAT_TYPES, Builder, Tensor
 
 
-class ImportError_(Exception):
+class TorchImportError(Exception):
     """A model, node or input the importer refuses; the message says where."""
 
 
@@ -126,11 +126,12 @@ class Lowering:
         self.one_hots = {}                 # (labels, classes, dtype) -> Tensor
         self.normalized = {}               # layer norm rstd name -> x_hat
         self.loss = None
+        self.node = None                   # the node being lowered
 
     # -- errors --------------------------------------------------------------
 
     def fail(self, node, message):
-        raise ImportError_(f"{self.describe(node)}: {message}")
+        raise TorchImportError(f"{self.describe(node)}: {message}")
 
     # -- values --------------------------------------------------------------
 
@@ -147,7 +148,7 @@ class Lowering:
         if isinstance(value, LogSoftmax):
             return self.write(value.expr(self))
         if isinstance(value, Undefined):
-            raise ImportError_(f"{self.describe(self.node)}: reads a tensor "
+            raise TorchImportError(f"{self.describe(self.node)}: reads a tensor "
                                "that aten.empty left undefined")
         if isinstance(value, Expr):
             if value.kind == "leaf":
@@ -848,7 +849,7 @@ def _filled(lw, node, args, kwargs):
         lw.float_type
     try:
         dtype = torch_dtype_name(kwargs.get("dtype"), default)
-    except ImportError_:
+    except TorchImportError:
         return Undefined(shape)  # a type the step has no use for: unread
     return Expr("const", dtype, shape, payload=value)
 
@@ -1056,7 +1057,7 @@ def torch_dtype_name(dtype, default):
              torch.bfloat16: "bf16", torch.float16: "f16",
              torch.int32: "i32", torch.int64: "i32", torch.bool: "i1"}
     if dtype not in names:
-        raise ImportError_(f"tensors of {dtype} are not supported")
+        raise TorchImportError(f"tensors of {dtype} are not supported")
     return names[dtype]
 
 

@@ -11,7 +11,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cerrno>
-#include <cstdio>
 #include <cstring>
 #include <memory>
 #include <set>
@@ -43,15 +42,6 @@ void swapFloatBytes(float *data, size_t count) {
     std::memcpy(&data[i], &word, 4);
   }
 }
-
-/// Closes the file on every path out of a function.
-struct FileCloser {
-  void operator()(std::FILE *file) const {
-    if (file)
-      std::fclose(file);
-  }
-};
-using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
 
 /// One entry of the header, checked.
 struct TensorEntry {
@@ -328,68 +318,21 @@ int64_t getSafetensorsDTypeWidth(const std::string &dtype) {
 StatusOr<std::vector<NamedTensor>>
 readSafetensors(const std::string &path,
                 std::map<std::string, std::string> *metadata) {
-  StatusOr<int> opened = io::openRegularFile(path);
-  if (!opened.isOk())
-    return opened.status();
-  FilePtr file(::fdopen(*opened, "rb"));
-  if (!file) {
-    Status failed = io::openError(path, "cannot open");
-    ::close(*opened);
-    return failed;
-  }
-  struct stat info;
-  if (::fstat(fileno(file.get()), &info) != 0)
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": cannot stat: " + std::strerror(errno));
-  uint64_t fileBytes = static_cast<uint64_t>(info.st_size);
-  if (fileBytes < 8)
-    return ZERO_ERROR(kInvalidArgument,
-                      path + ": truncated: " + std::to_string(fileBytes) +
-                          " bytes, but the header length alone takes 8");
-
-  unsigned char lengthBytes[8];
-  if (std::fread(lengthBytes, 1, 8, file.get()) != 8)
-    return ZERO_ERROR(kUnavailable, path + ": cannot read the header length");
-  uint64_t headerBytes = 0;
-  for (int i = 7; i >= 0; --i)
-    headerBytes = (headerBytes << 8) | lengthBytes[i];
-  if (headerBytes > fileBytes - 8)
-    return ZERO_ERROR(kInvalidArgument,
-                      path +
-                          ": truncated or not safetensors: the header "
-                          "length " +
-                          std::to_string(headerBytes) + " exceeds the " +
-                          std::to_string(fileBytes - 8) + " bytes after it");
-  std::string headerText(headerBytes, '\0');
-  if (headerBytes != 0 &&
-      std::fread(headerText.data(), 1, headerBytes, file.get()) != headerBytes)
-    return ZERO_ERROR(kUnavailable, path + ": cannot read the header");
-  uint64_t dataBytes = fileBytes - 8 - headerBytes;
-
-  StatusOr<std::vector<TensorEntry>> parsed =
-      parseHeader(headerText, path, dataBytes, /*anyDType=*/false, metadata);
-  if (!parsed.isOk())
-    return parsed.status();
-  std::vector<TensorEntry> &entries = *parsed;
-
+  StatusOr<SafetensorsReader> reader = SafetensorsReader::open(path, metadata);
+  if (!reader.isOk())
+    return reader.status();
   std::vector<NamedTensor> tensors;
-  tensors.reserve(entries.size());
-  for (TensorEntry &entry : entries) {
+  tensors.reserve(reader->order_.size());
+  for (const std::string &name : reader->order_) {
     NamedTensor tensor;
-    tensor.name = std::move(entry.name);
-    tensor.shape = std::move(entry.shape);
-    size_t count = (entry.end - entry.begin) / 4;
-    tensor.data.resize(count);
-    if (count != 0) {
-      if (::fseeko(file.get(),
-                   static_cast<off_t>(8 + headerBytes + entry.begin),
-                   SEEK_SET) != 0 ||
-          std::fread(tensor.data.data(), 4, count, file.get()) != count)
-        return ZERO_ERROR(kUnavailable, path + ": tensor '" + tensor.name +
-                                            "': cannot read its data");
-      if (!io::hostIsLittleEndian())
-        swapFloatBytes(tensor.data.data(), count);
-    }
+    tensor.name = name;
+    tensor.shape = reader->entries_.at(name).shape;
+    int64_t numel = 1;
+    for (int64_t dim : tensor.shape)
+      numel *= dim;
+    tensor.data.resize(static_cast<size_t>(numel));
+    ZERO_RETURN_IF_ERROR(
+        reader->readValues(name, 0, numel, tensor.data.data()));
     tensors.push_back(std::move(tensor));
   }
   return tensors;
@@ -552,7 +495,9 @@ void swapLittleEndian(char *data, size_t size, int64_t width) {
     std::reverse(data + i, data + i + width);
 }
 
-StatusOr<SafetensorsReader> SafetensorsReader::open(const std::string &path) {
+StatusOr<SafetensorsReader>
+SafetensorsReader::open(const std::string &path,
+                        std::map<std::string, std::string> *metadata) {
   StatusOr<int> opened = io::openRegularFile(path);
   if (!opened.isOk())
     return opened.status();
@@ -587,18 +532,20 @@ StatusOr<SafetensorsReader> SafetensorsReader::open(const std::string &path) {
     return ZERO_ERROR(kUnavailable, path + ": cannot read the header");
   StatusOr<std::vector<TensorEntry>> parsed =
       parseHeader(headerText, path, fileBytes - 8 - headerBytes,
-                  /*anyDType=*/false, nullptr);
+                  /*anyDType=*/false, metadata);
   if (!parsed.isOk())
     return parsed.status();
-  for (TensorEntry &entry : *parsed)
+  for (TensorEntry &entry : *parsed) {
+    reader.order_.push_back(entry.name);
     reader.entries_[entry.name] = {std::move(entry.shape),
                                    8 + headerBytes + entry.begin};
+  }
   return reader;
 }
 
 SafetensorsReader::SafetensorsReader(SafetensorsReader &&other) noexcept
     : path_(std::move(other.path_)), fd_(other.fd_),
-      entries_(std::move(other.entries_)) {
+      entries_(std::move(other.entries_)), order_(std::move(other.order_)) {
   other.fd_ = -1;
 }
 
@@ -607,6 +554,7 @@ SafetensorsReader::operator=(SafetensorsReader &&other) noexcept {
   std::swap(path_, other.path_);
   std::swap(fd_, other.fd_);
   std::swap(entries_, other.entries_);
+  std::swap(order_, other.order_);
   return *this;
 }
 
@@ -621,8 +569,8 @@ SafetensorsReader::shape(const std::string &name) const {
   return it == entries_.end() ? nullptr : &it->second.shape;
 }
 
-Status SafetensorsReader::read(const std::string &name, int64_t begin,
-                               int64_t count, float *out) const {
+Status SafetensorsReader::readValues(const std::string &name, int64_t begin,
+                                     int64_t count, float *out) const {
   const Entry &entry = entries_.at(name);
   const size_t bytes = static_cast<size_t>(count) * 4;
   size_t done = 0;
@@ -637,6 +585,13 @@ Status SafetensorsReader::read(const std::string &name, int64_t begin,
   }
   if (!io::hostIsLittleEndian())
     swapFloatBytes(out, static_cast<size_t>(count));
+  return Status::ok();
+}
+
+Status SafetensorsReader::read(const std::string &name, int64_t begin,
+                               int64_t count, float *out) const {
+  ZERO_RETURN_IF_ERROR(readValues(name, begin, count, out));
+  const Entry &entry = entries_.at(name);
   const float *bad = std::find_if(out, out + count,
                                   [](float v) { return !std::isfinite(v); });
   if (bad == out + count)

@@ -126,7 +126,10 @@ void swapLittleEndian(char *data, size_t size, int64_t width);
 /// the whole model. Header errors as readSafetensors's.
 class SafetensorsReader {
 public:
-  static StatusOr<SafetensorsReader> open(const std::string &path);
+  /// `metadata`, when given, receives the "__metadata__" entries.
+  static StatusOr<SafetensorsReader>
+  open(const std::string &path,
+       std::map<std::string, std::string> *metadata = nullptr);
   SafetensorsReader(SafetensorsReader &&other) noexcept;
   SafetensorsReader &operator=(SafetensorsReader &&other) noexcept;
   ~SafetensorsReader();
@@ -142,7 +145,14 @@ public:
               float *out) const;
 
 private:
+  // readSafetensors reads every tensor whole, unchecked, through it.
+  friend StatusOr<std::vector<NamedTensor>>
+  readSafetensors(const std::string &path,
+                  std::map<std::string, std::string> *metadata);
   SafetensorsReader() = default;
+  /// read without the finite check.
+  Status readValues(const std::string &name, int64_t begin, int64_t count,
+                    float *out) const;
   struct Entry {
     std::vector<int64_t> shape;
     uint64_t offset = 0; // of its first byte in the file
@@ -150,6 +160,8 @@ private:
   std::string path_;
   int fd_ = -1;
   std::map<std::string, Entry> entries_;
+  /// The tensors' names in the order of their data.
+  std::vector<std::string> order_;
 };
 
 } // namespace zero::runtime

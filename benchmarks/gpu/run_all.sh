@@ -25,7 +25,10 @@
 #      the same model in PyTorch (eager and torch.compile, fused AdamW);
 #      measures the comm/compute overlap and the fused Adam bandwidth (as a
 #      fraction of a device-to-device copy) from zero-run's traces;
-#   5. writes under $OUT (default build-gpu/out): summary.md, results.json,
+#   5. captures test/Import's models with zero_opt.torch under the machine's
+#      PyTorch into $OUT/import-torch (benchmarks/torch_versions.py; checked
+#      on the build machine with its `check`);
+#   6. writes under $OUT (default build-gpu/out): summary.md, results.json,
 #      run_all.log, gtest.log, gtest-4ranks.log and the two 124M traces, and
 #      prints the summary.
 #
@@ -330,6 +333,12 @@ soft "PyTorch eager GPT-2 124M bf16 (fused AdamW)" \
   --out "$work/torch-eager.json"
 soft "D2D copy bandwidth (torch, cudaMemcpyAsync)" \
   $python "$here/analyze.py" copybw --out "$work/copybw.json"
+# zero_opt.torch's capture under this machine's PyTorch (2.x: nanoGPT takes
+# scaled_dot_product_attention): test/Import's models as step IR, for
+# benchmarks/torch_versions.py check on the build machine (seconds).
+soft "zero_opt.torch: capture test/Import's models under this PyTorch" \
+  timeout 120 $python "$root/benchmarks/torch_versions.py" capture \
+  --out "$out/import-torch"
 # A first summary, in case the optional parts below run out of time.
 $python - "$work/environment.json" "$gpu" "$nccl_root" <<'PY'
 import json, sys

@@ -57,7 +57,10 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
     "f64"). Integer data needs a bound (its values lie in [0, N)):
     `data_bounds[key]`, or the class count where it is the target of a
     cross-entropy. `weights`, a path: the module's parameters and buffers,
-    as fp32 safetensors for zero-run --init-from. The step is checked by
+    as fp32 safetensors for zero-run --init-from. The parameters may all
+    be on the meta device (a model too large to hold; its buffers on the
+    CPU): the step is traced from shapes, and there are no weights to
+    write. The step is checked by
     zero-opt --zero-verify-train-step before this returns; nothing is
     written when anything is refused.
     """
@@ -137,6 +140,11 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
         if verify:
             _verify(tmp)
         if weights:
+            if aliases.on_meta():
+                raise TorchImportError(
+                    f"weights '{weights}': the parameters are on the meta "
+                    "device, there are no values to write (zero-run "
+                    "initializes them, or --init-from a file of yours)")
             tensors = {name: t.detach().to(torch.float32).cpu().numpy()
                        for name, t in aliases.params + aliases.frozen}
             safetensors.write(weights, tensors)

@@ -5,7 +5,9 @@ in PyTorch 1.13 and under torch.export in 2.x, where it has the same
 signature): forward, the loss and torch.autograd.grad of every trainable
 parameter, in one graph, through a decomposition table that leaves the op
 set lower.py knows. Parameters are swapped in with the helper under both
-versions' functional_call.
+versions' functional_call. What differs between the versions is in
+`_version_context` and `DECOMPOSED`: 2.x's scaled_dot_product_attention is
+traced as its math form, and its newer ops are decomposed.
 
 The traps that would give a silently wrong step are refused here, each
 naming the module path and the aten op or parameter: randomness, buffers
@@ -25,6 +27,7 @@ from .lower import TorchImportError
 from torch.nn.utils.stateless import _reparametrize_module
 
 aten = torch.ops.aten
+TORCH_MAJOR = int(torch.__version__.split(".")[0])
 
 # Decomposed into what lower.py knows. Embedding, log-softmax, the negative
 # log likelihood and LayerNorm stay whole: 1.13's nll_loss decomposition
@@ -40,6 +43,11 @@ DECOMPOSED = [
     aten.mse_loss_backward, aten.rsub, aten.native_batch_norm,
     aten.native_batch_norm_backward,
 ]
+if TORCH_MAJOR >= 2:
+    # The math form of scaled_dot_product_attention softmaxes through
+    # _safe_softmax (2.5 and later), which decomposes to _softmax's ops.
+    DECOMPOSED += [getattr(aten, name) for name in ("_safe_softmax",)
+                   if hasattr(aten, name)]
 
 RANDOM_OPS = ("bernoulli", "native_dropout", "rand", "randn", "randint",
               "normal", "uniform", "multinomial", "randperm", "exponential")
@@ -63,15 +71,29 @@ class Aliases:
                 for name, tensor in table.items():
                     if tensor is not None:
                         self.names.setdefault(id(tensor), []).append(dot + name)
-        for name, p in model.named_parameters():
+        self.parameters = list(model.named_parameters())
+        for name, p in self.parameters:
             (self.params if p.requires_grad else self.frozen).append((name, p))
         for name, b in model.named_buffers():
+            if b.is_meta:
+                raise TorchImportError(
+                    f"buffer '{name}' is on the meta device: the step needs "
+                    "its values (a causal mask is computed from them, other "
+                    "buffers are frozen weights); create the module's "
+                    "buffers on the CPU, only its parameters on meta")
             if is_causal_mask(b):
                 self.masks.append((name, b))
             elif b.is_floating_point():
                 self.frozen.append((name, b))
             else:
                 self.others.append((name, b))
+
+    def on_meta(self):
+        """Whether the parameters are on the meta device (a model too large
+        to hold, as DeepSpeed's zero.Init allows): the step is then traced
+        on meta tensors, from shapes alone."""
+        meta = [p.is_meta for _, p in self.parameters]
+        return bool(meta) and all(meta)
 
     def inputs(self):
         """Every tensor the step takes before the data, in its order."""
@@ -125,6 +147,25 @@ class ModulePaths:
     def close(self):
         for h in self.handles:
             h.remove()
+
+
+@contextlib.contextmanager
+def _version_context():
+    """PyTorch 2.x: F.scaled_dot_product_attention runs its math form
+    (matmuls and a softmax, which the graph then holds) instead of a fused
+    CPU kernel, one op with no lowering. 1.13 has no such function."""
+    if TORCH_MAJOR < 2:
+        yield
+        return
+    attention = getattr(torch.nn, "attention", None)
+    if attention is not None and hasattr(attention, "sdpa_kernel"):  # 2.3+
+        with attention.sdpa_kernel(attention.SDPBackend.MATH):
+            yield
+    else:
+        with torch.backends.cuda.sdp_kernel(enable_flash=False,
+                                            enable_mem_efficient=False,
+                                            enable_math=True):
+            yield
 
 
 @contextlib.contextmanager
@@ -189,12 +230,22 @@ def capture(model, loss_fn, batch, float_dtype):
                                     allow_unused=True)
         return (loss, *grads)
 
+    traced = [*params, *frozen, *masks, *others, *data]
+    if aliases.on_meta():
+        # Shapes alone: the data and buffers follow the parameters (meta
+        # kernels compute each op's result shape, not its values).
+        traced = [t.to("meta") for t in traced]
+    elif any(p.is_meta for _, p in aliases.parameters):
+        meta = next(n for n, p in aliases.parameters if p.is_meta)
+        raise TorchImportError(
+            f"parameter '{meta}' is on the meta device and others are not: "
+            "put all of the parameters on meta, or none")
     paths = ModulePaths(model)
     table = torch._decomp.get_decompositions(DECOMPOSED)
     try:
-        with _recording_tracer(paths):
+        with _recording_tracer(paths), _version_context():
             graph = proxy_tensor.make_fx(step, decomposition_table=table)(
-                *params, *frozen, *masks, *others, *data)
+                *traced)
     finally:
         paths.close()
     check_traps(graph)

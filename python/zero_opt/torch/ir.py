@@ -247,19 +247,23 @@ class Builder:
         self._end_op()
         return out
 
-    def causal_mask(self, size, dtype):
-        """[size, size]: 1 on and below the diagonal, 0 above (torch.tril of
-        ones), in `dtype` (float, or i1)."""
+    def causal_mask(self, rows, columns, diagonal, dtype):
+        """[rows, columns]: 1 where column - row <= diagonal, 0 elsewhere
+        (torch.tril(ones, diagonal); diagonal 0 is the causal mask), in
+        `dtype` (float, or i1)."""
         def body(region, args):
             row = region.op("linalg.index 0 : index")
             column = region.op("linalg.index 1 : index")
+            if diagonal != 0:
+                offset = region.constant(diagonal, "index")
+                row = region.op(f"arith.addi {row}, {offset} : index")
             below = region.op(f"arith.cmpi sle, {column}, {row} : index")
             if dtype == "i1":
                 return below
             one = region.constant(1.0, dtype)
             zero = region.constant(0.0, dtype)
             return region.op(f"arith.select {below}, {one}, {zero} : {dtype}")
-        return self._generic([], [], [size, size], dtype, body)
+        return self._generic([], [], [rows, columns], dtype, body)
 
     def gather_rows(self, table, indices):
         """[N, H]: row indices[n] of `table` [V, H] (the embedding lookup)."""

@@ -122,7 +122,8 @@ class Lowering:
         self.broadcasts = {}               # (name, shape) -> broadcast
         self.written = {}                  # id(Expr) -> (Expr, Tensor)
         self.reductions = {}               # (name, dims, combiner) -> Tensor
-        self.masks = {}                    # (size, dtype) -> causal mask
+        self.masks = {}                    # (rows, columns, diagonal, dtype)
+        #                                    -> triangular mask
         self.one_hots = {}                 # (labels, classes, dtype) -> Tensor
         self.normalized = {}               # layer norm rstd name -> x_hat
         self.loss = None
@@ -167,6 +168,15 @@ class Lowering:
         if isinstance(value, (bool, int, float)):
             return Expr.const(value, dtype or self.float_type)
         raise TypeError(f"not an elementwise operand: {value!r}")
+
+    def triangle(self, rows, columns, diagonal, dtype):
+        """[rows, columns]: 1 where column - row <= diagonal (torch.tril of
+        ones), written once: every layer's mask is the same."""
+        key = (rows, columns, diagonal, dtype)
+        if key not in self.masks:
+            self.masks[key] = self.b.causal_mask(rows, columns, diagonal,
+                                                 dtype)
+        return self.masks[key]
 
     def one_hot(self, labels, classes, dtype):
         """The labels' one-hot rows, written once: the cross-entropy's
@@ -308,6 +318,19 @@ class Lowering:
         """PyTorch's type promotion of two tensor operands: an integer one
         converts to the other's float type, the narrower float to the
         wider."""
+        if (ea.kind == "const") != (eb.kind == "const"):
+            # A Python scalar: a float one makes a bool or integer tensor
+            # the default float type, an int one a bool tensor an integer.
+            tensor, scalar = (ea, eb) if eb.kind == "const" else (eb, ea)
+            target = None
+            if type(scalar.payload) is float and is_float(scalar.dtype) \
+                    and not is_float(tensor.dtype):
+                target = self.float_type
+            elif type(scalar.payload) is int and tensor.dtype == "i1":
+                target = "i32"
+            if target is not None:
+                converted = self.convert(tensor, target)
+                return (converted, eb) if tensor is ea else (ea, converted)
         if ea.kind not in ("const",) and eb.kind not in ("const",):
             if is_float(ea.dtype) and not is_float(eb.dtype):
                 eb = self.convert(eb, ea.dtype)
@@ -349,10 +372,12 @@ class Lowering:
     def select(self, cond, a, b):
         ec, ea, eb = self.expr(cond, "i1"), self.expr(a), self.expr(b)
         dtype = ea.dtype if ea.kind != "const" else eb.dtype
+        # A filled tensor (torch.full) keeps its shape: the select's result
+        # has it even where the condition is smaller.
         if ea.kind == "const":
-            ea = Expr.const(ea.payload, dtype)
+            ea = Expr("const", dtype, ea.shape, payload=ea.payload)
         if eb.kind == "const":
-            eb = Expr.const(eb.payload, dtype)
+            eb = Expr("const", dtype, eb.shape, payload=eb.payload)
         return self.pointwise("arith.select {0}, {1}, {2} : {r}", [ec, ea, eb],
                               dtype)
 
@@ -703,6 +728,26 @@ def _amax(lw, node, args, kwargs):
     return reduce_sum(lw, args[0], args[1], keepdim, "arith.maximumf")
 
 
+@rule("aten.all.dim", "aten.any.dim")
+def _all_any(lw, node, args, kwargs):
+    """Over a mask: any(m) is max(m as float) > 0, all(m) is max(not m as
+    float) == 0, reductions the op set has (2.x's _safe_softmax asks
+    whether a row is all -inf)."""
+    m = lw.expr(args[0])
+    if m.dtype != "i1":
+        lw.fail(node, f"{node.target} of {m.dtype} data is not supported "
+                      "(only of masks)")
+    dim = args[1] if len(args) > 1 else kwargs["dim"]
+    keepdim = args[2] if len(args) > 2 else kwargs.get("keepdim", False)
+    every = str(node.target).startswith("aten.all")
+    if every:
+        m = _not(lw, node, [m], {})
+    count = lw.tensor(lw.convert(m, lw.float_type))
+    dims = [dim % len(count.shape)]
+    largest = reduce_sum(lw, count, dims, keepdim, "arith.maximumf")
+    return lw.compare(largest, 0.5, "olt" if every else "ogt")
+
+
 def _scaled(lw, value, alpha):
     return value if alpha == 1 else lw.binary(value, alpha, "arith.mulf",
                                                "arith.muli")
@@ -840,18 +885,47 @@ def _full_like(lw, node, args, kwargs):
     return Expr("const", dtype, x.shape, payload=value)
 
 
-@rule("aten.new_zeros.default", "aten.zeros.default")
+FILL_VALUES = {"zeros": 0.0, "ones": 1.0}
+
+
+@rule("aten.new_zeros.default", "aten.zeros.default",
+      "aten.new_ones.default", "aten.ones.default",
+      "aten.new_full.default", "aten.full.default")
 def _filled(lw, node, args, kwargs):
-    name = str(node.target)
-    shape = args[1] if name.startswith("aten.new_") else args[0]
-    value = 0.0
-    default = args[0].dtype if name.startswith("aten.new_") else \
-        lw.float_type
+    op = str(node.target).split(".")[1]
+    method = op.startswith("new_")
+    if method:
+        op = op[len("new_"):]
+    shape = args[1] if method else args[0]
+    operands = args[2:] if method else args[1:]
+    value = FILL_VALUES[op] if op in FILL_VALUES else operands[0]
+    # torch.full infers its type from the value (bool, int64, float).
+    default = args[0].dtype if method else (
+        "i1" if isinstance(value, bool) else
+        "i32" if isinstance(value, int) else lw.float_type)
     try:
         dtype = torch_dtype_name(kwargs.get("dtype"), default)
     except TorchImportError:
         return Undefined(shape)  # a type the step has no use for: unread
     return Expr("const", dtype, shape, payload=value)
+
+
+@rule("aten.tril.default", "aten.triu.default")
+def _triangle(lw, node, args, kwargs):
+    """torch.tril keeps the elements where column - row <= diagonal,
+    torch.triu those where column - row >= diagonal: the complement of
+    tril's with diagonal - 1. Both select through one mask, whether they
+    build a causal mask from torch.ones or torch.full or mask a
+    gradient."""
+    x = args[0]
+    diagonal = args[1] if len(args) > 1 else kwargs.get("diagonal", 0)
+    lower = str(node.target).startswith("aten.tril")
+    rows, columns = x.shape[-2:]
+    mask = lw.triangle(rows, columns, diagonal if lower else diagonal - 1,
+                       "i1")
+    zero = Expr("const", x.dtype, x.shape,
+                payload=False if x.dtype == "i1" else 0.0)
+    return lw.select(mask, x, zero) if lower else lw.select(mask, zero, x)
 
 
 @rule("aten.empty.memory_format")
@@ -1070,10 +1144,7 @@ def constant_mask(shape, dtype):
     dimensions) of `shape` as a generic: a mask is computed, never an
     argument."""
     def write(lw):
-        key = (shape[-1], dtype)
-        if key not in lw.masks:  # every layer's buffer holds the same mask
-            lw.masks[key] = lw.b.causal_mask(shape[-1], dtype)
-        return lw.reshape(lw.masks[key], shape)
+        return lw.reshape(lw.triangle(shape[-1], shape[-1], 0, dtype), shape)
     return write
 
 
@@ -1202,7 +1273,7 @@ ELEMENTWISE = {
     "aten.sigmoid.default", "aten.pow.Tensor_Scalar", "aten.where.self",
     "aten.masked_fill.Scalar", "aten._to_copy.default",
     "aten.bitwise_not.default", "aten.logical_not.default",
-    "aten.bitwise_and.Tensor",
+    "aten.bitwise_and.Tensor", "aten.tril.default", "aten.triu.default",
     "prims.convert_element_type.default",
     "aten.nll_loss_backward.default", "aten._log_softmax_backward_data.default",
 } | {f"aten.{c}.{k}" for c in ("gt", "lt", "ge", "le", "eq", "ne")

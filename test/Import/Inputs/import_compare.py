@@ -63,6 +63,9 @@ def main():
     parser.add_argument("--seed", type=int, default=7)
     parser.add_argument("--rtol", type=float, required=True)
     parser.add_argument("--atol", type=float, required=True)
+    parser.add_argument("--ir", help="train this step IR (the same model "
+                        "captured elsewhere: another PyTorch version) "
+                        "instead of the one imported here")
     args = parser.parse_args()
     sys.path.insert(0, args.python_dir)
     from zero_opt.torch import load_weights
@@ -73,6 +76,8 @@ def main():
     init = os.path.join(args.work, "init.safetensors")
     run([tool("zero-import-torch"), f"{HERE}/models.py:{args.model}",
          "-o", step_ir, "--weights", init, "--dtype", args.dtype])
+    if args.ir:
+        step_ir = args.ir
 
     # The dataset: `samples` samples like the example batch's, integer data
     # below the bound the importer wrote.

@@ -39,9 +39,12 @@ class CausalSelfAttention(nn.Module):
         self.heads = heads
         self.c_attn = nn.Linear(hidden, 3 * hidden)
         self.c_proj = nn.Linear(hidden, hidden)
-        # nanoGPT's causal mask: a buffer of ones below the diagonal.
-        self.register_buffer("bias", torch.tril(torch.ones(seq, seq))
-                             .view(1, 1, seq, seq))
+        # nanoGPT's attention: PyTorch 2's fused function where there is
+        # one, else a causal mask in a buffer of ones below the diagonal.
+        self.flash = hasattr(F, "scaled_dot_product_attention")
+        if not self.flash:
+            self.register_buffer("bias", torch.tril(torch.ones(seq, seq))
+                                 .view(1, 1, seq, seq))
 
     def forward(self, x):
         B, T, C = x.shape
@@ -49,10 +52,14 @@ class CausalSelfAttention(nn.Module):
         q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
         k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
         v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
-        att = (q @ k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
-        att = att.masked_fill(self.bias[:, :, :T, :T] == 0, float("-inf"))
-        att = F.softmax(att, dim=-1)
-        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        if self.flash:
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+        else:
+            att = (q @ k.transpose(-2, -1)) * (1.0 / (k.size(-1) ** 0.5))
+            att = att.masked_fill(self.bias[:, :, :T, :T] == 0,
+                                  float("-inf"))
+            y = F.softmax(att, dim=-1) @ v
+        y = y.transpose(1, 2).contiguous().view(B, T, C)
         return self.c_proj(y)
 
 
@@ -275,8 +282,9 @@ class Elementwise(nn.Module):
     """A regression model that reads its activations through the rest of
     the elementwise and shape ops the importer lowers: comparisons, where,
     logical not, abs, maximum and minimum, log and log1p, sin and cos,
-    rsub, scalar subtraction, filled tensors, reshape, permute,
-    split_with_sizes and a variance. Every op is per sample (a statistic over the batch
+    rsub, scalar subtraction, filled tensors, triangles (tril, triu), all
+    and any,
+    reshape, permute, split_with_sizes and a variance. Every op is per sample (a statistic over the batch
     would differ between one process's batch and each rank's part of
     it)."""
 
@@ -297,6 +305,22 @@ class Elementwise(nn.Module):
         a, b = torch.split(h, [3, 5], dim=1)
         h = torch.cat((b, a), dim=1).reshape(-1, 2, 4).permute(0, 2, 1) \
             .reshape(-1, 8)
+        # Triangular masks built in forward, as attention code builds its
+        # causal mask: a bool one from torch.ones, an additive one from
+        # torch.full, and the activations' own triangles.
+        t = h.reshape(-1, 2, 4)
+        keep = torch.ones(2, 4, dtype=torch.bool).tril()
+        penalty = torch.full((2, 4), -0.5).triu(1)
+        t = t.masked_fill(~keep, 0.0) + penalty + 0.25 * (
+            t.tril(-1) - t.triu(2))
+        h = t.reshape(-1, 8)
+        # A row of all -inf gets 0, not NaN, from a softmax (2.x's
+        # _safe_softmax): any and all along a dimension.
+        pairs = h.reshape(-1, 4, 2)
+        low = pairs < 0
+        pairs = torch.where(torch.all(low, 2, keepdim=True), 0.5 * pairs,
+                            pairs) + torch.any(low, -1, keepdim=True) * 0.125
+        h = pairs.reshape(-1, 8)
         h = h + torch.zeros(h.shape) + h.lt(h.mean(1, keepdim=True)).float() \
             * 0.25 - h.ne(h).float()
         h = h / (h.var(1, keepdim=True) + 1.0)

@@ -13,7 +13,7 @@
 
 #include "ops/ElementMath.h"
 
-#include "host/Quantize.h"
+#include "ops/Quantize.h"
 
 #include <algorithm>
 #include <cmath>
@@ -92,10 +92,10 @@ std::vector<float> loadValueFloats(const ValueInfo &value, const void *stored) {
         static_cast<size_t>(value.numel * getDTypeWidth(value.dtype)));
     const auto *packed = static_cast<const uint8_t *>(stored);
     // Packed as one operand of the quantized all-gather: scales, values.
-    host::dequantizeElements(
+    quantize::dequantizeElements(
         packed + getPackedScaleBytes(value.numel, q->blockSize), packed,
         value.numel, static_cast<int>(q->bits), q->blockSize,
-        host::getQuantizedFormat(value.dtype), dequantized.data());
+        quantize::getQuantizedFormat(value.dtype), dequantized.data());
     elements.data = dequantized.data();
   }
   return loadFloats(elements, value.numel);
@@ -116,8 +116,8 @@ void storeValueFloats(const float *values, const ValueInfo &value,
   // The dtype's elements quantized, as the quantized all-gather quantizes
   // an unquantized shard: the gathered values are the same.
   auto *packed = static_cast<uint8_t *>(stored);
-  host::quantizeElements(
-      rounded.data(), host::getQuantizedFormat(value.dtype), value.numel,
+  quantize::quantizeElements(
+      rounded.data(), quantize::getQuantizedFormat(value.dtype), value.numel,
       static_cast<int>(q->bits), q->blockSize,
       packed + getPackedScaleBytes(value.numel, q->blockSize), packed);
 }

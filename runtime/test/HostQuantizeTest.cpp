@@ -7,7 +7,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "host/Quantize.h"
+#include "ops/Quantize.h"
 
 #include "zero/runtime/FloatFormats.h"
 
@@ -19,7 +19,7 @@
 #include <random>
 #include <vector>
 
-using namespace zero::runtime::host;
+using namespace zero::runtime::quantize;
 
 namespace {
 

@@ -14,7 +14,7 @@
 #include "zero/runtime/Executor.h"
 #include "zero/runtime/FloatFormats.h"
 
-#include "host/Quantize.h"
+#include "ops/Quantize.h"
 
 #include "TestSchedules.h"
 
@@ -115,11 +115,11 @@ runQuantizedGatherStep(Communicator &comm, const json &schedule, int n, int k,
         in[j] = roundedTo(
             dtype, quantizedGatherInput(i, r, j, shard, numels[i], n, seed));
       std::vector<uint8_t> q(shard);
-      std::vector<float> scales(host::getNumBlocks(shard, blockSize));
-      host::quantizeBlocks(in.data(), shard, 8, blockSize, q.data(),
-                           scales.data());
-      host::dequantizeBlocks(q.data(), scales.data(), shard, 8, blockSize,
-                             back.data());
+      std::vector<float> scales(quantize::getNumBlocks(shard, blockSize));
+      quantize::quantizeBlocks(in.data(), shard, 8, blockSize, q.data(),
+                               scales.data());
+      quantize::dequantizeBlocks(q.data(), scales.data(), shard, 8, blockSize,
+                                 back.data());
       for (int j = 0; j < shard && r * shard + j < numels[i]; ++j) {
         const int64_t at = r * shard + j;
         float expected = roundedTo(dtype, back[j]);

@@ -15,7 +15,7 @@
 #include "zero/runtime/Communicator.h"
 #include "zero/runtime/Executor.h"
 
-#include "host/Quantize.h"
+#include "ops/Quantize.h"
 
 #include "TestSchedules.h"
 
@@ -78,8 +78,8 @@ inline QuantizedParamRun runQuantizedParamGather(Communicator &comm,
 inline Bytes quantizePacked(const Bytes &elements, int64_t n, DType dtype,
                             int64_t blockSize) {
   Bytes packed(static_cast<size_t>(getPackedBytes(n, 8, blockSize)));
-  host::quantizeElements(
-      elements.data(), host::getQuantizedFormat(dtype), n, 8, blockSize,
+  quantize::quantizeElements(
+      elements.data(), quantize::getQuantizedFormat(dtype), n, 8, blockSize,
       packed.data() + getPackedScaleBytes(n, blockSize), packed.data());
   return packed;
 }
@@ -88,9 +88,9 @@ inline Bytes quantizePacked(const Bytes &elements, int64_t n, DType dtype,
 inline Bytes dequantizePacked(const Bytes &packed, int64_t n, DType dtype,
                               int64_t blockSize) {
   Bytes elements(static_cast<size_t>(n * getDTypeWidth(dtype)));
-  host::dequantizeElements(packed.data() + getPackedScaleBytes(n, blockSize),
-                           packed.data(), n, 8, blockSize,
-                           host::getQuantizedFormat(dtype), elements.data());
+  quantize::dequantizeElements(
+      packed.data() + getPackedScaleBytes(n, blockSize), packed.data(), n, 8,
+      blockSize, quantize::getQuantizedFormat(dtype), elements.data());
   return elements;
 }
 

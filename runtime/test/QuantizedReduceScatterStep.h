@@ -79,10 +79,10 @@ inline std::vector<float> referenceQuantizedReduceScatter(
       for (const auto &[j, chunk] : held[m])
         for (size_t i = 0; i < count; ++i) {
           Packed p;
-          p.values.resize(host::getQuantizedBytes(shards[i], 4));
-          p.scales.resize(host::getNumBlocks(shards[i], blockSize));
-          host::quantizeBlocks(chunk.data() + at[i], shards[i], 4, blockSize,
-                               p.values.data(), p.scales.data());
+          p.values.resize(quantize::getQuantizedBytes(shards[i], 4));
+          p.scales.resize(quantize::getNumBlocks(shards[i], blockSize));
+          quantize::quantizeBlocks(chunk.data() + at[i], shards[i], 4,
+                                   blockSize, p.values.data(), p.scales.data());
           packed[m][j].push_back(std::move(p));
         }
     std::vector<Chunks> next(groupSize);
@@ -96,9 +96,9 @@ inline std::vector<float> referenceQuantizedReduceScatter(
           int sender = m + (c - coordinate(m, t)) * strides[t];
           for (size_t i = 0; i < count; ++i) {
             const Packed &p = packed[sender].at(j)[i];
-            host::accumulateDequantized(p.values.data(), p.scales.data(),
-                                        shards[i], 4, blockSize,
-                                        sums.data() + at[i]);
+            quantize::accumulateDequantized(p.values.data(), p.scales.data(),
+                                            shards[i], 4, blockSize,
+                                            sums.data() + at[i]);
           }
         }
       }

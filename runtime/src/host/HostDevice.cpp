@@ -8,7 +8,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostFrame.h"
-#include "Quantize.h"
+#include "ops/Quantize.h"
 
 #include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
@@ -95,28 +95,30 @@ public:
   Status quantizeBlocks(size_t, const void *in, DType type, int64_t n,
                         int bits, int64_t blockSize, void *values,
                         void *scales) override {
-    host::quantizeElements(in, host::getQuantizedFormat(type), n, bits,
-                           blockSize, static_cast<uint8_t *>(values), scales);
+    quantize::quantizeElements(in, quantize::getQuantizedFormat(type), n, bits,
+                               blockSize, static_cast<uint8_t *>(values),
+                               scales);
     return Status::ok();
   }
   Status dequantizeBlocks(size_t, const void *values, const void *scales,
                           int64_t n, int bits, int64_t blockSize, DType type,
                           void *out) override {
-    host::dequantizeElements(static_cast<const uint8_t *>(values), scales, n,
-                             bits, blockSize, host::getQuantizedFormat(type),
-                             out);
+    quantize::dequantizeElements(static_cast<const uint8_t *>(values), scales,
+                                 n, bits, blockSize,
+                                 quantize::getQuantizedFormat(type), out);
     return Status::ok();
   }
   Status accumulateDequantized(size_t, const void *values, const void *scales,
                                int64_t n, int bits, int64_t blockSize,
                                float *sums) override {
-    host::accumulateDequantized(static_cast<const uint8_t *>(values), scales,
-                                n, bits, blockSize, sums);
+    quantize::accumulateDequantized(static_cast<const uint8_t *>(values),
+                                    scales, n, bits, blockSize, sums);
     return Status::ok();
   }
   Status roundSums(size_t, const float *sums, int64_t n, int64_t divisor,
                    DType type, void *out) override {
-    host::roundSums(sums, n, divisor, host::getQuantizedFormat(type), out);
+    quantize::roundSums(sums, n, divisor, quantize::getQuantizedFormat(type),
+                        out);
     return Status::ok();
   }
   void *nativeStream(size_t) const override { return nullptr; }

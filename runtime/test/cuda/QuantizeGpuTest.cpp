@@ -2,7 +2,7 @@
 //===//
 //
 // The CUDA device's quantizer (Quantize.cu) writes the bytes of the host's
-// (host/Quantize.h) on the same input, bit for bit: scales (NaN ones too)
+// (ops/Quantize.h) on the same input, bit for bit: scales (NaN ones too)
 // and packed levels, for f32, bf16 and f16 elements, int8 and int4, blocks
 // of zeros, a partial last block, odd and even int4 counts, blocks with an
 // infinity or a NaN; and the dequantized elements, the f32 hop sums and the
@@ -15,7 +15,7 @@
 #include "RequireCuda.h"
 
 #include "CudaOps.h"
-#include "host/Quantize.h"
+#include "ops/Quantize.h"
 
 #include "zero/runtime/FloatFormats.h"
 
@@ -140,9 +140,9 @@ TEST(QuantizeGpu, QuantizesAsTheHostBitForBit) {
       const size_t scaleBytes =
           static_cast<size_t>(4 * getNumBlocks(c.n, c.blockSize));
       std::vector<uint8_t> values(valueBytes), scales(kScaleOffset + scaleBytes);
-      host::quantizeElements(in.data(), host::getQuantizedFormat(c.type), c.n,
-                             c.bits, c.blockSize, values.data(),
-                             scales.data() + kScaleOffset);
+      quantize::quantizeElements(
+          in.data(), quantize::getQuantizedFormat(c.type), c.n, c.bits,
+          c.blockSize, values.data(), scales.data() + kScaleOffset);
 
       DeviceBytes input(in.size()), outValues(valueBytes),
           outScales(kScaleOffset + scaleBytes);
@@ -174,12 +174,13 @@ TEST(QuantizeGpu, DequantizesAsTheHostBitForBit) {
     std::vector<uint8_t> packed(kScaleOffset + scaleBytes + valueBytes);
     uint8_t *scales = packed.data() + kScaleOffset;
     uint8_t *values = scales + scaleBytes;
-    const host::QuantizedFormat format = host::getQuantizedFormat(c.type);
-    host::quantizeElements(in.data(), format, c.n, c.bits, c.blockSize,
-                           values, scales);
+    const quantize::QuantizedFormat format =
+        quantize::getQuantizedFormat(c.type);
+    quantize::quantizeElements(in.data(), format, c.n, c.bits, c.blockSize,
+                               values, scales);
     std::vector<uint8_t> expected(in.size());
-    host::dequantizeElements(values, scales, c.n, c.bits, c.blockSize, format,
-                             expected.data());
+    quantize::dequantizeElements(values, scales, c.n, c.bits, c.blockSize,
+                                 format, expected.data());
 
     DeviceBytes device(packed.size()), out(in.size());
     device.upload(packed.data(), packed.size());
@@ -207,12 +208,12 @@ TEST(QuantizeGpu, AccumulatesAndRoundsTheSumsAsTheHost) {
     const size_t valueBytes = static_cast<size_t>(getQuantizedBytes(n, 4));
     const size_t scaleBytes = static_cast<size_t>(4 * getNumBlocks(n, blockSize));
     std::vector<uint8_t> packed(1 + scaleBytes + valueBytes);
-    host::quantizeElements(x.data(), host::QuantizedFormat::F32, n, 4,
-                           blockSize, packed.data() + 1 + scaleBytes,
-                           packed.data() + 1);
-    host::accumulateDequantized(packed.data() + 1 + scaleBytes,
-                                packed.data() + 1, n, 4, blockSize,
-                                expected.data());
+    quantize::quantizeElements(x.data(), quantize::QuantizedFormat::F32, n, 4,
+                               blockSize, packed.data() + 1 + scaleBytes,
+                               packed.data() + 1);
+    quantize::accumulateDequantized(packed.data() + 1 + scaleBytes,
+                                    packed.data() + 1, n, 4, blockSize,
+                                    expected.data());
     DeviceBytes device(packed.size());
     device.upload(packed.data(), packed.size());
     Status status = cuda::enqueueAccumulateDequantized(
@@ -229,8 +230,8 @@ TEST(QuantizeGpu, AccumulatesAndRoundsTheSumsAsTheHost) {
                    ", divisor " + std::to_string(divisor));
       const size_t bytes = static_cast<size_t>(n * getDTypeWidth(type));
       std::vector<uint8_t> rounded(bytes);
-      host::roundSums(expected.data(), n, divisor,
-                      host::getQuantizedFormat(type), rounded.data());
+      quantize::roundSums(expected.data(), n, divisor,
+                          quantize::getQuantizedFormat(type), rounded.data());
       DeviceBytes out(bytes);
       Status status = cuda::enqueueRoundSums(
           reinterpret_cast<const float *>(deviceSums.data), n, divisor, type,

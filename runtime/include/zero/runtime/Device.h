@@ -111,8 +111,8 @@ public:
   virtual Status fillZero(size_t stream, void *to, int64_t bytes) = 0;
   // The block quantizer of the quantized collectives (docs/Runtime.md,
   // "Block quantization"), enqueued on `stream` like copy: the host device
-  // runs host/Quantize.h, the CUDA device kernels of the same element math
-  // (host/QuantizeMath.h), which write the same bytes. Elements are f32,
+  // runs ops/Quantize.h, the CUDA device kernels of the same element math
+  // (ops/QuantizeMath.h), which write the same bytes. Elements are f32,
   // bf16 or f16 (`type`), aligned to their width; scales are f32 bytes at
   // any alignment; `bits` is 4 or 8.
 

@@ -1,5 +1,4 @@
-//===- Quantize.h - symmetric block quantization of floats -------*- C++
-//-*-===//
+//===- Quantize.h - symmetric block quantization of floats ------*- C++ -*-===//
 //
 // The block quantizer of ZeRO++'s quantized collectives (docs/Runtime.md,
 // "Block quantization"): int8 for parameter all-gathers (qwZ) and int4 for
@@ -23,14 +22,14 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_HOST_QUANTIZE_H
-#define ZERO_RUNTIME_HOST_QUANTIZE_H
+#ifndef ZERO_RUNTIME_OPS_QUANTIZE_H
+#define ZERO_RUNTIME_OPS_QUANTIZE_H
 
 #include "zero/runtime/Program.h"
 
 #include <cstdint>
 
-namespace zero::runtime::host {
+namespace zero::runtime::quantize {
 
 // The sizes of blocks and packed values, shared with the schedule's decoder.
 using zero::runtime::getNumBlocks;
@@ -86,6 +85,6 @@ void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
 void roundSums(const float *sums, int64_t n, int64_t divisor,
                QuantizedFormat format, void *out);
 
-} // namespace zero::runtime::host
+} // namespace zero::runtime::quantize
 
-#endif // ZERO_RUNTIME_HOST_QUANTIZE_H
+#endif // ZERO_RUNTIME_OPS_QUANTIZE_H

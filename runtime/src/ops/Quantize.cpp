@@ -1,10 +1,14 @@
-//===- Quantize.cpp - symmetric block quantization of floats
-//---------------===//
+//===- Quantize.cpp - symmetric block quantization of floats --------------===//
+//
+// The block quantizer's loops over host memory, for the host backend, the
+// loader (a quantized frozen tensor's initial values) and the tests; the
+// element math is QuantizeMath.h's, which the CUDA kernels share.
+//
+//===----------------------------------------------------------------------===//
 
 #include "Quantize.h"
-#include "ops/QuantizeMath.h"
-
-#include "ops/ElementMath.h"
+#include "ElementMath.h"
+#include "QuantizeMath.h"
 
 #include <algorithm>
 #include <cassert>
@@ -13,17 +17,9 @@
 #include <limits>
 #include <type_traits>
 
-namespace zero::runtime::host {
+namespace zero::runtime::quantize {
 
 namespace {
-
-using quantize::addToSum;
-using quantize::dequantizeLevel;
-using quantize::divideSum;
-using quantize::getLevel;
-using quantize::getMaxLevel;
-using quantize::loadLevel;
-using quantize::loadScale;
 
 /// The block's scale (quantize::getScale). `load(i)` is element i of the
 /// block.
@@ -180,4 +176,4 @@ void dequantizeElements(const uint8_t *in, const void *scales, int64_t n,
   });
 }
 
-} // namespace zero::runtime::host
+} // namespace zero::runtime::quantize

@@ -742,9 +742,9 @@ def _all_any(lw, node, args, kwargs):
     every = str(node.target).startswith("aten.all")
     if every:
         m = _not(lw, node, [m], {})
-    count = lw.tensor(lw.convert(m, lw.float_type))
-    dims = [dim % len(count.shape)]
-    largest = reduce_sum(lw, count, dims, keepdim, "arith.maximumf")
+    flags = lw.tensor(lw.convert(m, lw.float_type))
+    dims = [dim % len(flags.shape)]
+    largest = reduce_sum(lw, flags, dims, keepdim, "arith.maximumf")
     return lw.compare(largest, 0.5, "olt" if every else "ogt")
 
 

@@ -160,6 +160,20 @@ Status Executor::initialize(const InitOptions &options) {
   const Schedule &s = *schedule_;
   const int64_t rank = communicator_.rank();
 
+  // Checked before anything is written, the same on every rank: a
+  // parameter with no initializer (a frozen tensor that zero-import-torch
+  // marked: a module's buffer) takes its values from the file only.
+  if (!options.parameters)
+    for (const ArgumentInfo &arg : s.arguments())
+      if (arg.kind == ArgumentInfo::Kind::Param &&
+          arg.init.kind == InitSpec::Kind::File)
+        return ZERO_ERROR(
+            kInvalidArgument,
+            s.name() + ": parameter '" +
+                (arg.tile ? arg.tile->param : arg.name) +
+                "' has no initializer (init 'file': a frozen tensor whose "
+                "values come from a weights file): give --init-from FILE");
+
   // Elements [begin, begin + count) of parameter `param`'s initial value in
   // fp32 (begin + count <= numel). A tile's are those of its block of the
   // weight: the same values as the untiled weight's, element for element.

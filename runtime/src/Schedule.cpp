@@ -993,10 +993,12 @@ Status ScheduleParser::parseInit(const json &object, const std::string &path,
     ZERO_RETURN_IF_ERROR(getNumber(object, "std", path, out.std));
     if (!(out.std >= 0))
       return error(path + ".std", "must be at least 0");
-  } else if (kind == "zeros" || kind == "ones" || kind == "param") {
+  } else if (kind == "zeros" || kind == "ones" || kind == "param" ||
+             kind == "file") {
     ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"kind"}, {}));
     out.kind = kind == "zeros"  ? InitSpec::Kind::Zeros
                : kind == "ones" ? InitSpec::Kind::Ones
+               : kind == "file" ? InitSpec::Kind::File
                                 : InitSpec::Kind::Param;
   } else if (kind == "value") {
     ZERO_RETURN_IF_ERROR(checkKeys(object, path, {"kind", "value"}, {}));
@@ -1005,7 +1007,7 @@ Status ScheduleParser::parseInit(const json &object, const std::string &path,
   } else {
     return error(path + ".kind", "unknown init kind '" + kind +
                                      "' (expected normal, zeros, ones, "
-                                     "param or value)");
+                                     "file, param or value)");
   }
   return Status::ok();
 }
@@ -1050,7 +1052,7 @@ Status ScheduleParser::parseArguments(const json &root) {
       if (arg.init.kind == InitSpec::Kind::Param ||
           arg.init.kind == InitSpec::Kind::Value)
         return error(path + ".init.kind",
-                     "a parameter starts as normal, zeros or ones");
+                     "a parameter starts as normal, zeros, ones or file");
       if (entry.contains("tile")) {
         const json *tile;
         ZERO_RETURN_IF_ERROR(getObject(entry, "tile", path, tile));

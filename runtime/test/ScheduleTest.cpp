@@ -337,7 +337,13 @@ TEST(Schedule, RefusesMalformedArguments) {
   s["arguments"][0]["init"] = {{"kind", "uniform"}};
   EXPECT_SCHEDULE_ERROR(s,
                         "arguments[0].init.kind: unknown init kind 'uniform' "
-                        "(expected normal, zeros, ones, param or value)");
+                        "(expected normal, zeros, ones, file, param or value)");
+  // A parameter with no initializer: its values come from --init-from.
+  s = makeAverageSchedule();
+  s["arguments"][0]["init"] = {{"kind", "file"}};
+  StatusOr<Schedule> fromFile = Schedule::parse(s.dump(), "s.json");
+  ASSERT_TRUE(fromFile.isOk()) << fromFile.status().toString();
+  EXPECT_EQ(fromFile->arguments()[0].init.kind, InitSpec::Kind::File);
   s = makeAverageSchedule();
   s["values"][1]["dtype"] = "i32";
   EXPECT_SCHEDULE_ERROR(

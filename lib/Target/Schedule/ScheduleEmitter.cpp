@@ -163,7 +163,7 @@ static bool isScheduleScalarOp(Operation *op) {
 /// `{"kind": ...}` for a parameter's `zero.init` string, or failure.
 static FailureOr<json> parseInit(StringRef text) {
   json init;
-  if (text == "zeros" || text == "ones") {
+  if (text == "zeros" || text == "ones" || text == "file") {
     init["kind"] = text.str();
     return init;
   }
@@ -704,8 +704,8 @@ FailureOr<json> ScheduleEmitter::getArguments() {
         if (failed(init))
           return emitError(arg.getLoc(), "parameter '")
                  << param.getValue() << "' (argument #" << i
-                 << "): 'zero.init' must be \"zeros\", \"ones\" or "
-                    "\"normal(STD)\" with STD > 0, got "
+                 << "): 'zero.init' must be \"zeros\", \"ones\", "
+                    "\"normal(STD)\" with STD > 0 or \"file\", got "
                  << attr;
         entry["init"] = std::move(*init);
       } else {

@@ -91,8 +91,12 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
         return tensor
     for name, p in aliases.params:
         argument(p.shape, dtype, f"zero.param = {_quote(name)}")
+    # Frozen tensors (buffers, parameters without a gradient) are what the
+    # module holds, not a starting point: no initializer, the values come
+    # from the weights file (zero-run refuses to start without one).
     for name, t in aliases.frozen:
-        argument(t.shape, dtype, f"zero.param = {_quote(name)}, zero.frozen")
+        argument(t.shape, dtype, f"zero.param = {_quote(name)}, zero.frozen, "
+                 'zero.init = "file"')
     masks = [constant_mask(tuple(t.shape), "i1" if t.dtype == torch.bool
                            else dtype) for _, t in aliases.masks]
     # Unread (capture refuses a read one): nothing to write.

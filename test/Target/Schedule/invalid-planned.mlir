@@ -61,7 +61,7 @@ func.func @step(%w: tensor<3xf32> {zero.param = "w", zero.layout = #zero.layout<
 
 // -----
 
-// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: parameter 'w' (argument #0): 'zero.init' must be "zeros", "ones" or "normal(STD)" with STD > 0, got "uniform(0.1)"
+// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: parameter 'w' (argument #0): 'zero.init' must be "zeros", "ones", "normal(STD)" with STD > 0 or "file", got "uniform(0.1)"
 func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.init = "uniform(0.1)", zero.layout = #zero.layout<shape = [4], world_size = 1>}) -> tensor<4xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
   return %w : tensor<4xf32>
@@ -69,7 +69,7 @@ func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.init = "uniform(0.1)",
 
 // -----
 
-// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: parameter 'w' (argument #0): 'zero.init' must be "zeros", "ones" or "normal(STD)" with STD > 0, got "normal(-1)"
+// CHECK: invalid-planned.mlir:[[@LINE+1]]:17: error: parameter 'w' (argument #0): 'zero.init' must be "zeros", "ones", "normal(STD)" with STD > 0 or "file", got "normal(-1)"
 func.func @step(%w: tensor<4xf32> {zero.param = "w", zero.init = "normal(-1)", zero.layout = #zero.layout<shape = [4], world_size = 1>}) -> tensor<4xf32>
     attributes {zero.stage = 0 : i64, zero.world_size = 1 : i64} {
   return %w : tensor<4xf32>

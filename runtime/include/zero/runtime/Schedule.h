@@ -40,7 +40,9 @@ struct BufferInfo {
 
 /// How an argument starts before the first step.
 struct InitSpec {
-  enum class Kind { Normal, Zeros, Ones, Param, Value };
+  /// File: no initializer; the values must come from a file
+  /// (InitOptions::parameters, zero-run --init-from).
+  enum class Kind { Normal, Zeros, Ones, Param, Value, File };
   Kind kind = Kind::Zeros;
   double std = 0;   // Normal
   double value = 0; // Value

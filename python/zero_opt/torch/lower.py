@@ -691,16 +691,25 @@ def _mm(lw, node, args, kwargs):
     return lw.b.matmul(a, b, lw.b.fill(0.0, shape, a.dtype))
 
 
-@rule("aten.addmm.default")
+@rule("aten.addmm.default", "aten.baddbmm.default")
 def _addmm(lw, node, args, kwargs):
-    if kwargs.get("beta", 1) != 1 or kwargs.get("alpha", 1) != 1:
-        lw.fail(node, "aten.addmm with beta or alpha other than 1 is not "
-                      "supported")
+    """beta input + alpha (a b), batched or not. With alpha 1 it is one
+    GEMM accumulating into the broadcast input (y = x W + b; 2.x's
+    nn.MultiheadAttention adds its mask so); beta 0 ignores the input, as
+    PyTorch does (a NaN there does not propagate)."""
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
     a, b = lw.tensor(args[1]), lw.tensor(args[2])
-    shape = (a.shape[0], b.shape[1])
-    # y = x W + b in one op: the broadcast bias is the matmul's init.
-    init = lw.expand_to(lw.tensor(args[0]), shape)
-    return lw.b.matmul(a, b, init)
+    shape = tuple(a.shape[:-1]) + tuple(b.shape[-1:])
+    bias = None if beta == 0 else args[0] if beta == 1 else \
+        lw.binary(args[0], beta, "arith.mulf")
+    if alpha == 1:
+        init = lw.b.fill(0.0, shape, a.dtype) if bias is None else \
+            lw.expand_to(lw.tensor(bias), shape)
+        return lw.b.matmul(a, b, init)
+    product = lw.binary(lw.b.matmul(a, b, lw.b.fill(0.0, shape, a.dtype)),
+                        alpha, "arith.mulf")
+    return product if bias is None else lw.binary(bias, product,
+                                                  "arith.addf")
 
 
 @rule("aten.sum.dim_IntList")

@@ -283,7 +283,7 @@ class Elementwise(nn.Module):
     the elementwise and shape ops the importer lowers: comparisons, where,
     logical not, abs, maximum and minimum, log and log1p, sin and cos,
     rsub, scalar subtraction, filled tensors, triangles (tril, triu), all
-    and any,
+    and any, baddbmm,
     reshape, permute, split_with_sizes and a variance. Every op is per sample (a statistic over the batch
     would differ between one process's batch and each rank's part of
     it)."""
@@ -321,6 +321,13 @@ class Elementwise(nn.Module):
         pairs = torch.where(torch.all(low, 2, keepdim=True), 0.5 * pairs,
                             pairs) + torch.any(low, -1, keepdim=True) * 0.125
         h = pairs.reshape(-1, 8)
+        # baddbmm, as 2.x's nn.MultiheadAttention adds its mask: into the
+        # broadcast input, and scaled.
+        t = h.reshape(-1, 2, 4)
+        bias = torch.full((1, 2, 2), 0.25)
+        scores = torch.baddbmm(bias, t, t.transpose(1, 2)) * 0.1 + \
+            torch.baddbmm(bias, t, t.transpose(1, 2), beta=0.5, alpha=0.05)
+        h = h + 0.1 * (scores @ t).reshape(-1, 8)
         h = h + torch.zeros(h.shape) + h.lt(h.mean(1, keepdim=True)).float() \
             * 0.25 - h.ne(h).float()
         h = h / (h.var(1, keepdim=True) + 1.0)

@@ -154,6 +154,17 @@ void storeValue(double value, TensorRef dst) {
   }
 }
 
+/// Each tiled weight's last tile, by argument index: the weight is
+/// complete, and exported, after it.
+std::map<std::string, size_t> getLastTiles(const Schedule &s) {
+  std::map<std::string, size_t> lastTile;
+  for (size_t i = 0; i < s.arguments().size(); ++i)
+    if (s.arguments()[i].kind == ArgumentInfo::Kind::Param &&
+        s.arguments()[i].tile)
+      lastTile[s.arguments()[i].tile->param] = i;
+  return lastTile;
+}
+
 } // namespace
 
 Status Executor::initialize(const InitOptions &options) {
@@ -296,12 +307,7 @@ Status Executor::initialize(const InitOptions &options) {
 
 std::vector<NamedTensor> Executor::exportedTensors() const {
   const Schedule &s = *schedule_;
-  // A tiled weight is complete, and exported, after its last tile.
-  std::map<std::string, size_t> lastTile;
-  for (size_t i = 0; i < s.arguments().size(); ++i)
-    if (s.arguments()[i].kind == ArgumentInfo::Kind::Param &&
-        s.arguments()[i].tile)
-      lastTile[s.arguments()[i].tile->param] = i;
+  std::map<std::string, size_t> lastTile = getLastTiles(s);
   std::vector<NamedTensor> tensors;
   for (size_t i = 0; i < s.arguments().size(); ++i) {
     const ArgumentInfo &param = s.arguments()[i];
@@ -328,14 +334,12 @@ Status
 Executor::exportParameters(const std::function<Status(NamedTensor &&)> &emit) {
   const Schedule &s = *schedule_;
   std::map<int64_t, size_t> master; // param argument -> its master state
-  std::map<std::string, size_t> lastTile;
   for (size_t i = 0; i < s.arguments().size(); ++i) {
     const ArgumentInfo &arg = s.arguments()[i];
     if (arg.kind == ArgumentInfo::Kind::State && arg.state == "master")
       master[arg.paramArgument] = i;
-    if (arg.kind == ArgumentInfo::Kind::Param && arg.tile)
-      lastTile[arg.tile->param] = i;
   }
+  std::map<std::string, size_t> lastTile = getLastTiles(s);
   const bool root = hostCommunicator().rank() == 0;
   Status emitted = Status::ok();
   auto give = [&](NamedTensor &&tensor) {

@@ -326,13 +326,11 @@ readSafetensors(const std::string &path,
   for (const std::string &name : reader->order_) {
     NamedTensor tensor;
     tensor.name = name;
-    tensor.shape = reader->entries_.at(name).shape;
-    int64_t numel = 1;
-    for (int64_t dim : tensor.shape)
-      numel *= dim;
-    tensor.data.resize(static_cast<size_t>(numel));
+    const auto &entry = reader->entries_.at(name);
+    tensor.shape = entry.shape;
+    tensor.data.resize(static_cast<size_t>(entry.numel));
     ZERO_RETURN_IF_ERROR(
-        reader->readValues(name, 0, numel, tensor.data.data()));
+        reader->readValues(name, 0, entry.numel, tensor.data.data()));
     tensors.push_back(std::move(tensor));
   }
   return tensors;
@@ -537,8 +535,11 @@ SafetensorsReader::open(const std::string &path,
     return parsed.status();
   for (TensorEntry &entry : *parsed) {
     reader.order_.push_back(entry.name);
-    reader.entries_[entry.name] = {std::move(entry.shape),
-                                   8 + headerBytes + entry.begin};
+    // f32 only (anyDType false): 4 bytes an element.
+    reader.entries_[entry.name] = {
+        std::move(entry.shape),
+        static_cast<int64_t>(entry.end - entry.begin) / 4,
+        8 + headerBytes + entry.begin};
   }
   return reader;
 }

@@ -60,6 +60,9 @@ writeSafetensors(const std::string &path,
                  const std::vector<NamedTensor> &tensors,
                  const std::map<std::string, std::string> &metadata = {});
 /// The same into a file opened earlier, which the caller commits.
+Status
+writeSafetensors(OutputFile &file, const std::vector<NamedTensor> &tensors,
+                 const std::map<std::string, std::string> &metadata = {});
 /// The same file written tensor by tensor: the header of `tensors` (names
 /// and shapes, their data in that order; NamedTensor::data unused), then
 /// writeSafetensorsData of each, in order.
@@ -67,10 +70,6 @@ Status writeSafetensorsHeader(OutputFile &file,
                               const std::vector<NamedTensor> &tensors,
                               const std::map<std::string, std::string> &metadata);
 Status writeSafetensorsData(OutputFile &file, const NamedTensor &tensor);
-
-Status
-writeSafetensors(OutputFile &file, const std::vector<NamedTensor> &tensors,
-                 const std::map<std::string, std::string> &metadata = {});
 
 /// The tensors of a whole file's `bytes`, checked as readSafetensors checks
 /// a file, in any dtype the format names; errors name `path`.
@@ -155,6 +154,7 @@ private:
                     float *out) const;
   struct Entry {
     std::vector<int64_t> shape;
+    int64_t numel = 0;
     uint64_t offset = 0; // of its first byte in the file
   };
   std::string path_;

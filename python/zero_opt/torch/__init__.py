@@ -80,6 +80,11 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
                                f"{', '.join(example_batch)})")
     graph, aliases, keys, data = capture(model, loss_fn, example_batch,
                                          float_dtype)
+    if weights and aliases.on_meta():
+        raise TorchImportError(
+            f"weights '{weights}': the parameters are on the meta device, "
+            "there are no values to write (zero-run initializes them, or "
+            "--init-from a file of yours)")
 
     inputs = []
     index = 0
@@ -144,11 +149,6 @@ def export_train_step(model, loss_fn, example_batch, path, dtype="f32",
         if verify:
             _verify(tmp)
         if weights:
-            if aliases.on_meta():
-                raise TorchImportError(
-                    f"weights '{weights}': the parameters are on the meta "
-                    "device, there are no values to write (zero-run "
-                    "initializes them, or --init-from a file of yours)")
             tensors = {name: t.detach().to(torch.float32).cpu().numpy()
                        for name, t in aliases.params + aliases.frozen}
             safetensors.write(weights, tensors)

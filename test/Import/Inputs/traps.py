@@ -77,6 +77,21 @@ def convolution():
     return _classification(Convolution())
 
 
+class AllOfFloats(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(6, 3)
+
+    def forward(self, x):
+        scores = self.fc(x)
+        # torch.all of float data (nonzero is true): only masks lower.
+        return scores * torch.all(scores, 1, keepdim=True)
+
+
+def all_of_floats():
+    return _classification(AllOfFloats())
+
+
 def unbounded_integer_data():
     """Integer data that no embedding or cross-entropy bounds."""
     model = nn.Linear(6, 1)

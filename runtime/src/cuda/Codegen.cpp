@@ -1280,7 +1280,7 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
     return internalError(inst.op + " has " + std::to_string(numOutputs) +
                          " results for " +
                          std::to_string(inst.operands.size()) + " operands");
-  // The loops and strides are the host's (host::checkInstruction checked
+  // The loops and strides are the host's (checkComputeInstruction checked
   // the instruction).
   ops::LoopSpace space = ops::lowerToLoopSpace(inst, values);
   LoopNest nest;

@@ -179,7 +179,7 @@ struct LoopNest {
 };
 
 /// The loop nest of a checked linalg.map, linalg.reduce or linalg.generic
-/// (host::checkInstruction has verified it; an error here is internal).
+/// (checkComputeInstruction has verified it; an error here is internal).
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
                                  const ValueTable &values);
 

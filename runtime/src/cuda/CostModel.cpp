@@ -19,8 +19,7 @@
 #include "RowFusion.h"
 
 #include "Gemm.h"
-
-#include "host/Check.h"
+#include "HostKernels.h"
 
 #include "zero/runtime/Device.h"
 
@@ -515,7 +514,7 @@ Status Planner::run(CostExplanation &out) {
       }
       if (inst.kind != Instruction::Kind::Compute)
         continue;
-      ZERO_RETURN_IF_ERROR(host::checkInstruction(inst, schedule_));
+      ZERO_RETURN_IF_ERROR(checkComputeInstruction(inst, schedule_));
       // Its GEMM does not read what it fills (Instruction::zeroInit).
       if (inst.skippedZeroFill)
         continue;

@@ -3,7 +3,7 @@
 // What CudaDevice::prepare hands each compute instruction to (the families
 // below, one file each), and the few pieces they share: memory allocated at
 // load and counted, device-side error reports, copies that may overlap, and
-// launch shapes. The instruction has passed host::checkInstruction, so the
+// launch shapes. The instruction has passed checkComputeInstruction, so the
 // families assume the operand and result counts, kinds, dtypes and shapes
 // the op requires and check only what the GPU adds.
 //

@@ -127,11 +127,11 @@ Status HostErrors::check(int rank) {
 // HostCompute
 //===----------------------------------------------------------------------===//
 
-/// What a host function reaches: the ops of a run of instructions, and the
-/// step it runs in (for an error's message), set when it is enqueued.
+/// What a host function reaches: the host kernels of a run of
+/// instructions, and the step it runs in (for an error's message), set when
+/// it is enqueued.
 struct HostTask {
-  std::vector<std::unique_ptr<host::ComputeOp>> ops;
-  host::Frame *frame = nullptr;
+  std::unique_ptr<HostKernelRun> kernels;
   HostErrors *errors = nullptr;
   std::atomic<int64_t> step{0};
 
@@ -143,8 +143,7 @@ struct HostTask {
       return;
     Status status;
     try {
-      for (size_t i = 0; i < task.ops.size() && status.isOk(); ++i)
-        status = task.ops[i]->run(*task.frame);
+      status = task.kernels->run();
     } catch (const std::exception &e) {
       status = ZERO_ERROR(kInternal, std::string("host op: ") + e.what());
     }
@@ -212,7 +211,8 @@ HostCompute::create(const CudaContext &ctx, MemoryTracker &tracker) {
 HostCompute::HostCompute(const CudaContext &ctx, MemoryTracker &tracker,
                          Scalar *mirror, int64_t mirrorBytes)
     : ctx_(ctx), tracker_(tracker), mirror_(mirror), mirrorBytes_(mirrorBytes),
-      frame_(*ctx.schedule, getBases(ctx), mirror, ctx.rank, ctx.worldSize) {}
+      kernels_(HostKernels::create(*ctx.schedule, getBases(ctx), mirror,
+                                   ctx.rank, ctx.worldSize)) {}
 
 HostCompute::~HostCompute() {
   cudaFreeHost(mirror_);
@@ -221,29 +221,13 @@ HostCompute::~HostCompute() {
 
 PreparedOpOr HostCompute::prepare(const std::vector<const Instruction *> &run) {
   auto task = std::make_unique<HostTask>();
-  for (size_t i = 0; i < run.size();) {
-    // The host's groups (Adam with its cast) inside the run.
-    size_t length = host::getHostGroupLength(
-        *run[i], i + 1 < run.size() ? run[i + 1] : nullptr);
-    auto group = [&](size_t count) {
-      return std::vector<const Instruction *>(run.begin() + i,
-                                              run.begin() + i + count);
-    };
-    StatusOr<std::unique_ptr<host::ComputeOp>> op =
-        host::prepareHostGroup(group(length), *ctx_.schedule);
-    if (op.isOk() && !*op) { // the pair runs apart after all
-      length = 1;
-      op = host::prepareHostGroup(group(length), *ctx_.schedule);
-    }
-    if (!op.isOk())
-      return op.status();
-    task->ops.push_back(std::move(*op));
-    i += length;
-  }
+  StatusOr<std::unique_ptr<HostKernelRun>> kernels = kernels_->prepare(run);
+  if (!kernels.isOk())
+    return kernels.status();
+  task->kernels = std::move(*kernels);
   // Scalars the run writes and reads itself stay in the mirror between its
   // instructions; the copies only cross the run's bounds.
   const ValueAccess access = getValueAccess(run, ctx_.schedule->values());
-  task->frame = &frame_;
   task->errors = &errors_;
   tasks_.push_back(std::move(task));
   return std::unique_ptr<PreparedOp>(

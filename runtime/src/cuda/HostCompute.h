@@ -24,7 +24,7 @@
 
 #include "CudaContext.h"
 
-#include "host/HostFrame.h"
+#include "HostKernels.h"
 
 #include <atomic>
 #include <cstdint>
@@ -59,9 +59,10 @@ private:
 
 struct HostTask;
 
-/// The CUDA device's host compute: the pinned register mirror, the frame
-/// over the device's arenas (the host arena is pinned, so the CPU addresses
-/// it directly), the error slot, and the state each host function reaches.
+/// The CUDA device's host compute: the pinned register mirror, the host
+/// kernels bound to the device's arenas (the host arena is pinned, so the
+/// CPU addresses it directly), the error slot, and the state each host
+/// function reaches.
 /// Owned by the device, which synchronizes its streams before destroying
 /// it: the prepared ops only point into it.
 class HostCompute {
@@ -88,7 +89,7 @@ private:
   MemoryTracker &tracker_;
   Scalar *mirror_;
   int64_t mirrorBytes_;
-  host::ArenaFrame frame_;
+  std::unique_ptr<HostKernels> kernels_;
   HostErrors errors_;
   std::vector<std::unique_ptr<HostTask>> tasks_;
 };

@@ -51,7 +51,7 @@
 namespace zero::runtime::cuda {
 
 /// Prepares linalg.map, linalg.reduce or linalg.generic `inst`, already
-/// verified by host::checkInstruction: generates and compiles its kernel
+/// verified by checkComputeInstruction: generates and compiles its kernel
 /// (ctx.kernels) and resolves its arguments; its scratch memory and error
 /// sites are ctx.tracker's and ctx.errors'. A compile error names the
 /// instruction (ctx.where) and carries the first lines of NVRTC's log.

@@ -6,7 +6,6 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "Check.h"
 #include "HostOps.h"
 #include "ScalarOps.h"
 
@@ -94,8 +93,14 @@ prepareComputeOp(const Instruction &inst, const std::string &fileName,
   return op;
 }
 
-Status checkInstruction(const Instruction &inst, const Schedule &schedule) {
-  return prepareComputeOp(inst, schedule.name(), schedule.values()).status();
+} // namespace zero::runtime::host
+
+namespace zero::runtime {
+
+Status checkComputeInstruction(const Instruction &inst,
+                               const Schedule &schedule) {
+  return host::prepareComputeOp(inst, schedule.name(), schedule.values())
+      .status();
 }
 
-} // namespace zero::runtime::host
+} // namespace zero::runtime

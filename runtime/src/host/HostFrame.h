@@ -4,9 +4,9 @@
 // memory: a frame that resolves value ids to the plan's offsets in arenas
 // whose bases the device gives and to a register file it owns, the prepared
 // op bound to it, and the host's groups (zero.adam with the cast of its new
-// parameter). The host device runs every instruction this way; the CUDA
-// device the instructions whose tensors all live in its pinned host arena
-// (docs/Runtime.md, "CUDA backend").
+// parameter). The host device runs every instruction this way, and other
+// devices, through HostKernels.h, the instructions whose tensors all live
+// in their host arena (docs/Runtime.md, "CUDA backend").
 //
 //===----------------------------------------------------------------------===//
 

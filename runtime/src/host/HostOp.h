@@ -1,7 +1,7 @@
 //===- HostOp.h - compute ops of the host backend ---------------*- C++ -*-===//
 //
 // The host backend's side of Device::prepare: a compute instruction checked
-// once (the reference checks, Check.h) and turned into an op that runs on
+// once (the reference checks, HostKernels.h) and turned into an op that runs on
 // the calling thread against a Frame, the rank's tensors in host memory and
 // its scalar registers.
 //

@@ -494,6 +494,16 @@ inline Bytes makeBytes(DType type, int64_t numel) {
   return Bytes(static_cast<size_t>(numel * getDTypeWidth(type)), 0);
 }
 
+/// A 0-d tensor's bytes holding `value`.
+inline Bytes scalarBytes(DType type, double value) {
+  Bytes bytes = makeBytes(type, 1);
+  if (isFloat(type))
+    setFloat(bytes, type, 0, value);
+  else
+    setInt(bytes, type, 0, static_cast<int64_t>(value));
+  return bytes;
+}
+
 /// Random elements: floats normal(0, scale) rounded to the type, integers
 /// uniform in [lo, hi] (i1: 0 or 1).
 inline Bytes randomBytes(DType type, int64_t numel, std::mt19937_64 &rng,

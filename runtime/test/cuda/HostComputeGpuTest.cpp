@@ -31,15 +31,6 @@ using namespace zero::runtime::cudatest;
 
 namespace {
 
-Bytes scalarBytes(DType type, double value) {
-  Bytes bytes = makeBytes(type, 1);
-  if (isFloat(type))
-    setFloat(bytes, type, 0, value);
-  else
-    setInt(bytes, type, 0, static_cast<int64_t>(value));
-  return bytes;
-}
-
 /// Writes the same inputs to both runners.
 void writeBoth(Runner &cpu, Runner &gpu, int64_t id, const Bytes &bytes) {
   cpu.write(id, bytes);

@@ -14,7 +14,8 @@
 //   11    linalg.fill of a host tensor with the norm's register
 //   12    linalg.fill of a device tensor with the norm's register
 //   13    linalg.copy of the bf16 parameter to the device
-// CodegenTest checks which run on the CPU; HostComputeGpuTest runs it.
+// CodegenTest checks which run on the CPU; HostComputeGpuTest runs it on a
+// GPU, HostKernelsTest through HostKernels (src/HostKernels.h) on the CPU.
 //
 //===----------------------------------------------------------------------===//
 

@@ -3,6 +3,8 @@
 #include "zero/runtime/Executor.h"
 
 #include "ops/ElementMath.h"
+#include "ops/OptimizerMath.h"
+#include "ops/OptimizerOperands.h"
 
 #include <algorithm>
 #include <chrono>
@@ -1105,6 +1107,31 @@ Status Executor::readTensor(int64_t id, std::string &bytes) {
   return readTensor(id, bytes.data());
 }
 
+/// What the optimizer instruction of `record` did to its gradient operand
+/// (its unscale and clip scalars, as they were in the step that just ran):
+/// the kept gradient is the one it consumed, the loss scale divided out.
+static StatusOr<ops::GradientScaling>
+getGradientScaling(const Schedule &schedule, Device &device,
+                   const GradientRecord &record) {
+  const Instruction &inst =
+      schedule.streams()[0].instructions[record.instruction];
+  const ops::GradientScalingOperands layout(inst.fields, inst.operands.size());
+  ops::GradientScaling scaling;
+  auto read = [&](size_t index, bool &present, float &value) -> Status {
+    if (index == layout.kAbsent)
+      return Status::ok();
+    StatusOr<Scalar> scalar = device.readScalar(inst.operands[index]);
+    if (!scalar.isOk())
+      return scalar.status();
+    present = true;
+    value = static_cast<float>(scalar->f);
+    return Status::ok();
+  };
+  ZERO_RETURN_IF_ERROR(read(layout.scale, scaling.unscale, scaling.scale));
+  ZERO_RETURN_IF_ERROR(read(layout.coef, scaling.clip, scaling.coef));
+  return scaling;
+}
+
 const std::vector<float> *Executor::keptGradient(int64_t param) const {
   auto it = keptGradients_.find(param);
   return it == keptGradients_.end() ? nullptr : &it->second;
@@ -1212,6 +1239,13 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
     TensorRef staged{gradientStaging_[i].data(), grad.dtype, &grad.shape,
                      grad.numel};
     std::vector<float> values = loadFloats(staged, grad.numel);
+    StatusOr<ops::GradientScaling> scaling =
+        getGradientScaling(s, *device_, record);
+    if (!scaling.isOk())
+      return scaling.status();
+    if (scaling->active())
+      for (float &value : values)
+        value = ops::scaleGradient(*scaling, value);
     std::copy(values.begin(), values.end(), kept.begin() + record.offset);
   }
 

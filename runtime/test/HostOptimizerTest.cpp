@@ -492,3 +492,274 @@ TEST(HostAdam, F64ParametersUseDoubleMath) {
   EXPECT_NEAR(p.get<double>(param)[0], 1 - 0.125 * 0.1 / (0.1 + 1e-8), 1e-15);
   EXPECT_NEAR(p.get<double>(m)[0], 0.01, 1e-17);
 }
+
+//===----------------------------------------------------------------------===//
+// Gradient scaling: the unscale, clip and skip operands of fp16 training
+//===----------------------------------------------------------------------===//
+
+namespace {
+
+/// The gradient scalars appended to an optimizer op: f32 scale and coef
+/// registers, an i1 skip register; -1 leaves one out.
+struct Scaling {
+  int64_t scale = -1, coef = -1, skip = -1;
+
+  void addTo(json &op) const {
+    for (auto [id, field] : {std::pair<int64_t, const char *>{scale, "unscale"},
+                             {coef, "clip"},
+                             {skip, "skip"}})
+      if (id >= 0) {
+        op["operands"].push_back(id);
+        op[field] = true;
+      }
+  }
+};
+
+/// Gradients of `type`, several thousand of them (more than one block of
+/// the host's loops), large as scaled fp16 gradients are.
+std::vector<double> scaledGradients(int64_t n) {
+  std::vector<double> g(n);
+  for (int64_t i = 0; i < n; ++i)
+    g[i] = std::sin(0.37 * static_cast<double>(i)) * 3000.0 + (i % 7) * 0.25;
+  return g;
+}
+
+/// What the map that the unscale and clip operands replace computed:
+/// f32(grad) / scale * coef, each in f32.
+std::vector<float> unscaleByHand(const std::vector<double> &grads, DType type,
+                                 float scale, float coef) {
+  std::vector<float> out;
+  for (double g : grads) {
+    float x = type == DType::F16    ? f16ToFloat(roundToF16(g))
+              : type == DType::BF16 ? bf16ToFloat(roundToBF16(g))
+                                    : static_cast<float>(g);
+    x = x / scale;
+    x = x * coef;
+    out.push_back(x);
+  }
+  return out;
+}
+
+} // namespace
+
+TEST(HostAdam, UnscaleAndClipEqualAnUpdateOfTheUnscaledGradient) {
+  const int64_t n = 9000;
+  const std::vector<double> grads = scaledGradients(n);
+  const float scale = 1024.0f, coef = 0.3f;
+  for (DType gradType : {DType::F16, DType::BF16, DType::F32})
+    for (bool amsgrad : {false, true}) {
+      // Fused: the scaled gradient and the two scalars.
+      AdamProgram<> fused(n, gradType, false, amsgrad);
+      Scaling s;
+      s.scale = fused.p.scalar(DType::F32, "%scale");
+      s.coef = fused.p.scalar(DType::F32, "%coef");
+      // Reference: an f32 gradient unscaled by hand.
+      AdamProgram<> plain(n, DType::F32, false, amsgrad);
+      for (AdamProgram<> *a : {&fused, &plain}) {
+        a->p.setValues(a->param, std::vector<double>(n, 0.5));
+        a->p.setValues(a->m, std::vector<double>(n, 0.01));
+        a->p.setValues(a->v, std::vector<double>(n, 0.02));
+        if (amsgrad)
+          a->p.setValues(a->vMax, std::vector<double>(n, 0.03));
+        a->p.setI(a->step, 3);
+        a->p.setF(a->lr, static_cast<double>(1e-3f));
+      }
+      fused.p.setValues(fused.grad, grads);
+      fused.p.setF(s.scale, scale);
+      fused.p.setF(s.coef, static_cast<double>(coef));
+      plain.p.set(plain.grad, unscaleByHand(grads, gradType, scale, coef));
+      json op = fused.op(0.9, 0.95, 0.1, "adamw", true);
+      s.addTo(op);
+      fused.p.run(op);
+      plain.p.run(plain.op(0.9, 0.95, 0.1, "adamw", true));
+      const std::string what =
+          std::string(getDTypeName(gradType)) + (amsgrad ? " amsgrad" : "");
+      EXPECT_EQ(fused.p.get<float>(fused.paramOut),
+                plain.p.get<float>(plain.paramOut))
+          << what;
+      EXPECT_EQ(fused.p.get<float>(fused.mOut), plain.p.get<float>(plain.mOut))
+          << what;
+      EXPECT_EQ(fused.p.get<float>(fused.vOut), plain.p.get<float>(plain.vOut))
+          << what;
+      if (amsgrad) {
+        EXPECT_EQ(fused.p.get<float>(fused.vMaxOut),
+                  plain.p.get<float>(plain.vMaxOut))
+            << what;
+      }
+    }
+}
+
+TEST(HostAdam, F64ParametersUnscaleInF32) {
+  // The gradient is unscaled in f32, as the map it replaces was, and only
+  // then widened to the parameter's f64.
+  const int64_t n = 5;
+  const std::vector<double> grads = {3.0, -7.0, 1e-3, 65504.0, 0.1};
+  AdamProgram<double> fused(n, DType::F16, false);
+  Scaling s;
+  s.scale = fused.p.scalar(DType::F32, "%scale");
+  AdamProgram<double> plain(n, DType::F64, false);
+  for (AdamProgram<double> *a : {&fused, &plain}) {
+    a->p.setValues(a->param, std::vector<double>(n, 0.5));
+    a->p.setValues(a->m, std::vector<double>(n, 0.0));
+    a->p.setValues(a->v, std::vector<double>(n, 0.0));
+    a->p.setI(a->step, 1);
+    a->p.setF(a->lr, 0.01);
+  }
+  fused.p.setValues(fused.grad, grads);
+  fused.p.setF(s.scale, 3.0);
+  const std::vector<float> unscaled =
+      unscaleByHand(grads, DType::F16, 3.0f, 1.0f);
+  plain.p.setValues(plain.grad,
+                    std::vector<double>(unscaled.begin(), unscaled.end()));
+  json op = fused.op(0.9, 0.999, 0.0, "adamw", true);
+  s.addTo(op);
+  fused.p.run(op);
+  plain.p.run(plain.op(0.9, 0.999, 0.0, "adamw", true));
+  EXPECT_EQ(fused.p.getValues(fused.paramOut),
+            plain.p.getValues(plain.paramOut));
+  EXPECT_EQ(fused.p.getValues(fused.vOut), plain.p.getValues(plain.vOut));
+}
+
+TEST(HostAdam, ASkippedStepReturnsItsOperands) {
+  const int64_t n = 5000;
+  AdamProgram<> a(n, DType::F16, false, /*amsgrad=*/true);
+  Scaling s;
+  s.scale = a.p.scalar(DType::F32, "%scale");
+  s.skip = a.p.scalar(DType::I1, "%overflow");
+  a.p.setValues(a.param, scaledGradients(n));
+  a.p.setValues(a.m, std::vector<double>(n, 0.01));
+  a.p.setValues(a.v, std::vector<double>(n, 0.02));
+  a.p.setValues(a.vMax, std::vector<double>(n, 0.03));
+  a.p.setValues(a.grad, scaledGradients(n));
+  a.p.setF(a.lr, 1e-3);
+  a.p.setF(s.scale, 2.0);
+  json op = a.op(0.9, 0.999, 0.0, "adamw", true);
+  s.addTo(op);
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepared = a.p.prepare(op);
+  ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
+  // The step's checks come first, as without the flag.
+  a.p.setI(a.step, 0);
+  a.p.setI(s.skip, 1);
+  EXPECT_EQ((*prepared)->run(a.p).message(),
+            "instructions.compute[0].operands[5]: the step is 0, but Adam's "
+            "bias correction needs a step >= 1 at m.mlir:1:1");
+  a.p.setI(a.step, 1);
+  ASSERT_TRUE((*prepared)->run(a.p).isOk());
+  EXPECT_EQ(a.p.get<float>(a.paramOut), a.p.get<float>(a.param));
+  EXPECT_EQ(a.p.get<float>(a.mOut), a.p.get<float>(a.m));
+  EXPECT_EQ(a.p.get<float>(a.vOut), a.p.get<float>(a.v));
+  EXPECT_EQ(a.p.get<float>(a.vMaxOut), a.p.get<float>(a.vMax));
+  // A false flag steps.
+  a.p.setI(s.skip, 0);
+  ASSERT_TRUE((*prepared)->run(a.p).isOk());
+  EXPECT_NE(a.p.get<float>(a.paramOut), a.p.get<float>(a.param));
+}
+
+TEST(HostAdam, GradientScalarsAreChecked) {
+  AdamProgram<> a(2, DType::F16, true, false, /*scheduledBeta1=*/true);
+  Scaling s;
+  s.scale = a.p.scalar(DType::F32, "%scale");
+  s.skip = a.p.scalar(DType::F32, "%overflow");
+  json op = a.op(0.9, 0.999, 0.0, "adamw", true);
+  s.addTo(op);
+  // Operands: param, grad, m, v, step, lr, beta1, scale, skip.
+  EXPECT_EQ(
+      a.p.prepareError(op),
+      "instructions.compute[0].operands[8]: expected dtype i1, got f32 for "
+      "value 11 (%overflow) at m.mlir:1:1");
+  json missing = a.op(0.9, 0.999, 0.0, "adamw", true);
+  missing["unscale"] = true;
+  missing["skip"] = true;
+  EXPECT_EQ(a.p.prepareError(missing),
+            "instructions.compute[0].operands: zero.adam without amsgrad and "
+            "2 gradient scalars (unscale, skip) takes 8 operands, or 9 with a "
+            "beta1 operand, got 7 at m.mlir:1:1");
+}
+
+TEST(HostSgd, UnscaleClipAndSkip) {
+  const int64_t n = 9000;
+  const std::vector<double> grads = scaledGradients(n);
+  TestProgram p;
+  const int64_t param = p.tensor(DType::F32, {n});
+  const int64_t grad = p.tensor(DType::F16, {n});
+  const int64_t plainGrad = p.tensor(DType::F32, {n});
+  const int64_t buf = p.tensor(DType::F32, {n});
+  const int64_t lr = p.scalar(DType::F32);
+  Scaling s;
+  s.scale = p.scalar(DType::F32);
+  s.coef = p.scalar(DType::F32);
+  s.skip = p.scalar(DType::I1);
+  const int64_t paramOut = p.tensor(DType::F32, {n});
+  const int64_t bufOut = p.tensor(DType::F32, {n});
+  const int64_t plainParamOut = p.tensor(DType::F32, {n});
+  const int64_t plainBufOut = p.tensor(DType::F32, {n});
+  p.setValues(param, std::vector<double>(n, 0.5));
+  p.setValues(buf, std::vector<double>(n, 0.25));
+  p.setValues(grad, grads);
+  p.set(plainGrad, unscaleByHand(grads, DType::F16, 512.0f, 0.75f));
+  p.setF(lr, 0.01);
+  p.setF(s.scale, 512.0);
+  p.setF(s.coef, 0.75);
+  auto sgd = [&](int64_t g, int64_t pOut, int64_t bOut) {
+    return json{{"op", "zero.sgd"},        {"operands", {param, g, buf, lr}},
+                {"results", {pOut, bOut}}, {"momentum", 0.9},
+                {"dampening", 0.0},        {"weight_decay", 0.01},
+                {"nesterov", true}};
+  };
+  json fused = sgd(grad, paramOut, bufOut);
+  s.addTo(fused);
+  p.setI(s.skip, 0);
+  p.run(fused);
+  p.run(sgd(plainGrad, plainParamOut, plainBufOut));
+  EXPECT_EQ(p.get<float>(paramOut), p.get<float>(plainParamOut));
+  EXPECT_EQ(p.get<float>(bufOut), p.get<float>(plainBufOut));
+  p.setI(s.skip, 1);
+  p.run(fused);
+  EXPECT_EQ(p.get<float>(paramOut), p.get<float>(param));
+  EXPECT_EQ(p.get<float>(bufOut), p.get<float>(buf));
+}
+
+TEST(HostAnyNonFinite, FlagsAnInfinityOrANaNOfAnyInput) {
+  TestProgram p;
+  const int64_t a = p.tensor(DType::F16, {5000});
+  const int64_t b = p.tensor(DType::BF16, {3});
+  const int64_t c = p.tensor(DType::F32, {4});
+  const int64_t d = p.tensor(DType::F64, {2});
+  const int64_t flag = p.scalar(DType::F32);
+  const json op = {{"op", "zero.any_nonfinite"},
+                   {"operands", {a, b, c, d}},
+                   {"results", {flag}}};
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepared = p.prepare(op);
+  ASSERT_TRUE(prepared.isOk()) << prepared.status().toString();
+  auto check = [&]() {
+    p.setF(flag, -1.0);
+    EXPECT_TRUE((*prepared)->run(p).isOk());
+    return p.scalar(flag).f;
+  };
+  // The largest finite values are finite.
+  p.setValues(a, std::vector<double>(5000, 65504.0));
+  p.setValues(b, std::vector<double>(3, -3.3895313892515355e38));
+  p.setValues(c, std::vector<double>(4, 3.4028234663852886e38));
+  p.setValues(d, std::vector<double>(2, -1.7976931348623157e308));
+  EXPECT_EQ(check(), 0.0);
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (auto [id, numel] :
+       {std::pair<int64_t, int64_t>{a, 5000}, {b, 3}, {c, 4}, {d, 2}})
+    for (double bad : {inf, -inf, nan}) {
+      std::vector<double> values = p.getValues(id);
+      const std::vector<double> saved = values;
+      values[numel - 1] = bad;
+      p.setValues(id, values);
+      EXPECT_EQ(check(), 1.0) << "value " << id << " holds " << bad;
+      p.setValues(id, saved);
+    }
+  EXPECT_EQ(check(), 0.0);
+  // Integer inputs and a result other than an f32 scalar are refused.
+  const int64_t ints = p.tensor(DType::I32, {2});
+  EXPECT_EQ(p.prepareError({{"op", "zero.any_nonfinite"},
+                            {"operands", {a, ints}},
+                            {"results", {flag}}}),
+            "instructions.compute[0].operands[1]: expected a float tensor, "
+            "got i32 for value 5 (%5) at m.mlir:1:1");
+}

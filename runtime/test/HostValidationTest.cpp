@@ -497,7 +497,7 @@ TEST_F(HostValidation, Optimizers) {
   bad["operands"] = {pm, g, m, vv, step, lr, beta1};
   EXPECT_EQ(p.prepareError(bad), "");
   bad["operands"] = {pm, g, m, vv, step};
-  expectError(bad, "instructions.compute[0].operands: zero.adam takes 6 to 8 "
+  expectError(bad, "instructions.compute[0].operands: zero.adam takes 6 to 11 "
                    "operands, got 5");
   bad["operands"] = {pm, g, m, vv, step, lr, beta1, beta1};
   expectError(bad, "instructions.compute[0].operands: zero.adam without "

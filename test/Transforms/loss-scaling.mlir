@@ -20,6 +20,11 @@
 // RUN:   | FileCheck %s --check-prefix=STAGE0
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir \
 // RUN:   --zero-partition="stage=2 world-size=4" \
+// RUN:   --zero-mixed-precision=precision=fp16 --zero-reduce-gradients \
+// RUN:   --zero-insert-optimizer="optimizer=sgd" \
+// RUN:   | FileCheck %s --check-prefix=PLAINSGD
+// RUN: zero-opt %S/Inputs/two-layer-step.mlir \
+// RUN:   --zero-partition="stage=2 world-size=4" \
 // RUN:   --zero-mixed-precision="precision=fp16 loss-scale=128" \
 // RUN:   --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   | FileCheck %s --check-prefix=STATIC
@@ -79,40 +84,9 @@
 // CHECK-NEXT: %[[LR:.*]] = arith.constant 1.000000e-03 : f32
 // CHECK-NEXT: %[[S:.*]] = tensor.extract %[[SCALE]][] : tensor<f32>
 
-// Overflow check: 1.0 where |g| >= inf or g is NaN (uge is unordered), the
-// max over each shard, over the shards, then over the ranks.
-// CHECK-NEXT: %[[E0:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK-NEXT: %[[NF0:.*]] = linalg.map ins(%[[GW0]] : tensor<4xf16>) outs(%[[E0]] : tensor<4xf32>)
-// CHECK-NEXT: (%[[X:[^:]*]]: f16, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   %[[ABS:.*]] = math.absf %[[X]] : f16
-// CHECK-NEXT:   %[[INF:.*]] = arith.constant 0x7C00 : f16
-// CHECK-NEXT:   %[[ISNF:.*]] = arith.cmpf uge, %[[ABS]], %[[INF]] : f16
-// CHECK-NEXT:   %[[T:.*]] = arith.constant 1.000000e+00 : f32
-// CHECK-NEXT:   %[[F:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT:   %[[PICK:.*]] = arith.select %[[ISNF]], %[[T]], %[[F]] : f32
-// CHECK-NEXT:   linalg.yield %[[PICK]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
-// CHECK-NEXT: %[[E1:.*]] = tensor.empty() : tensor<f32>
-// CHECK-NEXT: %[[INIT:.*]] = linalg.fill ins(%[[Z]] : f32) outs(%[[E1]] : tensor<f32>) -> tensor<f32>
-// CHECK-NEXT: %[[ANY0:.*]] = linalg.reduce ins(%[[NF0]] : tensor<4xf32>) outs(%[[INIT]] : tensor<f32>) dimensions = [0]
-// CHECK-NEXT: (%[[IN:[^:]*]]: f32, %[[ACC:[^:]*]]: f32) {
-// CHECK-NEXT:   %[[MAX:.*]] = arith.maximumf %[[IN]], %[[ACC]] : f32
-// CHECK-NEXT:   linalg.yield %[[MAX]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[FW0:.*]] = tensor.extract %[[ANY0]][] : tensor<f32>
-// CHECK:      linalg.map ins(%[[GB0]] : tensor<1xf16>)
-// CHECK:      math.absf
-// CHECK:      %[[FB0:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
-// CHECK-NEXT: %[[F01:.*]] = arith.maximumf %[[FW0]], %[[FB0]] : f32
-// CHECK:      linalg.map ins(%[[GW1]] : tensor<4xf16>)
-// CHECK:      math.absf
-// CHECK:      %[[FW1:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
-// CHECK-NEXT: %[[F02:.*]] = arith.maximumf %[[F01]], %[[FW1]] : f32
-// CHECK:      linalg.map ins(%[[GB1]] : tensor<2xf16>)
-// CHECK:      math.absf
-// CHECK:      %[[FB1:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
-// CHECK-NEXT: %[[LOCAL:.*]] = arith.maximumf %[[F02]], %[[FB1]] : f32
+// Overflow check: one zero.any_nonfinite over every shard (1.0 where
+// some element is +-inf or NaN), then the max over the ranks.
+// CHECK-NEXT: %[[LOCAL:.*]] = zero.any_nonfinite %[[GW0]], %[[GB0]], %[[GW1]], %[[GB1]] : tensor<4xf16>, tensor<1xf16>, tensor<4xf16>, tensor<2xf16>
 // CHECK-NEXT: %[[LT:.*]] = tensor.from_elements %[[LOCAL]] : tensor<f32>
 // CHECK-NEXT: %[[H:.*]] = zero.all_reduce_start max %[[LT]] : tensor<f32>
 // CHECK-NEXT: %[[GT:.*]] = zero.wait %[[H]] : tensor<f32>
@@ -120,80 +94,22 @@
 // CHECK-NEXT: %[[Z2:.*]] = arith.constant 0.000000e+00 : f32
 // CHECK-NEXT: %[[OVF:.*]] = arith.cmpf ogt, %[[GLOBAL]], %[[Z2]] : f32
 
-// w0: the unscaled gradient (in f32) feeds Adam; every updated tensor is
-// the old one on overflow; the 16-bit parameter is the selected master,
-// truncated and gathered.
-// CHECK-NEXT: %[[E2:.*]] = tensor.empty() : tensor<4xf32>
-// CHECK-NEXT: %[[UW0:.*]] = linalg.map ins(%[[GW0]] : tensor<4xf16>) outs(%[[E2]] : tensor<4xf32>)
-// CHECK-NEXT: (%[[G:[^:]*]]: f16, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   %[[GX:.*]] = arith.extf %[[G]] : f16 to f32
-// CHECK-NEXT:   %[[GU:.*]] = arith.divf %[[GX]], %[[S]] : f32
-// CHECK-NEXT:   linalg.yield %[[GU]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: %[[PW0:[^,]*]], %[[NAW0:[^,]*]], %[[NSW0:[^ ]*]] = zero.adam %[[MW0]], %[[UW0]], %[[AW0]], %[[SW0]], %[[NEW]], %[[LR]] :
-// CHECK-NEXT: tensor.empty() : tensor<4xf32>
-// CHECK-NEXT: %[[KMW0:.*]] = linalg.map ins(%[[MW0]], %[[PW0]] : tensor<4xf32>, tensor<4xf32>)
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   %[[K:.*]] = arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK-NEXT:   linalg.yield %[[K]] : f32
-// CHECK-NEXT: }
-// CHECK-NEXT: tensor.empty() : tensor<4xf32>
-// CHECK-NEXT: %[[KAW0:.*]] = linalg.map ins(%[[AW0]], %[[NAW0]] : tensor<4xf32>, tensor<4xf32>)
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KSW0:.*]] = linalg.map ins(%[[SW0]], %[[NSW0]] : tensor<4xf32>, tensor<4xf32>)
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[TW0:.*]] = linalg.map { arith.truncf } ins(%[[KMW0]] : tensor<4xf32>)
+// w0: Adam reads the scaled f16 shard, unscales it and skips the step on
+// overflow itself (every result is then its operand); the 16-bit
+// parameter is the returned master, truncated and gathered.
+// CHECK-NEXT: %[[PW0:[^,]*]], %[[NAW0:[^,]*]], %[[NSW0:[^ ]*]] = zero.adam %[[MW0]], %[[GW0]], %[[AW0]], %[[SW0]], %[[NEW]], %[[LR]] unscale(%[[S]]) skip(%[[OVF]]) : tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>
+// CHECK-NEXT: tensor.empty() : tensor<4xf16>
+// CHECK-NEXT: %[[TW0:.*]] = linalg.map { arith.truncf } ins(%[[PW0]] : tensor<4xf32>)
 // CHECK-NEXT: %[[HW0:.*]] = zero.all_gather_start %[[TW0]] layouts [#zero.layout<shape = [4, 4], world_size = 4>] : tensor<4xf16>
 // CHECK-NEXT: %[[W0:.*]] = zero.wait %[[HW0]] : tensor<4x4xf16>
 
 // b0, w1, b1 alike.
-// CHECK:      %[[UB0:.*]] = linalg.map ins(%[[GB0]] : tensor<1xf16>)
-// CHECK:      arith.divf %{{.*}}, %[[S]] : f32
-// CHECK:      %[[PB0:[^,]*]], %[[NAB0:[^,]*]], %[[NSB0:[^ ]*]] = zero.adam %[[MB0]], %[[UB0]], %[[AB0]], %[[SB0]], %[[NEW]], %[[LR]] :
-// CHECK:      %[[KMB0:.*]] = linalg.map ins(%[[MB0]], %[[PB0]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KAB0:.*]] = linalg.map ins(%[[AB0]], %[[NAB0]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KSB0:.*]] = linalg.map ins(%[[SB0]], %[[NSB0]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[TB0:.*]] = linalg.map { arith.truncf } ins(%[[KMB0]] : tensor<1xf32>)
-// CHECK-NEXT: %[[HB0:.*]] = zero.all_gather_start %[[TB0]]
-// CHECK-NEXT: %[[B0:.*]] = zero.wait %[[HB0]] : tensor<4xf16>
-// CHECK:      %[[UW1:.*]] = linalg.map ins(%[[GW1]] : tensor<4xf16>)
-// CHECK:      arith.divf %{{.*}}, %[[S]] : f32
-// CHECK:      %[[PW1:[^,]*]], %[[NAW1:[^,]*]], %[[NSW1:[^ ]*]] = zero.adam %[[MW1]], %[[UW1]], %[[AW1]], %[[SW1]], %[[NEW]], %[[LR]] :
-// CHECK:      %[[KMW1:.*]] = linalg.map ins(%[[MW1]], %[[PW1]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KAW1:.*]] = linalg.map ins(%[[AW1]], %[[NAW1]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KSW1:.*]] = linalg.map ins(%[[SW1]], %[[NSW1]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[TW1:.*]] = linalg.map { arith.truncf } ins(%[[KMW1]] : tensor<4xf32>)
-// CHECK-NEXT: %[[HW1:.*]] = zero.all_gather_start %[[TW1]]
-// CHECK-NEXT: %[[W1:.*]] = zero.wait %[[HW1]] : tensor<4x4xf16>
-// CHECK:      %[[UB1:.*]] = linalg.map ins(%[[GB1]] : tensor<2xf16>)
-// CHECK:      arith.divf %{{.*}}, %[[S]] : f32
-// CHECK:      %[[PB1:[^,]*]], %[[NAB1:[^,]*]], %[[NSB1:[^ ]*]] = zero.adam %[[MB1]], %[[UB1]], %[[AB1]], %[[SB1]], %[[NEW]], %[[LR]] :
-// CHECK:      %[[KMB1:.*]] = linalg.map ins(%[[MB1]], %[[PB1]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KAB1:.*]] = linalg.map ins(%[[AB1]], %[[NAB1]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[KSB1:.*]] = linalg.map ins(%[[SB1]], %[[NSB1]] :
-// CHECK-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// CHECK-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// CHECK:      %[[TB1:.*]] = linalg.map { arith.truncf } ins(%[[KMB1]] : tensor<2xf32>)
-// CHECK-NEXT: %[[HB1:.*]] = zero.all_gather_start %[[TB1]]
-// CHECK-NEXT: %[[B1:.*]] = zero.wait %[[HB1]] : tensor<6xf16>
+// CHECK-NEXT: %[[PB0:[^,]*]], %[[NAB0:[^,]*]], %[[NSB0:[^ ]*]] = zero.adam %[[MB0]], %[[GB0]], %[[AB0]], %[[SB0]], %[[NEW]], %[[LR]] unscale(%[[S]]) skip(%[[OVF]]) :
+// CHECK:      %[[B0:.*]] = zero.wait %{{.*}} : tensor<4xf16>
+// CHECK-NEXT: %[[PW1:[^,]*]], %[[NAW1:[^,]*]], %[[NSW1:[^ ]*]] = zero.adam %[[MW1]], %[[GW1]], %[[AW1]], %[[SW1]], %[[NEW]], %[[LR]] unscale(%[[S]]) skip(%[[OVF]]) :
+// CHECK:      %[[W1:.*]] = zero.wait %{{.*}} : tensor<4x4xf16>
+// CHECK-NEXT: %[[PB1:[^,]*]], %[[NAB1:[^,]*]], %[[NSB1:[^ ]*]] = zero.adam %[[MB1]], %[[GB1]], %[[AB1]], %[[SB1]], %[[NEW]], %[[LR]] unscale(%[[S]]) skip(%[[OVF]]) :
+// CHECK:      %[[B1:.*]] = zero.wait %{{.*}} : tensor<6xf16>
 
 // The step counter stays on overflow (Adam's bias correction skips too).
 // CHECK-NEXT: %[[KSTEP:.*]] = arith.select %[[OVF]], %[[OLD]], %[[NEW]] : i64
@@ -231,7 +147,7 @@
 // CHECK-NEXT: %[[SN:.*]] = tensor.from_elements %[[SNEW]] : tensor<f32>
 // CHECK-NEXT: %[[HN:.*]] = tensor.from_elements %[[HNEW]] : tensor<i64>
 // CHECK-NEXT: %[[GN:.*]] = tensor.from_elements %[[GNEW]] : tensor<i64>
-// CHECK-NEXT: return %{{[^,]*}}, %[[W0]], %[[B0]], %[[W1]], %[[B1]], %[[KMW0]], %[[KAW0]], %[[KSW0]], %[[KMB0]], %[[KAB0]], %[[KSB0]], %[[KMW1]], %[[KAW1]], %[[KSW1]], %[[KMB1]], %[[KAB1]], %[[KSB1]], %[[STEPN]], %[[SN]], %[[HN]], %[[GN]] :
+// CHECK-NEXT: return %{{[^,]*}}, %[[W0]], %[[B0]], %[[W1]], %[[B1]], %[[PW0]], %[[NAW0]], %[[NSW0]], %[[PB0]], %[[NAB0]], %[[NSB0]], %[[PW1]], %[[NAW1]], %[[NSW1]], %[[PB1]], %[[NAB1]], %[[NSB1]], %[[STEPN]], %[[SN]], %[[HN]], %[[GN]] :
 
 // consecutive-hysteresis: every step without overflow refills the
 // hysteresis (default window 1000, hysteresis 2, min scale 1).
@@ -248,12 +164,13 @@
 // CONSEC-NEXT: %{{.*}} = arith.select %{{.*}}, %[[HOVF]], %[[FULL]] : i64
 
 // Clipping (stage 1): the norm of the scaled gradients is divided by the
-// scale, as DeepSpeed does; unscaling and clipping are one map.
+// scale, as DeepSpeed does; Adam unscales and clips.
 // CLIP-LABEL: func.func @step(
 // CLIP-SAME: %[[SCALE:[^:]*]]: tensor<f32> {zero.dynamic
 // CLIP:      arith.constant 1.000000e-03 : f32
 // CLIP-NEXT: %[[S:.*]] = tensor.extract %[[SCALE]][] : tensor<f32>
 // CLIP:      zero.all_reduce_start max
+// CLIP:      %[[OVF:.*]] = arith.cmpf ogt
 // CLIP:      zero.all_reduce_start sum
 // CLIP:      %[[N:.*]] = math.sqrt %{{.*}} : f32
 // CLIP-NEXT: %[[NU:.*]] = arith.divf %[[N]], %[[S]] : f32
@@ -263,35 +180,33 @@
 // CLIP-NEXT: %[[D:.*]] = arith.addf %[[NU]], %[[EPS]] : f32
 // CLIP-NEXT: %[[Q:.*]] = arith.divf %[[MAXN]], %[[D]] : f32
 // CLIP-NEXT: %[[C:.*]] = arith.minimumf %[[Q]], %[[ONE]] : f32
-// CLIP-NEXT: tensor.empty() : tensor<4xf32>
-// CLIP-NEXT: %[[U:.*]] = linalg.map ins(%{{.*}} : tensor<4xf16>)
-// CLIP-NEXT: (%[[G:[^:]*]]: f16, %{{[^:]*}}: f32) {
-// CLIP-NEXT:   %[[GX:.*]] = arith.extf %[[G]] : f16 to f32
-// CLIP-NEXT:   %[[GU:.*]] = arith.divf %[[GX]], %[[S]] : f32
-// CLIP-NEXT:   %[[GC:.*]] = arith.mulf %[[GU]], %[[C]] : f32
-// CLIP-NEXT:   linalg.yield %[[GC]] : f32
-// CLIP-NEXT: }
-// CLIP-NEXT: zero.adam %{{.*}}, %[[U]],
+// CLIP-NEXT: zero.adam %{{.*}} unscale(%[[S]]) clip(%[[C]]) skip(%[[OVF]]) : tensor<4xf32>, tensor<4xf16>,
 
 // Stage 0: every rank holds the same all-reduced gradients, so the local
 // overflow flag is already the same on every rank: no all-reduce of it.
-// SGD with momentum: master and momentum buffer are selected.
+// SGD with momentum unscales and skips as Adam does.
 // STAGE0-NOT: zero.all_reduce_start max
 // STAGE0:      zero.all_reduce_start avg {{.*}}zero.grads = ["b1"]
 // STAGE0-NEXT: %[[GB1:.*]] = zero.wait %{{.*}} : tensor<6xf16>
-// STAGE0:      linalg.map ins(%[[GB1]] : tensor<6xf16>)
-// STAGE0:      %[[FB1:.*]] = tensor.extract %{{.*}}[] : tensor<f32>
-// STAGE0-NEXT: %[[L:.*]] = arith.maximumf %{{.*}}, %[[FB1]] : f32
+// STAGE0:      %[[L:.*]] = zero.any_nonfinite %{{.*}}, %{{.*}}, %{{.*}}, %[[GB1]] : tensor<4x4xf16>, tensor<4xf16>, tensor<4x4xf16>, tensor<6xf16>
 // STAGE0-NEXT: %[[Z:.*]] = arith.constant 0.000000e+00 : f32
 // STAGE0-NEXT: %[[OVF:.*]] = arith.cmpf ogt, %[[L]], %[[Z]] : f32
-// STAGE0:      %[[P:[^,]*]], %[[MB:[^ ]*]] = zero.sgd %[[M:[^,]*]], %{{[^,]*}}, %[[B:[^,]*]],
-// STAGE0:      linalg.map ins(%[[M]], %[[P]] : tensor<4x4xf32>, tensor<4x4xf32>)
-// STAGE0-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// STAGE0-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
-// STAGE0:      linalg.map ins(%[[B]], %[[MB]] : tensor<4x4xf32>, tensor<4x4xf32>)
-// STAGE0-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
-// STAGE0-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
+// STAGE0-NEXT: zero.sgd %{{[^,]*}}, %{{[^,]*}}, %{{[^,]*}}, %{{[^ ]*}} unscale(%{{.*}}) skip(%[[OVF]]) {momentum = 9.000000e-01 : f64} : tensor<4x4xf32>, tensor<4x4xf16>, tensor<4x4xf32>
+// STAGE0-COUNT-3: zero.sgd {{.*}} skip(%[[OVF]])
 // STAGE0-NOT: zero.all_reduce_start max
+
+// Plain SGD is a map, not an op: a map unscales its gradient before it and
+// one selects its result on overflow after it.
+// PLAINSGD:      %[[OVF:.*]] = arith.cmpf ogt
+// PLAINSGD-NEXT: tensor.empty() : tensor<4xf32>
+// PLAINSGD-NEXT: %[[U:.*]] = linalg.map ins(%{{.*}} : tensor<4xf16>) outs(%{{.*}} : tensor<4xf32>)
+// PLAINSGD-NEXT: (%[[G:[^:]*]]: f16, %{{[^:]*}}: f32) {
+// PLAINSGD-NEXT:   %[[GX:.*]] = arith.extf %[[G]] : f16 to f32
+// PLAINSGD-NEXT:   arith.divf %[[GX]], %{{.*}} : f32
+// PLAINSGD:      %[[NEWP:.*]] = linalg.map ins(%[[P:[^,]*]], %[[U]] : tensor<4xf32>, tensor<4xf32>)
+// PLAINSGD:      linalg.map ins(%[[P]], %[[NEWP]] : tensor<4xf32>, tensor<4xf32>)
+// PLAINSGD-NEXT: (%[[O:[^:]*]]: f32, %[[N:[^:]*]]: f32, %{{[^:]*}}: f32) {
+// PLAINSGD-NEXT:   arith.select %[[OVF]], %[[O]], %[[N]] : f32
 
 // A static scale: unscaled only. No overflow check, no skipped step, no
 // scale states; the scale is not a result (it never changes).
@@ -299,17 +214,11 @@
 // STATIC-SAME: %{{[^:]*}}: tensor<i64> {zero.step}, %[[SCALE:[^:]*]]: tensor<f32> {zero.initial_value = 1.280000e+02 : f32, zero.state = "loss_scale"}, %{{[^:]*}}: tensor<2x4xf32> {zero.data = "x"})
 // STATIC-SAME: tensor<i64> {zero.step}) attributes
 // STATIC-NOT: zero.all_reduce_start max
+// STATIC-NOT: zero.any_nonfinite
 // STATIC-NOT: arith.select
 // STATIC:      arith.constant 1.000000e-03 : f32
 // STATIC-NEXT: %[[S:.*]] = tensor.extract %[[SCALE]][] : tensor<f32>
-// STATIC-NEXT: tensor.empty() : tensor<4xf32>
-// STATIC-NEXT: %[[U:.*]] = linalg.map ins(%{{.*}} : tensor<4xf16>)
-// STATIC-NEXT: (%[[G:[^:]*]]: f16, %{{[^:]*}}: f32) {
-// STATIC-NEXT:   %[[GX:.*]] = arith.extf %[[G]] : f16 to f32
-// STATIC-NEXT:   %[[GU:.*]] = arith.divf %[[GX]], %[[S]] : f32
-// STATIC-NEXT:   linalg.yield %[[GU]] : f32
-// STATIC-NEXT: }
-// STATIC-NEXT: zero.adam %{{.*}}, %[[U]],
+// STATIC-NEXT: zero.adam %{{.*}} unscale(%[[S]]) : tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>
 // STATIC-NOT: zero.all_reduce_start max
 // STATIC-NOT: arith.select
 // STATIC:      return

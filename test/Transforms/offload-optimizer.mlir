@@ -109,18 +109,30 @@
 // RUN:   2>&1 | FileCheck %s --check-prefix=HALF-STAGE2
 // HALF-STAGE2: error: zero-offload-optimizer: a ratio below 1 needs stage 3 (the step is stage 2)
 
-// fp16: the map that unscales a gradient for the optimizer only feeds the
-// offloaded Adam, so it runs on the host too: the f16 shard is swapped out
-// (half the bytes of its f32 unscaled copy), after the overflow check's last
-// read of it on the device, and waited for where the swap-out after the next
-// one starts, before the unscaling.
+// fp16: the offloaded Adam unscales the gradient itself, so the f16 shard
+// is what leaves the device (half the bytes of an f32 unscaled copy). The
+// overflow check over every shard is split into one per shard combined
+// with arith.maximumf, each right where its shard is defined, so that the
+// swap-out can start there; a shard is waited for where the swap-out
+// after the next one starts, before its Adam on the host.
 // RUN: zero-opt %S/Inputs/two-layer-step.mlir --zero-partition="stage=2 world-size=2" \
 // RUN:   --zero-mixed-precision=precision=fp16 --zero-reduce-gradients --zero-insert-optimizer \
 // RUN:   --zero-bucket --zero-offload-optimizer=device=cpu | FileCheck %s --check-prefix=FP16
 // FP16:      %[[G:.*]]:4 = zero.wait %{{.*}} : tensor<8xf16>, tensor<8xf16>, tensor<2xf16>, tensor<3xf16>
-// FP16:      linalg.map ins(%[[G]]#1 : tensor<8xf16>) outs(%{{.*}} : tensor<8xf32>)
+// FP16-NEXT: %[[F0:.*]] = zero.any_nonfinite %[[G]]#1 : tensor<8xf16>
+// FP16-NEXT: %[[F1:.*]] = zero.any_nonfinite %[[G]]#2 : tensor<2xf16>
+// FP16-NEXT: %[[OUT1:.*]] = zero.swap_out_start %[[G]]#2 to host : tensor<2xf16>
+// FP16-NEXT: %[[M01:.*]] = arith.maximumf %[[F0]], %[[F1]] : f32
+// FP16-NEXT: %[[F2:.*]] = zero.any_nonfinite %[[G]]#0 : tensor<8xf16>
+// FP16-NEXT: zero.swap_out_start %[[G]]#0 to host : tensor<8xf16>
+// FP16-NEXT: %[[M012:.*]] = arith.maximumf %[[M01]], %[[F2]] : f32
+// FP16-NEXT: %[[F3:.*]] = zero.any_nonfinite %[[G]]#3 : tensor<3xf16>
+// FP16-NEXT: zero.wait %[[OUT1]] : tensor<2xf16, #zero.memory_space<host>>
+// FP16-NEXT: zero.swap_out_start %[[G]]#3 to host : tensor<3xf16>
+// FP16-NEXT: %[[ALL:.*]] = arith.maximumf %[[M012]], %[[F3]] : f32
+// FP16-NEXT: tensor.from_elements %[[ALL]] : tensor<f32>
 // FP16:      %[[OUT:.*]] = zero.swap_out_start %[[G]]#1 to host : tensor<8xf16>
-// FP16:      %[[H:.*]] = zero.wait %[[OUT]] : tensor<8xf16, #zero.memory_space<host>>
-// FP16:      %[[E:.*]] = tensor.empty() : tensor<8xf32, #zero.memory_space<host>>
-// FP16-NEXT: %[[U:.*]] = linalg.map ins(%[[H]] : tensor<8xf16, #zero.memory_space<host>>) outs(%[[E]] : tensor<8xf32, #zero.memory_space<host>>)
-// FP16:      zero.adam %arg4, %[[U]],
+// FP16:      %[[S:.*]] = tensor.extract %arg17[] : tensor<f32>
+// FP16:      %[[O:.*]] = arith.cmpf ogt
+// FP16-NEXT: %[[H:.*]] = zero.wait %[[OUT]] : tensor<8xf16, #zero.memory_space<host>>
+// FP16-NEXT: zero.adam %arg4, %[[H]], %arg5, %arg6, %{{.*}}, %{{.*}} unscale(%[[S]]) skip(%[[O]]) : tensor<8xf32, #zero.memory_space<host>>, tensor<8xf16, #zero.memory_space<host>>,

@@ -80,10 +80,7 @@
 // FP16:         zero.reduce_scatter_start avg {{.*}} : tensor<4x4xf32>, tensor<4xf32>, tensor<4x4xf32>, tensor<4xf32>{{$}}
 // FP16:         %[[SCALE:.*]] = tensor.extract %arg17[] : tensor<f32>
 // FP16:         zero.all_reduce_start max
-// FP16:         linalg.map ins(%{{.*}} : tensor<8xf32>) outs(%{{.*}} : tensor<8xf32>)
-// FP16-NEXT:      (%[[G:.*]]: f32, %{{.*}}: f32) {
-// FP16-NEXT:        %[[U:.*]] = arith.divf %[[G]], %[[SCALE]] : f32
-// FP16-NEXT:        linalg.yield %[[U]] : f32
+// FP16:         zero.adam %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} unscale(%[[SCALE]]) skip(%{{.*}}) {{.*}}: tensor<8xf32>, tensor<8xf32>, tensor<8xf32>, tensor<8xf32>
 
 // gradient_predivide_factor 4, 2 ranks: 1/4 before a sum, 4/2 after it.
 // PREDIVIDE-LABEL: func.func @train_step(

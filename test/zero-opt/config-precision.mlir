@@ -55,7 +55,7 @@
 // FP16-STATIC-NOT:     zero.dynamic
 // FP16-STATIC:         zero.reduce_scatter_start
 // FP16-STATIC:         %[[SCALE:.*]] = tensor.extract %arg17[]
-// FP16-STATIC:         arith.divf %{{.*}}, %[[SCALE]] : f32
+// FP16-STATIC:         zero.adam {{.*}} unscale(%[[SCALE]]) {
 
 // FP16-DYNAMIC-LABEL: func.func @train_step(
 // FP16-DYNAMIC-SAME:    %arg0: tensor<4x4xf16> {{[^}]*}}zero.param = "fc0.weight"}

@@ -150,10 +150,11 @@ TEST_F(ZeroDialectTest, AdamBuilderTakesAmsgradStateAndScheduledBeta1) {
         vMax = values.getResult(4), step = values.getResult(5),
         lr = values.getResult(6), beta1 = values.getResult(7);
   auto create = [&](Value maxExpAvgSq, Value beta1Value, bool amsgrad) {
-    return zero::AdamOp::create(builder, loc, param, grad, m, v, maxExpAvgSq,
-                                step, lr, beta1Value, APFloat(0.9),
-                                APFloat(0.999), APFloat(1e-8), APFloat(0.0),
-                                zero::AdamMode::AdamW, true, amsgrad);
+    return zero::AdamOp::create(
+        builder, loc, param, grad, m, v, maxExpAvgSq, step, lr, beta1Value,
+        /*grad_scale=*/Value(),
+        /*grad_coef=*/Value(), /*skip=*/Value(), APFloat(0.9), APFloat(0.999),
+        APFloat(1e-8), APFloat(0.0), zero::AdamMode::AdamW, true, amsgrad);
   };
 
   // Without the variants: three results, no optional operand.

@@ -160,6 +160,19 @@ static bool isScheduleScalarOp(Operation *op) {
          llvm::all_of(op->getResultTypes(), isScalarType);
 }
 
+/// zero.adam's and zero.sgd's optional unscale, clip and skip operands: a
+/// true field for each one the op has (they follow its other operands in
+/// this order), none otherwise.
+static void addGradientScalingFields(Value scale, Value coef, Value skip,
+                                     json &inst) {
+  if (scale)
+    inst["unscale"] = true;
+  if (coef)
+    inst["clip"] = true;
+  if (skip)
+    inst["skip"] = true;
+}
+
 /// `{"kind": ...}` for a parameter's `zero.init` string, or failure.
 static FailureOr<json> parseInit(StringRef text) {
   json init;
@@ -1018,8 +1031,11 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
             inst["mode"] = stringifyAdamMode(adam.getMode()).str();
             inst["bias_correction"] = adam.getBiasCorrection();
             // The optional max_exp_avg_sq and beta1_value are operands;
-            // amsgrad tells which one a seventh operand is.
+            // amsgrad tells which one a seventh operand is, and the
+            // scaling flags which of the last ones are there.
             inst["amsgrad"] = adam.getAmsgrad();
+            addGradientScalingFields(adam.getGradScale(), adam.getGradCoef(),
+                                     adam.getSkip(), inst);
             return success();
           })
           .Case([&](SgdOp sgd) {
@@ -1027,6 +1043,8 @@ FailureOr<json> ScheduleEmitter::translateComputeOp(Operation *op, json inst) {
             inst["dampening"] = sgd.getDampening().convertToDouble();
             inst["weight_decay"] = sgd.getWeightDecay().convertToDouble();
             inst["nesterov"] = sgd.getNesterov();
+            addGradientScalingFields(sgd.getGradScale(), sgd.getGradCoef(),
+                                     sgd.getSkip(), inst);
             return success();
           })
           .Default(

@@ -141,6 +141,7 @@ std::string categoryOf(OpCode code) {
   case OpCode::Map:
     return "map";
   case OpCode::Reduce:
+  case OpCode::AnyNonFinite:
     return "reduce";
   case OpCode::Generic:
     return "generic";
@@ -428,6 +429,21 @@ StatusOr<Launch> Planner::planInstruction(const Instruction &inst) {
   case OpCode::Adam:
   case OpCode::Sgd:
     return planOptimizers({&inst});
+  case OpCode::AnyNonFinite: {
+    // Optimizers.cu: one launch over every input, a block of 256 threads
+    // per chunk of 64K elements, one element per thread and iteration.
+    launch.category = "reduce";
+    double blocks = 0, width = 0;
+    for (int64_t id : inst.operands) {
+      launch.bytes += tensorBytes(id);
+      blocks +=
+          std::ceil(static_cast<double>(values_.values[id].numel) / 65536);
+      width = std::max(width, elementWidth(id));
+    }
+    launch.threads = blocks * 256;
+    launch.bytesInFlight = width;
+    return launch;
+  }
   case OpCode::Transpose: {
     // DataMovement.cu: 32 x 32 tiles, blocks of 32 x 8 threads, each thread
     // four elements.

@@ -586,6 +586,8 @@ CudaDevice::prepare(const Instruction &inst) {
     case OpCode::Adam:
     case OpCode::Sgd:
       return prepareOptimizerOp(inst, ctx_);
+    case OpCode::AnyNonFinite:
+      return prepareAnyNonFiniteOp(inst, ctx_);
     default:
       if (isScalarOpCode(inst.code()))
         return prepareScalarOp(inst, ctx_);

@@ -141,11 +141,14 @@ PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx);
 PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx);
 bool isScalarOpCode(OpCode code);
 
-// Optimizers.cu: zero.adam and zero.sgd. The group forms run one kernel over
-// several instructions of one kind (a multi-tensor apply); prepare uses them
-// with one instruction each.
+// Optimizers.cu: zero.adam, zero.sgd and zero.any_nonfinite. The group forms
+// run one kernel over several instructions of one kind (a multi-tensor apply);
+// prepare uses them with one instruction each.
 PreparedOpOr prepareOptimizerOp(const Instruction &inst,
                                 const CudaContext &ctx);
+/// zero.any_nonfinite: one multi-tensor launch over its inputs.
+PreparedOpOr prepareAnyNonFiniteOp(const Instruction &inst,
+                                   const CudaContext &ctx);
 PreparedOpOr prepareAdamGroup(const std::vector<const Instruction *> &group,
                               const CudaContext &ctx);
 PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,

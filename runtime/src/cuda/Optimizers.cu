@@ -1,4 +1,4 @@
-//===- Optimizers.cu - zero.adam and zero.sgd -----------------------------===//
+//===- Optimizers.cu - zero.adam, zero.sgd, zero.any_nonfinite -----------===//
 //
 // Fused optimizer steps: one pass over memory that reads param, grad and
 // the states and writes param and the states, with ops/OptimizerMath.h's
@@ -23,6 +23,12 @@
 // instruction is f32, bf16 or f16 and aligned to four elements; the rest
 // (f64 parameters, unaligned tensors, a chunk's last elements) one element
 // at a time.
+//
+// Under a loss scale each tensor's gradient is unscaled and clipped as it
+// is loaded (ops::scaleGradient), and a true skip register leaves the
+// states as the operands were (the results already hold them) and writes
+// only the fused 16-bit copy. zero.any_nonfinite, the overflow check that
+// makes that register, is the same multi-tensor apply over the gradients.
 //
 //===----------------------------------------------------------------------===//
 
@@ -62,6 +68,8 @@ struct OptimizerTensor {
   DType paramType, gradType, mType, vType, vMaxType;
   int64_t numel;
   int64_t lrRegister;
+  // The gradient scalars, -1 where absent (ops::GradientScalingOperands).
+  int64_t scaleRegister, coefRegister, skipRegister;
   // Adam; beta1Register is -1 without a scheduled beta1.
   int64_t stepRegister, beta1Register;
   double beta1, beta2, eps;
@@ -167,6 +175,53 @@ __device__ __forceinline__ void store4(void *data, DType type, int64_t q,
             bits(value.z) | bits(value.w) << 16};
 }
 
+/// The tensor's gradient scalars this step.
+__device__ __forceinline__ ops::GradientScaling
+gradientScaling(const OptimizerTensor &t, const Scalar *registers) {
+  ops::GradientScaling s;
+  s.unscale = t.scaleRegister >= 0;
+  s.clip = t.coefRegister >= 0;
+  if (s.unscale)
+    s.scale = static_cast<float>(registers[t.scaleRegister].f);
+  if (s.clip)
+    s.coef = static_cast<float>(registers[t.coefRegister].f);
+  return s;
+}
+
+__device__ __forceinline__ bool skipsStep(const OptimizerTensor &t,
+                                          const Scalar *registers) {
+  return t.skipRegister >= 0 && registers[t.skipRegister].i != 0;
+}
+
+/// Gradient element `i` in the math type, scaled (ops::scaleGradient) when
+/// `s` is active.
+template <typename T>
+__device__ __forceinline__ T loadGradient(const OptimizerTensor &t, int64_t i,
+                                          const ops::GradientScaling &s) {
+  if (!s.active())
+    return loadAs<T>(t.grad, t.gradType, i);
+  return static_cast<T>(
+      ops::scaleGradient(s, loadAs<float>(t.grad, t.gradType, i)));
+}
+
+__device__ __forceinline__ float4 scaleGradient4(const ops::GradientScaling &s,
+                                                 float4 g) {
+  if (!s.active())
+    return g;
+  return float4{ops::scaleGradient(s, g.x), ops::scaleGradient(s, g.y),
+                ops::scaleGradient(s, g.z), ops::scaleGradient(s, g.w)};
+}
+
+/// A skipped step: the results hold the operands already; the fused 16-bit
+/// copy is the parameter's conversion.
+__device__ void skipChunk(const OptimizerTensor &t, const Chunk &chunk) {
+  if (!t.cast)
+    return;
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x)
+    storeAs<float>(t.cast, t.castType, i,
+                   loadAs<float>(t.param, t.paramType, i));
+}
+
 //===----------------------------------------------------------------------===//
 // Adam
 //===----------------------------------------------------------------------===//
@@ -195,7 +250,8 @@ __device__ AdamConstants<T> adamConstants(const OptimizerTensor &t, double lr,
 
 template <typename T>
 __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
-                          double lr, long long step, double beta1) {
+                          double lr, long long step, double beta1,
+                          const ops::GradientScaling &s) {
   const AdamConstants<T> c = adamConstants<T>(t, lr, step, beta1);
   int64_t begin = chunk.begin;
   if constexpr (std::is_same<T, float>::value) {
@@ -204,7 +260,7 @@ __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
       const int64_t endQuad = begin / 4 + (chunk.end - begin) / 4;
       for (int64_t q = begin / 4 + threadIdx.x; q < endQuad; q += blockDim.x) {
         float4 p = load4(t.param, t.paramType, q);
-        const float4 g = load4(t.grad, t.gradType, q);
+        const float4 g = scaleGradient4(s, load4(t.grad, t.gradType, q));
         float4 m = load4(t.m, t.mType, q), v = load4(t.v, t.vType, q);
         float4 x = t.amsgrad ? load4(t.vMax, t.vMaxType, q) : float4{};
         adamElement(c, p.x, g.x, m.x, v.x, x.x);
@@ -227,7 +283,7 @@ __device__ void adamChunk(const OptimizerTensor &t, const Chunk &chunk,
     T m = loadAs<T>(t.m, t.mType, i);
     T v = loadAs<T>(t.v, t.vType, i);
     T vMax = t.amsgrad ? loadAs<T>(t.vMax, t.vMaxType, i) : T(0);
-    adamElement(c, p, loadAs<T>(t.grad, t.gradType, i), m, v, vMax);
+    adamElement(c, p, loadGradient<T>(t, i, s), m, v, vMax);
     storeAs<T>(t.param, t.paramType, i, p);
     storeAs<T>(t.m, t.mType, i, m);
     storeAs<T>(t.v, t.vType, i, v);
@@ -277,10 +333,13 @@ __global__ void __launch_bounds__(kThreads)
     }
     return; // the host updates nothing either
   }
+  if (skipsStep(t, registers))
+    return skipChunk(t, chunk);
+  const ops::GradientScaling s = gradientScaling(t, registers);
   if (t.paramType == DType::F64)
-    adamChunk<double>(t, chunk, lr, step, beta1);
+    adamChunk<double>(t, chunk, lr, step, beta1, s);
   else
-    adamChunk<float>(t, chunk, lr, step, beta1);
+    adamChunk<float>(t, chunk, lr, step, beta1, s);
 }
 
 //===----------------------------------------------------------------------===//
@@ -289,7 +348,7 @@ __global__ void __launch_bounds__(kThreads)
 
 template <typename T>
 __device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
-                         double lr) {
+                         double lr, const ops::GradientScaling &s) {
   const SgdConstants<T> c = ops::getSgdConstants<T>(
       lr, t.weightDecay, t.momentum, t.dampening, t.nesterov);
   int64_t begin = chunk.begin;
@@ -298,7 +357,7 @@ __device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
       const int64_t endQuad = begin / 4 + (chunk.end - begin) / 4;
       for (int64_t q = begin / 4 + threadIdx.x; q < endQuad; q += blockDim.x) {
         float4 p = load4(t.param, t.paramType, q);
-        const float4 g = load4(t.grad, t.gradType, q);
+        const float4 g = scaleGradient4(s, load4(t.grad, t.gradType, q));
         float4 b = load4(t.m, t.mType, q);
         sgdElement(c, p.x, g.x, b.x);
         sgdElement(c, p.y, g.y, b.y);
@@ -315,7 +374,7 @@ __device__ void sgdChunk(const OptimizerTensor &t, const Chunk &chunk,
   for (int64_t i = begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
     T p = loadAs<T>(t.param, t.paramType, i);
     T b = loadAs<T>(t.m, t.mType, i);
-    sgdElement(c, p, loadAs<T>(t.grad, t.gradType, i), b);
+    sgdElement(c, p, loadGradient<T>(t, i, s), b);
     storeAs<T>(t.param, t.paramType, i, p);
     storeAs<T>(t.m, t.mType, i, b);
     if (t.cast)
@@ -330,16 +389,104 @@ __global__ void __launch_bounds__(kThreads)
   // A copy: through a reference the compiler would reload the fields after
   // every store (the stores may alias the table).
   const OptimizerTensor t = tensors[chunk.tensor];
+  if (skipsStep(t, registers))
+    return skipChunk(t, chunk);
   const double lr = registers[t.lrRegister].f;
+  const ops::GradientScaling s = gradientScaling(t, registers);
   if (t.paramType == DType::F64)
-    sgdChunk<double>(t, chunk, lr);
+    sgdChunk<double>(t, chunk, lr, s);
   else
-    sgdChunk<float>(t, chunk, lr);
+    sgdChunk<float>(t, chunk, lr, s);
 }
+
+//===----------------------------------------------------------------------===//
+// zero.any_nonfinite
+//===----------------------------------------------------------------------===//
+
+/// One input of zero.any_nonfinite.
+struct CheckedTensor {
+  const void *data;
+  DType type;
+};
+
+__global__ void __launch_bounds__(kThreads)
+    anyNonFiniteKernel(const CheckedTensor *tensors, const Chunk *chunks,
+                       Scalar *registers, int64_t flag) {
+  const Chunk chunk = chunks[blockIdx.x];
+  const CheckedTensor t = tensors[chunk.tensor];
+  bool found = false;
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end && !found;
+       i += blockDim.x)
+    found = ops::isNonFiniteElement(t.data, t.type, i);
+  // Every block that finds one writes the same 1.0; the op cleared the
+  // register before the launch.
+  if (__syncthreads_or(found) && threadIdx.x == 0)
+    registers[flag].f = 1.0;
+}
+
+/// Chunks of up to kChunk elements of a tensor of `numel`, appended to
+/// `chunks` as tensor `index`'s (none when it is empty).
+void addChunks(int32_t index, int64_t numel, std::vector<Chunk> &chunks) {
+  for (int64_t begin = 0; begin < numel; begin += kChunk)
+    chunks.push_back({index, begin, std::min(numel, begin + kChunk)});
+}
+
+class AnyNonFiniteOp final : public PreparedOp {
+public:
+  AnyNonFiniteOp(const CudaContext &ctx, DeviceAllocation tensors,
+                 DeviceAllocation chunks, int64_t numChunks, int64_t flag)
+      : ctx_(ctx), tensors_(std::move(tensors)), chunks_(std::move(chunks)),
+        numChunks_(numChunks), flag_(flag) {}
+
+  Status run(int64_t) override {
+    // 0.0 is all zero bits.
+    ZERO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ctx_.registers + flag_, 0,
+                                              sizeof(Scalar), ctx_.compute));
+    if (numChunks_ == 0)
+      return Status::ok();
+    anyNonFiniteKernel<<<static_cast<unsigned>(numChunks_), kThreads, 0,
+                         ctx_.compute>>>(
+        static_cast<const CheckedTensor *>(tensors_.get()),
+        static_cast<const Chunk *>(chunks_.get()), ctx_.registers, flag_);
+    ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
+    return Status::ok();
+  }
+
+private:
+  const CudaContext &ctx_;
+  DeviceAllocation tensors_;
+  DeviceAllocation chunks_;
+  int64_t numChunks_;
+  int64_t flag_;
+};
 
 //===----------------------------------------------------------------------===//
 // Preparing
 //===----------------------------------------------------------------------===//
+
+/// A multi-tensor apply's tables in device memory: one entry per tensor, one
+/// per chunk (a block).
+struct ApplyTables {
+  DeviceAllocation tensors;
+  DeviceAllocation chunks;
+};
+
+template <typename Tensor>
+StatusOr<ApplyTables> uploadTables(const std::vector<Tensor> &tensors,
+                                   const std::vector<Chunk> &chunks,
+                                   const CudaContext &ctx) {
+  StatusOr<DeviceAllocation> tensorTable = DeviceAllocation::upload(
+      tensors.data(), static_cast<int64_t>(tensors.size() * sizeof(Tensor)),
+      *ctx.tracker);
+  if (!tensorTable.isOk())
+    return tensorTable.status();
+  StatusOr<DeviceAllocation> chunkTable = DeviceAllocation::upload(
+      chunks.data(), static_cast<int64_t>(chunks.size() * sizeof(Chunk)),
+      *ctx.tracker);
+  if (!chunkTable.isOk())
+    return chunkTable.status();
+  return ApplyTables{std::move(*tensorTable), std::move(*chunkTable)};
+}
 
 /// A group of instructions of one optimizer, as one launch.
 class OptimizerOp final : public PreparedOp {
@@ -426,11 +573,18 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
     t.vMaxType = amsgrad ? ctx.value(inst->results[3]).dtype : DType::F32;
     t.numel = param.numel;
     t.weightDecay = f.getNumber(Field::WeightDecay);
+    const ops::GradientScalingOperands scaling(f, inst->operands.size());
+    auto registerOf = [&](size_t index) -> int64_t {
+      return index == scaling.kAbsent ? -1 : inst->operands[index];
+    };
+    t.scaleRegister = registerOf(scaling.scale);
+    t.coefRegister = registerOf(scaling.coef);
+    t.skipRegister = registerOf(scaling.skip);
     if (adam) {
       const ops::AdamOperands layout(amsgrad);
       t.stepRegister = inst->operands[layout.step];
       t.lrRegister = inst->operands[layout.lr];
-      t.beta1Register = inst->operands.size() > layout.beta1
+      t.beta1Register = inst->operands.size() - scaling.count > layout.beta1
                             ? inst->operands[layout.beta1]
                             : -1;
       t.beta1 = f.getNumber(Field::Beta1);
@@ -490,20 +644,12 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
   if (chunks.size() > 0x7fffffffu)
     return ZERO_ERROR(kInvalidArgument,
                       "an optimizer group of more than 2^31 chunks");
-  StatusOr<DeviceAllocation> tensorTable = DeviceAllocation::upload(
-      tensors.data(),
-      static_cast<int64_t>(tensors.size() * sizeof(OptimizerTensor)),
-      *ctx.tracker);
-  if (!tensorTable.isOk())
-    return tensorTable.status();
-  StatusOr<DeviceAllocation> chunkTable = DeviceAllocation::upload(
-      chunks.data(), static_cast<int64_t>(chunks.size() * sizeof(Chunk)),
-      *ctx.tracker);
-  if (!chunkTable.isOk())
-    return chunkTable.status();
+  StatusOr<ApplyTables> tables = uploadTables(tensors, chunks, ctx);
+  if (!tables.isOk())
+    return tables.status();
   return std::unique_ptr<PreparedOp>(
       new OptimizerOp(ctx, ctx.errors->record(), adam, std::move(moves),
-                      std::move(*tensorTable), std::move(*chunkTable),
+                      std::move(tables->tensors), std::move(tables->chunks),
                       static_cast<int64_t>(chunks.size())));
 }
 
@@ -522,6 +668,26 @@ PreparedOpOr prepareSgdGroup(const std::vector<const Instruction *> &group,
 PreparedOpOr prepareOptimizerOp(const Instruction &inst,
                                 const CudaContext &ctx) {
   return prepareGroup({&inst}, ctx, inst.code() == OpCode::Adam);
+}
+
+PreparedOpOr prepareAnyNonFiniteOp(const Instruction &inst,
+                                   const CudaContext &ctx) {
+  std::vector<CheckedTensor> tensors;
+  std::vector<Chunk> chunks;
+  for (int64_t id : inst.operands) {
+    const ValueInfo &value = ctx.value(id);
+    addChunks(static_cast<int32_t>(tensors.size()), value.numel, chunks);
+    tensors.push_back({ctx.tensor(id), value.dtype});
+  }
+  if (chunks.size() > 0x7fffffffu)
+    return ZERO_ERROR(kInvalidArgument,
+                      ctx.where(inst) + ": more than 2^31 chunks to check");
+  StatusOr<ApplyTables> tables = uploadTables(tensors, chunks, ctx);
+  if (!tables.isOk())
+    return tables.status();
+  return std::unique_ptr<PreparedOp>(new AnyNonFiniteOp(
+      ctx, std::move(tables->tensors), std::move(tables->chunks),
+      static_cast<int64_t>(chunks.size()), inst.results[0]));
 }
 
 } // namespace zero::runtime::cuda

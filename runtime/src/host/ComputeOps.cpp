@@ -53,6 +53,8 @@ HostOpOr prepareOp(const OpContext &ctx) {
     return prepareAdam(ctx);
   case OpCode::Sgd:
     return prepareSgd(ctx);
+  case OpCode::AnyNonFinite:
+    return prepareAnyNonFinite(ctx);
   case OpCode::Constant: {
     // A register, or with a tensor result, a tensor's bytes.
     const OpRecord &op = ctx.op();

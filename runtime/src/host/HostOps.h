@@ -56,6 +56,8 @@ HostOpOr prepareLocalShard(const OpContext &ctx);
 // Optimizers.cpp
 HostOpOr prepareAdam(const OpContext &ctx);
 HostOpOr prepareSgd(const OpContext &ctx);
+/// zero.any_nonfinite: the overflow check of a dynamic loss scale.
+HostOpOr prepareAnyNonFinite(const OpContext &ctx);
 
 } // namespace zero::runtime::host
 

@@ -30,6 +30,14 @@
 // The buffer starts at zero, where PyTorch starts it at the first gradient:
 // the same unless dampening > 0.
 //
+// Both, under a loss scale (the unscale, clip and skip operands):
+//   g = f32(grad) / scale * coef (ops::scaleGradient), then the update;
+//   skip true: every result is its operand (and a fused 16-bit copy the
+//   parameter's conversion), the step's checks still made.
+//
+// zero.any_nonfinite: 1.0 when an element of its tensors is an infinity or
+// a NaN, else 0.0.
+//
 // The element loops are in OptimizerKernels.cpp, vectorized where the CPU
 // allows with the same bits; here the operands are checked and converted.
 //
@@ -43,6 +51,7 @@
 
 #include "zero/runtime/Device.h"
 
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -103,15 +112,78 @@ void *prepareResult(Frame &frame, const ValueInfo &operand,
   return out;
 }
 
+/// The gradient scalars of an instruction with `layout`, read from the
+/// frame.
+ops::GradientScaling readScaling(Frame &frame,
+                                 const ops::GradientScalingOperands &layout,
+                                 const std::vector<ValueInfo> &operands) {
+  ops::GradientScaling scaling;
+  if (layout.scale != layout.kAbsent) {
+    scaling.unscale = true;
+    scaling.scale =
+        static_cast<float>(frame.scalar(operands[layout.scale].id).f);
+  }
+  if (layout.coef != layout.kAbsent) {
+    scaling.clip = true;
+    scaling.coef = static_cast<float>(frame.scalar(operands[layout.coef].id).f);
+  }
+  return scaling;
+}
+
+/// Whether the instruction's overflow flag skips its step this time.
+bool readSkip(Frame &frame, const ops::GradientScalingOperands &layout,
+              const std::vector<ValueInfo> &operands) {
+  return layout.skip != layout.kAbsent &&
+         frame.scalar(operands[layout.skip].id).i != 0;
+}
+
+/// Gradient elements [begin, begin + count) as an update of math type T
+/// reads them under `scaling`: scaleGradient of each in `f32`, widened to
+/// T in `wide` for f64 math.
+template <typename T>
+const T *loadScaledGradient(const void *grad, DType type, int64_t begin,
+                            int64_t count, const ops::GradientScaling &scaling,
+                            std::vector<float> &f32, std::vector<T> &wide) {
+  f32.resize(count);
+  loadFloats(grad, type, begin, count, f32.data());
+  for (float &g : f32)
+    g = ops::scaleGradient(scaling, g);
+  if constexpr (std::is_same<T, float>::value) {
+    return f32.data();
+  } else {
+    wide.assign(f32.begin(), f32.end());
+    return wide.data();
+  }
+}
+
+/// A skipped step: each state result holds its operand, and a 16-bit copy
+/// (`copy`, of f32 `param`) the parameter's conversion.
+void skipStep(Frame &frame, const std::vector<ValueInfo> &operands,
+              const std::vector<ValueInfo> &results,
+              const std::vector<size_t> &states,
+              const std::optional<ValueInfo> &copy) {
+  for (size_t r = 0; r < states.size(); ++r)
+    prepareResult(frame, operands[states[r]], results[r]);
+  if (!copy)
+    return;
+  const auto *param =
+      static_cast<const float *>(frame.tensor(results[0].id).data);
+  void *to = frame.tensor(copy->id).data;
+  parallelBlocks(
+      copy->numel, kBlock, copy->numel, [&](int64_t begin, int64_t end) {
+        storeFloats(to, copy->dtype, begin, end - begin, param + begin);
+      });
+}
+
 class AdamOp : public ComputeOp {
 public:
   AdamOp(const OpContext &ctx, const OpValues &v, double beta1, double beta2,
          double eps, double weightDecay, bool adamw, bool biasCorrection,
-         bool amsgrad)
-      : site_(ctx.site()), layout_(amsgrad), beta1_(beta1), beta2_(beta2),
-        eps_(eps), weightDecay_(weightDecay), adamw_(adamw),
+         bool amsgrad, const ops::GradientScalingOperands &scaling)
+      : site_(ctx.site()), layout_(amsgrad), scaling_(scaling), beta1_(beta1),
+        beta2_(beta2), eps_(eps), weightDecay_(weightDecay), adamw_(adamw),
         biasCorrection_(biasCorrection), amsgrad_(amsgrad),
-        scheduledBeta1_(v.operands.size() > layout_.beta1) {
+        scheduledBeta1_(v.operands.size() - scaling.count > layout_.beta1) {
     for (const ValueInfo *operand : v.operands)
       operands_.push_back(*operand);
     for (const ValueInfo *result : v.results)
@@ -132,10 +204,19 @@ public:
         return site_.error(StatusCode::kOutOfRange, operandField(layout_.beta1),
                            ops::describeAdamBeta1Error(beta1));
     }
+    if (readSkip(frame, scaling_, operands_)) {
+      std::vector<size_t> states = {0, 2, 3};
+      if (amsgrad_)
+        states.push_back(4);
+      skipStep(frame, operands_, results_, states, copy_);
+      return Status::ok();
+    }
+    const ops::GradientScaling scaling =
+        readScaling(frame, scaling_, operands_);
     if (results_[0].dtype == DType::F64)
-      update<double>(frame, lr, step, beta1);
+      update<double>(frame, lr, step, beta1, scaling);
     else
-      update<float>(frame, lr, step, beta1);
+      update<float>(frame, lr, step, beta1, scaling);
     return Status::ok();
   }
 
@@ -148,7 +229,8 @@ private:
   }
 
   template <typename T>
-  void update(Frame &frame, double lr, int64_t step, double beta1) {
+  void update(Frame &frame, double lr, int64_t step, double beta1,
+              const ops::GradientScaling &scaling) {
     AdamHyperparameters h;
     h.lr = lr;
     h.beta1 = beta1;
@@ -169,10 +251,13 @@ private:
     const DType gradType = operands_[1].dtype;
     auto *copy =
         copy_ ? static_cast<uint16_t *>(frame.tensor(copy_->id).data) : nullptr;
-    // The loops widen 16-bit gradients themselves.
-    const bool gradAsIs = gradType == View<T>::kType ||
-                          (std::is_same<T, float>::value &&
-                           (gradType == DType::BF16 || gradType == DType::F16));
+    // The loops widen 16-bit gradients themselves; scaled ones are
+    // widened and scaled here.
+    const bool gradAsIs =
+        !scaling.active() &&
+        (gradType == View<T>::kType ||
+         (std::is_same<T, float>::value &&
+          (gradType == DType::BF16 || gradType == DType::F16)));
     const int64_t gradWidth = getDTypeWidth(gradType);
     const KernelIsa isa = getKernelIsa();
     const int64_t numel = operands_[0].numel;
@@ -181,15 +266,21 @@ private:
       View<T> p{param, results_[0].dtype, {}}, g{grad, gradType, {}},
           mv{m, results_[1].dtype, {}}, vv{v, results_[2].dtype, {}},
           vMaxView{vMax, amsgrad_ ? results_[3].dtype : View<T>::kType, {}};
-      AdamArrays<T> a{
-          p.load(begin, count),
+      std::vector<float> scaled;
+      std::vector<T> wide;
+      const void *gradBlock =
           gradAsIs ? static_cast<const void *>(static_cast<const char *>(grad) +
                                                begin * gradWidth)
-                   : g.load(begin, count),
-          gradAsIs ? gradType : View<T>::kType,
-          mv.load(begin, count),
-          vv.load(begin, count),
-          amsgrad_ ? vMaxView.load(begin, count) : nullptr};
+          : scaling.active()
+              ? static_cast<const void *>(loadScaledGradient<T>(
+                    grad, gradType, begin, count, scaling, scaled, wide))
+              : g.load(begin, count);
+      AdamArrays<T> a{p.load(begin, count),
+                      gradBlock,
+                      gradAsIs ? gradType : View<T>::kType,
+                      mv.load(begin, count),
+                      vv.load(begin, count),
+                      amsgrad_ ? vMaxView.load(begin, count) : nullptr};
       if (copy) {
         a.param16 = copy + begin;
         a.param16Type = copy_->dtype;
@@ -205,6 +296,7 @@ private:
 
   OpSite site_;
   ops::AdamOperands layout_;
+  ops::GradientScalingOperands scaling_;
   std::vector<ValueInfo> operands_;
   std::vector<ValueInfo> results_;
   double beta1_, beta2_, eps_, weightDecay_;
@@ -215,26 +307,34 @@ private:
 class SgdOp : public ComputeOp {
 public:
   SgdOp(const OpValues &v, double momentum, double dampening,
-        double weightDecay, bool nesterov)
-      : momentum_(momentum), dampening_(dampening), weightDecay_(weightDecay),
-        nesterov_(nesterov) {
-    for (int i = 0; i < 4; ++i)
-      operands_[i] = *v.operands[i];
-    for (int i = 0; i < 2; ++i)
-      results_[i] = *v.results[i];
+        double weightDecay, bool nesterov,
+        const ops::GradientScalingOperands &scaling)
+      : scaling_(scaling), momentum_(momentum), dampening_(dampening),
+        weightDecay_(weightDecay), nesterov_(nesterov) {
+    for (const ValueInfo *operand : v.operands)
+      operands_.push_back(*operand);
+    for (const ValueInfo *result : v.results)
+      results_.push_back(*result);
   }
 
   Status run(Frame &frame) override {
+    if (readSkip(frame, scaling_, operands_)) {
+      skipStep(frame, operands_, results_, {0, 2}, std::nullopt);
+      return Status::ok();
+    }
     const double lr = frame.scalar(operands_[3].id).f;
+    const ops::GradientScaling scaling =
+        readScaling(frame, scaling_, operands_);
     if (results_[0].dtype == DType::F64)
-      update<double>(frame, lr);
+      update<double>(frame, lr, scaling);
     else
-      update<float>(frame, lr);
+      update<float>(frame, lr, scaling);
     return Status::ok();
   }
 
 private:
-  template <typename T> void update(Frame &frame, double lr) {
+  template <typename T>
+  void update(Frame &frame, double lr, const ops::GradientScaling &scaling) {
     const SgdConstants<T> c = ops::getSgdConstants<T>(
         lr, weightDecay_, momentum_, dampening_, nesterov_);
     void *param = prepareResult(frame, operands_[0], results_[0]);
@@ -246,18 +346,37 @@ private:
       const int64_t count = end - begin;
       View<T> p{param, results_[0].dtype, {}}, g{grad, operands_[1].dtype, {}},
           b{buf, results_[1].dtype, {}};
-      sgdLoop(isa, c, count, p.load(begin, count), g.load(begin, count),
+      std::vector<float> scaled;
+      std::vector<T> wide;
+      const T *gradBlock =
+          scaling.active()
+              ? loadScaledGradient<T>(grad, operands_[1].dtype, begin, count,
+                                      scaling, scaled, wide)
+              : g.load(begin, count);
+      sgdLoop(isa, c, count, p.load(begin, count), gradBlock,
               b.load(begin, count));
       p.store(begin, count);
       b.store(begin, count);
     });
   }
 
-  ValueInfo operands_[4];
-  ValueInfo results_[2];
+  ops::GradientScalingOperands scaling_;
+  std::vector<ValueInfo> operands_;
+  std::vector<ValueInfo> results_;
   double momentum_, dampening_, weightDecay_;
   bool nesterov_;
 };
+
+Status expectFloatTensor(const OpContext &ctx, size_t index,
+                         const ValueInfo &operand) {
+  ZERO_RETURN_IF_ERROR(ctx.expectTensor("operands", index, operand));
+  if (!isFloat(operand.dtype))
+    return ctx.error("operands[" + std::to_string(index) + "]",
+                     std::string("expected a float tensor, got ") +
+                         getDTypeName(operand.dtype) + " for " +
+                         describeValue(operand));
+  return Status::ok();
+}
 
 /// The tensor operands and results of an optimizer: float tensors of
 /// param's shape; each result has its state operand's type.
@@ -267,12 +386,7 @@ Status checkState(const OpContext &ctx, const OpValues &v,
   const ValueInfo &param = *v.operands[0];
   for (size_t i : tensors) {
     const ValueInfo &operand = *v.operands[i];
-    ZERO_RETURN_IF_ERROR(ctx.expectTensor("operands", i, operand));
-    if (!isFloat(operand.dtype))
-      return ctx.error("operands[" + std::to_string(i) + "]",
-                       std::string("expected a float tensor, got ") +
-                           getDTypeName(operand.dtype) + " for " +
-                           describeValue(operand));
+    ZERO_RETURN_IF_ERROR(expectFloatTensor(ctx, i, operand));
     ZERO_RETURN_IF_ERROR(ctx.expectShape("operands", i, operand, param.shape));
   }
   for (size_t r = 0; r < states.size(); ++r) {
@@ -289,6 +403,36 @@ Status checkScalar(const OpContext &ctx, const OpValues &v, size_t index,
                    DType dtype) {
   ZERO_RETURN_IF_ERROR(ctx.expectScalar("operands", index, *v.operands[index]));
   return ctx.expectDType("operands", index, *v.operands[index], dtype);
+}
+
+/// The gradient scalars of `layout`: f32 scale and coefficient, an i1 flag.
+Status checkScaling(const OpContext &ctx, const OpValues &v,
+                    const ops::GradientScalingOperands &layout) {
+  if (layout.scale != layout.kAbsent)
+    ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.scale, DType::F32));
+  if (layout.coef != layout.kAbsent)
+    ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.coef, DType::F32));
+  if (layout.skip != layout.kAbsent)
+    ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.skip, DType::I1));
+  return Status::ok();
+}
+
+/// "" or " and 2 gradient scalars (unscale, skip)": what the fields add.
+std::string describeScaling(const ops::GradientScalingOperands &layout) {
+  if (layout.count == 0)
+    return "";
+  std::string names;
+  auto add = [&](size_t index, const char *name) {
+    if (index == layout.kAbsent)
+      return;
+    names += names.empty() ? "" : ", ";
+    names += name;
+  };
+  add(layout.scale, "unscale");
+  add(layout.coef, "clip");
+  add(layout.skip, "skip");
+  return " and " + std::to_string(layout.count) + " gradient scalar" +
+         (layout.count == 1 ? "" : "s") + " (" + names + ")";
 }
 
 /// A number field within [lo, hi) (hi excluded when `open`).
@@ -312,14 +456,16 @@ HostOpOr prepareAdam(const OpContext &ctx) {
   if (!amsgrad.isOk())
     return amsgrad.status();
   const ops::AdamOperands layout(*amsgrad);
-  const bool scheduledBeta1 = v.operands.size() == layout.beta1 + 1;
-  if (v.operands.size() != layout.beta1 && !scheduledBeta1)
-    return ctx.error("operands",
-                     "zero.adam " + std::string(*amsgrad ? "with" : "without") +
-                         " amsgrad takes " + std::to_string(layout.beta1) +
-                         " operands, or " + std::to_string(layout.beta1 + 1) +
-                         " with a beta1 operand, got " +
-                         std::to_string(v.operands.size()));
+  const ops::GradientScalingOperands scaling(ctx.fields(), v.operands.size());
+  const size_t base = layout.beta1 + scaling.count;
+  const bool scheduledBeta1 = v.operands.size() == base + 1;
+  if (v.operands.size() != base && !scheduledBeta1)
+    return ctx.error(
+        "operands",
+        "zero.adam " + std::string(*amsgrad ? "with" : "without") + " amsgrad" +
+            describeScaling(scaling) + " takes " + std::to_string(base) +
+            " operands, or " + std::to_string(base + 1) +
+            " with a beta1 operand, got " + std::to_string(v.operands.size()));
   ZERO_RETURN_IF_ERROR(
       ctx.expectCount("results", v.results, layout.numStates + 1));
   std::vector<size_t> tensors = {0, 1, 2, 3}, states = {0, 2, 3};
@@ -332,6 +478,7 @@ HostOpOr prepareAdam(const OpContext &ctx) {
   ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.lr, DType::F32));
   if (scheduledBeta1)
     ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, layout.beta1, DType::F32));
+  ZERO_RETURN_IF_ERROR(checkScaling(ctx, v, scaling));
   StatusOr<double> beta1 = getRange(ctx, "beta1", 0, 1, true);
   if (!beta1.isOk())
     return beta1.status();
@@ -354,17 +501,23 @@ HostOpOr prepareAdam(const OpContext &ctx) {
   StatusOr<bool> biasCorrection = ctx.getBool("bias_correction");
   if (!biasCorrection.isOk())
     return biasCorrection.status();
-  return std::unique_ptr<ComputeOp>(new AdamOp(ctx, v, *beta1, *beta2, *eps,
-                                               *weightDecay, *mode == "adamw",
-                                               *biasCorrection, *amsgrad));
+  return std::unique_ptr<ComputeOp>(
+      new AdamOp(ctx, v, *beta1, *beta2, *eps, *weightDecay, *mode == "adamw",
+                 *biasCorrection, *amsgrad, scaling));
 }
 
 HostOpOr prepareSgd(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
-  ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 4));
+  const ops::GradientScalingOperands scaling(ctx.fields(), v.operands.size());
+  if (v.operands.size() != ops::kSgdOperands + scaling.count)
+    return ctx.error("operands",
+                     "zero.sgd" + describeScaling(scaling) + " takes " +
+                         std::to_string(ops::kSgdOperands + scaling.count) +
+                         " operands, got " + std::to_string(v.operands.size()));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 2));
   ZERO_RETURN_IF_ERROR(checkState(ctx, v, {0, 1, 2}, {0, 2}));
   ZERO_RETURN_IF_ERROR(checkScalar(ctx, v, 3, DType::F32));
+  ZERO_RETURN_IF_ERROR(checkScaling(ctx, v, scaling));
   StatusOr<double> momentum = getRange(ctx, "momentum", 0, HUGE_VAL, false);
   if (!momentum.isOk())
     return momentum.status();
@@ -381,7 +534,56 @@ HostOpOr prepareSgd(const OpContext &ctx) {
   if (*nesterov && (*momentum <= 0 || *dampening != 0))
     return ctx.error("nesterov", "needs momentum > 0 and dampening = 0");
   return std::unique_ptr<ComputeOp>(
-      new SgdOp(v, *momentum, *dampening, *weightDecay, *nesterov));
+      new SgdOp(v, *momentum, *dampening, *weightDecay, *nesterov, scaling));
+}
+
+namespace {
+
+class AnyNonFiniteOp : public ComputeOp {
+public:
+  AnyNonFiniteOp(std::vector<ValueInfo> inputs, int64_t flag)
+      : inputs_(std::move(inputs)), flag_(flag) {}
+
+  Status run(Frame &frame) override {
+    std::atomic<bool> found{false};
+    for (const ValueInfo &input : inputs_) {
+      const void *data = frame.tensor(input.id).data;
+      parallelBlocks(input.numel, kBlock, input.numel,
+                     [&](int64_t begin, int64_t end) {
+                       if (found.load(std::memory_order_relaxed))
+                         return;
+                       for (int64_t i = begin; i < end; ++i)
+                         if (ops::isNonFiniteElement(data, input.dtype, i)) {
+                           found.store(true, std::memory_order_relaxed);
+                           return;
+                         }
+                     });
+    }
+    frame.scalar(flag_).f = found.load() ? 1.0 : 0.0;
+    return Status::ok();
+  }
+
+private:
+  std::vector<ValueInfo> inputs_;
+  int64_t flag_;
+};
+
+} // namespace
+
+HostOpOr prepareAnyNonFinite(const OpContext &ctx) {
+  ZERO_ASSIGN_VALUES(v, ctx);
+  ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
+  std::vector<ValueInfo> inputs;
+  for (size_t i = 0; i < v.operands.size(); ++i) {
+    const ValueInfo &operand = *v.operands[i];
+    ZERO_RETURN_IF_ERROR(expectFloatTensor(ctx, i, operand));
+    inputs.push_back(operand);
+  }
+  ZERO_RETURN_IF_ERROR(ctx.expectScalar("results", 0, *v.results[0]));
+  ZERO_RETURN_IF_ERROR(
+      ctx.expectDType("results", 0, *v.results[0], DType::F32));
+  return std::unique_ptr<ComputeOp>(
+      new AnyNonFiniteOp(std::move(inputs), v.results[0]->id));
 }
 
 bool isAdamWithCast(const Instruction &adam, const Instruction &cast) {

@@ -128,6 +128,27 @@ ZERO_HD_INLINE void storeElement(void *data, DType type, int64_t index,
   }
 }
 
+/// Whether element `index` of a float tensor is an infinity or a NaN: all
+/// its exponent bits set (zero.any_nonfinite). Read as bits, so that no
+/// conversion and no compiler's floating-point mode can change the answer.
+ZERO_HD_INLINE bool isNonFiniteElement(const void *data, DType type,
+                                       int64_t index) {
+  switch (type) {
+  case DType::F32:
+    return (static_cast<const uint32_t *>(data)[index] & 0x7f800000u) ==
+           0x7f800000u;
+  case DType::F64:
+    return (static_cast<const uint64_t *>(data)[index] &
+            0x7ff0000000000000ull) == 0x7ff0000000000000ull;
+  case DType::BF16:
+    return (static_cast<const uint16_t *>(data)[index] & 0x7f80u) == 0x7f80u;
+  case DType::F16:
+    return (static_cast<const uint16_t *>(data)[index] & 0x7c00u) == 0x7c00u;
+  default:
+    return false;
+  }
+}
+
 /// The memory bits (the low bitWidthOf(type) bits, i1 a byte) of a
 /// canonical register.
 ZERO_HD_INLINE uint64_t elementBits(Scalar value, DType type) {

@@ -118,6 +118,26 @@ ZERO_HD_INLINE void adamElement(const AdamConstants<T> &c, T &p, T g, T &m,
   v = vi;
 }
 
+/// zero.adam's and zero.sgd's gradient under a loss scale (their unscale
+/// and clip operands): divided by `scale`, then multiplied by `coef`, each in
+/// f32 and rounded once, before the update converts it to its math type.
+struct GradientScaling {
+  bool unscale = false, clip = false;
+  float scale = 1.0f, coef = 1.0f;
+
+  ZERO_HD_INLINE bool active() const { return unscale || clip; }
+};
+
+/// One gradient element, widened exactly to f32 from its tensor's type
+/// (f64 rounded once), as the update reads it.
+ZERO_HD_INLINE float scaleGradient(const GradientScaling &s, float g) {
+  if (s.unscale)
+    g = divRn(g, s.scale);
+  if (s.clip)
+    g = mulRn(g, s.coef);
+  return g;
+}
+
 /// The scalars of one SGD step in the math type T.
 template <typename T> struct SgdConstants {
   T weightDecay, momentum, oneMinusDampening, negLr;

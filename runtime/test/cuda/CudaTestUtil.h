@@ -266,6 +266,24 @@ inline json body(const std::vector<int64_t> &arguments, json ops,
       {"arguments", arguments}, {"ops", std::move(ops)}, {"yield", {yield}}};
 }
 
+/// zero.adam as AdamW with bias correction, betas (0.9, 0.999), eps 1e-8
+/// and weight decay 0.01, without amsgrad; `extra` adds fields.
+inline json adamWInstruction(json operands, json results, json extra = {}) {
+  json op = {{"op", "zero.adam"},
+             {"beta1", 0.9},
+             {"beta2", 0.999},
+             {"eps", 1e-8},
+             {"weight_decay", 0.01},
+             {"mode", "adamw"},
+             {"bias_correction", true},
+             {"amsgrad", false},
+             {"operands", std::move(operands)},
+             {"results", std::move(results)}};
+  if (extra.is_object())
+    op.update(extra);
+  return op;
+}
+
 /// Sets (or with null, unsets) an environment variable for a scope.
 class ScopedEnv {
 public:

@@ -90,16 +90,8 @@ inline OffloadedStep makeOffloadedStep(int64_t n) {
                           {"results", {y}}}},
                         y)}});
   }
-  b.op({{"op", "zero.adam"},
-        {"beta1", 0.9},
-        {"beta2", 0.999},
-        {"eps", 1e-8},
-        {"weight_decay", 0.01},
-        {"mode", "adamw"},
-        {"bias_correction", true},
-        {"amsgrad", false},
-        {"operands", {s.p, unscaled, s.m, s.v, step, lr}},
-        {"results", {s.p2, s.m2, s.v2}}});
+  b.op(adamWInstruction({s.p, unscaled, s.m, s.v, step, lr},
+                        {s.p2, s.m2, s.v2}));
   {
     const int64_t a = b.scalar(f32), o = b.scalar(bf16), t = b.scalar(bf16);
     b.op({{"op", "linalg.map"},

@@ -18,6 +18,10 @@
 // and mixed with plain Adam in one group; a scheduled beta1 outside [0, 1)
 // fails like the host, naming the group's first failing instruction.
 //
+// fp16's loss scale: zero.any_nonfinite over the gradients, and a group of
+// Adam steps that unscale, clip and skip on its flag (one with the fused
+// 16-bit cast of its parameter), over steps with and without an overflow.
+//
 // Tolerances. The kernels perform the host's float operations one by one
 // (same fma calls, same rounding), so f32, bf16 and f16 results are equal
 // bit for bit, except that the bias corrections 1 - beta^t use CUDA's pow
@@ -435,6 +439,94 @@ struct SgdCase {
   double momentum, dampening, weightDecay;
   bool nesterov;
 };
+
+TEST(CudaOptimizers, LossScaledGroupMatchesTheHost) {
+  ZERO_REQUIRE_GPU();
+  const DType f32 = DType::F32, f16 = DType::F16;
+  const std::vector<int64_t> sizes = {4099, 65536 + 5};
+  ScheduleBuilder b;
+  std::vector<int64_t> params, grads, ms, vs, params2, ms2, vs2;
+  for (int64_t n : sizes) {
+    params.push_back(b.tensor(f32, {n}));
+    grads.push_back(b.tensor(f16, {n}));
+    ms.push_back(b.tensor(f32, {n}));
+    vs.push_back(b.tensor(f32, {n}));
+  }
+  const int64_t stepTensor = b.tensor(DType::I64, {});
+  const int64_t lrTensor = b.tensor(f32, {});
+  const int64_t scaleTensor = b.tensor(f32, {});
+  const int64_t coefTensor = b.tensor(f32, {});
+  const int64_t step = b.extract(stepTensor, DType::I64);
+  const int64_t lr = b.extract(lrTensor, f32);
+  const int64_t scale = b.extract(scaleTensor, f32);
+  const int64_t coef = b.extract(coefTensor, f32);
+  const int64_t flag = b.scalar(f32);
+  b.op(
+      {{"op", "zero.any_nonfinite"}, {"operands", grads}, {"results", {flag}}});
+  const int64_t zero = b.constant(f32, 0.0);
+  const int64_t skip = b.scalar(DType::I1);
+  b.op({{"op", "arith.cmpf"},
+        {"predicate", "ogt"},
+        {"operands", {flag, zero}},
+        {"results", {skip}}});
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    params2.push_back(b.tensor(f32, {sizes[k]}, params[k]));
+    ms2.push_back(b.tensor(f32, {sizes[k]}, ms[k]));
+    vs2.push_back(b.tensor(f32, {sizes[k]}, vs[k]));
+  }
+  for (size_t k = 0; k < sizes.size(); ++k)
+    b.op(adamWInstruction(
+        {params[k], grads[k], ms[k], vs[k], step, lr, scale, coef, skip},
+        {params2[k], ms2[k], vs2[k]},
+        {{"unscale", true}, {"clip", true}, {"skip", true}}));
+  // The 16-bit copy of the last parameter, which the kernel writes too.
+  const int64_t n = sizes.back();
+  const int64_t copyInit = b.tensor(f16, {n});
+  const int64_t copy = b.tensor(f16, {n}, copyInit);
+  {
+    const int64_t a = b.scalar(f32), o = b.scalar(f16), t = b.scalar(f16);
+    b.op({{"op", "linalg.map"},
+          {"operands", {params2.back(), copyInit}},
+          {"results", {copy}},
+          {"body",
+           body({a, o},
+                {{{"op", "arith.truncf"}, {"operands", {a}}, {"results", {t}}}},
+                t)}});
+  }
+  Runner r(b);
+  ZERO_ASSERT_RUNNER(r);
+  std::mt19937_64 rng(41);
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    r.write(params[k], randomBytes(f32, sizes[k], rng));
+    r.write(ms[k], randomBytes(f32, sizes[k], rng, 0.1));
+    r.write(vs[k], makeBytes(f32, sizes[k]));
+  }
+  r.write(scaleTensor, scalarBytes(f32, 1024.0));
+  r.write(coefTensor, scalarBytes(f32, 0.75));
+  // Step 2 overflows: an infinity in the first gradient skips every update.
+  for (int64_t s = 1; s <= 3; ++s) {
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      Bytes g = randomBytes(f16, sizes[k], rng, 500.0);
+      if (s == 2 && k == 0)
+        setFloat(g, f16, sizes[k] / 2, 1e6); // beyond f16: +inf
+      r.write(grads[k], g);
+    }
+    writeStepAndLr(r, stepTensor, lrTensor, s);
+    r.step();
+    const std::string what = "step " + std::to_string(s);
+    EXPECT_EQ(r.scalarHost(flag).f, s == 2 ? 1.0 : 0.0) << what;
+    EXPECT_EQ(r.scalarGpu(flag).f, r.scalarHost(flag).f) << what;
+    for (size_t k = 0; k < sizes.size(); ++k) {
+      expectClose(r.readHost(params2[k]), r.readGpu(params2[k]), f32,
+                  what + " param " + std::to_string(k));
+      expectClose(r.readHost(ms2[k]), r.readGpu(ms2[k]), f32,
+                  what + " m " + std::to_string(k));
+      expectClose(r.readHost(vs2[k]), r.readGpu(vs2[k]), f32,
+                  what + " v " + std::to_string(k));
+    }
+    expectClose(r.readHost(copy), r.readGpu(copy), f16, what + " copy");
+  }
+}
 
 TEST(CudaOptimizers, SgdMatchesTheHost) {
   ZERO_REQUIRE_GPU();

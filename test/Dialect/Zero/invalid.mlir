@@ -437,7 +437,7 @@ func.func @adam_max_exp_avg_sq_shape(%p: tensor<4xf32>, %vm: tensor<2x2xf32>, %s
 // can split them.
 func.func @adam_amsgrad_without_state(%p: tensor<4xf32>, %s: i64, %lr: f32) {
   // expected-error @+1 {{amsgrad needs the max_exp_avg_sq operand}}
-  %0:3 = "zero.adam"(%p, %p, %p, %p, %s, %lr) <{amsgrad, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %0:3 = "zero.adam"(%p, %p, %p, %p, %s, %lr) <{amsgrad, operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 0, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -445,7 +445,7 @@ func.func @adam_amsgrad_without_state(%p: tensor<4xf32>, %s: i64, %lr: f32) {
 
 func.func @adam_state_without_amsgrad(%p: tensor<4xf32>, %s: i64, %lr: f32) {
   // expected-error @+1 {{has a max_exp_avg_sq operand but not amsgrad}}
-  %0:4 = "zero.adam"(%p, %p, %p, %p, %p, %s, %lr) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %0:4 = "zero.adam"(%p, %p, %p, %p, %p, %s, %lr) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -455,7 +455,7 @@ func.func @adam_state_without_amsgrad(%p: tensor<4xf32>, %s: i64, %lr: f32) {
 func.func @adam_amsgrad_without_result(%p: tensor<4xf32>, %s: i64, %lr: f32) {
   // expected-error @+2 {{'zero.adam' op inferred type(s) 'tensor<4xf32>', 'tensor<4xf32>', 'tensor<4xf32>', 'tensor<4xf32>' are incompatible with return type(s) of operation 'tensor<4xf32>', 'tensor<4xf32>', 'tensor<4xf32>'}}
   // expected-error @+1 {{failed to infer returned types}}
-  %0:3 = "zero.adam"(%p, %p, %p, %p, %p, %s, %lr) <{amsgrad, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %0:3 = "zero.adam"(%p, %p, %p, %p, %p, %s, %lr) <{amsgrad, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 1, 1, 0, 0, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -463,7 +463,7 @@ func.func @adam_amsgrad_without_result(%p: tensor<4xf32>, %s: i64, %lr: f32) {
 
 func.func @adam_beta1_value_type(%p: tensor<4xf32>, %s: i64, %lr: f32, %b1: f64) {
   // expected-error @+1 {{operand #6 must be 32-bit float, but got 'f64'}}
-  %0:3 = "zero.adam"(%p, %p, %p, %p, %s, %lr, %b1) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 1>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32, f64) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  %0:3 = "zero.adam"(%p, %p, %p, %p, %s, %lr, %b1) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 1, 0, 0, 0>}> : (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, tensor<4xf32>, i64, f32, f64) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
   return
 }
 
@@ -771,5 +771,39 @@ func.func @backward_seed_not_unit() -> f32 {
 func.func @backward_seed_on_an_op(%a: f32) -> f32 {
   // expected-error @+1 {{'zero.backward_seed' marks the scalar float arith.constant 1.0}}
   %0 = arith.addf %a, %a {zero.backward_seed} : f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @adam_skip_not_i1(%p: tensor<4xf32>, %g: tensor<4xf16>, %s: i64,
+                            %lr: f32, %o: f32) {
+  // expected-error @+1 {{operand #7 must be 1-bit signless integer, but got 'f32'}}
+  %0:3 = "zero.adam"(%p, %g, %p, %p, %s, %lr, %lr, %o) <{operandSegmentSizes = array<i32: 1, 1, 1, 1, 0, 1, 1, 0, 1, 0, 1>}> : (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, tensor<4xf32>, i64, f32, f32, f32) -> (tensor<4xf32>, tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @sgd_scale_not_f32(%p: tensor<4xf32>, %g: tensor<4xf16>, %lr: f32,
+                             %s: f16) {
+  // expected-error @+1 {{operand #4 must be 32-bit float, but got 'f16'}}
+  %0:2 = "zero.sgd"(%p, %g, %p, %lr, %s) <{momentum = 0.9 : f64, operandSegmentSizes = array<i32: 1, 1, 1, 1, 1, 0, 0>}> : (tensor<4xf32>, tensor<4xf16>, tensor<4xf32>, f32, f16) -> (tensor<4xf32>, tensor<4xf32>)
+  return
+}
+
+// -----
+
+func.func @any_nonfinite_of_nothing() -> f32 {
+  // expected-error @+1 {{'zero.any_nonfinite' op needs at least one input}}
+  %0 = "zero.any_nonfinite"() : () -> f32
+  return %0 : f32
+}
+
+// -----
+
+func.func @any_nonfinite_of_integers(%g: tensor<4xf16>, %i: tensor<2xi32>) -> f32 {
+  // expected-error @+1 {{'zero.any_nonfinite' op input 1 must be a tensor of floats, but is 'tensor<2xi32>'}}
+  %0 = zero.any_nonfinite %g, %i : tensor<4xf16>, tensor<2xi32>
   return %0 : f32
 }

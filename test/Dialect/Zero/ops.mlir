@@ -192,6 +192,38 @@ func.func @adam_variants(%p: tensor<64xf32>, %g: tensor<64xbf16>,
   return
 }
 
+// fp16's loss scale: the overflow check over every gradient, then updates
+// that unscale, clip and skip (each scalar alone, and all three with the
+// other optional operands).
+// CHECK-LABEL: func.func @loss_scaled_updates
+// CHECK-SAME: (%[[P:.*]]: tensor<64xf32>, %[[G:.*]]: tensor<64xf16>, %[[H:.*]]: tensor<8xf16>, %[[M:.*]]: tensor<64xf32>, %[[V:.*]]: tensor<64xf32>, %[[VMAX:.*]]: tensor<64xf32>, %[[STEP:.*]]: i64, %[[LR:.*]]: f32, %[[B1:.*]]: f32, %[[S:.*]]: f32, %[[C:.*]]: f32, %[[O:.*]]: i1)
+func.func @loss_scaled_updates(%p: tensor<64xf32>, %g: tensor<64xf16>,
+                               %h: tensor<8xf16>, %m: tensor<64xf32>,
+                               %v: tensor<64xf32>, %vmax: tensor<64xf32>,
+                               %step: i64, %lr: f32, %b1: f32, %s: f32,
+                               %c: f32, %o: i1) -> f32 {
+  // CHECK: %[[F:.*]] = zero.any_nonfinite %[[G]], %[[H]] : tensor<64xf16>, tensor<8xf16>{{$}}
+  %flag = zero.any_nonfinite %g, %h : tensor<64xf16>, tensor<8xf16>
+  // CHECK: zero.adam %[[P]], %[[G]], %[[M]], %[[V]], %[[STEP]], %[[LR]] unscale(%[[S]]) : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p1, %m1, %v1 = zero.adam %p, %g, %m, %v, %step, %lr unscale(%s)
+      : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>
+  // CHECK: zero.adam %{{.*}}, %[[G]], %{{.*}}, %{{.*}}, %[[STEP]], %[[LR]] clip(%[[C]]) : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p2, %m2, %v2 = zero.adam %p1, %g, %m1, %v1, %step, %lr clip(%c)
+      : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>
+  // CHECK: zero.adam %{{.*}}, %[[G]], %{{.*}}, %{{.*}}, %[[STEP]], %[[LR]] skip(%[[O]]) : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p3, %m3, %v3 = zero.adam %p2, %g, %m2, %v2, %step, %lr skip(%o)
+      : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>
+  // CHECK: zero.adam %{{.*}}, %[[G]], %{{.*}}, %{{.*}}, %[[STEP]], %[[LR]] amsgrad(%[[VMAX]]) beta1(%[[B1]]) unscale(%[[S]]) clip(%[[C]]) skip(%[[O]]) : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>, tensor<64xf32>{{$}}
+  %p4, %m4, %v4, %vmax4 = zero.adam %p3, %g, %m3, %v3, %step, %lr
+      amsgrad(%vmax) beta1(%b1) unscale(%s) clip(%c) skip(%o)
+      : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>,
+        tensor<64xf32>
+  // CHECK: zero.sgd %{{.*}}, %[[G]], %[[M]], %[[LR]] unscale(%[[S]]) clip(%[[C]]) skip(%[[O]]) {momentum = 9.000000e-01 : f64} : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>{{$}}
+  %p5, %b5 = zero.sgd %p4, %g, %m, %lr unscale(%s) clip(%c) skip(%o)
+      {momentum = 0.9 : f64} : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>
+  return %flag : f32
+}
+
 // Offloaded: the whole state in host memory.
 // CHECK-LABEL: func.func @adam_host
 func.func @adam_host(%p: tensor<8xf32, #zero.memory_space<host>>,

@@ -23,7 +23,9 @@ and run N steps with --save and --dump-state, and
     global batch within a tolerance: f32 |a - b| <= 1e-6 + 1e-4 |a| (the
     ranks' partial sums add up in another order), bf16 1e-3 + 2e-2 |a| and
     fp16 1e-4 + 4e-3 |a| (the gradients are rounded to 16 bits before they
-    are averaged; fp16's are unscaled after).
+    are averaged; fp16's are unscaled after). fp16's must also be the f32
+    step's gradients within 1e-3 + 5e-2 |a|: the loss scale is divided out
+    of what the optimizer consumes.
 Every dump must hold a gradient and both moments for every parameter.
 
 Prints one line per configuration; exits 1 at the first mismatch, naming it.
@@ -212,6 +214,21 @@ def check(args, config):
             fail("%s: %s differs from one process's beyond the tolerance "
                  "(%.3g of it)" % (name, grad, scaled))
         worst = max(worst, scaled)
+    if precision == "fp16":
+        # The dump's gradients are what the optimizer steps with: the loss
+        # scale (2^16 at the start) divided out, in f32. Against the same
+        # process in f32 they differ by fp16's rounding of the compute,
+        # never by the scale.
+        f32 = run(args, name + "-single-f32",
+                  compile_step(args, name + "-single-f32", 0, 1,
+                               BATCH * RANKS, "f32", tiles), 1)
+        for param in params:
+            grad = "grad/" + param
+            a = f32[grad].astype(np.float64)
+            b = dump[grad].astype(np.float64)
+            if np.max(np.abs(a - b) / (1e-3 + 5e-2 * np.abs(a))) > 1:
+                fail("%s: %s is not the f32 gradient to fp16's rounding: "
+                     "is the loss scale divided out?" % (name, grad))
     print("%s: %d parameters as consolidated, %d states as saved, gradients "
           "as stage 0's and within %.2f of the tolerance of one process's" %
           (name, len(params), states, worst))

@@ -827,5 +827,17 @@ LogicalResult SgdOp::verify() {
   return success();
 }
 
+LogicalResult AnyNonFiniteOp::verify() {
+  if (getInputs().empty())
+    return emitOpError("needs at least one input");
+  for (auto [index, input] : llvm::enumerate(getInputs()))
+    if (!isa<FloatType>(
+            cast<RankedTensorType>(input.getType()).getElementType()))
+      return emitOpError() << "input " << index
+                           << " must be a tensor of floats, but is "
+                           << input.getType();
+  return success();
+}
+
 #define GET_OP_CLASSES
 #include "zero/Dialect/Zero/IR/ZeroOps.cpp.inc"

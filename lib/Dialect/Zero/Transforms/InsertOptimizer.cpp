@@ -59,6 +59,13 @@ struct LossScaling {
   BlockArgument goodSteps;
 };
 
+/// zero.adam's and zero.sgd's optional scalars under a loss scale: the scale
+/// the gradient is divided by, the clipping coefficient it is multiplied by,
+/// and the overflow flag that skips the step. Null where absent.
+struct GradientScaling {
+  Value scale, coef, skip;
+};
+
 /// What the step needs to know about one trainable parameter.
 struct TrainableParam {
   ParamArg param;
@@ -182,11 +189,13 @@ private:
   SmallVector<Value> buildUpdate(OpBuilder &b, Location loc, OptimizerKind kind,
                                  Value param, Value grad,
                                  ArrayRef<Value> states, Value step,
-                                 const ScheduledRates &rates);
+                                 const ScheduledRates &rates,
+                                 const GradientScaling &scaling);
   SmallVector<Value> buildTiledUpdate(OpBuilder &b, Location loc,
                                       OptimizerKind kind, Value param,
                                       Value grad, ArrayRef<Value> states,
-                                      Value step, const ScheduledRates &rates);
+                                      Value step, const ScheduledRates &rates,
+                                      const GradientScaling &scaling);
 };
 
 /// The loss-scale argument that zero-mixed-precision added, if any.
@@ -273,14 +282,13 @@ Value ZeroInsertOptimizerPass::buildOverflowCheck(OpBuilder &b, Location loc,
                                                   int64_t stage,
                                                   DenseI16ArrayAttr shardAxes,
                                                   ArrayRef<Value> grads) {
-  Value flag;
-  for (Value grad : grads) {
-    Value gradFlag = buildNonFiniteFlag(b, loc, grad);
-    flag = flag ? arith::MaximumFOp::create(b, loc, flag, gradFlag).getResult()
-                : gradFlag;
-  }
-  if (!flag)
-    flag = arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0));
+  // One pass over all the gradients (one multi-tensor launch on a GPU;
+  // zero-offload-optimizer splits it, so that each gradient can leave the
+  // device as soon as it is computed).
+  Value flag = grads.empty()
+                   ? arith::ConstantOp::create(b, loc, b.getF32FloatAttr(0.0))
+                         .getResult()
+                   : AnyNonFiniteOp::create(b, loc, grads).getResult();
   if (stage >= 1) {
     Value local = tensor::FromElementsOp::create(
         b, loc, RankedTensorType::get({}, b.getF32Type()), flag);
@@ -360,27 +368,33 @@ ZeroInsertOptimizerPass::buildScaleUpdate(OpBuilder &b, Location loc,
 /// 0.99, as DeepSpeed's OneCycle sets it.
 SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
     OpBuilder &b, Location loc, OptimizerKind kind, Value param, Value grad,
-    ArrayRef<Value> states, Value step, const ScheduledRates &rates) {
+    ArrayRef<Value> states, Value step, const ScheduledRates &rates,
+    const GradientScaling &scaling) {
   Value lr = rates.lr;
   if (kind != OptimizerKind::Sgd) {
     auto mode = kind == OptimizerKind::AdamW ? AdamMode::AdamW : AdamMode::L2;
     Value maxExpAvgSq = amsgrad ? states[2] : Value();
     auto adam = AdamOp::create(
         b, loc, param, grad, states[0], states[1], maxExpAvgSq, step, lr,
-        rates.beta1, APFloat(beta1.getValue()),
+        rates.beta1, scaling.scale, scaling.coef, scaling.skip,
+        APFloat(beta1.getValue()),
         APFloat(rates.beta1 ? 0.99 : beta2.getValue()), APFloat(eps.getValue()),
         APFloat(weightDecay.getValue()), mode, biasCorrection, amsgrad);
     // The results are the parameter and the states, in state order.
     return SmallVector<Value>(adam->getResults());
   }
   if (momentum > 0) {
-    auto sgd = SgdOp::create(b, loc, param, grad, states[0], lr,
-                             APFloat(momentum.getValue()),
-                             APFloat(dampening.getValue()),
-                             APFloat(weightDecay.getValue()), nesterov);
+    auto sgd =
+        SgdOp::create(b, loc, param, grad, states[0], lr, scaling.scale,
+                      scaling.coef, scaling.skip, APFloat(momentum.getValue()),
+                      APFloat(dampening.getValue()),
+                      APFloat(weightDecay.getValue()), nesterov);
     return {sgd.getParamOut(), sgd.getMomentumBufferOut()};
   }
-  // Plain SGD needs no state: p - lr * (g + weight_decay * p).
+  // Plain SGD needs no state: p - lr * (g + weight_decay * p). Its caller
+  // unscales the gradient and selects on overflow (scalesInOp).
+  assert(!scaling.scale && !scaling.coef && !scaling.skip &&
+         "plain SGD is a map: the caller scales its gradient");
   Type elementType = cast<RankedTensorType>(param.getType()).getElementType();
   double decay = weightDecay;
   Value updated = buildElementwise(
@@ -406,11 +420,12 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildUpdate(
 /// runtime never needs the working set of a whole large partition at once.
 SmallVector<Value> ZeroInsertOptimizerPass::buildTiledUpdate(
     OpBuilder &b, Location loc, OptimizerKind kind, Value param, Value grad,
-    ArrayRef<Value> states, Value step, const ScheduledRates &rates) {
+    ArrayRef<Value> states, Value step, const ScheduledRates &rates,
+    const GradientScaling &scaling) {
   auto type = cast<RankedTensorType>(param.getType());
   int64_t numel = type.getNumElements();
   if (numel <= subGroupSize)
-    return buildUpdate(b, loc, kind, param, grad, states, step, rates);
+    return buildUpdate(b, loc, kind, param, grad, states, step, rates, scaling);
 
   // Tiles are ranges of the flattened tensor.
   SmallVector<ReassociationIndices> flatDims =
@@ -445,7 +460,7 @@ SmallVector<Value> ZeroInsertOptimizerPass::buildTiledUpdate(
                                                      sizes, strides));
     SmallVector<Value> updated =
         buildUpdate(b, loc, kind, tiles[0], tiles[1],
-                    ArrayRef<Value>(tiles).drop_front(2), step, rates);
+                    ArrayRef<Value>(tiles).drop_front(2), step, rates, scaling);
     for (auto [result, tile] : llvm::zip_equal(results, updated))
       result = tensor::InsertSliceOp::create(b, loc, tile, result, offsets,
                                              sizes, strides);
@@ -656,8 +671,21 @@ void ZeroInsertOptimizerPass::runOnOperation() {
   Value coef;
   if (gradientClipping > 0)
     coef = buildClipCoefficient(b, loc, rank->stage, shardAxes, grads, scale);
-  // With a loss scale, each gradient is unscaled (and clipped) in f32 by one
-  // map right before its update, so that one f32 gradient is live at a time.
+  // With a loss scale, zero.adam and zero.sgd unscale (and clip) each
+  // gradient and skip the step on overflow themselves, as PyTorch's fused
+  // Adam does with grad_scale and found_inf: one pass over memory per
+  // update, and the updates stay one multi-tensor group. Plain SGD is a map:
+  // its gradient is unscaled (and clipped) in f32 by one map right before
+  // its update, so that one f32 gradient is live at a time, and each updated
+  // tensor is selected on overflow.
+  const bool scalesInOp = kind != OptimizerKind::Sgd || momentum > 0;
+  GradientScaling opScaling;
+  if (scale && scalesInOp) {
+    opScaling.scale = scale;
+    if (coef)
+      opScaling.coef = buildScalarCast(b, loc, coef, f32);
+    opScaling.skip = overflow;
+  }
   auto unscale = [&](Value grad) -> Value {
     return buildElementwise(b, loc, grad, f32,
                             [&](OpBuilder &nb, Location l, ValueRange args) {
@@ -722,10 +750,11 @@ void ZeroInsertOptimizerPass::runOnOperation() {
     } else {
       stepped = param;
     }
-    Value input = scale ? unscale(grad) : grad;
-    SmallVector<Value> updated = buildTiledUpdate(
-        b, loc, kind, stepped, input, SmallVector<Value>(states), step, rates);
-    if (overflow) {
+    Value input = scale && !scalesInOp ? unscale(grad) : grad;
+    SmallVector<Value> updated =
+        buildTiledUpdate(b, loc, kind, stepped, input,
+                         SmallVector<Value>(states), step, rates, opScaling);
+    if (overflow && !opScaling.skip) {
       // Skipped step: every updated tensor keeps its old value. The 16-bit
       // parameter follows its master weights.
       SmallVector<Value> old{stepped};

@@ -17,7 +17,11 @@
 // - A device tensor the host ops read (the reduced gradient shard, a
 //   parameter shard without a master) is swapped out where it is defined,
 //   during the backward pass, and waited for right before its first host use
-//   or, if earlier, where the swap-out after the next one starts.
+//   or, if earlier, where the swap-out after the next one starts. fp16's
+//   overflow check, one zero.any_nonfinite over every gradient, is split
+//   into one per gradient combined with arith.maximumf (the same flag),
+//   each run as soon as its gradient exists: as one op it would keep every
+//   gradient on the device until the last one is computed.
 // - A host result that the device needs (the new 16-bit shard before its
 //   all-gather or as the step's result) is swapped in right after it is
 //   computed, and waited for right before its first device use.
@@ -45,6 +49,7 @@
 #include "zero/Dialect/Zero/IR/ZeroOps.h"
 #include "zero/Dialect/Zero/Transforms/TrainStep.h"
 
+#include "mlir/Dialect/Arith/IR/Arith.h"
 #include "mlir/Dialect/Linalg/IR/Linalg.h"
 #include "mlir/Dialect/Tensor/IR/Tensor.h"
 #include "llvm/ADT/SetVector.h"
@@ -76,6 +81,29 @@ static Value getViewedValue(Value value,
 }
 
 namespace {
+
+/// Splits every zero.any_nonfinite of several tensors into one per tensor,
+/// combined in order with arith.maximumf: the same 0.0 or 1.0, and each part
+/// may run as soon as its tensor exists (Offloader::swapOut moves it there).
+void splitOverflowChecks(func::FuncOp func) {
+  SmallVector<AnyNonFiniteOp> checks;
+  func.walk([&](AnyNonFiniteOp check) {
+    if (check.getInputs().size() > 1)
+      checks.push_back(check);
+  });
+  for (AnyNonFiniteOp check : checks) {
+    OpBuilder b(check);
+    Value flag;
+    for (Value input : check.getInputs()) {
+      Value part = AnyNonFiniteOp::create(b, check.getLoc(), ValueRange{input});
+      flag = flag ? arith::MaximumFOp::create(b, check.getLoc(), flag, part)
+                        .getResult()
+                  : part;
+    }
+    check.getFlag().replaceAllUsesWith(flag);
+    check.erase();
+  }
+}
 
 class Offloader {
 public:
@@ -608,6 +636,7 @@ struct ZeroOffloadOptimizerPass
           << step->rank.stage << ")";
       return signalPassFailure();
     }
+    splitOverflowChecks(step->func);
     // The update runs in host memory in either case.
     if (failed(Offloader(step->func, MemorySpace::Host, ratio).run()))
       return signalPassFailure();

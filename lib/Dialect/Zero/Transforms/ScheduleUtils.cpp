@@ -74,7 +74,8 @@ Operation *zero::hoistReaders(Value value, Operation *after, Operation *limit,
     for (Operation *user : users) {
       if (user->getBlock() != block || !insertAfter->isBeforeInBlock(user) ||
           !user->isBeforeInBlock(limit) || !mayMove(user) ||
-          isa_and_present<ZeroDialect>(user->getDialect()) ||
+          (isa_and_present<ZeroDialect>(user->getDialect()) &&
+           !isa<AnyNonFiniteOp>(user)) ||
           (user->getNumRegions() && !isa<linalg::LinalgOp>(user)) ||
           !isMemoryEffectFree(user))
         continue;

@@ -35,8 +35,9 @@ void limitSwapOutsInFlight(Block &block, unsigned inFlight);
 /// `after` when nothing else they read is defined later, with the constants
 /// and fresh buffers (`tensor.empty`, a `linalg.fill` of one) only they use,
 /// and then their own readers by the same rule: fp16's overflow check of a
-/// gradient (a map and its reduction to a flag) runs as soon as the gradient
-/// exists instead of where the optimizer step begins. `mayMove` can veto an
+/// gradient (its zero.any_nonfinite, the only zero op moved, and the
+/// maximumf that combines the flags) runs as soon as the gradient exists
+/// instead of where the optimizer step begins. `mayMove` can veto an
 /// op. Returns the last op moved, or `after`.
 Operation *hoistReaders(Value value, Operation *after, Operation *limit,
                         llvm::function_ref<bool(Operation *)> mayMove);

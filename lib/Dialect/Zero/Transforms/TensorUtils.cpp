@@ -103,26 +103,6 @@ Value zero::buildSumOfSquares(OpBuilder &b, Location loc, Value tensor,
   return reduceToScalar<arith::AddFOp>(b, loc, squares);
 }
 
-Value zero::buildNonFiniteFlag(OpBuilder &b, Location loc, Value tensor) {
-  auto type = cast<RankedTensorType>(tensor.getType());
-  auto elementType = cast<FloatType>(type.getElementType());
-  Type f32 = b.getF32Type();
-  Value flags = buildElementwise(
-      b, loc, tensor, f32, [&](OpBuilder &nb, Location l, ValueRange args) {
-        Value magnitude = math::AbsFOp::create(nb, l, args[0]);
-        Value inf = arith::ConstantOp::create(
-            nb, l,
-            nb.getFloatAttr(elementType,
-                            APFloat::getInf(elementType.getFloatSemantics())));
-        Value nonFinite = arith::CmpFOp::create(
-            nb, l, arith::CmpFPredicate::UGE, magnitude, inf);
-        Value one = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(1.0));
-        Value zero = arith::ConstantOp::create(nb, l, nb.getF32FloatAttr(0.0));
-        return arith::SelectOp::create(nb, l, nonFinite, one, zero).getResult();
-      });
-  return reduceToScalar<arith::MaximumFOp>(b, loc, flags);
-}
-
 Value zero::buildSelect(OpBuilder &b, Location loc, Value cond, Value ifTrue,
                         Value ifFalse) {
   Type elementType = cast<RankedTensorType>(ifTrue.getType()).getElementType();

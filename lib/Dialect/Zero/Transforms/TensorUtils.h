@@ -44,11 +44,6 @@ Type getFloatTypeByName(MLIRContext *ctx, StringRef name);
 Value buildSumOfSquares(OpBuilder &b, Location loc, Value tensor,
                         FloatType accumulator);
 
-/// Whether a float tensor holds an infinity or a NaN, as an f32 scalar: 1.0
-/// if any element does, else 0.0. Each element maps to `|x| >= inf`
-/// (unordered: true for NaN) as 1.0/0.0 in f32, reduced with max.
-Value buildNonFiniteFlag(OpBuilder &b, Location loc, Value tensor);
-
 /// The type float arithmetic on `types` is done in: the widest of them,
 /// and at least f32 (16-bit values are added in f32).
 Type getArithmeticType(OpBuilder &b, ArrayRef<Type> types);

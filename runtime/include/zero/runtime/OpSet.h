@@ -48,6 +48,9 @@ enum class Field : uint8_t {
   Mode,
   BiasCorrection,
   Amsgrad,
+  Unscale,
+  Clip,
+  Skip,
   Momentum,
   Dampening,
   Nesterov,
@@ -95,6 +98,9 @@ inline constexpr FieldInfo kFieldInfos[] = {
     {Field::Mode, "mode", FieldKind::String},
     {Field::BiasCorrection, "bias_correction", FieldKind::Bool},
     {Field::Amsgrad, "amsgrad", FieldKind::Bool},
+    {Field::Unscale, "unscale", FieldKind::Bool},
+    {Field::Clip, "clip", FieldKind::Bool},
+    {Field::Skip, "skip", FieldKind::Bool},
     {Field::Momentum, "momentum", FieldKind::Number},
     {Field::Dampening, "dampening", FieldKind::Number},
     {Field::Nesterov, "nesterov", FieldKind::Bool},
@@ -133,10 +139,10 @@ struct OpInfo {
   std::string_view name;
   OpPlacement placement;
   OpArity arity;
-  std::array<Field, 7> fields;
+  std::array<Field, 10> fields;
   uint8_t numFields;
   /// Bit i: fields[i] may be left out.
-  uint8_t optionalFields;
+  uint16_t optionalFields;
 
   constexpr const Field *beginFields() const { return fields.data(); }
   constexpr const Field *endFields() const { return fields.data() + numFields; }
@@ -176,7 +182,7 @@ constexpr OpInfo makeOpInfo(OpCode code, std::string_view name,
   OpInfo info{code, name, placement, arity, {}, 0, 0};
   for (OpField field : fields) {
     if (field.optional)
-      info.optionalFields |= static_cast<uint8_t>(1u << info.numFields);
+      info.optionalFields |= static_cast<uint16_t>(1u << info.numFields);
     info.fields[info.numFields++] = field.field;
   }
   return info;
@@ -199,7 +205,9 @@ struct OpSetNames {
                          Beta2 = Field::Beta2, Eps = Field::Eps,
                          WeightDecay = Field::WeightDecay, Mode = Field::Mode,
                          BiasCorrection = Field::BiasCorrection,
-                         Amsgrad = Field::Amsgrad, Momentum = Field::Momentum,
+                         Amsgrad = Field::Amsgrad, Unscale = Field::Unscale,
+                         Clip = Field::Clip, Skip = Field::Skip,
+                         Momentum = Field::Momentum,
                          Dampening = Field::Dampening,
                          Nesterov = Field::Nesterov, Dim = Field::Dim;
   static constexpr uint32_t N = kAnyNumber;

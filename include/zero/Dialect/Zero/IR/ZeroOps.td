@@ -342,6 +342,16 @@ def Zero_AdamOp : Zero_Op<"adam", [Pure, AttrSizedOperandSegments,
 
     `adamw` (decoupled weight decay) is DeepSpeed's default `adam_w_mode`.
 
+    Under fp16's loss scaling, three optional scalar operands fold the
+    gradient's unscaling and the overflow's skipped step into the update,
+    as PyTorch's fused Adam does with `grad_scale` and `found_inf`, so that
+    the update stays one pass over memory and a multi-tensor group:
+    `unscale(%s)` divides the gradient by the loss scale `s` and
+    `clip(%c)` multiplies it by the clipping coefficient `c`, both in f32
+    before the gradient is converted to param's type
+    (`g = f32(grad) / s * c`); with `skip(%overflow)` true every result is
+    its operand (DeepSpeed skips the step of a gradient overflow).
+
     Example:
 
     ```mlir
@@ -352,6 +362,9 @@ def Zero_AdamOp : Zero_Op<"adam", [Pure, AttrSizedOperandSegments,
         amsgrad(%vmax) beta1(%b1)
         : tensor<64xf32>, tensor<64xbf16>, tensor<64xf32>, tensor<64xf32>,
           tensor<64xf32>
+    %p3, %m3, %v3 = zero.adam %p2, %g16, %m2, %v2, %step, %lr
+        unscale(%scale) skip(%overflow)
+        : tensor<64xf32>, tensor<64xf16>, tensor<64xf32>, tensor<64xf32>
     ```
   }];
   let arguments = (ins AnyRankedTensor:$param,
@@ -362,6 +375,9 @@ def Zero_AdamOp : Zero_Op<"adam", [Pure, AttrSizedOperandSegments,
                        I64:$step,
                        F32:$lr,
                        Optional<F32>:$beta1_value,
+                       Optional<F32>:$grad_scale,
+                       Optional<F32>:$grad_coef,
+                       Optional<I1>:$skip,
                        DefaultValuedAttr<F64Attr, "0.9">:$beta1,
                        DefaultValuedAttr<F64Attr, "0.999">:$beta2,
                        DefaultValuedAttr<F64Attr, "1e-8">:$eps,
@@ -377,14 +393,16 @@ def Zero_AdamOp : Zero_Op<"adam", [Pure, AttrSizedOperandSegments,
   let assemblyFormat = [{
     $param `,` $grad `,` $exp_avg `,` $exp_avg_sq `,` $step `,` $lr
     (`amsgrad` $amsgrad^ `(` $max_exp_avg_sq `)`)?
-    (`beta1` `(` $beta1_value^ `)`)? attr-dict
+    (`beta1` `(` $beta1_value^ `)`)?
+    (`unscale` `(` $grad_scale^ `)`)? (`clip` `(` $grad_coef^ `)`)?
+    (`skip` `(` $skip^ `)`)? attr-dict
     `:` type($param) `,` type($grad) `,` type($exp_avg) `,` type($exp_avg_sq)
     (`,` type($max_exp_avg_sq)^)?
   }];
   let hasVerifier = 1;
 }
 
-def Zero_SgdOp : Zero_Op<"sgd", [Pure,
+def Zero_SgdOp : Zero_Op<"sgd", [Pure, AttrSizedOperandSegments,
     AllTypesMatch<["param", "param_out"]>,
     AllTypesMatch<["momentum_buffer", "momentum_buffer_out"]>]> {
   let summary = "one SGD step on a shard";
@@ -404,6 +422,9 @@ def Zero_SgdOp : Zero_Op<"sgd", [Pure,
     buffer to the first gradient instead of updating it; a zero-initialized
     buffer gives the same result unless `dampening > 0`.
 
+    `unscale(%s)`, `clip(%c)` and `skip(%overflow)` are zero.adam's: the
+    gradient is `f32(grad) / s * c`, and a true `skip` returns the operands.
+
     Example:
 
     ```mlir
@@ -415,6 +436,9 @@ def Zero_SgdOp : Zero_Op<"sgd", [Pure,
                        AnyRankedTensor:$grad,
                        AnyRankedTensor:$momentum_buffer,
                        F32:$lr,
+                       Optional<F32>:$grad_scale,
+                       Optional<F32>:$grad_coef,
+                       Optional<I1>:$skip,
                        DefaultValuedAttr<F64Attr, "0.0">:$momentum,
                        DefaultValuedAttr<F64Attr, "0.0">:$dampening,
                        DefaultValuedAttr<F64Attr, "0.0">:$weight_decay,
@@ -422,8 +446,33 @@ def Zero_SgdOp : Zero_Op<"sgd", [Pure,
   let results = (outs AnyRankedTensor:$param_out,
                       AnyRankedTensor:$momentum_buffer_out);
   let assemblyFormat = [{
-    $param `,` $grad `,` $momentum_buffer `,` $lr attr-dict
+    $param `,` $grad `,` $momentum_buffer `,` $lr
+    (`unscale` `(` $grad_scale^ `)`)? (`clip` `(` $grad_coef^ `)`)?
+    (`skip` `(` $skip^ `)`)? attr-dict
     `:` type($param) `,` type($grad) `,` type($momentum_buffer)
+  }];
+  let hasVerifier = 1;
+}
+
+def Zero_AnyNonFiniteOp : Zero_Op<"any_nonfinite", [Pure]> {
+  let summary = "whether any element of float tensors is infinite or NaN";
+  let description = [{
+    1.0 when some element of some input is an infinity or a NaN, else 0.0:
+    the overflow check of a dynamic loss scale over all the gradients of a
+    rank, as one pass (PyTorch's `_amp_foreach_non_finite_check_and_unscale_`
+    checks its tensors in one multi-tensor launch). An f32 flag, so that the
+    ranks combine theirs with an all-reduce of `max`.
+
+    Example:
+
+    ```mlir
+    %overflow = zero.any_nonfinite %g0, %g1 : tensor<64xf16>, tensor<8xf16>
+    ```
+  }];
+  let arguments = (ins Variadic<AnyRankedTensor>:$inputs);
+  let results = (outs F32:$flag);
+  let assemblyFormat = [{
+    $inputs attr-dict `:` type($inputs)
   }];
   let hasVerifier = 1;
 }

@@ -134,6 +134,14 @@ offload=(--zero-stage=2
 make_check gpt-f32-s2-off f32 gpt 5 f32 1 "${offload[@]}"
 make_check gpt-bf16-s2-off f32 gpt 4 bf16 1 "${offload[@]}" \
   --zero-set=bf16.enabled=true
+# fp16 with its dynamic loss scale: the overflow check (zero.any_nonfinite)
+# and Adam's unscale and skip operands, on the device and offloaded (where
+# the CPU runs them). 2^20 with hysteresis 1 overflows on this model's first
+# two steps (skipped; the scale halves) and steps on the next three.
+fp16=(--zero-set=fp16.enabled=true --zero-set=fp16.initial_scale_power=20
+  --zero-set=fp16.hysteresis=1)
+make_check gpt-fp16-s2 f32 gpt 5 fp16 1 --zero-stage=2 "${fp16[@]}"
+make_check gpt-fp16-s2-off f32 gpt 5 fp16 1 "${offload[@]}" "${fp16[@]}"
 # World size 2 (run_all.sh: mpirun -np 2 on the one GPU, the staged-MPI device
 # communicator; skipped where the GPU machine has no MPI): stage 1 with small
 # buckets (several reduce-scatters and all-gathers per step), stage 3 with
@@ -230,6 +238,9 @@ TOLERANCES = {
     "f32": {"loss_rtol": 1e-4, "loss_atol": 0.0, "weight_rtol": 1e-4,
             "weight_atol": 1e-5},
     "bf16": {"loss_rtol": 1e-2, "loss_atol": 0.0, "noise_steps": True},
+    # f16 rounds finer than bf16; a different overflow decision would move
+    # every later loss far beyond this.
+    "fp16": {"loss_rtol": 1e-2, "loss_atol": 0.0, "noise_steps": True},
     "quantized": {"loss_rtol": 1e-3, "loss_atol": 0.0, "noise_steps": True},
 }
 checks = []

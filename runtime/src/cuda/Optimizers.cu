@@ -28,7 +28,8 @@
 // is loaded (ops::scaleGradient), and a true skip register leaves the
 // states as the operands were (the results already hold them) and writes
 // only the fused 16-bit copy. zero.any_nonfinite, the overflow check that
-// makes that register, is the same multi-tensor apply over the gradients.
+// makes that register, is the same multi-tensor apply over the gradients,
+// in one launch.
 //
 //===----------------------------------------------------------------------===//
 
@@ -217,9 +218,15 @@ __device__ __forceinline__ float4 scaleGradient4(const ops::GradientScaling &s,
 __device__ void skipChunk(const OptimizerTensor &t, const Chunk &chunk) {
   if (!t.cast)
     return;
-  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x)
-    storeAs<float>(t.cast, t.castType, i,
-                   loadAs<float>(t.param, t.paramType, i));
+  // Rounded once from the parameter, as the cast it replaces rounds.
+  for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end; i += blockDim.x) {
+    if (t.paramType == DType::F64)
+      storeAs<double>(t.cast, t.castType, i,
+                      loadAs<double>(t.param, t.paramType, i));
+    else
+      storeAs<float>(t.cast, t.castType, i,
+                     loadAs<float>(t.param, t.paramType, i));
+  }
 }
 
 //===----------------------------------------------------------------------===//
@@ -409,19 +416,37 @@ struct CheckedTensor {
   DType type;
 };
 
+/// The kernel's running state between its blocks, zero between launches.
+struct NonFiniteTally {
+  unsigned found;    // some block found an infinity or a NaN
+  unsigned finished; // blocks done
+};
+
+/// One launch, no clearing of the register before it: each block that finds
+/// an infinity or a NaN marks the tally, and the last block to finish
+/// writes the flag and resets the tally for the next run (CUDA's
+/// threadFenceReduction pattern).
 __global__ void __launch_bounds__(kThreads)
     anyNonFiniteKernel(const CheckedTensor *tensors, const Chunk *chunks,
-                       Scalar *registers, int64_t flag) {
+                       NonFiniteTally *tally, Scalar *registers, int64_t flag) {
   const Chunk chunk = chunks[blockIdx.x];
   const CheckedTensor t = tensors[chunk.tensor];
   bool found = false;
   for (int64_t i = chunk.begin + threadIdx.x; i < chunk.end && !found;
        i += blockDim.x)
     found = ops::isNonFiniteElement(t.data, t.type, i);
-  // Every block that finds one writes the same 1.0; the op cleared the
-  // register before the launch.
-  if (__syncthreads_or(found) && threadIdx.x == 0)
-    registers[flag].f = 1.0;
+  const bool blockFound = __syncthreads_or(found);
+  if (threadIdx.x != 0)
+    return;
+  if (blockFound)
+    atomicOr(&tally->found, 1u);
+  // The mark is visible to the block that takes the last ticket.
+  __threadfence();
+  if (atomicAdd(&tally->finished, 1u) != gridDim.x - 1)
+    return;
+  const unsigned any = atomicExch(&tally->found, 0u);
+  tally->finished = 0;
+  registers[flag].f = any ? 1.0 : 0.0;
 }
 
 /// Chunks of up to kChunk elements of a tensor of `numel`, appended to
@@ -434,20 +459,17 @@ void addChunks(int32_t index, int64_t numel, std::vector<Chunk> &chunks) {
 class AnyNonFiniteOp final : public PreparedOp {
 public:
   AnyNonFiniteOp(const CudaContext &ctx, DeviceAllocation tensors,
-                 DeviceAllocation chunks, int64_t numChunks, int64_t flag)
+                 DeviceAllocation chunks, DeviceAllocation tally,
+                 int64_t numChunks, int64_t flag)
       : ctx_(ctx), tensors_(std::move(tensors)), chunks_(std::move(chunks)),
-        numChunks_(numChunks), flag_(flag) {}
+        tally_(std::move(tally)), numChunks_(numChunks), flag_(flag) {}
 
   Status run(int64_t) override {
-    // 0.0 is all zero bits.
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMemsetAsync(ctx_.registers + flag_, 0,
-                                              sizeof(Scalar), ctx_.compute));
-    if (numChunks_ == 0)
-      return Status::ok();
     anyNonFiniteKernel<<<static_cast<unsigned>(numChunks_), kThreads, 0,
                          ctx_.compute>>>(
         static_cast<const CheckedTensor *>(tensors_.get()),
-        static_cast<const Chunk *>(chunks_.get()), ctx_.registers, flag_);
+        static_cast<const Chunk *>(chunks_.get()),
+        static_cast<NonFiniteTally *>(tally_.get()), ctx_.registers, flag_);
     ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
   }
@@ -456,6 +478,7 @@ private:
   const CudaContext &ctx_;
   DeviceAllocation tensors_;
   DeviceAllocation chunks_;
+  DeviceAllocation tally_;
   int64_t numChunks_;
   int64_t flag_;
 };
@@ -679,15 +702,23 @@ PreparedOpOr prepareAnyNonFiniteOp(const Instruction &inst,
     addChunks(static_cast<int32_t>(tensors.size()), value.numel, chunks);
     tensors.push_back({ctx.tensor(id), value.dtype});
   }
+  // Empty inputs still launch one block, which writes the flag (0.0).
+  if (chunks.empty())
+    chunks.push_back({0, 0, 0});
   if (chunks.size() > 0x7fffffffu)
     return ZERO_ERROR(kInvalidArgument,
                       ctx.where(inst) + ": more than 2^31 chunks to check");
   StatusOr<ApplyTables> tables = uploadTables(tensors, chunks, ctx);
   if (!tables.isOk())
     return tables.status();
+  const NonFiniteTally zero{0, 0};
+  StatusOr<DeviceAllocation> tally =
+      DeviceAllocation::upload(&zero, sizeof(zero), *ctx.tracker);
+  if (!tally.isOk())
+    return tally.status();
   return std::unique_ptr<PreparedOp>(new AnyNonFiniteOp(
       ctx, std::move(tables->tensors), std::move(tables->chunks),
-      static_cast<int64_t>(chunks.size()), inst.results[0]));
+      std::move(*tally), static_cast<int64_t>(chunks.size()), inst.results[0]));
 }
 
 } // namespace zero::runtime::cuda

@@ -803,7 +803,15 @@ func.func @any_nonfinite_of_nothing() -> f32 {
 // -----
 
 func.func @any_nonfinite_of_integers(%g: tensor<4xf16>, %i: tensor<2xi32>) -> f32 {
-  // expected-error @+1 {{'zero.any_nonfinite' op input 1 must be a tensor of floats, but is 'tensor<2xi32>'}}
+  // expected-error @+1 {{'zero.any_nonfinite' op input 1 must be a tensor of f16, bf16, f32 or f64, but is 'tensor<2xi32>'}}
   %0 = zero.any_nonfinite %g, %i : tensor<4xf16>, tensor<2xi32>
+  return %0 : f32
+}
+
+// -----
+
+func.func @any_nonfinite_of_f8(%g: tensor<4xf8E4M3FN>) -> f32 {
+  // expected-error @+1 {{'zero.any_nonfinite' op input 0 must be a tensor of f16, bf16, f32 or f64, but is 'tensor<4xf8E4M3FN>'}}
+  %0 = zero.any_nonfinite %g : tensor<4xf8E4M3FN>
   return %0 : f32
 }

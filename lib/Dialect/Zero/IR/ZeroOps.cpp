@@ -830,11 +830,14 @@ LogicalResult SgdOp::verify() {
 LogicalResult AnyNonFiniteOp::verify() {
   if (getInputs().empty())
     return emitOpError("needs at least one input");
+  // The float types a schedule holds, whose infinities and NaNs are all
+  // exponent bits set.
   for (auto [index, input] : llvm::enumerate(getInputs()))
-    if (!isa<FloatType>(
+    if (!isa<Float16Type, BFloat16Type, Float32Type, Float64Type>(
             cast<RankedTensorType>(input.getType()).getElementType()))
       return emitOpError() << "input " << index
-                           << " must be a tensor of floats, but is "
+                           << " must be a tensor of f16, bf16, f32 or f64, "
+                              "but is "
                            << input.getType();
   return success();
 }

@@ -636,7 +636,8 @@ struct ZeroOffloadOptimizerPass
           << step->rank.stage << ")";
       return signalPassFailure();
     }
-    splitOverflowChecks(step->func);
+    if (ratio > 0)
+      splitOverflowChecks(step->func);
     // The update runs in host memory in either case.
     if (failed(Offloader(step->func, MemorySpace::Host, ratio).run()))
       return signalPassFailure();

@@ -12,6 +12,7 @@
 #include <condition_variable>
 #include <cstring>
 #include <limits>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -1107,28 +1108,37 @@ Status Executor::readTensor(int64_t id, std::string &bytes) {
   return readTensor(id, bytes.data());
 }
 
-/// What the optimizer instruction of `record` did to its gradient operand
-/// (its unscale and clip scalars, as they were in the step that just ran):
-/// the kept gradient is the one it consumed, the loss scale divided out.
+/// What the optimizer instruction of `record` (of the compute stream, the
+/// first) did to its gradient operand (its unscale and clip scalars, as they
+/// were in the step that just ran): the kept gradient is the one it
+/// consumed, the loss scale divided out. `read` holds the registers read
+/// so far this step: the instructions share one scale, and a device read
+/// may wait for the device.
 static StatusOr<ops::GradientScaling>
 getGradientScaling(const Schedule &schedule, Device &device,
-                   const GradientRecord &record) {
+                   const GradientRecord &record,
+                   std::map<int64_t, float> &read) {
   const Instruction &inst =
       schedule.streams()[0].instructions[record.instruction];
   const ops::GradientScalingOperands layout(inst.fields, inst.operands.size());
   ops::GradientScaling scaling;
-  auto read = [&](size_t index, bool &present, float &value) -> Status {
+  auto get = [&](size_t index, bool &present, float &value) -> Status {
     if (index == layout.kAbsent)
       return Status::ok();
-    StatusOr<Scalar> scalar = device.readScalar(inst.operands[index]);
-    if (!scalar.isOk())
-      return scalar.status();
+    const int64_t id = inst.operands[index];
+    auto it = read.find(id);
+    if (it == read.end()) {
+      StatusOr<Scalar> scalar = device.readScalar(id);
+      if (!scalar.isOk())
+        return scalar.status();
+      it = read.emplace(id, static_cast<float>(scalar->f)).first;
+    }
     present = true;
-    value = static_cast<float>(scalar->f);
+    value = it->second;
     return Status::ok();
   };
-  ZERO_RETURN_IF_ERROR(read(layout.scale, scaling.unscale, scaling.scale));
-  ZERO_RETURN_IF_ERROR(read(layout.coef, scaling.clip, scaling.coef));
+  ZERO_RETURN_IF_ERROR(get(layout.scale, scaling.unscale, scaling.scale));
+  ZERO_RETURN_IF_ERROR(get(layout.coef, scaling.clip, scaling.coef));
   return scaling;
 }
 
@@ -1230,6 +1240,7 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
   CommunicationCounters after = countersOfAllGroups();
 
   // The step is done: its gradients replace the last one's.
+  std::map<int64_t, float> scalingRegisters;
   for (size_t i = 0; i < gradientStaging_.size(); ++i) {
     const GradientRecord &record = s.gradientRecords()[i];
     const ValueInfo &grad = s.values().values[record.grad];
@@ -1240,7 +1251,7 @@ StatusOr<StepStats> Executor::step(const DataFiller &fill) {
                      grad.numel};
     std::vector<float> values = loadFloats(staged, grad.numel);
     StatusOr<ops::GradientScaling> scaling =
-        getGradientScaling(s, *device_, record);
+        getGradientScaling(s, *device_, record, scalingRegisters);
     if (!scaling.isOk())
       return scaling.status();
     if (scaling->active())

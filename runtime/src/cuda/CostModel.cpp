@@ -136,6 +136,14 @@ bool usesCublas(DType a, DType b, DType c) {
   }
 }
 
+/// Optimizers.cu's multi-tensor apply (the optimizer steps and the overflow
+/// check): a block of 256 threads per chunk of 64K elements, at least one
+/// per tensor.
+constexpr double kOptimizerThreads = 256;
+double getOptimizerBlocks(double numel) {
+  return std::max(1.0, std::ceil(numel / 65536));
+}
+
 std::string categoryOf(OpCode code) {
   switch (code) {
   case OpCode::Map:
@@ -317,7 +325,6 @@ Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
   // streaming kernel like the copies, bounded by the loads in flight. The
   // others go one element at a time at optimizer_eff, that kernel's
   // measured rate as it launches (its grid included).
-  constexpr double kChunk = 65536, kThreads = 256;
   Launch launch;
   launch.category = "optimizer";
   double blocks = 0, vectorBytes = 0, loadBytes = 0;
@@ -352,9 +359,9 @@ Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
       vectorBytes += elementBytes * numel;
       loadBytes = std::max(loadBytes, 4 * elementLoads);
     }
-    blocks += std::max(1.0, std::ceil(numel / kChunk));
+    blocks += getOptimizerBlocks(numel);
   }
-  launch.threads = blocks * kThreads;
+  launch.threads = blocks * kOptimizerThreads;
   // The bytes of the vector path at full efficiency, the rest at the scalar
   // kernel's: one weighted efficiency for the launch.
   const double vectorShare = launch.bytes > 0 ? vectorBytes / launch.bytes : 0;
@@ -430,17 +437,17 @@ StatusOr<Launch> Planner::planInstruction(const Instruction &inst) {
   case OpCode::Sgd:
     return planOptimizers({&inst});
   case OpCode::AnyNonFinite: {
-    // Optimizers.cu: one launch over every input, a block of 256 threads
-    // per chunk of 64K elements, one element per thread and iteration.
+    // Optimizers.cu: one launch over every input, chunked as the optimizer
+    // is, one element per thread and iteration.
     launch.category = "reduce";
     double blocks = 0, width = 0;
     for (int64_t id : inst.operands) {
       launch.bytes += tensorBytes(id);
       blocks +=
-          std::ceil(static_cast<double>(values_.values[id].numel) / 65536);
+          getOptimizerBlocks(static_cast<double>(values_.values[id].numel));
       width = std::max(width, elementWidth(id));
     }
-    launch.threads = blocks * 256;
+    launch.threads = blocks * kOptimizerThreads;
     launch.bytesInFlight = width;
     return launch;
   }

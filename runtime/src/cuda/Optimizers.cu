@@ -450,10 +450,15 @@ __global__ void __launch_bounds__(kThreads)
 }
 
 /// Chunks of up to kChunk elements of a tensor of `numel`, appended to
-/// `chunks` as tensor `index`'s (none when it is empty).
+/// `chunks` as tensor `index`'s: an empty tensor gets an empty one, so that
+/// every launch has a block (Adam's step check runs anyway; the overflow
+/// check writes its flag).
 void addChunks(int32_t index, int64_t numel, std::vector<Chunk> &chunks) {
-  for (int64_t begin = 0; begin < numel; begin += kChunk)
+  int64_t begin = 0;
+  do {
     chunks.push_back({index, begin, std::min(numel, begin + kChunk)});
+    begin += kChunk;
+  } while (begin < numel);
 }
 
 class AnyNonFiniteOp final : public PreparedOp {
@@ -654,15 +659,8 @@ PreparedOpOr prepareGroup(const std::vector<const Instruction *> &group,
              vector(t.m, t.mType) && (!adam || vector(t.v, t.vType)) &&
              (!amsgrad || vector(t.vMax, t.vMaxType)) &&
              (!t.cast || vector(t.cast, t.castType));
-    const int32_t index = static_cast<int32_t>(tensors.size());
+    addChunks(static_cast<int32_t>(tensors.size()), t.numel, chunks);
     tensors.push_back(t);
-    // An empty tensor still gets a chunk: Adam's step check runs anyway.
-    for (int64_t begin = 0; begin < t.numel || (begin == 0 && t.numel == 0);
-         begin += kChunk) {
-      chunks.push_back({index, begin, std::min(t.numel, begin + kChunk)});
-      if (t.numel == 0)
-        break;
-    }
   }
   if (chunks.size() > 0x7fffffffu)
     return ZERO_ERROR(kInvalidArgument,
@@ -702,9 +700,6 @@ PreparedOpOr prepareAnyNonFiniteOp(const Instruction &inst,
     addChunks(static_cast<int32_t>(tensors.size()), value.numel, chunks);
     tensors.push_back({ctx.tensor(id), value.dtype});
   }
-  // Empty inputs still launch one block, which writes the flag (0.0).
-  if (chunks.empty())
-    chunks.push_back({0, 0, 0});
   if (chunks.size() > 0x7fffffffu)
     return ZERO_ERROR(kInvalidArgument,
                       ctx.where(inst) + ": more than 2^31 chunks to check");

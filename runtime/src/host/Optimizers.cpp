@@ -179,11 +179,12 @@ class AdamOp : public ComputeOp {
 public:
   AdamOp(const OpContext &ctx, const OpValues &v, double beta1, double beta2,
          double eps, double weightDecay, bool adamw, bool biasCorrection,
-         bool amsgrad, const ops::GradientScalingOperands &scaling)
+         bool amsgrad, bool scheduledBeta1,
+         const ops::GradientScalingOperands &scaling)
       : site_(ctx.site()), layout_(amsgrad), scaling_(scaling), beta1_(beta1),
         beta2_(beta2), eps_(eps), weightDecay_(weightDecay), adamw_(adamw),
         biasCorrection_(biasCorrection), amsgrad_(amsgrad),
-        scheduledBeta1_(v.operands.size() - scaling.count > layout_.beta1) {
+        scheduledBeta1_(scheduledBeta1) {
     for (const ValueInfo *operand : v.operands)
       operands_.push_back(*operand);
     for (const ValueInfo *result : v.results)
@@ -503,7 +504,7 @@ HostOpOr prepareAdam(const OpContext &ctx) {
     return biasCorrection.status();
   return std::unique_ptr<ComputeOp>(
       new AdamOp(ctx, v, *beta1, *beta2, *eps, *weightDecay, *mode == "adamw",
-                 *biasCorrection, *amsgrad, scaling));
+                 *biasCorrection, *amsgrad, scheduledBeta1, scaling));
 }
 
 HostOpOr prepareSgd(const OpContext &ctx) {

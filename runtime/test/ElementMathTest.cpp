@@ -65,6 +65,108 @@ TEST(ElementMathTest, SixteenBitFormatsRoundTrip) {
   EXPECT_EQ(narrowToBF16(kNaN) & 0x7fc0, 0x7fc0); // stays a quiet NaN
 }
 
+/// The p-bit type's value nearest `x` as the generated kernels hold it.
+float roundInFloat(DType type, float x) {
+  return type == DType::BF16  ? roundBF16(x)
+         : type == DType::F16 ? roundF16(x)
+                              : roundF32(x);
+}
+double roundInDouble(DType type, double x) {
+  return type == DType::BF16  ? roundBF16(x)
+         : type == DType::F16 ? roundF16(x)
+                              : roundF32(x);
+}
+
+/// Equal bits, or both NaN (payloads may differ).
+::testing::AssertionResult sameValue(float a, double b) {
+  if ((std::isnan(a) && std::isnan(b)) ||
+      bitsOfDouble(static_cast<double>(a)) == bitsOfDouble(b))
+    return ::testing::AssertionSuccess();
+  return ::testing::AssertionFailure()
+         << std::hexfloat << a << " in float, " << b << " in double";
+}
+
+/// A random value of `type`: any bits, or (half the time) a small exponent,
+/// so that results land in the denormals and at the underflow boundary.
+float randomValue(DType type, std::mt19937 &rng) {
+  std::uniform_int_distribution<uint32_t> bits;
+  uint32_t b = bits(rng);
+  const uint32_t lowest = type == DType::F16 ? 98 : 0; // f16 denormals: 2^-24
+  if (b & 1) // exponent field near the bottom of the type's range
+    b = (b & 0x807fffffu) | (lowest + (b >> 8) % 24u) << 23;
+  const float value = floatOfBits(b);
+  return roundInFloat(type, value);
+}
+
+TEST(ElementMathTest, FloatRegistersRoundLikeDoubleRegisters) {
+  // The float overloads of the rounding and store functions equal the
+  // double ones on every value an f32 holds (NaN payloads aside).
+  std::mt19937 rng(11);
+  std::uniform_int_distribution<uint32_t> bits;
+  for (int i = 0; i < 300000; ++i) {
+    const float x = floatOfBits(bits(rng));
+    for (DType type : {DType::F32, DType::BF16, DType::F16})
+      ASSERT_TRUE(sameValue(roundInFloat(type, x),
+                            roundInDouble(type, static_cast<double>(x))))
+          << getDTypeName(type) << " of 0x" << std::hex << bitsOfFloat(x);
+    unsigned short fromFloat = 0, fromDouble = 0;
+    storeF16(&fromFloat, 0, x);
+    storeF16(&fromDouble, 0, static_cast<double>(x));
+    if (!std::isnan(x))
+      ASSERT_EQ(fromFloat, fromDouble) << std::hex << bitsOfFloat(x);
+  }
+  // Ties to even, the largest finite values, overflow, denormals, zeros.
+  for (uint32_t b :
+       {0x3f808000u, 0x3f818000u, 0x7f7fffffu, 0x477ff000u, 0x477fefffu,
+        0x33000000u, 0x33000001u, 0x00000001u, 0x80000000u, 0x387fc000u})
+    for (DType type : {DType::F32, DType::BF16, DType::F16})
+      EXPECT_TRUE(sameValue(roundInFloat(type, floatOfBits(b)),
+                            roundInDouble(type, floatOfBits(b))))
+          << getDTypeName(type) << " of 0x" << std::hex << b;
+}
+
+TEST(ElementMathTest, FloatArithmeticRoundsLikeDouble) {
+  // The generated kernels compute + - * / and sqrt of f32, bf16 and f16
+  // values in f32 and round the result to the type; the host computes in
+  // double and rounds. f32 has at least 2p + 2 bits for each p-bit type,
+  // so the two agree bit for bit (denormal results included); this checks
+  // it on the CPU, whose IEEE f32 arithmetic the GPU shares (NVRTC with
+  // --prec-div --prec-sqrt --ftz=false --fmad=false).
+  std::mt19937 rng(12);
+  for (DType type : {DType::F32, DType::BF16, DType::F16}) {
+    for (int i = 0; i < 200000; ++i) {
+      const float a = randomValue(type, rng), b = randomValue(type, rng);
+      const double da = a, db = b;
+      ASSERT_TRUE(
+          sameValue(roundInFloat(type, a + b), roundInDouble(type, da + db)))
+          << getDTypeName(type) << " " << std::hexfloat << a << " + " << b;
+      ASSERT_TRUE(
+          sameValue(roundInFloat(type, a - b), roundInDouble(type, da - db)))
+          << getDTypeName(type) << " " << std::hexfloat << a << " - " << b;
+      ASSERT_TRUE(
+          sameValue(roundInFloat(type, a * b), roundInDouble(type, da * db)))
+          << getDTypeName(type) << " " << std::hexfloat << a << " * " << b;
+      ASSERT_TRUE(
+          sameValue(roundInFloat(type, a / b), roundInDouble(type, da / db)))
+          << getDTypeName(type) << " " << std::hexfloat << a << " / " << b;
+      ASSERT_TRUE(sameValue(roundInFloat(type, std::sqrt(a)),
+                            roundInDouble(type, std::sqrt(da))))
+          << getDTypeName(type) << " sqrt " << std::hexfloat << a;
+      ASSERT_TRUE(sameValue(maximumF(a, b), maximumF(da, db)));
+      ASSERT_TRUE(sameValue(minimumF(a, b), minimumF(da, db)));
+    }
+  }
+  // Every bf16 and f16 value's square root.
+  for (uint32_t h = 0; h <= 0xffff; ++h) {
+    const unsigned short bits = static_cast<unsigned short>(h);
+    for (DType type : {DType::BF16, DType::F16}) {
+      const float x = type == DType::BF16 ? widenBF16(bits) : widenF16(bits);
+      ASSERT_TRUE(sameValue(roundInFloat(type, std::sqrt(x)),
+                            roundInDouble(type, std::sqrt(double(x)))));
+    }
+  }
+}
+
 TEST(ElementMathTest, FloatToIntegerSaturates) {
   EXPECT_EQ(floatToSigned(kNaN, 32), 0);
   EXPECT_EQ(floatToSigned(3e9, 32), 2147483647);

@@ -75,8 +75,22 @@ const char *elementType(DType type) {
   return "void";
 }
 
+/// The type of a register in the register file (an outside scalar).
 const char *registerType(DType type) {
   return isFloat(type) ? "double" : "long long";
+}
+
+/// f32, bf16 and f16 values are held in float (ElementMath.h's file
+/// comment), f64 in double, integers in long long.
+bool inFloat(DType type) {
+  return type == DType::F32 || type == DType::BF16 || type == DType::F16;
+}
+
+/// The type of a body value in the kernel.
+const char *valueType(DType type) {
+  if (inFloat(type))
+    return "float";
+  return registerType(type);
 }
 
 /// The suffix of ElementMath.h's per-dtype functions (loadF32, roundBF16).
@@ -109,11 +123,19 @@ std::string intLiteral(int64_t value) {
   return std::to_string(value) + "LL";
 }
 
-/// `expr` (a double) rounded to the float type `type`.
-std::string roundTo(DType type, const std::string &expr) {
-  if (type == DType::F64)
+/// `expr` rounded to the float type `type`: a float expression (`isFloat`)
+/// or a double one, through ElementMath.h's overload for it.
+std::string roundTo(DType type, const std::string &expr, bool isFloatExpr) {
+  if (type == DType::F64 || (type == DType::F32 && isFloatExpr))
     return expr;
   return std::string("zk::round") + typeSuffix(type) + "(" + expr + ")";
+}
+
+/// A body value as a double: the functions computed in double (the
+/// transcendentals, fmod, pow) take their float operands widened, so that
+/// CUDA's float overloads are never chosen.
+std::string widened(DType type, const std::string &name) {
+  return inFloat(type) ? "(double)" + name : name;
 }
 
 /// `expr` (a long long) wrapped to the integer type `type`.
@@ -331,17 +353,36 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
                            " operands, expected " + std::to_string(n));
     return Status::ok();
   };
+  // Float ops on values held in float compute in f32 where that rounds as
+  // double does (+ - * / sqrt, and the exact ones); the others in double.
+  const bool floatOperands = inFloat(ot);
   auto unaryF = [&](const char *fn) -> StatusOr<std::string> {
     ZERO_RETURN_IF_ERROR(arity(1));
-    return roundTo(rt, std::string(fn) + "(" + x[0] + ")");
+    return roundTo(rt, std::string(fn) + "(" + widened(ot, x[0]) + ")",
+                   /*isFloatExpr=*/false);
+  };
+  auto exactUnaryF = [&](const char *doubleFn,
+                         const char *floatFn) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(1));
+    return roundTo(
+        rt, std::string(floatOperands ? floatFn : doubleFn) + "(" + x[0] + ")",
+        floatOperands);
   };
   auto binaryF = [&](const char *infix) -> StatusOr<std::string> {
     ZERO_RETURN_IF_ERROR(arity(2));
-    return roundTo(rt, x[0] + " " + infix + " " + x[1]);
+    return roundTo(rt, x[0] + " " + infix + " " + x[1], floatOperands);
   };
   auto callF = [&](const char *fn) -> StatusOr<std::string> {
     ZERO_RETURN_IF_ERROR(arity(2));
-    return roundTo(rt, std::string(fn) + "(" + x[0] + ", " + x[1] + ")");
+    return roundTo(rt,
+                   std::string(fn) + "(" + widened(ot, x[0]) + ", " +
+                       widened(ot, x[1]) + ")",
+                   /*isFloatExpr=*/false);
+  };
+  auto exactCallF = [&](const char *fn) -> StatusOr<std::string> {
+    ZERO_RETURN_IF_ERROR(arity(2));
+    return roundTo(rt, std::string(fn) + "(" + x[0] + ", " + x[1] + ")",
+                   floatOperands);
   };
   // Integer ops: the host computes in uint64/int64 and wraps.
   auto binaryI = [&](const char *infix) -> StatusOr<std::string> {
@@ -370,11 +411,11 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
     return binaryF("/");
   case OpCode::NegF:
     ZERO_RETURN_IF_ERROR(arity(1));
-    return roundTo(rt, "-" + x[0]);
+    return roundTo(rt, "-" + x[0], floatOperands);
   case OpCode::MaximumF:
-    return callF("zk::maximumF");
+    return exactCallF("zk::maximumF");
   case OpCode::MinimumF:
-    return callF("zk::minimumF");
+    return exactCallF("zk::minimumF");
   case OpCode::RemF:
     return callF("fmod");
   case OpCode::CmpF: {
@@ -431,7 +472,7 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
   case OpCode::ExtF:
   case OpCode::TruncF:
     ZERO_RETURN_IF_ERROR(arity(1));
-    return roundTo(rt, x[0]);
+    return roundTo(rt, x[0], floatOperands);
   case OpCode::SIToFP:
   case OpCode::UIToFP: {
     ZERO_RETURN_IF_ERROR(arity(1));
@@ -439,8 +480,8 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
         op.code() == OpCode::SIToFP ? signedOf(ot, x[0]) : unsignedOf(ot, x[0]);
     // f32 rounds once from the integer, the others from its double.
     if (rt == DType::F32)
-      return "(double)(float)" + value;
-    return roundTo(rt, "(double)" + value);
+      return "(float)" + value;
+    return roundTo(rt, "(double)" + value, /*isFloatExpr=*/false);
   }
   case OpCode::FPToSI:
     ZERO_RETURN_IF_ERROR(arity(1));
@@ -467,7 +508,7 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
     if (ot == DType::F32)
       return "(long long)__float_as_int((float)" + x[0] + ")";
     if (rt == DType::F32)
-      return "(double)__int_as_float((int)(unsigned)" + x[0] + ")";
+      return "__int_as_float((int)(unsigned)" + x[0] + ")";
     if (ot == DType::F64)
       return "__double_as_longlong(" + x[0] + ")";
     return "__longlong_as_double(" + x[0] + ")";
@@ -482,14 +523,15 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
   case OpCode::Log1p:
     return unaryF("log1p");
   case OpCode::Sqrt:
-    return unaryF("sqrt");
+    return exactUnaryF("sqrt", "sqrtf");
   case OpCode::Rsqrt: // 1 / sqrt, both correctly rounded, as the host does
     ZERO_RETURN_IF_ERROR(arity(1));
-    return roundTo(rt, "1.0 / sqrt(" + x[0] + ")");
+    return roundTo(rt, "1.0 / sqrt(" + widened(ot, x[0]) + ")",
+                   /*isFloatExpr=*/false);
   case OpCode::Tanh: // the host's tanh, which libm's equals once rounded
     return unaryF(rt == DType::F64 ? "tanh" : "zk::tanhForNarrowResult");
   case OpCode::AbsF:
-    return unaryF("fabs");
+    return exactUnaryF("fabs", "fabsf");
   case OpCode::Erf:
     return unaryF("erf");
   case OpCode::PowF:
@@ -523,6 +565,7 @@ StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
 
 const char *elementTypeName(DType type) { return elementType(type); }
 const char *registerTypeName(DType type) { return registerType(type); }
+const char *valueTypeName(DType type) { return valueType(type); }
 std::string int64Literal(int64_t value) { return intLiteral(value); }
 std::string loadExpression(DType type, const std::string &pointer,
                            const std::string &offset) {
@@ -582,7 +625,7 @@ Status KernelWriter::emitOp(size_t index) {
       line(offset + " += " + position +
            (strides[d] == 1 ? "" : " * " + intLiteral(strides[d])) + ";");
     }
-    line(std::string("const ") + registerType(rt) + " " + name(result) + " = " +
+    line(std::string("const ") + valueType(rt) + " " + name(result) + " = " +
          ok + " ? " + load(tensor.dtype, "t" + std::to_string(param), offset) +
          " : " + (isFloat(rt) ? "0.0" : "0LL") + ";");
     return Status::ok();
@@ -590,7 +633,7 @@ Status KernelWriter::emitOp(size_t index) {
   StatusOr<std::string> text = expression(op);
   if (!text.isOk())
     return text.status();
-  line(std::string("const ") + registerType(rt) + " " + name(result) + " = " +
+  line(std::string("const ") + valueType(rt) + " " + name(result) + " = " +
        *text + ";");
   return Status::ok();
 }
@@ -627,7 +670,7 @@ void KernelWriter::emitInputLoads(bool sequentialOffsets) {
     const std::string offset =
         sequentialOffsets ? offsetOf(input, "", true)
                           : offsetOf(input, "ba" + std::to_string(i), false);
-    line(std::string("const ") + registerType(input.dtype) + " " +
+    line(std::string("const ") + valueType(input.dtype) + " " +
          name(body_.arguments[i]) + " = " +
          load(input.dtype, "a" + std::to_string(i), offset) + ";");
   }
@@ -697,7 +740,7 @@ void KernelWriter::emitParallel() {
       if (!argumentUsed_[numInputs_ + o])
         continue;
       const NestOperand &output = nest_.outputs[o];
-      line(std::string("const ") + registerType(output.dtype) + " " +
+      line(std::string("const ") + valueType(output.dtype) + " " +
            name(body_.arguments[numInputs_ + o]) + " = " +
            load(output.dtype, "d" + std::to_string(o),
                 "bo" + std::to_string(o)) +
@@ -716,7 +759,7 @@ void KernelWriter::emitParallel() {
   for (size_t o = 0; o < numOutputs; ++o) {
     const NestOperand &output = nest_.outputs[o];
     const bool needed = argumentUsed_[numInputs_ + o] || numInThread == 0;
-    line(std::string(registerType(output.dtype)) + " " +
+    line(std::string(valueType(output.dtype)) + " " +
          name(body_.arguments[numInputs_ + o]) + " = " +
          (needed ? load(output.dtype, "d" + std::to_string(o),
                         "bo" + std::to_string(o))
@@ -734,7 +777,7 @@ void KernelWriter::emitParallel() {
   // All yields are read before any argument changes (a yield may be an
   // argument).
   for (size_t o = 0; o < numOutputs; ++o)
-    line(std::string("const ") + registerType(nest_.outputs[o].dtype) + " y" +
+    line(std::string("const ") + valueType(nest_.outputs[o].dtype) + " y" +
          std::to_string(o) + " = " + name(body_.yield[o]) + ";");
   for (size_t o = 0; o < numOutputs; ++o)
     line(name(body_.arguments[numInputs_ + o]) + " = y" + std::to_string(o) +
@@ -758,7 +801,7 @@ void KernelWriter::emitPartials(const std::string &first, int64_t step) {
   const int64_t numElements = nest_.numElements();
   const std::string stepText = intLiteral(step);
   for (size_t o = 0; o < numOutputs; ++o)
-    line(std::string(registerType(nest_.outputs[o].dtype)) + " c" +
+    line(std::string(valueType(nest_.outputs[o].dtype)) + " c" +
          std::to_string(o) +
          (isFloat(nest_.outputs[o].dtype) ? " = 0.0;" : " = 0LL;"));
   open("for (long long e = " + first + "; e < " + intLiteral(numElements) +
@@ -811,7 +854,7 @@ void KernelWriter::emitCooperative() {
     skipOp_[op] = true;
   auto partial = [](size_t o) { return "c" + std::to_string(o); };
   auto regType = [&](size_t o) {
-    return std::string(registerType(nest_.outputs[o].dtype));
+    return std::string(valueType(nest_.outputs[o].dtype));
   };
   // Lane distances 16, 8, ... (`from` first): partner values by shuffle.
   auto butterfly = [&](int from) {
@@ -899,9 +942,8 @@ void KernelWriter::emitColumns() {
     skipOp_[op] = true;
   const std::string pointsText = std::to_string(points);
   for (size_t o = 0; o < numOutputs; ++o)
-    line(std::string("__shared__ ") + registerType(nest_.outputs[o].dtype) +
-         " w" + std::to_string(o) + "[" + std::to_string(points * slices) +
-         "];");
+    line(std::string("__shared__ ") + valueType(nest_.outputs[o].dtype) + " w" +
+         std::to_string(o) + "[" + std::to_string(points * slices) + "];");
   line("const int slice = threadIdx.x / " + pointsText + ";");
   open("for (long long first = (long long)blockIdx.x * " + pointsText +
        "; first < " + intLiteral(numPoints) + "; first += (long long)gridDim.x * " +
@@ -936,8 +978,7 @@ void KernelWriter::emitColumns() {
   for (size_t o = 0; o < numOutputs; ++o) {
     const NestOperand &output = nest_.outputs[o];
     const std::string init = name(body_.arguments[numInputs_ + o]);
-    line("const " + std::string(registerType(output.dtype)) + " " + init +
-         " = " +
+    line("const " + std::string(valueType(output.dtype)) + " " + init + " = " +
          load(output.dtype, "d" + std::to_string(o), "bo" + std::to_string(o)) +
          ";");
     line(store(output.dtype, "r" + std::to_string(o), "bo" + std::to_string(o),
@@ -974,7 +1015,7 @@ void KernelWriter::emitSequential() {
     if (!argumentUsed_[numInputs_ + o])
       continue;
     const NestOperand &output = nest_.outputs[o];
-    line(std::string("const ") + registerType(output.dtype) + " " +
+    line(std::string("const ") + valueType(output.dtype) + " " +
          name(body_.arguments[numInputs_ + o]) + " = " +
          load(output.dtype, "r" + std::to_string(o),
               offsetOf(output, "", true)) +
@@ -1059,7 +1100,7 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
   // Loop invariants: scalars from outside (read once per thread) and
   // constants (already in their type's canonical form).
   for (size_t s = 0; s < scalars_.size(); ++s)
-    line(std::string("const ") + registerType(dtypeOf(scalars_[s])) + " " +
+    line(std::string("const ") + valueType(dtypeOf(scalars_[s])) + " " +
          name(scalars_[s]) + " = *s" + std::to_string(s) + ";");
   for (const OpRecord &op : body_.ops) {
     if (op.code() != OpCode::Constant)
@@ -1067,7 +1108,7 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
     StatusOr<std::string> literal = bodyConstantLiteral(op, values_);
     if (!literal.isOk())
       return literal.status();
-    line(std::string("const ") + registerType(dtypeOf(op.results[0])) + " " +
+    line(std::string("const ") + valueType(dtypeOf(op.results[0])) + " " +
          name(op.results[0]) + " = " + *literal + ";");
   }
 
@@ -1306,12 +1347,12 @@ const std::string &getKernelPrelude() {
   static const std::string prelude =
       std::string(
           R"ZK(// Generated by zero-opt's CUDA backend (runtime/src/cuda/Codegen.cpp).
-// Values are registers as on the host: floats as double, rounded to their
+// Values are f32, bf16 and f16 in float, f64 in double, rounded to their
 // dtype after every op; integers as long long, wrapped to their width. The
 // arithmetic of each op is runtime/src/ops/ElementMath.h's, which follows.
 )ZK") +
 #include "KernelElementMath.inc"
-      + R"ZK(
+      +R"ZK(
 namespace zk = zero::runtime::ops;
 
 // The device's error record (DeviceErrorRecord in CudaOps.h).

@@ -91,17 +91,23 @@
 // for m = S/2, ..., 1; finally combine(init, tree), stored by slice 0.
 // Floats are reassociated within the same bound as above.
 //
-// Numerics. Every value of the body is a `double` (floats, already
-// rounded to their dtype) or a `long long` (integers, wrapped to their
-// width: i1 as 0/1, i32 sign-extended), as in the host's registers
-// (host/Elements.h). Each float op is computed in double and rounded to
-// its result type; integer ops wrap; fptosi/fptoui saturate; maximumf /
-// minimumf propagate NaN with -0 < +0; division by zero yields 0. The
-// kernels are compiled with --fmad=false, so nothing is contracted behind
-// the code's back: + - * / and sqrt match the host bit for bit; the
-// transcendental functions (CUDA's double libm vs glibc) may differ in the
-// last ulp of a double, which rounding to f32 and narrower nearly always
-// hides. NaNs are NaN on both sides, not necessarily with the same bits.
+// Numerics. Every value of the body is a `float` (f32, bf16 and f16,
+// already rounded to their dtype: each is exact in f32), a `double` (f64)
+// or a `long long` (integers, wrapped to their width: i1 as 0/1, i32
+// sign-extended); the host holds every float in a double register
+// (ops/Elements.h). Each float op rounds to its result type: + - * / and
+// sqrt are computed in f32 for float values, which rounds as the host's
+// double does (ops/ElementMath.h's file comment: f32 has 2p + 2 bits for
+// every narrower type), negation, fabs, maximumf / minimumf (NaN
+// propagating, -0 < +0), compares and selects are exact in any type, and
+// everything else (exp, log, tanh, pow, fmod, rsqrt, conversions from
+// integers) widens its operands to double as the host does. Integer ops
+// wrap; fptosi/fptoui saturate; division by zero yields 0. The kernels are
+// compiled with --fmad=false, so nothing is contracted behind the code's
+// back: + - * / and sqrt match the host bit for bit; the transcendental
+// functions (CUDA's double libm vs glibc) may differ in the last ulp of a
+// double, which rounding to f32 and narrower nearly always hides. NaNs are
+// NaN on both sides, not necessarily with the same bits.
 //
 //===----------------------------------------------------------------------===//
 
@@ -275,9 +281,12 @@ bodyOpExpression(const OpRecord &op, const ValueTable &values,
 /// The literal of body constant `op` in its type's canonical form.
 StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
                                           const ValueTable &values);
-/// Element pointer and register types ("unsigned short", "double").
+/// Element pointer types ("unsigned short"), the register file's types
+/// ("double", for an outside scalar's pointer) and the types values have
+/// in a kernel ("float" for f32, bf16 and f16; see Numerics above).
 const char *elementTypeName(DType type);
 const char *registerTypeName(DType type);
+const char *valueTypeName(DType type);
 std::string int64Literal(int64_t value);
 /// Kernel source built statement by statement, indented by block.
 class SourceWriter {

@@ -444,7 +444,7 @@ public:
 
 private:
   DType dtypeOf(int64_t id) const { return values_.values[id].dtype; }
-  std::string reg(int64_t id) const { return registerTypeName(dtypeOf(id)); }
+  std::string reg(int64_t id) const { return valueTypeName(dtypeOf(id)); }
 
   /// `for k` over the thread's elements of the row, with `r` the column.
   void openElements() {
@@ -729,8 +729,9 @@ StatusOr<RowKernel> RowKernelWriter::run() {
                      elementTypeName(dtypeOf(program_.inputs[i].value)) +
                      " *a" + std::to_string(i));
   for (size_t i = 0; i < program_.scalars.size(); ++i)
-    params.push_back("const " + reg(program_.scalars[i]) + " *s" +
-                     std::to_string(i));
+    params.push_back(
+        "const " + std::string(registerTypeName(dtypeOf(program_.scalars[i]))) +
+        " *s" + std::to_string(i));
   out_ << "extern \"C\" __global__ void __launch_bounds__(" << kMaxBlockSize
        << ")\n"
        << kernel.name << "(";

@@ -13,6 +13,14 @@
 // double to a narrower float is a single round to nearest even; NaNs stay
 // NaN (quiet, sign kept).
 //
+// The generated kernels hold f32, bf16 and f16 values in float instead (each
+// is exact in f32), and compute + - * / and sqrt in f32 before rounding to
+// the result type: the same bits as in double, since f32 carries at least
+// 2p + 2 bits for each p-bit type (bf16 8, f16 11), which makes the second
+// rounding innocuous; ElementMathTest checks it. The loads therefore return
+// float for these types, and the rounding and store functions take float
+// as well as double.
+//
 // NVRTC sees no #include and no standard library: everything below uses
 // built-in types and the math functions CUDA declares for device code.
 //
@@ -204,6 +212,18 @@ ZERO_HD_INLINE unsigned short narrowF32ToBF16(float value) {
   return static_cast<unsigned short>(bits >> 16);
 }
 
+/// Rounds an f32 to an IEEE half; the same result as
+/// narrowToF16(double(value)).
+ZERO_HD_INLINE unsigned short narrowF32ToF16(float value) {
+#if defined(__CUDA_ARCH__)
+  unsigned short bits;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(value));
+  return bits;
+#else
+  return roundToFormat(static_cast<double>(value), 10, 5);
+#endif
+}
+
 /// Rounds an f32 to tf32, the operands of tensor cores' f32 mode (10 stored
 /// mantissa bits, f32's exponent), to nearest with ties to even, held in an
 /// f32. Infinities and NaNs are kept; a value that rounds past the largest
@@ -229,6 +249,15 @@ ZERO_HD_INLINE double roundBF16(double x) {
 ZERO_HD_INLINE double roundF16(double x) {
   return static_cast<double>(widenF16(narrowToF16(x)));
 }
+
+// The same roundings of a value held in float (f32 is exact in double, so
+// each equals its double overload on static_cast<double>(x), NaN bits
+// aside).
+ZERO_HD_INLINE float roundF32(float x) { return x; }
+ZERO_HD_INLINE float roundBF16(float x) {
+  return widenBF16(narrowF32ToBF16(x));
+}
+ZERO_HD_INLINE float roundF16(float x) { return widenF16(narrowF32ToF16(x)); }
 
 /// Wraps an integer to `width` bits in register form (1, 32 or 64).
 ZERO_HD_INLINE long long wrapInt(long long x, int width) {
@@ -260,12 +289,12 @@ ZERO_HD_INLINE unsigned long long toUnsigned(long long x, int width) {
 // Elements in memory <-> registers
 //===----------------------------------------------------------------------===//
 
-ZERO_HD_INLINE double loadF32(const float *p, long long i) { return p[i]; }
+ZERO_HD_INLINE float loadF32(const float *p, long long i) { return p[i]; }
 ZERO_HD_INLINE double loadF64(const double *p, long long i) { return p[i]; }
-ZERO_HD_INLINE double loadBF16(const unsigned short *p, long long i) {
+ZERO_HD_INLINE float loadBF16(const unsigned short *p, long long i) {
   return widenBF16(p[i]);
 }
-ZERO_HD_INLINE double loadF16(const unsigned short *p, long long i) {
+ZERO_HD_INLINE float loadF16(const unsigned short *p, long long i) {
   return widenF16(p[i]);
 }
 ZERO_HD_INLINE long long loadI64(const long long *p, long long i) {
@@ -287,6 +316,13 @@ ZERO_HD_INLINE void storeBF16(unsigned short *p, long long i, double v) {
 }
 ZERO_HD_INLINE void storeF16(unsigned short *p, long long i, double v) {
   p[i] = narrowToF16(v);
+}
+ZERO_HD_INLINE void storeF32(float *p, long long i, float v) { p[i] = v; }
+ZERO_HD_INLINE void storeBF16(unsigned short *p, long long i, float v) {
+  p[i] = narrowF32ToBF16(v);
+}
+ZERO_HD_INLINE void storeF16(unsigned short *p, long long i, float v) {
+  p[i] = narrowF32ToF16(v);
 }
 ZERO_HD_INLINE void storeI64(long long *p, long long i, long long v) {
   p[i] = v;
@@ -321,6 +357,16 @@ ZERO_HD_INLINE double minimumF(double x, double y) {
   if (x == y)
     return signBit(x) ? x : y;
   return x < y ? x : y;
+}
+
+// The same on float values (the generated kernels' f32, bf16 and f16).
+ZERO_HD_INLINE float maximumF(float x, float y) {
+  return static_cast<float>(
+      maximumF(static_cast<double>(x), static_cast<double>(y)));
+}
+ZERO_HD_INLINE float minimumF(float x, float y) {
+  return static_cast<float>(
+      minimumF(static_cast<double>(x), static_cast<double>(y)));
 }
 
 /// tanh to well within double precision of libm's, from exp, which is

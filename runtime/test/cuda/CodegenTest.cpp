@@ -148,12 +148,12 @@ zero_structured(float *r0,
     const long long i0 = p;
     const long long ba0 = i0 * 8LL;
     const long long bo0 = i0;
-    double arg1 = zk::loadF32(d0, bo0);
+    float arg1 = zk::loadF32(d0, bo0);
     for (long long i1 = 0; i1 < 8LL; ++i1) {
-      const double arg0 = zk::loadF32(a0, ba0 + i1);
-      const double v0 = zk::roundF32(exp(arg0));
-      const double v1 = zk::roundF32(v0 + arg1);
-      const double y0 = v1;
+      const float arg0 = zk::loadF32(a0, ba0 + i1);
+      const float v0 = zk::roundF32(exp((double)arg0));
+      const float v1 = v0 + arg1;
+      const float y0 = v1;
       arg1 = y0;
     }
     zk::storeF32(r0, bo0, arg1);
@@ -193,20 +193,20 @@ zero_structured(float *r0,
     const long long i0 = p;
     const long long ba0 = i0 * 100LL;
     const long long bo0 = i0;
-    double c0 = 0.0;
+    float c0 = 0.0;
     for (long long e = lane; e < 100LL; e += 32LL) {
       const long long i1 = e;
-      const double arg0 = zk::loadF32(a0, ba0 + i1);
-      const double v0 = zk::roundF32(exp(arg0));
-      c0 = e < 32LL ? v0 : zk::roundF32(v0 + c0);
+      const float arg0 = zk::loadF32(a0, ba0 + i1);
+      const float v0 = zk::roundF32(exp((double)arg0));
+      c0 = e < 32LL ? v0 : v0 + c0;
     }
     for (int m = 16; m > 0; m >>= 1) {
-      const double o0 = __shfl_xor_sync(0xffffffffu, c0, m);
-      c0 = zk::roundF32(o0 + c0);
+      const float o0 = __shfl_xor_sync(0xffffffffu, c0, m);
+      c0 = o0 + c0;
     }
     if (lane == 0) {
-      const double arg1 = zk::loadF32(d0, bo0);
-      zk::storeF32(r0, bo0, zk::roundF32(c0 + arg1));
+      const float arg1 = zk::loadF32(d0, bo0);
+      zk::storeF32(r0, bo0, c0 + arg1);
     }
   }
 }
@@ -228,18 +228,18 @@ TEST(CodegenTest, BlockReductionKernel) {
   for (const char *piece : {
            "// cooperative reduction, a block of 256 threads per point, "
            "loops [2, 50257 in-thread]\n",
-           "  __shared__ double w0[8];\n  __shared__ double w1[8];\n",
+           "  __shared__ float w0[8];\n  __shared__ float w1[8];\n",
            "for (long long p = blockIdx.x; p < 2LL; p += gridDim.x) {",
            "for (long long e = threadIdx.x; e < 50257LL; e += 256LL) {",
            "c0 = e < 256LL ? arg0 : zk::roundBF16(zk::maximumF(c0, arg0));",
-           "c1 = e < 256LL ? v2 : zk::roundF32(c1 + v2);",
-           "const double o1 = __shfl_xor_sync(0xffffffffu, c1, m);",
+           "c1 = e < 256LL ? v2 : c1 + v2;",
+           "const float o1 = __shfl_xor_sync(0xffffffffu, c1, m);",
            "    if (lane == 0) {\n      w0[warp] = c0;\n      w1[warp] = "
            "c1;\n    }\n    __syncthreads();\n    if (warp == 0) {\n      c0 "
            "= w0[lane & 7];\n      c1 = w1[lane & 7];\n      for (int m = 4; "
            "m > 0; m >>= 1) {",
            "zk::storeBF16(r0, bo0, zk::roundBF16(zk::maximumF(arg1, c0)));",
-           "zk::storeF32(r1, bo1, zk::roundF32(arg2 + c1));",
+           "zk::storeF32(r1, bo1, arg2 + c1);",
            "      }\n    }\n    __syncthreads();\n  }\n}\n",
        })
     EXPECT_NE(text.find(piece), std::string::npos) << piece << "\nin\n" << text;
@@ -276,8 +276,8 @@ zero_structured(unsigned short *r0,
     const unsigned short *a0,
     const int *a1,
     const double *s0) {
-  const double ext0 = *s0;
-  const double v0 = 0.10009765625;
+  const float ext0 = *s0;
+  const float v0 = 0.10009765625;
   for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 6LL; p += (long long)gridDim.x * blockDim.x) {
     unsigned q = (unsigned)p;
     const long long i1 = (long long)(q % 3u);
@@ -285,11 +285,11 @@ zero_structured(unsigned short *r0,
     const long long i0 = (long long)q;
     const long long ba0 = i0 * 3LL + i1;
     const long long bo0 = i0 * 3LL + i1;
-    const double arg0 = zk::loadBF16(a0, ba0);
+    const float arg0 = zk::loadBF16(a0, ba0);
     const long long v1 = (zk::compareFloats(zk::Predicate::UGT, arg0, ext0)) ? 1LL : 0LL;
-    const double v2 = zk::roundBF16(arg0 * v0);
-    const double v3 = zk::roundBF16(-arg0);
-    const double v4 = v1 != 0 ? v2 : v3;
+    const float v2 = zk::roundBF16(arg0 * v0);
+    const float v3 = zk::roundBF16(-arg0);
+    const float v4 = v1 != 0 ? v2 : v3;
     zk::storeBF16(r0, bo0, v4);
   }
 }
@@ -321,11 +321,11 @@ zero_structured(float *r0,
       r1[k] = d1[k];
   for (long long i0 = 0; i0 < 6LL; ++i0) {
     for (long long i1 = 0; i1 < 7LL; ++i1) {
-      const double arg0 = zk::loadF32(a0, i0 * 7LL + i1);
-      const double arg1 = zk::loadF32(r0, i0);
-      const double arg2 = zk::loadF32(r1, i0 * 7LL + i1);
-      const double v0 = zk::roundF32(arg1 + arg0);
-      const double v1 = zk::roundF32(v0 * arg2);
+      const float arg0 = zk::loadF32(a0, i0 * 7LL + i1);
+      const float arg1 = zk::loadF32(r0, i0);
+      const float arg2 = zk::loadF32(r1, i0 * 7LL + i1);
+      const float v0 = arg1 + arg0;
+      const float v1 = v0 * arg2;
       zk::storeF32(r0, i0, v0);
       zk::storeF32(r1, i0 * 7LL + i1, v1);
     }
@@ -374,7 +374,7 @@ zero_structured(float *r0,
       ok2 = false;
     }
     e2 += v0;
-    const double v2 = ok2 ? zk::loadF32(t0, e2) : 0.0;
+    const float v2 = ok2 ? zk::loadF32(t0, e2) : 0.0;
     zk::storeF32(r0, bo0, v2);
   }
 }
@@ -407,7 +407,7 @@ TEST(CodegenTest, IntegerAndCastExpressions) {
             std::string::npos);
   EXPECT_NE(c.find("zk::wrapI1(zk::floatToSigned(arg0, 1))"),
             std::string::npos);
-  EXPECT_NE(c.find("(double)(float)arg2;"), std::string::npos);
+  EXPECT_NE(c.find("(float)arg2;"), std::string::npos);
   EXPECT_NE(c.find("zk::roundBF16((double)arg2)"), std::string::npos);
   EXPECT_NE(c.find("(long long)zk::floatToUnsigned(arg4, 64)"),
             std::string::npos);
@@ -857,9 +857,7 @@ TEST(CodegenTest, PtxForAnArchitectureNvrtcDoesNotKnow) {
 
 TEST(CodegenTest, NoFusedMultiplyAdd) {
   // (x * y + x) / y - y must round after the multiply: no fma in the PTX,
-  // for double (where nothing else would stop contraction) and f32 (where
-  // NVRTC computes f32 + - * / in f32, which rounds the same as double
-  // rounded to f32).
+  // for double and for f32 (computed in float registers).
   for (const char *name :
        {"float ops f64", "float ops f32", "generic matmul",
         "cooperative sum of squared deviations over rows of 768"}) {
@@ -899,7 +897,7 @@ TEST(CodegenTest, ColumnKernelsCombineSlicesInAFixedTree) {
   for (const char *expected :
        {"// column reduction, blocks of 16 points by 16 slices, loops [4 "
         "in-thread, 50 in-thread, 50]",
-        "__shared__ double w0[256];", "const int slice = threadIdx.x / 16;",
+        "__shared__ float w0[256];", "const int slice = threadIdx.x / 16;",
         "for (long long e = slice; e < 200LL; e += 16LL) {", "if (slice < 8) {",
         "w0[threadIdx.x + 128]", "if (slice < 1) {", "w1[threadIdx.x + 16]",
         "if (slice == 0 && owner) {"})

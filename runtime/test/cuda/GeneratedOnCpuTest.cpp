@@ -1,0 +1,332 @@
+//===- GeneratedOnCpuTest.cpp - generated kernels run on the CPU ----------===//
+//
+// A generated kernel's own code (its index arithmetic, loops, loads and
+// stores, its vector path) would otherwise run only on a GPU. Its source is
+// C++ but for a few CUDA names: with the shim below, the host compiler
+// builds it, and running every thread of the grid in turn executes each
+// thread-per-point kernel exactly, since those threads share nothing. Every
+// such case of StructuredCases.h runs here against the host backend,
+// compared as StructuredGpuTest compares the GPU. The cooperative and
+// column reductions (shuffles, shared memory, barriers) need threads in
+// lockstep and stay with the GPU tests. ElementMath.h takes its host paths
+// here where the GPU has conversion instructions; ElementMathTest shows
+// they agree.
+//
+//===----------------------------------------------------------------------===//
+
+#include "StructuredCaseRun.h"
+#include "StructuredCases.h"
+#include "cuda/Codegen.h"
+
+#include <gtest/gtest.h>
+
+#include <dlfcn.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <memory>
+#include <string>
+#include <vector>
+
+using namespace zero::runtime;
+using namespace zero::runtime::cuda;
+using zero::runtime::test::buildSchedule;
+using zero::runtime::test::CaseData;
+using zero::runtime::test::CaseSchedule;
+using zero::runtime::test::compareCaseResult;
+using zero::runtime::test::getStructuredCases;
+using zero::runtime::test::HostRun;
+using zero::runtime::test::makeAllCaseData;
+using zero::runtime::test::makeCaseData;
+using zero::runtime::test::runOnHost;
+using zero::runtime::test::StructuredCase;
+
+namespace {
+
+/// What the generated source needs from CUDA, for the host compiler; a
+/// launch runs the grid's threads one after another.
+constexpr const char *kCudaShim = R"ZK(
+#include <cstring>
+#include <type_traits>
+#include <utility>
+#define __global__
+#define __device__
+#define __noinline__
+#define __launch_bounds__(n)
+struct ZkDim3 {
+  unsigned x, y, z;
+};
+static ZkDim3 threadIdx, blockIdx, blockDim, gridDim;
+static unsigned long long atomicCAS(unsigned long long *address,
+                                    unsigned long long expected,
+                                    unsigned long long value) {
+  const unsigned long long old = *address;
+  if (old == expected)
+    *address = value;
+  return old;
+}
+template <typename To, typename From> static To zkBits(From from) {
+  To to;
+  std::memcpy(&to, &from, sizeof(to));
+  return to;
+}
+static int __float_as_int(float x) { return zkBits<int>(x); }
+static float __int_as_float(int x) { return zkBits<float>(x); }
+static long long __double_as_longlong(double x) {
+  return zkBits<long long>(x);
+}
+static double __longlong_as_double(long long x) { return zkBits<double>(x); }
+template <typename... P, std::size_t... I>
+static void zkCall(void (*kernel)(P...), void **args,
+                   std::index_sequence<I...>) {
+  kernel(*static_cast<std::remove_reference_t<P> *>(args[I])...);
+}
+template <typename... P>
+static void zkLaunch(void (*kernel)(P...), void **args, unsigned blocks,
+                     unsigned threads) {
+  gridDim = {blocks, 1, 1};
+  blockDim = {threads, 1, 1};
+  for (unsigned b = 0; b < blocks; ++b)
+    for (unsigned t = 0; t < threads; ++t) {
+      blockIdx = {b, 0, 0};
+      threadIdx = {t, 0, 0};
+      zkCall(kernel, args, std::index_sequence_for<P...>{});
+    }
+}
+)ZK";
+
+/// The device's error record as the kernels write it (ZkError).
+struct ErrorRecord {
+  unsigned long long flag = 0;
+  int site = 0;
+  int dim = 0;
+  long long value = 0;
+  long long step = 0;
+};
+
+/// Multiprocessors the launch shapes are made for: few, so that the
+/// grid-stride loops go round more than once on the larger cases.
+constexpr int kMultiProcessors = 2;
+
+/// A thread-per-point case, its schedule and kernel.
+struct CpuCase {
+  const StructuredCase *c = nullptr;
+  CaseSchedule schedule;
+  LoopNest nest;
+  GeneratedKernel kernel;
+  std::string runner; // the symbol that launches it
+};
+
+bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
+  return a < b + bBytes && b < a + aBytes;
+}
+
+int64_t bytesOf(const ValueInfo &value) {
+  return value.numel * getDTypeWidth(value.dtype);
+}
+
+/// The case's kernel as the CUDA device generates it (restricted inputs
+/// where no input shares a byte with a result), or nothing for a
+/// cooperative or column reduction.
+bool makeCpuCase(const StructuredCase &c, CpuCase &out) {
+  std::string error;
+  out.c = &c;
+  out.schedule = buildSchedule(c, error);
+  EXPECT_TRUE(out.schedule.schedule) << c.name << ": " << error;
+  if (!out.schedule.schedule)
+    return false;
+  const ValueTable &values = out.schedule.schedule->values();
+  StatusOr<LoopNest> nest = buildLoopNest(*out.schedule.op, values);
+  EXPECT_TRUE(nest.isOk()) << c.name << ": " << nest.status().toString();
+  if (!nest.isOk() || nest->pointThreads > 1 || nest->pointsPerBlock > 0)
+    return false;
+  out.nest = *nest;
+  CodegenOptions options;
+  options.restrictInputs = true;
+  for (const NestOperand &input : out.nest.inputs)
+    for (int64_t result : out.nest.results)
+      if (overlaps(out.schedule.offsets[input.value],
+                   bytesOf(values.values[input.value]),
+                   out.schedule.offsets[result],
+                   bytesOf(values.values[result])))
+        options.restrictInputs = false;
+  StatusOr<GeneratedKernel> kernel = generateKernel(out.nest, values, options);
+  EXPECT_TRUE(kernel.isOk()) << c.name << ": " << kernel.status().toString();
+  if (!kernel.isOk())
+    return false;
+  out.kernel = *kernel;
+  return true;
+}
+
+/// One source for all cases: the shim, the prelude once, then each kernel
+/// under a name of its own with a launcher.
+std::string makeSource(std::vector<CpuCase> &cases) {
+  const std::string &prelude = getKernelPrelude();
+  std::string source = std::string(kCudaShim) + prelude;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    const GeneratedKernel &kernel = cases[i].kernel;
+    std::string text = kernel.source.substr(prelude.size());
+    const std::string name = "zk_case" + std::to_string(i);
+    for (size_t at = text.find(kernel.name); at != std::string::npos;
+         at = text.find(kernel.name, at + name.size()))
+      text.replace(at, kernel.name.size(), name);
+    cases[i].runner = "zk_run" + std::to_string(i);
+    source += text + "extern \"C\" void " + cases[i].runner +
+              "(void **args, unsigned blocks, unsigned threads) {\n"
+              "  zkLaunch(" +
+              name + ", args, blocks, threads);\n}\n";
+  }
+  return source;
+}
+
+/// Compiles `source` into a shared library under `dir` and opens it.
+void *compileAndOpen(const std::string &source, const std::string &dir) {
+  const std::string cpp = dir + "/kernels.cpp", so = dir + "/kernels.so";
+  std::ofstream(cpp) << source;
+  // No contraction into fma: the kernels round after every op, as NVRTC's
+  // --fmad=false keeps them.
+  const std::string command = std::string(ZERO_TEST_CXX_COMPILER) +
+                              " -std=c++17 -O1 -ffp-contract=off -fPIC "
+                              "-shared -w -o " +
+                              so + " " + cpp + " 2> " + dir + "/log";
+  if (std::system(command.c_str()) != 0) {
+    std::ifstream log(dir + "/log");
+    ADD_FAILURE() << "the host compiler failed on " << cpp << ":\n"
+                  << std::string(std::istreambuf_iterator<char>(log), {});
+    return nullptr;
+  }
+  void *library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
+  EXPECT_NE(library, nullptr) << dlerror();
+  return library;
+}
+
+/// Runs case `k` through its kernel on a fresh arena and compares it with
+/// the host backend's run.
+void runCase(const CpuCase &k, void *library) {
+  const StructuredCase &c = *k.c;
+  SCOPED_TRACE(c.name);
+  const HostRun host = runOnHost(c, k.schedule);
+  const Schedule &schedule = *k.schedule.schedule;
+  const ValueTable &values = schedule.values();
+
+  const int64_t arenaBytes = schedule.arenaBytes(MemorySpace::Device);
+  // 256-byte alignment, as cudaMalloc gives.
+  std::unique_ptr<std::byte, decltype(&std::free)> arena(
+      static_cast<std::byte *>(std::aligned_alloc(
+          256, static_cast<size_t>((arenaBytes + 255) / 256 * 256 + 256))),
+      &std::free);
+  std::memset(arena.get(), 0, static_cast<size_t>(arenaBytes));
+  for (size_t i = 0; i < c.values.size(); ++i)
+    if (c.values[i].isTensor && c.values[i].aliasOf < 0 &&
+        c.values[i].numel() > 0) {
+      const std::vector<uint8_t> data = makeCaseData(c.values[i], i + 1);
+      std::memcpy(arena.get() + k.schedule.offsets[i], data.data(),
+                  data.size());
+    }
+  auto tensor = [&](int64_t id) -> void * {
+    return arena.get() + k.schedule.offsets[id];
+  };
+  std::vector<Scalar> registers = host.registers;
+  ErrorRecord record;
+  int firstSite = 0;
+  long long step = 1;
+
+  // Arguments in GeneratedKernel's order, as prepareStructured binds them.
+  std::vector<void *> pointers;
+  for (size_t o = 0; o < k.nest.outputs.size(); ++o) {
+    pointers.push_back(tensor(k.nest.results[o]));
+    pointers.push_back(tensor(k.nest.outputs[o].value));
+  }
+  for (const NestOperand &input : k.nest.inputs)
+    pointers.push_back(tensor(input.value));
+  for (int64_t id : k.kernel.scalars)
+    pointers.push_back(&registers[id]);
+  for (int64_t id : k.kernel.tensors)
+    pointers.push_back(tensor(id));
+  // A destination sharing bytes with a result, without being it, is moved
+  // into its result first (the device does the same).
+  for (size_t o = 0; o < k.nest.outputs.size(); ++o) {
+    const int64_t from = k.schedule.offsets[k.nest.outputs[o].value];
+    const int64_t to = k.schedule.offsets[k.nest.results[o]];
+    const int64_t bytes = bytesOf(values.values[k.nest.outputs[o].value]);
+    bool shared = false;
+    for (int64_t result : k.nest.results)
+      shared |= overlaps(from, bytes, k.schedule.offsets[result],
+                         bytesOf(values.values[result]));
+    if (from == to || !shared)
+      continue;
+    std::memmove(arena.get() + to, arena.get() + from,
+                 static_cast<size_t>(bytes));
+    pointers[2 * o + 1] = arena.get() + to;
+  }
+  std::vector<void *> args;
+  for (void *&pointer : pointers)
+    args.push_back(&pointer);
+  void *recordPointer = &record;
+  if (!k.kernel.extractSites.empty()) {
+    args.push_back(&recordPointer);
+    args.push_back(&firstSite);
+    args.push_back(&step);
+  }
+  ASSERT_EQ(args.size(), k.kernel.numParameters());
+
+  using Runner = void (*)(void **, unsigned, unsigned);
+  auto run = reinterpret_cast<Runner>(dlsym(library, k.runner.c_str()));
+  ASSERT_NE(run, nullptr) << k.runner;
+  const LaunchShape shape = getLaunchShape(k.kernel, kMultiProcessors);
+  if (shape.blocks > 0)
+    run(args.data(), static_cast<unsigned>(shape.blocks),
+        static_cast<unsigned>(shape.threads));
+
+  if (!c.runError.empty()) {
+    ASSERT_FALSE(host.status.isOk());
+    EXPECT_EQ(record.flag, 1u) << "no out-of-range index was recorded";
+    EXPECT_EQ(record.step, 1);
+    return;
+  }
+  ASSERT_TRUE(host.status.isOk()) << host.status.toString();
+  EXPECT_EQ(record.flag, 0u);
+  const CaseData data = makeAllCaseData(c);
+  for (size_t r = 0; r < c.checked.size(); ++r) {
+    const int64_t id = c.checked[r];
+    const std::byte *bytes = arena.get() + k.schedule.offsets[id];
+    const std::vector<uint8_t> result(reinterpret_cast<const uint8_t *>(bytes),
+                                      reinterpret_cast<const uint8_t *>(bytes) +
+                                          bytesOf(values.values[id]));
+    EXPECT_EQ(compareCaseResult(c, r, host.results[r], result, data), "")
+        << "value " << id << " (" << getDTypeName(c.values[id].dtype) << ")";
+  }
+}
+
+TEST(GeneratedOnCpuTest, EveryThreadPerPointKernelMatchesTheHost) {
+  const std::vector<StructuredCase> all = getStructuredCases();
+  std::vector<CpuCase> cases;
+  for (const StructuredCase &c : all) {
+    CpuCase k;
+    if (makeCpuCase(c, k))
+      cases.push_back(std::move(k));
+  }
+  // Most cases are thread-per-point; the generator's other paths are the
+  // GPU tests'.
+  ASSERT_GT(cases.size(), all.size() / 2);
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() /
+      ("zero-generated-on-cpu-" + std::to_string(getpid()));
+  std::filesystem::create_directories(dir);
+  void *library = compileAndOpen(makeSource(cases), dir.string());
+  if (library) {
+    for (const CpuCase &k : cases)
+      runCase(k, library);
+    dlclose(library);
+  }
+  // A failure keeps the source for a look.
+  if (!::testing::Test::HasFailure())
+    std::filesystem::remove_all(dir);
+  else
+    ADD_FAILURE() << "the kernels' source is " << (dir / "kernels.cpp");
+}
+
+} // namespace

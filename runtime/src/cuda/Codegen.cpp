@@ -215,6 +215,7 @@ private:
                       const std::string &value);
   void emitPointIndices(int64_t numPoints);
   void emitParallel();
+  void emitVector();
   void emitCooperative();
   void emitColumns();
   void emitPartials(const std::string &first, int64_t step);
@@ -720,7 +721,7 @@ void KernelWriter::emitPointIndices(int64_t numPoints) {
 void KernelWriter::emitParallel() {
   const size_t numLoops = nest_.loopSizes.size();
   const size_t numOutputs = nest_.outputs.size();
-  const int64_t numThreads = nest_.numThreads();
+  const int64_t numThreads = nest_.numPoints();
   bool anyInThread = false;
   int64_t numInThread = 1;
   for (size_t d = 0; d < numLoops; ++d)
@@ -790,6 +791,130 @@ void KernelWriter::emitParallel() {
                "bo" + std::to_string(o),
                name(body_.arguments[numInputs_ + o])));
   close();
+}
+
+/// How the vector path reads an operand (Codegen.h, "Vectors").
+enum class VectorAccess { Broadcast, Vector, Element };
+
+VectorAccess getVectorAccess(const LoopNest &nest, const NestOperand &operand) {
+  const int64_t stride = operand.strides[nest.vectorLoop];
+  if (stride == 0)
+    return VectorAccess::Broadcast;
+  if (stride != 1)
+    return VectorAccess::Element;
+  for (size_t d = 0; d < nest.vectorLoopsFrom; ++d)
+    if (nest.loopSizes[d] > 1 && operand.strides[d] % nest.vectorWidth)
+      return VectorAccess::Element;
+  return VectorAccess::Vector;
+}
+
+/// The vector path (Codegen.h, "Vectors"), then the scalar loop for
+/// pointers that are not aligned for it.
+void KernelWriter::emitVector() {
+  const size_t numOutputs = nest_.outputs.size();
+  const int width = nest_.vectorWidth;
+  const std::string widthText = std::to_string(width);
+  auto vectorType = [&](DType type) {
+    return std::string("ZkVector<") + elementType(type) + ", " + widthText +
+           ">";
+  };
+  // The pointers read or written as vectors, and their alignment.
+  std::vector<std::string> misalignment;
+  auto aligned = [&](const std::string &pointer, DType type) {
+    misalignment.push_back("((unsigned long long)" + pointer + " & " +
+                           std::to_string(width * getDTypeWidth(type) - 1) +
+                           "ULL)");
+  };
+  for (size_t o = 0; o < numOutputs; ++o) {
+    aligned("r" + std::to_string(o), nest_.outputs[o].dtype);
+    if (argumentUsed_[numInputs_ + o])
+      aligned("d" + std::to_string(o), nest_.outputs[o].dtype);
+  }
+  for (size_t i = 0; i < numInputs_; ++i)
+    if (argumentUsed_[i] &&
+        getVectorAccess(nest_, nest_.inputs[i]) == VectorAccess::Vector)
+      aligned("a" + std::to_string(i), nest_.inputs[i].dtype);
+  std::string check;
+  for (const std::string &term : misalignment)
+    check += (check.empty() ? "" : " | ") + term;
+  open("if ((" + check + ") == 0)");
+
+  const int64_t numPoints = nest_.numPoints();
+  open("for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
+       "t < " +
+       intLiteral(numPoints / width) +
+       "; t += (long long)gridDim.x * blockDim.x)");
+  line("const long long p = t * " + widthText + ";");
+  emitPointIndices(numPoints);
+  // Whole vectors and broadcast values first; element loads in the loop.
+  for (size_t i = 0; i < numInputs_; ++i) {
+    if (!argumentUsed_[i])
+      continue;
+    const NestOperand &input = nest_.inputs[i];
+    const std::string index = std::to_string(i);
+    switch (getVectorAccess(nest_, input)) {
+    case VectorAccess::Broadcast:
+      line(std::string("const ") + valueType(input.dtype) + " " +
+           name(body_.arguments[i]) + " = " +
+           load(input.dtype, "a" + index, "ba" + index) + ";");
+      break;
+    case VectorAccess::Vector:
+      line("const " + vectorType(input.dtype) + " x" + index + " = *(const " +
+           vectorType(input.dtype) + " *)(a" + index + " + ba" + index + ");");
+      break;
+    case VectorAccess::Element:
+      break;
+    }
+  }
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const std::string index = std::to_string(o);
+    const DType type = nest_.outputs[o].dtype;
+    if (argumentUsed_[numInputs_ + o])
+      line("const " + vectorType(type) + " xd" + index + " = *(const " +
+           vectorType(type) + " *)(d" + index + " + bo" + index + ");");
+    line(vectorType(type) + " y" + index + ";");
+  }
+  line("#pragma unroll");
+  open("for (int k = 0; k < " + widthText + "; ++k)");
+  for (size_t i = 0; i < numInputs_; ++i) {
+    if (!argumentUsed_[i])
+      continue;
+    const NestOperand &input = nest_.inputs[i];
+    const std::string index = std::to_string(i);
+    const VectorAccess access = getVectorAccess(nest_, input);
+    if (access == VectorAccess::Broadcast)
+      continue;
+    const int64_t stride = input.strides[nest_.vectorLoop];
+    const std::string element =
+        access == VectorAccess::Vector
+            ? load(input.dtype, "x" + index + ".v", "k")
+            : load(input.dtype, "a" + index,
+                   "ba" + index + " + k" +
+                       (stride == 1 ? "" : " * " + intLiteral(stride)));
+    line(std::string("const ") + valueType(input.dtype) + " " +
+         name(body_.arguments[i]) + " = " + element + ";");
+  }
+  for (size_t o = 0; o < numOutputs; ++o)
+    if (argumentUsed_[numInputs_ + o])
+      line(std::string("const ") + valueType(nest_.outputs[o].dtype) + " " +
+           name(body_.arguments[numInputs_ + o]) + " = " +
+           load(nest_.outputs[o].dtype, "xd" + std::to_string(o) + ".v", "k") +
+           ";");
+  bodyStatus_ = emitBodyOps();
+  for (size_t o = 0; o < numOutputs; ++o)
+    line(store(nest_.outputs[o].dtype, "y" + std::to_string(o) + ".v", "k",
+               name(body_.yield[o])));
+  close();
+  for (size_t o = 0; o < numOutputs; ++o) {
+    const std::string index = std::to_string(o);
+    line("*(" + vectorType(nest_.outputs[o].dtype) + " *)(r" + index + " + bo" +
+         index + ") = y" + index + ";");
+  }
+  close();
+  line("return;");
+  close();
+  if (bodyStatus_.isOk())
+    emitParallel();
 }
 
 /// The thread's elements first, first + step, ... of the in-thread loops
@@ -1042,6 +1167,7 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
 
   kernel.pointThreads = nest_.pointThreads;
   kernel.pointsPerBlock = nest_.pointsPerBlock;
+  kernel.vectorWidth = nest_.vectorWidth;
   kernel.numPoints = nest_.numPoints();
   kernel.sequential = nest_.sequential;
 
@@ -1062,7 +1188,15 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
          << (nest_.sequential    ? ""
              : nest_.inThread[d] ? " in-thread"
                                  : "");
-  out_ << "]\n";
+  out_ << "]";
+  if (nest_.vectorWidth > 1) {
+    out_ << ", vectors of " << nest_.vectorWidth << " along loop";
+    if (nest_.vectorLoopsFrom < nest_.vectorLoop)
+      out_ << "s " << nest_.vectorLoopsFrom << "-" << nest_.vectorLoop;
+    else
+      out_ << " " << nest_.vectorLoop;
+  }
+  out_ << "\n";
 
   // Parameters (GeneratedKernel's order).
   std::vector<std::string> params;
@@ -1118,6 +1252,8 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
     emitColumns();
   else if (nest_.pointThreads > 1)
     emitCooperative();
+  else if (nest_.vectorWidth > 1)
+    emitVector();
   else
     emitParallel();
   ZERO_RETURN_IF_ERROR(bodyStatus_);
@@ -1273,6 +1409,69 @@ void planCooperative(LoopNest &nest) {
   nest.accumulatorOperand = std::move(accumulatorOperand);
 }
 
+void planVector(LoopNest &nest) {
+  nest.vectorWidth = 1;
+  if (nest.sequential || nest.pointThreads > 1 || nest.pointsPerBlock > 0 ||
+      nest.numElements() != 1)
+    return;
+  for (const OpRecord &op : nest.body->ops)
+    if (op.code() == OpCode::Index || op.code() == OpCode::Extract)
+      return;
+  // The innermost loop that is not a single point.
+  size_t loop = nest.loopSizes.size();
+  for (size_t d = nest.loopSizes.size(); d-- > 0;)
+    if (nest.loopSizes[d] > 1) {
+      loop = d;
+      break;
+    }
+  if (loop == nest.loopSizes.size())
+    return;
+  // The loops outside it that every operand steps through as if they were
+  // one longer loop (a row-major [8192, 50257] map is one run of 411.7M):
+  // V then only has to divide the run, and the V points of a thread may
+  // cross a row.
+  std::vector<NestOperand> operands = nest.inputs;
+  operands.insert(operands.end(), nest.outputs.begin(), nest.outputs.end());
+  size_t first = loop;
+  int64_t run = nest.loopSizes[loop];
+  for (size_t d = loop; d-- > 0;) {
+    if (nest.loopSizes[d] == 1)
+      continue;
+    bool linear = true;
+    for (const NestOperand &operand : operands)
+      linear &= operand.strides[d] == operand.strides[loop] * run;
+    if (!linear)
+      break;
+    first = d;
+    run *= nest.loopSizes[d];
+  }
+  auto otherStridesDivide = [&](const NestOperand &operand, int width) {
+    for (size_t d = 0; d < first; ++d)
+      if (nest.loopSizes[d] > 1 && operand.strides[d] % width)
+        return false;
+    return true;
+  };
+  auto fits = [&](const NestOperand &operand, int width) {
+    return width * getDTypeWidth(operand.dtype) <= kMaxVectorBytes;
+  };
+  for (int width = kMaxVectorWidth; width >= 2; width /= 2) {
+    if (run % width)
+      continue;
+    bool ok = true;
+    for (const NestOperand &output : nest.outputs)
+      ok &= output.strides[loop] == 1 && otherStridesDivide(output, width) &&
+            fits(output, width);
+    for (const NestOperand &input : nest.inputs)
+      ok &= input.strides[loop] != 1 || fits(input, width);
+    if (ok) {
+      nest.vectorWidth = width;
+      nest.vectorLoop = loop;
+      nest.vectorLoopsFrom = first;
+      return;
+    }
+  }
+}
+
 LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
   constexpr int64_t kThreadsPerMultiprocessor = 2048;
   LaunchShape shape;
@@ -1332,6 +1531,7 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
   nest.outputs = std::move(space.outputs);
   classifyLoops(nest);
   planCooperative(nest);
+  planVector(nest);
   return nest;
 }
 
@@ -1354,6 +1554,11 @@ const std::string &getKernelPrelude() {
 #include "KernelElementMath.inc"
       +R"ZK(
 namespace zk = zero::runtime::ops;
+
+// N elements loaded or stored at once (Codegen.h, "Vectors").
+template <typename T, int N> struct alignas(sizeof(T) * N) ZkVector {
+  T v[N];
+};
 
 // The device's error record (DeviceErrorRecord in CudaOps.h).
 struct ZkError {

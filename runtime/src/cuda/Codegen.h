@@ -91,6 +91,26 @@
 // for m = S/2, ..., 1; finally combine(init, tree), stored by slice 0.
 // Floats are reassociated within the same bound as above.
 //
+// Vectors (planVector). A nest with no in-thread loop, such as an
+// elementwise map, a cast or a bias add, is a stream: one element per
+// thread and scalar loads keep too few bytes in flight to fill the memory
+// system (a bf16 map loads 2 bytes per input per thread). Each thread then
+// takes V adjacent points along the innermost loop (V = 8, 4 or 2: the
+// largest that divides that loop, or the run of loops around it that every
+// operand steps through as one, and keeps every vector within 16 bytes),
+// loads each contiguous operand as one V-element vector, runs the body V
+// times in registers (unrolled) and stores each result as one vector. It
+// does so when every output is contiguous along that loop with its
+// strides outside the run multiples of V, and the body has no linalg.index and
+// no tensor.extract. An input broadcast along the loop (stride 0) is loaded
+// once per thread; a contiguous one whose strides outside the run are not
+// multiples of V, or a strided one (a transposed operand), element by
+// element. The
+// vectors need V * width-byte alignment, which the kernel checks on its
+// pointers once: if one is not aligned, every thread runs the scalar
+// loop instead. Each element's arithmetic is the same either way, so the
+// results are the same bits.
+//
 // Numerics. Every value of the body is a `float` (f32, bf16 and f16,
 // already rounded to their dtype: each is exact in f32), a `double` (f64)
 // or a `long long` (integers, wrapped to their width: i1 as 0/1, i32
@@ -171,6 +191,12 @@ struct LoopNest {
   /// A column reduction: the adjacent points a block of 256 threads
   /// reduces, pointThreads (its slices) per point; 0 otherwise.
   int pointsPerBlock = 0;
+  /// Points each thread computes as vectors (planVector): 1, or V = 2, 4
+  /// or 8 adjacent points along `vectorLoop`, the innermost loop, which
+  /// every operand steps through with loops vectorLoopsFrom.. as one.
+  int vectorWidth = 1;
+  size_t vectorLoop = 0;
+  size_t vectorLoopsFrom = 0;
   /// When cooperative, per output: the body op (index in body->ops) that
   /// combines its block argument, and that argument's operand position.
   std::vector<size_t> combineOps;
@@ -181,7 +207,9 @@ struct LoopNest {
   int64_t numPoints() const;
   /// Elements each point combines: the product of the in-thread loops.
   int64_t numElements() const;
-  int64_t numThreads() const { return numPoints() * pointThreads; }
+  int64_t numThreads() const {
+    return numPoints() * pointThreads / vectorWidth;
+  }
 };
 
 /// The loop nest of a checked linalg.map, linalg.reduce or linalg.generic
@@ -192,6 +220,12 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
 /// Sets nest.pointThreads (and the combine ops) by the rule of the file
 /// comment; buildLoopNest calls it. Exposed for tests.
 void planCooperative(LoopNest &nest);
+/// Sets nest.vectorWidth and vectorLoop by the rule of the file comment
+/// ("Vectors"); buildLoopNest calls it after planCooperative.
+void planVector(LoopNest &nest);
+/// The largest vector a thread loads or stores, in bytes.
+constexpr int64_t kMaxVectorBytes = 16;
+constexpr int kMaxVectorWidth = 8;
 
 struct CodegenOptions {
   /// No input shares memory with a result: inputs become
@@ -230,6 +264,7 @@ struct GeneratedKernel {
   /// LoopNest's: threads per point (1, 32 or 256), points, all threads.
   int pointThreads = 1;
   int pointsPerBlock = 0; // LoopNest's
+  int vectorWidth = 1;    // LoopNest's
   int64_t numPoints = 1;
   int64_t numThreads = 1;
   bool sequential = false;

@@ -288,6 +288,13 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
   launch.loadOnlyIterations = static_cast<double>(nest->numElements()) /
                               static_cast<double>(nest->pointThreads);
   launch.efficiency = gpu_.generatedEfficiency;
+  if (nest->vectorWidth > 1) {
+    // The vector path (Codegen.h, "Vectors"): each thread's V elements of
+    // every input in flight at once, priced as a streaming kernel like the
+    // optimizer's vector path (not yet measured; docs/PERFORMANCE.md).
+    launch.bytesInFlight *= nest->vectorWidth;
+    launch.efficiency = 1;
+  }
   return launch;
 }
 

@@ -2,7 +2,8 @@
 //
 // The CUDA backend's code generator without a GPU: the loop nests it builds,
 // which reductions are cooperative (a warp or a block per point) and their
-// launch shapes, the exact source of small kernels, and every kernel of
+// launch shapes, the vector path's widths and loads, the exact source of
+// small kernels, and every kernel of
 // StructuredCases.h
 // compiled by NVRTC (which needs no device) for sm_90 (hardware bf16
 // conversions), sm_80 (the software ones) and as PTX. Also the NVRTC
@@ -249,10 +250,11 @@ TEST(CodegenTest, BlockReductionKernel) {
 
 TEST(CodegenTest, MapWithScalarsConstantsAndCompare) {
   // y = select(x > s, x * 0.1, -x) in bf16, s from outside; an unused input.
+  // Nine points: no vectors of 2 or more divide them.
   CaseBuilder b("select");
-  const int64_t x = b.tensor(DType::BF16, {2, 3});
-  const int64_t unused = b.tensor(DType::I32, {2, 3});
-  const int64_t init = b.tensor(DType::BF16, {2, 3});
+  const int64_t x = b.tensor(DType::BF16, {3, 3});
+  const int64_t unused = b.tensor(DType::I32, {3, 3});
+  const int64_t init = b.tensor(DType::BF16, {3, 3});
   const int64_t out = b.result(init);
   const int64_t s = b.external(DType::BF16, 0.5);
   const int64_t a = b.scalar(DType::BF16), u = b.scalar(DType::I32),
@@ -269,7 +271,7 @@ TEST(CodegenTest, MapWithScalarsConstantsAndCompare) {
                                {"body", b.body({a, u, o}, {y})}}));
   GeneratedKernel kernel = generate(d);
   EXPECT_EQ(kernelText(kernel), R"(
-// parallel nest, loops [2, 3]
+// parallel nest, loops [3, 3]
 extern "C" __global__ void __launch_bounds__(256)
 zero_structured(unsigned short *r0,
     const unsigned short *d0,
@@ -278,7 +280,7 @@ zero_structured(unsigned short *r0,
     const double *s0) {
   const float ext0 = *s0;
   const float v0 = 0.10009765625;
-  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 6LL; p += (long long)gridDim.x * blockDim.x) {
+  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 9LL; p += (long long)gridDim.x * blockDim.x) {
     unsigned q = (unsigned)p;
     const long long i1 = (long long)(q % 3u);
     q /= 3u;
@@ -752,6 +754,128 @@ TEST(CodegenTest, LaunchShapes) {
   // A block of 256 per point.
   EXPECT_EQ(shape(256, 2, 132), Shape(2, 256));
   EXPECT_EQ(shape(256, 8192, 132), Shape(1056, 256));
+}
+
+TEST(CodegenTest, VectorWidths) {
+  // The widest vector within 16 bytes that divides the innermost loop,
+  // along that loop; none for reductions, linalg.index, tensor.extract or
+  // a loop that 2 does not divide.
+  struct Expected {
+    const char *name;
+    int width;
+    size_t loop;
+  };
+  for (const Expected &e : std::vector<Expected>{
+           {"float ops bf16 as vectors", 8, 0},
+           {"float ops f16 as vectors", 8, 0},
+           {"float ops f32 as vectors", 4, 0},
+           {"float ops f64 as vectors", 2, 0},
+           {"integer ops i1 as vectors", 8, 0},
+           {"integer ops i32 as vectors", 4, 0},
+           {"casts as vectors", 2, 0},
+           {"generic bias, row scale and transposed input as vectors", 4, 1},
+           {"generic accumulating into its destinations as vectors", 2, 1},
+           {"map in place over its input as vectors", 4, 1},
+           {"generic exp of x minus its row max", 4, 1},
+           {"float ops f32", 1, 0},
+           {"map in place over its input", 4, 1},
+           {"generic transposed output and broadcast input", 1, 0},
+           {"reduce sum of squares over dim 0", 1, 0},
+           {"reduce argmax with linalg.index", 1, 0},
+           {"generic tensor.extract embedding lookup", 1, 0},
+       }) {
+    SCOPED_TRACE(e.name);
+    std::optional<StructuredCase> c = findCase(e.name);
+    ASSERT_TRUE(c);
+    Decoded d = decode(*c);
+    StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+    ASSERT_TRUE(nest.isOk()) << nest.status().toString();
+    EXPECT_EQ(nest->vectorWidth, e.width);
+    if (e.width > 1) {
+      EXPECT_EQ(nest->vectorLoop, e.loop);
+      // A thread per vector; the launch is shaped for those threads.
+      const GeneratedKernel kernel = generate(d);
+      EXPECT_EQ(kernel.vectorWidth, e.width);
+      EXPECT_EQ(kernel.numThreads, kernel.numPoints / e.width);
+    }
+  }
+}
+
+TEST(CodegenTest, VectorKernel) {
+  // In place, f32: vectors of 4 of the input and the destination (the
+  // same buffer), the body once per element, one vector store; the scalar
+  // loop for pointers that are not 16-byte aligned.
+  std::optional<StructuredCase> c =
+      findCase("map in place over its input as vectors");
+  ASSERT_TRUE(c);
+  EXPECT_EQ(kernelText(generate(decode(*c))), R"(
+// parallel nest, loops [500, 16], vectors of 4 along loops 0-1
+extern "C" __global__ void __launch_bounds__(256)
+zero_structured(float *r0,
+    const float *d0,
+    const float *a0) {
+  const float v0 = 1.5;
+  if ((((unsigned long long)r0 & 15ULL) | ((unsigned long long)d0 & 15ULL) | ((unsigned long long)a0 & 15ULL)) == 0) {
+    for (long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x; t < 2000LL; t += (long long)gridDim.x * blockDim.x) {
+      const long long p = t * 4;
+      unsigned q = (unsigned)p;
+      const long long i1 = (long long)(q % 16u);
+      q /= 16u;
+      const long long i0 = (long long)q;
+      const long long ba0 = i0 * 16LL + i1;
+      const long long bo0 = i0 * 16LL + i1;
+      const ZkVector<float, 4> x0 = *(const ZkVector<float, 4> *)(a0 + ba0);
+      const ZkVector<float, 4> xd0 = *(const ZkVector<float, 4> *)(d0 + bo0);
+      ZkVector<float, 4> y0;
+      #pragma unroll
+      for (int k = 0; k < 4; ++k) {
+        const float arg0 = zk::loadF32(x0.v, k);
+        const float arg1 = zk::loadF32(xd0.v, k);
+        const float v1 = arg0 * v0;
+        const float v2 = v1 - arg1;
+        zk::storeF32(y0.v, k, v2);
+      }
+      *(ZkVector<float, 4> *)(r0 + bo0) = y0;
+    }
+    return;
+  }
+  for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; p < 8000LL; p += (long long)gridDim.x * blockDim.x) {
+    unsigned q = (unsigned)p;
+    const long long i1 = (long long)(q % 16u);
+    q /= 16u;
+    const long long i0 = (long long)q;
+    const long long ba0 = i0 * 16LL + i1;
+    const long long bo0 = i0 * 16LL + i1;
+    const float arg0 = zk::loadF32(a0, ba0);
+    const float arg1 = zk::loadF32(d0, bo0);
+    const float v1 = arg0 * v0;
+    const float v2 = v1 - arg1;
+    zk::storeF32(r0, bo0, v2);
+  }
+}
+)");
+}
+
+TEST(CodegenTest, VectorKernelsLoadAndStoreVectors) {
+  // NVRTC turns the vectors into single wide loads and stores: the bias's
+  // four f32 through the read-only path, the bf16 input's four as one
+  // 8-byte load; the row scale and the transposed input stay scalar.
+  std::optional<StructuredCase> c =
+      findCase("generic bias, row scale and transposed input as vectors");
+  ASSERT_TRUE(c);
+  StatusOr<CompiledKernel> ptx =
+      compileKernelSource(generate(decode(*c), true).source, "compute_90");
+  ASSERT_TRUE(ptx.isOk()) << ptx.status().toString();
+  for (const char *instruction : {"ld.global.nc.v4.f32", "ld.global.nc.v4.u16",
+                                  "st.global.v4.u16", "ld.global.nc.u16"})
+    EXPECT_NE(ptx->image.find(instruction), std::string::npos) << instruction;
+  // bf16 and i1 results of one loop: 16 and 8 bytes per thread.
+  std::optional<StructuredCase> bf16 = findCase("float ops bf16 as vectors");
+  ASSERT_TRUE(bf16);
+  ptx = compileKernelSource(generate(decode(*bf16), true).source, "compute_90");
+  ASSERT_TRUE(ptx.isOk()) << ptx.status().toString();
+  EXPECT_NE(ptx->image.find("st.global.v4.u32"), std::string::npos);
+  EXPECT_NE(ptx->image.find("st.global.v2.u32"), std::string::npos);
 }
 
 TEST(CodegenTest, LoopOfSizeOneIsParallel) {

@@ -6,7 +6,8 @@
 // builds it, and running every thread of the grid in turn executes each
 // thread-per-point kernel exactly, since those threads share nothing. Every
 // such case of StructuredCases.h runs here against the host backend,
-// compared as StructuredGpuTest compares the GPU. The cooperative and
+// compared as StructuredGpuTest compares the GPU; those on the vector path
+// also with misaligned tensors, which take the scalar loop. The cooperative and
 // column reductions (shuffles, shared memory, barriers) need threads in
 // lockstep and stay with the GPU tests. ElementMath.h takes its host paths
 // here where the GPU has conversion instructions; ElementMathTest shows
@@ -203,31 +204,31 @@ void *compileAndOpen(const std::string &source, const std::string &dir) {
   return library;
 }
 
-/// Runs case `k` through its kernel on a fresh arena and compares it with
-/// the host backend's run.
-void runCase(const CpuCase &k, void *library) {
+/// Runs case `k` through its kernel on a fresh arena, `shift` bytes past a
+/// 256-byte boundary, and compares it with the host backend's run.
+void runCase(const CpuCase &k, void *library, int64_t shift) {
   const StructuredCase &c = *k.c;
-  SCOPED_TRACE(c.name);
+  SCOPED_TRACE(c.name + (shift ? " at +" + std::to_string(shift) : ""));
   const HostRun host = runOnHost(c, k.schedule);
   const Schedule &schedule = *k.schedule.schedule;
   const ValueTable &values = schedule.values();
 
   const int64_t arenaBytes = schedule.arenaBytes(MemorySpace::Device);
-  // 256-byte alignment, as cudaMalloc gives.
-  std::unique_ptr<std::byte, decltype(&std::free)> arena(
+  // 256-byte alignment, as cudaMalloc gives, then the shift.
+  std::unique_ptr<std::byte, decltype(&std::free)> memory(
       static_cast<std::byte *>(std::aligned_alloc(
           256, static_cast<size_t>((arenaBytes + 255) / 256 * 256 + 256))),
       &std::free);
-  std::memset(arena.get(), 0, static_cast<size_t>(arenaBytes));
+  std::byte *const base = memory.get() + shift;
+  std::memset(base, 0, static_cast<size_t>(arenaBytes));
   for (size_t i = 0; i < c.values.size(); ++i)
     if (c.values[i].isTensor && c.values[i].aliasOf < 0 &&
         c.values[i].numel() > 0) {
       const std::vector<uint8_t> data = makeCaseData(c.values[i], i + 1);
-      std::memcpy(arena.get() + k.schedule.offsets[i], data.data(),
-                  data.size());
+      std::memcpy(base + k.schedule.offsets[i], data.data(), data.size());
     }
   auto tensor = [&](int64_t id) -> void * {
-    return arena.get() + k.schedule.offsets[id];
+    return base + k.schedule.offsets[id];
   };
   std::vector<Scalar> registers = host.registers;
   ErrorRecord record;
@@ -258,9 +259,8 @@ void runCase(const CpuCase &k, void *library) {
                          bytesOf(values.values[result]));
     if (from == to || !shared)
       continue;
-    std::memmove(arena.get() + to, arena.get() + from,
-                 static_cast<size_t>(bytes));
-    pointers[2 * o + 1] = arena.get() + to;
+    std::memmove(base + to, base + from, static_cast<size_t>(bytes));
+    pointers[2 * o + 1] = base + to;
   }
   std::vector<void *> args;
   for (void *&pointer : pointers)
@@ -292,7 +292,7 @@ void runCase(const CpuCase &k, void *library) {
   const CaseData data = makeAllCaseData(c);
   for (size_t r = 0; r < c.checked.size(); ++r) {
     const int64_t id = c.checked[r];
-    const std::byte *bytes = arena.get() + k.schedule.offsets[id];
+    const std::byte *bytes = base + k.schedule.offsets[id];
     const std::vector<uint8_t> result(reinterpret_cast<const uint8_t *>(bytes),
                                       reinterpret_cast<const uint8_t *>(bytes) +
                                           bytesOf(values.values[id]));
@@ -318,8 +318,17 @@ TEST(GeneratedOnCpuTest, EveryThreadPerPointKernelMatchesTheHost) {
   std::filesystem::create_directories(dir);
   void *library = compileAndOpen(makeSource(cases), dir.string());
   if (library) {
-    for (const CpuCase &k : cases)
-      runCase(k, library);
+    // Kernels on the vector path run again with every tensor 8 bytes off
+    // the alignment of 16-byte vectors: those take the scalar loop.
+    int vectorKernels = 0;
+    for (const CpuCase &k : cases) {
+      runCase(k, library, 0);
+      if (k.kernel.vectorWidth > 1) {
+        ++vectorKernels;
+        runCase(k, library, 8);
+      }
+    }
+    EXPECT_GE(vectorKernels, 15);
     dlclose(library);
   }
   // A failure keeps the source for a look.

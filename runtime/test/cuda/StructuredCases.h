@@ -1,7 +1,8 @@
 //===- StructuredCases.h - linalg.map/reduce/generic test cases -*- C++ -*-===//
 //
 // The instructions the generated kernels are tested on: every body op and
-// dtype, every loop mapping (parallel, in-thread, sequential), reductions,
+// dtype, every loop mapping (parallel, in-thread, sequential, the vector
+// path's lengths and its three ways of reading an input), reductions,
 // tensor.extract, scalars from outside, aliasing and empty tensors, and
 // the cooperative reductions (a warp or a block per point, Codegen.h). Each
 // case is a value table and one instruction; CodegenTest compiles every
@@ -299,128 +300,140 @@ inline std::vector<StructuredCase> getStructuredCases() {
   const char *cmpiPredicates[] = {"eq",  "ne",  "slt", "sle", "sgt",
                                   "sge", "ult", "ule", "ugt", "uge"};
 
-  // Exactly rounded float ops, one output each, on every float type.
-  for (DType t : floatTypes)
-    cases.push_back(detail::opTable(
-        std::string("float ops ") + getDTypeName(t), {t, t}, 301,
-        [&](CaseBuilder &b, const std::vector<int64_t> &a) {
-          std::vector<int64_t> r;
-          for (const char *op :
-               {"arith.addf", "arith.subf", "arith.mulf", "arith.divf",
-                "arith.maximumf", "arith.minimumf", "arith.remf"})
-            r.push_back(b.op(op, {a[0], a[1]}, t));
-          for (const char *op : {"arith.negf", "math.absf", "math.floor",
-                                 "math.ceil", "math.sqrt", "math.rsqrt"})
-            r.push_back(b.op(op, {a[0]}, t));
-          for (const char *p : cmpfPredicates)
-            r.push_back(b.op("arith.cmpf", {a[0], a[1]}, DType::I1,
-                             {{"predicate", p}}));
-          const int64_t less = r[r.size() - 13]; // olt
-          r.push_back(b.op("arith.select", {less, a[0], a[1]}, t));
-          // A chain: every op rounds (x * y + x) / y - y.
-          int64_t v = b.op("arith.mulf", {a[0], a[1]}, t);
-          v = b.op("arith.addf", {v, a[0]}, t);
-          v = b.op("arith.divf", {v, a[1]}, t);
-          r.push_back(b.op("arith.subf", {v, a[1]}, t));
-          return r;
-        }));
+  // Exactly rounded float ops, one output each, on every float type; each
+  // op table also at a length that 8 divides, which the vector path takes
+  // (Codegen.h, "Vectors").
+  const char *vectorSuffix = " as vectors";
+  for (const char *suffix : {"", vectorSuffix})
+    for (DType t : floatTypes)
+      cases.push_back(detail::opTable(
+          std::string("float ops ") + getDTypeName(t) + suffix, {t, t},
+          *suffix ? 296 : 301,
+          [&](CaseBuilder &b, const std::vector<int64_t> &a) {
+            std::vector<int64_t> r;
+            for (const char *op :
+                 {"arith.addf", "arith.subf", "arith.mulf", "arith.divf",
+                  "arith.maximumf", "arith.minimumf", "arith.remf"})
+              r.push_back(b.op(op, {a[0], a[1]}, t));
+            for (const char *op : {"arith.negf", "math.absf", "math.floor",
+                                   "math.ceil", "math.sqrt", "math.rsqrt"})
+              r.push_back(b.op(op, {a[0]}, t));
+            for (const char *p : cmpfPredicates)
+              r.push_back(b.op("arith.cmpf", {a[0], a[1]}, DType::I1,
+                               {{"predicate", p}}));
+            const int64_t less = r[r.size() - 13]; // olt
+            r.push_back(b.op("arith.select", {less, a[0], a[1]}, t));
+            // A chain: every op rounds (x * y + x) / y - y.
+            int64_t v = b.op("arith.mulf", {a[0], a[1]}, t);
+            v = b.op("arith.addf", {v, a[0]}, t);
+            v = b.op("arith.divf", {v, a[1]}, t);
+            r.push_back(b.op("arith.subf", {v, a[1]}, t));
+            return r;
+          }));
 
   // Transcendental functions (last-ulp tolerance against glibc).
-  for (DType t : floatTypes)
-    cases.push_back(detail::opTable(
-        std::string("math ") + getDTypeName(t), {t, t}, 211,
-        [&](CaseBuilder &b, const std::vector<int64_t> &a) {
-          std::vector<int64_t> r;
-          for (const char *op :
-               {"math.exp", "math.exp2", "math.log", "math.log2", "math.log1p",
-                "math.tanh", "math.erf", "math.sin", "math.cos"})
-            r.push_back(b.op(op, {a[0]}, t));
-          r.push_back(b.op("math.powf", {a[0], a[1]}, t));
-          return r;
-        },
-        /*transcendental=*/true));
+  for (const char *suffix : {"", vectorSuffix})
+    for (DType t : floatTypes)
+      cases.push_back(detail::opTable(
+          std::string("math ") + getDTypeName(t) + suffix, {t, t},
+          *suffix ? 216 : 211,
+          [&](CaseBuilder &b, const std::vector<int64_t> &a) {
+            std::vector<int64_t> r;
+            for (const char *op : {"math.exp", "math.exp2", "math.log",
+                                   "math.log2", "math.log1p", "math.tanh",
+                                   "math.erf", "math.sin", "math.cos"})
+              r.push_back(b.op(op, {a[0]}, t));
+            r.push_back(b.op("math.powf", {a[0], a[1]}, t));
+            return r;
+          },
+          /*transcendental=*/true));
 
   // Integer ops on every integer type.
-  for (DType t : {DType::I32, DType::I64, DType::I1, DType::Index})
-    cases.push_back(detail::opTable(
-        std::string("integer ops ") + getDTypeName(t), {t, t, t}, 293,
-        [&](CaseBuilder &b, const std::vector<int64_t> &a) {
-          std::vector<int64_t> r;
-          for (const char *op :
-               {"arith.addi", "arith.subi", "arith.muli", "arith.divsi",
-                "arith.divui", "arith.remsi", "arith.remui", "arith.maxsi",
-                "arith.minsi", "arith.andi", "arith.ori", "arith.xori"})
-            r.push_back(b.op(op, {a[0], a[1]}, t));
-          // Shift amounts mostly in range (the third input is small).
-          for (const char *op : {"arith.shli", "arith.shrsi", "arith.shrui"})
-            r.push_back(b.op(op, {a[0], a[2]}, t));
-          for (const char *p : cmpiPredicates)
-            r.push_back(b.op("arith.cmpi", {a[0], a[1]}, DType::I1,
-                             {{"predicate", p}}));
-          const int64_t less = r[r.size() - 8]; // slt
-          r.push_back(b.op("arith.select", {less, a[0], a[1]}, t));
-          return r;
-        },
-        false, {{0, 0}, {0, 0}, {-2, t == DType::I1 ? 2 : 70}}));
+  for (const char *suffix : {"", vectorSuffix})
+    for (DType t : {DType::I32, DType::I64, DType::I1, DType::Index})
+      cases.push_back(detail::opTable(
+          std::string("integer ops ") + getDTypeName(t) + suffix, {t, t, t},
+          *suffix ? 296 : 293,
+          [&](CaseBuilder &b, const std::vector<int64_t> &a) {
+            std::vector<int64_t> r;
+            for (const char *op :
+                 {"arith.addi", "arith.subi", "arith.muli", "arith.divsi",
+                  "arith.divui", "arith.remsi", "arith.remui", "arith.maxsi",
+                  "arith.minsi", "arith.andi", "arith.ori", "arith.xori"})
+              r.push_back(b.op(op, {a[0], a[1]}, t));
+            // Shift amounts mostly in range (the third input is small).
+            for (const char *op : {"arith.shli", "arith.shrsi", "arith.shrui"})
+              r.push_back(b.op(op, {a[0], a[2]}, t));
+            for (const char *p : cmpiPredicates)
+              r.push_back(b.op("arith.cmpi", {a[0], a[1]}, DType::I1,
+                               {{"predicate", p}}));
+            const int64_t less = r[r.size() - 8]; // slt
+            r.push_back(b.op("arith.select", {less, a[0], a[1]}, t));
+            return r;
+          },
+          false, {{0, 0}, {0, 0}, {-2, t == DType::I1 ? 2 : 70}}));
 
   // Casts between every pair the op set allows.
-  cases.push_back(detail::opTable(
-      "casts",
-      {DType::F32, DType::I32, DType::I64, DType::I1, DType::F64, DType::BF16,
-       DType::F16},
-      257, [&](CaseBuilder &b, const std::vector<int64_t> &a) {
-        const int64_t x = a[0], k = a[1], l = a[2], c = a[3], d = a[4],
-                      h = a[5], g = a[6];
-        std::vector<int64_t> r = {
-            b.op("arith.extf", {h}, DType::F32),
-            b.op("arith.extf", {g}, DType::F64),
-            b.op("arith.extf", {x}, DType::F64),
-            b.op("arith.truncf", {x}, DType::BF16),
-            b.op("arith.truncf", {d}, DType::F16),
-            b.op("arith.truncf", {d}, DType::F32),
-            b.op("arith.truncf", {d}, DType::BF16),
-            b.op("arith.sitofp", {k}, DType::F32),
-            b.op("arith.sitofp", {l}, DType::F32),
-            b.op("arith.sitofp", {l}, DType::BF16),
-            b.op("arith.sitofp", {c}, DType::F32),
-            b.op("arith.sitofp", {l}, DType::F64),
-            b.op("arith.uitofp", {k}, DType::F32),
-            b.op("arith.uitofp", {l}, DType::F64),
-            b.op("arith.uitofp", {l}, DType::F16),
-            b.op("arith.uitofp", {c}, DType::F64),
-            b.op("arith.fptosi", {x}, DType::I32),
-            b.op("arith.fptosi", {d}, DType::I64),
-            b.op("arith.fptosi", {x}, DType::I1),
-            b.op("arith.fptosi", {h}, DType::I32),
-            b.op("arith.fptoui", {x}, DType::I32),
-            b.op("arith.fptoui", {d}, DType::I64),
-            b.op("arith.fptoui", {g}, DType::I1),
-            b.op("arith.extsi", {k}, DType::I64),
-            b.op("arith.extsi", {c}, DType::I32),
-            b.op("arith.extui", {k}, DType::I64),
-            b.op("arith.extui", {c}, DType::I64),
-            b.op("arith.trunci", {l}, DType::I32),
-            b.op("arith.trunci", {k}, DType::I1),
-            b.op("arith.bitcast", {k}, DType::F32),
-            b.op("arith.bitcast", {l}, DType::F64),
-        };
-        // Bitcasts of floats to integers see a NaN's payload, which the
-        // GPU's conversions need not keep: NaN becomes 0 first.
-        for (int64_t f : {x, d}) {
-          const DType type = b.dtypeOf(f);
-          const int64_t zero = b.constant(type, 0.0);
-          const int64_t ordered =
-              b.op("arith.cmpf", {f, f}, DType::I1, {{"predicate", "ord"}});
-          const int64_t clean = b.op("arith.select", {ordered, f, zero}, type);
-          r.push_back(b.op("arith.bitcast", {clean},
-                           type == DType::F32 ? DType::I32 : DType::I64));
-        }
-        const int64_t i = b.op("arith.index_cast", {k}, DType::Index);
-        r.push_back(b.op("arith.index_cast", {i}, DType::I32));
-        r.push_back(b.op("arith.bitcast", {i}, DType::F64));
-        r.push_back(b.op("arith.index_cast", {c}, DType::Index));
-        return r;
-      }));
+  for (const char *suffix : {"", vectorSuffix})
+    cases.push_back(detail::opTable(
+        std::string("casts") + suffix,
+        {DType::F32, DType::I32, DType::I64, DType::I1, DType::F64, DType::BF16,
+         DType::F16},
+        *suffix ? 256 : 257,
+        [&](CaseBuilder &b, const std::vector<int64_t> &a) {
+          const int64_t x = a[0], k = a[1], l = a[2], c = a[3], d = a[4],
+                        h = a[5], g = a[6];
+          std::vector<int64_t> r = {
+              b.op("arith.extf", {h}, DType::F32),
+              b.op("arith.extf", {g}, DType::F64),
+              b.op("arith.extf", {x}, DType::F64),
+              b.op("arith.truncf", {x}, DType::BF16),
+              b.op("arith.truncf", {d}, DType::F16),
+              b.op("arith.truncf", {d}, DType::F32),
+              b.op("arith.truncf", {d}, DType::BF16),
+              b.op("arith.sitofp", {k}, DType::F32),
+              b.op("arith.sitofp", {l}, DType::F32),
+              b.op("arith.sitofp", {l}, DType::BF16),
+              b.op("arith.sitofp", {c}, DType::F32),
+              b.op("arith.sitofp", {l}, DType::F64),
+              b.op("arith.uitofp", {k}, DType::F32),
+              b.op("arith.uitofp", {l}, DType::F64),
+              b.op("arith.uitofp", {l}, DType::F16),
+              b.op("arith.uitofp", {c}, DType::F64),
+              b.op("arith.fptosi", {x}, DType::I32),
+              b.op("arith.fptosi", {d}, DType::I64),
+              b.op("arith.fptosi", {x}, DType::I1),
+              b.op("arith.fptosi", {h}, DType::I32),
+              b.op("arith.fptoui", {x}, DType::I32),
+              b.op("arith.fptoui", {d}, DType::I64),
+              b.op("arith.fptoui", {g}, DType::I1),
+              b.op("arith.extsi", {k}, DType::I64),
+              b.op("arith.extsi", {c}, DType::I32),
+              b.op("arith.extui", {k}, DType::I64),
+              b.op("arith.extui", {c}, DType::I64),
+              b.op("arith.trunci", {l}, DType::I32),
+              b.op("arith.trunci", {k}, DType::I1),
+              b.op("arith.bitcast", {k}, DType::F32),
+              b.op("arith.bitcast", {l}, DType::F64),
+          };
+          // Bitcasts of floats to integers see a NaN's payload, which the
+          // GPU's conversions need not keep: NaN becomes 0 first.
+          for (int64_t f : {x, d}) {
+            const DType type = b.dtypeOf(f);
+            const int64_t zero = b.constant(type, 0.0);
+            const int64_t ordered =
+                b.op("arith.cmpf", {f, f}, DType::I1, {{"predicate", "ord"}});
+            const int64_t clean =
+                b.op("arith.select", {ordered, f, zero}, type);
+            r.push_back(b.op("arith.bitcast", {clean},
+                             type == DType::F32 ? DType::I32 : DType::I64));
+          }
+          const int64_t i = b.op("arith.index_cast", {k}, DType::Index);
+          r.push_back(b.op("arith.index_cast", {i}, DType::I32));
+          r.push_back(b.op("arith.bitcast", {i}, DType::F64));
+          r.push_back(b.op("arith.index_cast", {c}, DType::Index));
+          return r;
+        }));
 
   // Scalars from outside the body and constants of every type: a map.
   {
@@ -610,6 +623,56 @@ inline std::vector<StructuredCase> getStructuredCases() {
     cases.push_back(c);
   }
   {
+    // The vector path's three ways to read an input: a bias contiguous
+    // along the rows (a vector), a per-row scale (one value per thread) and
+    // a transposed input (element by element); f32 bias and bf16 output
+    // make vectors of 4.
+    CaseBuilder b("generic bias, row scale and transposed input as vectors");
+    const int64_t x = b.tensor(DType::BF16, {6, 64});
+    const int64_t bias = b.tensor(DType::F32, {64});
+    const int64_t scale = b.tensor(DType::BF16, {6});
+    const int64_t xt = b.tensor(DType::BF16, {64, 6});
+    const int64_t init = b.tensor(DType::BF16, {6, 64});
+    const int64_t out = b.result(init);
+    const int64_t a = b.scalar(DType::BF16), c = b.scalar(DType::F32),
+                  r = b.scalar(DType::BF16), t = b.scalar(DType::BF16),
+                  o = b.scalar(DType::BF16);
+    const int64_t af = b.op("arith.extf", {a}, DType::F32);
+    const int64_t m = b.op("arith.mulf", {af, c}, DType::F32);
+    const int64_t rt = b.op("arith.addf", {r, t}, DType::BF16);
+    const int64_t rtf = b.op("arith.extf", {rt}, DType::F32);
+    const int64_t sum = b.op("arith.addf", {m, rtf}, DType::F32);
+    const int64_t y = b.op("arith.truncf", {sum}, DType::BF16);
+    cases.push_back(
+        b.finish({{"op", "linalg.generic"},
+                  {"operands", {x, bias, scale, xt, init}},
+                  {"results", {out}},
+                  {"indexing_maps", {{0, 1}, {1}, {0}, {1, 0}, {0, 1}}},
+                  {"iterator_types", {"parallel", "parallel"}},
+                  {"body", b.body({a, c, r, t, o}, {y})}}));
+  }
+  {
+    // The destination read as a vector: out = init + x in f16 (vectors of
+    // 8), and a second f64 output of the same loop (vectors of 2 for both).
+    CaseBuilder b("generic accumulating into its destinations as vectors");
+    const int64_t x = b.tensor(DType::F16, {8, 40});
+    const int64_t init = b.tensor(DType::F16, {8, 40});
+    const int64_t initWide = b.tensor(DType::F64, {8, 40});
+    const int64_t out = b.result(init);
+    const int64_t outWide = b.result(initWide);
+    const int64_t a = b.scalar(DType::F16), o = b.scalar(DType::F16),
+                  w = b.scalar(DType::F64);
+    const int64_t s = b.op("arith.addf", {o, a}, DType::F16);
+    const int64_t e = b.op("arith.extf", {a}, DType::F64);
+    const int64_t ws = b.op("arith.mulf", {w, e}, DType::F64);
+    cases.push_back(b.finish({{"op", "linalg.generic"},
+                              {"operands", {x, init, initWide}},
+                              {"results", {out, outWide}},
+                              {"indexing_maps", {{0, 1}, {0, 1}, {0, 1}}},
+                              {"iterator_types", {"parallel", "parallel"}},
+                              {"body", b.body({a, o, w}, {s, ws})}}));
+  }
+  {
     // A parallel loop no output indexes runs inside the thread, in order.
     CaseBuilder b("generic parallel loop indexed by no output");
     const int64_t x = b.tensor(DType::F32, {20, 30});
@@ -700,12 +763,14 @@ inline std::vector<StructuredCase> getStructuredCases() {
       c.runError = "tensor.extract index ";
     cases.push_back(c);
   }
-  {
-    // In place: the input, the destination and the result share a buffer
-    // (a schedule's result lives in its destination's buffer).
-    CaseBuilder b("map in place over its input");
-    const int64_t x = b.tensor(DType::F32, {1000, 37});
-    const int64_t init = b.tensor(DType::F32, {1000, 37}, x);
+  // In place: the input, the destination and the result share a buffer
+  // (a schedule's result lives in its destination's buffer).
+  for (const char *suffix : {"", vectorSuffix}) {
+    CaseBuilder b(std::string("map in place over its input") + suffix);
+    const std::vector<int64_t> shape = *suffix ? std::vector<int64_t>{500, 16}
+                                               : std::vector<int64_t>{1000, 37};
+    const int64_t x = b.tensor(DType::F32, shape);
+    const int64_t init = b.tensor(DType::F32, shape, x);
     const int64_t out = b.result(init, x);
     const int64_t a = b.scalar(DType::F32), o = b.scalar(DType::F32);
     const int64_t one = b.constant(DType::F32, 1.5);

@@ -1472,8 +1472,13 @@ void planVector(LoopNest &nest) {
   }
 }
 
-LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
-  constexpr int64_t kThreadsPerMultiprocessor = 2048;
+LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors,
+                           int residentThreads) {
+  // Whole blocks of the largest size, at least one.
+  const int64_t resident =
+      std::max<int64_t>(std::min(residentThreads, kThreadsPerMultiprocessor) /
+                            kMaxBlockSize * kMaxBlockSize,
+                        kMaxBlockSize);
   LaunchShape shape;
   if (kernel.numThreads == 0)
     return shape; // nothing to compute: every output is empty
@@ -1484,15 +1489,15 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
   const int64_t sms = std::max(1, multiProcessors);
   if (kernel.pointsPerBlock > 0) {
     shape.threads = kBlockReductionThreads;
-    shape.blocks = std::min(
-        (kernel.numPoints + kernel.pointsPerBlock - 1) / kernel.pointsPerBlock,
-        sms * (kThreadsPerMultiprocessor / kBlockReductionThreads));
+    shape.blocks = std::min((kernel.numPoints + kernel.pointsPerBlock - 1) /
+                                kernel.pointsPerBlock,
+                            sms * (resident / kBlockReductionThreads));
     return shape;
   }
   if (kernel.pointThreads == kBlockReductionThreads) {
     shape.threads = kBlockReductionThreads;
-    shape.blocks = std::min(kernel.numPoints, sms * (kThreadsPerMultiprocessor /
-                                                     kBlockReductionThreads));
+    shape.blocks =
+        std::min(kernel.numPoints, sms * (resident / kBlockReductionThreads));
     return shape;
   }
   // Smaller blocks when the threads are few, so that every multiprocessor
@@ -1502,7 +1507,7 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors) {
     blockSize /= 2;
   shape.threads = blockSize;
   shape.blocks = std::min((kernel.numThreads + blockSize - 1) / blockSize,
-                          sms * (kThreadsPerMultiprocessor / blockSize));
+                          sms * (resident / blockSize));
   return shape;
 }
 

@@ -286,13 +286,21 @@ struct LaunchShape {
   int threads = 1;
 };
 
+/// The most threads a multiprocessor holds (sm_80 and later).
+constexpr int kThreadsPerMultiprocessor = 2048;
+
 /// The launch of `kernel` on a GPU with `multiProcessors`: blocks of 256
 /// threads (a block per point for block reductions, per pointsPerBlock
 /// points for column reductions), halved down to 32
 /// while the threads would not give every multiprocessor a block; at most
-/// one wave of resident blocks (2048 threads per multiprocessor), the
-/// grid-stride loops doing the rest; one thread for sequential nests.
-LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors);
+/// one wave of resident blocks, the grid-stride loops doing the rest; one
+/// thread for sequential nests. `residentThreads` is how many of the
+/// kernel's threads a multiprocessor holds at once in blocks of 256 (its
+/// occupancy: the CUDA device asks the driver, getResidentThreads; the
+/// cost model, which compiles nothing, takes the full 2048), rounded down
+/// to whole blocks, at least one.
+LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors,
+                           int residentThreads = kThreadsPerMultiprocessor);
 
 /// The helpers every generated source starts with (conversions, rounding,
 /// the integer and float ops the host defines specially). Exposed for

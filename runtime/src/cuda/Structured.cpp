@@ -90,6 +90,21 @@ StatusOr<cudaKernel_t> loadGenerated(const CudaContext &ctx,
   return handle;
 }
 
+/// How many threads of `kernel` a multiprocessor holds at once in blocks of
+/// kMaxBlockSize, as its registers and shared memory allow (getLaunchShape's
+/// wave); the most a multiprocessor holds where the driver does not say.
+int getResidentThreads(cudaKernel_t kernel) {
+  int blocks = 0;
+  if (cudaOccupancyMaxActiveBlocksPerMultiprocessor(
+          &blocks, reinterpret_cast<const void *>(kernel), kMaxBlockSize, 0) !=
+          cudaSuccess ||
+      blocks <= 0) {
+    (void)cudaGetLastError(); // not sticky: clear it for later checks
+    return kThreadsPerMultiprocessor;
+  }
+  return blocks * kMaxBlockSize;
+}
+
 /// Ops in order: a row program's constants, then its kernel.
 class SequenceOp final : public PreparedOp {
 public:
@@ -150,7 +165,8 @@ PreparedOpOr prepareRowProgram(const RowProgram &program,
   shapeOf.pointThreads = kernel->pointThreads;
   shapeOf.numPoints = kernel->numPoints;
   shapeOf.numThreads = kernel->numPoints * kernel->pointThreads;
-  const LaunchShape shape = getLaunchShape(shapeOf, *multiProcessors);
+  const LaunchShape shape =
+      getLaunchShape(shapeOf, *multiProcessors, getResidentThreads(*handle));
   ops.push_back(std::make_unique<StructuredOp>(
       ctx.compute, *handle, dim3(static_cast<unsigned>(shape.blocks)),
       dim3(static_cast<unsigned>(shape.threads)), std::move(arguments),
@@ -203,8 +219,8 @@ PreparedOpOr prepareStructured(const Instruction &inst,
   for (int64_t id : kernel->tensors)
     arguments.push_back(ctx.tensor(id));
 
-  // The launch shape (getLaunchShape): at most one wave of resident
-  // blocks, the grid-stride loops doing the rest.
+  // The launch shape (getLaunchShape): at most one wave of the blocks the
+  // kernel's occupancy allows, the grid-stride loops doing the rest.
   int multiProcessors = 1;
   if (kernel->numThreads != 0 && !kernel->sequential) {
     StatusOr<int> count = ctx.kernels->multiProcessorCount();
@@ -212,7 +228,8 @@ PreparedOpOr prepareStructured(const Instruction &inst,
       return count.status();
     multiProcessors = *count;
   }
-  const LaunchShape shape = getLaunchShape(*kernel, multiProcessors);
+  const LaunchShape shape =
+      getLaunchShape(*kernel, multiProcessors, getResidentThreads(*handle));
   const dim3 grid(static_cast<unsigned>(shape.blocks));
   const dim3 block(static_cast<unsigned>(shape.threads));
 

@@ -731,13 +731,14 @@ TEST(CodegenTest, CooperativeStrides) {
 
 TEST(CodegenTest, LaunchShapes) {
   auto shape = [](int pointThreads, int64_t numPoints, int sms,
-                  bool sequential = false) {
+                  bool sequential = false,
+                  int resident = kThreadsPerMultiprocessor) {
     GeneratedKernel kernel;
     kernel.pointThreads = pointThreads;
     kernel.numPoints = numPoints;
     kernel.numThreads = numPoints * pointThreads;
     kernel.sequential = sequential;
-    const LaunchShape s = getLaunchShape(kernel, sms);
+    const LaunchShape s = getLaunchShape(kernel, sms, resident);
     return std::make_pair(s.blocks, s.threads);
   };
   using Shape = std::pair<int64_t, int>;
@@ -754,6 +755,15 @@ TEST(CodegenTest, LaunchShapes) {
   // A block of 256 per point.
   EXPECT_EQ(shape(256, 2, 132), Shape(2, 256));
   EXPECT_EQ(shape(256, 8192, 132), Shape(1056, 256));
+  // The wave is the kernel's occupancy: 3 blocks of 256 per
+  // multiprocessor where its registers allow 768 threads (rounded down to
+  // whole blocks, at least one; never above 2048).
+  EXPECT_EQ(shape(1, 1000000, 132, false, 768), Shape(396, 256));
+  EXPECT_EQ(shape(1, 1000000, 132, false, 1000), Shape(396, 256));
+  EXPECT_EQ(shape(1, 1000000, 132, false, 100), Shape(132, 256));
+  EXPECT_EQ(shape(1, 1000000, 132, false, 4096), Shape(1056, 256));
+  EXPECT_EQ(shape(256, 8192, 132, false, 512), Shape(264, 256));
+  EXPECT_EQ(shape(32, 98304, 132, false, 1024), Shape(528, 256));
 }
 
 TEST(CodegenTest, VectorWidths) {

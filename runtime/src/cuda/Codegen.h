@@ -120,8 +120,9 @@
 // double does (ops/ElementMath.h's file comment: f32 has 2p + 2 bits for
 // every narrower type), negation, fabs, maximumf / minimumf (NaN
 // propagating, -0 < +0), compares and selects are exact in any type, and
-// everything else (exp, log, tanh, pow, fmod, rsqrt, conversions from
-// integers) widens its operands to double as the host does. Integer ops
+// everything else (exp, log, tanh, pow, fmod, rsqrt) widens its operands
+// to double as the host does, as do conversions from integers to bf16 and
+// f16 (to f32 they round once). Integer ops
 // wrap; fptosi/fptoui saturate; division by zero yields 0. The kernels are
 // compiled with --fmad=false, so nothing is contracted behind the code's
 // back: + - * / and sqrt match the host bit for bit; the transcendental

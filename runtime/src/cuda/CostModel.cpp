@@ -17,6 +17,7 @@
 #include "CudaOps.h"
 #include "HostCompute.h"
 #include "RowFusion.h"
+#include "ops/CopyShape.h"
 
 #include "Gemm.h"
 #include "HostKernels.h"
@@ -107,6 +108,7 @@ private:
   StatusOr<Launch> planStructured(const Instruction &inst);
   Launch planMatmul(const Instruction &inst);
   Launch planFill(double bytes);
+  Launch planStridedCopy(const Instruction &inst);
   Launch planRowProgram(const cuda::RowProgram &program);
   Launch planOptimizers(const std::vector<const Instruction *> &group);
   Launch planHost(const std::vector<const Instruction *> &group);
@@ -265,10 +267,14 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
   Launch launch;
   launch.category = categoryOf(inst.code());
   const bool reduces = nest->numElements() > 1;
+  // On the vector path (Codegen.h, "Vectors") each thread has its V
+  // elements of every input in flight at once, a broadcast one's single
+  // element aside.
   double inFlight = 0;
   for (const cuda::NestOperand &in : nest->inputs) {
     launch.bytes += tensorBytes(in.value);
-    inFlight += elementWidth(in.value);
+    const bool broadcast = in.strides[nest->vectorLoop] == 0;
+    inFlight += elementWidth(in.value) * (broadcast ? 1 : nest->vectorWidth);
   }
   for (size_t i = 0; i < nest->outputs.size(); ++i) {
     // A reduction starts from its destination; every result is written.
@@ -276,7 +282,9 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
       launch.bytes += tensorBytes(nest->outputs[i].value);
     launch.bytes += tensorBytes(nest->results[i]);
   }
-  // Every body op is one double operation per iteration point.
+  // Every body op is one operation per iteration point, priced at the
+  // double rate (f32 values compute in float, which is faster: the maps
+  // are bound by their bytes either way).
   const double points = static_cast<double>(nest->numPoints()) *
                         static_cast<double>(nest->numElements());
   launch.flops = points * static_cast<double>(nest->body->ops.size());
@@ -288,13 +296,12 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
   launch.loadOnlyIterations = static_cast<double>(nest->numElements()) /
                               static_cast<double>(nest->pointThreads);
   launch.efficiency = gpu_.generatedEfficiency;
-  if (nest->vectorWidth > 1) {
-    // The vector path (Codegen.h, "Vectors"): each thread's V elements of
-    // every input in flight at once, priced as a streaming kernel like the
-    // optimizer's vector path (not yet measured; docs/PERFORMANCE.md).
-    launch.bytesInFlight *= nest->vectorWidth;
+  // The vector path is priced as a streaming kernel like the optimizer's
+  // vector path (not yet measured; docs/PERFORMANCE.md), taking the arena's
+  // alignment for granted (buffer offsets are multiples of the schedule's
+  // memory.alignment, 64 from zero-opt).
+  if (nest->vectorWidth > 1)
     launch.efficiency = 1;
-  }
   return launch;
 }
 
@@ -430,6 +437,54 @@ Launch Planner::planFill(double bytes) {
   return launch;
 }
 
+Launch Planner::planStridedCopy(const Instruction &inst) {
+  // DataMovement.cu's plan (planCopy) of the copy ops::describeStridedCopy
+  // makes of the op: one cudaMemcpyAsync when it is contiguous, 32 x 32
+  // tiles (blocks of 32 x 8 threads, four elements each) for a transpose of
+  // the two innermost dimensions, else a strided copy of elements widened
+  // as far as the arena offsets allow, one per thread and iteration.
+  const ops::StridedCopy copy = ops::describeStridedCopy(inst, values_);
+  ops::CopyShape shape =
+      ops::simplifyCopy(copy.shape, copy.dstStrides, copy.srcStrides);
+  Launch launch;
+  launch.category = inst.code() == OpCode::Transpose ? "transpose" : "copy";
+  if (shape.empty) {
+    launch.count = 0;
+    return launch;
+  }
+  // Reads the copied elements (a broadcast its source once), writes them.
+  double numel = 1;
+  for (int64_t size : copy.shape)
+    numel *= static_cast<double>(size);
+  const double written = numel * static_cast<double>(copy.width);
+  launch.bytes = std::min(written, tensorBytes(copy.source)) + written;
+  if (shape.isContiguous()) {
+    launch.threads = static_cast<double>(gpu_.sms) * gpu_.threadsPerSm;
+    launch.bytesInFlight = kUnbounded;
+    return launch;
+  }
+  const size_t rank = shape.rank();
+  if (shape.isInnerTranspose() && copy.width <= 8 &&
+      (shape.sizes[rank - 2] + 31) / 32 <= 65535) {
+    launch.threads = std::min(numel / 4, 65535.0 * 32 * 32 * 8);
+    launch.bytesInFlight = 4.0 * static_cast<double>(copy.width);
+    launch.efficiency = gpu_.transposeEfficiency;
+    return launch;
+  }
+  // The arenas start 256-byte aligned: an element's alignment is its
+  // buffer offset's.
+  const uint64_t dstAddress = static_cast<uint64_t>(
+      schedule_.bufferOf(copy.result).offset + copy.dstOffset * copy.width);
+  const uint64_t srcAddress = static_cast<uint64_t>(
+      schedule_.bufferOf(copy.source).offset + copy.srcOffset * copy.width);
+  const int64_t width =
+      ops::widenCopyElements(shape, copy.width, dstAddress, srcAddress);
+  launch.threads =
+      std::min(written / static_cast<double>(width), 65536.0 * 256);
+  launch.bytesInFlight = static_cast<double>(width);
+  return launch;
+}
+
 StatusOr<Launch> Planner::planInstruction(const Instruction &inst) {
   Launch launch;
   switch (inst.code()) {
@@ -458,30 +513,20 @@ StatusOr<Launch> Planner::planInstruction(const Instruction &inst) {
     launch.bytesInFlight = width;
     return launch;
   }
-  case OpCode::Transpose: {
-    // DataMovement.cu: 32 x 32 tiles, blocks of 32 x 8 threads, each thread
-    // four elements.
-    const ValueInfo &out = values_.values[inst.results[0]];
-    launch.category = "transpose";
-    launch.bytes = 2 * tensorBytes(out.id);
-    launch.threads = std::min(static_cast<double>(out.numel) / 4,
-                              65535.0 * 32 * 32 * 8);
-    launch.bytesInFlight = 4 * elementWidth(out.id);
-    launch.efficiency = gpu_.transposeEfficiency;
-    return launch;
-  }
+  case OpCode::Transpose:
+  case OpCode::Broadcast:
+  case OpCode::ExtractSlice:
+  case OpCode::InsertSlice:
+    return planStridedCopy(inst);
   case OpCode::Fill:
   case OpCode::Splat:
     return planFill(tensorBytes(inst.results[0]));
-  case OpCode::Broadcast:
   case OpCode::Copy:
-  case OpCode::ExtractSlice:
-  case OpCode::InsertSlice:
   case OpCode::CollapseShape:
   case OpCode::ExpandShape:
   case OpCode::LocalShard: {
-    // A strided copy, one element per thread (a view of the same memory,
-    // which reshapes usually are, moves nothing).
+    // A copy, one element per thread (a view of the same memory, which
+    // reshapes usually are, moves nothing).
     const ValueInfo &out = values_.values[inst.results[0]];
     const BufferInfo &to = schedule_.bufferOf(out.id);
     const BufferInfo &from = schedule_.bufferOf(inst.operands[0]);

@@ -164,26 +164,9 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
     plan.kind = CopyPlan::Kind::Transpose;
   } else {
     plan.kind = CopyPlan::Kind::Generic;
-    // Widen the elements while the innermost dimension is contiguous on both
-    // sides and every stride and address stays a multiple.
-    if (ds[rank - 1] == 1 && ss[rank - 1] == 1) {
-      for (int64_t f = 16 / width; f >= 2; f /= 2) {
-        bool ok = sizes[rank - 1] % f == 0 &&
-                  reinterpret_cast<uintptr_t>(dst) % (f * width) == 0 &&
-                  reinterpret_cast<uintptr_t>(src) % (f * width) == 0;
-        for (size_t k = 0; k + 1 < rank && ok; ++k)
-          ok = ds[k] % f == 0 && ss[k] % f == 0;
-        if (!ok)
-          continue;
-        width *= f;
-        sizes[rank - 1] /= f;
-        for (size_t k = 0; k + 1 < rank; ++k) {
-          ds[k] /= f;
-          ss[k] /= f;
-        }
-        break;
-      }
-    }
+    width =
+        ops::widenCopyElements(copy, width, reinterpret_cast<uintptr_t>(dst),
+                               reinterpret_cast<uintptr_t>(src));
   }
   plan.width = static_cast<int>(width);
   plan.params.rank = static_cast<int>(rank);
@@ -354,27 +337,27 @@ private:
   int64_t paddingBytes_;
 };
 
-PreparedOpOr makeStridedCopy(const Instruction &inst, const CudaContext &ctx,
-                             int64_t source, int64_t result, int64_t dest,
-                             const std::vector<int64_t> &shape,
-                             const std::vector<int64_t> &dstStrides,
-                             const std::vector<int64_t> &srcStrides,
-                             int64_t dstOffset = 0, int64_t srcOffset = 0) {
-  const ValueInfo &value = ctx.value(result);
-  const int64_t width = byteWidthOf(value.dtype);
-  char *dst = static_cast<char *>(ctx.tensor(result));
+/// linalg.transpose, linalg.broadcast and the static slices: the strided
+/// copy ops::describeStridedCopy makes of them.
+PreparedOpOr prepareStridedCopy(const Instruction &inst,
+                                const CudaContext &ctx) {
+  const ops::StridedCopy copy =
+      ops::describeStridedCopy(inst, ctx.schedule->values());
+  const int64_t width = copy.width;
+  char *dst = static_cast<char *>(ctx.tensor(copy.result));
   PreparedMove init;
-  if (dest >= 0) {
-    const ValueInfo &destValue = ctx.value(dest);
+  if (copy.dest >= 0) {
+    const ValueInfo &destValue = ctx.value(copy.dest);
     StatusOr<PreparedMove> move = PreparedMove::create(
-        dst, ctx.tensor(dest), destValue.numel * width, *ctx.tracker);
+        dst, ctx.tensor(copy.dest), destValue.numel * width, *ctx.tracker);
     if (!move.isOk())
       return move.status();
     init = std::move(*move);
   }
-  StatusOr<CopyPlan> plan =
-      planCopy(ctx, inst, dst, static_cast<const char *>(ctx.tensor(source)),
-               shape, dstStrides, srcStrides, dstOffset, srcOffset, width);
+  StatusOr<CopyPlan> plan = planCopy(
+      ctx, inst, dst, static_cast<const char *>(ctx.tensor(copy.source)),
+      copy.shape, copy.dstStrides, copy.srcStrides, copy.dstOffset,
+      copy.srcOffset, width);
   if (!plan.isOk())
     return plan.status();
   return std::unique_ptr<PreparedOp>(
@@ -392,51 +375,6 @@ PreparedOpOr makeMove(const CudaContext &ctx, void *dst, const void *src,
   return std::unique_ptr<PreparedOp>(new MoveOp(ctx, std::move(*move)));
 }
 
-std::vector<int64_t> scale(const std::vector<int64_t> &a,
-                           const std::vector<int64_t> &b) {
-  std::vector<int64_t> result;
-  for (size_t d = 0; d < a.size(); ++d)
-    result.push_back(a[d] * b[d]);
-  return result;
-}
-
-int64_t dot(const std::vector<int64_t> &a, const std::vector<int64_t> &b) {
-  int64_t sum = 0;
-  for (size_t d = 0; d < a.size(); ++d)
-    sum += a[d] * b[d];
-  return sum;
-}
-
-PreparedOpOr prepareTranspose(const Instruction &inst, const CudaContext &ctx) {
-  const ValueInfo &input = ctx.value(inst.operands[0]);
-  const ValueInfo &result = ctx.value(inst.results[0]);
-  const std::vector<int64_t> &perm = inst.fields.getIntList(Field::Permutation);
-  const std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
-  std::vector<int64_t> srcStrides;
-  for (int64_t dim : perm)
-    srcStrides.push_back(inStrides[dim]);
-  return makeStridedCopy(inst, ctx, input.id, result.id, -1, result.shape,
-                         getRowMajorStrides(result.shape), srcStrides);
-}
-
-PreparedOpOr prepareBroadcast(const Instruction &inst, const CudaContext &ctx) {
-  const ValueInfo &input = ctx.value(inst.operands[0]);
-  const ValueInfo &result = ctx.value(inst.results[0]);
-  const std::vector<int64_t> &added = inst.fields.getIntList(Field::Dimensions);
-  const std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
-  std::vector<int64_t> srcStrides;
-  size_t kept = 0;
-  for (size_t d = 0; d < result.shape.size(); ++d) {
-    if (std::find(added.begin(), added.end(), static_cast<int64_t>(d)) !=
-        added.end())
-      srcStrides.push_back(0);
-    else
-      srcStrides.push_back(inStrides[kept++]);
-  }
-  return makeStridedCopy(inst, ctx, input.id, result.id, -1, result.shape,
-                         getRowMajorStrides(result.shape), srcStrides);
-}
-
 PreparedOpOr prepareCopy(const Instruction &inst, const CudaContext &ctx) {
   const ValueInfo &input = ctx.value(inst.operands[0]);
   const ValueInfo &result = ctx.value(inst.results[0]);
@@ -446,33 +384,6 @@ PreparedOpOr prepareCopy(const Instruction &inst, const CudaContext &ctx) {
   return std::unique_ptr<PreparedOp>(
       new CastCopyOp(ctx, ctx.tensor(result.id), result.dtype,
                      ctx.tensor(input.id), input.dtype, result.numel));
-}
-
-PreparedOpOr prepareExtractSlice(const Instruction &inst,
-                                 const CudaContext &ctx) {
-  const ValueInfo &source = ctx.value(inst.operands[0]);
-  const ValueInfo &result = ctx.value(inst.results[0]);
-  const std::vector<int64_t> &offsets = inst.fields.getIntList(Field::Offsets);
-  const std::vector<int64_t> &sizes = inst.fields.getIntList(Field::Sizes);
-  const std::vector<int64_t> &strides = inst.fields.getIntList(Field::Strides);
-  const std::vector<int64_t> full = getRowMajorStrides(source.shape);
-  return makeStridedCopy(inst, ctx, source.id, result.id, -1, sizes,
-                         getRowMajorStrides(sizes), scale(full, strides), 0,
-                         dot(offsets, full));
-}
-
-PreparedOpOr prepareInsertSlice(const Instruction &inst,
-                                const CudaContext &ctx) {
-  const ValueInfo &source = ctx.value(inst.operands[0]);
-  const ValueInfo &dest = ctx.value(inst.operands[1]);
-  const ValueInfo &result = ctx.value(inst.results[0]);
-  const std::vector<int64_t> &offsets = inst.fields.getIntList(Field::Offsets);
-  const std::vector<int64_t> &sizes = inst.fields.getIntList(Field::Sizes);
-  const std::vector<int64_t> &strides = inst.fields.getIntList(Field::Strides);
-  const std::vector<int64_t> full = getRowMajorStrides(dest.shape);
-  return makeStridedCopy(inst, ctx, source.id, result.id, dest.id, sizes,
-                         scale(full, strides), getRowMajorStrides(sizes),
-                         dot(offsets, full), 0);
 }
 
 PreparedOpOr prepareReshape(const Instruction &inst, const CudaContext &ctx) {
@@ -513,15 +424,12 @@ PreparedOpOr prepareDataMovementOp(const Instruction &inst,
                                    const CudaContext &ctx) {
   switch (inst.code()) {
   case OpCode::Transpose:
-    return prepareTranspose(inst, ctx);
   case OpCode::Broadcast:
-    return prepareBroadcast(inst, ctx);
+  case OpCode::ExtractSlice:
+  case OpCode::InsertSlice:
+    return prepareStridedCopy(inst, ctx);
   case OpCode::Copy:
     return prepareCopy(inst, ctx);
-  case OpCode::ExtractSlice:
-    return prepareExtractSlice(inst, ctx);
-  case OpCode::InsertSlice:
-    return prepareInsertSlice(inst, ctx);
   case OpCode::CollapseShape:
   case OpCode::ExpandShape:
     return prepareReshape(inst, ctx);

@@ -161,17 +161,17 @@ void fillElements(void *data, DType dtype, int64_t numel, Scalar value) {
 namespace zero::runtime::host {
 
 Status StridedCopyOp::run(Frame &frame) {
-  char *result = static_cast<char *>(frame.tensor(spec_.result).data);
-  if (spec_.dest >= 0) {
-    const void *dest = frame.tensor(spec_.dest).data;
+  char *result = static_cast<char *>(frame.tensor(copy_.result).data);
+  if (copy_.dest >= 0) {
+    const void *dest = frame.tensor(copy_.dest).data;
     if (dest != result)
-      std::memmove(result, dest, spec_.destBytes);
+      std::memmove(result, dest, destBytes_);
   }
   const char *source =
-      static_cast<const char *>(frame.tensor(spec_.source).data);
-  copyStrided(result + spec_.dstOffset * spec_.width, spec_.dstStrides,
-              source + spec_.srcOffset * spec_.width, spec_.srcStrides,
-              spec_.shape, spec_.width);
+      static_cast<const char *>(frame.tensor(copy_.source).data);
+  copyStrided(result + copy_.dstOffset * copy_.width, copy_.dstStrides,
+              source + copy_.srcOffset * copy_.width, copy_.srcStrides,
+              copy_.shape, copy_.width);
   return Status::ok();
 }
 

@@ -5,6 +5,7 @@
 
 #include "HostOp.h"
 
+#include "ops/CopyShape.h"
 #include "ops/LoopSpace.h"
 #include "zero/runtime/Program.h"
 
@@ -35,21 +36,15 @@ namespace zero::runtime::host {
 /// memory differs.
 class StridedCopyOp : public ComputeOp {
 public:
-  struct Spec {
-    int64_t source = -1;
-    int64_t result = -1;
-    int64_t dest = -1; // -1: none
-    int64_t destBytes = 0;
-    std::vector<int64_t> shape; // the copied index space
-    std::vector<int64_t> dstStrides, srcStrides;
-    int64_t dstOffset = 0, srcOffset = 0; // in elements
-    int64_t width = 4;
-  };
-  explicit StridedCopyOp(Spec spec) : spec_(std::move(spec)) {}
+  /// The copy of a checked op (ops::describeStridedCopy); `destBytes` are
+  /// those of its destination, when it has one.
+  StridedCopyOp(ops::StridedCopy copy, int64_t destBytes)
+      : copy_(std::move(copy)), destBytes_(destBytes) {}
   Status run(Frame &frame) override;
 
 private:
-  Spec spec_;
+  ops::StridedCopy copy_;
+  int64_t destBytes_;
 };
 
 } // namespace zero::runtime::host

@@ -399,16 +399,8 @@ HostOpOr prepareTranspose(const OpContext &ctx) {
   ZERO_RETURN_IF_ERROR(ctx.expectDType("operands", 1, init, input.dtype));
   ZERO_RETURN_IF_ERROR(ctx.expectShape("operands", 1, init, shape));
   ZERO_RETURN_IF_ERROR(expectLike(ctx, "results", 0, *v.results[0], init));
-  StridedCopyOp::Spec spec;
-  spec.source = input.id;
-  spec.result = v.results[0]->id;
-  spec.shape = shape;
-  spec.dstStrides = getRowMajorStrides(shape);
-  std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
-  for (int64_t dim : *perm)
-    spec.srcStrides.push_back(inStrides[dim]);
-  spec.width = getDTypeWidth(input.dtype);
-  return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
+  return std::unique_ptr<ComputeOp>(
+      new StridedCopyOp(ops::describeStridedCopy(ctx.op(), ctx.values()), 0));
 }
 
 HostOpOr prepareBroadcast(const OpContext &ctx) {
@@ -429,25 +421,14 @@ HostOpOr prepareBroadcast(const OpContext &ctx) {
                                        ", but the destination has rank " +
                                        std::to_string(rank));
   std::vector<int64_t> kept;
-  std::vector<int64_t> inStrides = getRowMajorStrides(input.shape);
-  StridedCopyOp::Spec spec;
-  for (int64_t d = 0; d < rank; ++d) {
-    if (std::find(dims->begin(), dims->end(), d) != dims->end()) {
-      spec.srcStrides.push_back(0);
-      continue;
-    }
-    spec.srcStrides.push_back(inStrides[kept.size()]);
-    kept.push_back(init.shape[d]);
-  }
+  for (int64_t d = 0; d < rank; ++d)
+    if (std::find(dims->begin(), dims->end(), d) == dims->end())
+      kept.push_back(init.shape[d]);
   ZERO_RETURN_IF_ERROR(ctx.expectShape("operands", 0, input, kept));
   ZERO_RETURN_IF_ERROR(ctx.expectDType("operands", 1, init, input.dtype));
   ZERO_RETURN_IF_ERROR(expectLike(ctx, "results", 0, *v.results[0], init));
-  spec.source = input.id;
-  spec.result = v.results[0]->id;
-  spec.shape = init.shape;
-  spec.dstStrides = getRowMajorStrides(init.shape);
-  spec.width = getDTypeWidth(input.dtype);
-  return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
+  return std::unique_ptr<ComputeOp>(
+      new StridedCopyOp(ops::describeStridedCopy(ctx.op(), ctx.values()), 0));
 }
 
 HostOpOr prepareFill(const OpContext &ctx) {

@@ -77,22 +77,6 @@ Status expectSliceShape(const OpContext &ctx, const char *key, size_t index,
                        describeValue(value));
 }
 
-int64_t getOffset(const std::vector<int64_t> &index,
-                  const std::vector<int64_t> &strides) {
-  int64_t offset = 0;
-  for (size_t d = 0; d < index.size(); ++d)
-    offset += index[d] * strides[d];
-  return offset;
-}
-
-std::vector<int64_t> scale(const std::vector<int64_t> &a,
-                           const std::vector<int64_t> &b) {
-  std::vector<int64_t> result;
-  for (size_t d = 0; d < a.size(); ++d)
-    result.push_back(a[d] * b[d]);
-  return result;
-}
-
 /// collapse_shape / expand_shape when the result does not share the source's
 /// memory: the bytes are the same in row-major order.
 class ReshapeOp : public ComputeOp {
@@ -210,16 +194,8 @@ HostOpOr prepareExtractSlice(const OpContext &ctx) {
   ZERO_RETURN_IF_ERROR(ctx.expectDType("results", 0, result, source.dtype));
   ZERO_RETURN_IF_ERROR(
       expectSliceShape(ctx, "results", 0, result, slice.sizes));
-  const std::vector<int64_t> strides = getRowMajorStrides(source.shape);
-  StridedCopyOp::Spec spec;
-  spec.source = source.id;
-  spec.result = result.id;
-  spec.shape = slice.sizes;
-  spec.dstStrides = getRowMajorStrides(slice.sizes);
-  spec.srcStrides = scale(strides, slice.strides);
-  spec.srcOffset = getOffset(slice.offsets, strides);
-  spec.width = getDTypeWidth(source.dtype);
-  return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
+  return std::unique_ptr<ComputeOp>(
+      new StridedCopyOp(ops::describeStridedCopy(ctx.op(), ctx.values()), 0));
 }
 
 HostOpOr prepareInsertSlice(const OpContext &ctx) {
@@ -238,18 +214,8 @@ HostOpOr prepareInsertSlice(const OpContext &ctx) {
       expectSliceShape(ctx, "operands", 0, source, slice.sizes));
   ZERO_RETURN_IF_ERROR(ctx.expectDType("results", 0, result, dest.dtype));
   ZERO_RETURN_IF_ERROR(ctx.expectShape("results", 0, result, dest.shape));
-  const std::vector<int64_t> strides = getRowMajorStrides(dest.shape);
-  StridedCopyOp::Spec spec;
-  spec.source = source.id;
-  spec.result = result.id;
-  spec.dest = dest.id;
-  spec.destBytes = dest.bytes();
-  spec.shape = slice.sizes;
-  spec.srcStrides = getRowMajorStrides(slice.sizes);
-  spec.dstStrides = scale(strides, slice.strides);
-  spec.dstOffset = getOffset(slice.offsets, strides);
-  spec.width = getDTypeWidth(dest.dtype);
-  return std::unique_ptr<ComputeOp>(new StridedCopyOp(std::move(spec)));
+  return std::unique_ptr<ComputeOp>(new StridedCopyOp(
+      ops::describeStridedCopy(ctx.op(), ctx.values()), dest.bytes()));
 }
 
 HostOpOr prepareReshape(const OpContext &ctx, bool collapse) {

@@ -6,18 +6,44 @@
 // simplifies such a copy the same way, here: unit dimensions dropped and
 // dimensions contiguous on both sides merged, so that most copies end up of
 // rank 1 or 2; then it picks its way by the kind below (host/Copy.cpp,
-// cuda/DataMovement.cu).
+// cuda/DataMovement.cu; the cost model prices the CUDA way). The ops'
+// strides and offsets are described here too, once for every backend.
 //
 //===----------------------------------------------------------------------===//
 
 #ifndef ZERO_RUNTIME_OPS_COPYSHAPE_H
 #define ZERO_RUNTIME_OPS_COPYSHAPE_H
 
+#include "zero/runtime/Instruction.h"
+#include "zero/runtime/Program.h"
+
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
 namespace zero::runtime::ops {
+
+/// A data movement op as one strided copy: for each index i of `shape`,
+/// result[dstOffset + i . dstStrides] = source[srcOffset + i . srcStrides],
+/// in elements of `width` bytes, after the result takes a copy of `dest`
+/// (insert_slice's destination) where it has one.
+struct StridedCopy {
+  int64_t source = -1;
+  int64_t result = -1;
+  int64_t dest = -1; // -1: none
+  std::vector<int64_t> shape;
+  std::vector<int64_t> dstStrides, srcStrides;
+  int64_t dstOffset = 0, srcOffset = 0;
+  int64_t width = 0;
+};
+
+/// Whether `code` is a strided copy: linalg.transpose, linalg.broadcast,
+/// tensor.extract_slice or tensor.insert_slice.
+bool isStridedCopy(OpCode code);
+
+/// The strided copy of checked `op` (isStridedCopy), whose values are
+/// `values`.
+StridedCopy describeStridedCopy(const OpRecord &op, const ValueTable &values);
 
 struct CopyShape {
   /// Some dimension is 0: nothing to copy.
@@ -45,6 +71,16 @@ struct CopyShape {
 CopyShape simplifyCopy(const std::vector<int64_t> &shape,
                        const std::vector<int64_t> &dstStrides,
                        const std::vector<int64_t> &srcStrides);
+
+/// The widest element the copy can move at once: while its innermost
+/// dimension is contiguous on both sides, f consecutive elements of `width`
+/// bytes become one of f * width (16 bytes at most) where the innermost size
+/// and every other stride are multiples of f and both start addresses
+/// multiples of f * width. Rewrites `copy` in the wider elements and
+/// returns their width. CUDA's strided copy kernel moves a widened element
+/// per thread and iteration.
+int64_t widenCopyElements(CopyShape &copy, int64_t width, uint64_t dstAddress,
+                          uint64_t srcAddress);
 
 } // namespace zero::runtime::ops
 

@@ -115,7 +115,17 @@ Session::create(std::shared_ptr<const Schedule> schedule,
   }
   if (local.isOk())
     local = session->setUp(std::move(schedule));
-  ZERO_RETURN_IF_ERROR(session->agree(local));
+  Status agreed = session->agree(local);
+  if (!agreed.isOk() && o.reportSetUpFailure) {
+    o.reportSetUpFailure(agreed);
+    // Leave together: a rank returning first could exit, and its launcher
+    // end rank 0 before it has reported. Best effort: a communicator that
+    // failed in the agreement fails here too.
+    (void)session->host_->barrier(
+        CollectiveContext{"barrier after the failed set-up", nullptr});
+  }
+  if (!agreed.isOk())
+    return agreed;
   return session;
 }
 

@@ -1290,10 +1290,18 @@ int runMain(int argc, char **argv) {
 
   int exitCode = 1;
   Run run;
+  SessionOptions sessionOptions = getSessionOptions(options, underMpi);
+  // Rank 0 reports a failed set-up before any rank leaves it.
+  bool setUpReported = false;
+  sessionOptions.reportSetUpFailure = [&](const Status &status) {
+    printAgreedError(status);
+    setUpReported = true;
+  };
   StatusOr<std::unique_ptr<Session>> session =
-      Session::create(options.schedule, getSessionOptions(options, underMpi));
+      Session::create(options.schedule, std::move(sessionOptions));
   if (!session.isOk()) {
-    printAgreedError(session.status());
+    if (!setUpReported)
+      printAgreedError(session.status());
     return 1;
   }
   run.session = std::move(*session);

@@ -75,6 +75,12 @@ struct SessionOptions {
   bool keepGradients = false;
   /// Tests: called on the comm stream before each collective.
   std::function<void(int64_t step, const Instruction &)> beforeCollective;
+  /// Called on every rank with its error when the set-up fails on any rank
+  /// (create's error: rank 0's names every failed rank's, the others' is
+  /// empty), before the ranks leave the set-up together: a tool prints it
+  /// here, so that no rank can end the job (its launcher ends every rank
+  /// when one exits with an error) before rank 0 has reported.
+  std::function<void(const Status &)> reportSetUpFailure;
 };
 
 class Session {

@@ -470,6 +470,7 @@ public:
         tally_(std::move(tally)), numChunks_(numChunks), flag_(flag) {}
 
   Status run(int64_t) override {
+    clearStaleError();
     anyNonFiniteKernel<<<static_cast<unsigned>(numChunks_), kThreads, 0,
                          ctx_.compute>>>(
         static_cast<const CheckedTensor *>(tensors_.get()),

@@ -721,7 +721,7 @@ void KernelWriter::emitPointIndices(int64_t numPoints) {
 void KernelWriter::emitParallel() {
   const size_t numLoops = nest_.loopSizes.size();
   const size_t numOutputs = nest_.outputs.size();
-  const int64_t numThreads = nest_.numPoints();
+  const int64_t numPoints = nest_.numPoints();
   bool anyInThread = false;
   int64_t numInThread = 1;
   for (size_t d = 0; d < numLoops; ++d)
@@ -732,8 +732,8 @@ void KernelWriter::emitParallel() {
 
   open("for (long long p = (long long)blockIdx.x * blockDim.x + threadIdx.x; "
        "p < " +
-       intLiteral(numThreads) + "; p += (long long)gridDim.x * blockDim.x)");
-  emitPointIndices(numThreads);
+       intLiteral(numPoints) + "; p += (long long)gridDim.x * blockDim.x)");
+  emitPointIndices(numPoints);
 
   if (!anyInThread) {
     emitInputLoads(false);
@@ -1470,6 +1470,22 @@ void planVector(LoopNest &nest) {
       return;
     }
   }
+}
+
+std::vector<KernelArgument> getKernelArguments(const LoopNest &nest,
+                                               const GeneratedKernel &kernel) {
+  std::vector<KernelArgument> arguments;
+  for (size_t o = 0; o < nest.outputs.size(); ++o) {
+    arguments.push_back({nest.results[o], false});
+    arguments.push_back({nest.outputs[o].value, false});
+  }
+  for (const NestOperand &input : nest.inputs)
+    arguments.push_back({input.value, false});
+  for (int64_t id : kernel.scalars)
+    arguments.push_back({id, true});
+  for (int64_t id : kernel.tensors)
+    arguments.push_back({id, false});
+  return arguments;
 }
 
 LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors,

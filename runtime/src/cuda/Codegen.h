@@ -275,6 +275,18 @@ struct GeneratedKernel {
   }
 };
 
+/// What a kernel parameter points at: a tensor's memory, or the register of
+/// an outside scalar (`isRegister`).
+struct KernelArgument {
+  int64_t value = -1;
+  bool isRegister = false;
+};
+
+/// The values `kernel` (of `nest`) takes, in its parameters' order (the
+/// error record's three aside): every device binds its arguments by this.
+std::vector<KernelArgument> getKernelArguments(const LoopNest &nest,
+                                               const GeneratedKernel &kernel);
+
 /// The kernel of `nest`. Fails only on an op the generator does not know
 /// (internal: the checks admit only the ops of OpSet.def).
 StatusOr<GeneratedKernel> generateKernel(const LoopNest &nest,

@@ -206,18 +206,12 @@ PreparedOpOr prepareStructured(const Instruction &inst,
   if (!handle.isOk())
     return handle.status();
 
-  // Arguments in GeneratedKernel's order.
   std::vector<void *> arguments;
-  for (size_t o = 0; o < nest->outputs.size(); ++o) {
-    arguments.push_back(ctx.tensor(nest->results[o]));
-    arguments.push_back(ctx.tensor(nest->outputs[o].value));
-  }
-  for (const NestOperand &input : nest->inputs)
-    arguments.push_back(ctx.tensor(input.value));
-  for (int64_t id : kernel->scalars)
-    arguments.push_back(ctx.registers + id);
-  for (int64_t id : kernel->tensors)
-    arguments.push_back(ctx.tensor(id));
+  for (const KernelArgument &argument : getKernelArguments(*nest, *kernel))
+    arguments.push_back(
+        argument.isRegister
+            ? static_cast<void *>(ctx.registers + argument.value)
+            : ctx.tensor(argument.value));
 
   // The launch shape (getLaunchShape): at most one wave of the blocks the
   // kernel's occupancy allows, the grid-stride loops doing the rest.

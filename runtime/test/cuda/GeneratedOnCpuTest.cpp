@@ -127,10 +127,6 @@ bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
   return a < b + bBytes && b < a + aBytes;
 }
 
-int64_t bytesOf(const ValueInfo &value) {
-  return value.numel * getDTypeWidth(value.dtype);
-}
-
 /// The case's kernel as the CUDA device generates it (restricted inputs
 /// where no input shares a byte with a result), or nothing for a
 /// cooperative or column reduction.
@@ -152,9 +148,8 @@ bool makeCpuCase(const StructuredCase &c, CpuCase &out) {
   for (const NestOperand &input : out.nest.inputs)
     for (int64_t result : out.nest.results)
       if (overlaps(out.schedule.offsets[input.value],
-                   bytesOf(values.values[input.value]),
-                   out.schedule.offsets[result],
-                   bytesOf(values.values[result])))
+                   values.values[input.value].bytes(),
+                   out.schedule.offsets[result], values.values[result].bytes()))
         options.restrictInputs = false;
   StatusOr<GeneratedKernel> kernel = generateKernel(out.nest, values, options);
   EXPECT_TRUE(kernel.isOk()) << c.name << ": " << kernel.status().toString();
@@ -240,28 +235,22 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
   int firstSite = 0;
   long long step = 1;
 
-  // Arguments in GeneratedKernel's order, as prepareStructured binds them.
+  // Arguments in the kernel's order, as prepareStructured binds them.
   std::vector<void *> pointers;
-  for (size_t o = 0; o < k.nest.outputs.size(); ++o) {
-    pointers.push_back(tensor(k.nest.results[o]));
-    pointers.push_back(tensor(k.nest.outputs[o].value));
-  }
-  for (const NestOperand &input : k.nest.inputs)
-    pointers.push_back(tensor(input.value));
-  for (int64_t id : k.kernel.scalars)
-    pointers.push_back(&registers[id]);
-  for (int64_t id : k.kernel.tensors)
-    pointers.push_back(tensor(id));
+  for (const KernelArgument &argument : getKernelArguments(k.nest, k.kernel))
+    pointers.push_back(argument.isRegister
+                           ? static_cast<void *>(&registers[argument.value])
+                           : tensor(argument.value));
   // A destination sharing bytes with a result, without being it, is moved
   // into its result first (the device does the same).
   for (size_t o = 0; o < k.nest.outputs.size(); ++o) {
     const int64_t from = k.schedule.offsets[k.nest.outputs[o].value];
     const int64_t to = k.schedule.offsets[k.nest.results[o]];
-    const int64_t bytes = bytesOf(values.values[k.nest.outputs[o].value]);
+    const int64_t bytes = values.values[k.nest.outputs[o].value].bytes();
     bool shared = false;
     for (int64_t result : k.nest.results)
       shared |= overlaps(from, bytes, k.schedule.offsets[result],
-                         bytesOf(values.values[result]));
+                         values.values[result].bytes());
     if (from == to || !shared)
       continue;
     std::memmove(base + to, base + from, static_cast<size_t>(bytes));
@@ -300,7 +289,7 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
     const std::byte *bytes = base + k.schedule.offsets[id];
     const std::vector<uint8_t> result(reinterpret_cast<const uint8_t *>(bytes),
                                       reinterpret_cast<const uint8_t *>(bytes) +
-                                          bytesOf(values.values[id]));
+                                          values.values[id].bytes());
     EXPECT_EQ(compareCaseResult(c, r, host.results[r], result, data), "")
         << "value " << id << " (" << getDTypeName(c.values[id].dtype) << ")";
   }

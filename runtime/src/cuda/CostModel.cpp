@@ -438,38 +438,37 @@ Launch Planner::planFill(double bytes) {
 }
 
 Launch Planner::planStridedCopy(const Instruction &inst) {
-  // DataMovement.cu's plan (planCopy) of the copy ops::describeStridedCopy
-  // makes of the op: one cudaMemcpyAsync when it is contiguous, 32 x 32
-  // tiles (blocks of 32 x 8 threads, four elements each) for a transpose of
-  // the two innermost dimensions, else a strided copy of elements widened
-  // as far as the arena offsets allow, one per thread and iteration.
+  // DataMovement.cu's plan of the copy ops::describeStridedCopy makes of the
+  // op (chooseCopyKind): one cudaMemcpyAsync, 32 x 32 tiles (blocks of
+  // 32 x 8 threads, four elements each), or the strided copy of elements
+  // widened as far as the arena offsets allow, one per thread and
+  // iteration.
   const ops::StridedCopy copy = ops::describeStridedCopy(inst, values_);
   ops::CopyShape shape =
       ops::simplifyCopy(copy.shape, copy.dstStrides, copy.srcStrides);
   Launch launch;
   launch.category = inst.code() == OpCode::Transpose ? "transpose" : "copy";
-  if (shape.empty) {
-    launch.count = 0;
-    return launch;
-  }
   // Reads the copied elements (a broadcast its source once), writes them.
   double numel = 1;
   for (int64_t size : copy.shape)
     numel *= static_cast<double>(size);
   const double written = numel * static_cast<double>(copy.width);
   launch.bytes = std::min(written, tensorBytes(copy.source)) + written;
-  if (shape.isContiguous()) {
+  switch (cuda::chooseCopyKind(shape, copy.width)) {
+  case cuda::CopyKind::Empty:
+    launch.count = 0;
+    return launch;
+  case cuda::CopyKind::Memcpy:
     launch.threads = static_cast<double>(gpu_.sms) * gpu_.threadsPerSm;
     launch.bytesInFlight = kUnbounded;
     return launch;
-  }
-  const size_t rank = shape.rank();
-  if (shape.isInnerTranspose() && copy.width <= 8 &&
-      (shape.sizes[rank - 2] + 31) / 32 <= 65535) {
+  case cuda::CopyKind::Transpose:
     launch.threads = std::min(numel / 4, 65535.0 * 32 * 32 * 8);
     launch.bytesInFlight = 4.0 * static_cast<double>(copy.width);
     launch.efficiency = gpu_.transposeEfficiency;
     return launch;
+  case cuda::CopyKind::Generic:
+    break;
   }
   // The arenas start 256-byte aligned: an element's alignment is its
   // buffer offset's.

@@ -17,6 +17,7 @@
 #define ZERO_RUNTIME_CUDA_CUDAOPS_H
 
 #include "CudaContext.h"
+#include "ops/CopyShape.h"
 #include "ops/LoopSpace.h"
 
 #include "zero/runtime/Memory.h"
@@ -213,6 +214,24 @@ inline unsigned gridFor(int64_t n, int threads) {
   constexpr int64_t kMaxBlocks = 1 << 16; // grid-stride beyond this
   int64_t blocks = (n + threads - 1) / threads;
   return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
+}
+
+/// How DataMovement.cu runs a simplified strided copy of `width`-byte
+/// elements (the cost model prices the same choice): nothing, one
+/// cudaMemcpyAsync (one contiguous run, or one element), 32 x 32 tiles for a
+/// transpose of the two innermost dimensions (elements of at most 8 bytes,
+/// at most 65535 rows of tiles: the grid's y limit), else the strided copy
+/// kernel.
+enum class CopyKind { Empty, Memcpy, Transpose, Generic };
+inline CopyKind chooseCopyKind(const ops::CopyShape &copy, int64_t width) {
+  if (copy.empty)
+    return CopyKind::Empty;
+  if (copy.rank() == 0 || copy.isContiguous())
+    return CopyKind::Memcpy;
+  if (copy.isInnerTranspose() && width <= 8 &&
+      (copy.sizes[copy.rank() - 2] + 31) / 32 <= 65535)
+    return CopyKind::Transpose;
+  return CopyKind::Generic;
 }
 
 /// Forgets an error that an earlier call on this thread left behind (and its

@@ -109,8 +109,7 @@ __global__ void __launch_bounds__(256) transposeKernel(CopyParams p) {
 
 /// A copy as the planner left it.
 struct CopyPlan {
-  enum class Kind { Empty, Memcpy, Transpose, Generic };
-  Kind kind = Kind::Empty;
+  CopyKind kind = CopyKind::Empty;
   int width = 1;
   bool index32 = false;
   CopyParams params{};
@@ -127,7 +126,8 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
                             int64_t width) {
   CopyPlan plan;
   ops::CopyShape copy = ops::simplifyCopy(shape, dstStrides, srcStrides);
-  if (copy.empty)
+  plan.kind = chooseCopyKind(copy, width);
+  if (plan.kind == CopyKind::Empty)
     return plan; // nothing to copy
   std::vector<int64_t> &sizes = copy.sizes, &ds = copy.dstStrides,
                        &ss = copy.srcStrides;
@@ -143,8 +143,7 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
   plan.params.src = src;
   plan.width = static_cast<int>(width);
 
-  if (copy.isContiguous()) {
-    plan.kind = CopyPlan::Kind::Memcpy;
+  if (plan.kind == CopyKind::Memcpy) {
     plan.params.numel = sizes[0];
     plan.params.rank = 1;
     plan.params.sizes[0] = sizes[0];
@@ -158,16 +157,11 @@ StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
                           " dimensions once contiguous ones are merged, got " +
                           std::to_string(rank));
 
-  // A transpose of the two innermost dimensions: tiles.
-  const int64_t rowTiles = rank >= 2 ? (sizes[rank - 2] + 31) / 32 : 0;
-  if (copy.isInnerTranspose() && width <= 8 && rowTiles <= 65535) {
-    plan.kind = CopyPlan::Kind::Transpose;
-  } else {
-    plan.kind = CopyPlan::Kind::Generic;
+  // The strided copy kernel moves the widest elements the copy allows.
+  if (plan.kind == CopyKind::Generic)
     width =
         ops::widenCopyElements(copy, width, reinterpret_cast<uintptr_t>(dst),
                                reinterpret_cast<uintptr_t>(src));
-  }
   plan.width = static_cast<int>(width);
   plan.params.rank = static_cast<int>(rank);
   int64_t numel = 1, dstSpan = 0, srcSpan = 0;
@@ -215,15 +209,15 @@ Status launchTranspose(const CopyPlan &plan, cudaStream_t stream) {
 
 Status launchCopy(const CopyPlan &plan, cudaStream_t stream) {
   switch (plan.kind) {
-  case CopyPlan::Kind::Empty:
+  case CopyKind::Empty:
     return Status::ok();
-  case CopyPlan::Kind::Memcpy:
+  case CopyKind::Memcpy:
     ZERO_CUDA_RETURN_IF_ERROR(
         cudaMemcpyAsync(plan.params.dst, plan.params.src,
                         static_cast<size_t>(plan.params.numel * plan.width),
                         cudaMemcpyDefault, stream));
     return Status::ok();
-  case CopyPlan::Kind::Transpose:
+  case CopyKind::Transpose:
     switch (plan.width) {
     case 1:
       return launchTranspose<uint8_t>(plan, stream);
@@ -234,7 +228,7 @@ Status launchCopy(const CopyPlan &plan, cudaStream_t stream) {
     default:
       return launchTranspose<uint64_t>(plan, stream);
     }
-  case CopyPlan::Kind::Generic:
+  case CopyKind::Generic:
     switch (plan.width) {
     case 1:
       return launchGeneric<uint8_t>(plan, stream);

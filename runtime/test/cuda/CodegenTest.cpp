@@ -17,6 +17,7 @@
 #include "OffloadedStep.h"
 #include "RowPrograms.h"
 #include "StructuredCases.h"
+#include "cuda/CudaOps.h"
 #include "cuda/HostCompute.h"
 #include "cuda/KernelCache.h"
 #include "cuda/RowFusion.h"
@@ -764,6 +765,25 @@ TEST(CodegenTest, LaunchShapes) {
   EXPECT_EQ(shape(1, 1000000, 132, false, 4096), Shape(1056, 256));
   EXPECT_EQ(shape(256, 8192, 132, false, 512), Shape(264, 256));
   EXPECT_EQ(shape(32, 98304, 132, false, 1024), Shape(528, 256));
+}
+
+TEST(CodegenTest, CopyKinds) {
+  // DataMovement.cu's choice, which the cost model prices: one element and
+  // one contiguous run are a memcpy; an inner transpose of elements of at
+  // most 8 bytes, tiles; the rest, the strided copy kernel.
+  using ops::simplifyCopy;
+  EXPECT_EQ(chooseCopyKind(simplifyCopy({4, 0}, {0, 1}, {0, 1}), 4),
+            CopyKind::Empty);
+  EXPECT_EQ(chooseCopyKind(simplifyCopy({1, 1}, {1, 1}, {1, 1}), 4),
+            CopyKind::Memcpy);
+  EXPECT_EQ(chooseCopyKind(simplifyCopy({4, 6}, {6, 1}, {6, 1}), 4),
+            CopyKind::Memcpy);
+  EXPECT_EQ(chooseCopyKind(simplifyCopy({64, 32}, {32, 1}, {1, 64}), 8),
+            CopyKind::Transpose);
+  EXPECT_EQ(chooseCopyKind(simplifyCopy({64, 32}, {32, 1}, {1, 64}), 16),
+            CopyKind::Generic);
+  EXPECT_EQ(chooseCopyKind(simplifyCopy({8192, 768}, {768, 1}, {0, 1}), 4),
+            CopyKind::Generic);
 }
 
 TEST(CodegenTest, VectorWidths) {

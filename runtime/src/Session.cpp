@@ -116,16 +116,17 @@ Session::create(std::shared_ptr<const Schedule> schedule,
   if (local.isOk())
     local = session->setUp(std::move(schedule));
   Status agreed = session->agree(local);
-  if (!agreed.isOk() && o.reportSetUpFailure) {
-    o.reportSetUpFailure(agreed);
-    // Leave together: a rank returning first could exit, and its launcher
-    // end rank 0 before it has reported. Best effort: a communicator that
-    // failed in the agreement fails here too.
-    (void)session->host_->barrier(
-        CollectiveContext{"barrier after the failed set-up", nullptr});
-  }
-  if (!agreed.isOk())
+  if (!agreed.isOk()) {
+    if (o.reportSetUpFailure) {
+      o.reportSetUpFailure(agreed);
+      // Leave together: a rank returning first could exit, and its launcher
+      // end rank 0 before it has reported. Best effort: a communicator that
+      // failed in the agreement fails here too.
+      (void)session->host_->barrier(
+          CollectiveContext{"barrier after the failed set-up", nullptr});
+    }
     return agreed;
+  }
   return session;
 }
 

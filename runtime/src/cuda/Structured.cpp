@@ -99,7 +99,7 @@ int getResidentThreads(cudaKernel_t kernel) {
           &blocks, reinterpret_cast<const void *>(kernel), kMaxBlockSize, 0) !=
           cudaSuccess ||
       blocks <= 0) {
-    (void)cudaGetLastError(); // not sticky: clear it for later checks
+    clearStaleError(); // not sticky: keep it from later checks
     return kThreadsPerMultiprocessor;
   }
   return blocks * kMaxBlockSize;

@@ -27,11 +27,6 @@ std::vector<int64_t> scale(const std::vector<int64_t> &a,
 
 } // namespace
 
-bool isStridedCopy(OpCode code) {
-  return code == OpCode::Transpose || code == OpCode::Broadcast ||
-         code == OpCode::ExtractSlice || code == OpCode::InsertSlice;
-}
-
 StridedCopy describeStridedCopy(const OpRecord &op, const ValueTable &values) {
   StridedCopy copy;
   const ValueInfo &source = values.values[op.operands[0]];

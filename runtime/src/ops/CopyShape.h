@@ -37,12 +37,8 @@ struct StridedCopy {
   int64_t width = 0;
 };
 
-/// Whether `code` is a strided copy: linalg.transpose, linalg.broadcast,
-/// tensor.extract_slice or tensor.insert_slice.
-bool isStridedCopy(OpCode code);
-
-/// The strided copy of checked `op` (isStridedCopy), whose values are
-/// `values`.
+/// The strided copy of checked `op` (linalg.transpose, linalg.broadcast,
+/// tensor.extract_slice or tensor.insert_slice), whose values are `values`.
 StridedCopy describeStridedCopy(const OpRecord &op, const ValueTable &values);
 
 struct CopyShape {

@@ -17,7 +17,7 @@
 #ifndef ZERO_RUNTIME_HOST_BODY_H
 #define ZERO_RUNTIME_HOST_BODY_H
 
-#include "OpContext.h"
+#include "HostOps.h"
 #include "ScalarOps.h"
 
 #include <string>

@@ -9,7 +9,9 @@
 #ifndef ZERO_RUNTIME_HOST_HOSTOPS_H
 #define ZERO_RUNTIME_HOST_HOSTOPS_H
 
-#include "OpContext.h"
+#include "HostOp.h"
+
+#include "ops/OpContext.h"
 
 #include <memory>
 
@@ -17,19 +19,14 @@ namespace zero::runtime::host {
 
 using HostOpOr = StatusOr<std::unique_ptr<ComputeOp>>;
 
-/// The operands and results of an instruction, each defined.
-struct OpValues {
-  std::vector<const ValueInfo *> operands;
-  std::vector<const ValueInfo *> results;
-};
-StatusOr<OpValues> getOpValues(const OpContext &ctx);
-
-/// Declares `const OpValues &var` or returns the error.
-#define ZERO_ASSIGN_VALUES(var, ctx)                                           \
-  StatusOr<OpValues> var##OrError = getOpValues(ctx);                          \
-  if (!var##OrError.isOk())                                                    \
-    return var##OrError.status();                                              \
-  const OpValues &var = *var##OrError
+// The checking context and its helpers (ops/OpContext.h), by their short
+// names in host/.
+using ops::describeValue;
+using ops::formatShape;
+using ops::getNumel;
+using ops::OpContext;
+using ops::OpSite;
+using ops::OpValues;
 
 // Linalg.cpp
 HostOpOr prepareMatmul(const OpContext &ctx, bool batched);

@@ -299,19 +299,6 @@ private:
 
 } // namespace
 
-StatusOr<OpValues> getOpValues(const OpContext &ctx) {
-  OpValues values;
-  StatusOr<std::vector<const ValueInfo *>> operands = ctx.getValues("operands");
-  if (!operands.isOk())
-    return operands.status();
-  StatusOr<std::vector<const ValueInfo *>> results = ctx.getValues("results");
-  if (!results.isOk())
-    return results.status();
-  values.operands = std::move(*operands);
-  values.results = std::move(*results);
-  return values;
-}
-
 HostOpOr prepareMatmul(const OpContext &ctx, bool batched) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 3));

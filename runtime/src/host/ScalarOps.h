@@ -12,7 +12,7 @@
 #ifndef ZERO_RUNTIME_HOST_SCALAROPS_H
 #define ZERO_RUNTIME_HOST_SCALAROPS_H
 
-#include "OpContext.h"
+#include "HostOps.h"
 
 #include "ops/ElementMath.h"
 

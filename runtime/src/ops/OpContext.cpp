@@ -4,7 +4,7 @@
 
 #include <algorithm>
 
-namespace zero::runtime::host {
+namespace zero::runtime::ops {
 
 std::string formatShape(const std::vector<int64_t> &shape) {
   std::string text = "[";
@@ -173,4 +173,17 @@ Status OpContext::expectPermutation(const char *key,
   return Status::ok();
 }
 
-} // namespace zero::runtime::host
+StatusOr<OpValues> getOpValues(const OpContext &ctx) {
+  OpValues values;
+  StatusOr<std::vector<const ValueInfo *>> operands = ctx.getValues("operands");
+  if (!operands.isOk())
+    return operands.status();
+  StatusOr<std::vector<const ValueInfo *>> results = ctx.getValues("results");
+  if (!results.isOk())
+    return results.status();
+  values.operands = std::move(*operands);
+  values.results = std::move(*results);
+  return values;
+}
+
+} // namespace zero::runtime::ops

@@ -8,18 +8,18 @@
 //
 //===----------------------------------------------------------------------===//
 
-#ifndef ZERO_RUNTIME_HOST_OPCONTEXT_H
-#define ZERO_RUNTIME_HOST_OPCONTEXT_H
-
-#include "HostOp.h"
+#ifndef ZERO_RUNTIME_OPS_OPCONTEXT_H
+#define ZERO_RUNTIME_OPS_OPCONTEXT_H
 
 #include "zero/runtime/Instruction.h"
+#include "zero/runtime/Program.h"
+#include "zero/runtime/Status.h"
 
 #include <initializer_list>
 #include <string>
 #include <vector>
 
-namespace zero::runtime::host {
+namespace zero::runtime::ops {
 
 /// "[4, 8]".
 std::string formatShape(const std::vector<int64_t> &shape);
@@ -100,6 +100,21 @@ private:
   std::string what_;
 };
 
-} // namespace zero::runtime::host
+/// The operands and results of an instruction, each defined.
+struct OpValues {
+  std::vector<const ValueInfo *> operands;
+  std::vector<const ValueInfo *> results;
+};
+StatusOr<OpValues> getOpValues(const OpContext &ctx);
 
-#endif // ZERO_RUNTIME_HOST_OPCONTEXT_H
+/// Declares `const OpValues &var` or returns the error.
+#define ZERO_ASSIGN_VALUES(var, ctx)                                           \
+  StatusOr<::zero::runtime::ops::OpValues> var##OrError =                     \
+      ::zero::runtime::ops::getOpValues(ctx);                                  \
+  if (!var##OrError.isOk())                                                    \
+    return var##OrError.status();                                              \
+  const ::zero::runtime::ops::OpValues &var = *var##OrError
+
+} // namespace zero::runtime::ops
+
+#endif // ZERO_RUNTIME_OPS_OPCONTEXT_H

@@ -153,7 +153,7 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
              getRowMajorStrides(tensor.shape), describeValue(tensor)});
       step.site = opCtx.site();
     } else {
-      StatusOr<ScalarOp> op = prepareScalarOp(opCtx, *operands, *results);
+      StatusOr<ScalarOp> op = ops::checkScalarOp(opCtx, *operands, *results);
       if (!op.isOk())
         return op.status();
       step.op = *op;
@@ -247,7 +247,7 @@ Status Body::eval(Scalar *workspace, int64_t chunk, int64_t count,
       const Scalar *in[3] = {nullptr, nullptr, nullptr};
       for (int k = 0; k < 3 && step.operands[k] >= 0; ++k)
         in[k] = workspace + step.operands[k] * chunk;
-      step.op.apply(in, out, count);
+      applyScalarOp(step.op, in, out, count);
       continue;
     }
     const ExternalTensor &tensor = externalTensors_[step.tensor];

@@ -5,9 +5,6 @@
 #include "Copy.h"
 #include "Elements.h"
 
-#include <unordered_map>
-#include <unordered_set>
-
 namespace zero::runtime::host {
 
 StatusOr<Body> Body::parse(const OpContext &ctx,
@@ -15,214 +12,36 @@ StatusOr<Body> Body::parse(const OpContext &ctx,
                            const std::string &argumentsWhat,
                            const std::vector<DType> &yieldTypes,
                            int64_t numLoops) {
-  const RegionBody &body = ctx.fields().getBody(Field::Body);
-  Body result;
-  const ValueTable &values = ctx.values();
-  std::unordered_map<int64_t, int> slotOf;
-  // Values defined anywhere in the body: using one before its definition is
-  // an error, not a reference to the outside.
-  std::unordered_set<int64_t> definedInBody;
-  definedInBody.insert(body.arguments.begin(), body.arguments.end());
-  for (const OpRecord &op : body.ops)
-    definedInBody.insert(op.results.begin(), op.results.end());
-
-  // Block arguments.
-  const std::vector<int64_t> &arguments = body.arguments;
-  if (arguments.size() != argumentTypes.size())
-    return ctx.error("body.arguments",
-                     ctx.name() + "'s body takes " +
-                         std::to_string(argumentTypes.size()) + " arguments (" +
-                         argumentsWhat + "), got " +
-                         std::to_string(arguments.size()));
-  for (size_t i = 0; i < arguments.size(); ++i) {
-    std::string field = "body.arguments[" + std::to_string(i) + "]";
-    const ValueInfo *value = values.lookup(arguments[i]);
-    if (!value)
-      return ctx.error(field, "value " + std::to_string(arguments[i]) +
-                                  " is not defined");
-    if (value->isTensor)
-      return ctx.error(field, "a block argument must be a scalar, got tensor " +
-                                  describeValue(*value));
-    if (value->dtype != argumentTypes[i])
-      return ctx.error(field, std::string("expected dtype ") +
-                                  getDTypeName(argumentTypes[i]) + ", got " +
-                                  getDTypeName(value->dtype) + " for " +
-                                  describeValue(*value));
-    if (!slotOf.emplace(value->id, static_cast<int>(i)).second)
-      return ctx.error(field, describeValue(*value) + " is defined twice");
-  }
-  result.argumentUsed_.assign(arguments.size(), false);
-  int nextSlot = static_cast<int>(arguments.size());
-
-  // Resolves a use to its slot: a value of the body defined earlier, or a
-  // scalar from outside (bound once per run).
-  auto resolve = [&](const OpContext &opCtx, const std::string &field,
-                     const ValueInfo &value) -> StatusOr<int> {
-    auto it = slotOf.find(value.id);
-    if (it != slotOf.end()) {
-      if (it->second < static_cast<int>(result.argumentUsed_.size()))
-        result.argumentUsed_[it->second] = true;
-      return it->second;
-    }
-    if (definedInBody.count(value.id))
-      return opCtx.error(field, describeValue(value) +
-                                    " is used before its definition in the "
-                                    "body");
-    if (value.isTensor)
-      return opCtx.error(field, "expected a scalar, got tensor " +
-                                    describeValue(value));
-    int slot = nextSlot++;
-    slotOf.emplace(value.id, slot);
-    result.externalScalars_.emplace_back(value.id, slot);
-    return slot;
-  };
-
-  for (size_t i = 0; i < body.ops.size(); ++i) {
-    const OpRecord &bodyOp = body.ops[i];
-    OpContext opCtx(&bodyOp,
-                    ctx.path() + ".body.ops[" + std::to_string(i) + "]",
-                    ctx.loc(), values);
-    const std::string name = opCtx.name();
-    StatusOr<std::vector<const ValueInfo *>> operands =
-        opCtx.getValues("operands");
-    if (!operands.isOk())
-      return operands.status();
-    StatusOr<std::vector<const ValueInfo *>> results =
-        opCtx.getValues("results");
-    if (!results.isOk())
-      return results.status();
-    // The decoder admits only body ops (OpInfo::isBodyOp).
-    const bool isIndex = bodyOp.code() == OpCode::Index;
-    const bool isExtract = bodyOp.code() == OpCode::Extract;
-    ZERO_RETURN_IF_ERROR(opCtx.expectCount("results", *results, 1));
-    const ValueInfo &resultValue = *(*results)[0];
-    if (slotOf.count(resultValue.id))
-      return opCtx.error("results[0]",
-                         describeValue(resultValue) + " is defined twice");
-
-    if (isIndex) {
-      ZERO_RETURN_IF_ERROR(opCtx.expectCount("operands", *operands, 0));
-      ZERO_RETURN_IF_ERROR(opCtx.expectScalar("results", 0, resultValue));
-      ZERO_RETURN_IF_ERROR(
-          opCtx.expectDType("results", 0, resultValue, DType::Index));
-      StatusOr<int64_t> dim = opCtx.getInt("dim");
-      if (!dim.isOk())
-        return dim.status();
-      if (*dim < 0 || *dim >= numLoops)
-        return opCtx.error("dim", "loop dimension " + std::to_string(*dim) +
-                                      " is out of range: " + ctx.name() +
-                                      " has " + std::to_string(numLoops) +
-                                      " loops");
-      int slot = nextSlot++;
-      slotOf.emplace(resultValue.id, slot);
-      result.indexSlots_.emplace_back(*dim, slot);
-      continue;
-    }
-
-    Step step;
-    if (isExtract) {
-      if (operands->empty())
-        return opCtx.error("operands", "tensor.extract takes a tensor, then "
-                                       "one index per dimension");
-      const ValueInfo &tensor = *(*operands)[0];
-      ZERO_RETURN_IF_ERROR(opCtx.expectTensor("operands", 0, tensor));
-      ZERO_RETURN_IF_ERROR(
-          opCtx.expectCount("operands", *operands, 1 + tensor.shape.size()));
-      for (size_t k = 1; k < operands->size(); ++k) {
-        const ValueInfo &index = *(*operands)[k];
-        ZERO_RETURN_IF_ERROR(opCtx.expectScalar("operands", k, index));
-        ZERO_RETURN_IF_ERROR(
-            opCtx.expectDType("operands", k, index, DType::Index));
-        StatusOr<int> slot =
-            resolve(opCtx, "operands[" + std::to_string(k) + "]", index);
-        if (!slot.isOk())
-          return slot.status();
-        step.indices.push_back(*slot);
-      }
-      ZERO_RETURN_IF_ERROR(opCtx.expectScalar("results", 0, resultValue));
-      ZERO_RETURN_IF_ERROR(
-          opCtx.expectDType("results", 0, resultValue, tensor.dtype));
-      step.isExtract = true;
-      step.tensor = result.externalTensors_.size();
-      for (size_t t = 0; t < result.externalTensors_.size(); ++t)
-        if (result.externalTensors_[t].value == tensor.id)
-          step.tensor = t;
-      if (step.tensor == result.externalTensors_.size())
-        result.externalTensors_.push_back(
-            {tensor.id, tensor.dtype, tensor.shape,
-             getRowMajorStrides(tensor.shape), describeValue(tensor)});
-      step.site = opCtx.site();
-    } else {
-      StatusOr<ScalarOp> op = ops::checkScalarOp(opCtx, *operands, *results);
-      if (!op.isOk())
-        return op.status();
-      step.op = *op;
-      for (size_t k = 0; k < operands->size(); ++k) {
-        StatusOr<int> slot = resolve(
-            opCtx, "operands[" + std::to_string(k) + "]", *(*operands)[k]);
-        if (!slot.isOk())
-          return slot.status();
-        step.operands[k] = *slot;
-      }
-    }
-    step.result = nextSlot++;
-    slotOf.emplace(resultValue.id, step.result);
-    if (!step.isExtract && step.op.kind == ScalarOpKind::Constant)
-      result.constants_.emplace_back(step.op.constant, step.result);
-    else
-      result.steps_.push_back(std::move(step));
-  }
-
-  const std::vector<int64_t> &yields = body.yield;
-  if (yields.size() != yieldTypes.size())
-    return ctx.error("body.yield", ctx.name() + "'s body yields " +
-                                       std::to_string(yieldTypes.size()) +
-                                       " values, got " +
-                                       std::to_string(yields.size()));
-  OpContext yieldCtx(nullptr, ctx.path() + ".body", ctx.loc(), values,
-                     "the body");
-  for (size_t i = 0; i < yields.size(); ++i) {
-    std::string field = "yield[" + std::to_string(i) + "]";
-    const ValueInfo *value = values.lookup(yields[i]);
-    if (!value)
-      return yieldCtx.error(field, "value " + std::to_string(yields[i]) +
-                                       " is not defined");
-    if (value->dtype != yieldTypes[i])
-      return yieldCtx.error(field, std::string("expected dtype ") +
-                                       getDTypeName(yieldTypes[i]) + ", got " +
-                                       getDTypeName(value->dtype) + " for " +
-                                       describeValue(*value));
-    StatusOr<int> slot = resolve(yieldCtx, field, *value);
-    if (!slot.isOk())
-      return slot.status();
-    result.yieldSlots_.push_back(*slot);
-  }
-  result.numSlots_ = nextSlot;
-  return result;
+  StatusOr<ops::BodyProgram> program =
+      ops::checkBody(ctx, argumentTypes, argumentsWhat, yieldTypes, numLoops);
+  if (!program.isOk())
+    return program.status();
+  return Body(std::move(*program));
 }
 
 const ScalarOp *Body::getSingleOp(std::vector<int> &arguments) const {
-  if (steps_.size() != 1 || !constants_.empty() || !indexSlots_.empty() ||
-      !externalScalars_.empty() || steps_[0].isExtract ||
-      yieldSlots_.size() != 1 || yieldSlots_[0] != steps_[0].result)
+  if (program_.steps.size() != 1 || !program_.constants.empty() ||
+      !program_.indexSlots.empty() || !program_.externalScalars.empty() ||
+      program_.steps[0].isExtract || program_.yieldSlots.size() != 1 ||
+      program_.yieldSlots[0] != program_.steps[0].result)
     return nullptr;
   arguments.clear();
-  for (int slot : steps_[0].operands) {
+  for (int slot : program_.steps[0].operands) {
     if (slot < 0)
       break;
     if (slot >= static_cast<int>(numArguments()))
       return nullptr;
     arguments.push_back(slot);
   }
-  return &steps_[0].op;
+  return &program_.steps[0].op;
 }
 
 void Body::bind(Frame &frame, BodyBindings &bindings) const {
   bindings.scalars.clear();
-  for (const auto &external : externalScalars_)
+  for (const auto &external : program_.externalScalars)
     bindings.scalars.push_back(frame.scalar(external.first));
   bindings.tensors.clear();
-  for (const ExternalTensor &tensor : externalTensors_)
+  for (const ops::BodyTensor &tensor : program_.externalTensors)
     bindings.tensors.push_back(frame.tensor(tensor.value).data);
 }
 
@@ -233,15 +52,15 @@ void Body::fillInvariants(Scalar *workspace, int64_t chunk,
     for (int64_t k = 0; k < chunk; ++k)
       column[k] = value;
   };
-  for (const auto &constant : constants_)
+  for (const auto &constant : program_.constants)
     fill(constant.second, constant.first);
-  for (size_t i = 0; i < externalScalars_.size(); ++i)
-    fill(externalScalars_[i].second, bindings.scalars[i]);
+  for (size_t i = 0; i < program_.externalScalars.size(); ++i)
+    fill(program_.externalScalars[i].second, bindings.scalars[i]);
 }
 
 Status Body::eval(Scalar *workspace, int64_t chunk, int64_t count,
                   const BodyBindings &bindings) const {
-  for (const Step &step : steps_) {
+  for (const ops::BodyStep &step : program_.steps) {
     Scalar *out = workspace + step.result * chunk;
     if (!step.isExtract) {
       const Scalar *in[3] = {nullptr, nullptr, nullptr};
@@ -250,7 +69,7 @@ Status Body::eval(Scalar *workspace, int64_t chunk, int64_t count,
       applyScalarOp(step.op, in, out, count);
       continue;
     }
-    const ExternalTensor &tensor = externalTensors_[step.tensor];
+    const ops::BodyTensor &tensor = program_.externalTensors[step.tensor];
     static thread_local std::vector<int64_t> offsets;
     if (static_cast<int64_t>(offsets.size()) < count)
       offsets.resize(count);

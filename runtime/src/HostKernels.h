@@ -1,17 +1,12 @@
 //===- HostKernels.h - the host backend's services to devices -*- C++ -*-===//
 //
-// The host backend is the reference semantics of the op set. Two of its
-// services reach the other devices through this header, so that the devices
-// stay peers that never include each other (docs/Runtime.md, "Ops: one
-// meaning per op, for every backend"):
-//   - the reference checks: preparing an instruction for the host checks it
-//     completely (operand and result kinds, dtypes, shapes, field values,
-//     bodies). Every device runs these checks before it prepares its own
-//     kernels, so a schedule is refused the same way whatever runs it;
-//   - host kernels over another device's memory: under offload_optimizer
-//     the CUDA device runs the instructions of its pinned host arena on the
-//     CPU, as DeepSpeed's ZeRO-Offload runs its CPU Adam.
-// The host backend (host/) defines them.
+// The host backend's service to the other devices, through this header so
+// that the devices stay peers that never include each other
+// (docs/Runtime.md, "Ops: one meaning per op, for every backend"): host
+// kernels over another device's memory. Under offload_optimizer the CUDA
+// device runs the instructions of its pinned host arena on the CPU, as
+// DeepSpeed's ZeRO-Offload runs its CPU Adam. The host backend (host/)
+// defines them.
 //
 //===----------------------------------------------------------------------===//
 
@@ -29,12 +24,6 @@
 #include <vector>
 
 namespace zero::runtime {
-
-/// Checks compute instruction `inst` of `schedule` as the host backend does
-/// when it prepares it; the error names the schedule, the instruction's path
-/// and field, and its loc.
-Status checkComputeInstruction(const Instruction &inst,
-                               const Schedule &schedule);
 
 /// Compute instructions prepared by HostKernels::prepare.
 class HostKernelRun {
@@ -60,8 +49,8 @@ public:
 
   /// Prepares `run`, consecutive compute instructions of one stream, grouped
   /// as the host backend groups them (zero.adam with the 16-bit cast of its
-  /// parameter as one pass over memory); each is checked as
-  /// checkComputeInstruction checks it.
+  /// parameter as one pass over memory); each is checked by
+  /// ops::checkComputeOp.
   virtual StatusOr<std::unique_ptr<HostKernelRun>>
   prepare(const std::vector<const Instruction *> &run) = 0;
 };

@@ -11,6 +11,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "HostKernels.h"
+#include "ops/Check.h"
 
 #include "cuda/OffloadedStep.h"
 
@@ -184,7 +185,7 @@ TEST(HostKernels, PreparingChecksEachInstruction) {
       s.kernels->prepare({s.stream[4], &fill});
   ASSERT_FALSE(run.isOk());
   EXPECT_EQ(run.status().message(),
-            checkComputeInstruction(fill, *s.schedule).message());
+            ops::checkComputeInstruction(fill, *s.schedule).message());
 }
 
 } // namespace

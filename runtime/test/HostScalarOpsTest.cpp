@@ -283,7 +283,7 @@ TEST(HostScalarOps, StepCounterLikeTheOptimizerStep) {
 }
 
 // The scalar ops are those of the format's op table (OpSet.def): every one
-// has a host implementation.
+// has a check (ops/ScalarOp.h) and so a host implementation.
 TEST(HostScalarOps, EveryScalarOpOfTheFormatIsImplemented) {
   int scalarOps = 0;
   for (const OpInfo &info : kOpInfos) {

@@ -11,6 +11,7 @@
 #define ZERO_RUNTIME_TEST_HOSTTESTUTIL_H
 
 #include "host/HostOp.h"
+#include "ops/Check.h"
 #include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Schedule.h"
@@ -103,15 +104,19 @@ public:
   void setF(int64_t id, double value) { scalars_[id].f = value; }
   void setI(int64_t id, int64_t value) { scalars_[id].i = value; }
 
-  /// Prepares one instruction as instructions.compute[0] at "m.mlir:1:1";
+  /// Decodes one instruction as instructions.compute[0] at "m.mlir:1:1";
   /// `op` gets "point" and "loc" unless it has them.
-  StatusOr<std::unique_ptr<host::ComputeOp>> prepare(nlohmann::json op) {
+  StatusOr<Instruction> decode(nlohmann::json op) {
     if (op.is_object() && !op.contains("point"))
       op["point"] = 0;
     if (op.is_object() && !op.contains("loc"))
       op["loc"] = "m.mlir:1:1";
-    StatusOr<Instruction> inst = decodeInstruction(
-        op.dump(), "instructions.compute[0]", values, worldSize_);
+    return decodeInstruction(op.dump(), "instructions.compute[0]", values,
+                             worldSize_);
+  }
+  /// Prepares one decoded instruction for the host.
+  StatusOr<std::unique_ptr<host::ComputeOp>> prepare(const nlohmann::json &op) {
+    StatusOr<Instruction> inst = decode(op);
     if (!inst.isOk())
       return inst.status();
     return host::prepareComputeOp(*inst, "", values);
@@ -124,9 +129,22 @@ public:
     ASSERT_TRUE(status.isOk()) << status.toString();
   }
   /// The message of the error that preparing `op` gives ("" if none).
+  /// The host refuses exactly what the one check of every device refuses
+  /// (ops::checkComputeOp), with the same words: the test fails otherwise.
   std::string prepareError(const nlohmann::json &op) {
-    StatusOr<std::unique_ptr<host::ComputeOp>> prepared = prepare(op);
-    return prepared.isOk() ? "" : prepared.status().message();
+    StatusOr<Instruction> inst = decode(op);
+    if (!inst.isOk())
+      return inst.status().message();
+    const Status checked =
+        ops::checkComputeOp(ops::getInstructionContext(*inst, "", values))
+            .status();
+    StatusOr<std::unique_ptr<host::ComputeOp>> prepared =
+        host::prepareComputeOp(*inst, "", values);
+    const std::string message =
+        prepared.isOk() ? "" : prepared.status().message();
+    EXPECT_EQ(checked.isOk() ? "" : checked.message(), message)
+        << "the host and ops::checkComputeOp disagree on " << op.dump();
+    return message;
   }
 
   // Frame.

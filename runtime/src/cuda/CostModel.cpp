@@ -20,7 +20,7 @@
 #include "ops/CopyShape.h"
 
 #include "Gemm.h"
-#include "HostKernels.h"
+#include "ops/Check.h"
 
 #include "zero/runtime/Device.h"
 
@@ -588,7 +588,7 @@ Status Planner::run(CostExplanation &out) {
       }
       if (inst.kind != Instruction::Kind::Compute)
         continue;
-      ZERO_RETURN_IF_ERROR(checkComputeInstruction(inst, schedule_));
+      ZERO_RETURN_IF_ERROR(ops::checkComputeInstruction(inst, schedule_));
       // Its GEMM does not read what it fills (Instruction::zeroInit).
       if (inst.skippedZeroFill)
         continue;

@@ -24,7 +24,7 @@
 #include "RowFusion.h"
 #include "Structured.h"
 
-#include "HostKernels.h"
+#include "ops/Check.h"
 
 #include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
@@ -513,7 +513,7 @@ CudaDevice::prepareGroup(size_t stream, size_t first, size_t count) {
     return prepareOnHost(group);
   // Every device refuses exactly what the host refuses.
   for (const Instruction *inst : group)
-    ZERO_RETURN_IF_ERROR(checkComputeInstruction(*inst, *schedule_));
+    ZERO_RETURN_IF_ERROR(ops::checkComputeInstruction(*inst, *schedule_));
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   PreparedOpOr op = [&]() -> PreparedOpOr {
     const OpCode code = group.front()->code();
@@ -551,7 +551,7 @@ CudaDevice::prepare(const Instruction &inst) {
   if (runsOnHost(inst))
     return prepareOnHost({&inst});
   // Every device refuses exactly what the host refuses.
-  ZERO_RETURN_IF_ERROR(checkComputeInstruction(inst, *schedule_));
+  ZERO_RETURN_IF_ERROR(ops::checkComputeInstruction(inst, *schedule_));
   // Its GEMM does not read what it fills (Instruction::zeroInit).
   if (inst.skippedZeroFill)
     return std::unique_ptr<PreparedOp>(new SkippedOp());
@@ -589,7 +589,7 @@ CudaDevice::prepare(const Instruction &inst) {
     case OpCode::AnyNonFinite:
       return prepareAnyNonFiniteOp(inst, ctx_);
     default:
-      if (isScalarOpCode(inst.code()))
+      if (ops::isScalarOp(inst.code()))
         return prepareScalarOp(inst, ctx_);
       return ZERO_ERROR(kInvalidArgument,
                         ctx_.where(inst) + ": not a compute instruction");

@@ -140,7 +140,6 @@ PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx);
 
 // ScalarOps.cu: arith.* and math.* on registers (and scalar arith.constant).
 PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx);
-bool isScalarOpCode(OpCode code);
 
 // Optimizers.cu: zero.adam, zero.sgd and zero.any_nonfinite. The group forms
 // run one kernel over several instructions of one kind (a multi-tensor apply);
@@ -202,10 +201,6 @@ Status enqueueRoundSums(const float *sums, int64_t n, int64_t divisor,
 /// rather than cudaMemsetAsync, so that pinned host arenas are filled too.
 Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
                           cudaStream_t stream);
-
-/// A scalar constant in register form: floats rounded to `type`, integers
-/// wrapped (the checks already refused a float for an integer type).
-Scalar constantRegister(const Number &number, DType type);
 
 using ops::getRowMajorStrides;
 

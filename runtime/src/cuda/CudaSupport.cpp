@@ -237,15 +237,6 @@ Status DeviceErrors::check(int rank) {
 // Host-side element encoding
 //===----------------------------------------------------------------------===//
 
-Scalar constantRegister(const Number &number, DType type) {
-  Scalar value;
-  if (ops::isFloatType(type))
-    value.f = number.f;
-  else
-    value.i = number.i;
-  return ops::canonicalize(value, type);
-}
-
 std::vector<OptimizerStep>
 getOptimizerSteps(const std::vector<const Instruction *> &group) {
   std::vector<OptimizerStep> steps;

@@ -18,6 +18,7 @@
 #include "DeviceElements.cuh"
 
 #include "ops/Predicates.h"
+#include "ops/ScalarOp.h"
 
 #include <cstring>
 
@@ -222,11 +223,6 @@ public:
 
 } // namespace
 
-bool isScalarOpCode(OpCode code) {
-  const OpInfo &info = getOpInfo(code);
-  return info.placement == OpPlacement::Scalar;
-}
-
 PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx) {
   ScalarParams p;
   std::memset(&p, 0, sizeof(p));
@@ -244,7 +240,7 @@ PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx) {
   if (p.code == OpCode::Constant) {
     // Written once, now (the schedule's load): nothing else writes a
     // value's register, and every step would write the same bits.
-    const Scalar value = constantRegister(
+    const Scalar value = ops::getConstantRegister(
         inst.fields.getConstant(Field::Value).elements[0], p.resultType);
     ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.registers + p.result, &value,
                                          sizeof(Scalar),

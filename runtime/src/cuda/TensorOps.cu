@@ -13,6 +13,8 @@
 
 #include "DeviceElements.cuh"
 
+#include "ops/ScalarOp.h"
+
 #include <cstring>
 
 namespace zero::runtime::cuda {
@@ -247,17 +249,15 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
   if (value.form != ConstantValue::Form::Elements) {
     FillSource source{
         nullptr, result.dtype, result.dtype,
-        elementBits(constantRegister(value.elements[0], result.dtype),
+        elementBits(ops::getConstantRegister(value.elements[0], result.dtype),
                     result.dtype)};
     return std::unique_ptr<PreparedOp>(
         new FillOp(ctx, dst, result.numel, result.dtype, source));
   }
   if (result.numel == 0)
     return std::unique_ptr<PreparedOp>(new NoOp());
-  std::vector<char> bytes(result.numel * byteWidthOf(result.dtype));
-  for (int64_t i = 0; i < result.numel; ++i)
-    storeElement(bytes.data(), result.dtype, i,
-                 constantRegister(value.elements[i], result.dtype));
+  const std::vector<char> bytes =
+      ops::encodeConstantTensor(value, result.dtype, result.numel);
   StatusOr<DeviceAllocation> data = DeviceAllocation::upload(
       bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
   if (!data.isOk())

@@ -1,75 +1,64 @@
 //===- ComputeOps.cpp - prepareComputeOp for the host backend -------------===//
 //
-// Hands a decoded instruction to its op's prepare function (HostOps.h).
-// Everything a run needs is checked here, at load time; a run fails only on
-// data (an index outside its tensor, a step below 1).
+// Checks a decoded instruction (ops/Check.h) and hands it to its op's build
+// function (HostOps.h). Everything a run needs is checked at load time; a
+// run fails only on data (an index outside its tensor, a step below 1).
 //
 //===----------------------------------------------------------------------===//
 
 #include "HostOps.h"
 #include "ScalarOps.h"
 
+#include "ops/Check.h"
+
 namespace zero::runtime::host {
 
 namespace {
 
-HostOpOr prepareOp(const OpContext &ctx) {
-  switch (ctx.op().code()) {
+HostOpOr buildOp(const OpContext &ctx, const Instruction &inst,
+                 ops::CheckedOp checked) {
+  switch (inst.code()) {
   case OpCode::Matmul:
-    return prepareMatmul(ctx, false);
   case OpCode::BatchMatmul:
-    return prepareMatmul(ctx, true);
+    return buildMatmul(ctx, inst);
   case OpCode::Transpose:
-    return prepareTranspose(ctx);
   case OpCode::Broadcast:
-    return prepareBroadcast(ctx);
-  case OpCode::Fill:
-    return prepareFill(ctx);
-  case OpCode::Copy:
-    return prepareCopy(ctx);
-  case OpCode::Map:
-    return prepareMap(ctx);
-  case OpCode::Reduce:
-    return prepareReduce(ctx);
-  case OpCode::Generic:
-    return prepareGeneric(ctx);
   case OpCode::ExtractSlice:
-    return prepareExtractSlice(ctx);
+    return buildStridedCopy(ctx, 0);
   case OpCode::InsertSlice:
-    return prepareInsertSlice(ctx);
+    return buildStridedCopy(ctx, ctx.values().values[inst.operands[1]].bytes());
+  case OpCode::Fill:
+    return buildFill(ctx);
+  case OpCode::Copy:
+    return buildCopy(ctx);
+  case OpCode::Map:
+  case OpCode::Reduce:
+  case OpCode::Generic:
+    return buildLoopNest(ctx, std::move(checked.body));
   case OpCode::CollapseShape:
-    return prepareReshape(ctx, true);
   case OpCode::ExpandShape:
-    return prepareReshape(ctx, false);
+    return buildReshape(ctx);
   case OpCode::Extract:
-    return prepareExtract(ctx);
+    return buildExtract(ctx);
   case OpCode::FromElements:
-    return prepareFromElements(ctx);
+    return buildFromElements(ctx);
   case OpCode::Splat:
-    return prepareSplat(ctx);
+    return buildSplat(ctx);
   case OpCode::LocalShard:
-    return prepareLocalShard(ctx);
+    return buildLocalShard(ctx);
   case OpCode::Adam:
-    return prepareAdam(ctx);
+    return buildAdam(ctx);
   case OpCode::Sgd:
-    return prepareSgd(ctx);
+    return buildSgd(ctx);
   case OpCode::AnyNonFinite:
-    return prepareAnyNonFinite(ctx);
-  case OpCode::Constant: {
-    // A register, or with a tensor result, a tensor's bytes.
-    const OpRecord &op = ctx.op();
-    const ValueInfo *value =
-        op.results.size() == 1 ? ctx.values().lookup(op.results[0]) : nullptr;
-    if (value && value->isTensor)
-      return prepareConstantTensor(ctx);
-    return prepareScalarInstruction(ctx);
-  }
+    return buildAnyNonFinite(ctx);
+  case OpCode::Constant:
+    if (ctx.values().values[inst.results[0]].isTensor)
+      return buildConstantTensor(ctx);
+    return buildScalarInstruction(ctx, checked.scalar);
   default:
-    if (isScalarOp(ctx.op().code()))
-      return prepareScalarInstruction(ctx);
-    // linalg.index, collectives and synchronization: the decoder keeps
-    // them off the compute stream's compute instructions.
-    return ctx.error("op", "'" + ctx.name() + "' is not a compute instruction");
+    // The check admitted only compute ops; the rest are scalar ops.
+    return buildScalarInstruction(ctx, checked.scalar);
   }
 }
 
@@ -84,25 +73,14 @@ public:
 StatusOr<std::unique_ptr<ComputeOp>>
 prepareComputeOp(const Instruction &inst, const std::string &fileName,
                  const ValueTable &values) {
-  OpContext ctx(&inst,
-                fileName.empty() ? inst.path : fileName + ": " + inst.path,
-                inst.loc, values);
-  ctx.setZeroInit(inst.zeroInit);
-  StatusOr<std::unique_ptr<ComputeOp>> op = prepareOp(ctx);
+  const OpContext ctx = ops::getInstructionContext(inst, fileName, values);
+  StatusOr<ops::CheckedOp> checked = ops::checkComputeOp(ctx);
+  if (!checked.isOk())
+    return checked.status();
   // Checked like any fill, then skipped: its GEMM does not read its result.
-  if (op.isOk() && inst.skippedZeroFill)
+  if (inst.skippedZeroFill)
     return std::unique_ptr<ComputeOp>(new SkippedOp());
-  return op;
+  return buildOp(ctx, inst, std::move(*checked));
 }
 
 } // namespace zero::runtime::host
-
-namespace zero::runtime {
-
-Status checkComputeInstruction(const Instruction &inst,
-                               const Schedule &schedule) {
-  return host::prepareComputeOp(inst, schedule.name(), schedule.values())
-      .status();
-}
-
-} // namespace zero::runtime

@@ -1,9 +1,9 @@
 //===- HostOp.h - compute ops of the host backend ---------------*- C++ -*-===//
 //
 // The host backend's side of Device::prepare: a compute instruction checked
-// once (the reference checks, HostKernels.h) and turned into an op that runs on
-// the calling thread against a Frame, the rank's tensors in host memory and
-// its scalar registers.
+// once (ops/Check.h) and turned into an op that runs on the calling thread
+// against a Frame, the rank's tensors in host memory and its scalar
+// registers.
 //
 //===----------------------------------------------------------------------===//
 
@@ -37,11 +37,9 @@ public:
   virtual Status run(Frame &frame) = 0;
 };
 
-/// Checks compute instruction `inst` completely against `values` and
-/// prepares it: operand and result kinds, dtypes, shapes and op-specific
-/// field values, including its body (docs/ScheduleFormat.md, "Compute
-/// ops"). An error names `fileName`, the instruction's path and field, and
-/// its loc.
+/// Checks compute instruction `inst` against `values` (ops::checkComputeOp:
+/// an error names `fileName`, the instruction's path and field, and its
+/// loc) and prepares it.
 StatusOr<std::unique_ptr<ComputeOp>>
 prepareComputeOp(const Instruction &inst, const std::string &fileName,
                  const ValueTable &values);

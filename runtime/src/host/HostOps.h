@@ -1,8 +1,8 @@
 //===- HostOps.h - preparing each kind of compute op ------------*- C++ -*-===//
 //
-// One prepare function per op (or family), called by prepareComputeOp
-// (ComputeOps.cpp) once the instruction's op name is known. Each checks the
-// instruction completely and returns the op that runs it.
+// One build function per op (or family), called by prepareComputeOp
+// (ComputeOps.cpp) once ops/Check.h has checked the instruction: each makes
+// the op that runs it, and reads the instruction as checked.
 //
 //===----------------------------------------------------------------------===//
 
@@ -11,6 +11,7 @@
 
 #include "HostOp.h"
 
+#include "ops/Body.h"
 #include "ops/OpContext.h"
 
 #include <memory>
@@ -29,32 +30,30 @@ using ops::OpSite;
 using ops::OpValues;
 
 // Linalg.cpp
-HostOpOr prepareMatmul(const OpContext &ctx, bool batched);
-HostOpOr prepareTranspose(const OpContext &ctx);
-HostOpOr prepareBroadcast(const OpContext &ctx);
-HostOpOr prepareFill(const OpContext &ctx);
-HostOpOr prepareCopy(const OpContext &ctx);
-HostOpOr prepareMap(const OpContext &ctx);
-HostOpOr prepareReduce(const OpContext &ctx);
-HostOpOr prepareGeneric(const OpContext &ctx);
+HostOpOr buildMatmul(const OpContext &ctx, const Instruction &inst);
+/// transpose, broadcast, extract_slice, insert_slice (`initBytes`: the
+/// destination's bytes it starts from, copied first where it lives apart).
+HostOpOr buildStridedCopy(const OpContext &ctx, int64_t initBytes);
+HostOpOr buildFill(const OpContext &ctx);
+HostOpOr buildCopy(const OpContext &ctx);
+/// map, reduce and generic, with their checked body.
+HostOpOr buildLoopNest(const OpContext &ctx, ops::BodyProgram body);
 
 // Tensor.cpp
-HostOpOr prepareExtractSlice(const OpContext &ctx);
-HostOpOr prepareInsertSlice(const OpContext &ctx);
-HostOpOr prepareReshape(const OpContext &ctx, bool collapse);
-HostOpOr prepareExtract(const OpContext &ctx);
-HostOpOr prepareFromElements(const OpContext &ctx);
-HostOpOr prepareSplat(const OpContext &ctx);
-HostOpOr prepareConstantTensor(const OpContext &ctx);
+HostOpOr buildReshape(const OpContext &ctx);
+HostOpOr buildExtract(const OpContext &ctx);
+HostOpOr buildFromElements(const OpContext &ctx);
+HostOpOr buildSplat(const OpContext &ctx);
+HostOpOr buildConstantTensor(const OpContext &ctx);
 
 // LocalShard.cpp
-HostOpOr prepareLocalShard(const OpContext &ctx);
+HostOpOr buildLocalShard(const OpContext &ctx);
 
 // Optimizers.cpp
-HostOpOr prepareAdam(const OpContext &ctx);
-HostOpOr prepareSgd(const OpContext &ctx);
+HostOpOr buildAdam(const OpContext &ctx);
+HostOpOr buildSgd(const OpContext &ctx);
 /// zero.any_nonfinite: the overflow check of a dynamic loss scale.
-HostOpOr prepareAnyNonFinite(const OpContext &ctx);
+HostOpOr buildAnyNonFinite(const OpContext &ctx);
 
 } // namespace zero::runtime::host
 

@@ -49,31 +49,11 @@ private:
 
 } // namespace
 
-HostOpOr prepareLocalShard(const OpContext &ctx) {
-  ZERO_ASSIGN_VALUES(v, ctx);
-  ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 1));
-  ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
-  const ValueInfo &full = *v.operands[0], &shard = *v.results[0];
-  ZERO_RETURN_IF_ERROR(ctx.expectTensor("operands", 0, full));
-  ZERO_RETURN_IF_ERROR(ctx.expectTensor("results", 0, shard));
-  ZERO_RETURN_IF_ERROR(ctx.expectDType("results", 0, shard, full.dtype));
-
-  // The decoder made the layout (its padding and world size are checked
-  // there); what is left is that it fits the operands.
-  const PartitionLayout &layout = ctx.fields().getLayout(Field::Layout);
-  if (layout.shape != full.shape)
-    return ctx.error("layout.shape", "is " + formatShape(layout.shape) +
-                                         ", but the operand has shape " +
-                                         formatShape(full.shape) + " for " +
-                                         describeValue(full));
-  if (shard.numel != layout.shardNumel)
-    return ctx.error("results[0]",
-                     describeValue(shard) + " has " +
-                         std::to_string(shard.numel) +
-                         " elements, but the layout's shards have " +
-                         std::to_string(layout.shardNumel));
+HostOpOr buildLocalShard(const OpContext &ctx) {
+  const ValueInfo &full = ctx.values().values[ctx.op().operands[0]];
   return std::unique_ptr<ComputeOp>(new LocalShardOp(
-      ctx, full.id, shard.id, layout, getDTypeWidth(full.dtype)));
+      ctx, full.id, ctx.op().results[0], ctx.fields().getLayout(Field::Layout),
+      getDTypeWidth(full.dtype)));
 }
 
 } // namespace zero::runtime::host

@@ -298,22 +298,10 @@ private:
 };
 } // namespace
 
-StatusOr<std::unique_ptr<ComputeOp>>
-prepareScalarInstruction(const OpContext &ctx) {
-  StatusOr<std::vector<const ValueInfo *>> operands = ctx.getValues("operands");
-  if (!operands.isOk())
-    return operands.status();
-  StatusOr<std::vector<const ValueInfo *>> results = ctx.getValues("results");
-  if (!results.isOk())
-    return results.status();
-  StatusOr<ScalarOp> op = ops::checkScalarOp(ctx, *operands, *results);
-  if (!op.isOk())
-    return op.status();
-  std::vector<int64_t> ids;
-  for (const ValueInfo *value : *operands)
-    ids.push_back(value->id);
+std::unique_ptr<ComputeOp> buildScalarInstruction(const OpContext &ctx,
+                                                  const ScalarOp &op) {
   return std::unique_ptr<ComputeOp>(
-      new ScalarInstruction(*op, std::move(ids), (*results)[0]->id));
+      new ScalarInstruction(op, ctx.op().operands, ctx.op().results[0]));
 }
 
 } // namespace zero::runtime::host

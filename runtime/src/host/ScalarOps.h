@@ -36,9 +36,9 @@ using ops::ScalarOpKind;
 void applyScalarOp(const ScalarOp &op, const Scalar *const *in, Scalar *out,
                    int64_t count);
 
-/// A compute instruction that is a scalar op on registers.
-StatusOr<std::unique_ptr<ComputeOp>>
-prepareScalarInstruction(const OpContext &ctx);
+/// A compute instruction that is scalar op `op` on registers.
+std::unique_ptr<ComputeOp> buildScalarInstruction(const OpContext &ctx,
+                                                  const ScalarOp &op);
 
 } // namespace zero::runtime::host
 

@@ -46,10 +46,6 @@ public:
         what_(std::move(what)) {}
 
   const OpRecord &op() const { return *op_; }
-  /// A GEMM whose init the loader found zero-filled for it alone
-  /// (Instruction::zeroInit): computed without reading the init.
-  bool zeroInit() const { return zeroInit_; }
-  void setZeroInit(bool zeroInit) { zeroInit_ = zeroInit; }
   const OpFields &fields() const { return op_->fields; }
   const std::string &path() const { return path_; }
   const std::string &loc() const { return loc_; }
@@ -93,7 +89,6 @@ private:
   StatusOr<Field> getField(const char *key) const;
 
   const OpRecord *op_;
-  bool zeroInit_ = false;
   std::string path_;
   std::string loc_;
   const ValueTable &values_;

@@ -104,17 +104,32 @@ bool isScalarOp(OpCode code) { return lookup(code) != nullptr; }
 
 bool parseConstant(const Number &number, DType type, Scalar &value,
                    std::string &error) {
-  if (isFloat(type)) {
-    value.f = roundFloat(number.f, type);
-    return true;
-  }
-  if (!number.isInteger) {
+  if (!isFloat(type) && !number.isInteger) {
     error = std::string("expected an integer for an ") + getDTypeName(type) +
             " constant, got " + number.text;
     return false;
   }
-  value.i = wrapInt(number.i, type);
+  value = getConstantRegister(number, type);
   return true;
+}
+
+Scalar getConstantRegister(const Number &number, DType type) {
+  Scalar value;
+  if (isFloat(type))
+    value.f = roundFloat(number.f, type);
+  else
+    value.i = wrapInt(number.i, type);
+  return value;
+}
+
+std::vector<char> encodeConstantTensor(const ConstantValue &value, DType dtype,
+                                       int64_t numel) {
+  std::vector<char> bytes(numel * getDTypeWidth(dtype));
+  const bool isSplat = value.form != ConstantValue::Form::Elements;
+  for (int64_t i = 0; i < numel; ++i)
+    storeElement(bytes.data(), dtype, i,
+                 getConstantRegister(value.elements[isSplat ? 0 : i], dtype));
+  return bytes;
 }
 
 StatusOr<ScalarOp>

@@ -103,6 +103,15 @@ StatusOr<ScalarOp> checkScalarOp(const OpContext &ctx,
 bool parseConstant(const Number &number, DType type, Scalar &value,
                    std::string &error);
 
+/// The register of a constant parseConstant accepts (checked): floats
+/// rounded to `type`, integers wrapped to its width.
+Scalar getConstantRegister(const Number &number, DType type);
+
+/// The bytes of a checked tensor constant with `numel` elements of `dtype`
+/// (a splat's one element repeated, or the data's elements in order).
+std::vector<char> encodeConstantTensor(const ConstantValue &value, DType dtype,
+                                       int64_t numel);
+
 } // namespace zero::runtime::ops
 
 #endif // ZERO_RUNTIME_OPS_SCALAROP_H

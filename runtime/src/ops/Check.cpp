@@ -1,0 +1,117 @@
+//===- Check.cpp - the one check of a compute instruction -----------------===//
+//
+// Hands a decoded instruction to its op's check (OpChecks.h).
+//
+//===----------------------------------------------------------------------===//
+
+#include "ops/Check.h"
+
+#include "ops/OpChecks.h"
+
+namespace zero::runtime::ops {
+
+namespace {
+
+/// `status` as the error of a StatusOr<CheckedOp>, or an empty CheckedOp.
+StatusOr<CheckedOp> checkedOrError(Status status) {
+  if (!status.isOk())
+    return status;
+  return CheckedOp();
+}
+
+StatusOr<CheckedOp> withBody(StatusOr<BodyProgram> body) {
+  if (!body.isOk())
+    return body.status();
+  CheckedOp checked;
+  checked.body = std::move(*body);
+  return checked;
+}
+
+StatusOr<CheckedOp> checkScalarInstruction(const OpContext &ctx) {
+  ZERO_ASSIGN_VALUES(v, ctx);
+  StatusOr<ScalarOp> op = checkScalarOp(ctx, v.operands, v.results);
+  if (!op.isOk())
+    return op.status();
+  CheckedOp checked;
+  checked.scalar = *op;
+  return checked;
+}
+
+} // namespace
+
+OpContext getInstructionContext(const Instruction &inst,
+                                const std::string &fileName,
+                                const ValueTable &values) {
+  return OpContext(&inst,
+                   fileName.empty() ? inst.path : fileName + ": " + inst.path,
+                   inst.loc, values);
+}
+
+StatusOr<CheckedOp> checkComputeOp(const OpContext &ctx) {
+  switch (ctx.op().code()) {
+  case OpCode::Matmul:
+    return checkedOrError(checkMatmul(ctx, false));
+  case OpCode::BatchMatmul:
+    return checkedOrError(checkMatmul(ctx, true));
+  case OpCode::Transpose:
+    return checkedOrError(checkTranspose(ctx));
+  case OpCode::Broadcast:
+    return checkedOrError(checkBroadcast(ctx));
+  case OpCode::Fill:
+    return checkedOrError(checkFill(ctx));
+  case OpCode::Copy:
+    return checkedOrError(checkCopy(ctx));
+  case OpCode::Map:
+    return withBody(checkMap(ctx));
+  case OpCode::Reduce:
+    return withBody(checkReduce(ctx));
+  case OpCode::Generic:
+    return withBody(checkGeneric(ctx));
+  case OpCode::ExtractSlice:
+    return checkedOrError(checkExtractSlice(ctx));
+  case OpCode::InsertSlice:
+    return checkedOrError(checkInsertSlice(ctx));
+  case OpCode::CollapseShape:
+    return checkedOrError(checkReshape(ctx, true));
+  case OpCode::ExpandShape:
+    return checkedOrError(checkReshape(ctx, false));
+  case OpCode::Extract:
+    return checkedOrError(checkExtract(ctx));
+  case OpCode::FromElements:
+    return checkedOrError(checkFromElements(ctx));
+  case OpCode::Splat:
+    return checkedOrError(checkSplat(ctx));
+  case OpCode::LocalShard:
+    return checkedOrError(checkLocalShard(ctx));
+  case OpCode::Adam:
+    return checkedOrError(checkAdam(ctx));
+  case OpCode::Sgd:
+    return checkedOrError(checkSgd(ctx));
+  case OpCode::AnyNonFinite:
+    return checkedOrError(checkAnyNonFinite(ctx));
+  case OpCode::Constant: {
+    // A register, or with a tensor result, a tensor's bytes.
+    const OpRecord &op = ctx.op();
+    const ValueInfo *value =
+        op.results.size() == 1 ? ctx.values().lookup(op.results[0]) : nullptr;
+    if (value && value->isTensor)
+      return checkedOrError(checkConstantTensor(ctx));
+    return checkScalarInstruction(ctx);
+  }
+  default:
+    if (isScalarOp(ctx.op().code()))
+      return checkScalarInstruction(ctx);
+    // linalg.index, collectives and synchronization: the decoder keeps
+    // them off the compute stream's compute instructions.
+    return ctx.error("op", "'" + ctx.name() + "' is not a compute instruction");
+  }
+}
+
+Status checkComputeInstruction(const Instruction &inst,
+                               const Schedule &schedule) {
+  return checkComputeOp(
+             getInstructionContext(inst, schedule.name(), schedule.values()))
+      .status();
+}
+
+} // namespace zero::runtime::ops

@@ -25,6 +25,14 @@ Subcommands:
            bytes each zero.adam instruction must move (every tensor operand
            read once, every result written once, from the schedule's value
            table) over its time in the trace.
+  launches TRACE EXPLAIN: the cost model's prediction (zero-run --explain
+           --explain-json: its "plan", every launch with the points of the
+           instructions it runs) against the trace, launch by launch: each
+           compute event's time goes to the planned launch that runs its
+           instruction. Prints per category the predicted and measured ms
+           per step and their ratio, then the launches that took the most
+           time; events of no planned launch are counted apart. This is
+           what a GPU run recalibrates the model from.
   copybw   Device-to-device copy bandwidth through PyTorch (cudaMemcpyAsync
            of 1 GiB, bytes read plus written), the ceiling Adam is measured
            against.
@@ -578,6 +586,90 @@ def adam(trace_path, schedule_path, warmup=0, large=1 << 20):
     return out
 
 
+def launches(trace_path, explain, warmup=0):
+    """The plan's launches against the trace's compute events: per category
+    and per launch, predicted and measured ms per step (the measured time of
+    a launch is that of the events of its instructions' points)."""
+    plan = [dict(p) for p in explain["plan"]
+            if p["category"] not in ("collective", "swap")]
+    launch_of = {}
+    for index, p in enumerate(plan):
+        p["measured_ms"] = 0.0
+        p["events"] = 0
+        for point in p["points"]:
+            launch_of[point] = index
+    steps = set()
+    unplanned = {"events": 0, "ms": 0.0, "ops": {}}
+    for e in load_trace(trace_path):
+        args = e.get("args", {})
+        step = args.get("step")
+        if e.get("cat") != "compute" or step is None or step <= warmup:
+            continue
+        steps.add((e["pid"], step))
+        index = launch_of.get(args.get("point"))
+        if index is None:
+            unplanned["events"] += 1
+            unplanned["ms"] += e["dur"] / 1e3
+            unplanned["ops"][e["name"]] = unplanned["ops"].get(e["name"], 0) + 1
+            continue
+        plan[index]["measured_ms"] += e["dur"] / 1e3
+        plan[index]["events"] += 1
+    per = max(1, len(steps))
+    categories = {}
+    for p in plan:
+        p["measured_ms"] /= per
+        c = categories.setdefault(p["category"], {
+            "launches": 0, "traced": 0, "predicted_ms": 0.0,
+            "measured_ms": 0.0})
+        c["launches"] += p["times"]
+        c["traced"] += 1 if p["events"] else 0
+        c["predicted_ms"] += p["ms"]
+        c["measured_ms"] += p["measured_ms"]
+    unplanned["ms"] /= per
+    unplanned["events"] /= per
+    for name in unplanned["ops"]:
+        unplanned["ops"][name] /= per
+    heaviest = sorted(plan, key=lambda p: -p["measured_ms"])[:15]
+    return {"steps": len(steps), "categories": categories,
+            "unplanned": unplanned,
+            "heaviest": [{k: p[k] for k in ("category", "path", "op", "loc",
+                                            "points", "ms", "measured_ms")}
+                         for p in heaviest]}
+
+
+def format_launches(result):
+    lines = ["| category | launches | traced | predicted ms | measured ms | "
+             "measured / predicted |", "|---|---:|---:|---:|---:|---:|"]
+    total_p = total_m = 0.0
+    for name, c in sorted(result["categories"].items()):
+        total_p += c["predicted_ms"]
+        total_m += c["measured_ms"]
+        lines.append("| %s | %d | %d | %.2f | %.2f | %s |" % (
+            name, c["launches"], c["traced"], c["predicted_ms"],
+            c["measured_ms"], "%.2f" % (c["measured_ms"] / c["predicted_ms"])
+            if c["predicted_ms"] else "-"))
+    lines.append("| total | | | %.2f | %.2f | %s |" % (
+        total_p, total_m, "%.2f" % (total_m / total_p) if total_p else "-"))
+    u = result["unplanned"]
+    # The model plans no launch for what the CUDA device does at load or
+    # skips (a scalar constant, a GEMM's zero fill); the host traces them.
+    lines += ["", "%d steps; per step, %g events of no planned launch (%s), "
+              "%.2f ms." % (result["steps"], u["events"], ", ".join(
+                  "%s %g" % item for item in sorted(u["ops"].items())) or
+                  "none", u["ms"]), "",
+              "| measured ms | predicted ms | category | first instruction |",
+              "|---:|---:|---|---|"]
+    for p in result["heaviest"]:
+        what = "%s %s" % (p["path"], p["op"])
+        if len(p["points"]) > 1:
+            what += " and %d more" % (len(p["points"]) - 1)
+        if p["loc"]:
+            what += " at " + p["loc"]
+        lines.append("| %.3f | %.3f | %s | %s |" % (
+            p["measured_ms"], p["ms"], p["category"], what))
+    return "\n".join(lines) + "\n"
+
+
 def copy_bandwidth(gib=1.0, repeats=20):
     import torch
 
@@ -672,6 +764,15 @@ def cmd_summary(args):
         explain = os.path.join(base, b.get("explain", ""))
         if b.get("explain") and os.path.exists(explain):
             entry["predicted"] = json.load(open(explain))
+            if os.path.exists(trace) and "plan" in entry["predicted"]:
+                try:
+                    entry["launches"] = launches(trace, entry["predicted"],
+                                                 args.trace_warmup)
+                except (KeyError, ValueError) as error:
+                    entry["launches_error"] = repr(error)
+            # The categories and the total are kept; the plan is in the
+            # .explain.json next to the schedule.
+            entry["predicted"].pop("plan", None)
         entry["label"] = b.get("label", "zero-run stage %d" % b["stage"])
         bench[b["name"]] = entry
     results["zero_run"] = bench
@@ -766,6 +867,10 @@ def cmd_summary(args):
     if copybw:
         lines += ["", "D2D copy: %.0f GB/s (%s)." % (copybw["bandwidth_GBps"],
                                                      copybw["note"])]
+    for name, entry in bench.items():
+        if "launches" in entry:
+            lines += ["", "## Predicted against measured: %s (traced run)"
+                      % entry["label"], "", format_launches(entry["launches"])]
     if any(k in results for k in ("checks", "checks_2_ranks",
                                   "checks_4_ranks")):
         lines += ["", "## Whole-step checks: CUDA against the host backend",
@@ -917,6 +1022,10 @@ def main():
     p.add_argument("trace")
     p.add_argument("schedule")
     p.add_argument("--warmup", type=int, default=0)
+    p = sub.add_parser("launches")
+    p.add_argument("trace")
+    p.add_argument("explain")
+    p.add_argument("--warmup", type=int, default=0)
     p = sub.add_parser("copybw")
     p.add_argument("--out")
     p = sub.add_parser("summary")
@@ -939,6 +1048,10 @@ def main():
     if args.command == "adam":
         print(json.dumps(adam(args.trace, args.schedule, args.warmup),
                          indent=1))
+        return 0
+    if args.command == "launches":
+        print(format_launches(launches(args.trace, json.load(
+            open(args.explain)), args.warmup)), end="")
         return 0
     if args.command == "copybw":
         result = copy_bandwidth()

@@ -9,11 +9,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cstdio>
 
 namespace zero::runtime {
 
-std::string formatCostExplanation(const CostExplanation &explanation) {
+std::string formatCostExplanation(const CostExplanation &explanation,
+                                  size_t heaviest) {
   std::string text;
   char line[160];
   std::snprintf(line, sizeof(line), "%-22s %9s %12s %12s %10s\n",
@@ -32,6 +34,33 @@ std::string formatCostExplanation(const CostExplanation &explanation) {
                 explanation.totalMs, explanation.device.c_str(),
                 explanation.computeMs, explanation.commMs);
   text += line;
+  if (heaviest == 0 || explanation.plan.empty())
+    return text;
+  // The launches that take the longest, longest first (stream order among
+  // equals): where the step's time goes.
+  std::vector<const CostLaunch *> order;
+  for (const CostLaunch &launch : explanation.plan)
+    order.push_back(&launch);
+  std::stable_sort(
+      order.begin(), order.end(),
+      [](const CostLaunch *a, const CostLaunch *b) { return a->ms > b->ms; });
+  order.resize(std::min(order.size(), heaviest));
+  std::snprintf(line, sizeof(line),
+                "\nthe %zu heaviest launches\n%10s %-16s %9s  %s\n",
+                order.size(), "ms", "category", "GB", "first instruction");
+  text += line;
+  for (const CostLaunch *launch : order) {
+    std::string what = launch->path + " " + launch->op;
+    if (launch->points.size() > 1)
+      what += " and " + std::to_string(launch->points.size() - 1) + " more";
+    if (launch->times > 1)
+      what += ", " + std::to_string(launch->times) + " times";
+    if (!launch->loc.empty())
+      what += " at " + launch->loc;
+    std::snprintf(line, sizeof(line), "%10.3f %-16s %9.3f  ", launch->ms,
+                  launch->category.c_str(), launch->bytes * 1e-9);
+    text += line + what + "\n";
+  }
   return text;
 }
 
@@ -42,12 +71,23 @@ std::string costExplanationToJson(const CostExplanation &explanation) {
                         {"flops", c.flops},
                         {"bytes", c.bytes},
                         {"ms", c.ms}};
+  nlohmann::ordered_json plan = nlohmann::ordered_json::array();
+  for (const CostLaunch &launch : explanation.plan)
+    plan.push_back({{"category", launch.category},
+                    {"path", launch.path},
+                    {"op", launch.op},
+                    {"loc", launch.loc},
+                    {"points", launch.points},
+                    {"times", launch.times},
+                    {"bytes", launch.bytes},
+                    {"ms", launch.ms}});
   nlohmann::ordered_json json = {{"device", explanation.device},
                                  {"total_ms", explanation.totalMs},
                                  {"compute_ms", explanation.computeMs},
                                  {"comm_ms", explanation.commMs},
                                  {"launches", explanation.launches},
-                                 {"categories", categories}};
+                                 {"categories", categories},
+                                 {"plan", plan}};
   return json.dump(2) + "\n";
 }
 

@@ -94,8 +94,9 @@ public:
 
 private:
   double seconds(const Launch &launch) const;
-  void add(CostExplanation &out, const Launch &launch, int64_t times,
-           bool comm) const;
+  /// Adds `launch`, which runs `instructions` (in stream order).
+  void add(CostExplanation &out, const Launch &launch, int64_t times, bool comm,
+           const std::vector<const Instruction *> &instructions) const;
 
   double tensorBytes(int64_t id) const {
     return static_cast<double>(values_.values[id].bytes());
@@ -190,17 +191,31 @@ double Planner::seconds(const Launch &launch) const {
 }
 
 void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
-                  bool comm) const {
+                  bool comm,
+                  const std::vector<const Instruction *> &instructions) const {
   if (launch.count == 0)
     return;
   CostCategory &c = out.categories[launch.category];
   const double ms = seconds(launch) * 1e3 * static_cast<double>(times);
+  const double bytes = launch.bytes * static_cast<double>(times);
   c.launches += times;
   c.flops += launch.flops * static_cast<double>(times);
-  c.bytes += launch.bytes * static_cast<double>(times);
+  c.bytes += bytes;
   c.ms += ms;
   (comm ? out.commMs : out.computeMs) += ms;
   out.launches += times;
+  const Instruction &first = *instructions.front();
+  CostLaunch entry;
+  entry.category = launch.category;
+  entry.path = first.path;
+  entry.op = first.op;
+  entry.loc = first.loc;
+  for (const Instruction *inst : instructions)
+    entry.points.push_back(inst->point);
+  entry.times = times;
+  entry.bytes = bytes;
+  entry.ms = ms;
+  out.plan.push_back(std::move(entry));
 }
 
 Launch Planner::planMatmul(const Instruction &inst) {
@@ -573,7 +588,7 @@ Status Planner::run(CostExplanation &out) {
     for (size_t i = 0; i < list.size(); ++i) {
       const Instruction &inst = list[i];
       if (inst.isCollective()) {
-        add(out, planCollective(inst), times(i), /*comm=*/true);
+        add(out, planCollective(inst), times(i), /*comm=*/true, {&inst});
         continue;
       }
       if (inst.kind == Instruction::Kind::Swap) {
@@ -583,7 +598,7 @@ Status Planner::run(CostExplanation &out) {
           swap.bytes += tensorBytes(id);
         swap.fixedSeconds = 0;
         swap.bandwidth = gpu_.pcieGbs * 1e9;
-        add(out, swap, times(i), /*comm=*/true);
+        add(out, swap, times(i), /*comm=*/true, {&inst});
         continue;
       }
       if (inst.kind != Instruction::Kind::Compute)
@@ -604,7 +619,7 @@ Status Planner::run(CostExplanation &out) {
                list[i + run.size()].kind == Instruction::Kind::Compute &&
                onHost(i + run.size()))
           run.push_back(&list[i + run.size()]);
-        add(out, planHost(run), times(i), false);
+        add(out, planHost(run), times(i), false, run);
         i += run.size() - 1;
         continue;
       }
@@ -621,7 +636,7 @@ Status Planner::run(CostExplanation &out) {
         for (size_t k = i; k < i + optimizerRun; ++k)
           group.push_back(&list[k]);
         if (cuda::isFusableOptimizerGroup(group, schedule_)) {
-          add(out, planOptimizers(group), times(i), false);
+          add(out, planOptimizers(group), times(i), false, group);
           i += optimizerRun - 1;
           continue;
         }
@@ -634,7 +649,11 @@ Status Planner::run(CostExplanation &out) {
             });
         if (!hostStep && i + program->steps.size() <= limit &&
             cuda::checkRowProgramMemory(*program, schedule_).empty()) {
-          add(out, planRowProgram(*program), times(i), false);
+          std::vector<const Instruction *> steps;
+          for (const cuda::RowStep &step : program->steps)
+            if (step.inst)
+              steps.push_back(step.inst);
+          add(out, planRowProgram(*program), times(i), false, steps);
           i += program->steps.size() - 1;
           continue;
         }
@@ -642,7 +661,7 @@ Status Planner::run(CostExplanation &out) {
       StatusOr<Launch> launch = planInstruction(inst);
       if (!launch.isOk())
         return launch.status();
-      add(out, *launch, times(i), false);
+      add(out, *launch, times(i), false, {&inst});
     }
   }
   out.totalMs = std::max(out.computeMs, out.commMs);

@@ -110,8 +110,9 @@ const char *kUsage =
     "                       byte B of the nvme arena fail with ENOSPC\n"
     "  --explain GPU        run nothing: print the CUDA backend's plan of a\n"
     "                       step priced on GPU h100 or h200 (the cost model,\n"
-    "                       no GPU needed), per category of launches\n"
-    "  --explain-json FILE  also write it as JSON\n";
+    "                       no GPU needed), per category of launches,\n"
+    "                       then the launches that take longest\n"
+    "  --explain-json FILE  also write it as JSON, with every launch\n";
 
 struct Options {
   std::string schedule;

@@ -30,6 +30,23 @@ struct CostCategory {
   double ms = 0;
 };
 
+/// One launch of the plan, named by the first instruction it runs, as a
+/// trace names a fused group (zero-run --trace: the op, args.point and
+/// args.loc). A launch of the loop's body runs `times` a step; its bytes and
+/// ms are per step.
+struct CostLaunch {
+  std::string category;
+  std::string path; // "instructions.compute[12]"
+  std::string op;   // "linalg.map"
+  std::string loc;
+  /// The points of the instructions it runs, the first first (a group or a
+  /// row program runs several).
+  std::vector<int64_t> points;
+  int64_t times = 1;
+  double bytes = 0;
+  double ms = 0;
+};
+
 struct CostExplanation {
   std::string device; // "h100"
   /// The compute stream's predicted time per step; collectives and swaps
@@ -40,6 +57,8 @@ struct CostExplanation {
   double totalMs = 0;
   int64_t launches = 0;
   std::map<std::string, CostCategory> categories;
+  /// Every launch, in stream order (collectives and swaps included).
+  std::vector<CostLaunch> plan;
 };
 
 /// The names of the GPUs the model knows ("h100", "h200").
@@ -51,10 +70,14 @@ std::vector<std::string> getCostModelDevices();
 StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
                                           const std::string &device);
 
-/// A table of the categories and the total, for people.
-std::string formatCostExplanation(const CostExplanation &explanation);
+/// A table of the categories and the total, then the `heaviest` launches
+/// that take the most time, for people.
+std::string formatCostExplanation(const CostExplanation &explanation,
+                                  size_t heaviest = 10);
 /// {"device", "total_ms", "compute_ms", "comm_ms", "launches",
-///  "categories": {name: {"launches", "flops", "bytes", "ms"}}}.
+///  "categories": {name: {"launches", "flops", "bytes", "ms"}},
+///  "plan": [{"category", "path", "op", "loc", "points", "times", "bytes",
+///            "ms"}]}.
 std::string costExplanationToJson(const CostExplanation &explanation);
 
 } // namespace zero::runtime

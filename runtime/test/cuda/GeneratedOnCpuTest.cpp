@@ -1,18 +1,17 @@
 //===- GeneratedOnCpuTest.cpp - generated kernels run on the CPU ----------===//
 //
 // A generated kernel's own code (its index arithmetic, loops, loads and
-// stores, its vector path) would otherwise run only on a GPU. Its source is
-// C++ but for a few CUDA names: with the shim below, the host compiler
-// builds it, and running every thread of the grid in turn executes each
-// thread-per-point kernel exactly, since those threads share nothing. Every
-// such case of StructuredCases.h runs here against the host backend,
-// compared as StructuredGpuTest compares the GPU; those on the vector path
-// also with tensors that their vectors cannot load aligned, which take the
-// scalar loop (every access is checked for alignment). The cooperative and
-// column reductions (shuffles, shared memory, barriers) need threads in
-// lockstep and stay with the GPU tests. ElementMath.h takes its host paths
-// here where the GPU has conversion instructions; ElementMathTest shows
-// they agree.
+// stores, its vector path, the shuffles, shared memory and barriers of the
+// cooperative and column reductions) would otherwise run only on a GPU. Its
+// source is C++ but for a few CUDA names: with the shim below, the host
+// compiler builds it, and a launch runs every block's threads as fibers
+// that meet at their barriers as the GPU's threads do. Every case of
+// StructuredCases.h runs here against the host backend, compared as
+// StructuredGpuTest compares the GPU; those on the vector path also with
+// tensors that their vectors cannot load aligned, which take the scalar
+// loop (every access is checked for alignment). ElementMath.h takes its
+// host paths here where the GPU has conversion instructions;
+// ElementMathTest shows they agree.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,16 +48,28 @@ using zero::runtime::test::StructuredCase;
 
 namespace {
 
-/// What the generated source needs from CUDA, for the host compiler; a
-/// launch runs the grid's threads one after another.
+/// What the generated source needs from CUDA, for the host compiler. A
+/// launch runs its blocks one after another, and a block's threads as
+/// fibers (ucontext) on this thread: each runs until it waits at a barrier
+/// or returns, so threads meet as on the GPU. __syncthreads waits for every
+/// thread of the block that has not returned, __syncwarp and the shuffles
+/// (a write, a warp barrier, the partner's read, a barrier) for those of its
+/// warp. Threads that wait at different barriers with nothing left to
+/// release them (a barrier some threads cannot reach) end the launch with
+/// an error instead of hanging. __shared__ arrays are statics: shared by
+/// the block, whose blocks run one at a time.
 constexpr const char *kCudaShim = R"ZK(
+#include <ucontext.h>
 #include <cstring>
+#include <functional>
 #include <type_traits>
 #include <utility>
+#include <vector>
 #define __global__
 #define __device__
 #define __noinline__
 #define __launch_bounds__(n)
+#define __shared__ static
 struct ZkDim3 {
   unsigned x, y, z;
 };
@@ -82,22 +93,113 @@ static long long __double_as_longlong(double x) {
   return zkBits<long long>(x);
 }
 static double __longlong_as_double(long long x) { return zkBits<double>(x); }
+
+enum ZkState { ZkRunning, ZkAtBlockBarrier, ZkAtWarpBarrier, ZkReturned };
+struct ZkThread {
+  ucontext_t context;
+  std::vector<char> stack;
+  ZkState state = ZkRunning;
+  alignas(16) unsigned char exchange[16]; // a shuffle's value
+};
+static std::vector<ZkThread> zkThreads;
+static ucontext_t zkScheduler;
+static unsigned zkCurrent;
+static std::function<void()> zkBody;
+
+static void zkWait(ZkState barrier) {
+  zkThreads[zkCurrent].state = barrier;
+  swapcontext(&zkThreads[zkCurrent].context, &zkScheduler);
+}
+static void __syncthreads() { zkWait(ZkAtBlockBarrier); }
+static void __syncwarp(unsigned = 0xffffffffu) { zkWait(ZkAtWarpBarrier); }
+template <typename T>
+static T __shfl_xor_sync(unsigned, T value, int laneMask) {
+  static_assert(sizeof(T) <= 16, "a shuffle moves at most 16 bytes here");
+  std::memcpy(zkThreads[zkCurrent].exchange, &value, sizeof(T));
+  __syncwarp();
+  const unsigned partner = zkCurrent ^ static_cast<unsigned>(laneMask);
+  T result = value;
+  if (partner < zkThreads.size())
+    std::memcpy(&result, zkThreads[partner].exchange, sizeof(T));
+  __syncwarp();
+  return result;
+}
+static void zkThreadMain() {
+  zkBody();
+  zkThreads[zkCurrent].state = ZkReturned;
+}
+
+/// Runs one block; false where its threads wait at barriers that none can
+/// release.
+static bool zkRunBlock(unsigned threads) {
+  constexpr size_t kStackBytes = 64 * 1024;
+  zkThreads.resize(threads);
+  for (unsigned t = 0; t < threads; ++t) {
+    ZkThread &thread = zkThreads[t];
+    thread.stack.resize(kStackBytes);
+    thread.state = ZkRunning;
+    getcontext(&thread.context);
+    thread.context.uc_stack.ss_sp = thread.stack.data();
+    thread.context.uc_stack.ss_size = kStackBytes;
+    thread.context.uc_link = &zkScheduler;
+    makecontext(&thread.context, zkThreadMain, 0);
+  }
+  for (;;) {
+    for (unsigned t = 0; t < threads; ++t)
+      if (zkThreads[t].state == ZkRunning) {
+        zkCurrent = t;
+        threadIdx = {t, 0, 0};
+        swapcontext(&zkScheduler, &zkThreads[t].context);
+      }
+    // Every thread now waits or has returned: release a warp whose live
+    // threads all wait at a warp barrier, else the block if all of its
+    // live threads wait at __syncthreads.
+    bool released = false, live = false, allAtBlock = true;
+    for (unsigned warp = 0; warp * 32 < threads; ++warp) {
+      bool atWarp = true, any = false;
+      for (unsigned t = warp * 32; t < threads && t < warp * 32 + 32; ++t) {
+        if (zkThreads[t].state == ZkReturned)
+          continue;
+        any = live = true;
+        atWarp &= zkThreads[t].state == ZkAtWarpBarrier;
+        allAtBlock &= zkThreads[t].state == ZkAtBlockBarrier;
+      }
+      if (!any || !atWarp)
+        continue;
+      for (unsigned t = warp * 32; t < threads && t < warp * 32 + 32; ++t)
+        if (zkThreads[t].state == ZkAtWarpBarrier)
+          zkThreads[t].state = ZkRunning;
+      released = true;
+    }
+    if (!live)
+      return true;
+    if (released)
+      continue;
+    if (!allAtBlock)
+      return false;
+    for (ZkThread &thread : zkThreads)
+      if (thread.state == ZkAtBlockBarrier)
+        thread.state = ZkRunning;
+  }
+}
 template <typename... P, std::size_t... I>
 static void zkCall(void (*kernel)(P...), void **args,
                    std::index_sequence<I...>) {
   kernel(*static_cast<std::remove_reference_t<P> *>(args[I])...);
 }
+/// 0, or 1 where a block's threads could not all pass their barriers.
 template <typename... P>
-static void zkLaunch(void (*kernel)(P...), void **args, unsigned blocks,
-                     unsigned threads) {
+static int zkLaunch(void (*kernel)(P...), void **args, unsigned blocks,
+                    unsigned threads) {
   gridDim = {blocks, 1, 1};
   blockDim = {threads, 1, 1};
-  for (unsigned b = 0; b < blocks; ++b)
-    for (unsigned t = 0; t < threads; ++t) {
-      blockIdx = {b, 0, 0};
-      threadIdx = {t, 0, 0};
-      zkCall(kernel, args, std::index_sequence_for<P...>{});
-    }
+  zkBody = [&] { zkCall(kernel, args, std::index_sequence_for<P...>{}); };
+  for (unsigned b = 0; b < blocks; ++b) {
+    blockIdx = {b, 0, 0};
+    if (!zkRunBlock(threads))
+      return 1;
+  }
+  return 0;
 }
 )ZK";
 
@@ -114,7 +216,7 @@ struct ErrorRecord {
 /// grid-stride loops go round more than once on the larger cases.
 constexpr int kMultiProcessors = 2;
 
-/// A thread-per-point case, its schedule and kernel.
+/// A case, its schedule and kernel.
 struct CpuCase {
   const StructuredCase *c = nullptr;
   CaseSchedule schedule;
@@ -128,8 +230,7 @@ bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
 }
 
 /// The case's kernel as the CUDA device generates it (restricted inputs
-/// where no input shares a byte with a result), or nothing for a
-/// cooperative or column reduction.
+/// where no input shares a byte with a result).
 bool makeCpuCase(const StructuredCase &c, CpuCase &out) {
   std::string error;
   out.c = &c;
@@ -140,7 +241,7 @@ bool makeCpuCase(const StructuredCase &c, CpuCase &out) {
   const ValueTable &values = out.schedule.schedule->values();
   StatusOr<LoopNest> nest = buildLoopNest(*out.schedule.op, values);
   EXPECT_TRUE(nest.isOk()) << c.name << ": " << nest.status().toString();
-  if (!nest.isOk() || nest->pointThreads > 1 || nest->pointsPerBlock > 0)
+  if (!nest.isOk())
     return false;
   out.nest = *nest;
   CodegenOptions options;
@@ -172,9 +273,9 @@ std::string makeSource(std::vector<CpuCase> &cases) {
          at = text.find(kernel.name, at + name.size()))
       text.replace(at, kernel.name.size(), name);
     cases[i].runner = "zk_run" + std::to_string(i);
-    source += text + "extern \"C\" void " + cases[i].runner +
+    source += text + "extern \"C\" int " + cases[i].runner +
               "(void **args, unsigned blocks, unsigned threads) {\n"
-              "  zkLaunch(" +
+              "  return zkLaunch(" +
               name + ", args, blocks, threads);\n}\n";
   }
   return source;
@@ -267,13 +368,16 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
   }
   ASSERT_EQ(args.size(), k.kernel.numParameters());
 
-  using Runner = void (*)(void **, unsigned, unsigned);
+  using Runner = int (*)(void **, unsigned, unsigned);
   auto run = reinterpret_cast<Runner>(dlsym(library, k.runner.c_str()));
   ASSERT_NE(run, nullptr) << k.runner;
   const LaunchShape shape = getLaunchShape(k.kernel, kMultiProcessors);
-  if (shape.blocks > 0)
-    run(args.data(), static_cast<unsigned>(shape.blocks),
-        static_cast<unsigned>(shape.threads));
+  if (shape.blocks > 0) {
+    ASSERT_EQ(run(args.data(), static_cast<unsigned>(shape.blocks),
+                  static_cast<unsigned>(shape.threads)),
+              0)
+        << "threads waited at barriers that none of them could release";
+  }
 
   if (!c.runError.empty()) {
     ASSERT_FALSE(host.status.isOk());
@@ -295,7 +399,7 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
   }
 }
 
-TEST(GeneratedOnCpuTest, EveryThreadPerPointKernelMatchesTheHost) {
+TEST(GeneratedOnCpuTest, EveryGeneratedKernelMatchesTheHost) {
   const std::vector<StructuredCase> all = getStructuredCases();
   std::vector<CpuCase> cases;
   for (const StructuredCase &c : all) {
@@ -303,9 +407,7 @@ TEST(GeneratedOnCpuTest, EveryThreadPerPointKernelMatchesTheHost) {
     if (makeCpuCase(c, k))
       cases.push_back(std::move(k));
   }
-  // Most cases are thread-per-point; the generator's other paths are the
-  // GPU tests'.
-  ASSERT_GT(cases.size(), all.size() / 2);
+  ASSERT_EQ(cases.size(), all.size());
   const std::filesystem::path dir =
       std::filesystem::temp_directory_path() /
       ("zero-generated-on-cpu-" + std::to_string(getpid()));
@@ -315,9 +417,15 @@ TEST(GeneratedOnCpuTest, EveryThreadPerPointKernelMatchesTheHost) {
     // Kernels on the vector path run again with every tensor moved by the
     // case's widest element: each element stays aligned, the vectors (two
     // elements or more) mostly do not, and those take the scalar loop.
-    int vectorKernels = 0;
+    int vectorKernels = 0, warpKernels = 0, blockKernels = 0, columnKernels = 0;
     for (const CpuCase &k : cases) {
       runCase(k, library, 0);
+      if (k.nest.pointsPerBlock > 0)
+        ++columnKernels;
+      else if (k.nest.pointThreads > kWarpThreads)
+        ++blockKernels;
+      else if (k.nest.pointThreads > 1)
+        ++warpKernels;
       if (k.kernel.vectorWidth > 1) {
         ++vectorKernels;
         int64_t widest = 1;
@@ -328,6 +436,10 @@ TEST(GeneratedOnCpuTest, EveryThreadPerPointKernelMatchesTheHost) {
       }
     }
     EXPECT_GE(vectorKernels, 15);
+    // The threads that meet: a warp's shuffles, a block's shared memory.
+    EXPECT_GE(warpKernels, 3);
+    EXPECT_GE(blockKernels, 3);
+    EXPECT_GE(columnKernels, 2);
     dlclose(library);
   }
   // A failure keeps the source for a look.

@@ -9,15 +9,19 @@
 // StructuredCases.h runs here against the host backend, compared as
 // StructuredGpuTest compares the GPU; those on the vector path also with
 // tensors that their vectors cannot load aligned, which take the scalar
-// loop (every access is checked for alignment). ElementMath.h takes its
+// loop (every access is checked for alignment). So do the row programs of
+// RowPrograms.h (softmax and layer norm as one kernel, RowFusion.h),
+// within RowFusionGpuTest's bound of the host. ElementMath.h takes its
 // host paths here where the GPU has conversion instructions;
 // ElementMathTest shows they agree.
 //
 //===----------------------------------------------------------------------===//
 
+#include "RowPrograms.h"
 #include "StructuredCaseRun.h"
 #include "StructuredCases.h"
 #include "cuda/Codegen.h"
+#include "cuda/RowFusion.h"
 
 #include <gtest/gtest.h>
 
@@ -25,11 +29,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <memory>
+#include <optional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,10 +61,11 @@ namespace {
 /// or returns, so threads meet as on the GPU. __syncthreads waits for every
 /// thread of the block that has not returned, __syncwarp and the shuffles
 /// (a write, a warp barrier, the partner's read, a barrier) for those of its
-/// warp. Threads that wait at different barriers with nothing left to
-/// release them (a barrier some threads cannot reach) end the launch with
-/// an error instead of hanging. __shared__ arrays are statics: shared by
-/// the block, whose blocks run one at a time.
+/// warp (__shfl_sync reads a lane of the warp, __shfl_xor_sync the lane
+/// its mask names). Threads that wait at different barriers with nothing left
+/// to release them (a barrier some threads cannot reach) end the launch with an
+/// error instead of hanging. __shared__ arrays are statics: shared by the
+/// block, whose blocks run one at a time.
 constexpr const char *kCudaShim = R"ZK(
 #include <ucontext.h>
 #include <cstring>
@@ -112,17 +120,23 @@ static void zkWait(ZkState barrier) {
 }
 static void __syncthreads() { zkWait(ZkAtBlockBarrier); }
 static void __syncwarp(unsigned = 0xffffffffu) { zkWait(ZkAtWarpBarrier); }
-template <typename T>
-static T __shfl_xor_sync(unsigned, T value, int laneMask) {
+/// Thread `partner`'s `value` (this thread's own past the block).
+template <typename T> static T zkShuffle(T value, unsigned partner) {
   static_assert(sizeof(T) <= 16, "a shuffle moves at most 16 bytes here");
   std::memcpy(zkThreads[zkCurrent].exchange, &value, sizeof(T));
   __syncwarp();
-  const unsigned partner = zkCurrent ^ static_cast<unsigned>(laneMask);
   T result = value;
   if (partner < zkThreads.size())
     std::memcpy(&result, zkThreads[partner].exchange, sizeof(T));
   __syncwarp();
   return result;
+}
+template <typename T>
+static T __shfl_xor_sync(unsigned, T value, int laneMask) {
+  return zkShuffle(value, zkCurrent ^ static_cast<unsigned>(laneMask));
+}
+template <typename T> static T __shfl_sync(unsigned, T value, int lane) {
+  return zkShuffle(value, (zkCurrent & ~31u) | (static_cast<unsigned>(lane) & 31u));
 }
 static void zkThreadMain() {
   zkBody();
@@ -222,7 +236,7 @@ struct CpuCase {
   CaseSchedule schedule;
   LoopNest nest;
   GeneratedKernel kernel;
-  std::string runner; // the symbol that launches it
+  size_t runner = 0; // its launcher's index in the library
 };
 
 bool overlaps(int64_t a, int64_t aBytes, int64_t b, int64_t bBytes) {
@@ -260,25 +274,42 @@ bool makeCpuCase(const StructuredCase &c, CpuCase &out) {
   return true;
 }
 
-/// One source for all cases: the shim, the prelude once, then each kernel
-/// under a name of its own with a launcher.
-std::string makeSource(std::vector<CpuCase> &cases) {
+/// A generated kernel to compile: its name and source (the prelude first).
+struct KernelSource {
+  std::string name;
+  std::string source;
+};
+
+/// One source for all kernels: the shim, the prelude once, then each kernel
+/// under a name of its own with a launcher, "zk_run<i>".
+std::string makeSource(const std::vector<KernelSource> &kernels) {
   const std::string &prelude = getKernelPrelude();
   std::string source = std::string(kCudaShim) + prelude;
-  for (size_t i = 0; i < cases.size(); ++i) {
-    const GeneratedKernel &kernel = cases[i].kernel;
-    std::string text = kernel.source.substr(prelude.size());
+  for (size_t i = 0; i < kernels.size(); ++i) {
+    EXPECT_EQ(kernels[i].source.compare(0, prelude.size(), prelude), 0)
+        << kernels[i].name << " does not start with the prelude";
+    std::string text = kernels[i].source.substr(prelude.size());
     const std::string name = "zk_case" + std::to_string(i);
-    for (size_t at = text.find(kernel.name); at != std::string::npos;
-         at = text.find(kernel.name, at + name.size()))
-      text.replace(at, kernel.name.size(), name);
-    cases[i].runner = "zk_run" + std::to_string(i);
-    source += text + "extern \"C\" int " + cases[i].runner +
+    const std::string &old = kernels[i].name;
+    for (size_t at = text.find(old); at != std::string::npos;
+         at = text.find(old, at + name.size()))
+      text.replace(at, old.size(), name);
+    source += text + "extern \"C\" int zk_run" + std::to_string(i) +
               "(void **args, unsigned blocks, unsigned threads) {\n"
               "  return zkLaunch(" +
               name + ", args, blocks, threads);\n}\n";
   }
   return source;
+}
+
+/// Runs launcher `index` of `library` over `args`; false with a failure
+/// where it cannot.
+using Runner = int (*)(void **, unsigned, unsigned);
+Runner findRunner(void *library, size_t index) {
+  const std::string symbol = "zk_run" + std::to_string(index);
+  auto run = reinterpret_cast<Runner>(dlsym(library, symbol.c_str()));
+  EXPECT_NE(run, nullptr) << symbol;
+  return run;
 }
 
 /// Compiles `source` into a shared library under `dir` and opens it.
@@ -305,6 +336,48 @@ void *compileAndOpen(const std::string &source, const std::string &dir) {
   return library;
 }
 
+/// The kernels compiled into a library in a directory of their own, which
+/// a test that fails keeps for a look.
+class KernelLibrary {
+public:
+  explicit KernelLibrary(const std::vector<KernelSource> &kernels)
+      : dir_(std::filesystem::temp_directory_path() /
+             ("zero-generated-on-cpu-" + std::to_string(getpid()))) {
+    std::filesystem::create_directories(dir_);
+    library_ = compileAndOpen(makeSource(kernels), dir_.string());
+  }
+  ~KernelLibrary() {
+    if (library_)
+      dlclose(library_);
+    if (!::testing::Test::HasFailure())
+      std::filesystem::remove_all(dir_);
+    else
+      ADD_FAILURE() << "the kernels' source is " << (dir_ / "kernels.cpp");
+  }
+  void *get() const { return library_; }
+
+private:
+  std::filesystem::path dir_;
+  void *library_ = nullptr;
+};
+
+/// Memory as cudaMalloc gives it: 256-byte aligned, `shift` bytes past.
+class Arena {
+public:
+  Arena(int64_t bytes, int64_t shift)
+      : memory_(static_cast<std::byte *>(std::aligned_alloc(
+                    256, static_cast<size_t>((bytes + 255) / 256 * 256 + 256))),
+                &std::free),
+        base_(memory_.get() + shift) {
+    std::memset(base_, 0, static_cast<size_t>(bytes));
+  }
+  std::byte *base() const { return base_; }
+
+private:
+  std::unique_ptr<std::byte, decltype(&std::free)> memory_;
+  std::byte *base_;
+};
+
 /// Runs case `k` through its kernel on a fresh arena, `shift` bytes past a
 /// 256-byte boundary, and compares it with the host backend's run.
 void runCase(const CpuCase &k, void *library, int64_t shift) {
@@ -314,14 +387,8 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
   const Schedule &schedule = *k.schedule.schedule;
   const ValueTable &values = schedule.values();
 
-  const int64_t arenaBytes = schedule.arenaBytes(MemorySpace::Device);
-  // 256-byte alignment, as cudaMalloc gives, then the shift.
-  std::unique_ptr<std::byte, decltype(&std::free)> memory(
-      static_cast<std::byte *>(std::aligned_alloc(
-          256, static_cast<size_t>((arenaBytes + 255) / 256 * 256 + 256))),
-      &std::free);
-  std::byte *const base = memory.get() + shift;
-  std::memset(base, 0, static_cast<size_t>(arenaBytes));
+  const Arena arena(schedule.arenaBytes(MemorySpace::Device), shift);
+  std::byte *const base = arena.base();
   for (size_t i = 0; i < c.values.size(); ++i)
     if (c.values[i].isTensor && c.values[i].aliasOf < 0 &&
         c.values[i].numel() > 0) {
@@ -368,9 +435,8 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
   }
   ASSERT_EQ(args.size(), k.kernel.numParameters());
 
-  using Runner = int (*)(void **, unsigned, unsigned);
-  auto run = reinterpret_cast<Runner>(dlsym(library, k.runner.c_str()));
-  ASSERT_NE(run, nullptr) << k.runner;
+  const Runner run = findRunner(library, k.runner);
+  ASSERT_NE(run, nullptr);
   const LaunchShape shape = getLaunchShape(k.kernel, kMultiProcessors);
   if (shape.blocks > 0) {
     ASSERT_EQ(run(args.data(), static_cast<unsigned>(shape.blocks),
@@ -408,18 +474,19 @@ TEST(GeneratedOnCpuTest, EveryGeneratedKernelMatchesTheHost) {
       cases.push_back(std::move(k));
   }
   ASSERT_EQ(cases.size(), all.size());
-  const std::filesystem::path dir =
-      std::filesystem::temp_directory_path() /
-      ("zero-generated-on-cpu-" + std::to_string(getpid()));
-  std::filesystem::create_directories(dir);
-  void *library = compileAndOpen(makeSource(cases), dir.string());
-  if (library) {
+  std::vector<KernelSource> sources;
+  for (CpuCase &k : cases) {
+    k.runner = sources.size();
+    sources.push_back({k.kernel.name, k.kernel.source});
+  }
+  const KernelLibrary library(sources);
+  if (library.get()) {
     // Kernels on the vector path run again with every tensor moved by the
     // case's widest element: each element stays aligned, the vectors (two
     // elements or more) mostly do not, and those take the scalar loop.
     int vectorKernels = 0, warpKernels = 0, blockKernels = 0, columnKernels = 0;
     for (const CpuCase &k : cases) {
-      runCase(k, library, 0);
+      runCase(k, library.get(), 0);
       if (k.nest.pointsPerBlock > 0)
         ++columnKernels;
       else if (k.nest.pointThreads > kWarpThreads)
@@ -432,7 +499,7 @@ TEST(GeneratedOnCpuTest, EveryGeneratedKernelMatchesTheHost) {
         for (const auto &value : k.c->values)
           if (value.isTensor)
             widest = std::max(widest, getDTypeWidth(value.dtype));
-        runCase(k, library, widest);
+        runCase(k, library.get(), widest);
       }
     }
     EXPECT_GE(vectorKernels, 15);
@@ -440,13 +507,155 @@ TEST(GeneratedOnCpuTest, EveryGeneratedKernelMatchesTheHost) {
     EXPECT_GE(warpKernels, 3);
     EXPECT_GE(blockKernels, 3);
     EXPECT_GE(columnKernels, 2);
-    dlclose(library);
   }
-  // A failure keeps the source for a look.
-  if (!::testing::Test::HasFailure())
-    std::filesystem::remove_all(dir);
-  else
-    ADD_FAILURE() << "the kernels' source is " << (dir / "kernels.cpp");
+}
+
+//===----------------------------------------------------------------------===//
+// Row programs (RowFusion.h): softmax and layer norm as one kernel
+//===----------------------------------------------------------------------===//
+
+struct RowCase {
+  std::string name;
+  cudatest::RowProgramSchedule s;
+  DType dtype;
+  int64_t rowLength;
+};
+
+/// The programs of RowFusionGpuTest: rows of 200 (not a multiple of the
+/// warp), 96 (a multiple), 768 (GPT-2's layer norm) and 5000 (a block per
+/// row).
+std::vector<RowCase> getRowCases() {
+  std::vector<RowCase> cases;
+  for (DType dtype : {DType::F32, DType::F64, DType::BF16})
+    cases.push_back({std::string("softmax ") + getDTypeName(dtype),
+                     cudatest::makeSoftmax(dtype, {3, 5}, 200), dtype, 200});
+  cases.push_back({"softmax, a block per row",
+                   cudatest::makeSoftmax(DType::F32, {2}, 5000), DType::F32,
+                   5000});
+  for (DType dtype : {DType::F32, DType::F64})
+    cases.push_back({std::string("layer norm ") + getDTypeName(dtype),
+                     cudatest::makeLayerNorm(dtype, 6, 96), dtype, 96});
+  cases.push_back({"layer norm, GPT-2 rows",
+                   cudatest::makeLayerNorm(DType::F32, 16, 768), DType::F32,
+                   768});
+  return cases;
+}
+
+/// Runs the row program at the start of `c`'s schedule through its kernel
+/// and compares what it writes with the host backend's run of the same
+/// instructions: maxima exact, sums reassociated, so every value within
+/// 4 R u (1 + |host|) of the host's (RowFusionGpuTest's bound).
+void runRowCase(const RowCase &c, const Schedule &schedule,
+                const RowProgram &program, void *library, size_t runner) {
+  SCOPED_TRACE(c.name);
+  const ValueTable &values = schedule.values();
+  std::unique_ptr<Device> host = createHostDevice();
+  MemoryTracker tracker;
+  ASSERT_TRUE(host->load(schedule, 0, 1, tracker).isOk());
+  std::byte *hostBase = host->arenaBase(MemorySpace::Device);
+  const int64_t arenaBytes = schedule.arenaBytes(MemorySpace::Device);
+  auto offsetOf = [&](int64_t id) { return schedule.bufferOf(id).offset; };
+  std::mt19937_64 rng(7);
+  for (int64_t id : c.s.inputs) {
+    const cudatest::Bytes data =
+        cudatest::randomBytes(c.dtype, values.values[id].numel, rng, 3.0);
+    ASSERT_TRUE(host->write(hostBase + offsetOf(id), data.data(),
+                            static_cast<int64_t>(data.size()))
+                    .isOk());
+  }
+  // The kernel starts from the memory the host's step starts from.
+  const Arena arena(arenaBytes, 0);
+  ASSERT_TRUE(host->read(arena.base(), hostBase, arenaBytes).isOk());
+  for (const Instruction &inst : schedule.streams()[0].instructions) {
+    StatusOr<std::unique_ptr<PreparedOp>> op = host->prepare(inst);
+    ASSERT_TRUE(op.isOk()) << op.status().toString();
+    ASSERT_TRUE((*op)->run(1).isOk());
+  }
+  // The program's scalars (its constants, run before the kernel as the
+  // host runs them).
+  std::vector<Scalar> registers(values.values.size());
+  for (int64_t id : program.scalars) {
+    StatusOr<Scalar> value = host->readScalar(id);
+    ASSERT_TRUE(value.isOk()) << value.status().toString();
+    registers[id] = *value;
+  }
+
+  // Arguments in RowKernel's order, as prepareRowProgram binds them.
+  std::vector<void *> pointers;
+  for (int64_t id : program.outputs())
+    pointers.push_back(arena.base() + offsetOf(id));
+  for (const RowInput &input : program.inputs)
+    pointers.push_back(arena.base() + offsetOf(input.value));
+  for (int64_t id : program.scalars)
+    pointers.push_back(&registers[id]);
+  std::vector<void *> args;
+  for (void *&pointer : pointers)
+    args.push_back(&pointer);
+  StatusOr<RowKernel> kernel = generateRowKernel(program, values);
+  ASSERT_TRUE(kernel.isOk());
+  GeneratedKernel shapeOf;
+  shapeOf.pointThreads = kernel->pointThreads;
+  shapeOf.numPoints = kernel->numPoints;
+  shapeOf.numThreads = kernel->numPoints * kernel->pointThreads;
+  const LaunchShape shape = getLaunchShape(shapeOf, kMultiProcessors);
+  const Runner run = findRunner(library, runner);
+  ASSERT_NE(run, nullptr);
+  ASSERT_EQ(run(args.data(), static_cast<unsigned>(shape.blocks),
+                static_cast<unsigned>(shape.threads)),
+            0)
+      << "threads waited at barriers that none of them could release";
+
+  const double bound =
+      4.0 * static_cast<double>(c.rowLength) * cudatest::unitRoundoff(c.dtype);
+  for (int64_t id : program.outputs()) {
+    const ValueInfo &value = values.values[id];
+    cudatest::Bytes expected(value.bytes()), actual(value.bytes());
+    ASSERT_TRUE(
+        host->read(expected.data(), hostBase + offsetOf(id), value.bytes())
+            .isOk());
+    std::memcpy(actual.data(), arena.base() + offsetOf(id), actual.size());
+    int64_t worst = -1;
+    double worstError = 0;
+    for (int64_t k = 0; k < value.numel; ++k) {
+      const double x = cudatest::floatAt(expected, value.dtype, k);
+      const double y = cudatest::floatAt(actual, value.dtype, k);
+      const double error = std::fabs(x - y) / (1.0 + std::fabs(x));
+      if (!(error <= worstError)) {
+        worstError = error;
+        worst = k;
+      }
+    }
+    EXPECT_LE(worstError, bound)
+        << "value " << id << " element " << worst << ": host "
+        << cudatest::floatAt(expected, value.dtype, worst) << ", kernel "
+        << cudatest::floatAt(actual, value.dtype, worst);
+  }
+}
+
+TEST(GeneratedOnCpuTest, EveryRowProgramMatchesTheHost) {
+  const std::vector<RowCase> cases = getRowCases();
+  std::vector<Schedule> schedules;
+  std::vector<RowProgram> programs;
+  std::vector<KernelSource> sources;
+  for (const RowCase &c : cases) {
+    StatusOr<Schedule> schedule = Schedule::parse(c.s.b.text(), "rows.json");
+    ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
+    schedules.push_back(std::move(*schedule));
+    std::optional<RowProgram> program =
+        findRowProgram(schedules.back(), ValueUses(schedules.back()), 0, 0);
+    ASSERT_TRUE(program) << c.name;
+    ASSERT_EQ(program->steps.size(), c.s.programLength) << c.name;
+    StatusOr<RowKernel> kernel =
+        generateRowKernel(*program, schedules.back().values());
+    ASSERT_TRUE(kernel.isOk()) << c.name << ": " << kernel.status().toString();
+    sources.push_back({kernel->name, kernel->source});
+    programs.push_back(std::move(*program));
+  }
+  const KernelLibrary library(sources);
+  if (!library.get())
+    return;
+  for (size_t i = 0; i < cases.size(); ++i)
+    runRowCase(cases[i], schedules[i], programs[i], library.get(), i);
 }
 
 } // namespace

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "KernelsOnCpu.h"
 #include "RowPrograms.h"
 #include "StructuredCaseRun.h"
 #include "StructuredCases.h"
@@ -25,15 +26,9 @@
 
 #include <gtest/gtest.h>
 
-#include <dlfcn.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <cmath>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <memory>
 #include <optional>
 #include <random>
@@ -47,175 +42,18 @@ using zero::runtime::test::CaseData;
 using zero::runtime::test::CaseSchedule;
 using zero::runtime::test::compareCaseResult;
 using zero::runtime::test::getStructuredCases;
+using zero::runtime::test::Arena;
+using zero::runtime::test::findFunction;
 using zero::runtime::test::HostRun;
+using zero::runtime::test::kCudaShim;
+using zero::runtime::test::KernelLibrary;
+using zero::runtime::test::Runner;
 using zero::runtime::test::makeAllCaseData;
 using zero::runtime::test::makeCaseData;
 using zero::runtime::test::runOnHost;
 using zero::runtime::test::StructuredCase;
 
 namespace {
-
-/// What the generated source needs from CUDA, for the host compiler. A
-/// launch runs its blocks one after another, and a block's threads as
-/// fibers (ucontext) on this thread: each runs until it waits at a barrier
-/// or returns, so threads meet as on the GPU. __syncthreads waits for every
-/// thread of the block that has not returned, __syncwarp and the shuffles
-/// (a write, a warp barrier, the partner's read, a barrier) for those of its
-/// warp (__shfl_sync reads a lane of the warp, __shfl_xor_sync the lane
-/// its mask names). Threads that wait at different barriers with nothing left
-/// to release them (a barrier some threads cannot reach) end the launch with an
-/// error instead of hanging. __shared__ arrays are statics: shared by the
-/// block, whose blocks run one at a time.
-constexpr const char *kCudaShim = R"ZK(
-#include <ucontext.h>
-#include <cstring>
-#include <functional>
-#include <type_traits>
-#include <utility>
-#include <vector>
-#define __global__
-#define __device__
-#define __noinline__
-#define __launch_bounds__(n)
-#define __shared__ static
-struct ZkDim3 {
-  unsigned x, y, z;
-};
-static ZkDim3 threadIdx, blockIdx, blockDim, gridDim;
-static unsigned long long atomicCAS(unsigned long long *address,
-                                    unsigned long long expected,
-                                    unsigned long long value) {
-  const unsigned long long old = *address;
-  if (old == expected)
-    *address = value;
-  return old;
-}
-template <typename To, typename From> static To zkBits(From from) {
-  To to;
-  std::memcpy(&to, &from, sizeof(to));
-  return to;
-}
-static int __float_as_int(float x) { return zkBits<int>(x); }
-static float __int_as_float(int x) { return zkBits<float>(x); }
-static long long __double_as_longlong(double x) {
-  return zkBits<long long>(x);
-}
-static double __longlong_as_double(long long x) { return zkBits<double>(x); }
-
-enum ZkState { ZkRunning, ZkAtBlockBarrier, ZkAtWarpBarrier, ZkReturned };
-struct ZkThread {
-  ucontext_t context;
-  std::vector<char> stack;
-  ZkState state = ZkRunning;
-  alignas(16) unsigned char exchange[16]; // a shuffle's value
-};
-static std::vector<ZkThread> zkThreads;
-static ucontext_t zkScheduler;
-static unsigned zkCurrent;
-static std::function<void()> zkBody;
-
-static void zkWait(ZkState barrier) {
-  zkThreads[zkCurrent].state = barrier;
-  swapcontext(&zkThreads[zkCurrent].context, &zkScheduler);
-}
-static void __syncthreads() { zkWait(ZkAtBlockBarrier); }
-static void __syncwarp(unsigned = 0xffffffffu) { zkWait(ZkAtWarpBarrier); }
-/// Thread `partner`'s `value` (this thread's own past the block).
-template <typename T> static T zkShuffle(T value, unsigned partner) {
-  static_assert(sizeof(T) <= 16, "a shuffle moves at most 16 bytes here");
-  std::memcpy(zkThreads[zkCurrent].exchange, &value, sizeof(T));
-  __syncwarp();
-  T result = value;
-  if (partner < zkThreads.size())
-    std::memcpy(&result, zkThreads[partner].exchange, sizeof(T));
-  __syncwarp();
-  return result;
-}
-template <typename T>
-static T __shfl_xor_sync(unsigned, T value, int laneMask) {
-  return zkShuffle(value, zkCurrent ^ static_cast<unsigned>(laneMask));
-}
-template <typename T> static T __shfl_sync(unsigned, T value, int lane) {
-  return zkShuffle(value, (zkCurrent & ~31u) | (static_cast<unsigned>(lane) & 31u));
-}
-static void zkThreadMain() {
-  zkBody();
-  zkThreads[zkCurrent].state = ZkReturned;
-}
-
-/// Runs one block; false where its threads wait at barriers that none can
-/// release.
-static bool zkRunBlock(unsigned threads) {
-  constexpr size_t kStackBytes = 64 * 1024;
-  zkThreads.resize(threads);
-  for (unsigned t = 0; t < threads; ++t) {
-    ZkThread &thread = zkThreads[t];
-    thread.stack.resize(kStackBytes);
-    thread.state = ZkRunning;
-    getcontext(&thread.context);
-    thread.context.uc_stack.ss_sp = thread.stack.data();
-    thread.context.uc_stack.ss_size = kStackBytes;
-    thread.context.uc_link = &zkScheduler;
-    makecontext(&thread.context, zkThreadMain, 0);
-  }
-  for (;;) {
-    for (unsigned t = 0; t < threads; ++t)
-      if (zkThreads[t].state == ZkRunning) {
-        zkCurrent = t;
-        threadIdx = {t, 0, 0};
-        swapcontext(&zkScheduler, &zkThreads[t].context);
-      }
-    // Every thread now waits or has returned: release a warp whose live
-    // threads all wait at a warp barrier, else the block if all of its
-    // live threads wait at __syncthreads.
-    bool released = false, live = false, allAtBlock = true;
-    for (unsigned warp = 0; warp * 32 < threads; ++warp) {
-      bool atWarp = true, any = false;
-      for (unsigned t = warp * 32; t < threads && t < warp * 32 + 32; ++t) {
-        if (zkThreads[t].state == ZkReturned)
-          continue;
-        any = live = true;
-        atWarp &= zkThreads[t].state == ZkAtWarpBarrier;
-        allAtBlock &= zkThreads[t].state == ZkAtBlockBarrier;
-      }
-      if (!any || !atWarp)
-        continue;
-      for (unsigned t = warp * 32; t < threads && t < warp * 32 + 32; ++t)
-        if (zkThreads[t].state == ZkAtWarpBarrier)
-          zkThreads[t].state = ZkRunning;
-      released = true;
-    }
-    if (!live)
-      return true;
-    if (released)
-      continue;
-    if (!allAtBlock)
-      return false;
-    for (ZkThread &thread : zkThreads)
-      if (thread.state == ZkAtBlockBarrier)
-        thread.state = ZkRunning;
-  }
-}
-template <typename... P, std::size_t... I>
-static void zkCall(void (*kernel)(P...), void **args,
-                   std::index_sequence<I...>) {
-  kernel(*static_cast<std::remove_reference_t<P> *>(args[I])...);
-}
-/// 0, or 1 where a block's threads could not all pass their barriers.
-template <typename... P>
-static int zkLaunch(void (*kernel)(P...), void **args, unsigned blocks,
-                    unsigned threads) {
-  gridDim = {blocks, 1, 1};
-  blockDim = {threads, 1, 1};
-  zkBody = [&] { zkCall(kernel, args, std::index_sequence_for<P...>{}); };
-  for (unsigned b = 0; b < blocks; ++b) {
-    blockIdx = {b, 0, 0};
-    if (!zkRunBlock(threads))
-      return 1;
-  }
-  return 0;
-}
-)ZK";
 
 /// The device's error record as the kernels write it (ZkError).
 struct ErrorRecord {
@@ -302,82 +140,6 @@ std::string makeSource(const std::vector<KernelSource> &kernels) {
   return source;
 }
 
-/// Runs launcher `index` of `library` over `args`; false with a failure
-/// where it cannot.
-using Runner = int (*)(void **, unsigned, unsigned);
-Runner findRunner(void *library, size_t index) {
-  const std::string symbol = "zk_run" + std::to_string(index);
-  auto run = reinterpret_cast<Runner>(dlsym(library, symbol.c_str()));
-  EXPECT_NE(run, nullptr) << symbol;
-  return run;
-}
-
-/// Compiles `source` into a shared library under `dir` and opens it.
-void *compileAndOpen(const std::string &source, const std::string &dir) {
-  const std::string cpp = dir + "/kernels.cpp", so = dir + "/kernels.so";
-  std::ofstream(cpp) << source;
-  // No contraction into fma: the kernels round after every op, as NVRTC's
-  // --fmad=false keeps them. Every access checked for its alignment (which
-  // the CPU would forgive and the GPU not): a vector load or store the
-  // kernel's check let through misaligned aborts the test.
-  const std::string command =
-      std::string(ZERO_TEST_CXX_COMPILER) +
-      " -std=c++17 -O1 -ffp-contract=off -fsanitize=alignment "
-      "-fno-sanitize-recover=all -fPIC -shared -w -o " +
-      so + " " + cpp + " 2> " + dir + "/log";
-  if (std::system(command.c_str()) != 0) {
-    std::ifstream log(dir + "/log");
-    ADD_FAILURE() << "the host compiler failed on " << cpp << ":\n"
-                  << std::string(std::istreambuf_iterator<char>(log), {});
-    return nullptr;
-  }
-  void *library = dlopen(so.c_str(), RTLD_NOW | RTLD_LOCAL);
-  EXPECT_NE(library, nullptr) << dlerror();
-  return library;
-}
-
-/// The kernels compiled into a library in a directory of their own, which
-/// a test that fails keeps for a look.
-class KernelLibrary {
-public:
-  explicit KernelLibrary(const std::vector<KernelSource> &kernels)
-      : dir_(std::filesystem::temp_directory_path() /
-             ("zero-generated-on-cpu-" + std::to_string(getpid()))) {
-    std::filesystem::create_directories(dir_);
-    library_ = compileAndOpen(makeSource(kernels), dir_.string());
-  }
-  ~KernelLibrary() {
-    if (library_)
-      dlclose(library_);
-    if (!::testing::Test::HasFailure())
-      std::filesystem::remove_all(dir_);
-    else
-      ADD_FAILURE() << "the kernels' source is " << (dir_ / "kernels.cpp");
-  }
-  void *get() const { return library_; }
-
-private:
-  std::filesystem::path dir_;
-  void *library_ = nullptr;
-};
-
-/// Memory as cudaMalloc gives it: 256-byte aligned, `shift` bytes past.
-class Arena {
-public:
-  Arena(int64_t bytes, int64_t shift)
-      : memory_(static_cast<std::byte *>(std::aligned_alloc(
-                    256, static_cast<size_t>((bytes + 255) / 256 * 256 + 256))),
-                &std::free),
-        base_(memory_.get() + shift) {
-    std::memset(base_, 0, static_cast<size_t>(bytes));
-  }
-  std::byte *base() const { return base_; }
-
-private:
-  std::unique_ptr<std::byte, decltype(&std::free)> memory_;
-  std::byte *base_;
-};
-
 /// Runs case `k` through its kernel on a fresh arena, `shift` bytes past a
 /// 256-byte boundary, and compares it with the host backend's run.
 void runCase(const CpuCase &k, void *library, int64_t shift) {
@@ -435,7 +197,8 @@ void runCase(const CpuCase &k, void *library, int64_t shift) {
   }
   ASSERT_EQ(args.size(), k.kernel.numParameters());
 
-  const Runner run = findRunner(library, k.runner);
+  const Runner run =
+      findFunction(library, "zk_run" + std::to_string(k.runner));
   ASSERT_NE(run, nullptr);
   const LaunchShape shape = getLaunchShape(k.kernel, kMultiProcessors);
   if (shape.blocks > 0) {
@@ -479,7 +242,7 @@ TEST(GeneratedOnCpuTest, EveryGeneratedKernelMatchesTheHost) {
     k.runner = sources.size();
     sources.push_back({k.kernel.name, k.kernel.source});
   }
-  const KernelLibrary library(sources);
+  const KernelLibrary library(makeSource(sources));
   if (library.get()) {
     // Kernels on the vector path run again with every tensor moved by the
     // case's widest element: each element stays aligned, the vectors (two
@@ -598,7 +361,7 @@ void runRowCase(const RowCase &c, const Schedule &schedule,
   shapeOf.numPoints = kernel->numPoints;
   shapeOf.numThreads = kernel->numPoints * kernel->pointThreads;
   const LaunchShape shape = getLaunchShape(shapeOf, kMultiProcessors);
-  const Runner run = findRunner(library, runner);
+  const Runner run = findFunction(library, "zk_run" + std::to_string(runner));
   ASSERT_NE(run, nullptr);
   ASSERT_EQ(run(args.data(), static_cast<unsigned>(shape.blocks),
                 static_cast<unsigned>(shape.threads)),
@@ -651,7 +414,7 @@ TEST(GeneratedOnCpuTest, EveryRowProgramMatchesTheHost) {
     sources.push_back({kernel->name, kernel->source});
     programs.push_back(std::move(*program));
   }
-  const KernelLibrary library(sources);
+  const KernelLibrary library(makeSource(sources));
   if (!library.get())
     return;
   for (size_t i = 0; i < cases.size(); ++i)

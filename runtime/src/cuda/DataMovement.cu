@@ -19,8 +19,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "CopyKernels.cuh"
+#include "CopyPlan.h"
 #include "DeviceElements.cuh"
-#include "ops/CopyShape.h"
 
 #include <algorithm>
 
@@ -28,181 +29,33 @@ namespace zero::runtime::cuda {
 
 namespace {
 
-constexpr int kThreads = 256;
-constexpr int kMaxRank = 8;
-
-struct CopyParams {
-  char *dst;
-  const char *src;
-  int rank;
-  int64_t numel;
-  int64_t sizes[kMaxRank];
-  int64_t dstStrides[kMaxRank]; // in elements
-  int64_t srcStrides[kMaxRank];
-};
-
-template <typename E, typename I>
-__global__ void __launch_bounds__(kThreads) stridedCopyKernel(CopyParams p) {
-  E *dst = reinterpret_cast<E *>(p.dst);
-  const E *src = reinterpret_cast<const E *>(p.src);
-  const I numel = static_cast<I>(p.numel);
-  const I stride = static_cast<I>(gridDim.x) * blockDim.x;
-  for (I i = static_cast<I>(blockIdx.x) * blockDim.x + threadIdx.x; i < numel;
-       i += stride) {
-    I rest = i, d = 0, s = 0;
-#pragma unroll
-    for (int k = kMaxRank - 1; k >= 0; --k) {
-      if (k >= p.rank)
-        continue;
-      const I size = static_cast<I>(p.sizes[k]);
-      const I index = rest % size;
-      rest /= size;
-      d += index * static_cast<I>(p.dstStrides[k]);
-      s += index * static_cast<I>(p.srcStrides[k]);
-    }
-    dst[d] = src[s];
-  }
+dim3 getGrid(const CopyLaunch &launch) {
+  return dim3(launch.grid[0], launch.grid[1], launch.grid[2]);
 }
-
-/// dst[outer + r * rowStride + c] = src[outer' + r + c * colStride] for the
-/// two innermost dimensions (rows, cols), through a shared-memory tile; the
-/// outer dimensions (rank - 2 of them) are walked by blockIdx.z.
-template <typename E>
-__global__ void __launch_bounds__(256) transposeKernel(CopyParams p) {
-  constexpr int kTile = 32;
-  __shared__ E tile[kTile][kTile + 1];
-  E *dst = reinterpret_cast<E *>(p.dst);
-  const E *src = reinterpret_cast<const E *>(p.src);
-  const int r = p.rank;
-  const int64_t rows = p.sizes[r - 2], cols = p.sizes[r - 1];
-  const int64_t rowStride = p.dstStrides[r - 2]; // dst stride of a row
-  const int64_t colStride = p.srcStrides[r - 1]; // src stride of a column
-  const int64_t rowBase = static_cast<int64_t>(blockIdx.y) * kTile;
-  const int64_t colBase = static_cast<int64_t>(blockIdx.x) * kTile;
-  int64_t outerCount = 1;
-  for (int k = 0; k < r - 2; ++k)
-    outerCount *= p.sizes[k];
-  for (int64_t outer = blockIdx.z; outer < outerCount; outer += gridDim.z) {
-    int64_t rest = outer, d = 0, s = 0;
-    for (int k = r - 3; k >= 0; --k) {
-      const int64_t index = rest % p.sizes[k];
-      rest /= p.sizes[k];
-      d += index * p.dstStrides[k];
-      s += index * p.srcStrides[k];
-    }
-    // Read along rows (contiguous in src), one column per thread row.
-    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
-      const int64_t row = rowBase + threadIdx.x, col = colBase + j;
-      if (row < rows && col < cols)
-        tile[j][threadIdx.x] = src[s + row + col * colStride];
-    }
-    __syncthreads();
-    // Write along columns (contiguous in dst).
-    for (int j = threadIdx.y; j < kTile; j += blockDim.y) {
-      const int64_t row = rowBase + j, col = colBase + threadIdx.x;
-      if (row < rows && col < cols)
-        dst[d + row * rowStride + col] = tile[threadIdx.x][j];
-    }
-    __syncthreads();
-  }
-}
-
-/// A copy as the planner left it.
-struct CopyPlan {
-  CopyKind kind = CopyKind::Empty;
-  int width = 1;
-  bool index32 = false;
-  CopyParams params{};
-};
-
-/// Plans dst[dstOffset + i . ds] = src[srcOffset + i . ss] over `shape`
-/// (strides and offsets in elements of `width` bytes).
-StatusOr<CopyPlan> planCopy(const CudaContext &ctx, const Instruction &inst,
-                            char *dst, const char *src,
-                            const std::vector<int64_t> &shape,
-                            const std::vector<int64_t> &dstStrides,
-                            const std::vector<int64_t> &srcStrides,
-                            int64_t dstOffset, int64_t srcOffset,
-                            int64_t width) {
-  CopyPlan plan;
-  ops::CopyShape copy = ops::simplifyCopy(shape, dstStrides, srcStrides);
-  plan.kind = chooseCopyKind(copy, width);
-  if (plan.kind == CopyKind::Empty)
-    return plan; // nothing to copy
-  std::vector<int64_t> &sizes = copy.sizes, &ds = copy.dstStrides,
-                       &ss = copy.srcStrides;
-  dst += dstOffset * width;
-  src += srcOffset * width;
-  if (sizes.empty()) { // one element
-    sizes.push_back(1);
-    ds.push_back(1);
-    ss.push_back(1);
-  }
-  const size_t rank = sizes.size();
-  plan.params.dst = dst;
-  plan.params.src = src;
-  plan.width = static_cast<int>(width);
-
-  if (plan.kind == CopyKind::Memcpy) {
-    plan.params.numel = sizes[0];
-    plan.params.rank = 1;
-    plan.params.sizes[0] = sizes[0];
-    return plan;
-  }
-  if (rank > static_cast<size_t>(kMaxRank))
-    return ZERO_ERROR(kInvalidArgument,
-                      ctx.where(inst) +
-                          ": the CUDA backend copies tensors of at most " +
-                          std::to_string(kMaxRank) +
-                          " dimensions once contiguous ones are merged, got " +
-                          std::to_string(rank));
-
-  // The strided copy kernel moves the widest elements the copy allows.
-  if (plan.kind == CopyKind::Generic)
-    width =
-        ops::widenCopyElements(copy, width, reinterpret_cast<uintptr_t>(dst),
-                               reinterpret_cast<uintptr_t>(src));
-  plan.width = static_cast<int>(width);
-  plan.params.rank = static_cast<int>(rank);
-  int64_t numel = 1, dstSpan = 0, srcSpan = 0;
-  for (size_t k = 0; k < rank; ++k) {
-    plan.params.sizes[k] = sizes[k];
-    plan.params.dstStrides[k] = ds[k];
-    plan.params.srcStrides[k] = ss[k];
-    numel *= sizes[k];
-    dstSpan += (sizes[k] - 1) * ds[k];
-    srcSpan += (sizes[k] - 1) * ss[k];
-  }
-  plan.params.numel = numel;
-  constexpr int64_t kMax32 = int64_t(1) << 31;
-  plan.index32 = numel < kMax32 && dstSpan < kMax32 && srcSpan < kMax32;
-  return plan;
+dim3 getBlock(const CopyLaunch &launch) {
+  return dim3(launch.block[0], launch.block[1], launch.block[2]);
 }
 
 template <typename E>
 Status launchGeneric(const CopyPlan &plan, cudaStream_t stream) {
-  const unsigned grid = gridFor(plan.params.numel, kThreads);
+  const CopyLaunch launch = getCopyLaunch(plan);
   clearStaleError();
   if (plan.index32)
-    stridedCopyKernel<E, uint32_t><<<grid, kThreads, 0, stream>>>(plan.params);
+    stridedCopyKernel<E, uint32_t>
+        <<<getGrid(launch), getBlock(launch), 0, stream>>>(plan.params);
   else
-    stridedCopyKernel<E, int64_t><<<grid, kThreads, 0, stream>>>(plan.params);
+    stridedCopyKernel<E, int64_t>
+        <<<getGrid(launch), getBlock(launch), 0, stream>>>(plan.params);
   ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }
 
 template <typename E>
 Status launchTranspose(const CopyPlan &plan, cudaStream_t stream) {
-  const CopyParams &p = plan.params;
-  const int r = p.rank;
-  int64_t outer = 1;
-  for (int k = 0; k < r - 2; ++k)
-    outer *= p.sizes[k];
-  dim3 grid(static_cast<unsigned>((p.sizes[r - 1] + 31) / 32),
-            static_cast<unsigned>((p.sizes[r - 2] + 31) / 32),
-            static_cast<unsigned>(std::min<int64_t>(outer, 65535)));
+  const CopyLaunch launch = getCopyLaunch(plan);
   clearStaleError();
-  transposeKernel<E><<<grid, dim3(32, 8), 0, stream>>>(p);
+  transposeKernel<E>
+      <<<getGrid(launch), getBlock(launch), 0, stream>>>(plan.params);
   ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();
 }
@@ -292,8 +145,8 @@ public:
     if (numel_ == 0)
       return Status::ok();
     clearStaleError();
-    castKernel<<<gridFor(numel_, kThreads), kThreads, 0, ctx_.compute>>>(
-        dst_, to_, src_, from_, numel_);
+    castKernel<<<gridFor(numel_, kCopyThreads), kCopyThreads, 0,
+                 ctx_.compute>>>(dst_, to_, src_, from_, numel_);
     ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
     return Status::ok();
   }
@@ -349,7 +202,7 @@ PreparedOpOr prepareStridedCopy(const Instruction &inst,
     init = std::move(*move);
   }
   StatusOr<CopyPlan> plan = planCopy(
-      ctx, inst, dst, static_cast<const char *>(ctx.tensor(copy.source)),
+      ctx.where(inst), dst, static_cast<const char *>(ctx.tensor(copy.source)),
       copy.shape, copy.dstStrides, copy.srcStrides, copy.dstOffset,
       copy.srcOffset, width);
   if (!plan.isOk())

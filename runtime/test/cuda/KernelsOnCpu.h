@@ -242,7 +242,8 @@ public:
   /// `source` begins with kCudaShim.
   explicit KernelLibrary(const std::string &source)
       : dir_(std::filesystem::temp_directory_path() /
-             ("zero-kernels-on-cpu-" + std::to_string(getpid()))) {
+             ("zero-kernels-on-cpu-" + std::to_string(getpid()) + "-" +
+              std::to_string(nextNumber()))) {
     std::filesystem::create_directories(dir_);
     library_ = compileAndOpen(source, dir_.string());
   }
@@ -257,6 +258,13 @@ public:
   void *get() const { return library_; }
 
 private:
+  /// A library of its own path for each: the loader may keep a closed one
+  /// (its unique symbols pin it) and give it again for the same path.
+  static int nextNumber() {
+    static int number = 0;
+    return number++;
+  }
+
   std::filesystem::path dir_;
   void *library_ = nullptr;
 };

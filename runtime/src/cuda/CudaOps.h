@@ -17,6 +17,7 @@
 #define ZERO_RUNTIME_CUDA_CUDAOPS_H
 
 #include "CudaContext.h"
+#include "GridStride.h"
 #include "ops/CopyShape.h"
 #include "ops/LoopSpace.h"
 
@@ -203,13 +204,6 @@ Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
                           cudaStream_t stream);
 
 using ops::getRowMajorStrides;
-
-/// Blocks of `threads` for a grid-stride loop over `n` items (n > 0).
-inline unsigned gridFor(int64_t n, int threads) {
-  constexpr int64_t kMaxBlocks = 1 << 16; // grid-stride beyond this
-  int64_t blocks = (n + threads - 1) / threads;
-  return static_cast<unsigned>(blocks < kMaxBlocks ? blocks : kMaxBlocks);
-}
 
 /// How DataMovement.cu runs a simplified strided copy of `width`-byte
 /// elements (the cost model prices the same choice): nothing, one

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "FillKernels.cuh"
 
 #include "ops/ScalarOp.h"
 
@@ -23,88 +24,12 @@ namespace {
 
 constexpr int kThreads = 256;
 
-/// Where a fill's element comes from.
-struct FillSource {
-  const Scalar *reg; // null: `bits` holds the element
-  DType from, to;
-  uint64_t bits;
-};
-
-__device__ __forceinline__ uint64_t replicate(uint64_t bits, int width) {
-  switch (width) {
-  case 1:
-    bits &= 0xffu;
-    bits |= bits << 8;
-    [[fallthrough]];
-  case 2:
-    bits &= 0xffffu;
-    bits |= bits << 16;
-    [[fallthrough]];
-  case 4:
-    bits &= 0xffffffffu;
-    bits |= bits << 32;
-    [[fallthrough]];
-  default:
-    return bits;
-  }
-}
-
-__device__ __forceinline__ void storeBits(char *p, int width, uint64_t bits) {
-  switch (width) {
-  case 1:
-    *reinterpret_cast<uint8_t *>(p) = static_cast<uint8_t>(bits);
-    return;
-  case 2:
-    *reinterpret_cast<uint16_t *>(p) = static_cast<uint16_t>(bits);
-    return;
-  case 4:
-    *reinterpret_cast<uint32_t *>(p) = static_cast<uint32_t>(bits);
-    return;
-  default:
-    *reinterpret_cast<uint64_t *>(p) = bits;
-    return;
-  }
-}
-
-/// Sets `bytes` at `dst` (aligned to `width`) to the element of `source`:
-/// an unaligned head and tail element by element, the rest in 16-byte stores
-/// (16 is a multiple of every width, so the pattern stays in phase).
-__global__ void fillKernel(char *dst, int64_t bytes, int width,
-                           FillSource source) {
-  uint64_t bits = source.bits;
-  if (source.reg)
-    bits =
-        elementBits(castScalar(*source.reg, source.from, source.to), source.to);
-  const uint64_t pattern = replicate(bits, width);
-  const int64_t misalign =
-      static_cast<int64_t>(reinterpret_cast<uintptr_t>(dst) & 15);
-  int64_t head = misalign ? 16 - misalign : 0;
-  if (head > bytes)
-    head = bytes;
-  const int64_t body = (bytes - head) & ~int64_t(15);
-  const int64_t tail = bytes - head - body;
-  const int64_t stride = static_cast<int64_t>(gridDim.x) * blockDim.x;
-  const int64_t first =
-      static_cast<int64_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  for (int64_t i = first; i * width < head; i += stride)
-    storeBits(dst + i * width, width, bits);
-  const uint4 vector = make_uint4(
-      static_cast<uint32_t>(pattern), static_cast<uint32_t>(pattern >> 32),
-      static_cast<uint32_t>(pattern), static_cast<uint32_t>(pattern >> 32));
-  uint4 *chunks = reinterpret_cast<uint4 *>(dst + head);
-  for (int64_t i = first; i < body / 16; i += stride)
-    chunks[i] = vector;
-  char *end = dst + head + body;
-  for (int64_t i = first; i * width < tail; i += stride)
-    storeBits(end + i * width, width, bits);
-}
-
 Status launchFill(void *dst, int64_t bytes, int width, FillSource source,
                   cudaStream_t stream) {
   if (bytes <= 0)
     return Status::ok();
   clearStaleError();
-  fillKernel<<<gridFor((bytes + 15) / 16, kThreads), kThreads, 0, stream>>>(
+  fillKernel<<<getFillBlocks(bytes), kFillThreads, 0, stream>>>(
       static_cast<char *>(dst), bytes, width, source);
   ZERO_CUDA_RETURN_IF_ERROR(cudaGetLastError());
   return Status::ok();

@@ -35,9 +35,7 @@ namespace {
 /// The launchers: zk_generic_<width>_<32|64> and zk_transpose_<width>.
 std::string makeCopySource() {
   std::string source = std::string(kCudaShim) +
-                       "struct alignas(16) uint4 { unsigned x, y, z, w; };\n"
-                       "#include \"" ZERO_RUNTIME_SOURCE_DIR
-                       "/src/cuda/CopyKernels.cuh\"\n"
+                       "#include \"cuda/CopyKernels.cuh\"\n"
                        "using namespace zero::runtime::cuda;\n";
   const std::map<int, std::string> types = {{1, "uint8_t"},
                                             {2, "uint16_t"},

@@ -51,6 +51,13 @@ inline constexpr const char *kCudaShim = R"ZK(
 #define __noinline__
 #define __launch_bounds__(n)
 #define __shared__ static
+#define __forceinline__ inline
+struct alignas(16) uint4 {
+  unsigned x, y, z, w;
+};
+static uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
+  return {x, y, z, w};
+}
 struct ZkDim3 {
   unsigned x, y, z;
 };
@@ -211,7 +218,8 @@ inline F findFunction(void *library, const std::string &symbol) {
   return function;
 }
 
-/// Compiles `source` into a shared library under `dir` and opens it.
+/// Compiles `source` into a shared library under `dir` and opens it; the
+/// runtime's headers (src/, include/) are on its include path.
 inline void *compileAndOpen(const std::string &source, const std::string &dir) {
   const std::string cpp = dir + "/kernels.cpp", so = dir + "/kernels.so";
   std::ofstream(cpp) << source;
@@ -222,7 +230,8 @@ inline void *compileAndOpen(const std::string &source, const std::string &dir) {
   const std::string command =
       std::string(ZERO_TEST_CXX_COMPILER) +
       " -std=c++17 -O1 -ffp-contract=off -fsanitize=alignment "
-      "-fno-sanitize-recover=all -fPIC -shared -w -o " +
+      "-fno-sanitize-recover=all -fPIC -shared -w -I" ZERO_RUNTIME_SOURCE_DIR
+      "/src -I" ZERO_RUNTIME_SOURCE_DIR "/include -o " +
       so + " " + cpp + " 2> " + dir + "/log";
   if (std::system(command.c_str()) != 0) {
     std::ifstream log(dir + "/log");

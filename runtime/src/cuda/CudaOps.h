@@ -17,6 +17,7 @@
 #define ZERO_RUNTIME_CUDA_CUDAOPS_H
 
 #include "CudaContext.h"
+#include "DeviceErrorRecord.h"
 #include "GridStride.h"
 #include "ops/CopyShape.h"
 #include "ops/LoopSpace.h"
@@ -83,17 +84,6 @@ private:
 //===----------------------------------------------------------------------===//
 // Errors raised by kernels
 //===----------------------------------------------------------------------===//
-
-/// One word in device memory that the first failing kernel claims (an index
-/// out of range, a step below 1); Device::synchronize turns it into the
-/// message the host gives at the same place.
-struct DeviceErrorRecord {
-  unsigned long long flag; // 0: no error; claimed with atomicCAS
-  int32_t site;            // DeviceErrors::addSite
-  int32_t dim;
-  long long value;
-  long long step;
-};
 
 class DeviceErrors {
 public:

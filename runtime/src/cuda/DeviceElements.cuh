@@ -9,6 +9,7 @@
 #define ZERO_RUNTIME_CUDA_DEVICEELEMENTS_CUH
 
 #include "CudaOps.h"
+#include "DeviceErrors.cuh"
 
 #include "ops/Elements.h"
 
@@ -33,20 +34,6 @@ using ops::wrapInt;
 
 __host__ __device__ constexpr int byteWidthOf(DType type) {
   return type == DType::I1 ? 1 : bitWidthOf(type) / 8;
-}
-
-/// Claims the device error record for the first failing thread.
-__device__ __forceinline__ void raiseDeviceError(DeviceErrorRecord *record,
-                                                 int32_t site, int32_t dim,
-                                                 long long value,
-                                                 long long step) {
-  if (atomicCAS(&record->flag, 0ull, 1ull) == 0ull) {
-    record->site = site;
-    record->dim = dim;
-    record->value = value;
-    record->step = step;
-    __threadfence_system();
-  }
 }
 
 } // namespace zero::runtime::cuda

@@ -58,6 +58,12 @@ struct alignas(16) uint4 {
 static uint4 make_uint4(unsigned x, unsigned y, unsigned z, unsigned w) {
   return {x, y, z, w};
 }
+struct alignas(16) float4 {
+  float x, y, z, w;
+};
+struct alignas(8) uint2 {
+  unsigned x, y;
+};
 struct ZkDim3 {
   unsigned x, y, z;
 };
@@ -87,6 +93,7 @@ struct ZkThread {
   ucontext_t context;
   std::vector<char> stack;
   ZkState state = ZkRunning;
+  bool vote = false; // __syncthreads_or's predicate
   alignas(16) unsigned char exchange[16]; // a shuffle's value
 };
 static std::vector<ZkThread> zkThreads;
@@ -99,6 +106,34 @@ static void zkWait(ZkState barrier) {
   swapcontext(&zkThreads[zkCurrent].context, &zkScheduler);
 }
 static void __syncthreads() { zkWait(ZkAtBlockBarrier); }
+/// Whether `predicate` holds on some thread of the block.
+static int __syncthreads_or(int predicate) {
+  zkThreads[zkCurrent].vote = predicate != 0;
+  __syncthreads();
+  int any = 0;
+  for (const ZkThread &thread : zkThreads)
+    any |= thread.vote;
+  __syncthreads();
+  return any;
+}
+// Blocks run one at a time, threads one at a time: memory is ordered.
+static void __threadfence() {}
+static void __threadfence_system() {}
+static unsigned atomicAdd(unsigned *address, unsigned value) {
+  const unsigned old = *address;
+  *address = old + value;
+  return old;
+}
+static unsigned atomicOr(unsigned *address, unsigned value) {
+  const unsigned old = *address;
+  *address = old | value;
+  return old;
+}
+static unsigned atomicExch(unsigned *address, unsigned value) {
+  const unsigned old = *address;
+  *address = value;
+  return old;
+}
 static void __syncwarp(unsigned = 0xffffffffu) { zkWait(ZkAtWarpBarrier); }
 /// Thread `partner`'s `value` (this thread's own past the block).
 template <typename T> static T zkShuffle(T value, unsigned partner) {
@@ -132,6 +167,7 @@ static bool zkRunBlock(unsigned threads) {
     ZkThread &thread = zkThreads[t];
     thread.stack.resize(kStackBytes);
     thread.state = ZkRunning;
+    thread.vote = false;
     getcontext(&thread.context);
     thread.context.uc_stack.ss_sp = thread.stack.data();
     thread.context.uc_stack.ss_size = kStackBytes;

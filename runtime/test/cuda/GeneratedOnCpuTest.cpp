@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostStep.h"
 #include "KernelsOnCpu.h"
 #include "RowPrograms.h"
 #include "StructuredCaseRun.h"
@@ -37,19 +38,20 @@
 
 using namespace zero::runtime;
 using namespace zero::runtime::cuda;
+using zero::runtime::test::Arena;
 using zero::runtime::test::buildSchedule;
 using zero::runtime::test::CaseData;
 using zero::runtime::test::CaseSchedule;
 using zero::runtime::test::compareCaseResult;
-using zero::runtime::test::getStructuredCases;
-using zero::runtime::test::Arena;
 using zero::runtime::test::findFunction;
+using zero::runtime::test::getStructuredCases;
 using zero::runtime::test::HostRun;
+using zero::runtime::test::HostStep;
 using zero::runtime::test::kCudaShim;
 using zero::runtime::test::KernelLibrary;
-using zero::runtime::test::Runner;
 using zero::runtime::test::makeAllCaseData;
 using zero::runtime::test::makeCaseData;
+using zero::runtime::test::Runner;
 using zero::runtime::test::runOnHost;
 using zero::runtime::test::StructuredCase;
 
@@ -312,36 +314,20 @@ void runRowCase(const RowCase &c, const Schedule &schedule,
                 const RowProgram &program, void *library, size_t runner) {
   SCOPED_TRACE(c.name);
   const ValueTable &values = schedule.values();
-  std::unique_ptr<Device> host = createHostDevice();
-  MemoryTracker tracker;
-  ASSERT_TRUE(host->load(schedule, 0, 1, tracker).isOk());
-  std::byte *hostBase = host->arenaBase(MemorySpace::Device);
-  const int64_t arenaBytes = schedule.arenaBytes(MemorySpace::Device);
-  auto offsetOf = [&](int64_t id) { return schedule.bufferOf(id).offset; };
+  HostStep host(schedule);
+  ASSERT_TRUE(host.isLoaded());
+  auto offsetOf = [&](int64_t id) { return host.offsetOf(id); };
   std::mt19937_64 rng(7);
   for (int64_t id : c.s.inputs) {
     const cudatest::Bytes data =
         cudatest::randomBytes(c.dtype, values.values[id].numel, rng, 3.0);
-    ASSERT_TRUE(host->write(hostBase + offsetOf(id), data.data(),
-                            static_cast<int64_t>(data.size()))
-                    .isOk());
+    host.write(id, data.data(), static_cast<int64_t>(data.size()));
   }
-  // The kernel starts from the memory the host's step starts from.
-  const Arena arena(arenaBytes, 0);
-  ASSERT_TRUE(host->read(arena.base(), hostBase, arenaBytes).isOk());
-  for (const Instruction &inst : schedule.streams()[0].instructions) {
-    StatusOr<std::unique_ptr<PreparedOp>> op = host->prepare(inst);
-    ASSERT_TRUE(op.isOk()) << op.status().toString();
-    ASSERT_TRUE((*op)->run(1).isOk());
-  }
-  // The program's scalars (its constants, run before the kernel as the
-  // host runs them).
-  std::vector<Scalar> registers(values.values.size());
-  for (int64_t id : program.scalars) {
-    StatusOr<Scalar> value = host->readScalar(id);
-    ASSERT_TRUE(value.isOk()) << value.status().toString();
-    registers[id] = *value;
-  }
+  // The kernel starts from the memory the host's step starts from; its
+  // scalars (the program's constants) are the host's registers.
+  const Arena arena(host.arenaBytes(), 0);
+  host.run(arena.base());
+  std::vector<Scalar> registers = host.registers();
 
   // Arguments in RowKernel's order, as prepareRowProgram binds them.
   std::vector<void *> pointers;
@@ -372,10 +358,9 @@ void runRowCase(const RowCase &c, const Schedule &schedule,
       4.0 * static_cast<double>(c.rowLength) * cudatest::unitRoundoff(c.dtype);
   for (int64_t id : program.outputs()) {
     const ValueInfo &value = values.values[id];
+    const std::vector<std::byte> hostBytes = host.read(id);
     cudatest::Bytes expected(value.bytes()), actual(value.bytes());
-    ASSERT_TRUE(
-        host->read(expected.data(), hostBase + offsetOf(id), value.bytes())
-            .isOk());
+    std::memcpy(expected.data(), hostBytes.data(), expected.size());
     std::memcpy(actual.data(), arena.base() + offsetOf(id), actual.size());
     int64_t worst = -1;
     double worstError = 0;

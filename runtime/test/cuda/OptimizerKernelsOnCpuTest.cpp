@@ -16,6 +16,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "HostStep.h"
 #include "KernelsOnCpu.h"
 #include "OptimizerGroups.h"
 #include "cuda/DeviceErrorRecord.h"
@@ -34,6 +35,7 @@ using namespace zero::runtime::cuda;
 using namespace zero::runtime::cudatest;
 using zero::runtime::test::Arena;
 using zero::runtime::test::findFunction;
+using zero::runtime::test::HostStep;
 using zero::runtime::test::kCudaShim;
 using zero::runtime::test::KernelLibrary;
 using KernelRunner = zero::runtime::test::Runner;
@@ -63,17 +65,11 @@ void expectStepMatchesTheHost(const GroupSchedule &g,
   ASSERT_TRUE(parsed.isOk()) << parsed.status().toString();
   const Schedule &schedule = *parsed;
   const ValueTable &values = schedule.values();
-  std::unique_ptr<Device> host = createHostDevice();
-  MemoryTracker tracker;
-  ASSERT_TRUE(host->load(schedule, 0, 1, tracker).isOk());
-  std::byte *hostBase = host->arenaBase(MemorySpace::Device);
-  auto offsetOf = [&](int64_t id) { return schedule.bufferOf(id).offset; };
+  HostStep host(schedule);
+  ASSERT_TRUE(host.isLoaded());
+  auto offsetOf = [&](int64_t id) { return host.offsetOf(id); };
   auto write = [&](int64_t id, const Bytes &bytes) {
-    if (bytes.empty())
-      return;
-    ASSERT_TRUE(host->write(hostBase + offsetOf(id), bytes.data(),
-                            static_cast<int64_t>(bytes.size()))
-                    .isOk());
+    host.write(id, bytes.data(), static_cast<int64_t>(bytes.size()));
   };
   for (size_t k = 0; k < members.size(); ++k) {
     const OptimizerTypes &t = members[k].types;
@@ -95,24 +91,11 @@ void expectStepMatchesTheHost(const GroupSchedule &g,
   setFloat(lrBytes, DType::F32, 0, 1e-3 * static_cast<double>(step));
   write(g.lrTensor, lrBytes);
 
-  // The kernels start from the memory the host's step starts from.
-  const int64_t arenaBytes = schedule.arenaBytes(MemorySpace::Device);
-  const Arena arena(arenaBytes, 0);
-  ASSERT_TRUE(host->read(arena.base(), hostBase, arenaBytes).isOk());
-  for (const Instruction &inst : schedule.streams()[0].instructions) {
-    StatusOr<std::unique_ptr<PreparedOp>> op = host->prepare(inst);
-    ASSERT_TRUE(op.isOk()) << op.status().toString();
-    ASSERT_TRUE((*op)->run(1).isOk());
-  }
-  // The registers the group reads (the step and lr the schedule extracts
-  // before it).
-  std::vector<Scalar> registers(values.values.size());
-  for (const ValueInfo &value : values.values)
-    if (!value.isTensor) {
-      StatusOr<Scalar> scalar = host->readScalar(value.id);
-      if (scalar.isOk())
-        registers[value.id] = *scalar;
-    }
+  // The kernels start from the memory the host's step starts from, and
+  // read the registers the schedule extracts before the group (step, lr).
+  const Arena arena(host.arenaBytes(), 0);
+  host.run(arena.base());
+  const std::vector<Scalar> registers = host.registers();
 
   int32_t sites = 0;
   StatusOr<OptimizerTables> tables = planOptimizerGroup(
@@ -159,12 +142,9 @@ void expectStepMatchesTheHost(const GroupSchedule &g,
     if (ids.copy >= 0)
       results.push_back(ids.copy);
     for (int64_t id : results) {
-      const int64_t bytes = values.values[id].bytes();
-      std::vector<std::byte> expected(bytes);
-      ASSERT_TRUE(
-          host->read(expected.data(), hostBase + offsetOf(id), bytes).isOk());
+      const std::vector<std::byte> expected = host.read(id);
       EXPECT_EQ(std::memcmp(expected.data(), arena.base() + offsetOf(id),
-                            static_cast<size_t>(bytes)),
+                            expected.size()),
                 0)
           << (adam ? "adam" : "sgd") << " member " << k << " value " << id
           << " (" << getDTypeName(values.values[id].dtype) << ") step " << step;

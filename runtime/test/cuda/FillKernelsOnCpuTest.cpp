@@ -26,19 +26,15 @@ using zero::runtime::test::Arena;
 using zero::runtime::test::findFunction;
 using zero::runtime::test::kCudaShim;
 using zero::runtime::test::KernelLibrary;
+using zero::runtime::test::makeLauncher;
 using zero::runtime::test::Runner;
 
 namespace {
 
 /// The kernel and its launcher, zk_fill.
 std::string getFillSource() {
-  return std::string(kCudaShim) +
-         "#include \"cuda/FillKernels.cuh\"\n"
-         "extern \"C\" int zk_fill(void **args, unsigned blocks,\n"
-         "                         unsigned threads) {\n"
-         "  return zkLaunch(zero::runtime::cuda::fillKernel, args, blocks,\n"
-         "                  threads);\n"
-         "}\n";
+  return std::string(kCudaShim) + "#include \"cuda/FillKernels.cuh\"\n" +
+         makeLauncher("zk_fill", "zero::runtime::cuda::fillKernel");
 }
 
 TEST(FillKernelsOnCpuTest, EveryFillStoresTheHostsElements) {

@@ -51,6 +51,7 @@ using zero::runtime::test::kCudaShim;
 using zero::runtime::test::KernelLibrary;
 using zero::runtime::test::makeAllCaseData;
 using zero::runtime::test::makeCaseData;
+using zero::runtime::test::makeLauncher;
 using zero::runtime::test::Runner;
 using zero::runtime::test::runOnHost;
 using zero::runtime::test::StructuredCase;
@@ -134,10 +135,7 @@ std::string makeSource(const std::vector<KernelSource> &kernels) {
     for (size_t at = text.find(old); at != std::string::npos;
          at = text.find(old, at + name.size()))
       text.replace(at, old.size(), name);
-    source += text + "extern \"C\" int zk_run" + std::to_string(i) +
-              "(void **args, unsigned blocks, unsigned threads) {\n"
-              "  return zkLaunch(" +
-              name + ", args, blocks, threads);\n}\n";
+    source += text + makeLauncher("zk_run" + std::to_string(i), name);
   }
   return source;
 }

@@ -241,6 +241,16 @@ static int zkLaunch(void (*kernel)(P...), void **args, unsigned blocks,
 }
 )ZK";
 
+/// The source of launcher `symbol` (a Runner) of `kernel`, a kernel of the
+/// library's source.
+inline std::string makeLauncher(const std::string &symbol,
+                                const std::string &kernel) {
+  return "extern \"C\" int " + symbol +
+         "(void **args, unsigned blocks, unsigned threads) {\n"
+         "  return zkLaunch(" +
+         kernel + ", args, blocks, threads);\n}\n";
+}
+
 /// A launcher of a kernel library: the kernel over `args` (pointers to the
 /// arguments) on `blocks` blocks of `threads`; 0, or 1 where a block's
 /// threads could not all pass their barriers.

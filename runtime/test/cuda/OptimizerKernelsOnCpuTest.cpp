@@ -38,6 +38,7 @@ using zero::runtime::test::findFunction;
 using zero::runtime::test::HostStep;
 using zero::runtime::test::kCudaShim;
 using zero::runtime::test::KernelLibrary;
+using zero::runtime::test::makeLauncher;
 using KernelRunner = zero::runtime::test::Runner;
 
 namespace {
@@ -47,11 +48,8 @@ std::string getOptimizerSource() {
   std::string source = std::string(kCudaShim) +
                        "#include \"cuda/OptimizerKernels.cuh\"\n"
                        "using namespace zero::runtime::cuda;\n";
-  for (const char *kernel : {"adam", "sgd", "anyNonFinite"})
-    source += std::string("extern \"C\" int zk_") + kernel +
-              "(void **args, unsigned blocks, unsigned threads) {\n"
-              "  return zkLaunch(" +
-              kernel + "Kernel, args, blocks, threads);\n}\n";
+  for (const std::string kernel : {"adam", "sgd", "anyNonFinite"})
+    source += makeLauncher("zk_" + kernel, kernel + "Kernel");
   return source;
 }
 

@@ -290,7 +290,7 @@ TEST(HostScalarOps, EveryScalarOpOfTheFormatIsImplemented) {
     if (info.placement != OpPlacement::Scalar)
       continue;
     ++scalarOps;
-    EXPECT_TRUE(host::isScalarOp(info.code)) << info.name;
+    EXPECT_TRUE(ops::isScalarOp(info.code)) << info.name;
   }
   EXPECT_EQ(scalarOps, 53); // 38 arith, 15 math (docs/ScheduleFormat.md)
 }

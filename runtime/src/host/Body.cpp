@@ -7,18 +7,6 @@
 
 namespace zero::runtime::host {
 
-StatusOr<Body> Body::parse(const OpContext &ctx,
-                           const std::vector<DType> &argumentTypes,
-                           const std::string &argumentsWhat,
-                           const std::vector<DType> &yieldTypes,
-                           int64_t numLoops) {
-  StatusOr<ops::BodyProgram> program =
-      ops::checkBody(ctx, argumentTypes, argumentsWhat, yieldTypes, numLoops);
-  if (!program.isOk())
-    return program.status();
-  return Body(std::move(*program));
-}
-
 const ScalarOp *Body::getSingleOp(std::vector<int> &arguments) const {
   if (program_.steps.size() != 1 || !program_.constants.empty() ||
       !program_.indexSlots.empty() || !program_.externalScalars.empty() ||

@@ -35,12 +35,6 @@ struct BodyBindings {
 
 class Body {
 public:
-  /// Checks the op's decoded body (ops::checkBody) and prepares it.
-  static StatusOr<Body> parse(const OpContext &ctx,
-                              const std::vector<DType> &argumentTypes,
-                              const std::string &argumentsWhat,
-                              const std::vector<DType> &yieldTypes,
-                              int64_t numLoops);
   Body() = default;
   explicit Body(ops::BodyProgram program) : program_(std::move(program)) {}
 

@@ -24,9 +24,8 @@ HostOpOr buildOp(const OpContext &ctx, const Instruction &inst,
   case OpCode::Transpose:
   case OpCode::Broadcast:
   case OpCode::ExtractSlice:
-    return buildStridedCopy(ctx, 0);
   case OpCode::InsertSlice:
-    return buildStridedCopy(ctx, ctx.values().values[inst.operands[1]].bytes());
+    return buildStridedCopy(ctx);
   case OpCode::Fill:
     return buildFill(ctx);
   case OpCode::Copy:

@@ -23,17 +23,15 @@ using HostOpOr = StatusOr<std::unique_ptr<ComputeOp>>;
 // The checking context and its helpers (ops/OpContext.h), by their short
 // names in host/.
 using ops::describeValue;
-using ops::formatShape;
-using ops::getNumel;
 using ops::OpContext;
 using ops::OpSite;
 using ops::OpValues;
 
 // Linalg.cpp
 HostOpOr buildMatmul(const OpContext &ctx, const Instruction &inst);
-/// transpose, broadcast, extract_slice, insert_slice (`initBytes`: the
-/// destination's bytes it starts from, copied first where it lives apart).
-HostOpOr buildStridedCopy(const OpContext &ctx, int64_t initBytes);
+/// transpose, broadcast, extract_slice, insert_slice (which starts from a
+/// copy of its destination where that lives apart).
+HostOpOr buildStridedCopy(const OpContext &ctx);
 HostOpOr buildFill(const OpContext &ctx);
 HostOpOr buildCopy(const OpContext &ctx);
 /// map, reduce and generic, with their checked body.

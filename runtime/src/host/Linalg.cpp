@@ -297,9 +297,12 @@ HostOpOr buildMatmul(const OpContext &ctx, const Instruction &inst) {
   return std::unique_ptr<ComputeOp>(new MatmulOp(spec));
 }
 
-HostOpOr buildStridedCopy(const OpContext &ctx, int64_t initBytes) {
-  return std::unique_ptr<ComputeOp>(new StridedCopyOp(
-      ops::describeStridedCopy(ctx.op(), ctx.values()), initBytes));
+HostOpOr buildStridedCopy(const OpContext &ctx) {
+  ops::StridedCopy copy = ops::describeStridedCopy(ctx.op(), ctx.values());
+  const int64_t destBytes =
+      copy.dest >= 0 ? ctx.values().values[copy.dest].bytes() : 0;
+  return std::unique_ptr<ComputeOp>(
+      new StridedCopyOp(std::move(copy), destBytes));
 }
 
 HostOpOr buildFill(const OpContext &ctx) {

@@ -25,8 +25,6 @@ namespace zero::runtime::host {
 
 using ops::Predicate;
 
-using ops::isScalarOp;
-using ops::parseConstant;
 using ops::ScalarOp;
 using ops::ScalarOpKind;
 

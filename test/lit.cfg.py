@@ -42,8 +42,10 @@ if config.sanitizer_preload:
         config.sanitizer_preload, upstream_mlir_opt)
 config.substitutions.append(("%upstream_mlir_opt", upstream_mlir_opt))
 # Multi-rank runs share this machine's cores; Open MPI refuses root unless
-# told.
-mpirun = "mpirun --oversubscribe"
+# told. Each test's jobs keep their session files apart from other tests':
+# concurrent mpiruns sharing one $TMPDIR create and remove its
+# ompi.<host>.<uid> under each other.
+mpirun = "env OMPI_MCA_orte_tmpdir_base=%t.mpi mpirun --oversubscribe"
 if os.geteuid() == 0:
     mpirun += " --allow-run-as-root"
 config.substitutions.append(("%mpirun", mpirun))

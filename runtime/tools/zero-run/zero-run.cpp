@@ -25,6 +25,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -540,6 +541,10 @@ std::string getRankRecordPath(const std::string &directory, int64_t rank) {
 std::string getRankErrorPath(const std::string &directory, int64_t rank) {
   return getRankRecordPath(directory, rank) + ".errors";
 }
+/// Where Open MPI keeps this job's session files: the launcher's directory.
+std::string getMpiSessionBase(const std::string &directory) {
+  return directory + "/mpi";
+}
 
 /// Prints one line of this rank's errors ("zero-run: ..." without the
 /// newline).
@@ -696,6 +701,15 @@ int relaunch(const Options &options) {
   std::fflush(nullptr);
   pid_t child = ::fork();
   if (child == 0) {
+    // Open MPI keeps its session files under one directory per host and
+    // user, which concurrent mpiruns create and remove under each other
+    // ("mkdir ...: File exists"); this job's go in the launcher's own
+    // directory, unless the user chose where.
+    if (!directory.empty())
+      for (const char *variable :
+           {"OMPI_MCA_orte_tmpdir_base", "PRTE_MCA_prte_tmpdir_base"})
+        ::setenv(variable, getMpiSessionBase(directory).c_str(),
+                 /*overwrite=*/0);
     execvp("mpirun", argv.data());
     std::fprintf(stderr, "zero-run: --nproc: cannot run mpirun: %s\n",
                  std::strerror(errno));
@@ -709,6 +723,11 @@ int relaunch(const Options &options) {
       ::unlink(getRankRecordPath(directory, rank).c_str());
       ::unlink(getRankErrorPath(directory, rank).c_str());
     }
+    // Open MPI removes its session files when the job ends normally; what
+    // a killed job left is this launcher's alone (remove_all follows no
+    // link out of it).
+    std::error_code ignored;
+    std::filesystem::remove_all(getMpiSessionBase(directory), ignored);
     ::rmdir(directory.c_str());
   };
   if (child < 0) {

@@ -1,10 +1,13 @@
 """Running the tools from the runtime tests: commands that must succeed, and
 the mpirun prefix for N ranks on this machine."""
 
+import atexit
 import os
 import shlex
+import shutil
 import subprocess
 import sys
+import tempfile
 
 
 def run(cmd):
@@ -45,8 +48,13 @@ def offload_flags(work, offload, stage, extra=()):
 
 def mpirun(ranks):
     """`mpirun` for `ranks` ranks sharing this machine's cores (Open MPI
-    refuses root unless told)."""
-    cmd = ["mpirun", "--oversubscribe", "-np", str(ranks)]
+    refuses root unless told), with its session files in a directory of its
+    own: concurrent mpiruns sharing one $TMPDIR create and remove its
+    ompi.<host>.<uid> under each other."""
+    session = tempfile.mkdtemp(prefix="mpi.")
+    atexit.register(shutil.rmtree, session, ignore_errors=True)
+    cmd = ["mpirun", "--oversubscribe", "--mca", "orte_tmpdir_base", session,
+           "-np", str(ranks)]
     if os.geteuid() == 0:
         cmd.append("--allow-run-as-root")
     return cmd

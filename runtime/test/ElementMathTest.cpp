@@ -62,7 +62,23 @@ TEST(ElementMathTest, SixteenBitFormatsRoundTrip) {
   EXPECT_EQ(narrowToF16(65520.0), 0x7c00); // rounds to infinity
   EXPECT_EQ(narrowToF16(65519.99), 0x7bff);
   EXPECT_EQ(narrowToF16(-0.0), 0x8000);
-  EXPECT_EQ(narrowToBF16(kNaN) & 0x7fc0, 0x7fc0); // stays a quiet NaN
+}
+
+TEST(ElementMathTest, NaNsNarrowToQuietNaNsOfTheirSign) {
+  // Every NaN, whatever its payload and whether it is quiet, narrows to a
+  // quiet NaN of its sign; from a double, to one NaN per sign, as on the
+  // GPU (ElementMath.h takes NaNs past its conversion instructions, which
+  // would drop the sign). narrowF32ToBF16 keeps the payload's upper bits,
+  // as the host's vector loops do.
+  for (uint32_t payload : {0x00400000u, 0x00000001u, 0x003fffffu, 0x00200000u})
+    for (uint32_t sign : {0u, 0x80000000u}) {
+      const float nan = floatOfBits(sign | 0x7f800000u | payload);
+      const unsigned short negative = sign ? 0x8000 : 0;
+      EXPECT_EQ(narrowF32ToBF16(nan) & 0xffc0, negative | 0x7fc0);
+      EXPECT_EQ(narrowToBF16(static_cast<double>(nan)), negative | 0x7fc0);
+      EXPECT_EQ(narrowF32ToF16(nan), negative | 0x7e00);
+      EXPECT_EQ(narrowToF16(static_cast<double>(nan)), negative | 0x7e00);
+    }
 }
 
 /// The p-bit type's value nearest `x` as the generated kernels hold it.

@@ -11,9 +11,7 @@
 //
 // Elements are read and written at their width (the plan aligns tensors to
 // it); scales are f32 bytes at any alignment, as the packed blocks place
-// them. bf16 goes through FloatFormats.h's conversions; f16 is rounded by
-// __float2half_rn (to nearest even, as roundToF16) with NaN made the quiet
-// NaN of its sign that roundToF16 makes.
+// them. 16-bit elements go through ElementMath.h's conversions, the host's.
 //
 //===----------------------------------------------------------------------===//
 
@@ -22,8 +20,6 @@
 #include "ops/QuantizeMath.h"
 
 #include "ops/ElementMath.h"
-
-#include <cuda_fp16.h>
 
 namespace zero::runtime::cuda {
 
@@ -51,10 +47,7 @@ __device__ void storeElement(void *out, int64_t i, float value) {
   } else if constexpr (type == DType::BF16) {
     static_cast<uint16_t *>(out)[i] = ops::narrowF32ToBF16(value);
   } else {
-    static_cast<uint16_t *>(out)[i] =
-        isnan(value) ? static_cast<uint16_t>((signbit(value) ? 0x8000 : 0) |
-                                             0x7e00)
-                     : __half_as_ushort(__float2half_rn(value));
+    static_cast<uint16_t *>(out)[i] = ops::narrowF32ToF16(value);
   }
 }
 

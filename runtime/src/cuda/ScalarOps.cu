@@ -5,13 +5,11 @@
 // stream, ordered with the kernels that produce and consume its operands; a
 // host round trip per scalar would stall the stream. A constant is the
 // exception: its register is written once, when the schedule is loaded (a
-// GPT-2 step has some 400 of them). The semantics are
-// host/ScalarOps.cpp's, case by case: floats in double rounded to the result
-// type after every op, integers wrapped, division by zero 0, shifts by the
-// width or more 0 (or the sign), fptosi saturating, maximumf/minimumf
-// propagating NaN with -0 < +0. Transcendentals are CUDA's double libm
-// (within 2 ulp of glibc's), which rounding to f32 or narrower nearly always
-// hides.
+// GPT-2 step has some 400 of them). What an op computes is
+// ops/ScalarMath.h's, the host's: floats in double rounded to the result
+// type after every op, integers wrapped. Transcendentals are CUDA's double
+// libm (within 2 ulp of glibc's), which rounding to f32 or narrower nearly
+// always hides.
 //
 //===----------------------------------------------------------------------===//
 
@@ -49,16 +47,14 @@ public:
 } // namespace
 
 PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx) {
-  StatusOr<ScalarParams> p = getScalarParams(inst, ctx.schedule->values());
+  StatusOr<ScalarParams> p = getScalarParams(inst, *ctx.schedule);
   if (!p.isOk())
     return ZERO_ERROR(kInternal, ctx.where(inst) + ": " + p.status().message());
-  if (p->code == OpCode::Constant) {
+  if (p->op.kind == ops::ScalarOpKind::Constant) {
     // Written once, now (the schedule's load): nothing else writes a
     // value's register, and every step would write the same bits.
-    const Scalar value = ops::getConstantRegister(
-        inst.fields.getConstant(Field::Value).elements[0], p->resultType);
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.registers + p->result, &value,
-                                         sizeof(Scalar),
+    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.registers + p->result,
+                                         &p->op.constant, sizeof(Scalar),
                                          cudaMemcpyHostToDevice));
     return std::unique_ptr<PreparedOp>(new LoadedConstant());
   }

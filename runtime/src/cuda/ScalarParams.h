@@ -8,11 +8,9 @@
 #ifndef ZERO_RUNTIME_CUDA_SCALARPARAMS_H
 #define ZERO_RUNTIME_CUDA_SCALARPARAMS_H
 
-#include "ops/Predicates.h"
+#include "ops/ScalarMath.h"
 
-#include "zero/runtime/Instruction.h"
-#include "zero/runtime/OpSet.h"
-#include "zero/runtime/Program.h"
+#include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
 #include <cstdint>
@@ -20,18 +18,16 @@
 namespace zero::runtime::cuda {
 
 struct ScalarParams {
-  OpCode code;
-  DType resultType;
-  DType operandType; // of the first operand
-  ops::Predicate pred;
+  ops::ScalarOp op; // checked: what the op computes
   int numOperands;
   int64_t operands[3];
   int64_t result;
 };
 
-/// A checked scalar instruction's parameters (its predicate resolved).
+/// The parameters of scalar instruction `inst` of `schedule`, from its
+/// check.
 StatusOr<ScalarParams> getScalarParams(const Instruction &inst,
-                                       const ValueTable &values);
+                                       const Schedule &schedule);
 
 } // namespace zero::runtime::cuda
 

@@ -179,10 +179,16 @@ ZERO_HD_INLINE float widenF16(unsigned short bits) {
 #endif
 }
 
+// The GPU's conversions below make their canonical NaN of a NaN (sign and
+// payload lost); roundToFormat's keeps the sign, quiet. NaNs therefore take
+// roundToFormat's way on the GPU too: one result everywhere.
+
 /// Rounds a double to bfloat16 (the hardware conversion where the GPU has
 /// one, sm_90 and later; the same result everywhere).
 ZERO_HD_INLINE unsigned short narrowToBF16(double value) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  if (isNaN(value))
+    return roundToFormat(value, 7, 8);
   unsigned short bits;
   asm("cvt.rn.bf16.f64 %0, %1;" : "=h"(bits) : "d"(value));
   return bits;
@@ -194,6 +200,8 @@ ZERO_HD_INLINE unsigned short narrowToBF16(double value) {
 /// Rounds a double to an IEEE half.
 ZERO_HD_INLINE unsigned short narrowToF16(double value) {
 #if defined(__CUDA_ARCH__)
+  if (isNaN(value))
+    return roundToFormat(value, 10, 5);
   unsigned short bits;
   asm("cvt.rn.f16.f64 %0, %1;" : "=h"(bits) : "d"(value));
   return bits;
@@ -216,6 +224,8 @@ ZERO_HD_INLINE unsigned short narrowF32ToBF16(float value) {
 /// narrowToF16(double(value)).
 ZERO_HD_INLINE unsigned short narrowF32ToF16(float value) {
 #if defined(__CUDA_ARCH__)
+  if (value != value)
+    return roundToFormat(static_cast<double>(value), 10, 5);
   unsigned short bits;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(value));
   return bits;

@@ -3,8 +3,7 @@
 // The scalar ops of a schedule (docs/ScheduleFormat.md, "Scalar ops"), at
 // top level and in bodies: the one check of an op's operands, result and
 // fields, and the checked op's description (what it computes, on which
-// types), which each backend evaluates its own way (the host's columns of
-// registers, host/ScalarOps.h).
+// types), whose value ScalarMath.h defines for every backend.
 //
 //===----------------------------------------------------------------------===//
 
@@ -13,80 +12,12 @@
 
 #include "ops/OpContext.h"
 #include "ops/Predicates.h"
+#include "ops/ScalarMath.h"
 
 #include <string>
 #include <vector>
 
 namespace zero::runtime::ops {
-
-enum class ScalarOpKind {
-  Constant,
-  // Floats.
-  AddF,
-  SubF,
-  MulF,
-  DivF,
-  NegF,
-  MaximumF,
-  MinimumF,
-  RemF,
-  CmpF,
-  // Integers.
-  AddI,
-  SubI,
-  MulI,
-  DivSI,
-  DivUI,
-  RemSI,
-  RemUI,
-  MaxSI,
-  MinSI,
-  AndI,
-  OrI,
-  XOrI,
-  ShLI,
-  ShRSI,
-  ShRUI,
-  CmpI,
-  Select,
-  // Casts.
-  ExtF,
-  TruncF,
-  SIToFP,
-  UIToFP,
-  FPToSI,
-  FPToUI,
-  IndexCast,
-  ExtSI,
-  ExtUI,
-  TruncI,
-  Bitcast,
-  // math.
-  Exp,
-  Exp2,
-  Log,
-  Log2,
-  Log1p,
-  Sqrt,
-  Rsqrt,
-  Tanh,
-  AbsF,
-  Erf,
-  PowF,
-  Sin,
-  Cos,
-  Floor,
-  Ceil,
-};
-
-/// One checked scalar op: result = op(operands...).
-struct ScalarOp {
-  ScalarOpKind kind = ScalarOpKind::Constant;
-  DType resultType = DType::F32;
-  DType operandType = DType::F32; // of the first operand
-  Predicate predicate = Predicate::AlwaysFalse;
-  Scalar constant{}; // arith.constant, canonical
-};
 
 /// True if `code` is a scalar op of the schedule ("arith.addf").
 bool isScalarOp(OpCode code);

@@ -178,7 +178,7 @@ TEST(ScalarKernelsOnCpuTest, EveryOpIsTheHostsBitForBit) {
   for (const Instruction &inst : schedule->streams()[0].instructions) {
     if (inst.code() == OpCode::Constant)
       continue;
-    StatusOr<ScalarParams> params = getScalarParams(inst, schedule->values());
+    StatusOr<ScalarParams> params = getScalarParams(inst, *schedule);
     ASSERT_TRUE(params.isOk()) << params.status().toString();
     const int64_t result = inst.results[0];
     std::memset(&registers[result], 0xA5, sizeof(Scalar));

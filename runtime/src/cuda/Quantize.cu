@@ -17,113 +17,11 @@
 
 #include "CudaOps.h"
 
-#include "ops/QuantizeMath.h"
-
-#include "ops/ElementMath.h"
+#include "QuantizeKernels.cuh"
 
 namespace zero::runtime::cuda {
 
 namespace {
-
-using namespace quantize;
-
-constexpr int kThreads = 256;
-static_assert((kThreads & (kThreads - 1)) == 0,
-              "the absmax tree halves kThreads down to 1");
-
-template <DType type> __device__ float loadElement(const void *in, int64_t i) {
-  if constexpr (type == DType::F32)
-    return static_cast<const float *>(in)[i];
-  else if constexpr (type == DType::BF16)
-    return ops::widenBF16(static_cast<const uint16_t *>(in)[i]);
-  else
-    return ops::widenF16(static_cast<const uint16_t *>(in)[i]);
-}
-
-template <DType type>
-__device__ void storeElement(void *out, int64_t i, float value) {
-  if constexpr (type == DType::F32) {
-    static_cast<float *>(out)[i] = value;
-  } else if constexpr (type == DType::BF16) {
-    static_cast<uint16_t *>(out)[i] = ops::narrowF32ToBF16(value);
-  } else {
-    static_cast<uint16_t *>(out)[i] = ops::narrowF32ToF16(value);
-  }
-}
-
-// Launched with kThreads threads: the shared array and the tree assume it.
-template <DType type>
-__global__ void __launch_bounds__(kThreads)
-    quantizeKernel(const void *in, int64_t n, int bits, int64_t blockSize,
-                   int64_t numBlocks, uint8_t *values, void *scales) {
-  __shared__ float partial[kThreads];
-  const int maxLevel = getMaxLevel(bits);
-  for (int64_t block = blockIdx.x; block < numBlocks; block += gridDim.x) {
-    const int64_t begin = block * blockSize;
-    const int64_t end = begin + blockSize < n ? begin + blockSize : n;
-    float absmax = 0;
-    for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-      absmax = maxMagnitude(absmax, getMagnitude(loadElement<type>(in, i)));
-    partial[threadIdx.x] = absmax;
-    __syncthreads();
-    for (unsigned half = kThreads / 2; half > 0; half /= 2) {
-      if (threadIdx.x < half)
-        partial[threadIdx.x] =
-            maxMagnitude(partial[threadIdx.x], partial[threadIdx.x + half]);
-      __syncthreads();
-    }
-    const float scale = getScale(partial[0], maxLevel);
-    if (threadIdx.x == 0)
-      storeScale(scales, block, scale);
-    if (bits == 8) {
-      for (int64_t i = begin + threadIdx.x; i < end; i += blockDim.x)
-        values[i] = static_cast<uint8_t>(static_cast<int8_t>(
-            getLevel(loadElement<type>(in, i), scale, maxLevel)));
-    } else {
-      // Blocks start at even elements (blockSize is even for 4 bits); the
-      // odd half of a last odd element is 0, as the host leaves it.
-      for (int64_t pair = begin / 2 + threadIdx.x; 2 * pair < end;
-           pair += blockDim.x) {
-        const int64_t i = 2 * pair;
-        const int even = getLevel(loadElement<type>(in, i), scale, maxLevel);
-        const int odd =
-            i + 1 < end ? getLevel(loadElement<type>(in, i + 1), scale, maxLevel)
-                        : 0;
-        values[pair] = packLevels(even, odd);
-      }
-    }
-    __syncthreads(); // partial is the next block's
-  }
-}
-
-template <DType type>
-__global__ void dequantizeKernel(const uint8_t *values, const void *scales,
-                                 int64_t n, int bits, int64_t blockSize,
-                                 void *out) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    storeElement<type>(out, i,
-                       dequantizeLevel(loadLevel(values, i, bits),
-                                       loadScale(scales, i / blockSize)));
-}
-
-__global__ void accumulateKernel(const uint8_t *values, const void *scales,
-                                 int64_t n, int bits, int64_t blockSize,
-                                 float *sums) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    sums[i] =
-        addToSum(sums[i], dequantizeLevel(loadLevel(values, i, bits),
-                                          loadScale(scales, i / blockSize)));
-}
-
-template <DType type>
-__global__ void roundSumsKernel(const float *sums, int64_t n, int64_t divisor,
-                                void *out) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < n;
-       i += int64_t(gridDim.x) * blockDim.x)
-    storeElement<type>(out, i, divideSum(sums[i], divisor));
-}
 
 /// Calls `fn` with the float type as a compile-time constant.
 template <typename Fn> Status dispatchType(DType type, Fn &&fn) {
@@ -175,11 +73,10 @@ Status enqueueQuantizeBlocks(const void *in, DType type, int64_t n, int bits,
   if (n <= 0)
     return Status::ok();
   const int64_t numBlocks = getNumBlocks(n, blockSize);
-  const unsigned grid =
-      static_cast<unsigned>(numBlocks < (1 << 20) ? numBlocks : (1 << 20));
+  const unsigned grid = getQuantizeGrid(numBlocks);
   clearStaleError();
   ZERO_RETURN_IF_ERROR(dispatchType(type, [&](auto as) {
-    quantizeKernel<decltype(as)::value><<<grid, kThreads, 0, stream>>>(
+    quantizeKernel<decltype(as)::value><<<grid, kQuantizeThreads, 0, stream>>>(
         in, n, bits, blockSize, numBlocks, static_cast<uint8_t *>(values),
         scales);
   }));
@@ -195,7 +92,7 @@ Status enqueueDequantizeBlocks(const void *values, const void *scales,
   clearStaleError();
   ZERO_RETURN_IF_ERROR(dispatchType(type, [&](auto as) {
     dequantizeKernel<decltype(as)::value>
-        <<<gridFor(n, kThreads), kThreads, 0, stream>>>(
+        <<<gridFor(n, kQuantizeThreads), kQuantizeThreads, 0, stream>>>(
             static_cast<const uint8_t *>(values), scales, n, bits, blockSize,
             out);
   }));
@@ -209,8 +106,9 @@ Status enqueueAccumulateDequantized(const void *values, const void *scales,
   if (n <= 0)
     return Status::ok();
   clearStaleError();
-  accumulateKernel<<<gridFor(n, kThreads), kThreads, 0, stream>>>(
-      static_cast<const uint8_t *>(values), scales, n, bits, blockSize, sums);
+  accumulateKernel<<<gridFor(n, kQuantizeThreads), kQuantizeThreads, 0,
+                     stream>>>(static_cast<const uint8_t *>(values), scales, n,
+                               bits, blockSize, sums);
   return launched();
 }
 
@@ -223,7 +121,8 @@ Status enqueueRoundSums(const float *sums, int64_t n, int64_t divisor,
   clearStaleError();
   ZERO_RETURN_IF_ERROR(dispatchType(type, [&](auto as) {
     roundSumsKernel<decltype(as)::value>
-        <<<gridFor(n, kThreads), kThreads, 0, stream>>>(sums, n, divisor, out);
+        <<<gridFor(n, kQuantizeThreads), kQuantizeThreads, 0, stream>>>(
+            sums, n, divisor, out);
   }));
   return launched();
 }

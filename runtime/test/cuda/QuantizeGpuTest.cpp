@@ -15,9 +15,8 @@
 #include "RequireCuda.h"
 
 #include "CudaOps.h"
+#include "QuantizeCases.h"
 #include "ops/Quantize.h"
-
-#include "zero/runtime/FloatFormats.h"
 
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
@@ -29,6 +28,7 @@
 #include <vector>
 
 using namespace zero::runtime;
+using namespace zero::runtime::test;
 
 namespace {
 
@@ -56,83 +56,13 @@ struct DeviceBytes {
   size_t size;
 };
 
-/// n floats: normal values of several magnitudes, with a block of zeros,
-/// exact ties (x / scale = k + 0.5), and, where `nonFinite`, an infinity
-/// and a NaN in two other blocks.
-std::vector<float> makeFloats(int64_t n, int64_t blockSize, bool nonFinite,
-                              unsigned seed) {
-  std::mt19937 rng(seed);
-  std::normal_distribution<float> normal(0.0f, 1.0f);
-  std::vector<float> x(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i)
-    x[i] = normal(rng) * std::ldexp(1.0f, static_cast<int>(i / blockSize % 9) - 4);
-  const int64_t blocks = getNumBlocks(n, blockSize);
-  if (blocks > 1)
-    for (int64_t i = blockSize; i < std::min(n, 2 * blockSize); ++i)
-      x[i] = 0.0f;
-  // Ties: 127 * 0.5 / 127 steps of a block whose absmax is 127.
-  if (blocks > 2 && blockSize >= 4) {
-    const int64_t b = 2 * blockSize;
-    x[b] = 127.0f;
-    for (int64_t i = b + 1; i < std::min(n, b + blockSize); ++i)
-      x[i] = static_cast<float>(i % 7) + 0.5f;
-  }
-  if (nonFinite && blocks > 4) {
-    x[3 * blockSize] = std::numeric_limits<float>::infinity();
-    x[4 * blockSize + blockSize / 2] = std::numeric_limits<float>::quiet_NaN();
-  }
-  return x;
-}
-
-/// `x` in `type`'s bytes (bf16, f16 rounded to nearest even).
-std::vector<uint8_t> asElements(const std::vector<float> &x, DType type) {
-  const size_t width = static_cast<size_t>(getDTypeWidth(type));
-  std::vector<uint8_t> bytes(x.size() * width);
-  for (size_t i = 0; i < x.size(); ++i) {
-    if (type == DType::F32) {
-      std::memcpy(&bytes[i * 4], &x[i], 4);
-      continue;
-    }
-    uint16_t h = type == DType::BF16 ? floatToBF16(x[i]) : roundToF16(x[i]);
-    std::memcpy(&bytes[i * 2], &h, 2);
-  }
-  return bytes;
-}
-
-struct Case {
-  DType type;
-  int bits;
-  int64_t blockSize;
-  int64_t n;
-};
-
-std::vector<Case> cases() {
-  std::vector<Case> all;
-  for (DType type : {DType::F32, DType::BF16, DType::F16})
-    for (int bits : {8, 4})
-      for (int64_t blockSize : {1, 2, 6, 64, 300, 2048})
-        for (int64_t n : {1, 7, 64, 1000, 1001, 5000}) {
-          if (bits == 4 && blockSize % 2 != 0)
-            continue;
-          all.push_back({type, bits, blockSize, n});
-        }
-  return all;
-}
-
-std::string describe(const Case &c) {
-  return "type " + std::to_string(static_cast<int>(c.type)) + ", " +
-         std::to_string(c.bits) + " bits, blocks of " +
-         std::to_string(c.blockSize) + ", n " + std::to_string(c.n);
-}
-
-constexpr size_t kScaleOffset = 3; // scales at an odd byte, as when packed
-
 TEST(QuantizeGpu, QuantizesAsTheHostBitForBit) {
   ZERO_REQUIRE_CUDA();
   unsigned seed = 1;
-  for (const Case &c : cases())
+  for (const QuantizeCase &c : getQuantizeCases())
     for (bool nonFinite : {false, true}) {
-      SCOPED_TRACE(describe(c) + (nonFinite ? ", with inf and NaN" : ""));
+      SCOPED_TRACE(describeQuantizeCase(c) +
+                   (nonFinite ? ", with inf and NaN" : ""));
       const std::vector<uint8_t> in = asElements(
           makeFloats(c.n, c.blockSize, nonFinite, seed++), c.type);
       const size_t valueBytes =
@@ -163,8 +93,8 @@ TEST(QuantizeGpu, QuantizesAsTheHostBitForBit) {
 TEST(QuantizeGpu, DequantizesAsTheHostBitForBit) {
   ZERO_REQUIRE_CUDA();
   unsigned seed = 100;
-  for (const Case &c : cases()) {
-    SCOPED_TRACE(describe(c));
+  for (const QuantizeCase &c : getQuantizeCases()) {
+    SCOPED_TRACE(describeQuantizeCase(c));
     const std::vector<uint8_t> in =
         asElements(makeFloats(c.n, c.blockSize, true, seed++), c.type);
     const size_t valueBytes =

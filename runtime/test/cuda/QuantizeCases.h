@@ -8,6 +8,8 @@
 #ifndef ZERO_RUNTIME_TEST_CUDA_QUANTIZECASES_H
 #define ZERO_RUNTIME_TEST_CUDA_QUANTIZECASES_H
 
+#include "ops/Quantize.h"
+
 #include "zero/runtime/FloatFormats.h"
 #include "zero/runtime/Program.h"
 
@@ -94,6 +96,32 @@ inline std::string describeQuantizeCase(const QuantizeCase &c) {
 
 inline constexpr size_t kScaleOffset =
     3; // scales at an odd byte, as when packed
+
+/// Case c's elements quantized by the host and packed (kScaleOffset bytes,
+/// the scales, the values), and the elements the host dequantizes them to.
+struct PackedCase {
+  std::vector<uint8_t> packed;
+  size_t scaleBytes = 0;
+  std::vector<uint8_t> dequantized;
+};
+
+inline PackedCase packOnHost(const QuantizeCase &c, unsigned seed) {
+  const std::vector<uint8_t> in =
+      asElements(makeFloats(c.n, c.blockSize, true, seed), c.type);
+  PackedCase result;
+  result.scaleBytes = static_cast<size_t>(4 * getNumBlocks(c.n, c.blockSize));
+  result.packed.resize(kScaleOffset + result.scaleBytes +
+                       static_cast<size_t>(getQuantizedBytes(c.n, c.bits)));
+  uint8_t *scales = result.packed.data() + kScaleOffset;
+  uint8_t *values = scales + result.scaleBytes;
+  const quantize::QuantizedFormat format = quantize::getQuantizedFormat(c.type);
+  quantize::quantizeElements(in.data(), format, c.n, c.bits, c.blockSize,
+                             values, scales);
+  result.dequantized.resize(in.size());
+  quantize::dequantizeElements(values, scales, c.n, c.bits, c.blockSize, format,
+                               result.dequantized.data());
+  return result;
+}
 
 } // namespace zero::runtime::test
 

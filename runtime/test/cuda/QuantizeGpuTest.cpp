@@ -95,30 +95,17 @@ TEST(QuantizeGpu, DequantizesAsTheHostBitForBit) {
   unsigned seed = 100;
   for (const QuantizeCase &c : getQuantizeCases()) {
     SCOPED_TRACE(describeQuantizeCase(c));
-    const std::vector<uint8_t> in =
-        asElements(makeFloats(c.n, c.blockSize, true, seed++), c.type);
-    const size_t valueBytes =
-        static_cast<size_t>(getQuantizedBytes(c.n, c.bits));
-    const size_t scaleBytes =
-        static_cast<size_t>(4 * getNumBlocks(c.n, c.blockSize));
-    std::vector<uint8_t> packed(kScaleOffset + scaleBytes + valueBytes);
-    uint8_t *scales = packed.data() + kScaleOffset;
-    uint8_t *values = scales + scaleBytes;
-    const quantize::QuantizedFormat format =
-        quantize::getQuantizedFormat(c.type);
-    quantize::quantizeElements(in.data(), format, c.n, c.bits, c.blockSize,
-                               values, scales);
-    std::vector<uint8_t> expected(in.size());
-    quantize::dequantizeElements(values, scales, c.n, c.bits, c.blockSize,
-                                 format, expected.data());
-
-    DeviceBytes device(packed.size()), out(in.size());
+    const PackedCase host = packOnHost(c, seed++);
+    const size_t scaleBytes = host.scaleBytes;
+    const std::vector<uint8_t> &packed = host.packed;
+    const std::vector<uint8_t> &expected = host.dequantized;
+    DeviceBytes device(packed.size()), out(expected.size());
     device.upload(packed.data(), packed.size());
     Status status = cuda::enqueueDequantizeBlocks(
         device.get() + kScaleOffset + scaleBytes, device.get() + kScaleOffset,
         c.n, c.bits, c.blockSize, c.type, out.data, nullptr);
     ASSERT_TRUE(status.isOk()) << status.toString();
-    EXPECT_EQ(out.download(in.size()), expected);
+    EXPECT_EQ(out.download(expected.size()), expected);
   }
 }
 

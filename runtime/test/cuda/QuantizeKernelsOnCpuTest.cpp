@@ -136,25 +136,13 @@ TEST(QuantizeKernelsOnCpuTest, DequantizesAsTheHostBitForBit) {
     const Runner run = findFunction(
         library.get(), std::string("zk_dequantize_") + getDTypeName(c.type));
     ASSERT_NE(run, nullptr);
-    const std::vector<uint8_t> in =
-        asElements(makeFloats(c.n, c.blockSize, true, seed++), c.type);
-    const size_t valueBytes =
-        static_cast<size_t>(getQuantizedBytes(c.n, c.bits));
-    const size_t scaleBytes =
-        static_cast<size_t>(4 * getNumBlocks(c.n, c.blockSize));
-    std::vector<uint8_t> packed(kScaleOffset + scaleBytes + valueBytes);
-    uint8_t *scales = packed.data() + kScaleOffset;
-    uint8_t *values = scales + scaleBytes;
-    const quantize::QuantizedFormat format =
-        quantize::getQuantizedFormat(c.type);
-    quantize::quantizeElements(in.data(), format, c.n, c.bits, c.blockSize,
-                               values, scales);
-    std::vector<uint8_t> expected(in.size());
-    quantize::dequantizeElements(values, scales, c.n, c.bits, c.blockSize,
-                                 format, expected.data());
+    const PackedCase host = packOnHost(c, seed++);
+    const size_t scaleBytes = host.scaleBytes;
+    const std::vector<uint8_t> &packed = host.packed;
+    const std::vector<uint8_t> &expected = host.dequantized;
 
     for (unsigned grid : {cuda::gridFor(c.n, kThreads), 1u}) {
-      Buffer device(packed.size()), out(in.size());
+      Buffer device(packed.size()), out(expected.size());
       std::memcpy(device.get(), packed.data(), packed.size());
       const uint8_t *valuesArg = reinterpret_cast<const uint8_t *>(
           device.get() + kScaleOffset + scaleBytes);
@@ -165,7 +153,7 @@ TEST(QuantizeKernelsOnCpuTest, DequantizesAsTheHostBitForBit) {
       void *args[] = {&valuesArg, &scalesArg, &n, &bits, &blockSize, &outArg};
       ASSERT_EQ(run(args, grid, kThreads), 0);
       ++runs;
-      EXPECT_EQ(out.read(in.size()), expected) << grid << " blocks";
+      EXPECT_EQ(out.read(expected.size()), expected) << grid << " blocks";
     }
   }
   EXPECT_GT(runs, 300);

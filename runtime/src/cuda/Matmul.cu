@@ -2,11 +2,9 @@
 //
 // C += A B per batch, row-major, into the result (which starts as a copy of
 // C where it lives apart). cuBLAS is column-major, so the row-major product
-// is computed as its transpose: C^T = B^T A^T, i.e. gemm(n, m, k) with B as
-// the first operand, each matrix read with its row length as leading
-// dimension and no data moved. An operand stored transposed (Gemm.h: a
-// transpose the compiler folded into the GEMM) is read with CUBLAS_OP_T.
-// beta = 1 accumulates into the result.
+// is computed as its transpose (MatmulParams.h's BlasGemmCall): an operand
+// stored transposed (Gemm.h: a transpose the compiler folded into the GEMM)
+// is read with CUBLAS_OP_T. beta = 1 accumulates into the result.
 //
 // Precision: f32 uses CUBLAS_COMPUTE_32F_PEDANTIC, so no TF32 or other
 // reduced-precision path whatever the handle's math mode (the host computes
@@ -27,14 +25,14 @@
 // accumulate into f32 C and round once.
 //
 // Every other combination (mixed operand types, integers) is a simple
-// kernel with the host's exact semantics (host/Linalg.cpp, runElementwise):
-// the operands cast to C's type, c = round(c + round(a * b)) with k in
-// increasing order, integers wrapping; it agrees with the host bit for bit.
+// kernel with the host's exact semantics (MatmulKernels.cuh); it agrees
+// with the host bit for bit.
 //
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
 #include "Gemm.h"
+#include "MatmulKernels.cuh"
 
 #include <optional>
 
@@ -43,59 +41,6 @@ namespace zero::runtime::cuda {
 namespace {
 
 constexpr int kThreads = 256;
-
-struct MatmulShape {
-  int64_t batch, m, n, k;
-  bool transposeA, transposeB;
-};
-
-struct FallbackParams {
-  const void *a;
-  const void *b;
-  void *c; // the result, already holding C
-  DType aType, bType, cType;
-  MatmulShape shape;
-};
-
-/// One thread per element of C, k in increasing order: the host's loop.
-__global__ void matmulFallbackKernel(FallbackParams p) {
-  const int64_t m = p.shape.m, n = p.shape.n, k = p.shape.k;
-  const int64_t total = p.shape.batch * m * n;
-  const DType ct = p.cType;
-  const bool floats = isFloatType(ct);
-  for (int64_t index = blockIdx.x * int64_t(blockDim.x) + threadIdx.x;
-       index < total; index += int64_t(gridDim.x) * blockDim.x) {
-    const int64_t batch = index / (m * n);
-    const int64_t i = (index / n) % m, j = index % n;
-    // A[i][q] and B[q][j], each possibly stored transposed.
-    const int64_t aBase = batch * m * k, bBase = batch * k * n;
-    const int64_t aStep = p.shape.transposeA ? m : 1;
-    const int64_t bStep = p.shape.transposeB ? 1 : n;
-    const int64_t aRow = aBase + (p.shape.transposeA ? i : i * k);
-    const int64_t bCol = bBase + (p.shape.transposeB ? j * k : j);
-    Scalar acc = loadElement(p.c, ct, index);
-    for (int64_t q = 0; q < k; ++q) {
-      const Scalar x =
-          castScalar(loadElement(p.a, p.aType, aRow + q * aStep), p.aType, ct);
-      const Scalar y =
-          castScalar(loadElement(p.b, p.bType, bCol + q * bStep), p.bType, ct);
-      if (floats) {
-        acc.f = roundFloat(
-            __dadd_rn(acc.f, roundFloat(__dmul_rn(x.f, y.f), ct)), ct);
-      } else {
-        const unsigned long long product =
-            static_cast<unsigned long long>(x.i) *
-            static_cast<unsigned long long>(y.i);
-        const long long term = wrapInt(static_cast<long long>(product), ct);
-        acc.i = wrapInt(
-            static_cast<long long>(static_cast<unsigned long long>(acc.i) +
-                                   static_cast<unsigned long long>(term)),
-            ct);
-      }
-    }
-    storeElement(p.c, ct, index, acc);
-  }
-}
 
 /// How cuBLAS takes a combination of types, if it does.
 struct BlasTypes {
@@ -168,12 +113,13 @@ public:
     const void *beta = init_ ? one
                        : f64 ? static_cast<const void *>(&zeroD)
                              : static_cast<const void *>(&zeroF);
+    const BlasGemmCall call = getBlasGemmCall(s);
     ZERO_CUBLAS_RETURN_IF_ERROR(cublas().cublasGemmStridedBatchedEx_64(
-        ctx_.blas, s.transposeB ? CUBLAS_OP_T : CUBLAS_OP_N,
-        s.transposeA ? CUBLAS_OP_T : CUBLAS_OP_N, s.n, s.m, s.k, one, p_.b,
-        types_.ab, s.transposeB ? s.k : s.n, s.k * s.n, p_.a, types_.ab,
-        s.transposeA ? s.m : s.k, s.m * s.k, beta, p_.c,
-        types_.c, s.n, s.m * s.n, s.batch, types_.compute,
+        ctx_.blas, call.transposeFirst ? CUBLAS_OP_T : CUBLAS_OP_N,
+        call.transposeSecond ? CUBLAS_OP_T : CUBLAS_OP_N, call.m, call.n,
+        call.k, one, p_.b, types_.ab, call.firstLd, call.firstStride, p_.a,
+        types_.ab, call.secondLd, call.secondStride, beta, p_.c, types_.c,
+        call.resultLd, call.resultStride, call.batch, types_.compute,
         CUBLAS_GEMM_DEFAULT));
     return Status::ok();
   }
@@ -195,12 +141,7 @@ PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx) {
   const ValueInfo &result = ctx.value(inst.results[0]);
   const GemmShape gemm = getGemmShape(inst, ctx.schedule->values());
   FallbackParams params;
-  params.shape = {gemm.batch,
-                  gemm.m,
-                  gemm.n,
-                  gemm.k,
-                  gemm.layout.transposeA,
-                  gemm.layout.transposeB};
+  params.shape = getMatmulShape(gemm);
   params.a = ctx.tensor(a.id);
   params.b = ctx.tensor(b.id);
   params.c = ctx.tensor(result.id);

@@ -87,6 +87,9 @@ static long long __double_as_longlong(double x) {
   return zkBits<long long>(x);
 }
 static double __longlong_as_double(long long x) { return zkBits<double>(x); }
+// Rounded to nearest, never contracted into an fma (-ffp-contract=off).
+static double __dadd_rn(double x, double y) { return x + y; }
+static double __dmul_rn(double x, double y) { return x * y; }
 
 enum ZkState { ZkRunning, ZkAtBlockBarrier, ZkAtWarpBarrier, ZkReturned };
 struct ZkThread {

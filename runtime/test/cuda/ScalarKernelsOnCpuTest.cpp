@@ -1,15 +1,17 @@
 //===- ScalarKernelsOnCpuTest.cpp - scalar ops' kernel on the CPU ---------===//
 //
 // A top-level scalar op on the GPU is a one-thread kernel (ScalarKernels.cuh)
-// with a case of its own for each of the 53 arith and math ops, written
-// apart from the host's (host/ScalarOps.cpp). Here that kernel, compiled by
-// the host compiler with KernelsOnCpu.h's shim, evaluates every op on
-// every type it takes, over operands that include the edges (signed zeros,
-// infinities, NaN, denormals; 0, -1, the extremes and shifts past the
-// width), each from registers the host's step wrote, and must give the
-// host's register bit for bit (the same libm here: on the GPU CUDA's
-// transcendentals may differ in the last ulp, which ScalarOpsGpuTest
-// allows).
+// that applies ops/ScalarMath.h's op, picked per call, to the register file
+// in device memory, its parameters taken from the op's check
+// (ScalarParams.h); the host applies the same templates to columns, the op
+// picked once per column, with its own rounding per result type. Here that
+// kernel, compiled by the host compiler with KernelsOnCpu.h's shim,
+// evaluates every op on every type it takes, over operands that include
+// the edges (signed zeros, infinities, NaN, denormals; 0, -1, the extremes
+// and shifts past the width), each from registers the host's step wrote,
+// and must give the host's register bit for bit (the same libm here: on
+// the GPU CUDA's transcendentals may differ in the last ulp, which
+// ScalarOpsGpuTest allows).
 //
 //===----------------------------------------------------------------------===//
 

@@ -10,9 +10,9 @@
 
 #include "Codegen.h"
 
+#include "ops/Check.h"
 #include "ops/Elements.h"
 #include "ops/Predicates.h"
-
 
 #include <algorithm>
 #include <cmath>
@@ -158,15 +158,12 @@ std::string unsignedOf(DType type, const std::string &name) {
          ")";
 }
 
-/// arith.cmpf or arith.cmpi (`isFloat`) as ElementMath.h's comparison, or
-/// "" for an unknown predicate.
-std::string compareExpression(const std::string &predicate, bool isFloat,
+/// arith.cmpf or arith.cmpi (`isFloat`) as ElementMath.h's comparison.
+std::string compareExpression(ops::Predicate predicate, bool isFloat,
                               DType type, const std::string &x,
                               const std::string &y) {
-  const ops::PredicateName *entry = ops::lookupPredicate(predicate, isFloat);
-  if (!entry)
-    return "";
-  const std::string name = std::string("zk::Predicate::") + entry->enumerator;
+  const std::string name =
+      std::string("zk::Predicate::") + ops::getPredicateEnumerator(predicate);
   if (isFloat)
     return "zk::compareFloats(" + name + ", " + x + ", " + y + ")";
   return "zk::compareInts(" + name + ", " + x + ", " + y + ", " +
@@ -205,10 +202,10 @@ private:
     return storeStatement(type, pointer, offset, value);
   }
   Status emitOp(size_t index);
-  /// The op's value; `operands` replaces its operands' names when given.
+  /// The value of body op `index`; `operands` replaces its operands' names
+  /// when given.
   StatusOr<std::string>
-  expression(const OpRecord &op,
-             const std::vector<std::string> *operands = nullptr);
+  expression(size_t index, const std::vector<std::string> *operands = nullptr);
   /// Output o's combine op applied to `acc` (in its block argument's place)
   /// and `value` (in the element value's place).
   std::string combine(size_t o, const std::string &acc,
@@ -328,30 +325,30 @@ std::string KernelWriter::baseOffset(const NestOperand &operand) const {
 }
 
 StatusOr<std::string>
-KernelWriter::expression(const OpRecord &op,
+KernelWriter::expression(size_t index,
                          const std::vector<std::string> *operands) {
   std::vector<std::string> x;
   if (operands)
     x = *operands;
   else
-    for (int64_t id : op.operands)
+    for (int64_t id : body_.ops[index].operands)
       x.push_back(name(id));
-  return bodyOpExpression(op, values_, x);
+  return bodyOpExpression(nest_.bodyOps[index], x);
 }
 
 } // namespace
 
-StatusOr<std::string> bodyOpExpression(const OpRecord &op,
-                                       const ValueTable &values,
+StatusOr<std::string> bodyOpExpression(const ops::ScalarOp &op,
                                        const std::vector<std::string> &x) {
-  auto dtypeOf = [&](int64_t id) { return values.values[id].dtype; };
-  const DType rt = dtypeOf(op.results[0]);
-  const DType ot = op.operands.empty() ? rt : dtypeOf(op.operands[0]);
+  using ops::ScalarOpKind;
+  const DType rt = op.resultType;
+  const DType ot = op.operandType;
+  // The op was checked: its operands are as many as its kind takes.
   auto arity = [&](size_t n) -> Status {
-    if (op.operands.size() != n)
-      return internalError(op.op + " has " +
-                           std::to_string(op.operands.size()) +
-                           " operands, expected " + std::to_string(n));
+    if (x.size() != n || static_cast<size_t>(ops::getScalarArity(op.kind)) != n)
+      return internalError(std::to_string(x.size()) +
+                           " operands for an op of " +
+                           std::to_string(ops::getScalarArity(op.kind)));
     return Status::ok();
   };
   // Float ops on values held in float compute in f32 where that rounds as
@@ -401,108 +398,101 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
                  ", " + std::to_string(bitWidthOf(ot)) + ")");
   };
 
-  switch (op.code()) {
-  case OpCode::AddF:
+  switch (op.kind) {
+  case ScalarOpKind::AddF:
     return binaryF("+");
-  case OpCode::SubF:
+  case ScalarOpKind::SubF:
     return binaryF("-");
-  case OpCode::MulF:
+  case ScalarOpKind::MulF:
     return binaryF("*");
-  case OpCode::DivF:
+  case ScalarOpKind::DivF:
     return binaryF("/");
-  case OpCode::NegF:
+  case ScalarOpKind::NegF:
     ZERO_RETURN_IF_ERROR(arity(1));
     return roundTo(rt, "-" + x[0], floatOperands);
-  case OpCode::MaximumF:
+  case ScalarOpKind::MaximumF:
     return exactCallF("zk::maximumF");
-  case OpCode::MinimumF:
+  case ScalarOpKind::MinimumF:
     return exactCallF("zk::minimumF");
-  case OpCode::RemF:
+  case ScalarOpKind::RemF:
     return callF("fmod");
-  case OpCode::CmpF: {
+  case ScalarOpKind::CmpF:
     ZERO_RETURN_IF_ERROR(arity(2));
-    std::string text = compareExpression(op.fields.getString(Field::Predicate),
-                                         /*isFloat=*/true, ot, x[0], x[1]);
-    if (text.empty())
-      return internalError("unknown arith.cmpf predicate '" +
-                           op.fields.getString(Field::Predicate) + "'");
-    return "(" + text + ") ? 1LL : 0LL";
-  }
-  case OpCode::AddI:
+    return "(" +
+           compareExpression(op.predicate, /*isFloat=*/true, ot, x[0], x[1]) +
+           ") ? 1LL : 0LL";
+  case ScalarOpKind::AddI:
     return binaryI("+");
-  case OpCode::SubI:
+  case ScalarOpKind::SubI:
     return binaryI("-");
-  case OpCode::MulI:
+  case ScalarOpKind::MulI:
     return binaryI("*");
-  case OpCode::DivSI:
+  case ScalarOpKind::DivSI:
     return callInt("zk::divSI");
-  case OpCode::DivUI:
+  case ScalarOpKind::DivUI:
     return callInt("zk::divUI");
-  case OpCode::RemSI:
+  case ScalarOpKind::RemSI:
     return callInt("zk::remSI");
-  case OpCode::RemUI:
+  case ScalarOpKind::RemUI:
     return callInt("zk::remUI");
-  case OpCode::MaxSI:
+  case ScalarOpKind::MaxSI:
     return callInt("zk::maxSI");
-  case OpCode::MinSI:
+  case ScalarOpKind::MinSI:
     return callInt("zk::minSI");
-  case OpCode::AndI:
+  case ScalarOpKind::AndI:
     return callI("(" + x[0] + " & " + x[1] + ")");
-  case OpCode::OrI:
+  case ScalarOpKind::OrI:
     return callI("(" + x[0] + " | " + x[1] + ")");
-  case OpCode::XOrI:
+  case ScalarOpKind::XOrI:
     return callI("(" + x[0] + " ^ " + x[1] + ")");
-  case OpCode::ShLI:
+  case ScalarOpKind::ShLI:
     return callInt("zk::shLI");
-  case OpCode::ShRSI:
+  case ScalarOpKind::ShRSI:
     return callInt("zk::shRSI");
-  case OpCode::ShRUI:
+  case ScalarOpKind::ShRUI:
     return callInt("zk::shRUI");
-  case OpCode::CmpI: {
+  case ScalarOpKind::CmpI:
     ZERO_RETURN_IF_ERROR(arity(2));
-    std::string text = compareExpression(op.fields.getString(Field::Predicate),
-                                         /*isFloat=*/false, ot, x[0], x[1]);
-    if (text.empty())
-      return internalError("unknown arith.cmpi predicate '" +
-                           op.fields.getString(Field::Predicate) + "'");
-    return "(" + text + ") ? 1LL : 0LL";
-  }
-  case OpCode::Select:
+    return "(" +
+           compareExpression(op.predicate, /*isFloat=*/false, ot, x[0], x[1]) +
+           ") ? 1LL : 0LL";
+  case ScalarOpKind::Select:
     ZERO_RETURN_IF_ERROR(arity(3));
     return x[0] + " != 0 ? " + x[1] + " : " + x[2];
-  case OpCode::ExtF:
-  case OpCode::TruncF:
+  case ScalarOpKind::ExtF:
+  case ScalarOpKind::TruncF:
     ZERO_RETURN_IF_ERROR(arity(1));
     return roundTo(rt, x[0], floatOperands);
-  case OpCode::SIToFP:
-  case OpCode::UIToFP: {
+  case ScalarOpKind::SIToFP:
+  case ScalarOpKind::UIToFP: {
     ZERO_RETURN_IF_ERROR(arity(1));
-    const std::string value =
-        op.code() == OpCode::SIToFP ? signedOf(ot, x[0]) : unsignedOf(ot, x[0]);
+    const std::string value = op.kind == ScalarOpKind::SIToFP
+                                  ? signedOf(ot, x[0])
+                                  : unsignedOf(ot, x[0]);
     // f32 rounds once from the integer, the others from its double.
     if (rt == DType::F32)
       return "(float)" + value;
     return roundTo(rt, "(double)" + value, /*isFloatExpr=*/false);
   }
-  case OpCode::FPToSI:
+  case ScalarOpKind::FPToSI:
     ZERO_RETURN_IF_ERROR(arity(1));
     return wrapTo(rt, "zk::floatToSigned(" + x[0] + ", " +
                           std::to_string(bitWidthOf(rt)) + ")");
-  case OpCode::FPToUI:
+  case ScalarOpKind::FPToUI:
     ZERO_RETURN_IF_ERROR(arity(1));
     return wrapTo(rt, "(long long)zk::floatToUnsigned(" + x[0] + ", " +
                           std::to_string(bitWidthOf(rt)) + ")");
-  case OpCode::IndexCast:
-  case OpCode::ExtSI:
+  case ScalarOpKind::IndexCast:
+  case ScalarOpKind::ExtSI:
     ZERO_RETURN_IF_ERROR(arity(1));
     return wrapTo(rt, signedOf(ot, x[0]));
-  case OpCode::ExtUI:
+  case ScalarOpKind::ExtUI:
     ZERO_RETURN_IF_ERROR(arity(1));
     return wrapTo(rt, "(long long)" + unsignedOf(ot, x[0]));
-  case OpCode::TruncI:
+  case ScalarOpKind::TruncI:
     ZERO_RETURN_IF_ERROR(arity(1));
     return wrapTo(rt, x[0]);
-  case OpCode::Bitcast:
+  case ScalarOpKind::Bitcast:
     ZERO_RETURN_IF_ERROR(arity(1));
     if (ot == rt || (!isFloat(ot) && !isFloat(rt)))
       return x[0];
@@ -513,55 +503,50 @@ StatusOr<std::string> bodyOpExpression(const OpRecord &op,
     if (ot == DType::F64)
       return "__double_as_longlong(" + x[0] + ")";
     return "__longlong_as_double(" + x[0] + ")";
-  case OpCode::Exp:
+  case ScalarOpKind::Exp:
     return unaryF("exp");
-  case OpCode::Exp2:
+  case ScalarOpKind::Exp2:
     return unaryF("exp2");
-  case OpCode::Log:
+  case ScalarOpKind::Log:
     return unaryF("log");
-  case OpCode::Log2:
+  case ScalarOpKind::Log2:
     return unaryF("log2");
-  case OpCode::Log1p:
+  case ScalarOpKind::Log1p:
     return unaryF("log1p");
-  case OpCode::Sqrt:
+  case ScalarOpKind::Sqrt:
     return exactUnaryF("sqrt", "sqrtf");
-  case OpCode::Rsqrt: // 1 / sqrt, both correctly rounded, as the host does
+  case ScalarOpKind::Rsqrt: // 1 / sqrt, both correctly rounded, as the host
+                            // does
     ZERO_RETURN_IF_ERROR(arity(1));
     return roundTo(rt, "1.0 / sqrt(" + widened(ot, x[0]) + ")",
                    /*isFloatExpr=*/false);
-  case OpCode::Tanh: // the host's tanh, which libm's equals once rounded
+  case ScalarOpKind::Tanh: // the host's tanh, which libm's equals once rounded
     return unaryF(rt == DType::F64 ? "tanh" : "zk::tanhForNarrowResult");
-  case OpCode::AbsF:
+  case ScalarOpKind::AbsF:
     return exactUnaryF("fabs", "fabsf");
-  case OpCode::Erf:
+  case ScalarOpKind::Erf:
     return unaryF("erf");
-  case OpCode::PowF:
+  case ScalarOpKind::PowF:
     return callF("pow");
-  case OpCode::Sin:
+  case ScalarOpKind::Sin:
     return unaryF("sin");
-  case OpCode::Cos:
+  case ScalarOpKind::Cos:
     return unaryF("cos");
-  case OpCode::Floor:
+  case ScalarOpKind::Floor:
     return unaryF("floor");
-  case OpCode::Ceil:
+  case ScalarOpKind::Ceil:
     return unaryF("ceil");
-  default:
-    return internalError("'" + op.op + "' is not an op of a region body");
+  case ScalarOpKind::Constant:
+    return bodyConstantLiteral(op);
   }
+  return internalError("an unknown scalar op");
 }
 
-StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
-                                          const ValueTable &values) {
-  const DType rt = values.values[op.results[0]].dtype;
-  const ConstantValue &value = op.fields.getConstant(Field::Value);
-  if (value.elements.size() != 1)
-    return internalError("a body constant is a single number");
-  const Number &number = value.elements[0];
-  if (ops::isFloatType(rt))
-    return formatDoubleLiteral(ops::roundFloat(number.f, rt));
-  if (!number.isInteger)
-    return internalError("an integer constant is " + number.text);
-  return intLiteral(ops::wrapInt(number.i, rt));
+std::string bodyConstantLiteral(const ops::ScalarOp &op) {
+  // The checked constant is canonical: rounded to its type, or wrapped.
+  if (ops::isFloatType(op.resultType))
+    return formatDoubleLiteral(op.constant.f);
+  return intLiteral(op.constant.i);
 }
 
 const char *elementTypeName(DType type) { return elementType(type); }
@@ -631,7 +616,7 @@ Status KernelWriter::emitOp(size_t index) {
          " : " + (isFloat(rt) ? "0.0" : "0LL") + ";");
     return Status::ok();
   }
-  StatusOr<std::string> text = expression(op);
+  StatusOr<std::string> text = expression(index);
   if (!text.isOk())
     return text.status();
   line(std::string("const ") + valueType(rt) + " " + name(result) + " = " +
@@ -648,12 +633,11 @@ Status KernelWriter::emitBodyOps() {
 
 std::string KernelWriter::combine(size_t o, const std::string &acc,
                                   const std::string &value) {
-  const OpRecord &op = body_.ops[nest_.combineOps[o]];
   const size_t accOperand = nest_.accumulatorOperand[o];
   std::vector<std::string> operands(2);
   operands[accOperand] = acc;
   operands[1 - accOperand] = value;
-  StatusOr<std::string> text = expression(op, &operands);
+  StatusOr<std::string> text = expression(nest_.combineOps[o], &operands);
   if (!text.isOk()) {
     if (bodyStatus_.isOk())
       bodyStatus_ = text.status();
@@ -1236,14 +1220,13 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
   for (size_t s = 0; s < scalars_.size(); ++s)
     line(std::string("const ") + valueType(dtypeOf(scalars_[s])) + " " +
          name(scalars_[s]) + " = *s" + std::to_string(s) + ";");
-  for (const OpRecord &op : body_.ops) {
+  for (size_t i = 0; i < body_.ops.size(); ++i) {
+    const OpRecord &op = body_.ops[i];
     if (op.code() != OpCode::Constant)
       continue;
-    StatusOr<std::string> literal = bodyConstantLiteral(op, values_);
-    if (!literal.isOk())
-      return literal.status();
     line(std::string("const ") + valueType(dtypeOf(op.results[0])) + " " +
-         name(op.results[0]) + " = " + *literal + ";");
+         name(op.results[0]) + " = " + bodyConstantLiteral(nest_.bodyOps[i]) +
+         ";");
   }
 
   if (nest_.sequential)
@@ -1527,6 +1510,15 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors,
   return shape;
 }
 
+StatusOr<std::vector<ops::ScalarOp>> checkBodyOps(const Instruction &inst,
+                                                  const ValueTable &values) {
+  StatusOr<ops::CheckedOp> checked =
+      ops::checkComputeOp(ops::getInstructionContext(inst, "", values));
+  if (!checked.isOk())
+    return internalError(checked.status().message());
+  return std::move(checked->body.regionOps);
+}
+
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
                                  const ValueTable &values) {
   if (!inst.fields.has(Field::Body))
@@ -1546,6 +1538,10 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
   ops::LoopSpace space = ops::lowerToLoopSpace(inst, values);
   LoopNest nest;
   nest.body = &inst.fields.getBody(Field::Body);
+  StatusOr<std::vector<ops::ScalarOp>> bodyOps = checkBodyOps(inst, values);
+  if (!bodyOps.isOk())
+    return bodyOps.status();
+  nest.bodyOps = std::move(*bodyOps);
   nest.results = inst.results;
   nest.loopSizes = std::move(space.loopSizes);
   nest.inputs = std::move(space.inputs);

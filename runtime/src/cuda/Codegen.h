@@ -136,6 +136,7 @@
 #define ZERO_RUNTIME_CUDA_CODEGEN_H
 
 #include "ops/LoopSpace.h"
+#include "ops/ScalarMath.h"
 #include "zero/runtime/Instruction.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Status.h"
@@ -186,6 +187,8 @@ struct LoopNest {
   std::vector<NestOperand> outputs;
   std::vector<int64_t> results; // value ids, one per output
   const RegionBody *body = nullptr;
+  /// Per op of the body (by index in body->ops): what it computes, checked.
+  std::vector<ops::ScalarOp> bodyOps;
   /// Threads per point of the parallel space: 1, or kWarpThreads or
   /// kBlockReductionThreads for a cooperative reduction (planCooperative).
   int pointThreads = 1;
@@ -328,15 +331,18 @@ std::string formatDoubleLiteral(double value);
 // (RowFusion.h) share with the structured ops, so that a body op is
 // spelled, rounded and wrapped the same way in both.
 
-/// The value of body op `op` (not a constant, linalg.index or
-/// tensor.extract) with its operands named `operands`, rounded or wrapped
-/// to its result type.
+/// What each op of checked instruction `inst`'s body computes (by index in
+/// its body's ops): ops::checkBody's description.
+StatusOr<std::vector<ops::ScalarOp>> checkBodyOps(const Instruction &inst,
+                                                  const ValueTable &values);
+/// The value of checked body op `op` (not linalg.index or tensor.extract)
+/// with its operands named `operands`, rounded or wrapped to its result
+/// type.
 StatusOr<std::string>
-bodyOpExpression(const OpRecord &op, const ValueTable &values,
+bodyOpExpression(const ops::ScalarOp &op,
                  const std::vector<std::string> &operands);
-/// The literal of body constant `op` in its type's canonical form.
-StatusOr<std::string> bodyConstantLiteral(const OpRecord &op,
-                                          const ValueTable &values);
+/// The literal of a checked body constant, in its type's canonical form.
+std::string bodyConstantLiteral(const ops::ScalarOp &op);
 /// Element pointer types ("unsigned short"), the register file's types
 /// ("double", for an outside scalar's pointer) and the types values have
 /// in a kernel ("float" for f32, bf16 and f16; see Numerics above).

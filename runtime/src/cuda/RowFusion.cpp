@@ -473,16 +473,17 @@ private:
   /// arguments bound to `arguments` (empty: unused); `names` gets every
   /// body value's name.
   Status emitBody(const RegionBody &body,
+                  const std::vector<ops::ScalarOp> &bodyOps,
                   const std::vector<std::string> &arguments,
                   std::optional<size_t> skip,
                   std::map<int64_t, std::string> &names);
-  StatusOr<std::string> combine(const OpRecord &op, size_t accOperand,
+  StatusOr<std::string> combine(const ops::ScalarOp &op, size_t accOperand,
                                 const std::string &acc,
                                 const std::string &value) const {
     std::vector<std::string> operands(2);
     operands[accOperand] = acc;
     operands[1 - accOperand] = value;
-    return bodyOpExpression(op, values_, operands);
+    return bodyOpExpression(op, operands);
   }
   void storeRow(int64_t id, const std::string &element);
   void storePoint(int64_t id, const std::string &value);
@@ -526,6 +527,7 @@ std::string RowKernelWriter::pointValue(int64_t id) const {
 }
 
 Status RowKernelWriter::emitBody(const RegionBody &body,
+                                 const std::vector<ops::ScalarOp> &bodyOps,
                                  const std::vector<std::string> &arguments,
                                  std::optional<size_t> skip,
                                  std::map<int64_t, std::string> &names) {
@@ -542,14 +544,10 @@ Status RowKernelWriter::emitBody(const RegionBody &body,
     names[op.results[0]] = "v" + std::to_string(i);
     if (skip && *skip == i)
       continue;
-    StatusOr<std::string> text = [&]() -> StatusOr<std::string> {
-      if (op.code() == OpCode::Constant)
-        return bodyConstantLiteral(op, values_);
-      std::vector<std::string> operands;
-      for (int64_t id : op.operands)
-        operands.push_back(names.count(id) ? names[id] : "undefined");
-      return bodyOpExpression(op, values_, operands);
-    }();
+    std::vector<std::string> operands;
+    for (int64_t id : op.operands)
+      operands.push_back(names.count(id) ? names[id] : "undefined");
+    StatusOr<std::string> text = bodyOpExpression(bodyOps[i], operands);
     if (!text.isOk())
       return text.status();
     line("const " + reg(op.results[0]) + " v" + std::to_string(i) + " = " +
@@ -599,6 +597,7 @@ Status RowKernelWriter::emitReduce(size_t j) {
   const size_t combineIndex = nest->combineOps[0];
   const size_t accOperand = nest->accumulatorOperand[0];
   const OpRecord &combineOp = body.ops[combineIndex];
+  const ops::ScalarOp &combineScalarOp = nest->bodyOps[combineIndex];
   const int64_t result = inst.results[0];
   const std::string type = reg(result);
   const std::string c = "c" + std::to_string(j), q = "q" + std::to_string(j);
@@ -606,10 +605,11 @@ Status RowKernelWriter::emitReduce(size_t j) {
   line(type + " " + c + " = " + (isFloat(dtypeOf(result)) ? "0.0;" : "0LL;"));
   openElements();
   std::map<int64_t, std::string> names;
-  ZERO_RETURN_IF_ERROR(
-      emitBody(body, {rowElement(inst.operands[0])}, combineIndex, names));
+  ZERO_RETURN_IF_ERROR(emitBody(body, nest->bodyOps,
+                                {rowElement(inst.operands[0])}, combineIndex,
+                                names));
   const std::string f = names[combineOp.operands[1 - accOperand]];
-  StatusOr<std::string> partial = combine(combineOp, accOperand, c, f);
+  StatusOr<std::string> partial = combine(combineScalarOp, accOperand, c, f);
   if (!partial.isOk())
     return partial.status();
   line(c + " = k == 0 ? " + f + " : " + *partial + ";");
@@ -618,7 +618,7 @@ Status RowKernelWriter::emitReduce(size_t j) {
   auto butterfly = [&](int from) -> Status {
     open("for (int m = " + std::to_string(from) + "; m > 0; m >>= 1)");
     line("const " + type + " o = __shfl_xor_sync(0xffffffffu, " + c + ", m);");
-    StatusOr<std::string> text = combine(combineOp, accOperand, c, "o");
+    StatusOr<std::string> text = combine(combineScalarOp, accOperand, c, "o");
     if (!text.isOk())
       return text.status();
     line(c + " = " + *text + ";");
@@ -627,7 +627,7 @@ Status RowKernelWriter::emitReduce(size_t j) {
   };
   ZERO_RETURN_IF_ERROR(butterfly(kWarpThreads / 2));
   StatusOr<std::string> total =
-      combine(combineOp, accOperand, pointValue(inst.operands[1]), c);
+      combine(combineScalarOp, accOperand, pointValue(inst.operands[1]), c);
   if (!total.isOk())
     return total.status();
   if (program_.threads == kWarpThreads) {
@@ -658,6 +658,9 @@ Status RowKernelWriter::emitMap(size_t j) {
   const RowStep &step = program_.steps[j];
   const Instruction &inst = *step.inst;
   const RegionBody &body = inst.fields.getBody(Field::Body);
+  StatusOr<std::vector<ops::ScalarOp>> bodyOps = checkBodyOps(inst, values_);
+  if (!bodyOps.isOk())
+    return bodyOps.status();
   const int64_t result = inst.results[0];
   const std::string type = reg(result);
   const size_t numInputs = inst.operands.size() - 1;
@@ -669,7 +672,8 @@ Status RowKernelWriter::emitMap(size_t j) {
     std::vector<std::string> arguments;
     for (size_t i = 0; i < numInputs; ++i)
       arguments.push_back(pointValue(inst.operands[i]));
-    ZERO_RETURN_IF_ERROR(emitBody(body, arguments, std::nullopt, names));
+    ZERO_RETURN_IF_ERROR(
+        emitBody(body, *bodyOps, arguments, std::nullopt, names));
     line(q + " = " + names[body.yield[0]] + ";");
     close();
     if (step.store)
@@ -683,7 +687,8 @@ Status RowKernelWriter::emitMap(size_t j) {
   std::vector<std::string> arguments;
   for (size_t i = 0; i < numInputs; ++i)
     arguments.push_back(rowElement(inst.operands[i]));
-  ZERO_RETURN_IF_ERROR(emitBody(body, arguments, std::nullopt, names));
+  ZERO_RETURN_IF_ERROR(
+      emitBody(body, *bodyOps, arguments, std::nullopt, names));
   line(x + "[k] = " + names[body.yield[0]] + ";");
   if (step.store)
     storeRow(result, x + "[k]");

@@ -115,6 +115,7 @@ StatusOr<BodyProgram> checkBody(const OpContext &ctx,
       int slot = nextSlot++;
       slotOf.emplace(resultValue.id, slot);
       result.indexSlots.emplace_back(*dim, slot);
+      result.regionOps.emplace_back();
       continue;
     }
 
@@ -166,6 +167,7 @@ StatusOr<BodyProgram> checkBody(const OpContext &ctx,
     }
     step.result = nextSlot++;
     slotOf.emplace(resultValue.id, step.result);
+    result.regionOps.push_back(step.op);
     if (!step.isExtract && step.op.kind == ScalarOpKind::Constant)
       result.constants.emplace_back(step.op.constant, step.result);
     else

@@ -53,6 +53,10 @@ struct BodyProgram {
   std::vector<BodyTensor> externalTensors;
   std::vector<BodyStep> steps;
   std::vector<int> yieldSlots;
+  /// Each op of the region, in order: its description where it is a scalar
+  /// op or a constant (a default one for linalg.index and tensor.extract),
+  /// for a backend that spells the body op by op (the CUDA code generator).
+  std::vector<ScalarOp> regionOps;
 };
 
 /// Checks the op's decoded body: `argumentTypes` are the dtypes of the block

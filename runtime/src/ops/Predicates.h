@@ -61,6 +61,17 @@ inline const PredicateName *lookupPredicate(std::string_view name,
   return isFloat ? search(kCmpFPredicates) : search(kCmpIPredicates);
 }
 
+/// The generated code's spelling of `predicate` ("OEQ").
+inline const char *getPredicateEnumerator(Predicate predicate) {
+  for (const PredicateName &entry : kCmpFPredicates)
+    if (entry.predicate == predicate)
+      return entry.enumerator;
+  for (const PredicateName &entry : kCmpIPredicates)
+    if (entry.predicate == predicate)
+      return entry.enumerator;
+  return "AlwaysFalse";
+}
+
 } // namespace zero::runtime::ops
 
 #endif // ZERO_RUNTIME_OPS_PREDICATES_H

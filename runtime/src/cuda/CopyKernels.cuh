@@ -3,7 +3,8 @@
 //
 // The kernels of DataMovement.cu's strided copies (CopyPlan.h plans them):
 // a grid-stride kernel that decomposes the linear index, and a transpose of
-// the two innermost dimensions through 32 x 32 tiles in shared memory.
+// the two innermost dimensions through 32 x 32 tiles in shared memory; and
+// of its linalg.copy between dtypes, the host's castScalar per element.
 // Device code only, with no CUDA header: nvcc compiles it in
 // DataMovement.cu, and CopyKernelsOnCpuTest compiles it with the host
 // compiler and runs it on the CPU (runtime/test/cuda/KernelsOnCpu.h).
@@ -14,6 +15,7 @@
 #define ZERO_RUNTIME_CUDA_COPYKERNELS_CUH
 
 #include "CopyParams.h"
+#include "ops/Elements.h"
 
 namespace zero::runtime::cuda {
 
@@ -86,6 +88,15 @@ __global__ void __launch_bounds__(kTransposeTile *kTransposeRows)
     }
     __syncthreads();
   }
+}
+
+/// dst[i] = src[i] cast from `from` to `to`, as host castScalar does.
+__global__ void castKernel(void *dst, DType to, const void *src, DType from,
+                           int64_t numel) {
+  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
+       i += int64_t(gridDim.x) * blockDim.x)
+    ops::storeElement(
+        dst, to, i, ops::castScalar(ops::loadElement(src, from, i), from, to));
 }
 
 } // namespace zero::runtime::cuda

@@ -128,13 +128,6 @@ private:
   PreparedMove move_;
 };
 
-__global__ void castKernel(void *dst, DType to, const void *src, DType from,
-                           int64_t numel) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
-       i += int64_t(gridDim.x) * blockDim.x)
-    storeElement(dst, to, i, castScalar(loadElement(src, from, i), from, to));
-}
-
 /// linalg.copy between dtypes: host castScalar per element.
 class CastCopyOp final : public PreparedOp {
 public:

@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "DeviceElements.cuh"
+#include "ElementKernels.cuh"
 #include "FillKernels.cuh"
 
 #include "ops/ScalarOp.h"
@@ -71,14 +72,6 @@ private:
   DeviceAllocation data_;
 };
 
-__global__ void fromElementsKernel(void *dst, DType type, int64_t numel,
-                                   const int64_t *ids,
-                                   const Scalar *registers) {
-  for (int64_t i = blockIdx.x * int64_t(blockDim.x) + threadIdx.x; i < numel;
-       i += int64_t(gridDim.x) * blockDim.x)
-    storeElement(dst, type, i, registers[ids[i]]);
-}
-
 class FromElementsOp final : public PreparedOp {
 public:
   FromElementsOp(const CudaContext &ctx, void *dst, DType type, int64_t numel,
@@ -104,34 +97,6 @@ private:
   int64_t numel_;
   DeviceAllocation ids_;
 };
-
-/// tensor.extract's table in device memory: per dimension its size, its
-/// row-major stride and the register of its index.
-struct ExtractParams {
-  const void *tensor;
-  DType type;
-  int rank;
-  const int64_t *table; // sizes, then strides, then index registers
-  int64_t result;
-  DeviceErrorRecord *errors;
-  int32_t site;
-  long long step;
-};
-
-__global__ void extractKernel(Scalar *registers, ExtractParams p) {
-  int64_t offset = 0;
-  const int64_t *sizes = p.table, *strides = p.table + p.rank,
-                *indices = p.table + 2 * p.rank;
-  for (int d = 0; d < p.rank; ++d) {
-    const long long index = registers[indices[d]].i;
-    if (index < 0 || index >= sizes[d]) {
-      raiseDeviceError(p.errors, p.site, d, index, p.step);
-      return;
-    }
-    offset += index * strides[d];
-  }
-  registers[p.result] = loadElement(p.tensor, p.type, offset);
-}
 
 class ExtractOp final : public PreparedOp {
 public:
@@ -207,10 +172,9 @@ PreparedOpOr prepareFromElements(const Instruction &inst,
 PreparedOpOr prepareExtract(const Instruction &inst, const CudaContext &ctx) {
   const ValueInfo &tensor = ctx.value(inst.operands[0]);
   const int rank = static_cast<int>(tensor.shape.size());
-  std::vector<int64_t> table = tensor.shape;
-  std::vector<int64_t> strides = getRowMajorStrides(tensor.shape);
-  table.insert(table.end(), strides.begin(), strides.end());
-  table.insert(table.end(), inst.operands.begin() + 1, inst.operands.end());
+  const std::vector<int64_t> table = getExtractTable(
+      tensor.shape,
+      std::vector<int64_t>(inst.operands.begin() + 1, inst.operands.end()));
   StatusOr<DeviceAllocation> memory = DeviceAllocation::upload(
       table.data(), static_cast<int64_t>(table.size() * 8), *ctx.tracker);
   if (!memory.isOk())

@@ -540,6 +540,46 @@ inline Bytes randomBytes(DType type, int64_t numel, std::mt19937_64 &rng,
   return bytes;
 }
 
+/// Values that probe every cast: specials, out-of-range for the integer
+/// types, halfway cases, negative zero.
+inline Bytes makeCastInputs(DType type, int64_t n, std::mt19937_64 &rng) {
+  Bytes bytes = makeBytes(type, n);
+  const double floats[] = {
+      0.0,           -0.0,   1.0,      -1.0,       0.5,
+      -2.5,          3.7,    -3.7,     1e10,       -1e10,
+      3e38,          -3e38,  65504,    70000,      1e-8,
+      -1e-40,        NAN,    INFINITY, -INFINITY,  2147483647.0,
+      -2147483649.0, 9.3e18, -9.3e18,  1.00390625, 255.5};
+  const int64_t ints[] = {0,
+                          1,
+                          -1,
+                          2,
+                          127,
+                          -128,
+                          255,
+                          65535,
+                          65536,
+                          16777217,
+                          -16777217,
+                          INT32_MAX,
+                          INT32_MIN,
+                          int64_t(INT32_MAX) + 1,
+                          INT64_MAX,
+                          INT64_MIN,
+                          (int64_t(1) << 53) + 1};
+  std::uniform_int_distribution<int> pick(0, 1000);
+  for (int64_t i = 0; i < n; ++i) {
+    if (isFloat(type))
+      setFloat(bytes, type, i,
+               floats[i % std::size(floats)] * (i >= int64_t(std::size(floats))
+                                                    ? 1.0 + pick(rng) / 1000.0
+                                                    : 1.0));
+    else
+      setInt(bytes, type, i, ints[i % std::size(ints)] + (i / 17) * pick(rng));
+  }
+  return bytes;
+}
+
 /// Element bits as an unsigned integer, for exact comparisons.
 inline uint64_t bitsAt(const Bytes &bytes, DType type, int64_t i) {
   const int64_t width = getDTypeWidth(type);

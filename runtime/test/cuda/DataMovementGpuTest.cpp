@@ -115,46 +115,6 @@ TEST(CudaDataMovement, Broadcast) {
   }
 }
 
-/// Values that probe every cast: specials, out-of-range for the integer
-/// types, halfway cases, negative zero.
-Bytes castInputs(DType type, int64_t n, std::mt19937_64 &rng) {
-  Bytes bytes = makeBytes(type, n);
-  const double floats[] = {
-      0.0,           -0.0,   1.0,      -1.0,       0.5,
-      -2.5,          3.7,    -3.7,     1e10,       -1e10,
-      3e38,          -3e38,  65504,    70000,      1e-8,
-      -1e-40,        NAN,    INFINITY, -INFINITY,  2147483647.0,
-      -2147483649.0, 9.3e18, -9.3e18,  1.00390625, 255.5};
-  const int64_t ints[] = {0,
-                          1,
-                          -1,
-                          2,
-                          127,
-                          -128,
-                          255,
-                          65535,
-                          65536,
-                          16777217,
-                          -16777217,
-                          INT32_MAX,
-                          INT32_MIN,
-                          int64_t(INT32_MAX) + 1,
-                          INT64_MAX,
-                          INT64_MIN,
-                          (int64_t(1) << 53) + 1};
-  std::uniform_int_distribution<int> pick(0, 1000);
-  for (int64_t i = 0; i < n; ++i) {
-    if (isFloat(type))
-      setFloat(bytes, type, i,
-               floats[i % std::size(floats)] * (i >= int64_t(std::size(floats))
-                                                    ? 1.0 + pick(rng) / 1000.0
-                                                    : 1.0));
-    else
-      setInt(bytes, type, i, ints[i % std::size(ints)] + (i / 17) * pick(rng));
-  }
-  return bytes;
-}
-
 TEST(CudaDataMovement, CopyCastsBetweenEveryPairOfTypes) {
   ZERO_REQUIRE_GPU();
   std::mt19937_64 rng(3);
@@ -170,7 +130,7 @@ TEST(CudaDataMovement, CopyCastsBetweenEveryPairOfTypes) {
               {"results", {result}}});
         Runner r(b);
         ZERO_ASSERT_RUNNER(r);
-        r.write(in, castInputs(from, n, rng));
+        r.write(in, makeCastInputs(from, n, rng));
         r.step();
         expectSameElements(r.readHost(result), r.readGpu(result), to,
                            std::string("copy ") + dtypeName(from) + " -> " +

@@ -41,12 +41,7 @@
 using namespace zero::runtime;
 using namespace zero::runtime::cuda;
 using namespace zero::runtime::cudatest;
-using zero::runtime::test::Arena;
-using zero::runtime::test::findFunction;
-using zero::runtime::test::HostStep;
-using zero::runtime::test::kCudaShim;
-using zero::runtime::test::KernelLibrary;
-using zero::runtime::test::makeLauncher;
+using namespace zero::runtime::test;
 using KernelRunner = zero::runtime::test::Runner;
 
 namespace {

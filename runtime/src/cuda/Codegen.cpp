@@ -228,7 +228,6 @@ private:
 
   size_t numInputs_ = 0;
   std::vector<bool> argumentUsed_;
-  std::set<int64_t> definedInBody_;
   std::map<int64_t, std::string> names_;
   std::vector<int64_t> scalars_; // external scalars, parameter order
   std::vector<int64_t> tensors_; // external tensors, parameter order
@@ -236,57 +235,30 @@ private:
   std::vector<bool> skipOp_; // the combine ops of a cooperative reduction
 };
 
+/// Names the body's values by position, and takes from the checked body
+/// which arguments it reads and the scalars and tensors it takes from
+/// outside (in parameter order: first use).
 Status KernelWriter::scanBody() {
+  const ops::BodyProgram &program = nest_.program;
   numInputs_ = nest_.inputs.size();
   const size_t numArguments = numInputs_ + nest_.outputs.size();
-  if (body_.arguments.size() != numArguments)
-    return internalError(
-        "the body has " + std::to_string(body_.arguments.size()) +
-        " arguments for " + std::to_string(numArguments) + " operands");
-  if (body_.yield.size() != nest_.outputs.size())
-    return internalError("the body yields " +
-                         std::to_string(body_.yield.size()) + " values for " +
-                         std::to_string(nest_.outputs.size()) + " outputs");
-  argumentUsed_.assign(numArguments, false);
-  definedInBody_.insert(body_.arguments.begin(), body_.arguments.end());
-  for (const OpRecord &op : body_.ops)
-    definedInBody_.insert(op.results.begin(), op.results.end());
+  if (program.argumentUsed.size() != numArguments ||
+      program.regionOps.size() != body_.ops.size())
+    return internalError("the checked body is not the loop nest's");
+  argumentUsed_ = program.argumentUsed;
   for (size_t i = 0; i < numArguments; ++i)
     names_.emplace(body_.arguments[i], "arg" + std::to_string(i));
   for (size_t i = 0; i < body_.ops.size(); ++i)
-    for (int64_t result : body_.ops[i].results)
-      names_.emplace(result, "v" + std::to_string(i));
-
-  std::set<int64_t> seenScalars, seenTensors;
-  auto use = [&](int64_t id) {
-    for (size_t i = 0; i < numArguments; ++i)
-      if (body_.arguments[i] == id)
-        argumentUsed_[i] = true;
-    if (definedInBody_.count(id) || values_.values[id].isTensor)
-      return;
-    if (seenScalars.insert(id).second) {
-      names_.emplace(id, "ext" + std::to_string(scalars_.size()));
-      scalars_.push_back(id);
-    }
-  };
-  for (size_t i = 0; i < body_.ops.size(); ++i) {
-    const OpRecord &op = body_.ops[i];
-    if (op.results.size() != 1)
-      return internalError(op.op + " has " + std::to_string(op.results.size()) +
-                           " results");
-    for (size_t k = 0; k < op.operands.size(); ++k) {
-      const int64_t id = op.operands[k];
-      if (op.code() == OpCode::Extract && k == 0) {
-        if (seenTensors.insert(id).second)
-          tensors_.push_back(id);
-        sites_.push_back({i, id});
-        continue;
-      }
-      use(id);
-    }
+    names_.emplace(body_.ops[i].results[0], "v" + std::to_string(i));
+  for (const auto &external : program.externalScalars) {
+    names_.emplace(external.first, "ext" + std::to_string(scalars_.size()));
+    scalars_.push_back(external.first);
   }
-  for (int64_t id : body_.yield)
-    use(id);
+  for (const ops::BodyTensor &tensor : program.externalTensors)
+    tensors_.push_back(tensor.value);
+  for (size_t i = 0; i < body_.ops.size(); ++i)
+    if (body_.ops[i].code() == OpCode::Extract)
+      sites_.push_back({i, body_.ops[i].operands[0]});
   return Status::ok();
 }
 
@@ -333,7 +305,7 @@ KernelWriter::expression(size_t index,
   else
     for (int64_t id : body_.ops[index].operands)
       x.push_back(name(id));
-  return bodyOpExpression(nest_.bodyOps[index], x);
+  return bodyOpExpression(nest_.program.regionOps[index], x);
 }
 
 } // namespace
@@ -1225,8 +1197,8 @@ StatusOr<GeneratedKernel> KernelWriter::run() {
     if (op.code() != OpCode::Constant)
       continue;
     line(std::string("const ") + valueType(dtypeOf(op.results[0])) + " " +
-         name(op.results[0]) + " = " + bodyConstantLiteral(nest_.bodyOps[i]) +
-         ";");
+         name(op.results[0]) + " = " +
+         bodyConstantLiteral(nest_.program.regionOps[i]) + ";");
   }
 
   if (nest_.sequential)
@@ -1510,13 +1482,13 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors,
   return shape;
 }
 
-StatusOr<std::vector<ops::ScalarOp>> checkBodyOps(const Instruction &inst,
-                                                  const ValueTable &values) {
+StatusOr<ops::BodyProgram> checkBodyProgram(const Instruction &inst,
+                                            const ValueTable &values) {
   StatusOr<ops::CheckedOp> checked =
       ops::checkComputeOp(ops::getInstructionContext(inst, "", values));
   if (!checked.isOk())
     return internalError(checked.status().message());
-  return std::move(checked->body.regionOps);
+  return std::move(checked->body);
 }
 
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
@@ -1538,10 +1510,10 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
   ops::LoopSpace space = ops::lowerToLoopSpace(inst, values);
   LoopNest nest;
   nest.body = &inst.fields.getBody(Field::Body);
-  StatusOr<std::vector<ops::ScalarOp>> bodyOps = checkBodyOps(inst, values);
-  if (!bodyOps.isOk())
-    return bodyOps.status();
-  nest.bodyOps = std::move(*bodyOps);
+  StatusOr<ops::BodyProgram> program = checkBodyProgram(inst, values);
+  if (!program.isOk())
+    return program.status();
+  nest.program = std::move(*program);
   nest.results = inst.results;
   nest.loopSizes = std::move(space.loopSizes);
   nest.inputs = std::move(space.inputs);

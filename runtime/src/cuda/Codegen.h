@@ -135,8 +135,8 @@
 #ifndef ZERO_RUNTIME_CUDA_CODEGEN_H
 #define ZERO_RUNTIME_CUDA_CODEGEN_H
 
+#include "ops/Body.h"
 #include "ops/LoopSpace.h"
-#include "ops/ScalarMath.h"
 #include "zero/runtime/Instruction.h"
 #include "zero/runtime/Program.h"
 #include "zero/runtime/Status.h"
@@ -187,8 +187,10 @@ struct LoopNest {
   std::vector<NestOperand> outputs;
   std::vector<int64_t> results; // value ids, one per output
   const RegionBody *body = nullptr;
-  /// Per op of the body (by index in body->ops): what it computes, checked.
-  std::vector<ops::ScalarOp> bodyOps;
+  /// The body, checked (ops/Body.h): which arguments it reads, the scalars
+  /// and tensors it takes from outside, and what each of its ops computes
+  /// (regionOps, by index in body->ops).
+  ops::BodyProgram program;
   /// Threads per point of the parallel space: 1, or kWarpThreads or
   /// kBlockReductionThreads for a cooperative reduction (planCooperative).
   int pointThreads = 1;
@@ -331,10 +333,10 @@ std::string formatDoubleLiteral(double value);
 // (RowFusion.h) share with the structured ops, so that a body op is
 // spelled, rounded and wrapped the same way in both.
 
-/// What each op of checked instruction `inst`'s body computes (by index in
-/// its body's ops): ops::checkBody's description.
-StatusOr<std::vector<ops::ScalarOp>> checkBodyOps(const Instruction &inst,
-                                                  const ValueTable &values);
+/// The checked body of instruction `inst` (linalg.map, linalg.reduce or
+/// linalg.generic), as ops::checkComputeOp finds it.
+StatusOr<ops::BodyProgram> checkBodyProgram(const Instruction &inst,
+                                            const ValueTable &values);
 /// The value of checked body op `op` (not linalg.index or tensor.extract)
 /// with its operands named `operands`, rounded or wrapped to its result
 /// type.

@@ -597,7 +597,7 @@ Status RowKernelWriter::emitReduce(size_t j) {
   const size_t combineIndex = nest->combineOps[0];
   const size_t accOperand = nest->accumulatorOperand[0];
   const OpRecord &combineOp = body.ops[combineIndex];
-  const ops::ScalarOp &combineScalarOp = nest->bodyOps[combineIndex];
+  const ops::ScalarOp &combineScalarOp = nest->program.regionOps[combineIndex];
   const int64_t result = inst.results[0];
   const std::string type = reg(result);
   const std::string c = "c" + std::to_string(j), q = "q" + std::to_string(j);
@@ -605,7 +605,7 @@ Status RowKernelWriter::emitReduce(size_t j) {
   line(type + " " + c + " = " + (isFloat(dtypeOf(result)) ? "0.0;" : "0LL;"));
   openElements();
   std::map<int64_t, std::string> names;
-  ZERO_RETURN_IF_ERROR(emitBody(body, nest->bodyOps,
+  ZERO_RETURN_IF_ERROR(emitBody(body, nest->program.regionOps,
                                 {rowElement(inst.operands[0])}, combineIndex,
                                 names));
   const std::string f = names[combineOp.operands[1 - accOperand]];
@@ -658,9 +658,10 @@ Status RowKernelWriter::emitMap(size_t j) {
   const RowStep &step = program_.steps[j];
   const Instruction &inst = *step.inst;
   const RegionBody &body = inst.fields.getBody(Field::Body);
-  StatusOr<std::vector<ops::ScalarOp>> bodyOps = checkBodyOps(inst, values_);
-  if (!bodyOps.isOk())
-    return bodyOps.status();
+  StatusOr<ops::BodyProgram> program = checkBodyProgram(inst, values_);
+  if (!program.isOk())
+    return program.status();
+  const std::vector<ops::ScalarOp> &bodyOps = program->regionOps;
   const int64_t result = inst.results[0];
   const std::string type = reg(result);
   const size_t numInputs = inst.operands.size() - 1;
@@ -673,7 +674,7 @@ Status RowKernelWriter::emitMap(size_t j) {
     for (size_t i = 0; i < numInputs; ++i)
       arguments.push_back(pointValue(inst.operands[i]));
     ZERO_RETURN_IF_ERROR(
-        emitBody(body, *bodyOps, arguments, std::nullopt, names));
+        emitBody(body, bodyOps, arguments, std::nullopt, names));
     line(q + " = " + names[body.yield[0]] + ";");
     close();
     if (step.store)
@@ -687,8 +688,7 @@ Status RowKernelWriter::emitMap(size_t j) {
   std::vector<std::string> arguments;
   for (size_t i = 0; i < numInputs; ++i)
     arguments.push_back(rowElement(inst.operands[i]));
-  ZERO_RETURN_IF_ERROR(
-      emitBody(body, *bodyOps, arguments, std::nullopt, names));
+  ZERO_RETURN_IF_ERROR(emitBody(body, bodyOps, arguments, std::nullopt, names));
   line(x + "[k] = " + names[body.yield[0]] + ";");
   if (step.store)
     storeRow(result, x + "[k]");

@@ -10,6 +10,8 @@ namespace zero::runtime::host {
 
 namespace {
 
+#define ZERO_HOST_INLINE __attribute__((always_inline))
+
 /// out[k] = fn(k) rounded to the float type `type`.
 template <typename Fn>
 inline void floatResult(DType type, Scalar *out, int64_t count, Fn fn) {
@@ -59,22 +61,26 @@ inline void intResult(DType type, Scalar *out, int64_t count, Fn fn) {
 template <ScalarOpKind K>
 void applyColumns(const ScalarOp &op, const Scalar *const *in, Scalar *out,
                   int64_t count) {
-  // Columns past the op's operands are null: read only its own.
+  // Columns past the op's operands are null: read only its own. The
+  // element functions are inlined into the loops (GCC would otherwise call
+  // them per element in some of the 53 instantiations).
   constexpr int arity = ops::getScalarArity(K);
-  auto operand = [&](int i, int64_t k) {
+  auto operand = [&](int i, int64_t k) ZERO_HOST_INLINE {
     return arity > i ? in[i][k] : Scalar{};
   };
-  auto first = [&](int64_t k) { return operand(0, k); };
-  auto second = [&](int64_t k) { return operand(1, k); };
+  auto first = [&](int64_t k) ZERO_HOST_INLINE { return operand(0, k); };
+  auto second = [&](int64_t k) ZERO_HOST_INLINE { return operand(1, k); };
   switch (ops::getScalarResult(K)) {
   case ops::ScalarResult::Float:
-    return floatResult(op.resultType, out, count, [&](int64_t k) {
-      return ops::getFloatValue<K>(op, first(k), second(k));
-    });
+    return floatResult(op.resultType, out, count,
+                       [&](int64_t k) ZERO_HOST_INLINE {
+                         return ops::getFloatValue<K>(op, first(k), second(k));
+                       });
   case ops::ScalarResult::Int:
-    return intResult(op.resultType, out, count, [&](int64_t k) {
-      return ops::getIntValue<K>(op, first(k), second(k));
-    });
+    return intResult(op.resultType, out, count,
+                     [&](int64_t k) ZERO_HOST_INLINE {
+                       return ops::getIntValue<K>(op, first(k), second(k));
+                     });
   case ops::ScalarResult::Bool:
     for (int64_t k = 0; k < count; ++k)
       out[k].i = ops::getBoolValue<K>(op, first(k), second(k)) ? 1 : 0;

@@ -4,8 +4,9 @@
 // registers in canonical form (Elements.h). One op is applied to columns of
 // registers at once, so that a body is interpreted a block of iteration points
 // at a time and the dispatch on the op costs once per block, not per element.
-// Floats are computed in double and rounded to the result type after every
-// op; integers wrap to their width.
+// What each op computes is ops/ScalarMath.h's, which the CUDA device's
+// scalar kernel shares: floats in double rounded to the result type after
+// every op, integers wrapped to their width.
 //
 //===----------------------------------------------------------------------===//
 

@@ -65,11 +65,15 @@ void applyColumns(const ScalarOp &op, const Scalar *const *in, Scalar *out,
   // element functions are inlined into the loops (GCC would otherwise call
   // them per element in some of the 53 instantiations).
   constexpr int arity = ops::getScalarArity(K);
-  auto operand = [&](int i, int64_t k) ZERO_HOST_INLINE {
-    return arity > i ? in[i][k] : Scalar{};
+  static const Scalar kNone = {};
+  auto operand = [&](int i, int64_t k) ZERO_HOST_INLINE -> const Scalar & {
+    return arity > i ? in[i][k] : kNone;
   };
-  auto first = [&](int64_t k) ZERO_HOST_INLINE { return operand(0, k); };
-  auto second = [&](int64_t k) ZERO_HOST_INLINE { return operand(1, k); };
+  auto first = [&](int64_t k)
+                   ZERO_HOST_INLINE -> const Scalar & { return operand(0, k); };
+  auto second = [&](int64_t k) ZERO_HOST_INLINE -> const Scalar & {
+    return operand(1, k);
+  };
   switch (ops::getScalarResult(K)) {
   case ops::ScalarResult::Float:
     return floatResult(op.resultType, out, count,

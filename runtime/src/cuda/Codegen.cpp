@@ -487,8 +487,8 @@ StatusOr<std::string> bodyOpExpression(const ops::ScalarOp &op,
     return unaryF("log1p");
   case ScalarOpKind::Sqrt:
     return exactUnaryF("sqrt", "sqrtf");
-  case ScalarOpKind::Rsqrt: // 1 / sqrt, both correctly rounded, as the host
-                            // does
+  case ScalarOpKind::Rsqrt:
+    // 1 / sqrt, both correctly rounded, as the host does.
     ZERO_RETURN_IF_ERROR(arity(1));
     return roundTo(rt, "1.0 / sqrt(" + widened(ot, x[0]) + ")",
                    /*isFloatExpr=*/false);

@@ -224,7 +224,7 @@ ZERO_HD_INLINE unsigned short narrowF32ToBF16(float value) {
 /// narrowToF16(double(value)).
 ZERO_HD_INLINE unsigned short narrowF32ToF16(float value) {
 #if defined(__CUDA_ARCH__)
-  if (value != value)
+  if (isNaN(value))
     return roundToFormat(static_cast<double>(value), 10, 5);
   unsigned short bits;
   asm("cvt.rn.f16.f32 %0, %1;" : "=h"(bits) : "f"(value));

@@ -123,6 +123,29 @@ inline PackedCase packOnHost(const QuantizeCase &c, unsigned seed) {
   return result;
 }
 
+/// One sender's hop of qgZ's quantized reduce-scatter: `x` quantized to
+/// int4 by the host and packed (1 byte, the scales, the values: the scales
+/// at an odd offset), and the host's accumulation of it into `sums`.
+struct PackedHop {
+  std::vector<uint8_t> packed;
+  size_t scaleBytes = 0;
+};
+
+inline PackedHop packHopOnHost(const std::vector<float> &x, int64_t blockSize,
+                               std::vector<float> &sums) {
+  const int64_t n = static_cast<int64_t>(x.size());
+  PackedHop hop;
+  hop.scaleBytes = static_cast<size_t>(4 * getNumBlocks(n, blockSize));
+  hop.packed.resize(1 + hop.scaleBytes +
+                    static_cast<size_t>(getQuantizedBytes(n, 4)));
+  uint8_t *scales = hop.packed.data() + 1;
+  uint8_t *values = scales + hop.scaleBytes;
+  quantize::quantizeElements(x.data(), quantize::QuantizedFormat::F32, n, 4,
+                             blockSize, values, scales);
+  quantize::accumulateDequantized(values, scales, n, 4, blockSize, sums.data());
+  return hop;
+}
+
 } // namespace zero::runtime::test
 
 #endif // ZERO_RUNTIME_TEST_CUDA_QUANTIZECASES_H

@@ -122,15 +122,9 @@ TEST(QuantizeGpu, AccumulatesAndRoundsTheSumsAsTheHost) {
     SCOPED_TRACE("sender " + std::to_string(sender));
     const std::vector<float> x =
         makeFloats(n, blockSize, sender == 2, 20 + sender);
-    const size_t valueBytes = static_cast<size_t>(getQuantizedBytes(n, 4));
-    const size_t scaleBytes = static_cast<size_t>(4 * getNumBlocks(n, blockSize));
-    std::vector<uint8_t> packed(1 + scaleBytes + valueBytes);
-    quantize::quantizeElements(x.data(), quantize::QuantizedFormat::F32, n, 4,
-                               blockSize, packed.data() + 1 + scaleBytes,
-                               packed.data() + 1);
-    quantize::accumulateDequantized(packed.data() + 1 + scaleBytes,
-                                    packed.data() + 1, n, 4, blockSize,
-                                    expected.data());
+    const PackedHop hop = packHopOnHost(x, blockSize, expected);
+    const std::vector<uint8_t> &packed = hop.packed;
+    const size_t scaleBytes = hop.scaleBytes;
     DeviceBytes device(packed.size());
     device.upload(packed.data(), packed.size());
     Status status = cuda::enqueueAccumulateDequantized(

@@ -31,7 +31,7 @@ StatusOr<GemmLayout> getGemmLayout(const OpRecord &inst);
 /// error (the caller adds where).
 StatusOr<bool> roundsOperandsToTf32(const OpRecord &inst);
 
-/// The sizes of a checked matmul or batch_matmul (checkComputeInstruction
+/// The sizes of a checked matmul or batch_matmul (ops::checkComputeOp
 /// has verified its shapes against its layout).
 struct GemmShape {
   GemmLayout layout;

@@ -184,8 +184,12 @@ TEST(HostKernels, PreparingChecksEachInstruction) {
   StatusOr<std::unique_ptr<HostKernelRun>> run =
       s.kernels->prepare({s.stream[4], &fill});
   ASSERT_FALSE(run.isOk());
-  EXPECT_EQ(run.status().message(),
-            ops::checkComputeInstruction(fill, *s.schedule).message());
+  EXPECT_EQ(
+      run.status().message(),
+      ops::checkComputeOp(ops::getInstructionContext(fill, s.schedule->name(),
+                                                     s.schedule->values()))
+          .status()
+          .message());
 }
 
 } // namespace

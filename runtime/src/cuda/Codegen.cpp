@@ -10,7 +10,6 @@
 
 #include "Codegen.h"
 
-#include "ops/Check.h"
 #include "ops/Elements.h"
 #include "ops/Predicates.h"
 
@@ -1482,17 +1481,9 @@ LaunchShape getLaunchShape(const GeneratedKernel &kernel, int multiProcessors,
   return shape;
 }
 
-StatusOr<ops::BodyProgram> checkBodyProgram(const Instruction &inst,
-                                            const ValueTable &values) {
-  StatusOr<ops::CheckedOp> checked =
-      ops::checkComputeOp(ops::getInstructionContext(inst, "", values));
-  if (!checked.isOk())
-    return internalError(checked.status().message());
-  return std::move(checked->body);
-}
-
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
-                                 const ValueTable &values) {
+                                 const ValueTable &values,
+                                 const ops::BodyProgram &program) {
   if (!inst.fields.has(Field::Body))
     return internalError(inst.op + " has no body");
   if (inst.code() != OpCode::Map && inst.code() != OpCode::Reduce &&
@@ -1505,15 +1496,11 @@ StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
     return internalError(inst.op + " has " + std::to_string(numOutputs) +
                          " results for " +
                          std::to_string(inst.operands.size()) + " operands");
-  // The loops and strides are the host's (checkComputeInstruction checked
-  // the instruction).
+  // The loops and strides are the host's (the instruction is checked).
   ops::LoopSpace space = ops::lowerToLoopSpace(inst, values);
   LoopNest nest;
   nest.body = &inst.fields.getBody(Field::Body);
-  StatusOr<ops::BodyProgram> program = checkBodyProgram(inst, values);
-  if (!program.isOk())
-    return program.status();
-  nest.program = std::move(*program);
+  nest.program = program;
   nest.results = inst.results;
   nest.loopSizes = std::move(space.loopSizes);
   nest.inputs = std::move(space.inputs);

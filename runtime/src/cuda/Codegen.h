@@ -218,10 +218,12 @@ struct LoopNest {
   }
 };
 
-/// The loop nest of a checked linalg.map, linalg.reduce or linalg.generic
-/// (checkComputeInstruction has verified it; an error here is internal).
+/// The loop nest of linalg.map, linalg.reduce or linalg.generic `inst`,
+/// checked (ops::checkComputeOp) with body `program` (its CheckedOp::body);
+/// an error here is internal.
 StatusOr<LoopNest> buildLoopNest(const Instruction &inst,
-                                 const ValueTable &values);
+                                 const ValueTable &values,
+                                 const ops::BodyProgram &program);
 
 /// Sets nest.pointThreads (and the combine ops) by the rule of the file
 /// comment; buildLoopNest calls it. Exposed for tests.
@@ -333,10 +335,6 @@ std::string formatDoubleLiteral(double value);
 // (RowFusion.h) share with the structured ops, so that a body op is
 // spelled, rounded and wrapped the same way in both.
 
-/// The checked body of instruction `inst` (linalg.map, linalg.reduce or
-/// linalg.generic), as ops::checkComputeOp finds it.
-StatusOr<ops::BodyProgram> checkBodyProgram(const Instruction &inst,
-                                            const ValueTable &values);
 /// The value of checked body op `op` (not linalg.index or tensor.extract)
 /// with its operands named `operands`, rounded or wrapped to its result
 /// type.

@@ -1,8 +1,8 @@
 //===- CostModel.cpp - the CUDA backend's plan, priced on a named GPU -----===//
 //
-// Walks a schedule's streams as the executor prepares them on a CUDA device
-// (Executor.cpp's prepareAll, CudaDevice::groupLength and prepareGroup): the
-// same groups (row programs, multi-tensor optimizer runs, host functions),
+// Walks a schedule's streams as the executor prepares them on a CUDA device,
+// in the groups the device prepares (ComputePlan.h: row programs,
+// multi-tensor optimizer runs, host functions),
 // and for every launch the backend would make, its launch shape (the
 // generated kernels' getLaunchShape, the fixed grids of the copy, fill and
 // optimizer kernels), the bytes it moves and the arithmetic it does; then
@@ -14,13 +14,11 @@
 #include "zero/runtime/CostModel.h"
 
 #include "Codegen.h"
+#include "ComputePlan.h"
 #include "CudaOps.h"
-#include "HostCompute.h"
-#include "RowFusion.h"
 #include "ops/CopyShape.h"
 
 #include "Gemm.h"
-#include "ops/Check.h"
 
 #include "zero/runtime/Device.h"
 
@@ -86,9 +84,10 @@ struct Launch {
 
 class Planner {
 public:
-  Planner(const Schedule &schedule, const DeviceModel &gpu)
-      : schedule_(schedule), values_(schedule.values()), gpu_(gpu),
-        uses_(schedule) {}
+  Planner(const Schedule &schedule, const cuda::ComputePlan &plan,
+          const DeviceModel &gpu)
+      : schedule_(schedule), values_(schedule.values()), plan_(plan),
+        gpu_(gpu) {}
 
   Status run(CostExplanation &out);
 
@@ -117,8 +116,8 @@ private:
 
   const Schedule &schedule_;
   const ValueTable &values_;
+  const cuda::ComputePlan &plan_;
   const DeviceModel &gpu_;
-  cuda::ValueUses uses_;
 };
 
 /// Whether Matmul.cu multiplies these types with cuBLAS (its getBlasTypes):
@@ -271,7 +270,11 @@ Launch Planner::planMatmul(const Instruction &inst) {
 }
 
 StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
-  StatusOr<cuda::LoopNest> nest = cuda::buildLoopNest(inst, values_);
+  const ops::CheckedOp *checked = plan_.getCheck(inst);
+  if (!checked)
+    return ZERO_ERROR(kInternal, inst.path + ": not checked");
+  StatusOr<cuda::LoopNest> nest =
+      cuda::buildLoopNest(inst, values_, checked->body);
   if (!nest.isOk())
     return nest.status();
   StatusOr<cuda::GeneratedKernel> kernel =
@@ -601,67 +604,34 @@ Status Planner::run(CostExplanation &out) {
         add(out, swap, times(i), /*comm=*/true, {&inst});
         continue;
       }
-      if (inst.kind != Instruction::Kind::Compute)
+      // The groups the device prepares.
+      const cuda::PlannedGroup *group = plan_.getGroup(si, i);
+      if (!group)
         continue;
-      ZERO_RETURN_IF_ERROR(ops::checkComputeInstruction(inst, schedule_));
+      const std::vector<const Instruction *> instructions =
+          plan_.getInstructions(*group);
+      const int64_t repeats = times(i); // no group crosses the loop's bounds
+      i += group->count - 1;
+      switch (group->kind) {
+      case cuda::PlannedGroup::Kind::Host:
+        add(out, planHost(instructions), repeats, false, instructions);
+        continue;
+      case cuda::PlannedGroup::Kind::Optimizers:
+        add(out, planOptimizers(instructions), repeats, false, instructions);
+        continue;
+      case cuda::PlannedGroup::Kind::Rows:
+        add(out, planRowProgram(*group->rows), repeats, false, instructions);
+        continue;
+      case cuda::PlannedGroup::Kind::Single:
+        break;
+      }
       // Its GEMM does not read what it fills (Instruction::zeroInit).
       if (inst.skippedZeroFill)
         continue;
-      // The groups CudaDevice::groupLength proposes and prepareGroup
-      // accepts.
-      const size_t limit = getGroupLimit(schedule_, si, i);
-      auto onHost = [&](size_t k) {
-        return cuda::isHostSpaceGroup({&list[k]}, schedule_);
-      };
-      if (onHost(i)) {
-        std::vector<const Instruction *> run = {&inst};
-        while (i + run.size() < limit &&
-               list[i + run.size()].kind == Instruction::Kind::Compute &&
-               onHost(i + run.size()))
-          run.push_back(&list[i + run.size()]);
-        add(out, planHost(run), times(i), false, run);
-        i += run.size() - 1;
-        continue;
-      }
-      size_t optimizerRun = getOptimizerRunLength(list, i);
-      for (size_t k = i + 1; k < i + optimizerRun; ++k)
-        if (onHost(k)) {
-          optimizerRun = k - i;
-          break;
-        }
-      // The executor runs a group that would cross the loop's bounds one by
-      // one.
-      if (optimizerRun > 1 && i + optimizerRun <= limit) {
-        std::vector<const Instruction *> group;
-        for (size_t k = i; k < i + optimizerRun; ++k)
-          group.push_back(&list[k]);
-        if (cuda::isFusableOptimizerGroup(group, schedule_)) {
-          add(out, planOptimizers(group), times(i), false, group);
-          i += optimizerRun - 1;
-          continue;
-        }
-      } else if (std::optional<cuda::RowProgram> program =
-                     cuda::findRowProgram(schedule_, uses_, si, i)) {
-        const bool hostStep = std::any_of(
-            program->steps.begin(), program->steps.end(),
-            [&](const cuda::RowStep &s) {
-              return s.inst && cuda::isHostSpaceGroup({s.inst}, schedule_);
-            });
-        if (!hostStep && i + program->steps.size() <= limit &&
-            cuda::checkRowProgramMemory(*program, schedule_).empty()) {
-          std::vector<const Instruction *> steps;
-          for (const cuda::RowStep &step : program->steps)
-            if (step.inst)
-              steps.push_back(step.inst);
-          add(out, planRowProgram(*program), times(i), false, steps);
-          i += program->steps.size() - 1;
-          continue;
-        }
-      }
       StatusOr<Launch> launch = planInstruction(inst);
       if (!launch.isOk())
         return launch.status();
-      add(out, *launch, times(i), false, {&inst});
+      add(out, *launch, repeats, false, {&inst});
     }
   }
   out.totalMs = std::max(out.computeMs, out.commMs);
@@ -692,7 +662,12 @@ StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
                                             ")");
   CostExplanation explanation;
   explanation.device = device;
-  Planner planner(schedule, *model);
+  // The device's groups and checks, with its default switches.
+  StatusOr<cuda::ComputePlan> plan =
+      cuda::ComputePlan::create(schedule, cuda::ComputePlanOptions());
+  if (!plan.isOk())
+    return plan.status();
+  Planner planner(schedule, *plan, *model);
   ZERO_RETURN_IF_ERROR(planner.run(explanation));
   return explanation;
 }

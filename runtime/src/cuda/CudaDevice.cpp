@@ -18,13 +18,11 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "ComputePlan.h"
 #include "CudaOps.h"
 #include "HostCompute.h"
 #include "KernelCache.h"
-#include "RowFusion.h"
 #include "Structured.h"
-
-#include "ops/Check.h"
 
 #include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
@@ -172,11 +170,6 @@ private:
   Status loadStreams(const Schedule &schedule);
   Status loadBlas();
   Status checkStream(size_t stream) const;
-  /// Whether `group` runs on the CPU (HostCompute.h).
-  bool runsOnHost(const std::vector<const Instruction *> &group) const {
-    return host_ && isHostSpaceGroup(group, *schedule_);
-  }
-  bool runsOnHost(const Instruction &inst) const { return runsOnHost({&inst}); }
   /// Prepares a run of host-space instructions for the CPU.
   PreparedOpOr prepareOnHost(const std::vector<const Instruction *> &run);
   /// Copies on the compute stream and waits for it (between steps).
@@ -207,14 +200,11 @@ private:
   DeviceErrors errors_;
   std::unique_ptr<KernelCache> kernels_;
   CudaContext ctx_;
-  /// Row programs (RowFusion.h): off with ZERO_CUDA_FUSION=off.
-  bool fuseRows_ = true;
-  std::unique_ptr<ValueUses> uses_;
-  /// The row program groupLength last proposed, which prepareGroup takes.
-  std::optional<RowProgram> proposed_;
   /// Host-space instructions on the CPU; null with
   /// ZERO_CUDA_HOST_COMPUTE=gpu, which runs them as kernels.
   std::unique_ptr<HostCompute> host_;
+  /// What runs each compute instruction, and its check.
+  std::optional<ComputePlan> plan_;
 
   // Trace timestamps: a pool of timing events (markTime), resolved against a
   // base event whose time since load is known. The base moves to the end of
@@ -299,6 +289,23 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
               " (it needs offsets that are multiples of the element size)");
   }
 
+  // Every compute instruction is checked here, before any memory is taken:
+  // every device refuses exactly what the host refuses.
+  StatusOr<bool> fuseRows = getSwitch("ZERO_CUDA_FUSION", "on", "off");
+  if (!fuseRows.isOk())
+    return fuseRows.status();
+  StatusOr<bool> hostCompute =
+      getSwitch("ZERO_CUDA_HOST_COMPUTE", "cpu", "gpu");
+  if (!hostCompute.isOk())
+    return hostCompute.status();
+  ComputePlanOptions planOptions;
+  planOptions.fuseRows = *fuseRows;
+  planOptions.hostCompute = *hostCompute;
+  StatusOr<ComputePlan> plan = ComputePlan::create(schedule, planOptions);
+  if (!plan.isOk())
+    return plan.status();
+  plan_ = std::move(*plan);
+
   ZERO_RETURN_IF_ERROR(loadMemory(schedule));
   ZERO_RETURN_IF_ERROR(errors_.init(tracker));
   ZERO_RETURN_IF_ERROR(loadStreams(schedule));
@@ -319,17 +326,7 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.errors = &errors_;
   for (int i = 0; i < kNumMemorySpaces; ++i)
     ctx_.arenas[i] = arenas_[i];
-  StatusOr<bool> fuseRows = getSwitch("ZERO_CUDA_FUSION", "on", "off");
-  if (!fuseRows.isOk())
-    return fuseRows.status();
-  fuseRows_ = *fuseRows;
-  if (fuseRows_)
-    uses_ = std::make_unique<ValueUses>(schedule);
-  StatusOr<bool> hostCompute =
-      getSwitch("ZERO_CUDA_HOST_COMPUTE", "cpu", "gpu");
-  if (!hostCompute.isOk())
-    return hostCompute.status();
-  if (*hostCompute) {
+  if (planOptions.hostCompute) {
     StatusOr<std::unique_ptr<HostCompute>> host =
         HostCompute::create(ctx_, tracker);
     if (!host.isOk())
@@ -456,36 +453,8 @@ Status CudaDevice::loadBlas() {
 //===----------------------------------------------------------------------===//
 
 size_t CudaDevice::groupLength(size_t stream, size_t first) {
-  proposed_.reset();
-  if (!schedule_)
-    return 1;
-  const std::vector<Instruction> &list =
-      schedule_->streams()[stream].instructions;
-  if (runsOnHost(list[first])) {
-    // A run of host-space instructions is one host function.
-    const size_t limit = getGroupLimit(*schedule_, stream, first);
-    size_t end = first + 1;
-    while (end < limit && list[end].kind == Instruction::Kind::Compute &&
-           runsOnHost(list[end]))
-      ++end;
-    return end - first;
-  }
-  // A kernel's group ends before an instruction the CPU runs.
-  size_t optimizerRun = getOptimizerRunLength(list, first);
-  for (size_t i = first + 1; i < first + optimizerRun; ++i)
-    if (runsOnHost(list[i])) {
-      optimizerRun = i - first;
-      break;
-    }
-  if (optimizerRun > 1 || !fuseRows_)
-    return optimizerRun;
-  proposed_ = findRowProgram(*schedule_, *uses_, stream, first);
-  if (proposed_ && std::any_of(proposed_->steps.begin(), proposed_->steps.end(),
-                               [&](const RowStep &s) {
-                                 return s.inst && runsOnHost(*s.inst);
-                               }))
-    proposed_.reset();
-  return proposed_ ? proposed_->steps.size() : 1;
+  const PlannedGroup *group = plan_ ? plan_->getGroup(stream, first) : nullptr;
+  return group ? group->count : 1;
 }
 
 PreparedOpOr
@@ -501,43 +470,36 @@ CudaDevice::prepareOnHost(const std::vector<const Instruction *> &run) {
 
 StatusOr<std::unique_ptr<PreparedOp>>
 CudaDevice::prepareGroup(size_t stream, size_t first, size_t count) {
-  if (!schedule_)
+  if (!plan_)
     return ZERO_ERROR(kFailedPrecondition,
                       describe() + ": prepare before load");
-  const std::vector<Instruction> &list =
-      schedule_->streams()[stream].instructions;
-  std::vector<const Instruction *> group;
-  for (size_t i = first; i < first + count && i < list.size(); ++i)
-    group.push_back(&list[i]);
-  if (runsOnHost(group))
-    return prepareOnHost(group);
-  // Every device refuses exactly what the host refuses.
-  for (const Instruction *inst : group)
-    ZERO_RETURN_IF_ERROR(ops::checkComputeInstruction(*inst, *schedule_));
+  const PlannedGroup *group = plan_->getGroup(stream, first);
+  if (!group || group->count != count)
+    return ZERO_ERROR(
+        kInternal, describe() + ": no group of " + std::to_string(count) +
+                       " instructions at instruction " + std::to_string(first) +
+                       " of stream " + std::to_string(stream));
+  const std::vector<const Instruction *> instructions =
+      plan_->getInstructions(*group);
+  if (group->kind == PlannedGroup::Kind::Host)
+    return prepareOnHost(instructions);
   ZERO_RETURN_IF_ERROR(makeCurrent(ordinal_));
   PreparedOpOr op = [&]() -> PreparedOpOr {
-    const OpCode code = group.front()->code();
-    if (code == OpCode::Adam || code == OpCode::Sgd) {
-      // One by one where a later step's result reuses an earlier one's
-      // memory; else one multi-tensor launch for the whole run.
-      if (!isFusableOptimizerGroup(group, *schedule_))
-        return std::unique_ptr<PreparedOp>();
-      return code == OpCode::Adam ? prepareAdamGroup(group, ctx_)
-                                  : prepareSgdGroup(group, ctx_);
+    switch (group->kind) {
+    case PlannedGroup::Kind::Optimizers:
+      // One multi-tensor launch for the whole run.
+      return instructions.front()->code() == OpCode::Adam
+                 ? prepareAdamGroup(instructions, ctx_)
+                 : prepareSgdGroup(instructions, ctx_);
+    case PlannedGroup::Kind::Rows:
+      return prepareRowProgram(*group->rows, ctx_);
+    default:
+      return ZERO_ERROR(kInternal, ctx_.where(*instructions.front()) +
+                                       ": not the first of a group");
     }
-    // The program groupLength proposed for this group.
-    std::optional<RowProgram> program = std::move(proposed_);
-    proposed_.reset();
-    if (!program || program->stream != stream || program->first != first ||
-        program->steps.size() != count ||
-        !checkRowProgramMemory(*program, *schedule_).empty())
-      return std::unique_ptr<PreparedOp>();
-    return prepareRowProgram(*program, ctx_);
   }();
   if (!op.isOk())
     return op.status();
-  if (!*op)
-    return std::unique_ptr<PreparedOp>();
   // Run from the compute thread, like every other op.
   return std::unique_ptr<PreparedOp>(
       new CurrentDeviceOp(ordinal_, std::move(*op)));
@@ -545,13 +507,15 @@ CudaDevice::prepareGroup(size_t stream, size_t first, size_t count) {
 
 StatusOr<std::unique_ptr<PreparedOp>>
 CudaDevice::prepare(const Instruction &inst) {
-  if (!schedule_)
+  if (!plan_)
     return ZERO_ERROR(kFailedPrecondition,
                       describe() + ": prepare before load");
-  if (runsOnHost(inst))
+  if (plan_->runsOnHost(inst))
     return prepareOnHost({&inst});
-  // Every device refuses exactly what the host refuses.
-  ZERO_RETURN_IF_ERROR(ops::checkComputeInstruction(inst, *schedule_));
+  const ops::CheckedOp *checked = plan_->getCheck(inst);
+  if (!checked)
+    return ZERO_ERROR(kInvalidArgument,
+                      ctx_.where(inst) + ": not a compute instruction");
   // Its GEMM does not read what it fills (Instruction::zeroInit).
   if (inst.skippedZeroFill)
     return std::unique_ptr<PreparedOp>(new SkippedOp());
@@ -578,11 +542,11 @@ CudaDevice::prepare(const Instruction &inst) {
     case OpCode::Constant:
       if (ctx_.value(inst.results[0]).isTensor)
         return prepareTensorOp(inst, ctx_);
-      return prepareScalarOp(inst, ctx_);
+      return prepareScalarOp(inst, checked->scalar, ctx_);
     case OpCode::Map:
     case OpCode::Reduce:
     case OpCode::Generic:
-      return prepareStructured(inst, ctx_);
+      return prepareStructured(inst, checked->body, ctx_);
     case OpCode::Adam:
     case OpCode::Sgd:
       return prepareOptimizerOp(inst, ctx_);
@@ -590,7 +554,7 @@ CudaDevice::prepare(const Instruction &inst) {
       return prepareAnyNonFiniteOp(inst, ctx_);
     default:
       if (ops::isScalarOp(inst.code()))
-        return prepareScalarOp(inst, ctx_);
+        return prepareScalarOp(inst, checked->scalar, ctx_);
       return ZERO_ERROR(kInvalidArgument,
                         ctx_.where(inst) + ": not a compute instruction");
     }

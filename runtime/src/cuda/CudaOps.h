@@ -3,7 +3,7 @@
 // What CudaDevice::prepare hands each compute instruction to (the families
 // below, one file each), and the few pieces they share: memory allocated at
 // load and counted, device-side error reports, copies that may overlap, and
-// launch shapes. The instruction has passed checkComputeInstruction, so the
+// launch shapes. The instruction has passed ops::checkComputeOp, so the
 // families assume the operand and result counts, kinds, dtypes and shapes
 // the op requires and check only what the GPU adds.
 //
@@ -21,6 +21,7 @@
 #include "GridStride.h"
 #include "ops/CopyShape.h"
 #include "ops/LoopSpace.h"
+#include "ops/ScalarMath.h"
 
 #include "zero/runtime/Memory.h"
 
@@ -129,8 +130,10 @@ PreparedOpOr prepareDataMovementOp(const Instruction &inst,
 // TensorOps.cu: fill, splat, from_elements, tensor arith.constant, extract.
 PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx);
 
-// ScalarOps.cu: arith.* and math.* on registers (and scalar arith.constant).
-PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx);
+// ScalarOps.cu: arith.* and math.* on registers (and scalar arith.constant),
+// checked as `op` (CheckedOp::scalar).
+PreparedOpOr prepareScalarOp(const Instruction &inst, const ops::ScalarOp &op,
+                             const CudaContext &ctx);
 
 // Optimizers.cu: zero.adam, zero.sgd and zero.any_nonfinite. The group forms
 // run one kernel over several instructions of one kind (a multi-tensor apply);

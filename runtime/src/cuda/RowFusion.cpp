@@ -92,9 +92,10 @@ bool isElementwiseBody(const RegionBody &body) {
 /// Classifies the instructions of a candidate program against its shapes.
 class RowPlanner {
 public:
-  RowPlanner(const ValueTable &values, std::vector<int64_t> rowShape,
-             int threads)
-      : values_(values), rowShape_(std::move(rowShape)), threads_(threads) {
+  RowPlanner(const ValueTable &values, const ops::CheckedSchedule &checked,
+             std::vector<int64_t> rowShape, int threads)
+      : values_(values), checked_(checked), rowShape_(std::move(rowShape)),
+        threads_(threads) {
     pointShape_.assign(rowShape_.begin(), rowShape_.end() - 1);
   }
 
@@ -102,6 +103,9 @@ public:
   std::optional<RowStep> classify(const Instruction &inst) {
     RowStep step;
     step.inst = &inst;
+    step.checked = checked_.find(inst);
+    if (!step.checked)
+      return std::nullopt;
     std::optional<RowStep> result;
     switch (inst.code()) {
     case OpCode::Constant:
@@ -171,7 +175,7 @@ private:
         !isElementwiseBody(inst.fields.getBody(Field::Body)))
       return std::nullopt;
     // The same cooperative reduction as the instruction alone.
-    StatusOr<LoopNest> nest = buildLoopNest(inst, values_);
+    StatusOr<LoopNest> nest = buildLoopNest(inst, values_, step.checked->body);
     if (!nest.isOk() || nest->pointThreads != threads_ ||
         nest->pointsPerBlock != 0 || nest->combineOps.size() != 1)
       return std::nullopt;
@@ -235,6 +239,7 @@ private:
   }
 
   const ValueTable &values_;
+  const ops::CheckedSchedule &checked_;
   std::vector<int64_t> rowShape_, pointShape_;
   int threads_;
   std::map<int64_t, RowShape> defined_;
@@ -308,6 +313,7 @@ std::vector<int64_t> readScalars(const RowStep &step,
 } // namespace
 
 std::optional<RowProgram> findRowProgram(const Schedule &schedule,
+                                         const ops::CheckedSchedule &checked,
                                          const ValueUses &uses, size_t stream,
                                          size_t first) {
   const std::vector<Instruction> &list =
@@ -322,11 +328,14 @@ std::optional<RowProgram> findRowProgram(const Schedule &schedule,
   for (size_t i = first; i < end && !firstReduce; ++i)
     if (list[i].code() == OpCode::Reduce)
       firstReduce = &list[i];
-  if (!firstReduce || firstReduce->operands.empty())
+  const ops::CheckedOp *reduceCheck =
+      firstReduce ? checked.find(*firstReduce) : nullptr;
+  if (!reduceCheck || firstReduce->operands.empty())
     return std::nullopt;
   const std::vector<int64_t> &rowShape =
       values.values[firstReduce->operands[0]].shape;
-  StatusOr<LoopNest> nest = buildLoopNest(*firstReduce, values);
+  StatusOr<LoopNest> nest =
+      buildLoopNest(*firstReduce, values, reduceCheck->body);
   if (rowShape.empty() || !nest.isOk() || nest->pointThreads <= 1 ||
       nest->pointsPerBlock != 0)
     return std::nullopt;
@@ -343,7 +352,7 @@ std::optional<RowProgram> findRowProgram(const Schedule &schedule,
       program.elementsPerThread() > kMaxRowElementsPerThread)
     return std::nullopt;
 
-  RowPlanner planner(values, rowShape, program.threads);
+  RowPlanner planner(values, checked, rowShape, program.threads);
   for (size_t i = first; i < end; ++i) {
     std::optional<RowStep> step = planner.classify(list[i]);
     if (!step)
@@ -590,7 +599,7 @@ Status RowKernelWriter::emitFill(size_t j) {
 Status RowKernelWriter::emitReduce(size_t j) {
   const RowStep &step = program_.steps[j];
   const Instruction &inst = *step.inst;
-  StatusOr<LoopNest> nest = buildLoopNest(inst, values_);
+  StatusOr<LoopNest> nest = buildLoopNest(inst, values_, step.checked->body);
   if (!nest.isOk())
     return nest.status();
   const RegionBody &body = inst.fields.getBody(Field::Body);
@@ -658,10 +667,7 @@ Status RowKernelWriter::emitMap(size_t j) {
   const RowStep &step = program_.steps[j];
   const Instruction &inst = *step.inst;
   const RegionBody &body = inst.fields.getBody(Field::Body);
-  StatusOr<ops::BodyProgram> program = checkBodyProgram(inst, values_);
-  if (!program.isOk())
-    return program.status();
-  const std::vector<ops::ScalarOp> &bodyOps = program->regionOps;
+  const std::vector<ops::ScalarOp> &bodyOps = step.checked->body.regionOps;
   const int64_t result = inst.results[0];
   const std::string type = reg(result);
   const size_t numInputs = inst.operands.size() - 1;

@@ -63,6 +63,8 @@
 #ifndef ZERO_RUNTIME_CUDA_ROWFUSION_H
 #define ZERO_RUNTIME_CUDA_ROWFUSION_H
 
+#include "ops/Check.h"
+
 #include "zero/runtime/Schedule.h"
 #include "zero/runtime/Status.h"
 
@@ -110,6 +112,8 @@ struct RowStep {
   };
   Kind kind = Kind::Map;
   const Instruction *inst = nullptr;
+  /// Its check: the scalar op of a constant, the body of a reduce or map.
+  const ops::CheckedOp *checked = nullptr;
   /// The result's shape class (Row or Point; unused for constants).
   RowShape shape = RowShape::Row;
   /// Whether the kernel writes the result to memory (see the file comment).
@@ -142,8 +146,10 @@ struct RowProgram {
   std::vector<int64_t> outputs() const;
 };
 
-/// The row program that starts at instruction `first` of `stream`, or none.
+/// The row program that starts at instruction `first` of `stream`, or none;
+/// its steps point into `checked`, the schedule's checks.
 std::optional<RowProgram> findRowProgram(const Schedule &schedule,
+                                         const ops::CheckedSchedule &checked,
                                          const ValueUses &uses, size_t stream,
                                          size_t first);
 

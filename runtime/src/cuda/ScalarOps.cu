@@ -46,8 +46,9 @@ public:
 
 } // namespace
 
-PreparedOpOr prepareScalarOp(const Instruction &inst, const CudaContext &ctx) {
-  StatusOr<ScalarParams> p = getScalarParams(inst, *ctx.schedule);
+PreparedOpOr prepareScalarOp(const Instruction &inst, const ops::ScalarOp &op,
+                             const CudaContext &ctx) {
+  StatusOr<ScalarParams> p = getScalarParams(inst, op);
   if (!p.isOk())
     return ZERO_ERROR(kInternal, ctx.where(inst) + ": " + p.status().message());
   if (p->op.kind == ops::ScalarOpKind::Constant) {

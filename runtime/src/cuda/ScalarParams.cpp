@@ -2,18 +2,12 @@
 
 #include "ScalarParams.h"
 
-#include "ops/Check.h"
-
 namespace zero::runtime::cuda {
 
 StatusOr<ScalarParams> getScalarParams(const Instruction &inst,
-                                       const Schedule &schedule) {
-  StatusOr<ops::CheckedOp> checked = ops::checkComputeOp(
-      ops::getInstructionContext(inst, schedule.name(), schedule.values()));
-  if (!checked.isOk())
-    return checked.status();
+                                       const ops::ScalarOp &op) {
   ScalarParams p = {};
-  p.op = checked->scalar;
+  p.op = op;
   p.numOperands = static_cast<int>(inst.operands.size());
   if (p.numOperands > 3)
     return ZERO_ERROR(kInternal, "a scalar op with more than 3 operands");

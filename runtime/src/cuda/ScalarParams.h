@@ -24,10 +24,10 @@ struct ScalarParams {
   int64_t result;
 };
 
-/// The parameters of scalar instruction `inst` of `schedule`, from its
-/// check.
+/// The parameters of scalar instruction `inst`, checked as `op` (its
+/// CheckedOp::scalar).
 StatusOr<ScalarParams> getScalarParams(const Instruction &inst,
-                                       const Schedule &schedule);
+                                       const ops::ScalarOp &op);
 
 } // namespace zero::runtime::cuda
 

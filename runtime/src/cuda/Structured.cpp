@@ -143,7 +143,8 @@ PreparedOpOr prepareRowProgram(const RowProgram &program,
   for (const RowStep &step : program.steps) {
     if (step.kind != RowStep::Kind::Constant)
       continue;
-    PreparedOpOr constant = prepareScalarOp(*step.inst, ctx);
+    PreparedOpOr constant =
+        prepareScalarOp(*step.inst, step.checked->scalar, ctx);
     if (!constant.isOk())
       return constant.status();
     ops.push_back(std::move(*constant));
@@ -175,13 +176,14 @@ PreparedOpOr prepareRowProgram(const RowProgram &program,
 }
 
 PreparedOpOr prepareStructured(const Instruction &inst,
+                               const ops::BodyProgram &program,
                                const CudaContext &ctx) {
   const std::string where = ctx.where(inst);
   if (!ctx.kernels)
     return ZERO_ERROR(kInternal, where + ": the CUDA device has no kernel "
                                          "cache");
   const ValueTable &values = ctx.schedule->values();
-  StatusOr<LoopNest> nest = buildLoopNest(inst, values);
+  StatusOr<LoopNest> nest = buildLoopNest(inst, values, program);
   if (!nest.isOk())
     return Status(nest.status().code(), where + ": " + nest.status().message(),
                   __FILE__, __LINE__);

@@ -47,15 +47,18 @@
 #define ZERO_RUNTIME_CUDA_STRUCTURED_H
 
 #include "CudaContext.h"
+#include "ops/Body.h"
 
 namespace zero::runtime::cuda {
 
-/// Prepares linalg.map, linalg.reduce or linalg.generic `inst`, already
-/// verified by checkComputeInstruction: generates and compiles its kernel
-/// (ctx.kernels) and resolves its arguments; its scratch memory and error
-/// sites are ctx.tracker's and ctx.errors'. A compile error names the
+/// Prepares linalg.map, linalg.reduce or linalg.generic `inst`, checked
+/// with body `program` (ops::CheckedOp::body): generates and compiles its
+/// kernel (ctx.kernels) and resolves its arguments; its scratch memory and
+/// error sites are ctx.tracker's and ctx.errors'. A compile error names the
 /// instruction (ctx.where) and carries the first lines of NVRTC's log.
-PreparedOpOr prepareStructured(const Instruction &inst, const CudaContext &ctx);
+PreparedOpOr prepareStructured(const Instruction &inst,
+                               const ops::BodyProgram &program,
+                               const CudaContext &ctx);
 
 struct RowProgram;
 

@@ -107,11 +107,24 @@ StatusOr<CheckedOp> checkComputeOp(const OpContext &ctx) {
   }
 }
 
-Status checkComputeInstruction(const Instruction &inst,
-                               const Schedule &schedule) {
-  return checkComputeOp(
-             getInstructionContext(inst, schedule.name(), schedule.values()))
-      .status();
+StatusOr<CheckedSchedule> CheckedSchedule::create(const Schedule &schedule) {
+  CheckedSchedule checked;
+  for (const Stream &stream : schedule.streams())
+    for (const Instruction &inst : stream.instructions) {
+      if (inst.kind != Instruction::Kind::Compute)
+        continue;
+      StatusOr<CheckedOp> op = checkComputeOp(
+          getInstructionContext(inst, schedule.name(), schedule.values()));
+      if (!op.isOk())
+        return op.status();
+      checked.checked_.emplace(&inst, std::move(*op));
+    }
+  return checked;
+}
+
+const CheckedOp *CheckedSchedule::find(const Instruction &inst) const {
+  auto it = checked_.find(&inst);
+  return it == checked_.end() ? nullptr : &it->second;
 }
 
 } // namespace zero::runtime::ops

@@ -20,6 +20,7 @@
 #include "zero/runtime/Schedule.h"
 
 #include <string>
+#include <unordered_map>
 
 namespace zero::runtime::ops {
 
@@ -40,10 +41,23 @@ OpContext getInstructionContext(const Instruction &inst,
 /// Checks compute op `ctx.op()` completely.
 StatusOr<CheckedOp> checkComputeOp(const OpContext &ctx);
 
-/// checkComputeOp for compute instruction `inst` of `schedule`, for a
-/// device that reads the checked instruction its own way.
-Status checkComputeInstruction(const Instruction &inst,
-                               const Schedule &schedule);
+/// Every compute instruction of a schedule, checked once: a device whose
+/// planning and lowering read an instruction several times (the CUDA
+/// backend's groups, row programs and kernels, and its cost model) takes
+/// each check from here.
+class CheckedSchedule {
+public:
+  /// Checks the compute instructions of `schedule`, stream by stream; the
+  /// first refused one is the error, named as checkComputeOp names it.
+  static StatusOr<CheckedSchedule> create(const Schedule &schedule);
+
+  /// The check of compute instruction `inst` of the schedule; null for an
+  /// instruction that is not one of them.
+  const CheckedOp *find(const Instruction &inst) const;
+
+private:
+  std::unordered_map<const Instruction *, CheckedOp> checked_;
+};
 
 } // namespace zero::runtime::ops
 

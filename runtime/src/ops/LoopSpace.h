@@ -8,7 +8,7 @@
 // destinations; a generic's are given by its indexing maps (projected
 // permutations, DESIGN.md's op set).
 //
-// The instruction must be checked (checkComputeInstruction): lowering
+// The instruction must be checked (ops::checkComputeOp): lowering
 // assumes the shapes agree and the fields are in range.
 //
 //===----------------------------------------------------------------------===//

@@ -14,6 +14,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/Codegen.h"
+#include "Checked.h"
 #include "OffloadedStep.h"
 #include "RowPrograms.h"
 #include "StructuredCases.h"
@@ -82,7 +83,7 @@ Decoded decode(const StructuredCase &c) {
 }
 
 GeneratedKernel generate(const Decoded &d, bool restrictInputs = false) {
-  StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+  StatusOr<LoopNest> nest = cudatest::buildCheckedLoopNest(d.inst, d.values);
   EXPECT_TRUE(nest.isOk()) << nest.status().toString();
   if (!nest.isOk())
     return {};
@@ -483,7 +484,7 @@ TEST(CodegenTest, LoopNests) {
     std::optional<StructuredCase> c = findCase(e.name);
     ASSERT_TRUE(c);
     Decoded d = decode(*c);
-    StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+    StatusOr<LoopNest> nest = cudatest::buildCheckedLoopNest(d.inst, d.values);
     ASSERT_TRUE(nest.isOk()) << nest.status().toString();
     EXPECT_EQ(nest->inThread, e.inThread) << e.name;
     EXPECT_EQ(nest->sequential, e.sequential) << e.name;
@@ -526,7 +527,7 @@ Planned planReduce(std::vector<int64_t> shape, std::vector<int64_t> dims,
                                {"results", results},
                                {"dimensions", dims},
                                {"body", b.body(args, yields)}}));
-  StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+  StatusOr<LoopNest> nest = cudatest::buildCheckedLoopNest(d.inst, d.values);
   EXPECT_TRUE(nest.isOk()) << nest.status().toString();
   if (!nest.isOk())
     return {};
@@ -719,7 +720,7 @@ TEST(CodegenTest, CooperativeStrides) {
                                  {"indexing_maps", maps},
                                  {"iterator_types", {"parallel", "reduction"}},
                                  {"body", b.body(args, {s})}}));
-    StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+    StatusOr<LoopNest> nest = cudatest::buildCheckedLoopNest(d.inst, d.values);
     EXPECT_TRUE(nest.isOk());
     return nest.isOk() ? nest->pointThreads : 0;
   };
@@ -818,7 +819,7 @@ TEST(CodegenTest, VectorWidths) {
     std::optional<StructuredCase> c = findCase(e.name);
     ASSERT_TRUE(c);
     Decoded d = decode(*c);
-    StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+    StatusOr<LoopNest> nest = cudatest::buildCheckedLoopNest(d.inst, d.values);
     ASSERT_TRUE(nest.isOk()) << nest.status().toString();
     EXPECT_EQ(nest->vectorWidth, e.width);
     if (e.width > 1) {
@@ -923,7 +924,7 @@ TEST(CodegenTest, LoopOfSizeOneIsParallel) {
                                {"indexing_maps", {{0, 1}, {0}, {0, 1}}},
                                {"iterator_types", {"parallel", "parallel"}},
                                {"body", b.body({a, p, q}, {a, a})}}));
-  StatusOr<LoopNest> nest = buildLoopNest(d.inst, d.values);
+  StatusOr<LoopNest> nest = cudatest::buildCheckedLoopNest(d.inst, d.values);
   ASSERT_TRUE(nest.isOk());
   EXPECT_FALSE(nest->sequential);
   EXPECT_EQ(nest->inThread, (std::vector<bool>{false, false}));
@@ -936,7 +937,7 @@ TEST(CodegenTest, NotAStructuredOp) {
   inst.info = &getOpInfo(OpCode::Matmul);
   inst.op = "linalg.matmul";
   inst.results = {0};
-  StatusOr<LoopNest> nest = buildLoopNest(inst, values);
+  StatusOr<LoopNest> nest = buildLoopNest(inst, values, ops::BodyProgram());
   ASSERT_FALSE(nest.isOk());
   EXPECT_EQ(nest.status().code(), StatusCode::kInternal);
 }
@@ -1223,8 +1224,8 @@ TEST(RowFusionTest, SoftmaxIsOneProgram) {
   cudatest::RowProgramSchedule s =
       cudatest::makeSoftmax(DType::F32, {3, 5}, 200);
   Schedule schedule = parseRowSchedule(s);
-  ValueUses uses(schedule);
-  std::optional<RowProgram> program = findRowProgram(schedule, uses, 0, 0);
+  const cudatest::RowSearch rows(schedule);
+  std::optional<RowProgram> program = rows.find(0);
   ASSERT_TRUE(program);
   EXPECT_EQ(program->steps.size(), s.programLength);
   EXPECT_EQ(program->threads, kWarpThreads);
@@ -1239,17 +1240,17 @@ TEST(RowFusionTest, SoftmaxIsOneProgram) {
   EXPECT_EQ(checkRowProgramMemory(*program, schedule), "");
   // From the second instruction on, the same program less its constant;
   // none starts at the copy after it.
-  std::optional<RowProgram> later = findRowProgram(schedule, uses, 0, 1);
+  std::optional<RowProgram> later = rows.find(1);
   ASSERT_TRUE(later);
   EXPECT_EQ(later->steps.size(), s.programLength - 1);
-  EXPECT_FALSE(findRowProgram(schedule, uses, 0, s.programLength));
+  EXPECT_FALSE(rows.find(s.programLength));
 }
 
 TEST(RowFusionTest, LayerNormIsOneProgram) {
   cudatest::RowProgramSchedule s = cudatest::makeLayerNorm(DType::F32, 6, 96);
   Schedule schedule = parseRowSchedule(s);
-  ValueUses uses(schedule);
-  std::optional<RowProgram> program = findRowProgram(schedule, uses, 0, 0);
+  const cudatest::RowSearch rows(schedule);
+  std::optional<RowProgram> program = rows.find(0);
   ASSERT_TRUE(program);
   EXPECT_EQ(program->steps.size(), s.programLength);
   EXPECT_EQ(program->elementsPerThread(), 3);
@@ -1275,13 +1276,12 @@ TEST(RowFusionTest, RowsTooLongOrTooShortStayUnfused) {
   for (int64_t rowLength : {63, 2048}) {
     Schedule schedule =
         parseRowSchedule(cudatest::makeSoftmax(DType::F32, {4}, rowLength));
-    EXPECT_FALSE(findRowProgram(schedule, ValueUses(schedule), 0, 0))
-        << rowLength;
+    EXPECT_FALSE(cudatest::RowSearch(schedule).find(0)) << rowLength;
   }
   Schedule block =
       parseRowSchedule(cudatest::makeSoftmax(DType::F32, {2}, 5000));
-  std::optional<RowProgram> program =
-      findRowProgram(block, ValueUses(block), 0, 0);
+  const cudatest::RowSearch blockRows(block);
+  std::optional<RowProgram> program = blockRows.find(0);
   ASSERT_TRUE(program);
   EXPECT_EQ(program->threads, kBlockReductionThreads);
   EXPECT_EQ(program->elementsPerThread(), 20);
@@ -1292,8 +1292,8 @@ TEST(RowFusionTest, MemoryShared) {
   {
     cudatest::RowProgramSchedule s = cudatest::makeSoftmax(DType::F32, {4}, 64);
     Schedule schedule = parseRowSchedule(s);
-    std::optional<RowProgram> program =
-        findRowProgram(schedule, ValueUses(schedule), 0, 0);
+    const cudatest::RowSearch rows(schedule);
+    std::optional<RowProgram> program = rows.find(0);
     ASSERT_TRUE(program);
     EXPECT_EQ(checkRowProgramMemory(*program, schedule), "");
   }
@@ -1305,8 +1305,8 @@ TEST(RowFusionTest, MemoryShared) {
   text["values"][rstd]["buffer"] = text["values"][x]["buffer"];
   StatusOr<Schedule> schedule = Schedule::parse(text.dump(), "rows.json");
   ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
-  std::optional<RowProgram> program =
-      findRowProgram(*schedule, ValueUses(*schedule), 0, 0);
+  const cudatest::RowSearch rows(*schedule);
+  std::optional<RowProgram> program = rows.find(0);
   ASSERT_TRUE(program);
   EXPECT_EQ(checkRowProgramMemory(*program, *schedule),
             "value " + std::to_string(x) + " (%t" + std::to_string(x) +
@@ -1328,8 +1328,8 @@ TEST(RowFusionTest, KernelsCompileWithNvrtc) {
       {"block softmax", cudatest::makeSoftmax(DType::F32, {2}, 5000)});
   for (const Program &p : programs) {
     Schedule schedule = parseRowSchedule(p.s);
-    std::optional<RowProgram> program =
-        findRowProgram(schedule, ValueUses(schedule), 0, 0);
+    const cudatest::RowSearch rows(schedule);
+    std::optional<RowProgram> program = rows.find(0);
     ASSERT_TRUE(program) << p.name;
     StatusOr<RowKernel> kernel = generateRowKernel(*program, schedule.values());
     ASSERT_TRUE(kernel.isOk()) << kernel.status().toString();

@@ -17,6 +17,7 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "Checked.h"
 #include "HostStep.h"
 #include "KernelsOnCpu.h"
 #include "RowPrograms.h"
@@ -94,7 +95,8 @@ bool makeCpuCase(const StructuredCase &c, CpuCase &out) {
   if (!out.schedule.schedule)
     return false;
   const ValueTable &values = out.schedule.schedule->values();
-  StatusOr<LoopNest> nest = buildLoopNest(*out.schedule.op, values);
+  StatusOr<LoopNest> nest =
+      zero::runtime::cudatest::buildCheckedLoopNest(*out.schedule.op, values);
   EXPECT_TRUE(nest.isOk()) << c.name << ": " << nest.status().toString();
   if (!nest.isOk())
     return false;
@@ -381,14 +383,17 @@ void runRowCase(const RowCase &c, const Schedule &schedule,
 TEST(GeneratedOnCpuTest, EveryRowProgramMatchesTheHost) {
   const std::vector<RowCase> cases = getRowCases();
   std::vector<Schedule> schedules;
+  std::vector<std::unique_ptr<zero::runtime::cudatest::RowSearch>> searches;
   std::vector<RowProgram> programs;
   std::vector<KernelSource> sources;
+  schedules.reserve(cases.size()); // the searches hold them by reference
   for (const RowCase &c : cases) {
     StatusOr<Schedule> schedule = Schedule::parse(c.s.b.text(), "rows.json");
     ASSERT_TRUE(schedule.isOk()) << schedule.status().toString();
     schedules.push_back(std::move(*schedule));
-    std::optional<RowProgram> program =
-        findRowProgram(schedules.back(), ValueUses(schedules.back()), 0, 0);
+    searches.push_back(
+        std::make_unique<zero::runtime::cudatest::RowSearch>(schedules.back()));
+    std::optional<RowProgram> program = searches.back()->find(0);
     ASSERT_TRUE(program) << c.name;
     ASSERT_EQ(program->steps.size(), c.s.programLength) << c.name;
     StatusOr<RowKernel> kernel =

@@ -19,6 +19,7 @@
 #include "HostStep.h"
 #include "KernelsOnCpu.h"
 #include "cuda/ScalarParams.h"
+#include "ops/Check.h"
 
 #include <gtest/gtest.h>
 
@@ -180,7 +181,10 @@ TEST(ScalarKernelsOnCpuTest, EveryOpIsTheHostsBitForBit) {
   for (const Instruction &inst : schedule->streams()[0].instructions) {
     if (inst.code() == OpCode::Constant)
       continue;
-    StatusOr<ScalarParams> params = getScalarParams(inst, *schedule);
+    StatusOr<ops::CheckedOp> checked = ops::checkComputeOp(
+        ops::getInstructionContext(inst, "", schedule->values()));
+    ASSERT_TRUE(checked.isOk()) << checked.status().toString();
+    StatusOr<ScalarParams> params = getScalarParams(inst, checked->scalar);
     ASSERT_TRUE(params.isOk()) << params.status().toString();
     const int64_t result = inst.results[0];
     std::memset(&registers[result], 0xA5, sizeof(Scalar));

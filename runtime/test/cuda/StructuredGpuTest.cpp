@@ -22,6 +22,7 @@
 #include "cuda/CudaOps.h"
 #include "cuda/KernelCache.h"
 #include "cuda/Structured.h"
+#include "ops/Check.h"
 
 #include "zero/runtime/Device.h"
 #include "zero/runtime/Memory.h"
@@ -131,7 +132,13 @@ public:
         static_cast<std::byte *>(arena_);
   }
 
-  PreparedOpOr prepare() { return prepareStructured(*s_.op, ctx_); }
+  PreparedOpOr prepare() {
+    StatusOr<ops::CheckedOp> checked = ops::checkComputeOp(
+        ops::getInstructionContext(*s_.op, "", s_.schedule->values()));
+    if (!checked.isOk())
+      return checked.status();
+    return prepareStructured(*s_.op, checked->body, ctx_);
+  }
 
   std::vector<uint8_t> read(const StructuredCase &c, int64_t id) {
     const ValueSpec &v = c.values[id];

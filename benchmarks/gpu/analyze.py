@@ -810,7 +810,13 @@ def cmd_summary(args):
         z = bench_numbers(unfused, args.warmup,
                           manifest["benchmarks"][0]["tokens_per_step"])
         results["zero_run_s0_unfused"] = z
-        rows.append(["zero-run stage 0, ZERO_CUDA_FUSION=off",
+        label = "zero-run stage 0, ZERO_CUDA_FUSION=off"
+        explain = os.path.join(base, "gpt2-124m-bf16-s0-unfused.explain.json")
+        if os.path.exists(explain):
+            predicted = json.load(open(explain))["total_ms"]
+            z["predicted_ms"] = predicted
+            label += " (predicted %.1f ms)" % predicted
+        rows.append([label,
                      "%.1f" % (z["step_time_s"] * 1e3),
                      "%.0f" % z["tokens_per_s"],
                      "%.1f" % (z["peak_bytes"] / 2**30),

@@ -18,7 +18,9 @@
 #                                     (.report.json) and the cost model's
 #                                     H100 prediction (.explain.json);
 #                                     gpt2-124m-bf16c-s0 stage 0 computing
-#                                     in bf16 (GEMM operands, activations)
+#                                     in bf16 (GEMM operands, activations);
+#                                     gpt2-124m-bf16-s0-unfused.explain.json
+#                                     stage 0 with ZERO_CUDA_FUSION=off
 #   schedules/manifest.json           the list run_all.sh reads: each check's
 #                                     files, world size, steps, seed and
 #                                     tolerances (schedules/ is ignored by
@@ -204,6 +206,12 @@ for variant in s0 s3 c-s0; do
     --explain-json "$out/$name.explain.json" > /dev/null ||
     echo "compile_schedules.sh: no cost model prediction for $name" >&2
 done
+# run_all.sh also runs stage 0 with ZERO_CUDA_FUSION=off, which the model
+# plans as the device does (ComputePlan.h).
+ZERO_CUDA_FUSION=off "$bin/zero-run" "$out/gpt2-124m-bf16-s0.json" \
+  --explain h100 --explain-json "$out/gpt2-124m-bf16-s0-unfused.explain.json" \
+  > /dev/null ||
+  echo "compile_schedules.sh: no cost model prediction for the unfused run" >&2
 
 begin "manifest"
 /usr/bin/env python3 - "$work/checks.tsv" "$out/manifest.json" "${gpt124[*]}" \

@@ -8,9 +8,43 @@
 #include "zero/runtime/Device.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
+#include <string>
 
 namespace zero::runtime::cuda {
+
+namespace {
+
+/// Environment switch `name`: true when it is `on` or unset, false when it
+/// is `off`, an error otherwise.
+StatusOr<bool> getSwitch(const char *name, const char *on, const char *off) {
+  const char *set = std::getenv(name);
+  if (!set)
+    return true;
+  const std::string value = set;
+  if (value != on && value != off)
+    return ZERO_ERROR(kInvalidArgument, std::string(name) + " is '" + value +
+                                            "': it is '" + on +
+                                            "' (the default) or '" + off + "'");
+  return value == on;
+}
+
+} // namespace
+
+StatusOr<ComputePlanOptions> getComputePlanOptions() {
+  StatusOr<bool> fuseRows = getSwitch("ZERO_CUDA_FUSION", "on", "off");
+  if (!fuseRows.isOk())
+    return fuseRows.status();
+  StatusOr<bool> hostCompute =
+      getSwitch("ZERO_CUDA_HOST_COMPUTE", "cpu", "gpu");
+  if (!hostCompute.isOk())
+    return hostCompute.status();
+  ComputePlanOptions options;
+  options.fuseRows = *fuseRows;
+  options.hostCompute = *hostCompute;
+  return options;
+}
 
 StatusOr<ComputePlan> ComputePlan::create(const Schedule &schedule,
                                           const ComputePlanOptions &options) {

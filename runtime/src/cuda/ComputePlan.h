@@ -39,6 +39,12 @@ struct ComputePlanOptions {
   bool hostCompute = true;
 };
 
+/// The options the environment sets: ZERO_CUDA_FUSION (on, the default, or
+/// off) and ZERO_CUDA_HOST_COMPUTE (cpu, the default, or gpu); another value
+/// is an error naming the variable. The device and the cost model both
+/// read them here.
+StatusOr<ComputePlanOptions> getComputePlanOptions();
+
 /// Compute instructions [first, first + count) of `stream`, run as one.
 struct PlannedGroup {
   enum class Kind { Single, Host, Optimizers, Rows };

@@ -662,9 +662,13 @@ StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
                                             ")");
   CostExplanation explanation;
   explanation.device = device;
-  // The device's groups and checks, with its default switches.
+  // The device's groups and checks, with the switches a run here would
+  // have.
+  StatusOr<cuda::ComputePlanOptions> options = cuda::getComputePlanOptions();
+  if (!options.isOk())
+    return options.status();
   StatusOr<cuda::ComputePlan> plan =
-      cuda::ComputePlan::create(schedule, cuda::ComputePlanOptions());
+      cuda::ComputePlan::create(schedule, *options);
   if (!plan.isOk())
     return plan.status();
   Planner planner(schedule, *plan, *model);

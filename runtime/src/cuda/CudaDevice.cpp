@@ -49,20 +49,6 @@ Status makeCurrent(int ordinal) {
   return Status::ok();
 }
 
-/// Environment switch `name`: true when it is `on` or unset, false when it
-/// is `off`, an error otherwise.
-StatusOr<bool> getSwitch(const char *name, const char *on, const char *off) {
-  const char *set = std::getenv(name);
-  if (!set)
-    return true;
-  const std::string value = set;
-  if (value != on && value != off)
-    return ZERO_ERROR(kInvalidArgument, std::string(name) + " is '" + value +
-                                            "': it is '" + on +
-                                            "' (the default) or '" + off + "'");
-  return value == on;
-}
-
 /// A prepared op run on the right device whatever thread runs it.
 class CurrentDeviceOp final : public PreparedOp {
 public:
@@ -291,17 +277,10 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
 
   // Every compute instruction is checked here, before any memory is taken:
   // every device refuses exactly what the host refuses.
-  StatusOr<bool> fuseRows = getSwitch("ZERO_CUDA_FUSION", "on", "off");
-  if (!fuseRows.isOk())
-    return fuseRows.status();
-  StatusOr<bool> hostCompute =
-      getSwitch("ZERO_CUDA_HOST_COMPUTE", "cpu", "gpu");
-  if (!hostCompute.isOk())
-    return hostCompute.status();
-  ComputePlanOptions planOptions;
-  planOptions.fuseRows = *fuseRows;
-  planOptions.hostCompute = *hostCompute;
-  StatusOr<ComputePlan> plan = ComputePlan::create(schedule, planOptions);
+  StatusOr<ComputePlanOptions> planOptions = getComputePlanOptions();
+  if (!planOptions.isOk())
+    return planOptions.status();
+  StatusOr<ComputePlan> plan = ComputePlan::create(schedule, *planOptions);
   if (!plan.isOk())
     return plan.status();
   plan_ = std::move(*plan);
@@ -326,7 +305,7 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   ctx_.errors = &errors_;
   for (int i = 0; i < kNumMemorySpaces; ++i)
     ctx_.arenas[i] = arenas_[i];
-  if (planOptions.hostCompute) {
+  if (planOptions->hostCompute) {
     StatusOr<std::unique_ptr<HostCompute>> host =
         HostCompute::create(ctx_, tracker);
     if (!host.isOk())

@@ -83,9 +83,9 @@ public:
     // A zero init is not read: the products start from zero (beta = 0).
     if (!s_.zeroInit && c != result)
       std::memmove(result, c, cBytes);
+#ifdef ZERO_HAVE_OPENBLAS
     const float betaF = s_.zeroInit ? 0.0f : 1.0f;
     const double beta = s_.zeroInit ? 0.0 : 1.0;
-#ifdef ZERO_HAVE_OPENBLAS
     const bool allF32 = !s_.ordered && !s_.tf32 && s_.aType == DType::F32 &&
                         s_.bType == DType::F32 && s_.cType == DType::F32;
     const bool allF64 = !s_.ordered && s_.aType == DType::F64 &&

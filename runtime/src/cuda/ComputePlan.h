@@ -62,6 +62,11 @@ public:
   /// the error) and plans its groups. The schedule must outlive the plan.
   static StatusOr<ComputePlan> create(const Schedule &schedule,
                                       const ComputePlanOptions &options);
+  // Its row programs point into its checks: moved, never copied.
+  ComputePlan(ComputePlan &&) = default;
+  ComputePlan &operator=(ComputePlan &&) = default;
+  ComputePlan(const ComputePlan &) = delete;
+  ComputePlan &operator=(const ComputePlan &) = delete;
 
   /// The group that starts at instruction `index` of `stream`; null for an
   /// instruction inside a group or not a compute instruction.

@@ -9,6 +9,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "CudaTestUtil.h"
+#include "ops/OpContext.h"
 
 using namespace zero::runtime;
 using namespace zero::runtime::cudatest;
@@ -28,13 +29,6 @@ int64_t numelOf(const std::vector<int64_t> &shape) {
   for (int64_t s : shape)
     n *= s;
   return n;
-}
-
-std::string describe(const std::vector<int64_t> &v) {
-  std::string text = "[";
-  for (size_t i = 0; i < v.size(); ++i)
-    text += (i ? "," : "") + std::to_string(v[i]);
-  return text + "]";
 }
 
 TEST(CudaDataMovement, Transpose) {
@@ -78,7 +72,8 @@ TEST(CudaDataMovement, Transpose) {
       r.step();
       expectSameElements(r.readHost(result), r.readGpu(result), type,
                          std::string("transpose ") + dtypeName(type) + " " +
-                             describe(c.shape) + " by " + describe(c.perm));
+                             ops::formatShape(c.shape) + " by " +
+                             ops::formatShape(c.perm));
     }
   }
 }
@@ -110,7 +105,8 @@ TEST(CudaDataMovement, Broadcast) {
       r.step();
       expectSameElements(r.readHost(result), r.readGpu(result), type,
                          std::string("broadcast ") + dtypeName(type) + " " +
-                             describe(c.in) + " -> " + describe(c.out));
+                             ops::formatShape(c.in) + " -> " +
+                             ops::formatShape(c.out));
     }
   }
 }
@@ -172,8 +168,8 @@ TEST(CudaDataMovement, ExtractSlice) {
       r.step();
       expectSameElements(r.readHost(result), r.readGpu(result), type,
                          std::string("extract_slice ") + dtypeName(type) +
-                             " of " + describe(c.source) + " at " +
-                             describe(c.offsets));
+                             " of " + ops::formatShape(c.source) + " at " +
+                             ops::formatShape(c.offsets));
     }
   }
 }
@@ -212,7 +208,7 @@ TEST(CudaDataMovement, InsertSliceInPlaceAndIntoANewBuffer) {
         r.step();
         expectSameElements(r.readHost(result), r.readGpu(result), type,
                            std::string("insert_slice ") + dtypeName(type) +
-                               " into " + describe(c.dest) +
+                               " into " + ops::formatShape(c.dest) +
                                (inPlace ? " in place" : " into a copy"));
       }
     }

@@ -520,7 +520,7 @@ CudaDevice::prepare(const Instruction &inst) {
       return prepareTensorOp(inst, ctx_);
     case OpCode::Constant:
       if (ctx_.value(inst.results[0]).isTensor)
-        return prepareTensorOp(inst, ctx_);
+        return prepareConstantTensor(inst, checked->constantElements, ctx_);
       return prepareScalarOp(inst, checked->scalar, ctx_);
     case OpCode::Map:
     case OpCode::Reduce:

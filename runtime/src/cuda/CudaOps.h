@@ -127,8 +127,12 @@ PreparedOpOr prepareMatmulOp(const Instruction &inst, const CudaContext &ctx);
 PreparedOpOr prepareDataMovementOp(const Instruction &inst,
                                    const CudaContext &ctx);
 
-// TensorOps.cu: fill, splat, from_elements, tensor arith.constant, extract.
+// TensorOps.cu: fill, splat, from_elements, extract; and a tensor
+// arith.constant, checked as `elements` (CheckedOp::constantElements).
 PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx);
+PreparedOpOr prepareConstantTensor(const Instruction &inst,
+                                   const std::vector<Scalar> &elements,
+                                   const CudaContext &ctx);
 
 // ScalarOps.cu: arith.* and math.* on registers (and scalar arith.constant),
 // checked as `op` (CheckedOp::scalar).

@@ -131,31 +131,6 @@ PreparedOpOr prepareFill(const CudaContext &ctx, int64_t valueId,
       ctx, ctx.tensor(resultId), result.numel, result.dtype, source));
 }
 
-PreparedOpOr prepareConstantTensor(const Instruction &inst,
-                                   const CudaContext &ctx) {
-  const ValueInfo &result = ctx.value(inst.results[0]);
-  const ConstantValue &value = inst.fields.getConstant(Field::Value);
-  void *dst = ctx.tensor(result.id);
-  if (value.form != ConstantValue::Form::Elements) {
-    FillSource source{
-        nullptr, result.dtype, result.dtype,
-        elementBits(ops::getConstantRegister(value.elements[0], result.dtype),
-                    result.dtype)};
-    return std::unique_ptr<PreparedOp>(
-        new FillOp(ctx, dst, result.numel, result.dtype, source));
-  }
-  if (result.numel == 0)
-    return std::unique_ptr<PreparedOp>(new NoOp());
-  const std::vector<char> bytes =
-      ops::encodeConstantTensor(value, result.dtype, result.numel);
-  StatusOr<DeviceAllocation> data = DeviceAllocation::upload(
-      bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
-  if (!data.isOk())
-    return data.status();
-  return std::unique_ptr<PreparedOp>(
-      new ConstantDataOp(ctx, dst, std::move(*data)));
-}
-
 PreparedOpOr prepareFromElements(const Instruction &inst,
                                  const CudaContext &ctx) {
   const ValueInfo &result = ctx.value(inst.results[0]);
@@ -202,6 +177,30 @@ Status enqueueFillPattern(void *dst, int64_t bytes, int width, uint64_t pattern,
   return launchFill(dst, bytes, width, source, stream);
 }
 
+PreparedOpOr prepareConstantTensor(const Instruction &inst,
+                                   const std::vector<Scalar> &elements,
+                                   const CudaContext &ctx) {
+  const ValueInfo &result = ctx.value(inst.results[0]);
+  void *dst = ctx.tensor(result.id);
+  if (inst.fields.getConstant(Field::Value).form !=
+      ConstantValue::Form::Elements) {
+    FillSource source{nullptr, result.dtype, result.dtype,
+                      elementBits(elements[0], result.dtype)};
+    return std::unique_ptr<PreparedOp>(
+        new FillOp(ctx, dst, result.numel, result.dtype, source));
+  }
+  if (result.numel == 0)
+    return std::unique_ptr<PreparedOp>(new NoOp());
+  const std::vector<char> bytes =
+      ops::encodeConstantTensor(elements, result.dtype, result.numel);
+  StatusOr<DeviceAllocation> data = DeviceAllocation::upload(
+      bytes.data(), static_cast<int64_t>(bytes.size()), *ctx.tracker);
+  if (!data.isOk())
+    return data.status();
+  return std::unique_ptr<PreparedOp>(
+      new ConstantDataOp(ctx, dst, std::move(*data)));
+}
+
 PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx) {
   switch (inst.code()) {
   case OpCode::Fill:
@@ -209,8 +208,6 @@ PreparedOpOr prepareTensorOp(const Instruction &inst, const CudaContext &ctx) {
     return prepareFill(ctx, inst.operands[0], inst.results[0]);
   case OpCode::FromElements:
     return prepareFromElements(inst, ctx);
-  case OpCode::Constant:
-    return prepareConstantTensor(inst, ctx);
   case OpCode::Extract:
     return prepareExtract(inst, ctx);
   default:

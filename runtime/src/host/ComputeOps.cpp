@@ -53,7 +53,7 @@ HostOpOr buildOp(const OpContext &ctx, const Instruction &inst,
     return buildAnyNonFinite(ctx);
   case OpCode::Constant:
     if (ctx.values().values[inst.results[0]].isTensor)
-      return buildConstantTensor(ctx);
+      return buildConstantTensor(ctx, checked.constantElements);
     return buildScalarInstruction(ctx, checked.scalar);
   default:
     // The check admitted only compute ops; the rest are scalar ops.

@@ -42,7 +42,8 @@ HostOpOr buildReshape(const OpContext &ctx);
 HostOpOr buildExtract(const OpContext &ctx);
 HostOpOr buildFromElements(const OpContext &ctx);
 HostOpOr buildSplat(const OpContext &ctx);
-HostOpOr buildConstantTensor(const OpContext &ctx);
+HostOpOr buildConstantTensor(const OpContext &ctx,
+                             const std::vector<Scalar> &elements);
 
 // LocalShard.cpp
 HostOpOr buildLocalShard(const OpContext &ctx);

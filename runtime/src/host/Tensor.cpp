@@ -148,12 +148,12 @@ HostOpOr buildSplat(const OpContext &ctx) {
       new SplatOp(ctx.op().operands[0], result.id, result.dtype, result.numel));
 }
 
-HostOpOr buildConstantTensor(const OpContext &ctx) {
+HostOpOr buildConstantTensor(const OpContext &ctx,
+                             const std::vector<Scalar> &elements) {
   const ValueInfo &result = ctx.values().values[ctx.op().results[0]];
   return std::unique_ptr<ComputeOp>(new ConstantTensorOp(
       result.id,
-      ops::encodeConstantTensor(ctx.fields().getConstant(Field::Value),
-                                result.dtype, result.numel)));
+      ops::encodeConstantTensor(elements, result.dtype, result.numel)));
 }
 
 } // namespace zero::runtime::host

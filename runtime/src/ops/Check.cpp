@@ -94,8 +94,14 @@ StatusOr<CheckedOp> checkComputeOp(const OpContext &ctx) {
     const OpRecord &op = ctx.op();
     const ValueInfo *value =
         op.results.size() == 1 ? ctx.values().lookup(op.results[0]) : nullptr;
-    if (value && value->isTensor)
-      return checkedOrError(checkConstantTensor(ctx));
+    if (value && value->isTensor) {
+      StatusOr<std::vector<Scalar>> elements = checkConstantTensor(ctx);
+      if (!elements.isOk())
+        return elements.status();
+      CheckedOp checked;
+      checked.constantElements = std::move(*elements);
+      return checked;
+    }
     return checkScalarInstruction(ctx);
   }
   default:

@@ -21,6 +21,7 @@
 
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 namespace zero::runtime::ops {
 
@@ -30,6 +31,9 @@ struct CheckedOp {
   BodyProgram body;
   /// A scalar op on registers (arith, math, a scalar arith.constant).
   ScalarOp scalar;
+  /// A tensor arith.constant: its elements as registers of the result's
+  /// dtype (ScalarOp.h's getConstantRegister), one for a splat.
+  std::vector<Scalar> constantElements;
 };
 
 /// The context an instruction of schedule file `fileName` is checked in:

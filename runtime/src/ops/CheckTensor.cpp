@@ -211,7 +211,7 @@ Status checkSplat(const OpContext &ctx) {
   return Status::ok();
 }
 
-Status checkConstantTensor(const OpContext &ctx) {
+StatusOr<std::vector<Scalar>> checkConstantTensor(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
   ZERO_RETURN_IF_ERROR(ctx.expectCount("operands", v.operands, 0));
   ZERO_RETURN_IF_ERROR(ctx.expectCount("results", v.results, 1));
@@ -229,13 +229,13 @@ Status checkConstantTensor(const OpContext &ctx) {
                          std::to_string(result.numel));
   // Every element must be a constant of the result's type.
   std::string message;
-  Scalar element;
+  std::vector<Scalar> elements(value.elements.size());
   for (size_t i = 0; i < value.elements.size(); ++i)
-    if (!parseConstant(value.elements[i], result.dtype, element, message))
+    if (!parseConstant(value.elements[i], result.dtype, elements[i], message))
       return ctx.error(isSplat ? "value.splat"
                                : "value.data[" + std::to_string(i) + "]",
                        message);
-  return Status::ok();
+  return elements;
 }
 
 /// zero.local_shard: the rank's shard of a tensor every rank holds whole.

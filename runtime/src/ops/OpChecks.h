@@ -32,7 +32,8 @@ Status checkReshape(const OpContext &ctx, bool collapse);
 Status checkExtract(const OpContext &ctx);
 Status checkFromElements(const OpContext &ctx);
 Status checkSplat(const OpContext &ctx);
-Status checkConstantTensor(const OpContext &ctx);
+/// Its elements as registers (CheckedOp::constantElements).
+StatusOr<std::vector<Scalar>> checkConstantTensor(const OpContext &ctx);
 Status checkLocalShard(const OpContext &ctx);
 
 // CheckOptimizers.cpp

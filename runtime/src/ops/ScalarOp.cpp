@@ -122,13 +122,12 @@ Scalar getConstantRegister(const Number &number, DType type) {
   return value;
 }
 
-std::vector<char> encodeConstantTensor(const ConstantValue &value, DType dtype,
-                                       int64_t numel) {
+std::vector<char> encodeConstantTensor(const std::vector<Scalar> &elements,
+                                       DType dtype, int64_t numel) {
   std::vector<char> bytes(numel * getDTypeWidth(dtype));
-  const bool isSplat = value.form != ConstantValue::Form::Elements;
+  const bool isSplat = elements.size() == 1;
   for (int64_t i = 0; i < numel; ++i)
-    storeElement(bytes.data(), dtype, i,
-                 getConstantRegister(value.elements[isSplat ? 0 : i], dtype));
+    storeElement(bytes.data(), dtype, i, elements[isSplat ? 0 : i]);
   return bytes;
 }
 

@@ -38,10 +38,11 @@ bool parseConstant(const Number &number, DType type, Scalar &value,
 /// rounded to `type`, integers wrapped to its width.
 Scalar getConstantRegister(const Number &number, DType type);
 
-/// The bytes of a checked tensor constant with `numel` elements of `dtype`
-/// (a splat's one element repeated, or the data's elements in order).
-std::vector<char> encodeConstantTensor(const ConstantValue &value, DType dtype,
-                                       int64_t numel);
+/// The bytes of a tensor constant with `numel` elements of `dtype`, from
+/// its checked registers (CheckedOp::constantElements: a splat's one
+/// repeated, or the data's in order).
+std::vector<char> encodeConstantTensor(const std::vector<Scalar> &elements,
+                                       DType dtype, int64_t numel);
 
 } // namespace zero::runtime::ops
 

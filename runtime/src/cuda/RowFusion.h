@@ -22,9 +22,10 @@
 //     vector [R] from outside along the leading ones, to a row tensor;
 //   - linalg.map over row tensors or over point tensors (no body reads the
 //     destination; no tensor.extract).
-// It starts at the instruction the executor asks about, extends while the
-// instructions qualify, and ends at its last map, reduce or broadcast; it
-// needs a reduction and a map after it (else the ops alone are as good).
+// It starts at the instruction the plan tries (ComputePlan.h), extends
+// while the instructions qualify, and ends at its last map, reduce or
+// broadcast; it needs a reduction and a map after it (else the ops alone
+// are as good).
 // The row length R and the threads per row T are the cooperative
 // reduction's (a warp up to 4096 elements, a block of 256 above), and each
 // thread holds at most kMaxRowElementsPerThread elements of a row value

@@ -8,6 +8,8 @@
 //===----------------------------------------------------------------------===//
 
 #include "cuda/ComputePlan.h"
+
+#include "../TestSchedules.h"
 #include "OffloadedStep.h"
 #include "OptimizerGroups.h"
 #include "RowPrograms.h"
@@ -128,6 +130,28 @@ TEST(ComputePlanTest, TheHostArenaRunsOnTheCpuAsOneRun) {
             "single 0+1, single 1+1, single 2+1, single 3+1, single 4+1, "
             "optimizers 5+2, single 7+1, single 8+1, single 9+1, "
             "single 10+1, single 11+1, single 12+1, single 13+1");
+}
+
+TEST(ComputePlanTest, NoGroupCrossesTheLoopsBounds) {
+  // TestSchedules.h's loop with every buffer in the host arena: the fill
+  // before the loop, the add in its body and the copy after it are
+  // host-space compute instructions (the loop's slice is a copy of the
+  // executor's). The add and the copy are consecutive but on either side of
+  // the body's end: two CPU runs (the executor would run a group that
+  // crosses a bound instruction by instruction).
+  json text = zero::runtime::test::makeLoopSchedule(3, 4, false);
+  for (json &buffer : text["buffers"])
+    buffer["space"] = "host";
+  text["memory"]["arenas"] = {{"device", 0},
+                              {"host", text["memory"]["arenas"]["device"]}};
+  const Schedule schedule = parse(text.dump(), "loop.json");
+  const std::vector<Instruction> &list = schedule.streams()[0].instructions;
+  ASSERT_EQ(list.size(), 5u);
+  ASSERT_TRUE(schedule.loop());
+  EXPECT_EQ(schedule.loop()->bodyBegin[0], 2u);
+  EXPECT_EQ(schedule.loop()->bodyEnd[0], 4u);
+  EXPECT_EQ(describe(plan(schedule), schedule),
+            "single 0+1, host 1+1, host 3+1, host 4+1");
 }
 
 TEST(ComputePlanTest, RefusesWhatTheHostRefuses) {

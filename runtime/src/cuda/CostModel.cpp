@@ -20,8 +20,6 @@
 
 #include "Gemm.h"
 
-#include "zero/runtime/Device.h"
-
 #include <algorithm>
 #include <cmath>
 #include <optional>

@@ -19,22 +19,20 @@ StatusOr<CheckedOp> checkedOrError(Status status) {
   return CheckedOp();
 }
 
-StatusOr<CheckedOp> withBody(StatusOr<BodyProgram> body) {
-  if (!body.isOk())
-    return body.status();
+/// What a check `found`, kept in `field` of a CheckedOp; or its error.
+template <typename T>
+StatusOr<CheckedOp> checkedWith(StatusOr<T> found, T CheckedOp::*field) {
+  if (!found.isOk())
+    return found.status();
   CheckedOp checked;
-  checked.body = std::move(*body);
+  checked.*field = std::move(*found);
   return checked;
 }
 
 StatusOr<CheckedOp> checkScalarInstruction(const OpContext &ctx) {
   ZERO_ASSIGN_VALUES(v, ctx);
-  StatusOr<ScalarOp> op = checkScalarOp(ctx, v.operands, v.results);
-  if (!op.isOk())
-    return op.status();
-  CheckedOp checked;
-  checked.scalar = *op;
-  return checked;
+  return checkedWith(checkScalarOp(ctx, v.operands, v.results),
+                     &CheckedOp::scalar);
 }
 
 } // namespace
@@ -62,11 +60,11 @@ StatusOr<CheckedOp> checkComputeOp(const OpContext &ctx) {
   case OpCode::Copy:
     return checkedOrError(checkCopy(ctx));
   case OpCode::Map:
-    return withBody(checkMap(ctx));
+    return checkedWith(checkMap(ctx), &CheckedOp::body);
   case OpCode::Reduce:
-    return withBody(checkReduce(ctx));
+    return checkedWith(checkReduce(ctx), &CheckedOp::body);
   case OpCode::Generic:
-    return withBody(checkGeneric(ctx));
+    return checkedWith(checkGeneric(ctx), &CheckedOp::body);
   case OpCode::ExtractSlice:
     return checkedOrError(checkExtractSlice(ctx));
   case OpCode::InsertSlice:
@@ -94,14 +92,9 @@ StatusOr<CheckedOp> checkComputeOp(const OpContext &ctx) {
     const OpRecord &op = ctx.op();
     const ValueInfo *value =
         op.results.size() == 1 ? ctx.values().lookup(op.results[0]) : nullptr;
-    if (value && value->isTensor) {
-      StatusOr<std::vector<Scalar>> elements = checkConstantTensor(ctx);
-      if (!elements.isOk())
-        return elements.status();
-      CheckedOp checked;
-      checked.constantElements = std::move(*elements);
-      return checked;
-    }
+    if (value && value->isTensor)
+      return checkedWith(checkConstantTensor(ctx),
+                         &CheckedOp::constantElements);
     return checkScalarInstruction(ctx);
   }
   default:

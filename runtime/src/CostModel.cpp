@@ -65,6 +65,12 @@ std::string formatCostExplanation(const CostExplanation &explanation,
 }
 
 std::string costExplanationToJson(const CostExplanation &explanation) {
+  auto figures = [](const std::vector<DeviceFigure> &list) {
+    nlohmann::ordered_json object = nlohmann::ordered_json::object();
+    for (const DeviceFigure &figure : list)
+      object[figure.name] = figure.value;
+    return object;
+  };
   nlohmann::ordered_json categories = nlohmann::ordered_json::object();
   for (const auto &[name, c] : explanation.categories)
     categories[name] = {{"launches", c.launches},
@@ -86,6 +92,8 @@ std::string costExplanationToJson(const CostExplanation &explanation) {
                                  {"compute_ms", explanation.computeMs},
                                  {"comm_ms", explanation.commMs},
                                  {"launches", explanation.launches},
+                                 {"figures", figures(explanation.figures)},
+                                 {"settings", figures(explanation.settings)},
                                  {"categories", categories},
                                  {"plan", plan}};
   return json.dump(2) + "\n";

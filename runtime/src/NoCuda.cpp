@@ -25,8 +25,8 @@ createDeviceCommunicator(Communicator &, const DeviceCommunicatorOptions &) {
 
 std::vector<std::string> getCostModelDevices() { return {}; }
 
-StatusOr<CostExplanation> explainSchedule(const Schedule &,
-                                          const std::string &) {
+StatusOr<CostExplanation> explainSchedule(const Schedule &, const std::string &,
+                                          const std::vector<DeviceFigure> &) {
   return ZERO_ERROR(kUnavailable,
                     std::string(kNoCuda) +
                         ": the cost model prices the CUDA backend's plan");

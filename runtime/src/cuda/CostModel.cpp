@@ -12,6 +12,7 @@
 //===----------------------------------------------------------------------===//
 
 #include "zero/runtime/CostModel.h"
+#include "zero/runtime/StateAccess.h"
 
 #include "Codegen.h"
 #include "ComputePlan.h"
@@ -22,34 +23,111 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <optional>
 
 namespace zero::runtime {
 
 namespace {
 
+/// A GPU's figures (DeviceModels.def, which documents them). Counts are
+/// held as doubles, as every figure may be set (--explain-set).
 struct DeviceModel {
-  const char *name;
-  int sms;
-  int threadsPerSm;
+  std::string name;
+  double sms, threadsPerSm;
   double copyGbs, latencyNs, launchUs;
   double gemmF32, gemmTf32, gemmBf16, gemmF16, gemmF64; // TFLOP/s
   double batchedScale;
   double f64Tflops, hostGbs, linkGbs, pcieGbs;
   double loopLoads;
-  double generatedEfficiency, optimizerEfficiency, transposeEfficiency;
+  double generatedEfficiency, vectorEfficiency;
+  double optimizerEfficiency, optimizerVectorEfficiency;
+  double transposeEfficiency;
 };
 
-constexpr DeviceModel kDeviceModels[] = {
-#define ZERO_DEVICE_MODEL(name, sms, threads, copy, latency, launch, f32,     \
-                          tf32, bf16, f16, f64, batched, f64math, host, link, \
-                          pcie, loopLoads, generated, optimizer, transpose)    \
-  {name,    sms,       threads,   copy,     latency,  launch,                  \
-   f32,     tf32,      bf16,      f16,      f64,      batched,                 \
-   f64math, host,      link,      pcie,     loopLoads, generated,              \
-   optimizer, transpose},
+const DeviceModel kDeviceModels[] = {
+#define ZERO_DEVICE_MODEL(name, sms, threads, copy, latency, launch, f32,      \
+                          tf32, bf16, f16, f64, batched, f64math, host, link,  \
+                          pcie, loopLoads, generated, vector, optimizer,       \
+                          optimizerVector, transpose)                          \
+  {name,     sms,  threads,   copy,      latency, launch,    f32,              \
+   tf32,     bf16, f16,       f64,       batched, f64math,   host,             \
+   link,     pcie, loopLoads, generated, vector,  optimizer, optimizerVector,  \
+   transpose},
 #include "DeviceModels.def"
 };
+
+/// What values a figure takes.
+enum class FigureRange { Count, Positive, Efficiency };
+
+/// The figures by their names in DeviceModels.def, in its order.
+struct FigureField {
+  const char *name;
+  double DeviceModel::*member;
+  FigureRange range;
+};
+
+constexpr FigureField kFigureFields[] = {
+    {"sms", &DeviceModel::sms, FigureRange::Count},
+    {"threads_per_sm", &DeviceModel::threadsPerSm, FigureRange::Count},
+    {"copy_gbs", &DeviceModel::copyGbs, FigureRange::Positive},
+    {"latency_ns", &DeviceModel::latencyNs, FigureRange::Positive},
+    {"launch_us", &DeviceModel::launchUs, FigureRange::Positive},
+    {"gemm_f32_tflops", &DeviceModel::gemmF32, FigureRange::Positive},
+    {"gemm_tf32_tflops", &DeviceModel::gemmTf32, FigureRange::Positive},
+    {"gemm_bf16_tflops", &DeviceModel::gemmBf16, FigureRange::Positive},
+    {"gemm_f16_tflops", &DeviceModel::gemmF16, FigureRange::Positive},
+    {"gemm_f64_tflops", &DeviceModel::gemmF64, FigureRange::Positive},
+    {"batched_scale", &DeviceModel::batchedScale, FigureRange::Positive},
+    {"f64_tflops", &DeviceModel::f64Tflops, FigureRange::Positive},
+    {"host_gbs", &DeviceModel::hostGbs, FigureRange::Positive},
+    {"link_gbs", &DeviceModel::linkGbs, FigureRange::Positive},
+    {"pcie_gbs", &DeviceModel::pcieGbs, FigureRange::Positive},
+    {"loop_loads", &DeviceModel::loopLoads, FigureRange::Count},
+    {"generated_eff", &DeviceModel::generatedEfficiency,
+     FigureRange::Efficiency},
+    {"vector_eff", &DeviceModel::vectorEfficiency, FigureRange::Efficiency},
+    {"optimizer_eff", &DeviceModel::optimizerEfficiency,
+     FigureRange::Efficiency},
+    {"optimizer_vector_eff", &DeviceModel::optimizerVectorEfficiency,
+     FigureRange::Efficiency},
+    {"transpose_eff", &DeviceModel::transposeEfficiency,
+     FigureRange::Efficiency},
+};
+
+/// Puts `setting` in place of `model`'s figure of its name.
+Status applyFigure(DeviceModel &model, const DeviceFigure &setting) {
+  std::vector<std::string> names;
+  for (const FigureField &field : kFigureFields) {
+    names.push_back(field.name);
+    if (setting.name != field.name)
+      continue;
+    const double value = setting.value;
+    const bool inRange =
+        std::isfinite(value) && value > 0 &&
+        (field.range != FigureRange::Count || value == std::floor(value)) &&
+        (field.range != FigureRange::Efficiency || value <= 1);
+    if (!inRange) {
+      const char *wanted =
+          field.range == FigureRange::Count ? "a whole number of at least 1"
+          : field.range == FigureRange::Efficiency ? "a fraction in (0, 1]"
+                                                   : "a positive number";
+      char given[32];
+      std::snprintf(given, sizeof(given), "%g", value);
+      return ZERO_ERROR(kInvalidArgument, "figure " + setting.name + ": " +
+                                              given + " is not " + wanted);
+    }
+    model.*field.member = value;
+    return Status::ok();
+  }
+  const std::string closest = findClosestName(setting.name, names);
+  return ZERO_ERROR(kInvalidArgument,
+                    "the cost model has no figure '" + setting.name + "'" +
+                        (closest.empty()
+                             ? std::string()
+                             : " (did you mean '" + closest + "'?)") +
+                        "; its figures are those of DeviceModels.def");
+}
 
 /// Bytes in flight that no launch draws short of the copy bandwidth.
 constexpr double kUnbounded = 1e12;
@@ -174,8 +252,8 @@ double Planner::seconds(const Launch &launch) const {
       launch.fixedSeconds >= 0 ? launch.fixedSeconds : gpu_.launchUs * 1e-6;
   // Little's law: the bandwidth a launch can draw is bounded by the loads
   // its resident threads keep in flight.
-  const double resident = std::min(
-      launch.threads, static_cast<double>(gpu_.sms) * gpu_.threadsPerSm);
+  const double resident =
+      std::min(launch.threads, gpu_.sms * gpu_.threadsPerSm);
   const double inFlight =
       launch.bytesInFlight * std::min(launch.loadOnlyIterations,
                                       gpu_.loopLoads);
@@ -262,7 +340,7 @@ Launch Planner::planMatmul(const Instruction &inst) {
   }
   launch.flopRate = rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
   // cuBLAS keeps the memory system busy: its bytes go at copy bandwidth.
-  launch.threads = static_cast<double>(gpu_.sms) * gpu_.threadsPerSm;
+  launch.threads = gpu_.sms * gpu_.threadsPerSm;
   launch.bytesInFlight = kUnbounded;
   return launch;
 }
@@ -279,7 +357,8 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
       cuda::generateKernel(*nest, values_);
   if (!kernel.isOk())
     return kernel.status();
-  const cuda::LaunchShape shape = cuda::getLaunchShape(*kernel, gpu_.sms);
+  const cuda::LaunchShape shape =
+      cuda::getLaunchShape(*kernel, static_cast<int>(gpu_.sms));
   Launch launch;
   launch.category = categoryOf(inst.code());
   const bool reduces = nest->numElements() > 1;
@@ -311,13 +390,11 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
   launch.bytesInFlight = std::max(inFlight, 1.0);
   launch.loadOnlyIterations = static_cast<double>(nest->numElements()) /
                               static_cast<double>(nest->pointThreads);
-  launch.efficiency = gpu_.generatedEfficiency;
-  // The vector path is priced as a streaming kernel like the optimizer's
-  // vector path (not yet measured; docs/PERFORMANCE.md), taking the arena's
-  // alignment for granted (buffer offsets are multiples of the schedule's
-  // memory.alignment, 64 from zero-opt).
-  if (nest->vectorWidth > 1)
-    launch.efficiency = 1;
+  // The vector path takes the arena's alignment for granted (buffer
+  // offsets are multiples of the schedule's memory.alignment, 64 from
+  // zero-opt).
+  launch.efficiency =
+      nest->vectorWidth > 1 ? gpu_.vectorEfficiency : gpu_.generatedEfficiency;
   return launch;
 }
 
@@ -351,10 +428,10 @@ Launch Planner::planRowProgram(const cuda::RowProgram &program) {
 Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
   // Optimizers.cu: one launch for the group, one block of 256 threads per
   // chunk of 64K elements. A step whose tensors all allow the vector path
-  // updates four elements per thread and iteration with vector loads: a
-  // streaming kernel like the copies, bounded by the loads in flight. The
-  // others go one element at a time at optimizer_eff, that kernel's
-  // measured rate as it launches (its grid included).
+  // updates four elements per thread and iteration with vector loads, at
+  // optimizer_vector_eff, bounded by the loads in flight. The others go
+  // one element at a time at optimizer_eff, that kernel's measured rate as
+  // it launches (its grid included).
   Launch launch;
   launch.category = "optimizer";
   double blocks = 0, vectorBytes = 0, loadBytes = 0;
@@ -392,11 +469,11 @@ Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
     blocks += getOptimizerBlocks(numel);
   }
   launch.threads = blocks * kOptimizerThreads;
-  // The bytes of the vector path at full efficiency, the rest at the scalar
-  // kernel's: one weighted efficiency for the launch.
+  // The bytes of each path at its efficiency: one weighted efficiency for
+  // the launch.
   const double vectorShare = launch.bytes > 0 ? vectorBytes / launch.bytes : 0;
-  launch.efficiency =
-      1 / (vectorShare + (1 - vectorShare) / gpu_.optimizerEfficiency);
+  launch.efficiency = 1 / (vectorShare / gpu_.optimizerVectorEfficiency +
+                           (1 - vectorShare) / gpu_.optimizerEfficiency);
   launch.bytesInFlight = vectorShare > 0 ? loadBytes : kUnbounded;
   return launch;
 }
@@ -475,7 +552,7 @@ Launch Planner::planStridedCopy(const Instruction &inst) {
     launch.count = 0;
     return launch;
   case cuda::CopyKind::Memcpy:
-    launch.threads = static_cast<double>(gpu_.sms) * gpu_.threadsPerSm;
+    launch.threads = gpu_.sms * gpu_.threadsPerSm;
     launch.bytesInFlight = kUnbounded;
     return launch;
   case cuda::CopyKind::Transpose:
@@ -645,21 +722,33 @@ std::vector<std::string> getCostModelDevices() {
   return names;
 }
 
-StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
-                                          const std::string &device) {
-  const DeviceModel *model = nullptr;
+StatusOr<CostExplanation>
+explainSchedule(const Schedule &schedule, const std::string &device,
+                const std::vector<DeviceFigure> &settings) {
+  const DeviceModel *found = nullptr;
   std::string known;
   for (const DeviceModel &m : kDeviceModels) {
-    known += std::string(known.empty() ? "" : ", ") + m.name;
+    known += (known.empty() ? "" : ", ") + m.name;
     if (device == m.name)
-      model = &m;
+      found = &m;
   }
-  if (!model)
+  if (!found)
     return ZERO_ERROR(kInvalidArgument, "the cost model knows no GPU '" +
                                             device + "' (it knows " + known +
                                             ")");
+  DeviceModel model = *found;
+  for (size_t i = 0; i < settings.size(); ++i) {
+    for (size_t j = 0; j < i; ++j)
+      if (settings[j].name == settings[i].name)
+        return ZERO_ERROR(kInvalidArgument,
+                          "figure " + settings[i].name + " is set twice");
+    ZERO_RETURN_IF_ERROR(applyFigure(model, settings[i]));
+  }
   CostExplanation explanation;
   explanation.device = device;
+  explanation.settings = settings;
+  for (const FigureField &field : kFigureFields)
+    explanation.figures.push_back({field.name, model.*field.member});
   // The device's groups and checks, with the switches a run here would
   // have.
   StatusOr<cuda::ComputePlanOptions> options = cuda::getComputePlanOptions();
@@ -669,7 +758,7 @@ StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
       cuda::ComputePlan::create(schedule, *options);
   if (!plan.isOk())
     return plan.status();
-  Planner planner(schedule, *plan, *model);
+  Planner planner(schedule, *plan, model);
   ZERO_RETURN_IF_ERROR(planner.run(explanation));
   return explanation;
 }

@@ -49,7 +49,8 @@ namespace {
 
 const char *kUsage =
     "usage: zero-run SCHEDULE --steps N [options]\n"
-    "       zero-run SCHEDULE --explain GPU [--explain-json FILE]\n"
+    "       zero-run SCHEDULE --explain GPU [--explain-set FIGURE=VALUE]...\n"
+    "                [--explain-json FILE]\n"
     "  --steps N            steps to run (required)\n"
     "  --device cpu|cuda    where the schedule runs (cpu)\n"
     "  --gpus-per-node G    cuda: rank uses GPU (local rank mod G); ranks\n"
@@ -113,6 +114,9 @@ const char *kUsage =
     "                       step priced on GPU h100 or h200 (the cost model,\n"
     "                       no GPU needed), per category of launches,\n"
     "                       then the launches that take longest\n"
+    "  --explain-set FIGURE=VALUE  price it with one of the GPU's figures\n"
+    "                       changed (runtime/src/cuda/DeviceModels.def:\n"
+    "                       gemm_bf16_tflops=400, vector_eff=0.62)\n"
     "  --explain-json FILE  also write it as JSON, with every launch\n";
 
 struct Options {
@@ -144,6 +148,7 @@ struct Options {
   double interNodeNsPerByte = 0;
   std::string explain;     // --explain: a GPU of the cost model
   std::string explainJson; // --explain-json
+  std::vector<DeviceFigure> explainSettings; // --explain-set
   bool debug = false;
   bool allowNonfinite = false;
   bool help = false;
@@ -206,34 +211,22 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.forwarded.push_back(arg);
       continue;
     }
-    static const char *kValued[] = {"--steps",
-                                    "--print-every",
-                                    "--data",
-                                    "--data-order",
-                                    "--seed",
-                                    "--init-from",
-                                    "--export",
-                                    "--dump-state",
-                                    "--save",
-                                    "--save-every",
-                                    "--keep",
-                                    "--resume",
-                                    "--fail-at-save",
-                                    "--fail-write-at-save",
-                                    "--metrics",
-                                    "--trace",
-                                    "--nproc",
-                                    "--memory-limit",
-                                    "--comm-timeout",
-                                    "--inter-node-ns-per-byte",
-                                    "--fail-at-step",
-                                    "--fail-rank",
-                                    "--device",
-                                    "--gpus-per-node",
-                                    "--nvme-path",
-                                    "--nvme-fail-write-at",
-                                    "--explain",
-                                    "--explain-json"};
+    static const char *kValued[] = {
+        "--steps",        "--print-every",
+        "--data",         "--data-order",
+        "--seed",         "--init-from",
+        "--export",       "--dump-state",
+        "--save",         "--save-every",
+        "--keep",         "--resume",
+        "--fail-at-save", "--fail-write-at-save",
+        "--metrics",      "--trace",
+        "--nproc",        "--memory-limit",
+        "--comm-timeout", "--inter-node-ns-per-byte",
+        "--fail-at-step", "--fail-rank",
+        "--device",       "--gpus-per-node",
+        "--nvme-path",    "--nvme-fail-write-at",
+        "--explain",      "--explain-set",
+        "--explain-json"};
     if (std::none_of(std::begin(kValued), std::end(kValued),
                      [&](const char *name) { return flag == name; }))
       return usageError("unknown option '" + flag + "'");
@@ -288,6 +281,17 @@ Status parseOptions(int argc, char **argv, Options &options) {
       options.explain = value;
     } else if (flag == "--explain-json") {
       options.explainJson = value;
+    } else if (flag == "--explain-set") {
+      // FIGURE=VALUE; the model checks the figure's name and range.
+      const size_t equals = value.find('=');
+      const std::string number =
+          equals == std::string::npos ? "" : value.substr(equals + 1);
+      char *end = nullptr;
+      const double figure = std::strtod(number.c_str(), &end);
+      if (equals == 0 || number.empty() || *end != '\0')
+        return usageError("--explain-set: '" + value +
+                          "' is not FIGURE=NUMBER");
+      options.explainSettings.push_back({value.substr(0, equals), figure});
     } else if (flag == "--nvme-path") {
       if (value.empty())
         return usageError("--nvme-path needs a directory");
@@ -348,11 +352,13 @@ Status parseOptions(int argc, char **argv, Options &options) {
     return usageError("no schedule given");
   if (!options.explainJson.empty() && options.explain.empty())
     return usageError("--explain-json goes with --explain");
+  if (!options.explainSettings.empty() && options.explain.empty())
+    return usageError("--explain-set goes with --explain");
   if (!options.explain.empty()) {
     // The explanation runs nothing: no option of a run goes with it.
     for (const std::string &arg : options.forwarded)
       if (arg.rfind("--", 0) == 0 && arg != "--explain" &&
-          arg != "--explain-json")
+          arg != "--explain-set" && arg != "--explain-json")
         return usageError(arg + " does not go with --explain (it runs "
                                 "nothing)");
     if (options.nproc > 0)
@@ -1257,7 +1263,7 @@ int explain(const Options &options) {
     return 1;
   }
   StatusOr<CostExplanation> explanation =
-      explainSchedule(*schedule, options.explain);
+      explainSchedule(*schedule, options.explain, options.explainSettings);
   if (!explanation.isOk()) {
     std::fprintf(stderr, "zero-run: --explain: %s\n",
                  explanation.status().message().c_str());
@@ -1277,8 +1283,16 @@ int explain(const Options &options) {
       return 1;
     }
   }
+  std::string device = options.explain;
+  for (const DeviceFigure &setting : explanation->settings) {
+    char figure[96];
+    std::snprintf(figure, sizeof(figure), "%s %s=%g",
+                  device == options.explain ? " with" : ",",
+                  setting.name.c_str(), setting.value);
+    device += figure;
+  }
   std::printf("%s: one step on %s, predicted by the cost model\n%s",
-              options.schedule.c_str(), options.explain.c_str(),
+              options.schedule.c_str(), device.c_str(),
               formatCostExplanation(*explanation).c_str());
   return 0;
 }

@@ -47,8 +47,20 @@ struct CostLaunch {
   double ms = 0;
 };
 
+/// One of a GPU's figures (DeviceModels.def: "copy_gbs", "vector_eff"),
+/// named as there.
+struct DeviceFigure {
+  std::string name;
+  double value = 0;
+};
+
 struct CostExplanation {
   std::string device; // "h100"
+  /// Every figure the launches were priced with, in DeviceModels.def's
+  /// order (a set figure with its set value).
+  std::vector<DeviceFigure> figures;
+  /// The figures set for this explanation (--explain-set), as given.
+  std::vector<DeviceFigure> settings;
   /// The compute stream's predicted time per step; collectives and swaps
   /// run on streams of their own, overlapped with it: the step is the
   /// longer of the two.
@@ -64,17 +76,22 @@ struct CostExplanation {
 /// The names of the GPUs the model knows ("h100", "h200").
 std::vector<std::string> getCostModelDevices();
 
-/// The plan of `schedule`'s step on GPU `device`. Fails for a device the
-/// model does not know, or where this build has no CUDA backend (the plan
-/// is the backend's).
-StatusOr<CostExplanation> explainSchedule(const Schedule &schedule,
-                                          const std::string &device);
+/// The plan of `schedule`'s step on GPU `device`, with `settings` in place
+/// of the device's figures of the same names. Fails for a device the model
+/// does not know, a figure it does not have (naming the closest), a value
+/// out of the figure's range (a count below 1 or not whole, a rate not
+/// positive, an efficiency outside (0, 1]), or where this build has no
+/// CUDA backend (the plan is the backend's).
+StatusOr<CostExplanation>
+explainSchedule(const Schedule &schedule, const std::string &device,
+                const std::vector<DeviceFigure> &settings = {});
 
 /// A table of the categories and the total, then the `heaviest` launches
 /// that take the most time, for people.
 std::string formatCostExplanation(const CostExplanation &explanation,
                                   size_t heaviest = 10);
 /// {"device", "total_ms", "compute_ms", "comm_ms", "launches",
+///  "figures": {name: value}, "settings": {name: value},
 ///  "categories": {name: {"launches", "flops", "bytes", "ms"}},
 ///  "plan": [{"category", "path", "op", "loc", "points", "times", "bytes",
 ///            "ms"}]}.

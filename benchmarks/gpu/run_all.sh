@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The GPU run, in one call of at most ~10 minutes, on a machine with one
+# The GPU run, in one call of about 7 minutes at most, on a machine with one
 # NVIDIA GPU, the CUDA toolkit, NCCL, cmake, ninja and Python 3 with PyTorch,
 # but no Debian packages, no LLVM/MLIR and no network (benchmarks/gpu/README.md):
 #
@@ -39,7 +39,7 @@
 # parts (the separate traced runs, torch.compile, naive-attention PyTorch) are
 # skipped, and reported as skipped, when the time budget is spent.
 #
-# Environment: OUT, ZERO_GPU_BUDGET_S (default 540: the seconds after which
+# Environment: OUT, ZERO_GPU_BUDGET_S (default 330: the seconds after which
 # optional parts are skipped), ZERO_GPU_BENCH_STEPS (12), ZERO_GPU_JOBS
 # (build parallelism, default: the cores).
 set -euo pipefail
@@ -51,7 +51,7 @@ out=$(cd "$out" && pwd)
 build=$root/build-gpu
 deps_build=$root/build-gpu-deps
 work=$build/gpu-run
-budget=${ZERO_GPU_BUDGET_S:-540}
+budget=${ZERO_GPU_BUDGET_S:-330}
 bench_steps=${ZERO_GPU_BENCH_STEPS:-12}
 bench_warmup=3
 jobs=${ZERO_GPU_JOBS:-$(nproc)}

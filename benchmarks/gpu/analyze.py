@@ -53,6 +53,7 @@ import statistics
 import struct
 import subprocess
 import sys
+import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.dirname(HERE))
@@ -586,10 +587,10 @@ def adam(trace_path, schedule_path, warmup=0, large=1 << 20):
     return out
 
 
-def launches(trace_path, explain, warmup=0):
-    """The plan's launches against the trace's compute events: per category
-    and per launch, predicted and measured ms per step (the measured time of
-    a launch is that of the events of its instructions' points)."""
+def join_launches(trace_path, explain, warmup=0):
+    """The plan's compute launches, each with `measured_ms` per step (that
+    of the trace's events of its instructions' points) and `events`; the
+    steps traced; and the events of no planned launch."""
     plan = [dict(p) for p in explain["plan"]
             if p["category"] not in ("collective", "swap")]
     launch_of = {}
@@ -615,9 +616,22 @@ def launches(trace_path, explain, warmup=0):
         plan[index]["measured_ms"] += e["dur"] / 1e3
         plan[index]["events"] += 1
     per = max(1, len(steps))
-    categories = {}
     for p in plan:
         p["measured_ms"] /= per
+    unplanned["ms"] /= per
+    unplanned["events"] /= per
+    for name in unplanned["ops"]:
+        unplanned["ops"][name] /= per
+    return plan, len(steps), unplanned
+
+
+def launches(trace_path, explain, warmup=0):
+    """The plan's launches against the trace's compute events: per category
+    and per launch, predicted and measured ms per step (the measured time of
+    a launch is that of the events of its instructions' points)."""
+    plan, steps, unplanned = join_launches(trace_path, explain, warmup)
+    categories = {}
+    for p in plan:
         c = categories.setdefault(p["category"], {
             "launches": 0, "traced": 0, "predicted_ms": 0.0,
             "measured_ms": 0.0})
@@ -625,16 +639,124 @@ def launches(trace_path, explain, warmup=0):
         c["traced"] += 1 if p["events"] else 0
         c["predicted_ms"] += p["ms"]
         c["measured_ms"] += p["measured_ms"]
-    unplanned["ms"] /= per
-    unplanned["events"] /= per
-    for name in unplanned["ops"]:
-        unplanned["ops"][name] /= per
     heaviest = sorted(plan, key=lambda p: -p["measured_ms"])[:15]
-    return {"steps": len(steps), "categories": categories,
+    return {"steps": steps, "categories": categories,
             "unplanned": unplanned,
             "heaviest": [{k: p[k] for k in ("category", "path", "op", "loc",
                                             "points", "ms", "measured_ms")}
                          for p in heaviest]}
+
+
+# Figures a launch's time falls with as they grow (bandwidths, rates,
+# efficiencies); latency_ns makes it grow; launch_us is its fixed cost.
+GROWING_WITH_FIGURE = ("latency_ns",)
+# A host function's fixed cost (CostModel.cpp, planHost).
+HOST_FUNCTION_MS = 0.010
+
+
+def fit(trace_path, explain, warmup=0):
+    """Each GPU figure that bounds some traced launch (the plan's `bound`),
+    refitted to the trace: the figure scaled by how much longer or shorter
+    those launches took beyond their fixed cost than predicted. An
+    efficiency is a fraction of copy_gbs and batched_scale of its type's
+    GEMM rate, so each keeps the rate its launches drew with the refitted
+    copy_gbs or GEMM rate; launch_us takes what the launches it bounds took
+    more or less than predicted, per launch. First order: a launch whose
+    bound changes with the new figures is priced by the model again
+    (`zero-run --explain --explain-set`)."""
+    plan, steps, _ = join_launches(trace_path, explain, warmup)
+    figures = explain["figures"]
+    launch_ms = figures["launch_us"] / 1e3
+    groups = {}
+    measured_step = 0.0
+    for p in plan:
+        if not p["events"]:
+            continue
+        measured_step += p["measured_ms"]
+        g = groups.setdefault(p["bound"], {
+            "launches": 0, "predicted_ms": 0.0, "measured_ms": 0.0,
+            "fixed_ms": 0.0, "gemm_type": None})
+        g["launches"] += p["times"]
+        g["predicted_ms"] += p["ms"]
+        g["measured_ms"] += p["measured_ms"]
+        fixed = HOST_FUNCTION_MS if p["bound"] == "host_gbs" else launch_ms
+        g["fixed_ms"] += fixed * p["times"]
+        if p["category"].startswith("batched_gemm_"):
+            g["gemm_type"] = g["gemm_type"] or p["category"][13:]
+
+    def speedup(g):
+        """How much faster than predicted the launches' variable part ran."""
+        predicted = g["predicted_ms"] - g["fixed_ms"]
+        measured = g["measured_ms"] - g["fixed_ms"]
+        return predicted / measured if predicted > 0 and measured > 0 \
+            else None
+
+    fitted = {}
+    for figure, g in groups.items():
+        if figure == "launch_us":
+            fitted[figure] = figures[figure] + 1e3 * (
+                g["measured_ms"] - g["predicted_ms"]) / g["launches"]
+            continue
+        r = speedup(g)
+        if r is None:
+            fitted[figure] = None
+        elif figure in GROWING_WITH_FIGURE:
+            fitted[figure] = figures[figure] / r
+        else:
+            fitted[figure] = figures[figure] * r
+
+    def refitted(figure):
+        value = fitted.get(figure)
+        return figures[figure] if value is None else value
+
+    # The relative figures, against the refitted figures they scale.
+    for figure, g in groups.items():
+        if fitted[figure] is None:
+            continue
+        if figure.endswith("_eff"):
+            fitted[figure] *= figures["copy_gbs"] / refitted("copy_gbs")
+        elif figure == "batched_scale" and g["gemm_type"]:
+            rate = "gemm_%s_tflops" % g["gemm_type"]
+            fitted[figure] *= figures[rate] / refitted(rate)
+    result = {}
+    for figure, g in sorted(groups.items()):
+        value = fitted[figure]
+        # An efficiency is at most 1; one that fits well above it says
+        # that copy_gbs, or the model's bytes, are off.
+        efficiency = value is not None and figure.endswith("_eff")
+        result[figure] = {
+            "launches": g["launches"], "predicted_ms": g["predicted_ms"],
+            "measured_ms": g["measured_ms"], "value": figures[figure],
+            "fitted": min(value, 1.0) if efficiency else value,
+            "capped": efficiency and value > 1.001}
+    return {"steps": steps, "figures": result,
+            "measured_step_ms": measured_step}
+
+
+def fit_settings(result):
+    """The refitted figures as zero-run --explain-set arguments."""
+    settings = []
+    for figure, f in result["figures"].items():
+        if f["fitted"] is not None:
+            settings += ["--explain-set", "%s=%.4g" % (figure, f["fitted"])]
+    return settings
+
+
+def format_fit(result):
+    lines = ["| figure | launches | predicted ms | measured ms | "
+             "DeviceModels.def | fitted |", "|---|---:|---:|---:|---:|---:|"]
+    for figure, f in result["figures"].items():
+        fitted = "-"
+        if f["fitted"] is not None:
+            fitted = "%.4g%s" % (f["fitted"], " (capped)" if f["capped"]
+                                 else "")
+        lines.append("| `%s` | %d | %.2f | %.2f | %g | %s |" % (
+            figure, f["launches"], f["predicted_ms"], f["measured_ms"],
+            f["value"], fitted))
+    lines += ["", "Traced launches, measured: %.2f ms per step. Try on the "
+              "build machine: `zero-run SCHEDULE --explain h100 %s`"
+              % (result["measured_step_ms"], " ".join(fit_settings(result)))]
+    return "\n".join(lines) + "\n"
 
 
 def format_launches(result):
@@ -768,6 +890,9 @@ def cmd_summary(args):
                 try:
                     entry["launches"] = launches(trace, entry["predicted"],
                                                  args.trace_warmup)
+                    if "figures" in entry["predicted"]:
+                        entry["fit"] = fit(trace, entry["predicted"],
+                                           args.trace_warmup)
                 except (KeyError, ValueError) as error:
                     entry["launches_error"] = repr(error)
             # The categories and the total are kept; the plan is in the
@@ -877,6 +1002,9 @@ def cmd_summary(args):
         if "launches" in entry:
             lines += ["", "## Predicted against measured: %s (traced run)"
                       % entry["label"], "", format_launches(entry["launches"])]
+        if "fit" in entry:
+            lines += ["", "## The model's figures refitted: %s (traced run)"
+                      % entry["label"], "", format_fit(entry["fit"])]
     if any(k in results for k in ("checks", "checks_2_ranks",
                                   "checks_4_ranks")):
         lines += ["", "## Whole-step checks: CUDA against the host backend",
@@ -1032,6 +1160,13 @@ def main():
     p.add_argument("trace")
     p.add_argument("explain")
     p.add_argument("--warmup", type=int, default=0)
+    p = sub.add_parser("fit")
+    p.add_argument("trace")
+    p.add_argument("explain")
+    p.add_argument("--warmup", type=int, default=0)
+    p.add_argument("--schedule", help="price it again with the refitted "
+                   "figures (zero-run --explain --explain-set)")
+    p.add_argument("--zero-run", default="zero-run")
     p = sub.add_parser("copybw")
     p.add_argument("--out")
     p = sub.add_parser("summary")
@@ -1058,6 +1193,24 @@ def main():
     if args.command == "launches":
         print(format_launches(launches(args.trace, json.load(
             open(args.explain)), args.warmup)), end="")
+        return 0
+    if args.command == "fit":
+        explain = json.load(open(args.explain))
+        result = fit(args.trace, explain, args.warmup)
+        print(format_fit(result), end="")
+        if args.schedule:
+            # The model again, with the refitted figures.
+            with tempfile.TemporaryDirectory() as work:
+                out = os.path.join(work, "refitted.json")
+                subprocess.run([args.zero_run, args.schedule, "--explain",
+                                explain["device"], "--explain-json", out]
+                               + fit_settings(result), check=True,
+                               stdout=subprocess.DEVNULL)
+                refitted = json.load(open(out))["total_ms"]
+            print("\nThe model with the refitted figures: %.2f ms per step, "
+                  "%.2fx the traced launches' %.2f ms." % (
+                      refitted, refitted / result["measured_step_ms"],
+                      result["measured_step_ms"]))
         return 0
     if args.command == "copybw":
         result = copy_bandwidth()

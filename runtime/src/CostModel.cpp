@@ -86,7 +86,8 @@ std::string costExplanationToJson(const CostExplanation &explanation) {
                     {"points", launch.points},
                     {"times", launch.times},
                     {"bytes", launch.bytes},
-                    {"ms", launch.ms}});
+                    {"ms", launch.ms},
+                    {"bound", launch.bound}});
   nlohmann::ordered_json json = {{"device", explanation.device},
                                  {"total_ms", explanation.totalMs},
                                  {"compute_ms", explanation.computeMs},

@@ -145,15 +145,20 @@ struct Launch {
   double threads = 0;
   double bytesInFlight = 4;
   double loadOnlyIterations = 1;
-  /// The fraction of the bandwidth its access pattern reaches.
+  /// The fraction of the bandwidth its access pattern reaches, and the
+  /// figure it is (copy_gbs itself for a streaming kernel).
   double efficiency = 1;
-  /// The rate of its arithmetic, FLOP/s (0: none to speak of).
+  std::string efficiencyFigure = "copy_gbs";
+  /// The rate of its arithmetic, FLOP/s (0: none to speak of), and the
+  /// figure that sets it.
   double flopRate = 0;
+  std::string rateFigure;
   /// A plain launch costs the GPU's launch_us; a host function or a copy
   /// engine transfer costs its own.
   double fixedSeconds = -1;
-  /// For the host's and the link's work: bytes per second.
+  /// For the host's and the link's work: bytes per second, and its figure.
   double bandwidth = 0;
+  std::string bandwidthFigure;
   /// Launches it takes: 0 for a reshape that is a view of its operand.
   int64_t count = 1;
 };
@@ -168,7 +173,13 @@ public:
   Status run(CostExplanation &out);
 
 private:
-  double seconds(const Launch &launch) const;
+  /// A launch's time, and the figure that bounds it beyond its fixed cost
+  /// (launch_us where that cost is the larger part).
+  struct Price {
+    double seconds;
+    std::string bound;
+  };
+  Price price(const Launch &launch) const;
   /// Adds `launch`, which runs `instructions` (in stream order).
   void add(CostExplanation &out, const Launch &launch, int64_t times, bool comm,
            const std::vector<const Instruction *> &instructions) const;
@@ -244,10 +255,11 @@ std::string categoryOf(OpCode code) {
   }
 }
 
-double Planner::seconds(const Launch &launch) const {
+Planner::Price Planner::price(const Launch &launch) const {
   if (launch.bandwidth > 0)
-    return std::max(launch.fixedSeconds, 0.0) +
-           launch.bytes / launch.bandwidth;
+    return {std::max(launch.fixedSeconds, 0.0) +
+                launch.bytes / launch.bandwidth,
+            launch.bandwidthFigure};
   const double fixed =
       launch.fixedSeconds >= 0 ? launch.fixedSeconds : gpu_.launchUs * 1e-6;
   // Little's law: the bandwidth a launch can draw is bounded by the loads
@@ -258,11 +270,17 @@ double Planner::seconds(const Launch &launch) const {
       launch.bytesInFlight * std::min(launch.loadOnlyIterations,
                                       gpu_.loopLoads);
   const double drawn = resident * inFlight / (gpu_.latencyNs * 1e-9);
-  const double bandwidth =
-      std::min(gpu_.copyGbs * 1e9 * launch.efficiency, drawn);
+  const double streamed = gpu_.copyGbs * 1e9 * launch.efficiency;
+  const double bandwidth = std::min(streamed, drawn);
   const double memory = bandwidth > 0 ? launch.bytes / bandwidth : 0;
   const double math = launch.flopRate > 0 ? launch.flops / launch.flopRate : 0;
-  return fixed + std::max(memory, math);
+  const double variable = std::max(memory, math);
+  std::string bound = math > memory      ? launch.rateFigure
+                      : drawn < streamed ? "latency_ns"
+                                         : launch.efficiencyFigure;
+  if (fixed >= variable && launch.fixedSeconds < 0)
+    bound = "launch_us";
+  return {fixed + variable, bound};
 }
 
 void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
@@ -271,7 +289,8 @@ void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
   if (launch.count == 0)
     return;
   CostCategory &c = out.categories[launch.category];
-  const double ms = seconds(launch) * 1e3 * static_cast<double>(times);
+  const Price priced = price(launch);
+  const double ms = priced.seconds * 1e3 * static_cast<double>(times);
   const double bytes = launch.bytes * static_cast<double>(times);
   c.launches += times;
   c.flops += launch.flops * static_cast<double>(times);
@@ -290,6 +309,7 @@ void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
   entry.times = times;
   entry.bytes = bytes;
   entry.ms = ms;
+  entry.bound = priced.bound;
   out.plan.push_back(std::move(entry));
 }
 
@@ -303,7 +323,7 @@ Launch Planner::planMatmul(const Instruction &inst) {
   Launch launch;
   const bool batched = inst.code() == OpCode::BatchMatmul;
   std::string type = getDTypeName(a.dtype);
-  double rate = gpu_.gemmF32;
+  double rate = gpu_.gemmF32; // of gemm_<type>_tflops
   if (StatusOr<bool> tf32 = roundsOperandsToTf32(inst); tf32.isOk() && *tf32) {
     type = "tf32";
     rate = gpu_.gemmTf32;
@@ -336,9 +356,13 @@ Launch Planner::planMatmul(const Instruction &inst) {
     launch.bytesInFlight = elementWidth(a.id) + elementWidth(b.id);
     launch.loadOnlyIterations = k;
     launch.flopRate = gpu_.f64Tflops * 1e12;
+    launch.rateFigure = "f64_tflops";
     return launch;
   }
   launch.flopRate = rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
+  // The plain GEMMs set the type's rate; the batched ones, given it, their
+  // scale.
+  launch.rateFigure = batched ? "batched_scale" : "gemm_" + type + "_tflops";
   // cuBLAS keeps the memory system busy: its bytes go at copy bandwidth.
   launch.threads = gpu_.sms * gpu_.threadsPerSm;
   launch.bytesInFlight = kUnbounded;
@@ -384,6 +408,7 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
                         static_cast<double>(nest->numElements());
   launch.flops = points * static_cast<double>(nest->body->ops.size());
   launch.flopRate = gpu_.f64Tflops * 1e12;
+  launch.rateFigure = "f64_tflops";
   launch.threads = static_cast<double>(shape.blocks) * shape.threads;
   if (nest->sequential)
     launch.threads = 1;
@@ -393,8 +418,9 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
   // The vector path takes the arena's alignment for granted (buffer
   // offsets are multiples of the schedule's memory.alignment, 64 from
   // zero-opt).
-  launch.efficiency =
-      nest->vectorWidth > 1 ? gpu_.vectorEfficiency : gpu_.generatedEfficiency;
+  const bool vector = nest->vectorWidth > 1;
+  launch.efficiency = vector ? gpu_.vectorEfficiency : gpu_.generatedEfficiency;
+  launch.efficiencyFigure = vector ? "vector_eff" : "generated_eff";
   return launch;
 }
 
@@ -422,6 +448,7 @@ Launch Planner::planRowProgram(const cuda::RowProgram &program) {
       std::max(inFlight, 1.0) *
       static_cast<double>(program.elementsPerThread());
   launch.efficiency = gpu_.generatedEfficiency;
+  launch.efficiencyFigure = "generated_eff";
   return launch;
 }
 
@@ -474,6 +501,8 @@ Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
   const double vectorShare = launch.bytes > 0 ? vectorBytes / launch.bytes : 0;
   launch.efficiency = 1 / (vectorShare / gpu_.optimizerVectorEfficiency +
                            (1 - vectorShare) / gpu_.optimizerEfficiency);
+  launch.efficiencyFigure =
+      vectorShare >= 0.5 ? "optimizer_vector_eff" : "optimizer_eff";
   launch.bytesInFlight = vectorShare > 0 ? loadBytes : kUnbounded;
   return launch;
 }
@@ -492,6 +521,7 @@ Launch Planner::planHost(const std::vector<const Instruction *> &group) {
   }
   launch.fixedSeconds = 10e-6; // cudaLaunchHostFunc's round trip
   launch.bandwidth = gpu_.hostGbs * 1e9;
+  launch.bandwidthFigure = "host_gbs";
   return launch;
 }
 
@@ -517,6 +547,7 @@ Launch Planner::planCollective(const Instruction &inst) {
   launch.bytes = moved;
   launch.fixedSeconds = group > 1 ? 10e-6 : 0;
   launch.bandwidth = gpu_.linkGbs * 1e9;
+  launch.bandwidthFigure = "link_gbs";
   return launch;
 }
 
@@ -559,6 +590,7 @@ Launch Planner::planStridedCopy(const Instruction &inst) {
     launch.threads = std::min(numel / 4, 65535.0 * 32 * 32 * 8);
     launch.bytesInFlight = 4.0 * static_cast<double>(copy.width);
     launch.efficiency = gpu_.transposeEfficiency;
+    launch.efficiencyFigure = "transpose_eff";
     return launch;
   case cuda::CopyKind::Generic:
     break;
@@ -676,6 +708,7 @@ Status Planner::run(CostExplanation &out) {
           swap.bytes += tensorBytes(id);
         swap.fixedSeconds = 0;
         swap.bandwidth = gpu_.pcieGbs * 1e9;
+        swap.bandwidthFigure = "pcie_gbs";
         add(out, swap, times(i), /*comm=*/true, {&inst});
         continue;
       }

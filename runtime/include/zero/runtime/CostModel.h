@@ -45,6 +45,10 @@ struct CostLaunch {
   int64_t times = 1;
   double bytes = 0;
   double ms = 0;
+  /// The GPU figure that bounds its time beyond the fixed cost of a launch
+  /// ("gemm_bf16_tflops", "vector_eff", "latency_ns"; "launch_us" where that
+  /// cost is the larger part): the figure its measured time recalibrates.
+  std::string bound;
 };
 
 /// One of a GPU's figures (DeviceModels.def: "copy_gbs", "vector_eff"),
@@ -94,7 +98,7 @@ std::string formatCostExplanation(const CostExplanation &explanation,
 ///  "figures": {name: value}, "settings": {name: value},
 ///  "categories": {name: {"launches", "flops", "bytes", "ms"}},
 ///  "plan": [{"category", "path", "op", "loc", "points", "times", "bytes",
-///            "ms"}]}.
+///            "ms", "bound"}]}.
 std::string costExplanationToJson(const CostExplanation &explanation);
 
 } // namespace zero::runtime

@@ -126,9 +126,10 @@
 // wrap; fptosi/fptoui saturate; division by zero yields 0. The kernels are
 // compiled with --fmad=false, so nothing is contracted behind the code's
 // back: + - * / and sqrt match the host bit for bit; the transcendental
-// functions (CUDA's double libm vs glibc) may differ in the last ulp of a
-// double, which rounding to f32 and narrower nearly always hides. NaNs are
-// NaN on both sides, not necessarily with the same bits.
+// functions (CUDA's double libm vs glibc) may differ in the last two ulps
+// of a double (CUDA bounds its pow, erf, sin and cos by 2 ulps), which
+// rounding to f32 and narrower nearly always hides. NaNs are NaN on both
+// sides, not necessarily with the same bits (nor the same sign).
 //
 //===----------------------------------------------------------------------===//
 
@@ -306,7 +307,9 @@ struct LaunchShape {
   int threads = 1;
 };
 
-/// The most threads a multiprocessor holds (sm_80 and later).
+/// The most threads a multiprocessor holds on sm_80 and sm_90 (sm_86 and
+/// sm_89 hold 1,536): the bound of a launch's resident threads where the
+/// occupancy API cannot be asked (the cost model; a failed query).
 constexpr int kThreadsPerMultiprocessor = 2048;
 
 /// The launch of `kernel` on a GPU with `multiProcessors`: blocks of 256

@@ -37,6 +37,12 @@ namespace zero::runtime::cuda {
 // Memory
 //===----------------------------------------------------------------------===//
 
+/// Copies `bytes` of host memory to device memory `to` at load or prepare,
+/// complete when this returns: cudaMemcpy from pageable memory returns once
+/// the bytes are staged, and its DMA runs on the legacy stream, which the
+/// non-blocking streams that will read them do not wait for.
+Status copyToDeviceNow(void *to, const void *from, int64_t bytes);
+
 /// A block of device memory (cudaMalloc) counted by a tracker while it lives.
 /// Made at load or prepare, never in a step.
 class DeviceAllocation {

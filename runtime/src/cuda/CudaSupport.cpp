@@ -84,18 +84,22 @@ StatusOr<DeviceAllocation> DeviceAllocation::create(int64_t bytes,
   return allocation;
 }
 
+Status copyToDeviceNow(void *to, const void *from, int64_t bytes) {
+  if (bytes <= 0)
+    return Status::ok();
+  ZERO_CUDA_RETURN_IF_ERROR(
+      cudaMemcpy(to, from, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  return Status::ok();
+}
+
 StatusOr<DeviceAllocation> DeviceAllocation::upload(const void *data,
                                                     int64_t bytes,
                                                     MemoryTracker &tracker) {
   StatusOr<DeviceAllocation> memory = create(bytes, tracker);
   if (!memory.isOk() || bytes <= 0)
     return memory;
-  ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(
-      memory->get(), data, static_cast<size_t>(bytes), cudaMemcpyHostToDevice));
-  // cudaMemcpy from pageable memory returns once the bytes are staged; the
-  // DMA runs on the legacy stream, which the non-blocking streams that will
-  // read them do not wait for.
-  ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  ZERO_RETURN_IF_ERROR(copyToDeviceNow(memory->get(), data, bytes));
   return memory;
 }
 

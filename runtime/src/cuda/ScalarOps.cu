@@ -54,9 +54,8 @@ PreparedOpOr prepareScalarOp(const Instruction &inst, const ops::ScalarOp &op,
   if (p->op.kind == ops::ScalarOpKind::Constant) {
     // Written once, now (the schedule's load): nothing else writes a
     // value's register, and every step would write the same bits.
-    ZERO_CUDA_RETURN_IF_ERROR(cudaMemcpy(ctx.registers + p->result,
-                                         &p->op.constant, sizeof(Scalar),
-                                         cudaMemcpyHostToDevice));
+    ZERO_RETURN_IF_ERROR(copyToDeviceNow(ctx.registers + p->result,
+                                         &p->op.constant, sizeof(Scalar)));
     return std::unique_ptr<PreparedOp>(new LoadedConstant());
   }
   return std::unique_ptr<PreparedOp>(new ScalarInstruction(ctx, *p));

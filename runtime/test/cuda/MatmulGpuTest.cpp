@@ -2,7 +2,10 @@
 //
 // C += A B on awkward shapes (empty m, n, k; one element; odd sizes across
 // cuBLAS's tile edges) and every operand type combination, the result in
-// C's buffer and in one of its own.
+// C's buffer and in one of its own; A or B read transposed (the GEMM's
+// indexing maps: cuBLAS's op flags and leading dimensions); C a zero fill
+// that the device skips (beta = 0: C's unfilled buffer, NaN here, is not
+// read); f32 operands rounded to tf32.
 //
 // Tolerances. The cuBLAS paths sum in another order than the host, so both
 // are checked against an exact reference (long double over the operands'
@@ -52,21 +55,70 @@ double gamma(int64_t n, double u) {
   return std::expm1(static_cast<double>(n) * std::log1p(u));
 }
 
+/// How a case reads and starts its GEMM.
+struct Layout {
+  /// A stored [k, m] (B [n, k]) and read transposed through the GEMM's
+  /// indexing maps.
+  bool transposeA = false, transposeB = false;
+  /// C a zero fill that only this GEMM reads: the device skips the fill
+  /// and multiplies with beta = 0, so C's buffer, NaN here, is not read.
+  bool zeroInit = false;
+  /// round_operands "tf32" (f32 operands only).
+  bool tf32 = false;
+};
+
+/// `rows` x `cols` matrices stored transposed when `transposed`.
+std::vector<int64_t> matrixShape(bool batched, int64_t batch, int64_t rows,
+                                 int64_t cols, bool transposed = false) {
+  if (transposed)
+    std::swap(rows, cols);
+  return batched ? std::vector<int64_t>{batch, rows, cols}
+                 : std::vector<int64_t>{rows, cols};
+}
+
+/// Element (q, row, col) of a row-major [batch,] rows x cols matrix stored
+/// transposed when `transposed`.
+int64_t matrixIndex(int64_t q, int64_t row, int64_t col, int64_t rows,
+                    int64_t cols, bool transposed) {
+  return transposed ? (q * cols + col) * rows + row
+                    : (q * rows + row) * cols + col;
+}
+
 void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k, int64_t n,
-                 bool batched, bool inPlace, std::mt19937_64 &rng) {
-  auto shape = [&](int64_t rows, int64_t cols) {
-    return batched ? std::vector<int64_t>{batch, rows, cols}
-                   : std::vector<int64_t>{rows, cols};
-  };
+                 bool batched, bool inPlace, std::mt19937_64 &rng,
+                 const Layout &layout = {}) {
   ScheduleBuilder b;
-  int64_t a = b.tensor(t.a, shape(m, k));
-  int64_t bb = b.tensor(t.b, shape(k, n));
-  int64_t c = b.tensor(t.c, shape(m, n));
-  int64_t result =
-      inPlace ? b.tensor(t.c, shape(m, n), c) : b.tensor(t.c, shape(m, n));
-  b.op({{"op", batched ? "linalg.batch_matmul" : "linalg.matmul"},
-        {"operands", {a, bb, c}},
-        {"results", {result}}});
+  int64_t a =
+      b.tensor(t.a, matrixShape(batched, batch, m, k, layout.transposeA));
+  int64_t bb =
+      b.tensor(t.b, matrixShape(batched, batch, k, n, layout.transposeB));
+  int64_t c = b.tensor(t.c, matrixShape(batched, batch, m, n));
+  int64_t init = c;
+  if (layout.zeroInit) {
+    init = b.tensor(t.c, matrixShape(batched, batch, m, n), c);
+    const int64_t zero = b.constant(t.c, 0.0);
+    b.op({{"op", "linalg.fill"}, {"operands", {zero, c}}, {"results", {init}}});
+  }
+  int64_t result = inPlace ? b.tensor(t.c, matrixShape(batched, batch, m, n), c)
+                           : b.tensor(t.c, matrixShape(batched, batch, m, n));
+  json gemm = {{"op", batched ? "linalg.batch_matmul" : "linalg.matmul"},
+               {"operands", {a, bb, init}},
+               {"results", {result}}};
+  if (layout.transposeA || layout.transposeB) {
+    // (b,) m, n, k as dimensions (b,) 0, 1, 2: A (m, k) or (k, m), B (k, n)
+    // or (n, k), C (m, n).
+    const int64_t o = batched ? 1 : 0;
+    auto map = [&](int64_t row, int64_t col) {
+      return batched ? json{0, row, col} : json{row, col};
+    };
+    gemm["indexing_maps"] = {layout.transposeA ? map(o + 2, o) : map(o, o + 2),
+                             layout.transposeB ? map(o + 1, o + 2)
+                                               : map(o + 2, o + 1),
+                             map(o, o + 1)};
+  }
+  if (layout.tf32)
+    gemm["round_operands"] = "tf32";
+  b.op(gemm);
   Runner r(b);
   ZERO_ASSERT_RUNNER(r);
   // Integers small enough that nothing wraps except on purpose (i32 sums of
@@ -75,18 +127,29 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k, int64_t n,
       randomBytes(t.a, batch * m * k, rng, 1.0, -(1 << 20), 1 << 20);
   const Bytes bBytes =
       randomBytes(t.b, batch * k * n, rng, 1.0, -(1 << 20), 1 << 20);
-  const Bytes cBytes = randomBytes(t.c, batch * m * n, rng, 1.0, -1000, 1000);
+  Bytes cBytes = randomBytes(t.c, batch * m * n, rng, 1.0, -1000, 1000);
   r.write(a, aBytes);
   r.write(bb, bBytes);
-  r.write(c, cBytes);
+  if (layout.zeroInit) {
+    for (int64_t i = 0; i < batch * m * n; ++i)
+      setFloat(cBytes, t.c, i, std::numeric_limits<double>::quiet_NaN());
+    r.write(c, cBytes);
+    // What the GEMM must add A B to: the fill's zeros.
+    for (int64_t i = 0; i < batch * m * n; ++i)
+      setFloat(cBytes, t.c, i, 0.0);
+  } else {
+    r.write(c, cBytes);
+  }
   r.step();
   const Bytes host = r.readHost(result), gpu = r.readGpu(result);
-  const std::string what = std::string(batched ? "batch_matmul " : "matmul ") +
-                           dtypeName(t.a) + " x " + dtypeName(t.b) + " + " +
-                           dtypeName(t.c) + " b" + std::to_string(batch) +
-                           " m" + std::to_string(m) + " k" + std::to_string(k) +
-                           " n" + std::to_string(n) +
-                           (inPlace ? " in place" : "");
+  const std::string what =
+      std::string(batched ? "batch_matmul " : "matmul ") + dtypeName(t.a) +
+      (layout.transposeA ? "^T" : "") + " x " + dtypeName(t.b) +
+      (layout.transposeB ? "^T" : "") + " + " + dtypeName(t.c) +
+      (layout.zeroInit ? " (zero fill)" : "") + (layout.tf32 ? " tf32" : "") +
+      " b" + std::to_string(batch) + " m" + std::to_string(m) + " k" +
+      std::to_string(k) + " n" + std::to_string(n) +
+      (inPlace ? " in place" : "");
   if (!usesBlas(t)) {
     expectSameElements(host, gpu, t.c, what);
     return;
@@ -95,6 +158,12 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k, int64_t n,
   const double uOut = narrow ? unitRoundoff(t.c) : 0.0;
   const double uAccumulate =
       t.a == DType::F64 ? unitRoundoff(DType::F64) : unitRoundoff(DType::F32);
+  // A tf32 operand is within 2^-11 of the f32 one (rounded to nearest by
+  // the host; cuBLAS does not say how its tensor cores round, so the GPU is
+  // allowed 2^-10, a truncation's bound): each product within twice that.
+  const double uOperandsHost = layout.tf32 ? 0x1p-10 : 0;
+  const double uOperandsGpu =
+      layout.tf32 && !gpuTestsOnHost() ? 0x1p-9 : uOperandsHost;
   const double uHost = narrow ? unitRoundoff(t.c) : uAccumulate;
   // With ZERO_GPU_TESTS_ON_HOST the "GPU" is a host device too.
   const double uGpu = gpuTestsOnHost() ? uHost : uAccumulate;
@@ -106,8 +175,10 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k, int64_t n,
         const double c0 = floatAt(cBytes, t.c, ci);
         long double exact = c0, magnitude = std::fabs(c0), product = 0;
         for (int64_t p = 0; p < k; ++p) {
-          const long double x = floatAt(aBytes, t.a, (q * m + i) * k + p);
-          const long double y = floatAt(bBytes, t.b, (q * k + p) * n + j);
+          const long double x = floatAt(
+              aBytes, t.a, matrixIndex(q, i, p, m, k, layout.transposeA));
+          const long double y = floatAt(
+              bBytes, t.b, matrixIndex(q, p, j, k, n, layout.transposeB));
           exact += x * y;
           product += x * y;
           magnitude += std::fabs(x * y);
@@ -117,11 +188,12 @@ void checkMatmul(const Types &t, int64_t batch, int64_t m, int64_t k, int64_t n,
             gpuTestsOnHost() ? 0.0
                              : uOut * (std::fabs(double(product)) +
                                        gamma(k, uGpu) * double(magnitude));
-        const double gpuBound = gamma(k + 1, uGpu) * double(magnitude) +
-                                productRounding +
-                                uOut * (1 + uOut) * std::fabs(double(exact));
-        const double hostBound = gamma(k + 1, uHost) * double(magnitude) +
-                                 uOut * std::fabs(double(exact));
+        const double gpuBound =
+            (gamma(k + 1, uGpu) + uOperandsGpu) * double(magnitude) +
+            productRounding + uOut * (1 + uOut) * std::fabs(double(exact));
+        const double hostBound =
+            (gamma(k + 1, uHost) + uOperandsHost) * double(magnitude) +
+            uOut * std::fabs(double(exact));
         const double g = floatAt(gpu, t.c, ci), h = floatAt(host, t.c, ci);
         if (!(std::fabs(g - double(exact)) <= gpuBound) ||
             !(std::fabs(g - h) <= gpuBound + hostBound)) {
@@ -180,6 +252,46 @@ TEST(CudaMatmul, LargerCublasShapes) {
   for (const Types &t : allTypeCombinations())
     if (usesBlas(t))
       checkMatmul(t, 1, 129, 257, 67, false, false, rng);
+}
+
+TEST(CudaMatmul, TransposedOperandsZeroFillsAndTf32) {
+  ZERO_REQUIRE_GPU();
+  std::mt19937_64 rng(24);
+  const DType f32 = DType::F32, f64 = DType::F64, bf16 = DType::BF16,
+              f16 = DType::F16;
+  // The cuBLAS types, and one the element loop runs.
+  const std::vector<Types> types = {{f32, f32, f32},   {f64, f64, f64},
+                                    {bf16, bf16, f32}, {bf16, bf16, bf16},
+                                    {f16, f16, f32},   {bf16, f32, f32}};
+  struct Shape {
+    int64_t m, k, n;
+  };
+  // A leading dimension of 1 each way (m = 1 with A transposed, k = 1 with B
+  // transposed), and shapes across cuBLAS's tiles.
+  const std::vector<Shape> shapes = {
+      {1, 5, 3}, {4, 1, 6}, {17, 33, 9}, {129, 257, 67}};
+  for (const Types &t : types)
+    for (const Shape &s : shapes)
+      for (bool batched : {false, true})
+        for (int transposes = 0; transposes < 4; ++transposes)
+          // (The largest shape once, unbatched.)
+          if (!batched || s.m < 100)
+            for (bool zeroInit : {false, true}) {
+              Layout layout;
+              layout.transposeA = transposes & 1;
+              layout.transposeB = transposes & 2;
+              layout.zeroInit = zeroInit;
+              checkMatmul(t, batched ? 3 : 1, s.m, s.k, s.n, batched,
+                          /*inPlace=*/false, rng, layout);
+            }
+  // tf32 rounds f32 operands only, read either way.
+  for (int transposes = 0; transposes < 4; ++transposes) {
+    Layout layout;
+    layout.transposeA = transposes & 1;
+    layout.transposeB = transposes & 2;
+    layout.tf32 = true;
+    checkMatmul({f32, f32, f32}, 1, 65, 300, 33, false, false, rng, layout);
+  }
 }
 
 TEST(CudaMatmul, Batched) {

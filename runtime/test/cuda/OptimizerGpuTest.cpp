@@ -432,6 +432,24 @@ TEST(CudaOptimizers, AdamVariantGroupFailsAtItsFirstBadMemberLikeTheHost) {
   }
 }
 
+TEST(CudaOptimizers, AnyNonFiniteOfEmptyTensorsIsZero) {
+  // Only empty tensors: no chunk to check (a grid of no blocks would fail
+  // the step), and the flag is 0 as on the host.
+  ZERO_REQUIRE_GPU();
+  ScheduleBuilder b;
+  const std::vector<int64_t> operands = {b.tensor(DType::F32, {0}),
+                                         b.tensor(DType::F16, {3, 0})};
+  const int64_t flag = b.scalar(DType::F32);
+  b.op({{"op", "zero.any_nonfinite"},
+        {"operands", operands},
+        {"results", {flag}}});
+  Runner r(b);
+  ZERO_ASSERT_RUNNER(r);
+  r.step();
+  EXPECT_EQ(r.scalarHost(flag).f, 0.0);
+  EXPECT_EQ(r.scalarGpu(flag).f, 0.0);
+}
+
 struct SgdCase {
   double momentum, dampening, weightDecay;
   bool nesterov;

@@ -379,6 +379,10 @@ bool Executor::Impl::awaitIteration(size_t stream, int64_t iteration) {
 void Executor::Impl::resolveTrace() {
   for (size_t stream = 0; stream < pendingEvents.size(); ++stream) {
     for (const PendingEvent &pending : pendingEvents[stream]) {
+      // A mark the device could not take (its pool spent): no span rather
+      // than one at the wrong time.
+      if (pending.start < 0 || pending.end < 0)
+        continue;
       const Instruction &inst = *pending.inst;
       TraceEvent event;
       event.name = inst.kind == Instruction::Kind::Wait

@@ -315,6 +315,10 @@ Status CudaDevice::load(const Schedule &schedule, int rank, int worldSize,
   // Everything above was synchronous or on the legacy stream; make sure it
   // is done before the non-blocking streams start.
   ZERO_CUDA_RETURN_IF_ERROR(cudaDeviceSynchronize());
+  // The epoch, time 0 of the trace: the end of the load, as the host
+  // device's and the executor's (its step spans) are.
+  ZERO_CUDA_RETURN_IF_ERROR(cudaEventRecord(baseEvents_[0], streams_[0]));
+  ZERO_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(baseEvents_[0]));
   return Status::ok();
 }
 
@@ -397,9 +401,6 @@ Status CudaDevice::loadStreams(const Schedule &schedule) {
     ZERO_CUDA_RETURN_IF_ERROR(cudaEventCreate(&event));
   if (streams_.empty())
     return ZERO_ERROR(kInvalidArgument, schedule.name() + ": no streams");
-  // The epoch: time 0 of the trace.
-  ZERO_CUDA_RETURN_IF_ERROR(cudaEventRecord(baseEvents_[0], streams_[0]));
-  ZERO_CUDA_RETURN_IF_ERROR(cudaEventSynchronize(baseEvents_[0]));
   return Status::ok();
 }
 

@@ -213,7 +213,9 @@ Status NcclCommunicator::initialize() {
 
   ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
   config.blocking = 0;
-  config.commName = "zero";
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  config.commName = "zero"; // in NCCL's logs; the field came with 2.27
+#endif
   ncclResult_t result =
       ncclCommInitRankConfig(&comm_, size_, id, rank_, &config);
   CollectiveContext init{"NCCL initialization (" + std::to_string(size_) +

@@ -22,6 +22,12 @@
 
 #include <string>
 
+// Non-blocking communicators (ncclConfig_t, ncclCommInitRankConfig,
+// ncclCommFinalize) came with NCCL 2.14.
+#if !defined(NCCL_VERSION_CODE) || NCCL_VERSION_CODE < NCCL_VERSION(2, 14, 0)
+#error "the CUDA backend needs NCCL 2.14 or later (non-blocking communicators)"
+#endif
+
 namespace zero::runtime::cuda {
 
 /// "<what>: <ncclGetErrorString(code)>: <ncclGetLastError>" as a Status with

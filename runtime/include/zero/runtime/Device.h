@@ -159,8 +159,9 @@ public:
 
   /// Trace timestamps: `markTime` notes when the work enqueued on `stream`
   /// so far finishes; after synchronize, `resolveTime` gives that moment in
-  /// microseconds since the device was loaded. `clearTimeMarks` forgets
-  /// them (once a step's trace events are built).
+  /// microseconds since the device was loaded. A mark below 0 is one the
+  /// device could not take (the trace leaves its span out).
+  /// `clearTimeMarks` forgets them (once a step's trace events are built).
   virtual int64_t markTime(size_t stream) = 0;
   virtual double resolveTime(int64_t mark) const = 0;
   virtual void clearTimeMarks() = 0;

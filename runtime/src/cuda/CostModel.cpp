@@ -57,13 +57,16 @@ const DeviceModel kDeviceModels[] = {
 #include "DeviceModels.def"
 };
 
+/// One of a DeviceModel's figures.
+using Figure = double DeviceModel::*;
+
 /// What values a figure takes.
 enum class FigureRange { Count, Positive, Efficiency };
 
 /// The figures by their names in DeviceModels.def, in its order.
 struct FigureField {
   const char *name;
-  double DeviceModel::*member;
+  Figure member;
   FigureRange range;
 };
 
@@ -94,6 +97,14 @@ constexpr FigureField kFigureFields[] = {
     {"transpose_eff", &DeviceModel::transposeEfficiency,
      FigureRange::Efficiency},
 };
+
+/// The name DeviceModels.def gives `figure`.
+const char *nameOf(Figure figure) {
+  for (const FigureField &field : kFigureFields)
+    if (field.member == figure)
+      return field.name;
+  return "";
+}
 
 /// Puts `setting` in place of `model`'s figure of its name.
 Status applyFigure(DeviceModel &model, const DeviceFigure &setting) {
@@ -148,17 +159,17 @@ struct Launch {
   /// The fraction of the bandwidth its access pattern reaches, and the
   /// figure it is (copy_gbs itself for a streaming kernel).
   double efficiency = 1;
-  std::string efficiencyFigure = "copy_gbs";
+  Figure efficiencyFigure = &DeviceModel::copyGbs;
   /// The rate of its arithmetic, FLOP/s (0: none to speak of), and the
   /// figure that sets it.
   double flopRate = 0;
-  std::string rateFigure;
+  Figure rateFigure = nullptr;
   /// A plain launch costs the GPU's launch_us; a host function or a copy
   /// engine transfer costs its own.
   double fixedSeconds = -1;
   /// For the host's and the link's work: bytes per second, and its figure.
   double bandwidth = 0;
-  std::string bandwidthFigure;
+  Figure bandwidthFigure = nullptr;
   /// Launches it takes: 0 for a reshape that is a view of its operand.
   int64_t count = 1;
 };
@@ -259,7 +270,7 @@ Planner::Price Planner::price(const Launch &launch) const {
   if (launch.bandwidth > 0)
     return {std::max(launch.fixedSeconds, 0.0) +
                 launch.bytes / launch.bandwidth,
-            launch.bandwidthFigure};
+            nameOf(launch.bandwidthFigure)};
   const double fixed =
       launch.fixedSeconds >= 0 ? launch.fixedSeconds : gpu_.launchUs * 1e-6;
   // Little's law: the bandwidth a launch can draw is bounded by the loads
@@ -275,12 +286,12 @@ Planner::Price Planner::price(const Launch &launch) const {
   const double memory = bandwidth > 0 ? launch.bytes / bandwidth : 0;
   const double math = launch.flopRate > 0 ? launch.flops / launch.flopRate : 0;
   const double variable = std::max(memory, math);
-  std::string bound = math > memory      ? launch.rateFigure
-                      : drawn < streamed ? "latency_ns"
-                                         : launch.efficiencyFigure;
+  Figure bound = math > memory      ? launch.rateFigure
+                 : drawn < streamed ? &DeviceModel::latencyNs
+                                    : launch.efficiencyFigure;
   if (fixed >= variable && launch.fixedSeconds < 0)
-    bound = "launch_us";
-  return {fixed + variable, bound};
+    bound = &DeviceModel::launchUs;
+  return {fixed + variable, nameOf(bound)};
 }
 
 void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
@@ -323,20 +334,20 @@ Launch Planner::planMatmul(const Instruction &inst) {
   Launch launch;
   const bool batched = inst.code() == OpCode::BatchMatmul;
   std::string type = getDTypeName(a.dtype);
-  double rate = gpu_.gemmF32; // of gemm_<type>_tflops
+  Figure rate = &DeviceModel::gemmF32;
   if (StatusOr<bool> tf32 = roundsOperandsToTf32(inst); tf32.isOk() && *tf32) {
     type = "tf32";
-    rate = gpu_.gemmTf32;
+    rate = &DeviceModel::gemmTf32;
   }
   switch (a.dtype) {
   case DType::F64:
-    rate = gpu_.gemmF64;
+    rate = &DeviceModel::gemmF64;
     break;
   case DType::BF16:
-    rate = gpu_.gemmBf16;
+    rate = &DeviceModel::gemmBf16;
     break;
   case DType::F16:
-    rate = gpu_.gemmF16;
+    rate = &DeviceModel::gemmF16;
     break;
   default:
     break;
@@ -356,13 +367,13 @@ Launch Planner::planMatmul(const Instruction &inst) {
     launch.bytesInFlight = elementWidth(a.id) + elementWidth(b.id);
     launch.loadOnlyIterations = k;
     launch.flopRate = gpu_.f64Tflops * 1e12;
-    launch.rateFigure = "f64_tflops";
+    launch.rateFigure = &DeviceModel::f64Tflops;
     return launch;
   }
-  launch.flopRate = rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
+  launch.flopRate = gpu_.*rate * 1e12 * (batched ? gpu_.batchedScale : 1.0);
   // The plain GEMMs set the type's rate; the batched ones, given it, their
   // scale.
-  launch.rateFigure = batched ? "batched_scale" : "gemm_" + type + "_tflops";
+  launch.rateFigure = batched ? &DeviceModel::batchedScale : rate;
   // cuBLAS keeps the memory system busy: its bytes go at copy bandwidth.
   launch.threads = gpu_.sms * gpu_.threadsPerSm;
   launch.bytesInFlight = kUnbounded;
@@ -408,7 +419,7 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
                         static_cast<double>(nest->numElements());
   launch.flops = points * static_cast<double>(nest->body->ops.size());
   launch.flopRate = gpu_.f64Tflops * 1e12;
-  launch.rateFigure = "f64_tflops";
+  launch.rateFigure = &DeviceModel::f64Tflops;
   launch.threads = static_cast<double>(shape.blocks) * shape.threads;
   if (nest->sequential)
     launch.threads = 1;
@@ -418,9 +429,10 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
   // The vector path takes the arena's alignment for granted (buffer
   // offsets are multiples of the schedule's memory.alignment, 64 from
   // zero-opt).
-  const bool vector = nest->vectorWidth > 1;
-  launch.efficiency = vector ? gpu_.vectorEfficiency : gpu_.generatedEfficiency;
-  launch.efficiencyFigure = vector ? "vector_eff" : "generated_eff";
+  launch.efficiencyFigure = nest->vectorWidth > 1
+                                ? &DeviceModel::vectorEfficiency
+                                : &DeviceModel::generatedEfficiency;
+  launch.efficiency = gpu_.*launch.efficiencyFigure;
   return launch;
 }
 
@@ -447,8 +459,8 @@ Launch Planner::planRowProgram(const cuda::RowProgram &program) {
   launch.bytesInFlight =
       std::max(inFlight, 1.0) *
       static_cast<double>(program.elementsPerThread());
+  launch.efficiencyFigure = &DeviceModel::generatedEfficiency;
   launch.efficiency = gpu_.generatedEfficiency;
-  launch.efficiencyFigure = "generated_eff";
   return launch;
 }
 
@@ -501,8 +513,9 @@ Launch Planner::planOptimizers(const std::vector<const Instruction *> &group) {
   const double vectorShare = launch.bytes > 0 ? vectorBytes / launch.bytes : 0;
   launch.efficiency = 1 / (vectorShare / gpu_.optimizerVectorEfficiency +
                            (1 - vectorShare) / gpu_.optimizerEfficiency);
-  launch.efficiencyFigure =
-      vectorShare >= 0.5 ? "optimizer_vector_eff" : "optimizer_eff";
+  launch.efficiencyFigure = vectorShare >= 0.5
+                                ? &DeviceModel::optimizerVectorEfficiency
+                                : &DeviceModel::optimizerEfficiency;
   launch.bytesInFlight = vectorShare > 0 ? loadBytes : kUnbounded;
   return launch;
 }
@@ -520,8 +533,8 @@ Launch Planner::planHost(const std::vector<const Instruction *> &group) {
         launch.bytes += tensorBytes(id);
   }
   launch.fixedSeconds = 10e-6; // cudaLaunchHostFunc's round trip
+  launch.bandwidthFigure = &DeviceModel::hostGbs;
   launch.bandwidth = gpu_.hostGbs * 1e9;
-  launch.bandwidthFigure = "host_gbs";
   return launch;
 }
 
@@ -546,8 +559,8 @@ Launch Planner::planCollective(const Instruction &inst) {
     moved = rankBytes * (group - 1);
   launch.bytes = moved;
   launch.fixedSeconds = group > 1 ? 10e-6 : 0;
+  launch.bandwidthFigure = &DeviceModel::linkGbs;
   launch.bandwidth = gpu_.linkGbs * 1e9;
-  launch.bandwidthFigure = "link_gbs";
   return launch;
 }
 
@@ -589,8 +602,8 @@ Launch Planner::planStridedCopy(const Instruction &inst) {
   case cuda::CopyKind::Transpose:
     launch.threads = std::min(numel / 4, 65535.0 * 32 * 32 * 8);
     launch.bytesInFlight = 4.0 * static_cast<double>(copy.width);
+    launch.efficiencyFigure = &DeviceModel::transposeEfficiency;
     launch.efficiency = gpu_.transposeEfficiency;
-    launch.efficiencyFigure = "transpose_eff";
     return launch;
   case cuda::CopyKind::Generic:
     break;
@@ -707,8 +720,8 @@ Status Planner::run(CostExplanation &out) {
         for (int64_t id : inst.operands)
           swap.bytes += tensorBytes(id);
         swap.fixedSeconds = 0;
+        swap.bandwidthFigure = &DeviceModel::pcieGbs;
         swap.bandwidth = gpu_.pcieGbs * 1e9;
-        swap.bandwidthFigure = "pcie_gbs";
         add(out, swap, times(i), /*comm=*/true, {&inst});
         continue;
       }

@@ -23,6 +23,8 @@ createDeviceCommunicator(Communicator &, const DeviceCommunicatorOptions &) {
   return ZERO_ERROR(kUnavailable, kNoCuda);
 }
 
+int countVisibleCudaDevices() { return 0; }
+
 std::vector<std::string> getCostModelDevices() { return {}; }
 
 StatusOr<CostExplanation> explainSchedule(const Schedule &, const std::string &,

@@ -32,6 +32,12 @@ int getLocalSize() {
                                1));
 }
 
+int chooseGpu(int localRank, int gpusPerNode, int visible) {
+  if (gpusPerNode > 0)
+    return localRank % gpusPerNode;
+  return visible == 1 ? 0 : localRank;
+}
+
 /// The most bytes one collective of `schedule` moves through its buffers.
 static int64_t getMaxCollectiveBytes(const Schedule &schedule) {
   int64_t most = 0;
@@ -137,9 +143,15 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   std::unique_ptr<Device> device;
   Communicator *collectives = host_.get();
   if (o.device == DeviceKind::Cuda) {
-    int localRank = getLocalRank();
-    int ordinal = o.gpusPerNode > 0 ? localRank % o.gpusPerNode : localRank;
+    const int visible = countVisibleCudaDevices();
+    const int ordinal = chooseGpu(getLocalRank(), o.gpusPerNode, visible);
     StatusOr<std::unique_ptr<Device>> created = createCudaDevice(ordinal);
+    if (!created.isOk() && visible > 0 && ordinal >= visible)
+      return ZERO_ERROR(kInvalidArgument,
+                        "rank " + std::to_string(host_->rank()) +
+                            " (local rank " + std::to_string(getLocalRank()) +
+                            "): " + created.status().message() +
+                            "; ranks that share GPUs take --gpus-per-node");
     if (!created.isOk())
       return created.status();
     device = std::move(*created);

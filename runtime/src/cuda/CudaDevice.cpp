@@ -689,6 +689,12 @@ void prepareProcessForCuda() {
   setenv("CUDA_MODULE_LOADING", "EAGER", /*overwrite=*/0);
 }
 
+int countVisibleCudaDevices() {
+  prepareProcessForCuda();
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
 StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal) {
   prepareProcessForCuda();
   int count = 0;

@@ -205,6 +205,9 @@ void prepareProcessForCuda();
 /// The CUDA backend on GPU `ordinal`. Fails with one line naming the cause
 /// when the build has no CUDA backend, or there is no driver or device.
 StatusOr<std::unique_ptr<Device>> createCudaDevice(int ordinal);
+/// The GPUs this process sees (CUDA_VISIBLE_DEVICES); 0 without a driver,
+/// a device or the backend.
+int countVisibleCudaDevices();
 
 } // namespace zero::runtime
 

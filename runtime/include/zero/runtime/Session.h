@@ -170,6 +170,13 @@ CheckpointData getCheckpointData(const SessionOptions &options);
 int getLocalRank();
 int getLocalSize();
 
+/// The GPU a rank runs on, among the `visible` ones: its local rank, or
+/// that mod `gpusPerNode` where given (ranks sharing GPUs), or the one GPU
+/// it sees where a launcher binds each rank its own (CUDA_VISIBLE_DEVICES
+/// per rank, as `srun --gpus-per-task=1` does; ranks that in fact share it
+/// are refused by NCCL's duplicate-GPU check).
+int chooseGpu(int localRank, int gpusPerNode, int visible);
+
 } // namespace zero::runtime
 
 #endif // ZERO_RUNTIME_SESSION_H

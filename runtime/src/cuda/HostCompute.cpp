@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <array>
+#include <chrono>
 #include <cstring>
 #include <exception>
 #include <unordered_set>
@@ -127,17 +128,47 @@ Status HostErrors::check(int rank) {
 // HostCompute
 //===----------------------------------------------------------------------===//
 
+bool HostTaskGate::enter() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  if (closed_)
+    return false;
+  ++running_;
+  return true;
+}
+
+void HostTaskGate::leave() {
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    --running_;
+  }
+  left_.notify_all();
+}
+
+void HostTaskGate::close(double seconds) {
+  std::unique_lock<std::mutex> lock(mutex_);
+  closed_ = true;
+  left_.wait_for(lock, std::chrono::duration<double>(seconds),
+                 [&] { return running_ == 0; });
+}
+
 /// What a host function reaches: the host kernels of a run of
 /// instructions, and the step it runs in (for an error's message), set when
 /// it is enqueued.
 struct HostTask {
   std::unique_ptr<HostKernelRun> kernels;
   HostErrors *errors = nullptr;
+  HostTaskGate *gate = nullptr;
   std::atomic<int64_t> step{0};
 
   /// On CUDA's host function thread: no CUDA calls, no exceptions out.
   static void CUDART_CB run(void *data) {
     HostTask &task = *static_cast<HostTask *>(data);
+    if (!task.gate->enter())
+      return; // the device is being torn down
+    struct Leave {
+      HostTaskGate &gate;
+      ~Leave() { gate.leave(); }
+    } leave{*task.gate};
     // After a failure the rest of the step is not run, as on the host.
     if (task.errors->failed())
       return;
@@ -215,6 +246,9 @@ HostCompute::HostCompute(const CudaContext &ctx, MemoryTracker &tracker,
                                    ctx.rank, ctx.worldSize)) {}
 
 HostCompute::~HostCompute() {
+  // A host function still running after a fatal error reads the mirror,
+  // the tasks and the host arena, which the device frees next.
+  gate_.close(/*seconds=*/60);
   cudaFreeHost(mirror_);
   tracker_.release(mirrorBytes_);
 }
@@ -229,6 +263,7 @@ PreparedOpOr HostCompute::prepare(const std::vector<const Instruction *> &run) {
   // instructions; the copies only cross the run's bounds.
   const ValueAccess access = getValueAccess(run, ctx_.schedule->values());
   task->errors = &errors_;
+  task->gate = &gate_;
   tasks_.push_back(std::move(task));
   return std::unique_ptr<PreparedOp>(
       new HostOp(ctx_, mirror_, *tasks_.back(), getRanges(access.scalarReads),

@@ -27,6 +27,7 @@
 #include "HostKernels.h"
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,6 +56,26 @@ private:
   std::mutex mutex_;
   Status status_;
   int64_t step_ = 0;
+};
+
+/// The host functions CUDA's thread is running. A device torn down after a
+/// fatal GPU error cannot wait for them on its streams (their syncs return
+/// the error at once; CUDA starts no more host functions in a failed
+/// context, but does not stop one that runs): it closes the gate, which
+/// waits for those inside before their memory is freed.
+class HostTaskGate {
+public:
+  /// Whether a host function may run: false once closed.
+  bool enter();
+  void leave();
+  /// Lets no more in and waits for those inside (at most `seconds`).
+  void close(double seconds);
+
+private:
+  std::mutex mutex_;
+  std::condition_variable left_;
+  int running_ = 0;
+  bool closed_ = false;
 };
 
 struct HostTask;
@@ -91,6 +112,7 @@ private:
   int64_t mirrorBytes_;
   std::unique_ptr<HostKernels> kernels_;
   HostErrors errors_;
+  HostTaskGate gate_;
   std::vector<std::unique_ptr<HostTask>> tasks_;
 };
 

@@ -1,0 +1,46 @@
+//===- HostTaskGateTest.cpp - host functions and a device's teardown ------===//
+//
+// HostCompute's gate (HostCompute.h): a device torn down after a fatal GPU
+// error closes it before freeing what its host functions read. Closing
+// waits for a function inside, and lets none in after. Plain C++: runs
+// without a GPU.
+//
+//===----------------------------------------------------------------------===//
+
+#include "HostCompute.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+
+using namespace zero::runtime::cuda;
+
+namespace {
+
+TEST(HostTaskGate, CloseWaitsForTheFunctionInsideAndLetsNoneIn) {
+  HostTaskGate gate;
+  ASSERT_TRUE(gate.enter()); // a host function running on CUDA's thread
+  std::atomic<bool> closed{false};
+  std::thread teardown([&] {
+    gate.close(/*seconds=*/600);
+    closed = true;
+  });
+  // Whatever the teardown has reached, it has not returned: the function
+  // is still inside.
+  EXPECT_FALSE(closed.load());
+  gate.leave();
+  teardown.join();
+  EXPECT_TRUE(closed.load());
+  EXPECT_FALSE(gate.enter()); // the next function returns untouched
+}
+
+TEST(HostTaskGate, ClosingAnIdleGateReturnsAtOnce) {
+  HostTaskGate gate;
+  ASSERT_TRUE(gate.enter());
+  gate.leave();
+  gate.close(/*seconds=*/600); // nobody inside: no wait
+  EXPECT_FALSE(gate.enter());
+}
+
+} // namespace

@@ -650,8 +650,6 @@ def launches(trace_path, explain, warmup=0):
 # Figures a launch's time falls with as they grow (bandwidths, rates,
 # efficiencies); latency_ns makes it grow; launch_us is its fixed cost.
 GROWING_WITH_FIGURE = ("latency_ns",)
-# A host function's fixed cost (CostModel.cpp, planHost).
-HOST_FUNCTION_MS = 0.010
 
 
 def fit(trace_path, explain, warmup=0):
@@ -663,10 +661,12 @@ def fit(trace_path, explain, warmup=0):
     copy_gbs or GEMM rate; launch_us takes what the launches it bounds took
     more or less than predicted, per launch. First order: a launch whose
     bound changes with the new figures is priced by the model again
-    (`zero-run --explain --explain-set`)."""
+    (`zero-run --explain --explain-set`). The optimizer's launch, priced
+    at a blend of its vector and one-element efficiencies, refits the one
+    that moves most of its bytes; batched_scale is set against the GEMM
+    rate of the first type it bounds."""
     plan, steps, _ = join_launches(trace_path, explain, warmup)
     figures = explain["figures"]
-    launch_ms = figures["launch_us"] / 1e3
     groups = {}
     measured_step = 0.0
     for p in plan:
@@ -679,10 +679,10 @@ def fit(trace_path, explain, warmup=0):
         g["launches"] += p["times"]
         g["predicted_ms"] += p["ms"]
         g["measured_ms"] += p["measured_ms"]
-        fixed = HOST_FUNCTION_MS if p["bound"] == "host_gbs" else launch_ms
-        g["fixed_ms"] += fixed * p["times"]
-        if p["category"].startswith("batched_gemm_"):
-            g["gemm_type"] = g["gemm_type"] or p["category"][13:]
+        g["fixed_ms"] += p["fixed_ms"]
+        prefix = "batched_gemm_"
+        if p["category"].startswith(prefix):
+            g["gemm_type"] = g["gemm_type"] or p["category"][len(prefix):]
 
     def speedup(g):
         """How much faster than predicted the launches' variable part ran."""
@@ -694,8 +694,10 @@ def fit(trace_path, explain, warmup=0):
     fitted = {}
     for figure, g in groups.items():
         if figure == "launch_us":
-            fitted[figure] = figures[figure] + 1e3 * (
+            value = figures[figure] + 1e3 * (
                 g["measured_ms"] - g["predicted_ms"]) / g["launches"]
+            # Launches faster than the fixed cost itself: no figure to fit.
+            fitted[figure] = value if value > 0 else None
             continue
         r = speedup(g)
         if r is None:

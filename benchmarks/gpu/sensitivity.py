@@ -9,7 +9,8 @@ Prices schedules with `zero-run --explain GPU --explain-set FIGURE=VALUE`
      under all of them at once;
   2. for each figure of BREAK_EVEN, the value at which the step reaches
      --target ms with every other figure as DeviceModels.def has it (found
-     by bisection; "never" where even the range's worst end stays below).
+     by bisection; "never" where even the range's worst end stays below,
+     "already" where even its best end does not).
 
 Prints a Markdown table per schedule (docs/PERFORMANCE.md, "Predicted: how
 far the prediction rests on assumed figures"):
@@ -72,11 +73,12 @@ def step_ms(zero_run, schedule, device, settings):
 
 def break_even(zero_run, schedule, device, figure, best, worst, target):
     """The figure's value between `best` and `worst` at which the step
-    takes `target` ms, or None where `worst` stays below it."""
+    takes `target` ms: "never" where `worst` stays below it, "already"
+    where `best` does not."""
     if step_ms(zero_run, schedule, device, {figure: worst}) < target:
-        return None
+        return "never"
     if step_ms(zero_run, schedule, device, {figure: best}) >= target:
-        return best
+        return "already"
     # The step is monotone in each figure: bisect on a log scale.
     lo, hi = best, worst
     for _ in range(24):
@@ -120,7 +122,7 @@ def main():
         for figure, best, worst in BREAK_EVEN:
             value = break_even(args.zero_run, schedule, args.device, figure,
                                best, worst, args.target)
-            shown = "never" if value is None else f"{value:.3g}"
+            shown = value if isinstance(value, str) else f"{value:.3g}"
             print(f"| `{figure}` | {model['figures'][figure]:g} "
                   f"| {shown} |")
 

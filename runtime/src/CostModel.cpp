@@ -87,6 +87,7 @@ std::string costExplanationToJson(const CostExplanation &explanation) {
                     {"times", launch.times},
                     {"bytes", launch.bytes},
                     {"ms", launch.ms},
+                    {"fixed_ms", launch.fixedMs},
                     {"bound", launch.bound}});
   nlohmann::ordered_json json = {{"device", explanation.device},
                                  {"total_ms", explanation.totalMs},

@@ -32,10 +32,10 @@ int getLocalSize() {
                                1));
 }
 
-int chooseGpu(int localRank, int gpusPerNode, int visible) {
+int chooseGpu(int localRank, int gpusPerNode, int visible, bool visibleSet) {
   if (gpusPerNode > 0)
     return localRank % gpusPerNode;
-  return visible == 1 ? 0 : localRank;
+  return visibleSet && visible == 1 ? 0 : localRank;
 }
 
 /// The most bytes one collective of `schedule` moves through its buffers.
@@ -144,14 +144,20 @@ Status Session::setUp(std::shared_ptr<const Schedule> schedule) {
   Communicator *collectives = host_.get();
   if (o.device == DeviceKind::Cuda) {
     const int visible = countVisibleCudaDevices();
-    const int ordinal = chooseGpu(getLocalRank(), o.gpusPerNode, visible);
+    const int ordinal =
+        chooseGpu(getLocalRank(), o.gpusPerNode, visible,
+                  std::getenv("CUDA_VISIBLE_DEVICES") != nullptr);
     StatusOr<std::unique_ptr<Device>> created = createCudaDevice(ordinal);
     if (!created.isOk() && visible > 0 && ordinal >= visible)
-      return ZERO_ERROR(kInvalidArgument,
-                        "rank " + std::to_string(host_->rank()) +
-                            " (local rank " + std::to_string(getLocalRank()) +
-                            "): " + created.status().message() +
-                            "; ranks that share GPUs take --gpus-per-node");
+      return ZERO_ERROR(
+          kInvalidArgument,
+          "rank " + std::to_string(host_->rank()) + " (local rank " +
+              std::to_string(getLocalRank()) +
+              "): " + created.status().message() +
+              (o.gpusPerNode > 0
+                   ? "; --gpus-per-node " + std::to_string(o.gpusPerNode) +
+                         " is more GPUs than it sees"
+                   : "; ranks that share GPUs take --gpus-per-node"));
     if (!created.isOk())
       return created.status();
     device = std::move(*created);

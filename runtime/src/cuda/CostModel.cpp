@@ -24,7 +24,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <optional>
+#include <string>
 
 namespace zero::runtime {
 
@@ -98,6 +100,24 @@ constexpr FigureField kFigureFields[] = {
      FigureRange::Efficiency},
 };
 
+// Every figure of DeviceModel is in the table, once.
+static_assert(sizeof(DeviceModel) ==
+                  sizeof(std::string) +
+                      std::size(kFigureFields) * sizeof(double),
+              "a DeviceModel figure is missing from kFigureFields");
+constexpr bool figuresAreDistinct() {
+  for (size_t i = 0; i < std::size(kFigureFields); ++i)
+    for (size_t j = 0; j < i; ++j)
+      if (kFigureFields[i].member == kFigureFields[j].member)
+        return false;
+  return true;
+}
+static_assert(figuresAreDistinct(), "a figure is in kFigureFields twice");
+
+/// The most a count figure may be (sms, threads_per_sm, loop_loads): well
+/// inside an int.
+constexpr double kMaxCount = 1 << 20;
+
 /// The name DeviceModels.def gives `figure`.
 const char *nameOf(Figure figure) {
   for (const FigureField &field : kFigureFields)
@@ -114,13 +134,13 @@ Status applyFigure(DeviceModel &model, const DeviceFigure &setting) {
     if (setting.name != field.name)
       continue;
     const double value = setting.value;
-    const bool inRange =
-        std::isfinite(value) && value > 0 &&
-        (field.range != FigureRange::Count || value == std::floor(value)) &&
-        (field.range != FigureRange::Efficiency || value <= 1);
+    const bool inRange = std::isfinite(value) && value > 0 &&
+                         (field.range != FigureRange::Count ||
+                          (value == std::floor(value) && value <= kMaxCount)) &&
+                         (field.range != FigureRange::Efficiency || value <= 1);
     if (!inRange) {
       const char *wanted =
-          field.range == FigureRange::Count ? "a whole number of at least 1"
+          field.range == FigureRange::Count ? "a whole number from 1 to 1048576"
           : field.range == FigureRange::Efficiency ? "a fraction in (0, 1]"
                                                    : "a positive number";
       char given[32];
@@ -142,6 +162,11 @@ Status applyFigure(DeviceModel &model, const DeviceFigure &setting) {
 
 /// Bytes in flight that no launch draws short of the copy bandwidth.
 constexpr double kUnbounded = 1e12;
+
+/// The fixed costs of a host function (cudaLaunchHostFunc's round trip)
+/// and of a collective among several ranks (its latency).
+constexpr double kHostFunctionSeconds = 10e-6;
+constexpr double kCollectiveSeconds = 10e-6;
 
 /// What one launch does, before it is priced.
 struct Launch {
@@ -184,10 +209,11 @@ public:
   Status run(CostExplanation &out);
 
 private:
-  /// A launch's time, and the figure that bounds it beyond its fixed cost
-  /// (launch_us where that cost is the larger part).
+  /// A launch's time, its fixed cost, and the figure that bounds it beyond
+  /// that cost (launch_us where that cost is the larger part).
   struct Price {
     double seconds;
+    double fixedSeconds;
     std::string bound;
   };
   Price price(const Launch &launch) const;
@@ -270,7 +296,7 @@ Planner::Price Planner::price(const Launch &launch) const {
   if (launch.bandwidth > 0)
     return {std::max(launch.fixedSeconds, 0.0) +
                 launch.bytes / launch.bandwidth,
-            nameOf(launch.bandwidthFigure)};
+            std::max(launch.fixedSeconds, 0.0), nameOf(launch.bandwidthFigure)};
   const double fixed =
       launch.fixedSeconds >= 0 ? launch.fixedSeconds : gpu_.launchUs * 1e-6;
   // Little's law: the bandwidth a launch can draw is bounded by the loads
@@ -291,7 +317,7 @@ Planner::Price Planner::price(const Launch &launch) const {
                                     : launch.efficiencyFigure;
   if (fixed >= variable && launch.fixedSeconds < 0)
     bound = &DeviceModel::launchUs;
-  return {fixed + variable, nameOf(bound)};
+  return {fixed + variable, fixed, nameOf(bound)};
 }
 
 void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
@@ -320,6 +346,7 @@ void Planner::add(CostExplanation &out, const Launch &launch, int64_t times,
   entry.times = times;
   entry.bytes = bytes;
   entry.ms = ms;
+  entry.fixedMs = priced.fixedSeconds * 1e3 * static_cast<double>(times);
   entry.bound = priced.bound;
   out.plan.push_back(std::move(entry));
 }
@@ -392,8 +419,8 @@ StatusOr<Launch> Planner::planStructured(const Instruction &inst) {
       cuda::generateKernel(*nest, values_);
   if (!kernel.isOk())
     return kernel.status();
-  const cuda::LaunchShape shape =
-      cuda::getLaunchShape(*kernel, static_cast<int>(gpu_.sms));
+  const cuda::LaunchShape shape = cuda::getLaunchShape(
+      *kernel, static_cast<int>(gpu_.sms), static_cast<int>(gpu_.threadsPerSm));
   Launch launch;
   launch.category = categoryOf(inst.code());
   const bool reduces = nest->numElements() > 1;
@@ -532,7 +559,7 @@ Launch Planner::planHost(const std::vector<const Instruction *> &group) {
       if (values_.values[id].isTensor)
         launch.bytes += tensorBytes(id);
   }
-  launch.fixedSeconds = 10e-6; // cudaLaunchHostFunc's round trip
+  launch.fixedSeconds = kHostFunctionSeconds;
   launch.bandwidthFigure = &DeviceModel::hostGbs;
   launch.bandwidth = gpu_.hostGbs * 1e9;
   return launch;
@@ -558,7 +585,7 @@ Launch Planner::planCollective(const Instruction &inst) {
   else
     moved = rankBytes * (group - 1);
   launch.bytes = moved;
-  launch.fixedSeconds = group > 1 ? 10e-6 : 0;
+  launch.fixedSeconds = group > 1 ? kCollectiveSeconds : 0;
   launch.bandwidthFigure = &DeviceModel::linkGbs;
   launch.bandwidth = gpu_.linkGbs * 1e9;
   return launch;

@@ -6,7 +6,6 @@
 
 #include <algorithm>
 #include <array>
-#include <chrono>
 #include <cstring>
 #include <exception>
 #include <unordered_set>
@@ -137,18 +136,22 @@ bool HostTaskGate::enter() {
 }
 
 void HostTaskGate::leave() {
-  {
-    std::lock_guard<std::mutex> lock(mutex_);
-    --running_;
-  }
+  // Notified under the lock: once close() sees none inside, it may return
+  // and the gate be destroyed.
+  std::lock_guard<std::mutex> lock(mutex_);
+  --running_;
   left_.notify_all();
 }
 
-void HostTaskGate::close(double seconds) {
+void HostTaskGate::close() {
   std::unique_lock<std::mutex> lock(mutex_);
   closed_ = true;
-  left_.wait_for(lock, std::chrono::duration<double>(seconds),
-                 [&] { return running_ == 0; });
+  left_.wait(lock, [&] { return running_ == 0; });
+}
+
+bool HostTaskGate::closed() const {
+  std::lock_guard<std::mutex> lock(mutex_);
+  return closed_;
 }
 
 /// What a host function reaches: the host kernels of a run of
@@ -248,7 +251,7 @@ HostCompute::HostCompute(const CudaContext &ctx, MemoryTracker &tracker,
 HostCompute::~HostCompute() {
   // A host function still running after a fatal error reads the mirror,
   // the tasks and the host arena, which the device frees next.
-  gate_.close(/*seconds=*/60);
+  gate_.close();
   cudaFreeHost(mirror_);
   tracker_.release(mirrorBytes_);
 }

@@ -62,17 +62,19 @@ private:
 /// fatal GPU error cannot wait for them on its streams (their syncs return
 /// the error at once; CUDA starts no more host functions in a failed
 /// context, but does not stop one that runs): it closes the gate, which
-/// waits for those inside before their memory is freed.
+/// waits for those inside (CPU work, which ends) before their memory is
+/// freed.
 class HostTaskGate {
 public:
   /// Whether a host function may run: false once closed.
   bool enter();
   void leave();
-  /// Lets no more in and waits for those inside (at most `seconds`).
-  void close(double seconds);
+  /// Lets no more in and waits for those inside.
+  void close();
+  bool closed() const;
 
 private:
-  std::mutex mutex_;
+  mutable std::mutex mutex_;
   std::condition_variable left_;
   int running_ = 0;
   bool closed_ = false;

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <thread>
 
 using namespace zero::runtime::cuda;
@@ -23,11 +24,14 @@ TEST(HostTaskGate, CloseWaitsForTheFunctionInsideAndLetsNoneIn) {
   ASSERT_TRUE(gate.enter()); // a host function running on CUDA's thread
   std::atomic<bool> closed{false};
   std::thread teardown([&] {
-    gate.close(/*seconds=*/600);
+    gate.close();
     closed = true;
   });
-  // Whatever the teardown has reached, it has not returned: the function
-  // is still inside.
+  // Once the teardown has closed the gate, give a close() that did not
+  // wait the time to return: it must still be waiting.
+  while (!gate.closed())
+    std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
   EXPECT_FALSE(closed.load());
   gate.leave();
   teardown.join();
@@ -39,7 +43,7 @@ TEST(HostTaskGate, ClosingAnIdleGateReturnsAtOnce) {
   HostTaskGate gate;
   ASSERT_TRUE(gate.enter());
   gate.leave();
-  gate.close(/*seconds=*/600); // nobody inside: no wait
+  gate.close(); // nobody inside: no wait
   EXPECT_FALSE(gate.enter());
 }
 

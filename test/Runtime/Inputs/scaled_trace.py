@@ -1,6 +1,6 @@
 """Writes a trace in which every launch of a cost-model plan (or only those
 whose time the figure BOUND bounds) took SCALE times its predicted time
-beyond the fixed cost of a launch (launch_us), as a GPU might have measured
+beyond its fixed cost (the plan's fixed_ms), as a GPU might have measured
 it: one compute event per launch and step, at its first instruction's point
 (zero-run --trace's form; steps 1 and 2).
 
@@ -13,15 +13,15 @@ import sys
 
 def main(explain_path, scale, out_path, bound=None):
     explain = json.load(open(explain_path))
-    fixed_us = explain["figures"]["launch_us"]
     events = [{"ph": "M", "name": "thread_name", "pid": 0, "tid": 0,
                "args": {"name": "compute"}}]
     for step in (1, 2):
         for launch in explain["plan"]:
             if launch["category"] in ("collective", "swap"):
                 continue
-            # Per step: `times` launches of fixed cost each, the rest scaled.
-            fixed = fixed_us * launch["times"]
+            # Per step: the fixed cost of its `times` launches, the rest
+            # scaled.
+            fixed = launch["fixed_ms"] * 1e3
             factor = scale if bound in (None, launch["bound"]) else 1
             dur = fixed + factor * (launch["ms"] * 1e3 - fixed)
             events.append({"ph": "X", "cat": "compute", "name": launch["op"],

@@ -45,9 +45,14 @@ struct CostLaunch {
   int64_t times = 1;
   double bytes = 0;
   double ms = 0;
-  /// The GPU figure that bounds its time beyond the fixed cost of a launch
-  /// ("gemm_bf16_tflops", "vector_eff", "latency_ns"; "launch_us" where that
-  /// cost is the larger part): the figure its measured time recalibrates.
+  /// Its fixed cost per step (launch_us a launch; a host function's or a
+  /// grouped collective's own), in ms.
+  double fixedMs = 0;
+  /// The GPU figure that bounds its time beyond that fixed cost
+  /// ("gemm_bf16_tflops", "vector_eff", "latency_ns"; for a kernel whose
+  /// fixed cost is the larger part, "launch_us"; host functions, collectives
+  /// and swaps name their bandwidth): the figure its measured time
+  /// recalibrates.
   std::string bound;
 };
 
@@ -83,8 +88,8 @@ std::vector<std::string> getCostModelDevices();
 /// The plan of `schedule`'s step on GPU `device`, with `settings` in place
 /// of the device's figures of the same names. Fails for a device the model
 /// does not know, a figure it does not have (naming the closest), a value
-/// out of the figure's range (a count below 1 or not whole, a rate not
-/// positive, an efficiency outside (0, 1]), or where this build has no
+/// out of the figure's range (a count not whole or outside [1, 2^20], a
+/// rate not positive, an efficiency outside (0, 1]), or where this build has no
 /// CUDA backend (the plan is the backend's).
 StatusOr<CostExplanation>
 explainSchedule(const Schedule &schedule, const std::string &device,
@@ -98,7 +103,7 @@ std::string formatCostExplanation(const CostExplanation &explanation,
 ///  "figures": {name: value}, "settings": {name: value},
 ///  "categories": {name: {"launches", "flops", "bytes", "ms"}},
 ///  "plan": [{"category", "path", "op", "loc", "points", "times", "bytes",
-///            "ms", "bound"}]}.
+///            "ms", "fixed_ms", "bound"}]}.
 std::string costExplanationToJson(const CostExplanation &explanation);
 
 } // namespace zero::runtime

@@ -171,11 +171,12 @@ int getLocalRank();
 int getLocalSize();
 
 /// The GPU a rank runs on, among the `visible` ones: its local rank, or
-/// that mod `gpusPerNode` where given (ranks sharing GPUs), or the one GPU
-/// it sees where a launcher binds each rank its own (CUDA_VISIBLE_DEVICES
-/// per rank, as `srun --gpus-per-task=1` does; ranks that in fact share it
-/// are refused by NCCL's duplicate-GPU check).
-int chooseGpu(int localRank, int gpusPerNode, int visible);
+/// that mod `gpusPerNode` where given (ranks sharing GPUs), or, where the
+/// launcher chose the GPUs each rank sees (`visibleSet`: CUDA_VISIBLE_DEVICES
+/// is set) and it sees one, that one (`srun --gpus-per-task=1` binds each
+/// rank its own; ranks that in fact share it are refused by NCCL's
+/// duplicate-GPU check).
+int chooseGpu(int localRank, int gpusPerNode, int visible, bool visibleSet);
 
 } // namespace zero::runtime
 

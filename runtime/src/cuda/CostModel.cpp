@@ -139,8 +139,10 @@ Status applyFigure(DeviceModel &model, const DeviceFigure &setting) {
                           (value == std::floor(value) && value <= kMaxCount)) &&
                          (field.range != FigureRange::Efficiency || value <= 1);
     if (!inRange) {
-      const char *wanted =
-          field.range == FigureRange::Count ? "a whole number from 1 to 1048576"
+      const std::string wanted =
+          field.range == FigureRange::Count
+              ? "a whole number from 1 to " +
+                    std::to_string(static_cast<int64_t>(kMaxCount))
           : field.range == FigureRange::Efficiency ? "a fraction in (0, 1]"
                                                    : "a positive number";
       char given[32];
@@ -192,8 +194,8 @@ struct Launch {
   /// A plain launch costs the GPU's launch_us; a host function or a copy
   /// engine transfer costs its own.
   double fixedSeconds = -1;
-  /// For the host's and the link's work: bytes per second, and its figure.
-  double bandwidth = 0;
+  /// For the host's, the link's and PCIe's work: the figure of its bytes
+  /// per second.
   Figure bandwidthFigure = nullptr;
   /// Launches it takes: 0 for a reshape that is a view of its operand.
   int64_t count = 1;
@@ -293,10 +295,12 @@ std::string categoryOf(OpCode code) {
 }
 
 Planner::Price Planner::price(const Launch &launch) const {
-  if (launch.bandwidth > 0)
-    return {std::max(launch.fixedSeconds, 0.0) +
-                launch.bytes / launch.bandwidth,
-            std::max(launch.fixedSeconds, 0.0), nameOf(launch.bandwidthFigure)};
+  if (launch.bandwidthFigure) {
+    const double fixed = std::max(launch.fixedSeconds, 0.0);
+    const double bandwidth = gpu_.*launch.bandwidthFigure * 1e9;
+    return {fixed + launch.bytes / bandwidth, fixed,
+            nameOf(launch.bandwidthFigure)};
+  }
   const double fixed =
       launch.fixedSeconds >= 0 ? launch.fixedSeconds : gpu_.launchUs * 1e-6;
   // Little's law: the bandwidth a launch can draw is bounded by the loads
@@ -561,7 +565,6 @@ Launch Planner::planHost(const std::vector<const Instruction *> &group) {
   }
   launch.fixedSeconds = kHostFunctionSeconds;
   launch.bandwidthFigure = &DeviceModel::hostGbs;
-  launch.bandwidth = gpu_.hostGbs * 1e9;
   return launch;
 }
 
@@ -587,7 +590,6 @@ Launch Planner::planCollective(const Instruction &inst) {
   launch.bytes = moved;
   launch.fixedSeconds = group > 1 ? kCollectiveSeconds : 0;
   launch.bandwidthFigure = &DeviceModel::linkGbs;
-  launch.bandwidth = gpu_.linkGbs * 1e9;
   return launch;
 }
 
@@ -748,7 +750,6 @@ Status Planner::run(CostExplanation &out) {
           swap.bytes += tensorBytes(id);
         swap.fixedSeconds = 0;
         swap.bandwidthFigure = &DeviceModel::pcieGbs;
-        swap.bandwidth = gpu_.pcieGbs * 1e9;
         add(out, swap, times(i), /*comm=*/true, {&inst});
         continue;
       }

@@ -182,8 +182,9 @@ PreparedOpOr prepareConstantTensor(const Instruction &inst,
                                    const CudaContext &ctx) {
   const ValueInfo &result = ctx.value(inst.results[0]);
   void *dst = ctx.tensor(result.id);
-  if (inst.fields.getConstant(Field::Value).form !=
-      ConstantValue::Form::Elements) {
+  // One element is a splat, as encodeConstantTensor reads it (a one-element
+  // data constant fills the same bytes).
+  if (elements.size() == 1) {
     FillSource source{nullptr, result.dtype, result.dtype,
                       elementBits(elements[0], result.dtype)};
     return std::unique_ptr<PreparedOp>(

@@ -164,6 +164,13 @@ Status usageError(const std::string &message) {
   return ZERO_ERROR(kInvalidArgument, message);
 }
 
+/// Whether all of `text` is a number (strtod's), put in `out`.
+bool parseNumber(const std::string &text, double &out) {
+  char *end = nullptr;
+  out = std::strtod(text.c_str(), &end);
+  return !text.empty() && *end == '\0';
+}
+
 Status parseInteger(const std::string &flag, const std::string &text,
                     int64_t min, int64_t &out) {
   errno = 0;
@@ -284,11 +291,9 @@ Status parseOptions(int argc, char **argv, Options &options) {
     } else if (flag == "--explain-set") {
       // FIGURE=VALUE; the model checks the figure's name and range.
       const size_t equals = value.find('=');
-      const std::string number =
-          equals == std::string::npos ? "" : value.substr(equals + 1);
-      char *end = nullptr;
-      const double figure = std::strtod(number.c_str(), &end);
-      if (equals == 0 || number.empty() || *end != '\0')
+      double figure = 0;
+      if (equals == 0 || equals == std::string::npos ||
+          !parseNumber(value.substr(equals + 1), figure))
         return usageError("--explain-set: '" + value +
                           "' is not FIGURE=NUMBER");
       options.explainSettings.push_back({value.substr(0, equals), figure});
@@ -329,15 +334,12 @@ Status parseOptions(int argc, char **argv, Options &options) {
     } else if (flag == "--memory-limit") {
       ZERO_RETURN_IF_ERROR(parseInteger(flag, value, 1, options.memoryLimit));
     } else if (flag == "--comm-timeout") {
-      char *end = nullptr;
-      options.commTimeout = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' || !(options.commTimeout > 0))
+      if (!parseNumber(value, options.commTimeout) ||
+          !(options.commTimeout > 0))
         return usageError("--comm-timeout: '" + value +
                           "' is not a positive number of seconds");
     } else if (flag == "--inter-node-ns-per-byte") {
-      char *end = nullptr;
-      options.interNodeNsPerByte = std::strtod(value.c_str(), &end);
-      if (value.empty() || *end != '\0' ||
+      if (!parseNumber(value, options.interNodeNsPerByte) ||
           !checkInterNodeNsPerByte(options.interNodeNsPerByte).isOk())
         return usageError("--inter-node-ns-per-byte: '" + value +
                           "' is not a number of nanoseconds per byte in "
@@ -1283,13 +1285,15 @@ int explain(const Options &options) {
       return 1;
     }
   }
+  // "h100 with vector_eff=0.62, launch_us=5"
   std::string device = options.explain;
+  const char *separator = " with ";
   for (const DeviceFigure &setting : explanation->settings) {
     char figure[96];
-    std::snprintf(figure, sizeof(figure), "%s %s=%g",
-                  device == options.explain ? " with" : ",",
+    std::snprintf(figure, sizeof(figure), "%s%s=%g", separator,
                   setting.name.c_str(), setting.value);
     device += figure;
+    separator = ", ";
   }
   std::printf("%s: one step on %s, predicted by the cost model\n%s",
               options.schedule.c_str(), device.c_str(),

@@ -625,11 +625,12 @@ def join_launches(trace_path, explain, warmup=0):
     return plan, len(steps), unplanned
 
 
-def launches(trace_path, explain, warmup=0):
-    """The plan's launches against the trace's compute events: per category
-    and per launch, predicted and measured ms per step (the measured time of
-    a launch is that of the events of its instructions' points)."""
-    plan, steps, unplanned = join_launches(trace_path, explain, warmup)
+def launches(joined):
+    """The plan's launches against the trace's compute events (`joined`:
+    join_launches's): per category and per launch, predicted and measured
+    ms per step (the measured time of a launch is that of the events of its
+    instructions' points)."""
+    plan, steps, unplanned = joined
     categories = {}
     for p in plan:
         c = categories.setdefault(p["category"], {
@@ -652,8 +653,9 @@ def launches(trace_path, explain, warmup=0):
 GROWING_WITH_FIGURE = ("latency_ns",)
 
 
-def fit(trace_path, explain, warmup=0):
-    """Each GPU figure that bounds some traced launch (the plan's `bound`),
+def fit(joined, figures):
+    """Each GPU figure that bounds some traced launch (the plan's `bound`;
+    `joined`: join_launches's; `figures`: those the plan was priced with),
     refitted to the trace: the figure scaled by how much longer or shorter
     those launches took beyond their fixed cost than predicted. An
     efficiency is a fraction of copy_gbs and batched_scale of its type's
@@ -665,8 +667,7 @@ def fit(trace_path, explain, warmup=0):
     at a blend of its vector and one-element efficiencies, refits the one
     that moves most of its bytes; batched_scale is set against the GEMM
     rate of the first type it bounds."""
-    plan, steps, _ = join_launches(trace_path, explain, warmup)
-    figures = explain["figures"]
+    plan, steps, _ = joined
     groups = {}
     measured_step = 0.0
     for p in plan:
@@ -736,12 +737,26 @@ def fit(trace_path, explain, warmup=0):
 
 
 def fit_settings(result):
-    """The refitted figures as zero-run --explain-set arguments."""
-    settings = []
-    for figure, f in result["figures"].items():
-        if f["fitted"] is not None:
-            settings += ["--explain-set", "%s=%.4g" % (figure, f["fitted"])]
-    return settings
+    """The refitted figures, figure -> value."""
+    return {figure: f["fitted"] for figure, f in result["figures"].items()
+            if f["fitted"] is not None}
+
+
+def explain_plan(zero_run, schedule, device, settings=None):
+    """The cost model's plan of `schedule` on `device` (zero-run
+    --explain-json's object), with `settings` (figure -> value) in place of
+    the device's figures (--explain-set)."""
+    with tempfile.TemporaryDirectory() as work:
+        out = os.path.join(work, "explain.json")
+        cmd = [zero_run, schedule, "--explain", device, "--explain-json", out]
+        for name, value in (settings or {}).items():
+            cmd += ["--explain-set", "%s=%g" % (name, value)]
+        run = subprocess.run(cmd, capture_output=True, text=True)
+        if run.returncode != 0:
+            sys.exit("analyze.py: %s failed:\n%s" % (" ".join(cmd),
+                                                      run.stderr))
+        with open(out) as f:
+            return json.load(f)
 
 
 def format_fit(result):
@@ -755,9 +770,11 @@ def format_fit(result):
         lines.append("| `%s` | %d | %.2f | %.2f | %g | %s |" % (
             figure, f["launches"], f["predicted_ms"], f["measured_ms"],
             f["value"], fitted))
+    settings = " ".join("--explain-set %s=%.4g" % item
+                        for item in fit_settings(result).items())
     lines += ["", "Traced launches, measured: %.2f ms per step. Try on the "
               "build machine: `zero-run SCHEDULE --explain h100 %s`"
-              % (result["measured_step_ms"], " ".join(fit_settings(result)))]
+              % (result["measured_step_ms"], settings)]
     return "\n".join(lines) + "\n"
 
 
@@ -890,11 +907,13 @@ def cmd_summary(args):
             entry["predicted"] = json.load(open(explain))
             if os.path.exists(trace) and "plan" in entry["predicted"]:
                 try:
-                    entry["launches"] = launches(trace, entry["predicted"],
-                                                 args.trace_warmup)
-                    if "figures" in entry["predicted"]:
-                        entry["fit"] = fit(trace, entry["predicted"],
+                    # The trace read once, for both tables.
+                    joined = join_launches(trace, entry["predicted"],
                                            args.trace_warmup)
+                    entry["launches"] = launches(joined)
+                    if "figures" in entry["predicted"]:
+                        entry["fit"] = fit(joined,
+                                           entry["predicted"]["figures"])
                 except (KeyError, ValueError) as error:
                     entry["launches_error"] = repr(error)
             # The categories and the total are kept; the plan is in the
@@ -1193,22 +1212,19 @@ def main():
                          indent=1))
         return 0
     if args.command == "launches":
-        print(format_launches(launches(args.trace, json.load(
-            open(args.explain)), args.warmup)), end="")
+        print(format_launches(launches(join_launches(
+            args.trace, json.load(open(args.explain)), args.warmup))), end="")
         return 0
     if args.command == "fit":
         explain = json.load(open(args.explain))
-        result = fit(args.trace, explain, args.warmup)
+        result = fit(join_launches(args.trace, explain, args.warmup),
+                     explain["figures"])
         print(format_fit(result), end="")
         if args.schedule:
             # The model again, with the refitted figures.
-            with tempfile.TemporaryDirectory() as work:
-                out = os.path.join(work, "refitted.json")
-                subprocess.run([args.zero_run, args.schedule, "--explain",
-                                explain["device"], "--explain-json", out]
-                               + fit_settings(result), check=True,
-                               stdout=subprocess.DEVNULL)
-                refitted = json.load(open(out))["total_ms"]
+            refitted = explain_plan(args.zero_run, args.schedule,
+                                    explain["device"],
+                                    fit_settings(result))["total_ms"]
             print("\nThe model with the refitted figures: %.2f ms per step, "
                   "%.2fx the traced launches' %.2f ms." % (
                       refitted, refitted / result["measured_step_ms"],

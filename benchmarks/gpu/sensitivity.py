@@ -20,11 +20,8 @@ far the prediction rests on assumed figures"):
 """
 
 import argparse
-import json
-import os
-import subprocess
-import sys
-import tempfile
+
+from analyze import explain_plan
 
 # Each scenario: (what it assumes, the figures it sets). The figures that
 # no GPU run has measured yet (DeviceModels.def) set to what would make the
@@ -52,23 +49,8 @@ BREAK_EVEN = [
 ]
 
 
-def explain(zero_run, schedule, device, settings):
-    """The model's explanation of `schedule` (--explain-json's object),
-    with `settings` in place."""
-    with tempfile.TemporaryDirectory() as work:
-        out = os.path.join(work, "explain.json")
-        cmd = [zero_run, schedule, "--explain", device, "--explain-json", out]
-        for name, value in settings.items():
-            cmd += ["--explain-set", f"{name}={value:g}"]
-        run = subprocess.run(cmd, capture_output=True, text=True)
-        if run.returncode != 0:
-            sys.exit(f"sensitivity.py: {' '.join(cmd)} failed:\n{run.stderr}")
-        with open(out) as f:
-            return json.load(f)
-
-
 def step_ms(zero_run, schedule, device, settings):
-    return explain(zero_run, schedule, device, settings)["total_ms"]
+    return explain_plan(zero_run, schedule, device, settings)["total_ms"]
 
 
 def break_even(zero_run, schedule, device, figure, best, worst, target):
@@ -101,7 +83,7 @@ def main():
                         help="the step's target, ms (80: part 1's)")
     args = parser.parse_args()
     for schedule in args.schedules:
-        model = explain(args.zero_run, schedule, args.device, {})
+        model = explain_plan(args.zero_run, schedule, args.device)
         base = model["total_ms"]
         print(f"\n{schedule} on {args.device} (target {args.target:g} ms)\n")
         print("| figures | step ms | against the target |")
